@@ -1,0 +1,288 @@
+//===- FP8Ops.td - FP8 dialect operations ------------------*- tablegen -*-===//
+
+#ifndef FP8_DIALECT_FP8_IR_FP8OPS_TD
+#define FP8_DIALECT_FP8_IR_FP8OPS_TD
+
+include "FP8/Dialect/FP8/IR/FP8Attrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class FP8_Op<string mnemonic, list<Trait> traits = []>
+    : Op<FP8_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def FP8_HighPrecisionFloat : AnyTypeOf<[BF16, F16, F32]>;
+def FP8_Float8 : AnyTypeOf<[F8E4M3FN, F8E5M2], "FP8 (f8E4M3FN or f8E5M2)">;
+def FP8_ScaleElement : AnyTypeOf<[F32, F8E8M0FNU], "f32 or f8E8M0FNU">;
+
+def FP8_HighPrecisionTensor : RankedTensorOf<[BF16, F16, F32]>;
+def FP8_Float8Tensor : RankedTensorOf<[F8E4M3FN, F8E5M2]>;
+def FP8_Float8Matrix : 2DTensorOf<[F8E4M3FN, F8E5M2]>;
+def FP8_ScaleTensor : RankedTensorOf<[F32, F8E8M0FNU]>;
+def FP8_F32Scalar : 0DTensorOf<[F32]>;
+def FP8_AmaxHistory : 1DTensorOf<[F32]>;
+
+def FP8_RecipeAttr : Attr<
+    CPred<"::llvm::isa<::mlir::fp8::RecipeAttrInterface>($_self)">,
+    "FP8 recipe attribute"> {
+  let storageType = "::mlir::fp8::RecipeAttrInterface";
+  let returnType = "::mlir::fp8::RecipeAttrInterface";
+  let convertFromStorage = "$_self";
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.amax
+//===----------------------------------------------------------------------===//
+
+def FP8_AmaxOp : FP8_Op<"amax", [Pure]> {
+  let summary = "maximum absolute value of a tensor";
+  let description = [{
+    Returns `max(|x|)` over all elements, computed in f32. NaN propagates: a
+    tensor holding a NaN has a NaN amax (so the scale rules fall back to 1
+    instead of silently producing a finite scale). Folds on constants with
+    the numerics library.
+
+    ```mlir
+    %amax = fp8.amax %x : tensor<4096x7168xbf16> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins FP8_HighPrecisionTensor:$input);
+  let results = (outs FP8_F32Scalar:$amax);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($amax)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.compute_scale
+//===----------------------------------------------------------------------===//
+
+def FP8_ComputeScaleOp : FP8_Op<"compute_scale", [Pure]> {
+  let summary = "per-tensor scale from an amax or an amax history";
+  let description = [{
+    Computes the quantization `scale` and its inverse `scale_inv` of a
+    per-tensor recipe for data of element type `element_type`:
+
+    * `#fp8.current`: from this step's `amax` (a `tensor<f32>`):
+      `scale = fp8_max / max(amax, epsilon)`, 1 for an amax of 0, inf or NaN,
+      FLT_MAX on overflow, optionally truncated to a power of two.
+    * `#fp8.delayed`: from the amax history (`tensor<Lxf32>`, L = the
+      recipe's history length, slot 0 holding this step's amax) and the
+      previous scale, as Transformer Engine's amax-and-scale update: the
+      reduced amax (`max`, or slot 0 for `most_recent`) gives
+      `scale = fp8_max * 2^-margin / amax`, or keeps `previous_scale` when that
+      amax is not finite and positive. The third result is the history for
+      the next step: rolled left by one, slot 0 cleared.
+
+    Blockwise and MXFP8 scales are per block and come out of `fp8.quantize`.
+
+    ```mlir
+    %s, %s_inv = fp8.compute_scale %amax {recipe = #fp8.current<>, element_type = f8E4M3FN}
+        : tensor<f32> -> tensor<f32>, tensor<f32>
+    %s, %s_inv, %next = fp8.compute_scale %history, %prev
+        {recipe = #fp8.delayed<history = 16>, element_type = f8E5M2}
+        : tensor<16xf32>, tensor<f32> -> tensor<f32>, tensor<f32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$amax,
+                       Optional<FP8_F32Scalar>:$previous_scale,
+                       FP8_RecipeAttr:$recipe,
+                       TypeAttrOf<FP8_Float8>:$element_type);
+  let results = (outs FP8_F32Scalar:$scale, FP8_F32Scalar:$scale_inv,
+                      Optional<FP8_AmaxHistory>:$next_history);
+  let assemblyFormat = [{
+    $amax (`,` $previous_scale^)? attr-dict `:` type($amax)
+    (`,` type($previous_scale)^)? `->` type($scale) `,` type($scale_inv)
+    (`,` type($next_history)^)?
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.update_amax_history
+//===----------------------------------------------------------------------===//
+
+def FP8_UpdateAmaxHistoryOp : FP8_Op<"update_amax_history",
+    [Pure, AllTypesMatch<["history", "result"]>]> {
+  let summary = "record this step's amax into slot 0 of a delayed-scaling history";
+  let description = [{
+    Returns `history` with slot 0 replaced by `max(history[0], amax)` (a
+    NaN amax is recorded as NaN), i.e. what the casts of a step do to the
+    history Transformer Engine keeps. Several casts of the same tensor in one
+    step accumulate. `fp8.compute_scale` then consumes the history and
+    returns the rolled one for the next step.
+
+    ```mlir
+    %h1 = fp8.update_amax_history %h0, %amax {recipe = #fp8.delayed<history = 16>}
+        : tensor<16xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins FP8_AmaxHistory:$history, FP8_F32Scalar:$amax,
+                       FP8_RecipeAttr:$recipe);
+  let results = (outs FP8_AmaxHistory:$result);
+  let assemblyFormat = [{
+    $history `,` $amax attr-dict `:` type($history) `,` type($amax)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.quantize
+//===----------------------------------------------------------------------===//
+
+def FP8_QuantizeOp : FP8_Op<"quantize", [Pure, AttrSizedResultSegments]> {
+  let summary = "quantize a tensor to FP8 with a recipe and a scale granularity";
+  let description = [{
+    Quantizes `input` (bf16, f16 or f32) to FP8 with `recipe` at
+    `granularity`, producing FP8 data and the matching `scale_inv` tensor
+    (see `#fp8.granularity` for its shape). One op can produce, from one read
+    of the input:
+
+    * the `rowwise` output: blocks along the rows' direction (the last
+      dimension), data in the input's layout;
+    * the `columnwise` output: the quantization of the transposed input
+      (blocks along the first dimension), stored transposed (`[C, R]`,
+      `columnwise_layout = transposed`, the default: cast + transpose for
+      Hopper, whose FP8 GEMMs need K-major operands) or in the input's
+      layout (`untransposed`, for Blackwell). Its scale tensor has the shape
+      of the transposed input's scales. For 1-D blocks (1x128, 1x32) this is
+      different data from the rowwise output.
+
+    Scales per granularity and recipe:
+
+    * `tensor` with `#fp8.delayed`: `scale` operand required (from
+      `fp8.compute_scale` of the previous step); the optional `amax` result
+      is this tensor's amax, to record into the history.
+    * `tensor` with `#fp8.current`: `scale` operand optional; without it
+      the op computes the tensor's amax and scale itself (amax result
+      available).
+    * `row` with `#fp8.current`; tiles with `#fp8.blockwise`; `mx 1x32`
+      with `#fp8.mxfp8`: each block's scale is computed from its amax.
+
+    ```mlir
+    %q, %s = fp8.quantize %x {recipe = #fp8.blockwise<>,
+        granularity = #fp8.granularity<tile 1x128>}
+        : tensor<256x512xbf16> -> rowwise(tensor<256x512xf8E4M3FN>, tensor<256x4xf32>)
+    ```
+  }];
+  let arguments = (ins FP8_HighPrecisionTensor:$input,
+                       Optional<FP8_F32Scalar>:$scale,
+                       FP8_RecipeAttr:$recipe,
+                       FP8_GranularityAttr:$granularity,
+                       DefaultValuedAttr<FP8_ColumnwiseLayoutAttr,
+                           "::mlir::fp8::ColumnwiseLayout::Transposed">:$columnwise_layout);
+  let results = (outs Optional<FP8_Float8Tensor>:$rowwise,
+                      Optional<FP8_ScaleTensor>:$rowwise_scale_inv,
+                      Optional<FP8_Float8Tensor>:$columnwise,
+                      Optional<FP8_ScaleTensor>:$columnwise_scale_inv,
+                      Optional<FP8_F32Scalar>:$amax);
+  let assemblyFormat = [{
+    $input (`scale` $scale^)? attr-dict `:` type($input)
+    (`,` type($scale)^)? `->`
+    (`rowwise` `(` type($rowwise)^ `,` type($rowwise_scale_inv) `)`)?
+    (`columnwise` `(` type($columnwise)^ `,` type($columnwise_scale_inv) `)`)?
+    (`amax` `(` type($amax)^ `)`)?
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.dequantize
+//===----------------------------------------------------------------------===//
+
+def FP8_DequantizeOp : FP8_Op<"dequantize", [Pure]> {
+  let summary = "FP8 data times its scale_inv, to a high-precision tensor";
+  let description = [{
+    `result = decode(input) * scale_inv[block]` in f32, then rounded (RNE) to
+    the result element type. Lossless given its inputs; the pair
+    `fp8.dequantize(fp8.quantize(x))` is lossy and is never folded to `x`.
+
+    ```mlir
+    %x = fp8.dequantize %q, %s {granularity = #fp8.granularity<mx 1x32>}
+        : tensor<128x256xf8E4M3FN>, tensor<128x8xf8E8M0FNU> -> tensor<128x256xbf16>
+    ```
+  }];
+  let arguments = (ins FP8_Float8Tensor:$input, FP8_ScaleTensor:$scale_inv,
+                       FP8_GranularityAttr:$granularity);
+  let results = (outs FP8_HighPrecisionTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale_inv attr-dict `:` type($input) `,` type($scale_inv)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.scaled_matmul
+//===----------------------------------------------------------------------===//
+
+def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "FP8 GEMM with scales: D = (A * sA)(B * sB)^T [+ bias] [+ C]";
+  let description = [{
+    Computes `D[m, n] = sum_k A[m, k] sA[m, k] B[n, k] sB[n, k]
+    (+ bias[n]) (+ C[m, n])`, where `sA`/`sB` are the `scale_inv` values of
+    the blocks holding each element (`a_granularity`, `b_granularity`), and
+    rounds to the result element type (bf16, f16 or f32).
+
+    * Operand storage: `a_major = k` stores A as `[M, K]`, `mn` as `[K, M]`;
+      `b_major = k` stores B as `[N, K]` ("TN" when both are K-major), `mn`
+      as `[K, N]`. Scales are in the logical orientation (`[M, ...]`,
+      `[N, ...]`). Which majors a chip runs natively is a target question
+      (see `fp8-verify-target`).
+    * Scale pairs: per-tensor and/or per-row (`tensor`, `row`; applied in the
+      epilogue), blockwise tiles (`tile 1xKb` or `tile RxKb` on either side,
+      the same Kb), or MX (`mx 1x32` on both sides).
+    * `accumulation`: `fast` or `promoted(N)`; blockwise scales need
+      promotion at an interval dividing their K extent.
+    * `bias`: optional `[N]` vector (bf16 or f32) added after scaling.
+    * `c`: optional f32 `[M, N]` accumulated into (wgrad); requires an f32
+      result.
+    * `recipe`: optional; when present the operands must be consistent with it.
+
+    ```mlir
+    %d = fp8.scaled_matmul %a, %b, %sa, %sb
+        {a_granularity = #fp8.granularity<tile 1x128>,
+         b_granularity = #fp8.granularity<tile 128x128>,
+         accumulation = #fp8.accumulation<promoted(128)>}
+        : (tensor<4096x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>,
+           tensor<4096x56xf32>, tensor<17x56xf32>) -> tensor<4096x2112xbf16>
+    ```
+  }];
+  let arguments = (ins FP8_Float8Matrix:$a, FP8_Float8Matrix:$b,
+                       FP8_ScaleTensor:$a_scale_inv,
+                       FP8_ScaleTensor:$b_scale_inv,
+                       Optional<1DTensorOf<[BF16, F32]>>:$bias,
+                       Optional<2DTensorOf<[F32]>>:$c,
+                       FP8_GranularityAttr:$a_granularity,
+                       FP8_GranularityAttr:$b_granularity,
+                       DefaultValuedAttr<FP8_OperandMajorAttr,
+                           "::mlir::fp8::OperandMajor::K">:$a_major,
+                       DefaultValuedAttr<FP8_OperandMajorAttr,
+                           "::mlir::fp8::OperandMajor::K">:$b_major,
+                       FP8_AccumulationAttr:$accumulation,
+                       OptionalAttr<FP8_RecipeAttr>:$recipe);
+  let results = (outs 2DTensorOf<[BF16, F16, F32]>:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $a_scale_inv `,` $b_scale_inv
+    (`bias` $bias^)? (`accumulate_into` $c^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Logical GEMM extents from the operand shapes and majors
+    /// (ShapedType::kDynamic when unknown).
+    int64_t getM();
+    int64_t getN();
+    int64_t getK();
+  }];
+}
+
+#endif // FP8_DIALECT_FP8_IR_FP8OPS_TD

@@ -1,0 +1,25 @@
+//===- Passes.h - FP8 dialect passes ----------------------------*- C++ -*-===//
+
+#ifndef FP8_DIALECT_FP8_TRANSFORMS_PASSES_H
+#define FP8_DIALECT_FP8_TRANSFORMS_PASSES_H
+
+#include "FP8/Dialect/FP8/IR/FP8Dialect.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace fp8 {
+
+#define GEN_PASS_DECL
+#include "FP8/Dialect/FP8/Transforms/Passes.h.inc"
+
+/// Patterns of fp8-decompose-quantize.
+void populateDecomposeQuantizePatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "FP8/Dialect/FP8/Transforms/Passes.h.inc"
+
+} // namespace fp8
+} // namespace mlir
+
+#endif // FP8_DIALECT_FP8_TRANSFORMS_PASSES_H

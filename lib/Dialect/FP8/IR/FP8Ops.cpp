@@ -1,0 +1,441 @@
+//===- FP8Ops.cpp - FP8 dialect operations: verifiers, canonicalization ---===//
+
+#include "FP8/Dialect/FP8/IR/FP8Ops.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+//===----------------------------------------------------------------------===//
+// Shared verification helpers
+//===----------------------------------------------------------------------===//
+
+/// `[4096, ?, 56]`
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(shape, os, [&](int64_t d) {
+    if (ShapedType::isDynamic(d))
+      os << "?";
+    else
+      os << d;
+  });
+  os << "]";
+  return s;
+}
+
+static std::string formatRecipe(RecipeAttrInterface recipe) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << recipe;
+  return s;
+}
+
+/// Static shapes must agree; a dynamic extent matches anything.
+static bool isCompatibleShape(ArrayRef<int64_t> actual,
+                              ArrayRef<int64_t> expected) {
+  if (actual.size() != expected.size())
+    return false;
+  for (auto [a, e] : llvm::zip_equal(actual, expected))
+    if (!ShapedType::isDynamic(a) && !ShapedType::isDynamic(e) && a != e)
+      return false;
+  return true;
+}
+
+static StringRef describeGranularityChoices(RecipeAttrInterface recipe) {
+  return llvm::TypeSwitch<Attribute, StringRef>(recipe)
+      .Case<DelayedScalingAttr>([](auto) { return "tensor"; })
+      .Case<CurrentScalingAttr>([](auto) { return "tensor or row"; })
+      .Case<BlockwiseScalingAttr>(
+          [](auto) { return "the recipe's act or weight tile"; })
+      .Case<MXScalingAttr>([](auto) { return "mx 1x32"; })
+      .Default([](auto) { return "?"; });
+}
+
+/// Checks the element type and the logical shape of the scale_inv tensor of a
+/// `rows x cols` operand quantized at `granularity`. `recipe` may be null.
+static LogicalResult verifyScaleTensor(Operation *op, StringRef name,
+                                       GranularityAttr granularity,
+                                       int64_t rows, int64_t cols,
+                                       Type scaleType,
+                                       RecipeAttrInterface recipe) {
+  auto tensorType = cast<RankedTensorType>(scaleType);
+  Type elem = tensorType.getElementType();
+  bool isE8M0 = isa<Float8E8M0FNUType>(elem);
+  if (granularity.isMX() && !isE8M0)
+    return op->emitOpError() << "expected " << name
+                             << " of element type f8E8M0FNU (UE8M0 MX "
+                                "scales), got "
+                             << elem;
+  if (granularity.isEpilogueScaled() && isE8M0)
+    return op->emitOpError()
+           << "expected " << name << " of element type f32 for granularity "
+           << granularity.describe() << ", got " << elem;
+  if (granularity.isTile() && isE8M0) {
+    auto blockwise = dyn_cast_or_null<BlockwiseScalingAttr>(recipe);
+    if (blockwise && blockwise.getScales() != BlockScaleKind::PowerOfTwo)
+      return op->emitOpError()
+             << "expected " << name
+             << " of element type f32: f8E8M0FNU holds only power-of-two "
+                "scales, and the recipe has scales = f32";
+  }
+  SmallVector<int64_t> expected = granularity.getScaleShape(rows, cols);
+  if (!isCompatibleShape(tensorType.getShape(), expected))
+    return op->emitOpError()
+           << "expected " << name << " of shape " << formatShape(expected)
+           << " (granularity " << granularity.describe() << " of a "
+           << formatShape({rows, cols}) << " operand), got "
+           << formatShape(tensorType.getShape());
+  return success();
+}
+
+static LogicalResult verifyElementTypeForRecipe(Operation *op, StringRef name,
+                                                Type elem,
+                                                RecipeAttrInterface recipe) {
+  if (recipe.isAllowedElementType(elem))
+    return success();
+  return op->emitOpError() << "element type " << elem << " of " << name
+                           << " is not allowed by recipe "
+                           << formatRecipe(recipe) << ": expected "
+                           << recipe.getAllowedElementTypesDescription();
+}
+
+//===----------------------------------------------------------------------===//
+// ComputeScaleOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ComputeScaleOp::verify() {
+  RecipeAttrInterface recipe = getRecipe();
+  if (failed(verifyElementTypeForRecipe(*this, "element_type",
+                                        getElementType(), recipe)))
+    return failure();
+  auto amaxType = getAmax().getType();
+  if (auto delayed = dyn_cast<DelayedScalingAttr>(recipe)) {
+    if (amaxType.getRank() != 1 ||
+        !isCompatibleShape(amaxType.getShape(), {delayed.getHistory()}))
+      return emitOpError() << "expected an amax history of shape ["
+                           << delayed.getHistory()
+                           << "] (the recipe's history length), got "
+                           << formatShape(amaxType.getShape());
+    if (!getPreviousScale())
+      return emitOpError() << "delayed scaling requires previous_scale (kept "
+                              "when the history's amax is zero or not finite)";
+    if (!getNextHistory() || getNextHistory().getType() != amaxType)
+      return emitOpError() << "delayed scaling expects a next_history result "
+                              "of type "
+                           << amaxType;
+    return success();
+  }
+  if (isa<CurrentScalingAttr>(recipe)) {
+    if (amaxType.getRank() != 0)
+      return emitOpError() << "current scaling expects a tensor<f32> amax, got "
+                           << amaxType;
+    if (getPreviousScale())
+      return emitOpError() << "previous_scale is only used by delayed scaling";
+    if (getNextHistory())
+      return emitOpError() << "next_history is only produced by delayed "
+                              "scaling";
+    return success();
+  }
+  return emitOpError() << "computes per-tensor scales (#fp8.delayed, "
+                          "#fp8.current); blockwise and MXFP8 scales are "
+                          "computed per block by fp8.quantize";
+}
+
+//===----------------------------------------------------------------------===//
+// UpdateAmaxHistoryOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult UpdateAmaxHistoryOp::verify() {
+  auto delayed = dyn_cast<DelayedScalingAttr>(getRecipe());
+  if (!delayed)
+    return emitOpError() << "expected a #fp8.delayed recipe (only delayed "
+                            "scaling keeps an amax history)";
+  if (!isCompatibleShape(getHistory().getType().getShape(),
+                         {delayed.getHistory()}))
+    return emitOpError() << "expected an amax history of shape ["
+                         << delayed.getHistory()
+                         << "] (the recipe's history length), got "
+                         << formatShape(getHistory().getType().getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizeOp::verify() {
+  RecipeAttrInterface recipe = getRecipe();
+  GranularityAttr granularity = getGranularity();
+  auto inputType = getInput().getType();
+
+  if (!getRowwise() && !getColumnwise())
+    return emitOpError() << "expected at least one of the rowwise and "
+                            "columnwise outputs";
+  if (!getRowwise() != !getRowwiseScaleInv())
+    return emitOpError() << "expected the rowwise data and rowwise_scale_inv "
+                            "results together";
+  if (!getColumnwise() != !getColumnwiseScaleInv())
+    return emitOpError() << "expected the columnwise data and "
+                            "columnwise_scale_inv results together";
+
+  if (!recipe.isAllowedGranularity(granularity))
+    return emitOpError() << "granularity " << granularity.describe()
+                         << " is not allowed by recipe " << formatRecipe(recipe)
+                         << ": expected " << describeGranularityChoices(recipe);
+
+  bool isDelayed = isa<DelayedScalingAttr>(recipe);
+  if (isDelayed && !getScale())
+    return emitOpError() << "delayed scaling requires a scale operand (from "
+                            "fp8.compute_scale of the previous step)";
+  if (getScale() && !granularity.isTensor())
+    return emitOpError() << "a scale operand is only accepted for per-tensor "
+                            "granularity; granularity "
+                         << granularity.describe()
+                         << " computes one scale per block";
+  if (getAmax() && !granularity.isTensor())
+    return emitOpError() << "an amax result is only produced for per-tensor "
+                            "granularity";
+
+  bool needsMatrix = !granularity.isTensor() || getColumnwise();
+  if (needsMatrix && inputType.getRank() != 2)
+    return emitOpError() << "expected a 2-D input for "
+                         << (getColumnwise() ? "a columnwise output"
+                                             : "granularity " +
+                                                   granularity.describe())
+                         << ", got rank " << inputType.getRank();
+
+  ArrayRef<int64_t> shape = inputType.getShape();
+  Type dataElem;
+  if (Value rowwise = getRowwise()) {
+    auto type = cast<RankedTensorType>(rowwise.getType());
+    if (!isCompatibleShape(type.getShape(), shape))
+      return emitOpError() << "expected rowwise data of shape "
+                           << formatShape(shape) << " (the input's), got "
+                           << formatShape(type.getShape());
+    dataElem = type.getElementType();
+    if (failed(verifyElementTypeForRecipe(*this, "rowwise data", dataElem,
+                                          recipe)))
+      return failure();
+    int64_t rows = shape.size() == 2 ? shape[0] : 1;
+    int64_t cols = shape.size() == 2 ? shape[1] : 1;
+    if (failed(verifyScaleTensor(*this, "rowwise_scale_inv", granularity, rows,
+                                 cols, getRowwiseScaleInv().getType(), recipe)))
+      return failure();
+  }
+  if (Value columnwise = getColumnwise()) {
+    auto type = cast<RankedTensorType>(columnwise.getType());
+    bool transposed = getColumnwiseLayout() == ColumnwiseLayout::Transposed;
+    SmallVector<int64_t> expected =
+        transposed ? SmallVector<int64_t>{shape[1], shape[0]}
+                   : SmallVector<int64_t>(shape);
+    if (!isCompatibleShape(type.getShape(), expected))
+      return emitOpError() << "expected columnwise data of shape "
+                           << formatShape(expected) << " ("
+                           << (transposed ? "the transposed input"
+                                          : "the input's, untransposed")
+                           << "), got " << formatShape(type.getShape());
+    if (dataElem && dataElem != type.getElementType())
+      return emitOpError() << "expected rowwise and columnwise data of the "
+                              "same element type, got "
+                           << dataElem << " and " << type.getElementType();
+    if (failed(verifyElementTypeForRecipe(*this, "columnwise data",
+                                          type.getElementType(), recipe)))
+      return failure();
+    // The columnwise output quantizes the transposed input.
+    if (failed(verifyScaleTensor(*this, "columnwise_scale_inv", granularity,
+                                 shape[1], shape[0],
+                                 getColumnwiseScaleInv().getType(), recipe)))
+      return failure();
+  }
+  return success();
+}
+
+namespace {
+/// Drops outputs of fp8.quantize nobody reads (the rowwise or the columnwise
+/// pair, the amax), so later lowering does not produce them.
+struct DropUnusedQuantizeOutputs : public OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto unused = [](Value v) { return v && v.use_empty(); };
+    bool keepRowwise = op.getRowwise() && !(unused(op.getRowwise()) &&
+                                            unused(op.getRowwiseScaleInv()));
+    bool keepColumnwise =
+        op.getColumnwise() &&
+        !(unused(op.getColumnwise()) && unused(op.getColumnwiseScaleInv()));
+    bool keepAmax = op.getAmax() && !unused(op.getAmax());
+    // An op with no used result is dead and left to DCE.
+    if (!keepRowwise && !keepColumnwise)
+      return failure();
+    if (keepRowwise == bool(op.getRowwise()) &&
+        keepColumnwise == bool(op.getColumnwise()) &&
+        keepAmax == bool(op.getAmax()))
+      return failure();
+
+    auto typeIf = [](bool keep, Value v) { return keep ? v.getType() : Type(); };
+    auto newOp = QuantizeOp::create(
+        rewriter, op.getLoc(), typeIf(keepRowwise, op.getRowwise()),
+        typeIf(keepRowwise, op.getRowwiseScaleInv()),
+        typeIf(keepColumnwise, op.getColumnwise()),
+        typeIf(keepColumnwise, op.getColumnwiseScaleInv()),
+        typeIf(keepAmax, op.getAmax()), op.getInput(), op.getScale(),
+        op.getRecipe(), op.getGranularity(), op.getColumnwiseLayout());
+    auto replaceIf = [&](bool keep, Value oldValue, Value newValue) {
+      if (keep)
+        rewriter.replaceAllUsesWith(oldValue, newValue);
+    };
+    replaceIf(keepRowwise, op.getRowwise(), newOp.getRowwise());
+    replaceIf(keepRowwise, op.getRowwiseScaleInv(), newOp.getRowwiseScaleInv());
+    replaceIf(keepColumnwise, op.getColumnwise(), newOp.getColumnwise());
+    replaceIf(keepColumnwise, op.getColumnwiseScaleInv(),
+              newOp.getColumnwiseScaleInv());
+    replaceIf(keepAmax, op.getAmax(), newOp.getAmax());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+} // namespace
+
+void QuantizeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                             MLIRContext *context) {
+  results.add<DropUnusedQuantizeOutputs>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// DequantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DequantizeOp::verify() {
+  GranularityAttr granularity = getGranularity();
+  auto inputType = getInput().getType();
+  if (inputType.getShape() != getResult().getType().getShape())
+    return emitOpError() << "expected a result of the input's shape "
+                         << formatShape(inputType.getShape()) << ", got "
+                         << formatShape(getResult().getType().getShape());
+  if (!granularity.isTensor() && inputType.getRank() != 2)
+    return emitOpError() << "expected a 2-D input for granularity "
+                         << granularity.describe() << ", got rank "
+                         << inputType.getRank();
+  int64_t rows = inputType.getRank() == 2 ? inputType.getDimSize(0) : 1;
+  int64_t cols = inputType.getRank() == 2 ? inputType.getDimSize(1) : 1;
+  return verifyScaleTensor(*this, "scale_inv", granularity, rows, cols,
+                           getScaleInv().getType(), /*recipe=*/nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// ScaledMatmulOp
+//===----------------------------------------------------------------------===//
+
+int64_t ScaledMatmulOp::getM() {
+  return getA().getType().getDimSize(getAMajor() == OperandMajor::K ? 0 : 1);
+}
+int64_t ScaledMatmulOp::getN() {
+  return getB().getType().getDimSize(getBMajor() == OperandMajor::K ? 0 : 1);
+}
+int64_t ScaledMatmulOp::getK() {
+  return getA().getType().getDimSize(getAMajor() == OperandMajor::K ? 1 : 0);
+}
+
+/// The three classes of scale pairs a GEMM supports.
+enum class ScaleClass { Epilogue, Blockwise, MX };
+static ScaleClass classify(GranularityAttr g) {
+  if (g.isEpilogueScaled())
+    return ScaleClass::Epilogue;
+  return g.isTile() ? ScaleClass::Blockwise : ScaleClass::MX;
+}
+
+LogicalResult ScaledMatmulOp::verify() {
+  GranularityAttr ga = getAGranularity(), gb = getBGranularity();
+  int64_t m = getM(), n = getN(), k = getK();
+  int64_t kb =
+      getB().getType().getDimSize(getBMajor() == OperandMajor::K ? 1 : 0);
+  auto describeMajor = [](OperandMajor major, StringRef mn) {
+    return major == OperandMajor::K ? ("K-major [" + mn + ", K]").str()
+                                    : ("MN-major [K, " + mn + "]").str();
+  };
+  if (!ShapedType::isDynamic(k) && !ShapedType::isDynamic(kb) && k != kb)
+    return emitOpError() << "expected A and B to have the same K: A is "
+                         << describeMajor(getAMajor(), "M") << " "
+                         << formatShape(getA().getType().getShape())
+                         << " with K = " << k << ", B is "
+                         << describeMajor(getBMajor(), "N") << " "
+                         << formatShape(getB().getType().getShape())
+                         << " with K = " << kb;
+  if (!isCompatibleShape(getResult().getType().getShape(), {m, n}))
+    return emitOpError() << "expected a result of shape [M, N] = "
+                         << formatShape({m, n}) << ", got "
+                         << formatShape(getResult().getType().getShape());
+
+  if (classify(ga) != classify(gb))
+    return emitOpError() << "expected both scale granularities per-tensor or "
+                            "per-row, both blockwise tiles, or both MX; got "
+                         << ga.describe() << " and " << gb.describe();
+  if (ga.isTile() && ga.getTile().cols != gb.getTile().cols)
+    return emitOpError() << "expected A's and B's scale tiles to span the "
+                            "same K extent, got "
+                         << ga.getTile().cols << " and " << gb.getTile().cols;
+
+  RecipeAttrInterface recipe = getRecipeAttr();
+  if (failed(verifyScaleTensor(*this, "a_scale_inv", ga, m, k,
+                               getAScaleInv().getType(), recipe)) ||
+      failed(verifyScaleTensor(*this, "b_scale_inv", gb, n, k,
+                               getBScaleInv().getType(), recipe)))
+    return failure();
+
+  Accumulation accumulation = getAccumulation().getMode();
+  if (ga.isTile()) {
+    int64_t blockK = ga.getTile().cols;
+    if (accumulation.isFast() || blockK % accumulation.promoteInterval != 0)
+      return emitOpError() << "blockwise scales change every " << blockK
+                           << " K elements: expected accumulation "
+                              "promoted(N) with N dividing "
+                           << blockK;
+  }
+
+  if (Value bias = getBias()) {
+    auto biasShape = cast<RankedTensorType>(bias.getType()).getShape();
+    if (!isCompatibleShape(biasShape, {n}))
+      return emitOpError() << "expected a bias of shape [N] = "
+                           << formatShape({n}) << ", got "
+                           << formatShape(biasShape);
+  }
+  if (Value c = getC()) {
+    if (!getResult().getType().getElementType().isF32())
+      return emitOpError() << "accumulate_into requires an f32 result (wgrad "
+                              "accumulates in f32), got "
+                           << getResult().getType().getElementType();
+    if (c.getType() != getResult().getType())
+      return emitOpError() << "expected the accumulate_into operand to have "
+                              "the result type "
+                           << getResult().getType() << ", got " << c.getType();
+  }
+
+  if (recipe) {
+    for (auto [name, g] : {std::pair<StringRef, GranularityAttr>{"A", ga},
+                           std::pair<StringRef, GranularityAttr>{"B", gb}})
+      if (!recipe.isAllowedGranularity(g))
+        return emitOpError() << "granularity " << g.describe() << " of " << name
+                             << " is not allowed by recipe "
+                             << formatRecipe(recipe) << ": expected "
+                             << describeGranularityChoices(recipe);
+    if (failed(verifyElementTypeForRecipe(*this, "A",
+                                          getA().getType().getElementType(),
+                                          recipe)) ||
+        failed(verifyElementTypeForRecipe(*this, "B",
+                                          getB().getType().getElementType(),
+                                          recipe)))
+      return failure();
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "FP8/Dialect/FP8/IR/FP8Ops.cpp.inc"
