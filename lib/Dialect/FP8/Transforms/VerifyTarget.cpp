@@ -1,0 +1,66 @@
+//===- VerifyTarget.cpp - Reject fp8 ops the chosen GPU cannot run --------===//
+
+#include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "FP8/Dialect/FP8/Transforms/Passes.h"
+#include "FP8/Target/Chip.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8VERIFYTARGET
+#include "FP8/Dialect/FP8/Transforms/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+static LogicalResult verifyScaledMatmul(ScaledMatmulOp op,
+                                        const ChipInfo &chip) {
+  if (op.getAGranularity().isMX() && !chip.supportsBlockScaledMma) {
+    InFlightDiagnostic diag =
+        op.emitOpError() << "MXFP8 (mx 1x32, UE8M0 scales) needs block-scaled "
+                            "tensor-core MMA, which "
+                         << chip.name << " does not have";
+    diag.attachNote() << "quantize with #fp8.blockwise or #fp8.current for "
+                      << chip.name << ", or target sm_100a";
+    return diag;
+  }
+  if (!chip.supportsMNMajorFP8) {
+    for (auto [name, major] : {std::pair<StringRef, OperandMajor>{
+                                   "A", op.getAMajor()},
+                               {"B", op.getBMajor()}}) {
+      if (major != OperandMajor::MN)
+        continue;
+      InFlightDiagnostic diag =
+          op.emitOpError()
+          << chip.name << " reads FP8 MMA operands K-major only (TN), but "
+          << name << " is MN-major";
+      diag.attachNote() << "quantize " << name
+                        << " with a columnwise output (columnwise_layout = "
+                           "transposed) to get a K-major copy";
+      return diag;
+    }
+  }
+  return success();
+}
+
+namespace {
+struct VerifyTargetPass
+    : public fp8::impl::FP8VerifyTargetBase<VerifyTargetPass> {
+  using FP8VerifyTargetBase::FP8VerifyTargetBase;
+
+  void runOnOperation() override {
+    const ChipInfo *info = lookupChip(chip);
+    if (!info) {
+      getOperation()->emitError()
+          << "unknown chip '" << chip << "': expected one of "
+          << describeSupportedChips();
+      return signalPassFailure();
+    }
+    bool failed = false;
+    getOperation()->walk([&](ScaledMatmulOp op) {
+      failed |= mlir::failed(verifyScaledMatmul(op, *info));
+    });
+    if (failed)
+      signalPassFailure();
+  }
+};
+} // namespace

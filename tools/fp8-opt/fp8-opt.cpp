@@ -1,0 +1,29 @@
+//===- fp8-opt.cpp - mlir-opt with the fp8 dialect and passes -------------===//
+//
+// Accepts every mlir-opt flag. Registers the fp8 dialect and passes plus all
+// upstream dialects, extensions and passes (the lowering pipeline uses GPU,
+// NVVM, NVGPU, bufferization, linalg, ... and users mix fp8 ops with them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FP8/Dialect/FP8/IR/FP8Dialect.h"
+#include "FP8/Dialect/FP8/Transforms/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::fp8::registerFP8Passes();
+
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<mlir::fp8::FP8Dialect>();
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "FP8-MLIR optimizer driver\n", registry));
+}
