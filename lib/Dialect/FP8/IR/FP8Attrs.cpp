@@ -62,6 +62,25 @@ void mlir::fp8::printTileShape(AsmPrinter &printer, const TileShape &t) {
   printer << t.rows << "x" << t.cols;
 }
 
+FailureOr<GemmTileShape> mlir::fp8::parseGemmTileShape(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  SmallVector<int64_t, 3> dims;
+  if (parser.parseDimensionList(dims, /*allowDynamic=*/false,
+                                /*withTrailingX=*/false))
+    return failure();
+  if (dims.size() != 3) {
+    parser.emitError(loc, "expected a GEMM tile MxNxK, got ")
+        << dims.size() << " dimension(s)";
+    return failure();
+  }
+  return GemmTileShape{dims[0], dims[1], dims[2]};
+}
+
+void mlir::fp8::printGemmTileShape(AsmPrinter &printer,
+                                   const GemmTileShape &t) {
+  printer << t.m << "x" << t.n << "x" << t.k;
+}
+
 FailureOr<APFloat> mlir::fp8::parseF32(AsmParser &parser) {
   APFloat value(0.0f);
   if (parser.parseFloat(APFloat::IEEEsingle(), value))
@@ -199,6 +218,39 @@ SmallVector<int64_t> GranularityAttr::getScaleShape(int64_t rows,
             ceilDivOrDynamic(cols, getTile().cols)};
   }
   llvm_unreachable("unknown granularity kind");
+}
+
+//===----------------------------------------------------------------------===//
+// GemmConfigAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       GemmTileShape tile, int64_t stages, TileShape cluster,
+                       int64_t rasterGroup) {
+  if (tile.m <= 0 || tile.m % 64 != 0)
+    return emitError() << "expected a tile M that is a positive multiple of "
+                          "64 (one warpgroup MMA), got "
+                       << tile.m;
+  if (tile.n < 8 || tile.n > 256 || tile.n % 8 != 0)
+    return emitError() << "expected a tile N that is a multiple of 8 in "
+                          "[8, 256], got "
+                       << tile.n;
+  if (tile.k != 128)
+    return emitError() << "expected a tile K of 128 (the 128-byte swizzle "
+                          "span of FP8 and the blockwise scale block), got "
+                       << tile.k;
+  if (stages < 1 || stages > 16)
+    return emitError() << "expected 1 to 16 pipeline stages, got " << stages;
+  bool validCluster = (cluster.rows == 1 && cluster.cols == 1) ||
+                      (cluster.rows == 2 && cluster.cols == 1) ||
+                      (cluster.rows == 1 && cluster.cols == 2);
+  if (!validCluster)
+    return emitError() << "expected a cluster of 1x1, 2x1 or 1x2, got "
+                       << cluster.rows << "x" << cluster.cols;
+  if (rasterGroup < 1)
+    return emitError() << "expected a raster_group >= 1, got " << rasterGroup;
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

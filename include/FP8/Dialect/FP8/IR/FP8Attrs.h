@@ -45,6 +45,21 @@ inline llvm::hash_code hash_value(const TileShape &t) {
 FailureOr<TileShape> parseTileShape(AsmParser &parser);
 void printTileShape(AsmPrinter &printer, const TileShape &t);
 
+/// The output tile and K step of a GEMM kernel.
+struct GemmTileShape {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  bool operator==(const GemmTileShape &o) const {
+    return m == o.m && n == o.n && k == o.k;
+  }
+};
+inline llvm::hash_code hash_value(const GemmTileShape &t) {
+  return llvm::hash_combine(t.m, t.n, t.k);
+}
+FailureOr<GemmTileShape> parseGemmTileShape(AsmParser &parser);
+void printGemmTileShape(AsmPrinter &printer, const GemmTileShape &t);
+
 FailureOr<llvm::APFloat> parseF32(AsmParser &parser);
 void printF32(AsmPrinter &printer, const llvm::APFloat &value);
 

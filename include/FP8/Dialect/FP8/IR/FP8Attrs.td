@@ -114,6 +114,13 @@ class FP8_TileShapeParameter<string value>
   let defaultValue = value;
 }
 
+// `MxNxK`, e.g. `128x256x128`.
+def FP8_TileShape3Parameter
+    : AttrParameter<"::mlir::fp8::GemmTileShape", "GEMM tile shape"> {
+  let parser = "::mlir::fp8::parseGemmTileShape($_parser)";
+  let printer = "::mlir::fp8::printGemmTileShape($_printer, $_self)";
+}
+
 // An f32 written as a decimal literal.
 class FP8_F32Parameter<string value> : APFloatParameter<"f32 value"> {
   let parser = "::mlir::fp8::parseF32($_parser)";
@@ -332,6 +339,41 @@ def FP8_AccumulationAttr : AttrDef<FP8_Dialect, "Accumulation"> {
   }];
   let parameters = (ins FP8_AccumulationParameter<"">:$mode);
   let assemblyFormat = "`<` $mode `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel configuration override
+//===----------------------------------------------------------------------===//
+
+def FP8_GemmConfigAttr : AttrDef<FP8_Dialect, "GemmConfig"> {
+  let mnemonic = "gemm_config";
+  let summary = "kernel configuration of a scaled GEMM, overriding the heuristic";
+  let description = [{
+    Set on `fp8.scaled_matmul` (`config = #fp8.gemm_config<...>`) to replace
+    the lowering's choice of:
+
+    * `tile`: the CTA output tile and K step, `MxNxK` (M a multiple of 64,
+      N a multiple of 8 in [8, 256], K = 128: the swizzle span of 128 FP8
+      elements and the blockwise scale block);
+    * `stages`: depth of the shared-memory pipeline (1 to 16);
+    * `cluster`: thread-block cluster shape `MxN` along the output tiles
+      (1x1 or 2x1, 1x2 for TMA multicast of the shared operand);
+    * `raster_group`: how many tile rows the persistent scheduler walks
+      together for L2 reuse (>= 1).
+
+    Whether a configuration fits a chip (shared memory, registers, MMA
+    shapes) is checked by the target lowering, which reports what does not.
+
+    Example: `#fp8.gemm_config<tile = 128x256x128, stages = 4>`
+  }];
+  let parameters = (ins
+    FP8_TileShape3Parameter:$tile,
+    DefaultValuedParameter<"int64_t", "4">:$stages,
+    FP8_TileShapeParameter<"::mlir::fp8::TileShape{1, 1}">:$cluster,
+    DefaultValuedParameter<"int64_t", "8">:$raster_group
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
 

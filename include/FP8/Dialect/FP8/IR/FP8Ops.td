@@ -246,6 +246,8 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
     * `c`: optional f32 `[M, N]` accumulated into (wgrad); requires an f32
       result.
     * `recipe`: optional; when present the operands must be consistent with it.
+    * `config`: optional `#fp8.gemm_config` overriding the target lowering's
+      choice of tile, pipeline depth, cluster and rasterization.
 
     ```mlir
     %d = fp8.scaled_matmul %a, %b, %sa, %sb
@@ -268,7 +270,8 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
                        DefaultValuedAttr<FP8_OperandMajorAttr,
                            "::mlir::fp8::OperandMajor::K">:$b_major,
                        FP8_AccumulationAttr:$accumulation,
-                       OptionalAttr<FP8_RecipeAttr>:$recipe);
+                       OptionalAttr<FP8_RecipeAttr>:$recipe,
+                       OptionalAttr<FP8_GemmConfigAttr>:$config);
   let results = (outs 2DTensorOf<[BF16, F16, F32]>:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $a_scale_inv `,` $b_scale_inv

@@ -1,0 +1,40 @@
+//===- HopperGemm.h - Warp-specialized FP8 GEMM for sm_90a ------*- C++ -*-===//
+
+#ifndef FP8_CONVERSION_FP8TOHOPPER_HOPPERGEMM_H
+#define FP8_CONVERSION_FP8TOHOPPER_HOPPERGEMM_H
+
+#include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace mlir::fp8::hopper {
+
+/// Shared memory one CTA may use on sm_90a (227 KiB opt-in, CUDA
+/// Programming Guide, "Compute capability 9.0").
+inline constexpr int64_t kMaxDynamicSharedMemoryBytes = 227 * 1024;
+
+/// The documented heuristic, or `config` when the IR sets one (checked
+/// against what the kernel supports; failures are reported on `op`):
+/// - tile M 128 (two consumer warpgroups of 64 rows), tile K 128;
+/// - promoted accumulation keeps two f32 accumulators per thread, so tile N
+///   is 128; otherwise the N in {256, 224, 192, 160, 128} that pads N
+///   least (ties to the larger: fewer B re-reads);
+/// - as many pipeline stages as fit in shared memory, at most 8;
+/// - no cluster, raster groups of 8 tile rows.
+FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
+                                       const GemmProblem &problem,
+                                       GemmConfigAttr config);
+
+/// Dynamic shared memory of the kernel for `tiling`.
+int64_t getDynamicSharedMemoryBytes(const GemmTiling &tiling);
+
+/// Builds the kernel `name` into `module`: a persistent, warp-specialized
+/// TMA + wgmma GEMM (one producer warpgroup, tileM/64 consumer warpgroups).
+gpu::GPUFuncOp buildGemmKernel(OpBuilder &builder, Location loc,
+                               gpu::GPUModuleOp module, StringRef name,
+                               const GemmProblem &problem,
+                               const GemmTiling &tiling);
+
+} // namespace mlir::fp8::hopper
+
+#endif // FP8_CONVERSION_FP8TOHOPPER_HOPPERGEMM_H

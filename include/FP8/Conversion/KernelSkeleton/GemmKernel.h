@@ -1,0 +1,88 @@
+//===- GemmKernel.h - Target-neutral description of a GEMM kernel -*- C++ -*-===//
+//
+// What every GEMM lowering shares: the problem an fp8.scaled_matmul poses,
+// the tiling chosen for it, the kernel's ABI (parameters, operands, TMA
+// tensor maps) and the metadata dictionary the host runtime reads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_CONVERSION_KERNELSKELETON_GEMMKERNEL_H
+#define FP8_CONVERSION_KERNELSKELETON_GEMMKERNEL_H
+
+#include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "FP8/Target/Chip.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <string>
+
+namespace mlir::fp8 {
+
+/// How the scales of one operand enter the GEMM.
+enum class ScaleMode {
+  Tensor,   ///< one scalar, applied in the epilogue
+  Row,      ///< one per output row (A) or column (B), in the epilogue
+  Blockwise ///< per 1x128 (A) / 128x128 (B) block, promoted per K block
+};
+
+/// The GEMM an fp8.scaled_matmul asks for, in the TN form the kernels take:
+/// D[M, N] = sum_k A[M, K] B[N, K] * scales (+ bias[N]) (+ C[M, N]).
+struct GemmProblem {
+  int64_t n = 0;
+  int64_t k = 0;
+  /// Static M when the IR knows it (ShapedType::kDynamic otherwise): only a
+  /// hint for the heuristic; kernels take M at run time.
+  int64_t staticM = ShapedType::kDynamic;
+  Type aElementType; ///< f8E4M3FN or f8E5M2
+  Type bElementType;
+  Type outElementType; ///< bf16, f16 or f32
+  ScaleMode aScale = ScaleMode::Tensor;
+  ScaleMode bScale = ScaleMode::Tensor;
+  /// K elements between promotions of the partial sums (0: fast).
+  int64_t promoteInterval = 0;
+  Type biasElementType; ///< null when there is no bias
+  bool accumulateIntoC = false;
+
+  bool isBlockwise() const { return aScale == ScaleMode::Blockwise; }
+  int64_t numKBlocks(int64_t tileK) const { return (k + tileK - 1) / tileK; }
+
+  /// Reads the problem off `op`, or reports why the kernels cannot take it.
+  static FailureOr<GemmProblem> get(ScaledMatmulOp op);
+};
+
+/// The kernel configuration: CTA tile, pipeline depth, cluster, raster order.
+struct GemmTiling {
+  int64_t tileM = 128;
+  int64_t tileN = 256;
+  int64_t tileK = 128;
+  int64_t stages = 4;
+  int64_t clusterM = 1;
+  int64_t clusterN = 1;
+  int64_t rasterGroup = 8;
+
+  /// Consumer warpgroups: each owns 64 rows of the tile.
+  int64_t numConsumers() const { return tileM / 64; }
+  int64_t numThreads() const { return 128 * (1 + numConsumers()); }
+  int64_t stageBytes() const { return (tileM + tileN) * tileK; }
+  int64_t numNTiles(int64_t n) const { return (n + tileN - 1) / tileN; }
+};
+
+/// A short name for the kernel: recipe, dtypes, N, K and tile, e.g.
+/// `fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s4`.
+std::string getGemmKernelName(const GemmProblem &problem,
+                              const GemmTiling &tiling);
+
+/// The metadata dictionary (`fp8.kernel_metadata`) of a GEMM kernel, in the
+/// host runtime's schema: operands, parameters, tensor maps, launch shape.
+DictionaryAttr buildGemmKernelMetadata(MLIRContext *ctx, StringRef name,
+                                       const ChipInfo &chip,
+                                       const GemmProblem &problem,
+                                       const GemmTiling &tiling,
+                                       int64_t dynamicSharedMemoryBytes);
+
+/// Names of the by-value tensor-map parameters, in parameter order.
+inline constexpr int64_t kNumTensorMapParams = 2;
+
+} // namespace mlir::fp8
+
+#endif // FP8_CONVERSION_KERNELSKELETON_GEMMKERNEL_H

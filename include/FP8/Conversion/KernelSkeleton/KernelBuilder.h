@@ -1,0 +1,150 @@
+//===- KernelBuilder.h - Emission helpers for GPU kernels -------*- C++ -*-===//
+//
+// Small helpers over upstream GPU/NVVM/SCF/arith/LLVM ops that every kernel
+// of this project uses: constants and index math on i32, the dynamic shared
+// memory window, mbarrier rings, TMA loads, structured control flow. They
+// emit IR; they make no decisions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_CONVERSION_KERNELSKELETON_KERNELBUILDER_H
+#define FP8_CONVERSION_KERNELSKELETON_KERNELBUILDER_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::fp8 {
+
+/// NVVM address spaces (PTX ISA 6.4 "State spaces"; LLVM NVPTX numbering).
+enum class AddressSpace : unsigned {
+  Generic = 0,
+  Global = 1,
+  Shared = 3,
+  SharedCluster = 7,
+};
+
+/// Name of the extern shared array whose address is the start of the
+/// kernel's dynamic shared memory.
+inline constexpr llvm::StringLiteral kDynamicSharedMemorySymbol =
+    "__dynamic_smem";
+/// Alignment of the dynamic shared memory window: 128-byte swizzled TMA
+/// tiles and wgmma descriptors need 1024-byte aligned bases.
+inline constexpr int64_t kDynamicSharedMemoryAlignment = 1024;
+
+/// Emission helpers around an ImplicitLocOpBuilder, kept at i32 for index
+/// arithmetic (what the hardware registers hold).
+class KernelBuilder {
+public:
+  explicit KernelBuilder(ImplicitLocOpBuilder &b) : b(b) {}
+
+  ImplicitLocOpBuilder &builder() { return b; }
+
+  // Constants and i32 arithmetic.
+  Value i32(int64_t v);
+  Value i64(int64_t v);
+  Value f32(float v);
+  Value add(Value x, Value y);
+  Value sub(Value x, Value y);
+  Value mul(Value x, Value y);
+  Value divu(Value x, Value y);
+  Value remu(Value x, Value y);
+  Value minu(Value x, Value y);
+  Value ceilDiv(Value x, int64_t d);
+  Value eq(Value x, Value y);
+  Value ult(Value x, Value y);
+  Value andi(Value x, Value y);
+
+  // Thread geometry, as i32.
+  Value threadIdX();
+  Value blockIdX();
+  Value gridDimX();
+
+  // Memory.
+  Type ptrType(AddressSpace space);
+  /// The start of dynamic shared memory (`!llvm.ptr<3>`).
+  Value dynamicSharedMemory();
+  /// `base + offset` bytes (`offset` an i32 or i64 value).
+  Value bytePtr(Value base, Value offset);
+  Value bytePtr(Value base, int64_t offset) { return bytePtr(base, i64(offset)); }
+  /// The 32-bit shared-window address of a shared pointer (what wgmma
+  /// descriptors encode).
+  Value sharedAddress(Value sharedPtr);
+  Value load(Type type, Value ptr);
+  void store(Value value, Value ptr);
+
+  // mbarrier (PTX ISA 9.7.13.15).
+  void mbarrierInit(Value barrier, int64_t arrivals);
+  void mbarrierArriveExpectTx(Value barrier, int64_t bytes);
+  void mbarrierArrive(Value barrier);
+  /// Blocks until the phase of `barrier` with parity `parity` completed.
+  void mbarrierWait(Value barrier, Value parity);
+
+  /// A 2-D TMA tile load (`cp.async.bulk.tensor.2d`) of the box at
+  /// (`inner`, `outer`) of the tensor map `tensorMap` (generic pointer to a
+  /// CUtensorMap) into `dst` (shared), completing on `barrier`.
+  void tmaLoad2d(Value dst, Value tensorMap, Value inner, Value outer,
+                 Value barrier);
+  /// Prefetches a tensor map into the constant cache.
+  void prefetchTensorMap(Value tensorMap);
+
+  // Control flow.
+  void ifThen(Value cond, function_ref<void()> thenBody);
+  /// An scf.for over i32 [lb, ub) carrying `init`; `body` gets the
+  /// induction variable and the carried values and returns the next ones.
+  ValueRange forLoop(Value lb, Value ub, Value step, ValueRange init,
+                     function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
+private:
+  ImplicitLocOpBuilder &b;
+};
+
+/// A ring of `stages` shared-memory buffers guarded by "full" barriers
+/// (producer -> consumers: data landed, with TMA transaction counts) and
+/// "empty" barriers (consumers -> producer: buffer free). Iteration `i` uses
+/// stage `i % stages` in round `i / stages`; the parity of the round picks
+/// the barrier phase.
+class PipelineRing {
+public:
+  PipelineRing() = default;
+  PipelineRing(Value barrierBase, int64_t stages)
+      : barrierBase(barrierBase), stages(stages) {}
+
+  /// Bytes of shared memory the barriers take.
+  static int64_t barrierBytes(int64_t stages) { return 2 * 8 * stages; }
+
+  /// Initializes all barriers (call from one thread, then synchronize).
+  void init(KernelBuilder &kb, int64_t producerArrivals,
+            int64_t consumerArrivals) const;
+
+  Value stage(KernelBuilder &kb, Value iteration) const;
+  Value fullBarrier(KernelBuilder &kb, Value stage) const;
+  Value emptyBarrier(KernelBuilder &kb, Value stage) const;
+  /// Parity consumers wait on for `iteration`'s full barrier.
+  Value consumerParity(KernelBuilder &kb, Value iteration) const;
+  /// Parity the producer waits on for `iteration`'s empty barrier: the
+  /// first round passes at once (the buffers start free).
+  Value producerParity(KernelBuilder &kb, Value iteration) const;
+
+private:
+  Value barrierBase;
+  int64_t stages = 0;
+};
+
+/// Persistent tile scheduler: CTAs stride over the linear tile index;
+/// tiles are visited in groups of `rasterGroup` tile rows so that CTAs
+/// running together share operand tiles in L2.
+struct TileCoordinate {
+  Value mTile;
+  Value nTile;
+};
+TileCoordinate emitGroupedTileCoordinate(KernelBuilder &kb, Value linearTile,
+                                         Value numMTiles, int64_t numNTiles,
+                                         int64_t rasterGroup);
+
+} // namespace mlir::fp8
+
+#endif // FP8_CONVERSION_KERNELSKELETON_KERNELBUILDER_H

@@ -1,0 +1,147 @@
+//===- LowerScaledMatmul.cpp - fp8.scaled_matmul to GPU kernels -----------===//
+//
+// Builds one kernel per distinct GEMM (N, K, recipe, tiling) into the
+// `gpu.module @fp8_kernels` and replaces each op by a call of a host launcher
+// declaration that names its kernel (`fp8.kernel`). The launcher is what the
+// host runtime provides: it encodes the tensor maps from the kernel metadata
+// and launches on the caller's stream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FP8/Conversion/FP8ToHopper/HopperGemm.h"
+#include "FP8/Conversion/Passes.h"
+#include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "FP8/Target/Chip.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8LOWERSCALEDMATMUL
+#include "FP8/Conversion/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+/// Name of the gpu.module holding every kernel of a module.
+static constexpr llvm::StringLiteral kKernelModuleName = "fp8_kernels";
+/// Discardable attributes of a kernel gpu.func read by fp8-compile and
+/// fp8-finalize-kernel-abi.
+static constexpr llvm::StringLiteral kKernelMetadataAttrName =
+    "fp8.kernel_metadata";
+static constexpr llvm::StringLiteral kGridConstantArgsAttrName =
+    "fp8.grid_constant_args";
+/// On a host launcher declaration: the kernel it launches.
+static constexpr llvm::StringLiteral kKernelAttrName = "fp8.kernel";
+
+namespace {
+struct LowerScaledMatmulPass
+    : public fp8::impl::FP8LowerScaledMatmulBase<LowerScaledMatmulPass> {
+  using FP8LowerScaledMatmulBase::FP8LowerScaledMatmulBase;
+
+  void runOnOperation() override;
+
+private:
+  gpu::GPUModuleOp getOrCreateKernelModule(OpBuilder &builder);
+  LogicalResult lower(ScaledMatmulOp op, const ChipInfo &chip,
+                      gpu::GPUModuleOp kernels);
+};
+} // namespace
+
+gpu::GPUModuleOp
+LowerScaledMatmulPass::getOrCreateKernelModule(OpBuilder &builder) {
+  ModuleOp module = getOperation();
+  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
+    return existing;
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  builder.getUnitAttr());
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  return gpu::GPUModuleOp::create(builder, module.getLoc(), kKernelModuleName);
+}
+
+LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
+                                           const ChipInfo &chip,
+                                           gpu::GPUModuleOp kernels) {
+  if (op.getAMajor() != OperandMajor::K || op.getBMajor() != OperandMajor::K)
+    return op.emitOpError() << chip.name
+                            << " reads FP8 MMA operands K-major only (TN): "
+                               "run fp8-verify-target for the fix";
+  FailureOr<GemmProblem> problem = GemmProblem::get(op);
+  if (failed(problem))
+    return failure();
+  FailureOr<GemmTiling> tiling =
+      hopper::selectGemmTiling(op, *problem, op.getConfigAttr());
+  if (failed(tiling))
+    return failure();
+
+  std::string name = getGemmKernelName(*problem, *tiling);
+  OpBuilder builder(op);
+  if (!kernels.lookupSymbol(name)) {
+    gpu::GPUFuncOp kernel = hopper::buildGemmKernel(
+        builder, op.getLoc(), kernels, name, *problem, *tiling);
+    kernel->setAttr(kKernelMetadataAttrName,
+                    buildGemmKernelMetadata(
+                        &getContext(), name, chip, *problem, *tiling,
+                        hopper::getDynamicSharedMemoryBytes(*tiling)));
+    kernel->setAttr(kGridConstantArgsAttrName,
+                    builder.getDenseI32ArrayAttr({0, 1}));
+  }
+
+  // Host side: a call of the launcher declared for this kernel.
+  ModuleOp module = getOperation();
+  std::string launcherName = name + "_launch";
+  auto launcher = module.lookupSymbol<func::FuncOp>(launcherName);
+  if (!launcher) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(module.getBody());
+    launcher = func::FuncOp::create(
+        builder, op.getLoc(), launcherName,
+        builder.getFunctionType(op->getOperandTypes(), op->getResultTypes()));
+    launcher.setPrivate();
+    launcher->setAttr(kKernelAttrName,
+                      SymbolRefAttr::get(kernels.getNameAttr(),
+                                         {FlatSymbolRefAttr::get(
+                                             builder.getStringAttr(name))}));
+  } else if (launcher.getFunctionType().getInputs() !=
+             ArrayRef<Type>(llvm::to_vector(op->getOperandTypes()))) {
+    // Same kernel, other static shapes (e.g. a different static M): give
+    // this call site its own declaration.
+    return op.emitOpError() << "operand types differ from an earlier call of "
+                               "kernel "
+                            << name << "; use a dynamic M";
+  }
+  auto call = func::CallOp::create(builder, op.getLoc(), launcher,
+                                   op->getOperands());
+  op->replaceAllUsesWith(call.getResults());
+  op.erase();
+  return success();
+}
+
+void LowerScaledMatmulPass::runOnOperation() {
+  const ChipInfo *info = lookupChip(chip);
+  if (!info) {
+    getOperation().emitError() << "unknown chip '" << chip
+                               << "': expected one of "
+                               << describeSupportedChips();
+    return signalPassFailure();
+  }
+  SmallVector<ScaledMatmulOp> ops;
+  getOperation().walk([&](ScaledMatmulOp op) { ops.push_back(op); });
+  if (ops.empty())
+    return;
+  if (info->architecture != Architecture::Hopper) {
+    for (ScaledMatmulOp op : ops)
+      op.emitOpError() << "the " << info->name
+                       << " GEMM lowering is not implemented yet";
+    return signalPassFailure();
+  }
+  OpBuilder builder(&getContext());
+  gpu::GPUModuleOp kernels = getOrCreateKernelModule(builder);
+  bool failedAny = false;
+  for (ScaledMatmulOp op : ops)
+    failedAny |= failed(lower(op, *info, kernels));
+  if (failedAny)
+    signalPassFailure();
+}

@@ -1,0 +1,463 @@
+//===- HopperGemm.cpp - Warp-specialized FP8 GEMM for sm_90a --------------===//
+//
+// A persistent kernel: CTAs stride over output tiles (grouped raster order).
+// Warpgroup 0 is the producer: one thread issues the TMA loads of A and B
+// K-blocks into a ring of shared-memory stages. Warpgroups 1.. are
+// consumers: each owns 64 rows of the tile and issues wgmma.mma_async
+// m64nNk32 over the stage, then frees it. Promoted accumulation moves the
+// partial sums of every 128-K block into an f32 accumulator (scaled by the
+// blockwise scales) with FMAs on the CUDA cores. The epilogue applies the
+// remaining scales, bias and C, converts, and stores.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FP8/Conversion/FP8ToHopper/HopperGemm.h"
+#include "FP8/Conversion/FP8ToHopper/WGMMA.h"
+#include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::hopper;
+
+static constexpr int64_t kWarpgroupThreads = 128;
+static constexpr int64_t kWarpThreads = 32;
+/// setmaxnreg budgets (PTX ISA 9.7.19.5): the producer only issues TMA, the
+/// consumers hold the accumulators. 40 * 128 + 232 * 256 <= 64K registers.
+static constexpr int64_t kProducerRegisters = 40;
+static constexpr int64_t kConsumerRegistersTwoWarpgroups = 232;
+static constexpr int64_t kConsumerRegistersOneWarpgroup = 240;
+static constexpr int64_t kMaxStages = 8;
+/// Blockwise B scales cover 128 N rows; one scale per tile needs tile N 128.
+static constexpr int64_t kScaleBlock = 128;
+/// Candidate tile N for the heuristic, largest first.
+static constexpr int64_t kTileNCandidates[] = {256, 224, 192, 160, 128};
+
+int64_t hopper::getDynamicSharedMemoryBytes(const GemmTiling &t) {
+  return t.stages * t.stageBytes() + PipelineRing::barrierBytes(t.stages);
+}
+
+static int64_t pickTileN(int64_t n) {
+  int64_t best = kTileNCandidates[0];
+  int64_t bestPadded = INT64_MAX;
+  for (int64_t candidate : kTileNCandidates) {
+    int64_t padded = (n + candidate - 1) / candidate * candidate;
+    if (padded < bestPadded) {
+      best = candidate;
+      bestPadded = padded;
+    }
+  }
+  return best;
+}
+
+FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
+                                               const GemmProblem &p,
+                                               GemmConfigAttr config) {
+  GemmTiling t;
+  bool promote = p.promoteInterval != 0;
+  if (config) {
+    t.tileM = config.getTile().m;
+    t.tileN = config.getTile().n;
+    t.tileK = config.getTile().k;
+    t.stages = config.getStages();
+    t.clusterM = config.getCluster().rows;
+    t.clusterN = config.getCluster().cols;
+    t.rasterGroup = config.getRasterGroup();
+  } else {
+    t.tileN = promote ? kScaleBlock : pickTileN(p.n);
+    int64_t available =
+        kMaxDynamicSharedMemoryBytes - PipelineRing::barrierBytes(kMaxStages);
+    t.stages = std::min<int64_t>(kMaxStages, available / t.stageBytes());
+  }
+
+  if (t.tileM != 64 && t.tileM != 128)
+    return op.emitOpError() << "the sm_90a kernels take tile M 64 or 128 (one "
+                               "or two consumer warpgroups), got "
+                            << t.tileM;
+  if (p.isBlockwise() && t.tileN != kScaleBlock)
+    return op.emitOpError() << "the sm_90a blockwise kernels apply one B "
+                               "scale per tile: expected tile N "
+                            << kScaleBlock << ", got " << t.tileN;
+  if (promote && t.tileN > kScaleBlock)
+    return op.emitOpError()
+           << "promoted accumulation keeps two f32 accumulators of tile N / 2 "
+              "registers per thread: expected tile N <= "
+           << kScaleBlock << ", got " << t.tileN;
+  if (t.clusterM != 1 || t.clusterN != 1)
+    return op.emitOpError() << "thread-block clusters are not implemented in "
+                               "the sm_90a lowering yet: expected cluster 1x1";
+  int64_t smem = getDynamicSharedMemoryBytes(t);
+  if (smem > kMaxDynamicSharedMemoryBytes)
+    return op.emitOpError() << "the kernel configuration needs " << smem
+                            << " bytes of shared memory, more than the "
+                            << kMaxDynamicSharedMemoryBytes
+                            << " sm_90a offers: use fewer stages or a smaller "
+                               "tile";
+  return t;
+}
+
+namespace {
+/// The values the producer and consumer code share.
+struct KernelValues {
+  Value tmaA, tmaB, d, aScaleInv, bScaleInv, bias, c, m;
+  Value tid;
+  Value smem;
+  Value numMTiles;
+  Value numTiles;
+  PipelineRing ring;
+};
+} // namespace
+
+static void emitProducer(KernelBuilder &kb, const GemmProblem &p,
+                         const GemmTiling &t, const KernelValues &v) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  // One thread issues every TMA load.
+  kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
+    int64_t kBlocks = p.numKBlocks(t.tileK);
+    kb.forLoop(
+        kb.blockIdX(), v.numTiles, kb.gridDimX(), {kb.i32(0)},
+        [&](Value tile, ValueRange state) {
+          TileCoordinate coord = emitGroupedTileCoordinate(
+              kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
+          Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
+          Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+          ValueRange next = kb.forLoop(
+              kb.i32(0), kb.i32(kBlocks), kb.i32(1), {state[0]},
+              [&](Value kBlock, ValueRange inner) {
+                Value iteration = inner[0];
+                Value stage = v.ring.stage(kb, iteration);
+                kb.mbarrierWait(v.ring.emptyBarrier(kb, stage),
+                                v.ring.producerParity(kb, iteration));
+                Value full = v.ring.fullBarrier(kb, stage);
+                // Out-of-bounds box elements are zero-filled and counted:
+                // every stage receives the full box bytes.
+                kb.mbarrierArriveExpectTx(full, t.stageBytes());
+                Value aTile =
+                    kb.bytePtr(v.smem, kb.mul(stage, kb.i32(t.stageBytes())));
+                Value bTile = kb.bytePtr(aTile, t.tileM * t.tileK);
+                Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
+                kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
+                kb.tmaLoad2d(bTile, v.tmaB, kOffset, nOffset, full);
+                return SmallVector<Value>{kb.add(iteration, kb.i32(1))};
+              });
+          return SmallVector<Value>{next[0]};
+        });
+  });
+}
+
+/// `base + index * elementBytes` for a global pointer, with 64-bit math.
+static Value globalElementPtr(KernelBuilder &kb, Value base, Value index,
+                              int64_t elementBytes) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value wide = index.getType().isInteger(64)
+                   ? index
+                   : arith::ExtUIOp::create(b, b.getI64Type(), index);
+  return kb.bytePtr(base, arith::MulIOp::create(b, wide, kb.i64(elementBytes)));
+}
+
+static Value loadF32(KernelBuilder &kb, Value base, Value index) {
+  return kb.load(kb.builder().getF32Type(), globalElementPtr(kb, base, index, 4));
+}
+
+/// final += partial * scale, element-wise over a thread's accumulator; the
+/// scale of element i depends on its row (i % 4 < 2: first row of the pair).
+static Value emitPromotion(KernelBuilder &kb, Value final, Value partial,
+                           Value rowScale0, Value rowScale1, int64_t tileN) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  for (int64_t i = 0; i < tileN / 2; ++i) {
+    Value f = LLVM::ExtractValueOp::create(b, final, i);
+    Value x = LLVM::ExtractValueOp::create(b, partial, i);
+    Value updated;
+    if (rowScale0) {
+      Value scale = (i % 4) < 2 ? rowScale0 : rowScale1;
+      updated = LLVM::FMAOp::create(b, x, scale, f);
+    } else {
+      updated = arith::AddFOp::create(b, f, x);
+    }
+    final = LLVM::InsertValueOp::create(b, final, updated, i);
+  }
+  return final;
+}
+
+static int64_t getByteWidth(Type t) { return t.getIntOrFloatBitWidth() / 8; }
+
+/// Converts the f32 pair to the output type and stores it at `ptr`.
+static void storePair(KernelBuilder &kb, Value v0, Value v1, Type outType,
+                      Value ptr) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  auto f32x2 = VectorType::get({2}, b.getF32Type());
+  Value vec = LLVM::UndefOp::create(b, f32x2);
+  vec = LLVM::InsertElementOp::create(b, vec, v0, kb.i32(0));
+  vec = LLVM::InsertElementOp::create(b, vec, v1, kb.i32(1));
+  if (outType.isF32()) {
+    kb.store(vec, ptr);
+    return;
+  }
+  Value narrow =
+      arith::TruncFOp::create(b, VectorType::get({2}, outType), vec);
+  kb.store(LLVM::BitcastOp::create(b, b.getI32Type(), narrow), ptr);
+}
+
+static void emitEpilogue(KernelBuilder &kb, const GemmProblem &p,
+                         const GemmTiling &t, const KernelValues &v,
+                         Value result, Value rows[2], Value nOffset,
+                         Value colInFragment, Value tensorScale) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value mLast = kb.sub(v.m, kb.i32(1));
+  bool guardColumns = p.n % t.tileN != 0;
+  Value n = kb.i32(p.n);
+  Value rowScale[2];
+  if (p.aScale == ScaleMode::Row)
+    for (int h = 0; h < 2; ++h)
+      rowScale[h] = loadF32(kb, v.aScaleInv, kb.minu(rows[h], mLast));
+  Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
+  int64_t outBytes = getByteWidth(p.outElementType);
+
+  for (int64_t j = 0; j < t.tileN / 8; ++j) {
+    Value col = kb.add(nOffset, kb.add(kb.i32(8 * j), colInFragment));
+    // Columns past N (a partial last tile) read clamped, store nothing.
+    Value colRead = guardColumns ? kb.minu(col, kb.i32(p.n - 2)) : col;
+    Value colScale[2], biasValue[2];
+    for (int e = 0; e < 2; ++e) {
+      Value c = e ? kb.add(colRead, kb.i32(1)) : colRead;
+      if (p.bScale == ScaleMode::Row)
+        colScale[e] = loadF32(kb, v.bScaleInv, c);
+      if (p.biasElementType) {
+        Value x = kb.load(p.biasElementType,
+                          globalElementPtr(kb, v.bias, c,
+                                           getByteWidth(p.biasElementType)));
+        biasValue[e] = p.biasElementType.isF32()
+                           ? x
+                           : arith::ExtFOp::create(b, b.getF32Type(), x);
+      }
+    }
+    for (int h = 0; h < 2; ++h) {
+      Value values[2];
+      for (int e = 0; e < 2; ++e) {
+        Value x = LLVM::ExtractValueOp::create(b, result, 4 * j + 2 * h + e);
+        if (tensorScale)
+          x = arith::MulFOp::create(b, x, tensorScale);
+        if (rowScale[h])
+          x = arith::MulFOp::create(b, x, rowScale[h]);
+        if (colScale[e])
+          x = arith::MulFOp::create(b, x, colScale[e]);
+        if (biasValue[e])
+          x = arith::AddFOp::create(b, x, biasValue[e]);
+        values[e] = x;
+      }
+      Value inBounds = rowInBounds[h];
+      if (guardColumns)
+        inBounds = kb.andi(inBounds, kb.ult(col, n));
+      kb.ifThen(inBounds, [&] {
+        Value row64 = arith::ExtUIOp::create(b, b.getI64Type(), rows[h]);
+        Value col64 = arith::ExtUIOp::create(b, b.getI64Type(), col);
+        Value index = arith::AddIOp::create(
+            b, arith::MulIOp::create(b, row64, kb.i64(p.n)), col64);
+        if (p.accumulateIntoC) {
+          auto f32x2 = VectorType::get({2}, b.getF32Type());
+          Value cPair = kb.load(f32x2, globalElementPtr(kb, v.c, index, 4));
+          for (int e = 0; e < 2; ++e)
+            values[e] = arith::AddFOp::create(
+                b, values[e],
+                LLVM::ExtractElementOp::create(b, cPair, kb.i32(e)));
+        }
+        storePair(kb, values[0], values[1], p.outElementType,
+                  globalElementPtr(kb, v.d, index, outBytes));
+      });
+    }
+  }
+}
+
+static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
+                         const GemmTiling &t, const KernelValues &v) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  NVVM::SetMaxRegisterOp::create(b,
+                                 t.numConsumers() == 2
+                                     ? kConsumerRegistersTwoWarpgroups
+                                     : kConsumerRegistersOneWarpgroup,
+                                 NVVM::SetMaxRegisterAction::increase);
+  bool promote = p.promoteInterval != 0;
+  int64_t kBlocks = p.numKBlocks(t.tileK);
+  Value consumer =
+      kb.sub(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(1));
+  Value threadInWarpgroup = kb.remu(v.tid, kb.i32(kWarpgroupThreads));
+  Value warp = kb.divu(threadInWarpgroup, kb.i32(kWarpThreads));
+  Value lane = kb.remu(v.tid, kb.i32(kWarpThreads));
+  // wgmma accumulator fragment (PTX ISA 9.7.15.5.2, m64nNk32 D): element
+  // 4j + 2h + e of a thread is row warp*16 + lane/4 + 8h, column
+  // 8j + 2*(lane%4) + e of its warpgroup's 64 x N block.
+  Value rowInTile = kb.add(
+      kb.add(kb.mul(consumer, kb.i32(kWgmmaM)), kb.mul(warp, kb.i32(16))),
+      kb.divu(lane, kb.i32(4)));
+  Value colInFragment = kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(2));
+  Type accType = getAccumulatorType(b.getContext(), t.tileN);
+
+  Value tensorScale;
+  if (p.aScale == ScaleMode::Tensor)
+    tensorScale = loadF32(kb, v.aScaleInv, kb.i32(0));
+  if (p.bScale == ScaleMode::Tensor) {
+    Value s = loadF32(kb, v.bScaleInv, kb.i32(0));
+    tensorScale = tensorScale ? arith::MulFOp::create(b, tensorScale, s) : s;
+  }
+  Value smemAddress = kb.sharedAddress(v.smem);
+  Value mLast = kb.sub(v.m, kb.i32(1));
+
+  kb.forLoop(
+      kb.blockIdX(), v.numTiles, kb.gridDimX(), {kb.i32(0)},
+      [&](Value tile, ValueRange state) {
+        TileCoordinate coord = emitGroupedTileCoordinate(
+            kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
+        Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
+        Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+        Value rows[2] = {kb.add(mOffset, rowInTile),
+                         kb.add(kb.add(mOffset, rowInTile), kb.i32(8))};
+        Value zero = LLVM::ZeroOp::create(b, accType);
+        SmallVector<Value> init = {state[0], zero};
+        if (promote)
+          init.push_back(zero);
+
+        ValueRange loop = kb.forLoop(
+            kb.i32(0), kb.i32(kBlocks), kb.i32(1), init,
+            [&](Value kBlock, ValueRange carried) {
+              Value iteration = carried[0];
+              Value stage = v.ring.stage(kb, iteration);
+              kb.mbarrierWait(v.ring.fullBarrier(kb, stage),
+                              v.ring.consumerParity(kb, iteration));
+              // This K block's scales, loaded before the MMAs so their
+              // latency hides behind them. A: [K/128, M] (MN-major).
+              Value rowScale0, rowScale1;
+              if (p.isBlockwise()) {
+                Value bScale = loadF32(
+                    kb, v.bScaleInv,
+                    kb.add(kb.mul(kb.divu(nOffset, kb.i32(kScaleBlock)),
+                                  kb.i32(kBlocks)),
+                           kBlock));
+                auto aScaleAt = [&](Value row) {
+                  return loadF32(kb, v.aScaleInv,
+                                 kb.add(kb.mul(kBlock, v.m),
+                                        kb.minu(row, mLast)));
+                };
+                rowScale0 = arith::MulFOp::create(b, aScaleAt(rows[0]), bScale);
+                rowScale1 = arith::MulFOp::create(b, aScaleAt(rows[1]), bScale);
+              }
+              Value stageAddress =
+                  kb.add(smemAddress, kb.mul(stage, kb.i32(t.stageBytes())));
+              Value aAddress = kb.add(
+                  stageAddress,
+                  kb.mul(consumer, kb.i32(kWgmmaM * kSwizzle128BRowBytes)));
+              Value bAddress =
+                  kb.add(stageAddress, kb.i32(t.tileM * kSwizzle128BRowBytes));
+              NVVM::WgmmaFenceAlignedOp::create(b);
+              Value acc = carried[1];
+              for (int64_t s = 0; s < t.tileK / kWgmmaK; ++s) {
+                int64_t kBytes = s * kWgmmaK; // one byte per FP8 element
+                acc = emitWgmma(
+                    kb, acc,
+                    emitKMajorSwizzle128BDescriptor(kb, aAddress, kBytes),
+                    emitKMajorSwizzle128BDescriptor(kb, bAddress, kBytes),
+                    t.tileN, p.aElementType, p.bElementType,
+                    /*accumulate=*/!(promote && s == 0));
+              }
+              NVVM::WgmmaGroupSyncAlignedOp::create(b);
+              NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+              kb.mbarrierArrive(v.ring.emptyBarrier(kb, stage));
+              SmallVector<Value> next = {kb.add(iteration, kb.i32(1)), acc};
+              if (promote)
+                next.push_back(emitPromotion(kb, carried[2], acc, rowScale0,
+                                             rowScale1, t.tileN));
+              return next;
+            });
+        Value result = promote ? loop[2] : loop[1];
+        emitEpilogue(kb, p, t, v, result, rows, nOffset, colInFragment,
+                     tensorScale);
+        return SmallVector<Value>{loop[0]};
+      });
+}
+
+static void ensureDynamicSharedMemory(OpBuilder &builder, Location loc,
+                                      gpu::GPUModuleOp module) {
+  if (module.lookupSymbol(kDynamicSharedMemorySymbol))
+    return;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), 0);
+  LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/false,
+                         LLVM::Linkage::External, kDynamicSharedMemorySymbol,
+                         Attribute(), kDynamicSharedMemoryAlignment,
+                         static_cast<unsigned>(AddressSpace::Shared));
+}
+
+gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
+                                       gpu::GPUModuleOp module, StringRef name,
+                                       const GemmProblem &p,
+                                       const GemmTiling &t) {
+  ensureDynamicSharedMemory(builder, loc, module);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  ImplicitLocOpBuilder b(loc, builder);
+  KernelBuilder kb(b);
+  MLIRContext *ctx = builder.getContext();
+
+  Type generic = kb.ptrType(AddressSpace::Generic);
+  Type global = kb.ptrType(AddressSpace::Global);
+  // Parameter order: the metadata's "params" list (GemmKernel.cpp).
+  SmallVector<Type> argTypes = {generic, generic, global, global, global};
+  if (p.biasElementType)
+    argTypes.push_back(global);
+  if (p.accumulateIntoC)
+    argTypes.push_back(global);
+  argTypes.push_back(b.getI32Type());
+
+  auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(argTypes, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  // A register cap at entry lets setmaxnreg move registers between
+  // warpgroups (one CTA per SM).
+  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                b.getDenseI32ArrayAttr({static_cast<int32_t>(t.numThreads()), 1, 1}));
+  func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));
+
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  unsigned arg = 0;
+  KernelValues v{};
+  v.tmaA = entry.getArgument(arg++);
+  v.tmaB = entry.getArgument(arg++);
+  v.d = entry.getArgument(arg++);
+  v.aScaleInv = entry.getArgument(arg++);
+  v.bScaleInv = entry.getArgument(arg++);
+  if (p.biasElementType)
+    v.bias = entry.getArgument(arg++);
+  if (p.accumulateIntoC)
+    v.c = entry.getArgument(arg++);
+  v.m = entry.getArgument(arg++);
+
+  v.tid = kb.threadIdX();
+  v.smem = kb.dynamicSharedMemory();
+  v.ring = PipelineRing(kb.bytePtr(v.smem, t.stages * t.stageBytes()), t.stages);
+  kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
+    v.ring.init(kb, /*producerArrivals=*/1,
+                /*consumerArrivals=*/t.numConsumers() * kWarpgroupThreads);
+    kb.prefetchTensorMap(v.tmaA);
+    kb.prefetchTensorMap(v.tmaB);
+  });
+  gpu::BarrierOp::create(b);
+  v.numMTiles = kb.ceilDiv(v.m, t.tileM);
+  v.numTiles = kb.mul(v.numMTiles, kb.i32(t.numNTiles(p.n)));
+
+  Value isProducer =
+      kb.eq(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(0));
+  auto roles = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard roleGuard(b);
+    b.setInsertionPoint(roles.thenBlock()->getTerminator());
+    emitProducer(kb, p, t, v);
+    b.setInsertionPoint(roles.elseBlock()->getTerminator());
+    emitConsumer(kb, p, t, v);
+  }
+  gpu::ReturnOp::create(b);
+  (void)ctx;
+  return func;
+}

@@ -1,0 +1,276 @@
+//===- GemmKernel.cpp - Target-neutral description of a GEMM kernel -------===//
+
+#include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+/// The blockwise kernels take DeepSeek-V3's tiles: 1x128 activation scales,
+/// 128x128 weight scales.
+static constexpr int64_t kScaleBlock = 128;
+
+static FailureOr<ScaleMode> getScaleMode(ScaledMatmulOp op, StringRef operand,
+                                         GranularityAttr g, bool isA) {
+  if (g.isTensor())
+    return ScaleMode::Tensor;
+  if (g.isRow())
+    return ScaleMode::Row;
+  if (g.isTile()) {
+    TileShape expected = isA ? TileShape{1, kScaleBlock}
+                             : TileShape{kScaleBlock, kScaleBlock};
+    if (g.getTile() != expected)
+      return op.emitOpError()
+             << "the GEMM kernels take blockwise " << operand
+             << " scales in " << expected.rows << "x" << expected.cols
+             << " tiles, got " << g.describe();
+    return ScaleMode::Blockwise;
+  }
+  return op.emitOpError() << "MXFP8 scales need the block-scaled MMA of "
+                             "sm_100a (run fp8-verify-target first)";
+}
+
+FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op) {
+  GemmProblem p;
+  p.n = op.getN();
+  p.k = op.getK();
+  p.staticM = op.getM();
+  if (ShapedType::isDynamic(p.n) || ShapedType::isDynamic(p.k))
+    return op.emitOpError() << "expected static N and K (one kernel is built "
+                               "per N and K; M may be dynamic)";
+  // TMA needs 16-byte row strides: K bytes for the FP8 operands. The
+  // epilogue's paired stores need even N; 16 keeps every output row
+  // 16-byte aligned for any output type.
+  if (p.k % 16 != 0 || p.n % 16 != 0)
+    return op.emitOpError() << "expected N and K to be multiples of 16 (TMA "
+                               "needs 16-byte aligned row strides), got N = "
+                            << p.n << ", K = " << p.k;
+  p.aElementType = op.getA().getType().getElementType();
+  p.bElementType = op.getB().getType().getElementType();
+  p.outElementType = op.getResult().getType().getElementType();
+
+  FailureOr<ScaleMode> aScale =
+      getScaleMode(op, "A", op.getAGranularity(), /*isA=*/true);
+  if (failed(aScale))
+    return failure();
+  FailureOr<ScaleMode> bScale =
+      getScaleMode(op, "B", op.getBGranularity(), /*isA=*/false);
+  if (failed(bScale))
+    return failure();
+  p.aScale = *aScale;
+  p.bScale = *bScale;
+
+  Accumulation accumulation = op.getAccumulation().getMode();
+  p.promoteInterval = accumulation.promoteInterval;
+  if (!accumulation.isFast() && p.promoteInterval != kScaleBlock)
+    return op.emitOpError() << "the GEMM kernels promote every " << kScaleBlock
+                            << " K elements: expected accumulation fast or "
+                               "promoted("
+                            << kScaleBlock << "), got promoted("
+                            << p.promoteInterval << ")";
+  if (Value bias = op.getBias())
+    p.biasElementType = cast<ShapedType>(bias.getType()).getElementType();
+  p.accumulateIntoC = static_cast<bool>(op.getC());
+  return p;
+}
+
+static StringRef getDTypeName(Type t) {
+  if (isa<Float8E4M3FNType>(t))
+    return "e4m3";
+  if (isa<Float8E5M2Type>(t))
+    return "e5m2";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF16())
+    return "f16";
+  return "f32";
+}
+
+static StringRef getRecipeName(const GemmProblem &p) {
+  if (p.isBlockwise())
+    return "blockwise";
+  if (p.aScale == ScaleMode::Row || p.bScale == ScaleMode::Row)
+    return "rowwise";
+  return "tensorwise";
+}
+
+std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
+                                         const GemmTiling &t) {
+  std::string name = llvm::formatv(
+      "fp8_gemm_{0}_{1}_{2}_{3}_n{4}_k{5}_t{6}x{7}x{8}_s{9}", getRecipeName(p),
+      getDTypeName(p.aElementType), getDTypeName(p.bElementType),
+      getDTypeName(p.outElementType), p.n, p.k, t.tileM, t.tileN, t.tileK,
+      t.stages);
+  if (p.aScale != p.bScale)
+    name += "_a" + std::string(p.aScale == ScaleMode::Row ? "row" : "tensor");
+  if (p.promoteInterval == 0)
+    name += "_fast";
+  if (p.biasElementType)
+    name += "_bias";
+  if (p.accumulateIntoC)
+    name += "_acc";
+  return name;
+}
+
+namespace {
+/// Builds the nested attributes of the metadata dictionary.
+class MetadataBuilder {
+public:
+  explicit MetadataBuilder(MLIRContext *ctx) : b(ctx) {}
+
+  Attribute str(StringRef s) { return b.getStringAttr(s); }
+  Attribute num(int64_t v) { return b.getI64IntegerAttr(v); }
+  Attribute flag(bool v) { return b.getBoolAttr(v); }
+  /// A shape entry: an extent or the symbol of a run-time extent.
+  Attribute dim(int64_t v) { return num(v); }
+  Attribute dim(StringRef symbol) { return str(symbol); }
+  Attribute list(ArrayRef<Attribute> items) { return b.getArrayAttr(items); }
+  Attribute dict(ArrayRef<std::pair<StringRef, Attribute>> entries) {
+    SmallVector<NamedAttribute> named;
+    for (auto [key, value] : entries)
+      named.push_back(b.getNamedAttr(key, value));
+    return b.getDictionaryAttr(named);
+  }
+
+private:
+  Builder b;
+};
+} // namespace
+
+DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
+    MLIRContext *ctx, StringRef name, const ChipInfo &chip,
+    const GemmProblem &p, const GemmTiling &t,
+    int64_t dynamicSharedMemoryBytes) {
+  MetadataBuilder m(ctx);
+  int64_t kBlocks = p.numKBlocks(kScaleBlock);
+  int64_t nBlocks = (p.n + kScaleBlock - 1) / kScaleBlock;
+
+  auto operand = [&](StringRef opName, Type type, ArrayRef<Attribute> shape,
+                     StringRef role, bool optional = false) {
+    SmallVector<std::pair<StringRef, Attribute>> entries = {
+        {"name", m.str(opName)},
+        {"dtype", m.str(getDTypeName(type))},
+        {"shape", m.list(shape)},
+        {"role", m.str(role)}};
+    if (optional)
+      entries.push_back({"optional", m.flag(true)});
+    return m.dict(entries);
+  };
+  auto scaleShape = [&](ScaleMode mode, bool isA) -> SmallVector<Attribute> {
+    switch (mode) {
+    case ScaleMode::Tensor:
+      return {};
+    case ScaleMode::Row:
+      return {isA ? m.dim("M") : m.dim(p.n)};
+    case ScaleMode::Blockwise:
+      // A: MN-major [ceil(K/128), M] (a K block's scales are contiguous);
+      // B: [ceil(N/128), ceil(K/128)].
+      if (isA)
+        return {m.dim(kBlocks), m.dim("M")};
+      return {m.dim(nBlocks), m.dim(kBlocks)};
+    }
+    llvm_unreachable("unknown scale mode");
+  };
+  Type f32 = Float32Type::get(ctx);
+
+  SmallVector<Attribute> operands = {
+      operand("a", p.aElementType, {m.dim("M"), m.dim(p.k)}, "input"),
+      operand("b", p.bElementType, {m.dim(p.n), m.dim(p.k)}, "input"),
+      operand("a_scale_inv", f32, scaleShape(p.aScale, true), "input"),
+      operand("b_scale_inv", f32, scaleShape(p.bScale, false), "input")};
+  if (p.biasElementType)
+    operands.push_back(
+        operand("bias", p.biasElementType, {m.dim(p.n)}, "input"));
+  if (p.accumulateIntoC)
+    operands.push_back(operand("c", f32, {m.dim("M"), m.dim(p.n)}, "input"));
+  operands.push_back(
+      operand("d", p.outElementType, {m.dim("M"), m.dim(p.n)}, "output"));
+
+  auto tensorMap = [&](StringRef mapName, StringRef opName, Type type,
+                       Attribute outer, int64_t boxOuter) {
+    return m.dict({{"name", m.str(mapName)},
+                   {"operand", m.str(opName)},
+                   {"dtype", m.str(getDTypeName(type))},
+                   {"rank", m.num(2)},
+                   {"dims", m.list({m.dim(p.k), outer})},
+                   {"strides_bytes", m.list({m.num(p.k)})},
+                   {"box", m.list({m.num(t.tileK), m.num(boxOuter)})},
+                   {"element_strides", m.list({m.num(1), m.num(1)})},
+                   {"interleave", m.str("none")},
+                   {"swizzle", m.str("128B")},
+                   {"l2_promotion", m.str("256B")},
+                   {"oob_fill", m.str("zero")}});
+  };
+  SmallVector<Attribute> tensorMaps = {
+      tensorMap("tma_a", "a", p.aElementType, m.dim("M"), t.tileM),
+      tensorMap("tma_b", "b", p.bElementType, m.dim(p.n), t.tileN)};
+
+  auto param = [&](StringRef paramName, StringRef kind, StringRef key,
+                   Attribute value) {
+    SmallVector<std::pair<StringRef, Attribute>> entries = {
+        {"name", m.str(paramName)}, {"kind", m.str(kind)}, {key, value}};
+    if (kind == "tensor_map")
+      entries.push_back({"passing", m.str("grid_constant")});
+    return m.dict(entries);
+  };
+  SmallVector<Attribute> params = {
+      param("tma_a", "tensor_map", "tensor_map", m.str("tma_a")),
+      param("tma_b", "tensor_map", "tensor_map", m.str("tma_b")),
+      param("d", "pointer", "operand", m.str("d")),
+      param("a_scale_inv", "pointer", "operand", m.str("a_scale_inv")),
+      param("b_scale_inv", "pointer", "operand", m.str("b_scale_inv"))};
+  if (p.biasElementType)
+    params.push_back(param("bias", "pointer", "operand", m.str("bias")));
+  if (p.accumulateIntoC)
+    params.push_back(param("c", "pointer", "operand", m.str("c")));
+  params.push_back(param("m", "i32", "value", m.str("M")));
+
+  auto granularity = [](ScaleMode mode, bool isA) -> StringRef {
+    switch (mode) {
+    case ScaleMode::Tensor:
+      return "tensor";
+    case ScaleMode::Row:
+      return "row";
+    case ScaleMode::Blockwise:
+      return isA ? "tile 1x128" : "tile 128x128";
+    }
+    llvm_unreachable("unknown scale mode");
+  };
+  std::string accumulation =
+      p.promoteInterval == 0
+          ? std::string("fast")
+          : llvm::formatv("promoted({0})", p.promoteInterval).str();
+  Attribute gemm = m.dict(
+      {{"m", m.dim("M")},
+       {"n", m.num(p.n)},
+       {"k", m.num(p.k)},
+       {"a_dtype", m.str(getDTypeName(p.aElementType))},
+       {"b_dtype", m.str(getDTypeName(p.bElementType))},
+       {"out_dtype", m.str(getDTypeName(p.outElementType))},
+       {"a_granularity", m.str(granularity(p.aScale, true))},
+       {"b_granularity", m.str(granularity(p.bScale, false))},
+       {"accumulation", m.str(accumulation)},
+       {"bias", m.flag(static_cast<bool>(p.biasElementType))},
+       {"accumulate_into_c", m.flag(p.accumulateIntoC)},
+       {"tile", m.list({m.num(t.tileM), m.num(t.tileN), m.num(t.tileK)})},
+       {"stages", m.num(t.stages)},
+       {"cluster", m.list({m.num(t.clusterM), m.num(t.clusterN), m.num(1)})}});
+
+  return cast<DictionaryAttr>(m.dict(
+      {{"name", m.str(name)},
+       {"entry", m.str(name)},
+       {"chip", m.str(chip.name)},
+       {"block", m.list({m.num(t.numThreads()), m.num(1), m.num(1)})},
+       {"cluster",
+        m.list({m.num(t.clusterM * t.clusterN), m.num(1), m.num(1)})},
+       {"dynamic_shared_memory_bytes", m.num(dynamicSharedMemoryBytes)},
+       {"grid", m.dict({{"kind", m.str("persistent")},
+                        {"tile_m", m.num(t.tileM)},
+                        {"tile_n", m.num(t.tileN)}})},
+       {"operands", m.list(operands)},
+       {"tensor_maps", m.list(tensorMaps)},
+       {"params", m.list(params)},
+       {"gemm", gemm}}));
+}

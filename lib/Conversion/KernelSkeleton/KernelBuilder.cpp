@@ -1,0 +1,198 @@
+//===- KernelBuilder.cpp - Emission helpers for GPU kernels ---------------===//
+
+#include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+/// Suspend-time hint of mbarrier.try_wait, in ns: long enough that a
+/// waiting warp sleeps instead of spinning on the barrier.
+static constexpr int64_t kMBarrierSuspendTimeHintNs = 10000000;
+
+Value KernelBuilder::i32(int64_t v) {
+  return arith::ConstantIntOp::create(b, v, 32);
+}
+Value KernelBuilder::i64(int64_t v) {
+  return arith::ConstantIntOp::create(b, v, 64);
+}
+Value KernelBuilder::f32(float v) {
+  return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(v));
+}
+Value KernelBuilder::add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+Value KernelBuilder::sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+Value KernelBuilder::mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+Value KernelBuilder::divu(Value x, Value y) { return arith::DivUIOp::create(b, x, y); }
+Value KernelBuilder::remu(Value x, Value y) { return arith::RemUIOp::create(b, x, y); }
+Value KernelBuilder::minu(Value x, Value y) { return arith::MinUIOp::create(b, x, y); }
+Value KernelBuilder::andi(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
+Value KernelBuilder::ceilDiv(Value x, int64_t d) {
+  return divu(add(x, i32(d - 1)), i32(d));
+}
+Value KernelBuilder::eq(Value x, Value y) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y);
+}
+Value KernelBuilder::ult(Value x, Value y) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y);
+}
+
+static Value indexToI32(ImplicitLocOpBuilder &b, Value index) {
+  return arith::IndexCastUIOp::create(b, b.getI32Type(), index);
+}
+Value KernelBuilder::threadIdX() {
+  return indexToI32(b, gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+}
+Value KernelBuilder::blockIdX() {
+  return indexToI32(b, gpu::BlockIdOp::create(b, gpu::Dimension::x));
+}
+Value KernelBuilder::gridDimX() {
+  return indexToI32(b, gpu::GridDimOp::create(b, gpu::Dimension::x));
+}
+
+Type KernelBuilder::ptrType(AddressSpace space) {
+  return LLVM::LLVMPointerType::get(b.getContext(),
+                                    static_cast<unsigned>(space));
+}
+
+Value KernelBuilder::dynamicSharedMemory() {
+  return LLVM::AddressOfOp::create(b, ptrType(AddressSpace::Shared),
+                                   kDynamicSharedMemorySymbol);
+}
+
+Value KernelBuilder::bytePtr(Value base, Value offset) {
+  return LLVM::GEPOp::create(b, base.getType(), b.getI8Type(), base,
+                             ValueRange{offset});
+}
+
+Value KernelBuilder::sharedAddress(Value sharedPtr) {
+  Value asInt = LLVM::PtrToIntOp::create(b, b.getI64Type(), sharedPtr);
+  return arith::TruncIOp::create(b, b.getI32Type(), asInt);
+}
+
+Value KernelBuilder::load(Type type, Value ptr) {
+  return LLVM::LoadOp::create(b, type, ptr);
+}
+void KernelBuilder::store(Value value, Value ptr) {
+  LLVM::StoreOp::create(b, value, ptr);
+}
+
+void KernelBuilder::mbarrierInit(Value barrier, int64_t arrivals) {
+  NVVM::MBarrierInitOp::create(b, barrier, i32(arrivals), /*predicate=*/Value());
+}
+
+void KernelBuilder::mbarrierArriveExpectTx(Value barrier, int64_t bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(b, /*res=*/Type(), barrier, i32(bytes),
+                                         NVVM::MemScopeKind::CTA,
+                                         /*relaxed=*/false,
+                                         /*predicate=*/Value());
+}
+
+void KernelBuilder::mbarrierArrive(Value barrier) {
+  NVVM::MBarrierArriveOp::create(b, /*res=*/Type(), barrier, /*count=*/Value(),
+                                 NVVM::MemScopeKind::CTA, /*relaxed=*/false);
+}
+
+void KernelBuilder::mbarrierWait(Value barrier, Value parity) {
+  NVVM::MBarrierTryWaitParityOp::create(b, barrier, parity,
+                                        i32(kMBarrierSuspendTimeHintNs));
+}
+
+void KernelBuilder::tmaLoad2d(Value dst, Value tensorMap, Value inner,
+                              Value outer, Value barrier) {
+  // The `.shared::cluster` form takes a shared::cluster address; a CTA's own
+  // shared address is a valid one (PTX ISA 9.7.9.25.5.1).
+  Value clusterDst = LLVM::AddrSpaceCastOp::create(
+      b, ptrType(AddressSpace::SharedCluster), dst);
+  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+      b, clusterDst, tensorMap, ValueRange{inner, outer}, barrier,
+      /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+      /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+      /*group=*/NVVM::CTAGroupKindAttr(), /*predicate=*/Value());
+}
+
+void KernelBuilder::prefetchTensorMap(Value tensorMap) {
+  NVVM::PrefetchOp::create(b, /*cacheLevel=*/NVVM::PrefetchCacheLevelAttr(),
+                           /*evictPriority=*/NVVM::CacheEvictionPriorityAttr(),
+                           tensorMap, /*predicate=*/Value(),
+                           /*tensormap=*/b.getUnitAttr());
+}
+
+void KernelBuilder::ifThen(Value cond, function_ref<void()> thenBody) {
+  auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  thenBody();
+}
+
+ValueRange
+KernelBuilder::forLoop(Value lb, Value ub, Value step, ValueRange init,
+                       function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto forOp = scf::ForOp::create(b, lb, ub, step, init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *block = forOp.getBody();
+    if (!block->empty() && isa<scf::YieldOp>(block->back()))
+      block->back().erase();
+    b.setInsertionPointToEnd(block);
+    SmallVector<Value> next =
+        body(forOp.getInductionVar(), forOp.getRegionIterArgs());
+    scf::YieldOp::create(b, next);
+  }
+  return forOp.getResults();
+}
+
+//===----------------------------------------------------------------------===//
+// PipelineRing
+//===----------------------------------------------------------------------===//
+
+void PipelineRing::init(KernelBuilder &kb, int64_t producerArrivals,
+                        int64_t consumerArrivals) const {
+  for (int64_t s = 0; s < stages; ++s) {
+    kb.mbarrierInit(kb.bytePtr(barrierBase, 8 * s), producerArrivals);
+    kb.mbarrierInit(kb.bytePtr(barrierBase, 8 * (stages + s)), consumerArrivals);
+  }
+}
+
+Value PipelineRing::stage(KernelBuilder &kb, Value iteration) const {
+  return kb.remu(iteration, kb.i32(stages));
+}
+
+Value PipelineRing::fullBarrier(KernelBuilder &kb, Value stage) const {
+  return kb.bytePtr(barrierBase, kb.mul(stage, kb.i32(8)));
+}
+
+Value PipelineRing::emptyBarrier(KernelBuilder &kb, Value stage) const {
+  return kb.bytePtr(barrierBase, kb.add(kb.mul(stage, kb.i32(8)),
+                                        kb.i32(8 * stages)));
+}
+
+Value PipelineRing::consumerParity(KernelBuilder &kb, Value iteration) const {
+  return kb.andi(kb.divu(iteration, kb.i32(stages)), kb.i32(1));
+}
+
+Value PipelineRing::producerParity(KernelBuilder &kb, Value iteration) const {
+  Value round = kb.divu(iteration, kb.i32(stages));
+  return kb.andi(kb.add(round, kb.i32(1)), kb.i32(1));
+}
+
+//===----------------------------------------------------------------------===//
+// Tile scheduler
+//===----------------------------------------------------------------------===//
+
+TileCoordinate mlir::fp8::emitGroupedTileCoordinate(KernelBuilder &kb,
+                                                    Value linearTile,
+                                                    Value numMTiles,
+                                                    int64_t numNTiles,
+                                                    int64_t rasterGroup) {
+  // Tiles of a group: rasterGroup tile rows x all tile columns, walked down
+  // the rows first so that consecutive CTAs share a B tile column and a
+  // band of A rows.
+  Value tilesPerGroup = kb.i32(rasterGroup * numNTiles);
+  Value group = kb.divu(linearTile, tilesPerGroup);
+  Value firstM = kb.mul(group, kb.i32(rasterGroup));
+  Value groupRows = kb.minu(kb.sub(numMTiles, firstM), kb.i32(rasterGroup));
+  Value inGroup = kb.remu(linearTile, tilesPerGroup);
+  TileCoordinate coord;
+  coord.mTile = kb.add(firstM, kb.remu(inGroup, groupRows));
+  coord.nTile = kb.divu(inGroup, groupRows);
+  return coord;
+}
