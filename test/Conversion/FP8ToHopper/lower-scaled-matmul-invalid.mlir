@@ -1,0 +1,79 @@
+// RUN: fp8-opt %s -split-input-file -fp8-lower-scaled-matmul=chip=sm_90a -verify-diagnostics
+
+func.func @mn_major(%a: tensor<256x128xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{sm_90a reads FP8 MMA operands K-major only (TN): run fp8-verify-target for the fix}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, a_major = #fp8.major<mn>, accumulation = #fp8.accumulation<fast>} : (tensor<256x128xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @dynamic_k(%a: tensor<128x?xf8E4M3FN>, %b: tensor<64x?xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{expected static N and K (one kernel is built per N and K; M may be dynamic)}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x?xf8E4M3FN>, tensor<64x?xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @k_alignment(%a: tensor<128x100xf8E4M3FN>, %b: tensor<64x100xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{expected N and K to be multiples of 16 (TMA needs 16-byte aligned row strides), got N = 64, K = 100}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x100xf8E4M3FN>, tensor<64x100xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @blockwise_b_1d(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<64x2xf32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{the GEMM kernels take blockwise B scales in 128x128 tiles, got tile 1x128}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<128x2xf32>, tensor<64x2xf32>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @promote_interval(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{the GEMM kernels promote every 128 K elements: expected accumulation fast or promoted(128), got promoted(64)}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(64)>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @tile_m(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{the sm_90a kernels take tile M 64 or 128 (one or two consumer warpgroups), got 192}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 192x128x128>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @blockwise_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<2x2xf32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{the sm_90a blockwise kernels apply one B scale per tile: expected tile N 128, got 256}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x256x128>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<128x2xf32>, tensor<2x2xf32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @promote_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{promoted accumulation keeps two f32 accumulators of tile N / 2 registers per thread: expected tile N <= 128, got 256}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x256x128>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @cluster(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{thread-block clusters are not implemented in the sm_90a lowering yet: expected cluster 1x1}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, cluster = 2x1>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @shared_memory(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{the kernel configuration needs 393344 bytes of shared memory, more than the 232448 sm_90a offers: use fewer stages or a smaller tile}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, stages = 8>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}

@@ -1,0 +1,91 @@
+// RUN: fp8-opt %s -split-input-file -fp8-lower-scaled-matmul=chip=sm_90a | FileCheck %s
+
+// Per-tensor scales, fast accumulation: the heuristic picks 128x256x128 with
+// 4 stages for N = 7168 (a multiple of 256).
+// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s4_fast]]_launch({{.*}}) -> tensor<?x7168xbf16> attributes {fp8.kernel = @fp8_kernels::@[[K]]}
+// CHECK: func.func @tensorwise
+// CHECK: call @[[K]]_launch(%arg0, %arg1, %arg2, %arg3)
+// CHECK: gpu.module @fp8_kernels
+// CHECK: llvm.mlir.global external @__dynamic_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
+// CHECK: gpu.func @[[K]](%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32) kernel
+// CHECK-SAME: fp8.grid_constant_args = array<i32: 0, 1>
+// CHECK-SAME: dynamic_shared_memory_bytes = 196672
+// CHECK-SAME: tensor_maps = [{box = [128, 128], dims = [2048, "M"]
+// CHECK-SAME: {box = [128, 256], dims = [2048, 7168]
+// CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
+// Barriers: full (1 producer arrival) and empty (256 consumer threads).
+// CHECK: nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.prefetch tensormap
+// CHECK: gpu.barrier
+// Producer warpgroup: gives registers away, one thread issues TMA.
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[
+// Consumer warpgroups.
+// CHECK: } else {
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// Epilogue: scale, convert to bf16 pairs, guarded stores.
+// CHECK: arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK: llvm.store
+func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>) -> tensor<?x7168xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x7168xbf16>
+  return %0 : tensor<?x7168xbf16>
+}
+
+// -----
+
+// Blockwise scales: tile N 128, the first wgmma of each 128-K block restarts
+// the partial sum (scale-d = 0), which is then promoted into the f32
+// accumulator with FMAs by sA[row, kblk] * sB[nblk, kblk].
+// CHECK-LABEL: func.func @blockwise
+// CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s7_bias
+// CHECK-SAME: a_granularity = "tile 1x128"
+// CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "M"]}
+// CHECK-SAME: {dtype = "f32", name = "b_scale_inv", role = "input", shape = [17, 56]}
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: llvm.intr.fma
+func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<17x56xf32>, %bias: tensor<2112xbf16>) -> tensor<?x2112xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb bias %bias {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>, tensor<2112xbf16>) -> tensor<?x2112xbf16>
+  return %0 : tensor<?x2112xbf16>
+}
+
+// -----
+
+// Hybrid-format gradients (e5m2 x e4m3), row scales, f32 accumulate-into-C;
+// N = 2112 pads least with tile N 192.
+// CHECK-LABEL: func.func @rowwise_wgrad
+// CHECK: gpu.func @fp8_gemm_rowwise_e5m2_e4m3_f32_n2112_k4096_t128x192x128_s5_fast_acc
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 192, k = 32>, D[<f32>, <one>], A[<e5m2>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK: llvm.load {{.*}} -> vector<2xf32>
+// CHECK: llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<1>
+func.func @rowwise_wgrad(%a: tensor<?x4096xf8E5M2>, %b: tensor<2112x4096xf8E4M3FN>, %sa: tensor<?x1xf32>, %sb: tensor<2112x1xf32>, %c: tensor<?x2112xf32>) -> tensor<?x2112xf32> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb accumulate_into %c {a_granularity = #fp8.granularity<row>, b_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>} : (tensor<?x4096xf8E5M2>, tensor<2112x4096xf8E4M3FN>, tensor<?x1xf32>, tensor<2112x1xf32>, tensor<?x2112xf32>) -> tensor<?x2112xf32>
+  return %0 : tensor<?x2112xf32>
+}
+
+// -----
+
+// The IR overrides the heuristic; two call sites of one GEMM share a kernel.
+// CHECK-LABEL: func.func @override
+// CHECK-COUNT-2: call @fp8_gemm_tensorwise_e4m3_e4m3_f16_n4096_k4096_t64x128x128_s3_launch
+// CHECK: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_f16_n4096_k4096_t64x128x128_s3
+// CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
+// CHECK: nvvm.setmaxregister increase 240
+// CHECK-NOT: gpu.func
+func.func @override(%a: tensor<?x4096xf8E4M3FN>, %b: tensor<4096x4096xf8E4M3FN>, %s: tensor<f32>) -> (tensor<?x4096xf16>, tensor<?x4096xf16>) {
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 64x128x128, stages = 3>} : (tensor<?x4096xf8E4M3FN>, tensor<4096x4096xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4096xf16>
+  %1 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 64x128x128, stages = 3>} : (tensor<?x4096xf8E4M3FN>, tensor<4096x4096xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4096xf16>
+  return %0, %1 : tensor<?x4096xf16>, tensor<?x4096xf16>
+}
