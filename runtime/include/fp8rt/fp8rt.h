@@ -1,0 +1,143 @@
+/*
+ * fp8rt: host runtime for kernels compiled by fp8-compile.
+ *
+ * For each kernel the compiler writes NAME.ptx and NAME.json (the metadata:
+ * entry name, block/cluster dims, grid rule, dynamic shared memory, operands,
+ * TMA tensor maps and the kernel's parameter list; see runtime/README.md).
+ * This library reads both, validates the caller's operands against the
+ * metadata, encodes the tensor maps and launches the kernel on the caller's
+ * CUDA stream.
+ *
+ * The library has a plain C ABI: no C++ types and no exceptions cross it.
+ * Every function that can fail returns an fp8rt_status; fp8rt_last_error()
+ * then returns a message naming the offending argument and what was expected.
+ *
+ * The CUDA driver (libcuda.so.1) is loaded with dlopen the first time a
+ * kernel is launched; the library never links against it, so loading and
+ * validating metadata works on machines without a GPU.
+ *
+ * Thread safety: different kernels may be used from different threads
+ * concurrently; one kernel may be launched from several threads (launches of
+ * one kernel are serialised internally). fp8rt_kernel_destroy must not race
+ * with a launch of the same kernel.
+ */
+#ifndef FP8RT_FP8RT_H
+#define FP8RT_FP8RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define FP8RT_API
+#else
+#define FP8RT_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opaque handle: parsed metadata + image + per-CUDA-context module state. */
+typedef struct fp8rt_kernel fp8rt_kernel;
+
+typedef enum fp8rt_status {
+  FP8RT_SUCCESS = 0,
+  /* A caller argument is wrong: operand names, dtypes, shapes, strides,
+   * alignment, null pointers, values that do not fit the kernel's params. */
+  FP8RT_ERROR_INVALID_ARGUMENT,
+  /* NAME.json is malformed or inconsistent (or disagrees with the PTX). */
+  FP8RT_ERROR_INVALID_METADATA,
+  /* libcuda.so.1 could not be loaded or lacks a needed entry point. */
+  FP8RT_ERROR_DRIVER_NOT_FOUND,
+  /* A CUDA driver call failed; the message names the call and the error. */
+  FP8RT_ERROR_CUDA,
+  /* A file could not be read. */
+  FP8RT_ERROR_IO,
+  /* Out of host memory, or a bug in fp8rt. */
+  FP8RT_ERROR_INTERNAL
+} fp8rt_status;
+
+/* Element types. The FP8 formats (e4m3, e5m2) and the ue8m0 scale format are
+ * one byte each; bf16/f16 two; f32 four. */
+typedef enum fp8rt_dtype {
+  FP8RT_E4M3,
+  FP8RT_E5M2,
+  FP8RT_UE8M0,
+  FP8RT_BF16,
+  FP8RT_F16,
+  FP8RT_F32
+} fp8rt_dtype;
+
+#define FP8RT_MAX_RANK 4
+
+/* One operand of a launch, matched to the metadata's operand by name.
+ *
+ * data:    device pointer (any address the kernel's context can access);
+ *          NULL is allowed only for operands marked "optional" (the kernel
+ *          then receives 0). An optional operand may also be left out.
+ * shape:   shape[0..rank-1], outermost first; every extent must be >= 1.
+ * strides: in elements, outermost first. All zero means dense row-major.
+ *          Otherwise they must describe the dense row-major layout the
+ *          kernel assumes (strides of extent-1 dims are ignored); in
+ *          particular the innermost stride must be 1. */
+typedef struct fp8rt_tensor {
+  const char *name;
+  void *data;
+  fp8rt_dtype dtype;
+  int rank;
+  int64_t shape[FP8RT_MAX_RANK];
+  int64_t strides[FP8RT_MAX_RANK];
+} fp8rt_tensor;
+
+/* Loads NAME.json and the image it names: "cubin" if present, otherwise
+ * "ptx"; relative paths are resolved against the JSON file's directory.
+ * Validates the metadata (and, for PTX, that the entry's parameter list
+ * matches the metadata's "params"). Does not touch the CUDA driver.
+ * On success *out owns the kernel; free it with fp8rt_kernel_destroy. */
+FP8RT_API fp8rt_status fp8rt_kernel_load(const char *json_path,
+                                         fp8rt_kernel **out);
+
+/* Same as fp8rt_kernel_load with the metadata text and the image in memory
+ * (both are copied). image is PTX text, a cubin (ELF) or a fatbin; for PTX,
+ * image_size may be 0 to mean "NUL-terminated string". The metadata's
+ * "ptx"/"cubin" file names are not used. */
+FP8RT_API fp8rt_status fp8rt_kernel_load_from_memory(const char *json,
+                                                     const void *image,
+                                                     size_t image_size,
+                                                     fp8rt_kernel **out);
+
+/* Unloads the kernel's modules and frees its device buffers (making each
+ * context it was launched in current for the duration). The caller must make
+ * sure no launch of this kernel is still running on the GPU. NULL is a
+ * no-op. */
+FP8RT_API void fp8rt_kernel_destroy(fp8rt_kernel *kernel);
+
+/* Validates operands[0..num_operands-1] against the metadata (before any
+ * driver call), then launches the kernel on cu_stream (a CUstream; NULL is
+ * the legacy default stream) in the current CUDA context.
+ *
+ * Context: if the calling thread has a current context it is used;
+ * otherwise the primary context of device 0 is retained (once per process,
+ * never released) and made current on the calling thread.
+ * The module is loaded lazily, once per context, at the first launch in it.
+ * The launch is asynchronous: the call returns once it is enqueued. */
+FP8RT_API fp8rt_status fp8rt_launch(fp8rt_kernel *kernel,
+                                    const fp8rt_tensor *operands,
+                                    int num_operands, void *cu_stream);
+
+/* The metadata's "name" (valid until the kernel is destroyed); "" for NULL. */
+FP8RT_API const char *fp8rt_kernel_name(const fp8rt_kernel *kernel);
+
+/* Message of the last failed fp8rt call on the calling thread ("" if none
+ * failed yet). Successful calls leave it unchanged. Valid until the next
+ * failing fp8rt call on this thread. */
+FP8RT_API const char *fp8rt_last_error(void);
+
+/* Static name of a status code, e.g. "FP8RT_ERROR_INVALID_ARGUMENT". */
+FP8RT_API const char *fp8rt_status_string(fp8rt_status status);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FP8RT_FP8RT_H */

@@ -1,0 +1,191 @@
+// The C entry points: argument checks, file reading, and turning internal
+// Status values into fp8rt_status + the thread-local error message. No C++
+// exception may cross this boundary.
+#include "fp8rt/fp8rt.h"
+
+#include "Kernel.h"
+#include "KernelMetadata.h"
+#include "Status.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+#include <system_error>
+
+namespace fp8rt {
+namespace {
+
+thread_local std::string lastError;
+
+fp8rt_status report(const char *function, const Status &status) {
+  if (!status.ok())
+    lastError = strCat(function, ": ", status.message());
+  return status.code();
+}
+
+// Runs `body` and converts any exception (in practice std::bad_alloc) into
+// a status, so nothing propagates into C callers.
+template <typename Body>
+fp8rt_status guarded(const char *function, Body &&body) {
+  try {
+    return report(function, body());
+  } catch (const std::bad_alloc &) {
+    return report(function, Status(FP8RT_ERROR_INTERNAL, "out of host memory"));
+  } catch (const std::exception &e) {
+    return report(function, Status(FP8RT_ERROR_INTERNAL,
+                                   strCat("internal error: ", e.what())));
+  } catch (...) {
+    return report(function, Status(FP8RT_ERROR_INTERNAL,
+                                   "internal error: unknown exception"));
+  }
+}
+
+Status readFile(const std::string &path, std::string &out) {
+  FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return Status(FP8RT_ERROR_IO,
+                  strCat("cannot open \"", path,
+                         "\": ", std::generic_category().message(errno)));
+  out.clear();
+  char chunk[1 << 16];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), file)) > 0)
+    out.append(chunk, n);
+  bool failed = std::ferror(file) != 0;
+  int error = errno;
+  std::fclose(file);
+  if (failed)
+    return Status(FP8RT_ERROR_IO,
+                  strCat("cannot read \"", path,
+                         "\": ", std::generic_category().message(error)));
+  return Status();
+}
+
+// Image paths in the metadata are relative to the JSON file's directory.
+std::string siblingPath(const std::string &jsonPath, const std::string &name) {
+  if (!name.empty() && name[0] == '/')
+    return name;
+  size_t slash = jsonPath.rfind('/');
+  if (slash == std::string::npos)
+    return name;
+  return jsonPath.substr(0, slash + 1) + name;
+}
+
+Status loadFromFile(const char *jsonPath, fp8rt_kernel **out) {
+  if (!out)
+    return invalidArgument("out is NULL");
+  *out = nullptr;
+  if (!jsonPath)
+    return invalidArgument("json_path is NULL");
+  std::string json;
+  FP8RT_RETURN_IF_ERROR(readFile(jsonPath, json));
+  KernelMetadata meta;
+  FP8RT_RETURN_IF_ERROR(parseKernelMetadata(json, jsonPath, meta));
+  std::string imagePath = siblingPath(
+      jsonPath, meta.cubinFile.empty() ? meta.ptxFile : meta.cubinFile);
+  std::string image;
+  FP8RT_RETURN_IF_ERROR(readFile(imagePath, image));
+  if (image.empty())
+    return Status(FP8RT_ERROR_IO, strCat("\"", imagePath, "\" is empty"));
+  std::unique_ptr<fp8rt_kernel> kernel;
+  FP8RT_RETURN_IF_ERROR(createKernel(std::move(meta), image.data(),
+                                     image.size(), imagePath, kernel));
+  *out = kernel.release();
+  return Status();
+}
+
+Status loadFromMemory(const char *json, const void *image, size_t imageSize,
+                      fp8rt_kernel **out) {
+  if (!out)
+    return invalidArgument("out is NULL");
+  *out = nullptr;
+  if (!json)
+    return invalidArgument("json is NULL");
+  if (!image)
+    return invalidArgument("image is NULL");
+  if (imageSize == 0) // a NUL-terminated PTX string
+    imageSize = std::strlen(static_cast<const char *>(image));
+  if (imageSize == 0)
+    return invalidArgument("image is empty");
+  KernelMetadata meta;
+  FP8RT_RETURN_IF_ERROR(parseKernelMetadata(json, "<json>", meta));
+  std::unique_ptr<fp8rt_kernel> kernel;
+  FP8RT_RETURN_IF_ERROR(
+      createKernel(std::move(meta), image, imageSize, "<image>", kernel));
+  *out = kernel.release();
+  return Status();
+}
+
+} // namespace
+} // namespace fp8rt
+
+extern "C" {
+
+FP8RT_API fp8rt_status fp8rt_kernel_load(const char *json_path,
+                                         fp8rt_kernel **out) {
+  return fp8rt::guarded("fp8rt_kernel_load",
+                        [&] { return fp8rt::loadFromFile(json_path, out); });
+}
+
+FP8RT_API fp8rt_status fp8rt_kernel_load_from_memory(const char *json,
+                                                     const void *image,
+                                                     size_t image_size,
+                                                     fp8rt_kernel **out) {
+  return fp8rt::guarded("fp8rt_kernel_load_from_memory", [&] {
+    return fp8rt::loadFromMemory(json, image, image_size, out);
+  });
+}
+
+FP8RT_API void fp8rt_kernel_destroy(fp8rt_kernel *kernel) {
+  try {
+    delete kernel;
+  } catch (...) {
+    // A destructor that throws (it should not) must still not reach C.
+  }
+}
+
+FP8RT_API fp8rt_status fp8rt_launch(fp8rt_kernel *kernel,
+                                    const fp8rt_tensor *operands,
+                                    int num_operands, void *cu_stream) {
+  return fp8rt::guarded("fp8rt_launch", [&] {
+    if (!kernel)
+      return fp8rt::invalidArgument("kernel is NULL");
+    fp8rt::Status status = fp8rt::launchKernel(
+        *kernel, operands, num_operands, static_cast<CUstream>(cu_stream));
+    if (!status.ok())
+      status.prepend(fp8rt::strCat("kernel \"", kernel->meta.name, "\": "));
+    return status;
+  });
+}
+
+FP8RT_API const char *fp8rt_kernel_name(const fp8rt_kernel *kernel) {
+  return kernel ? kernel->meta.name.c_str() : "";
+}
+
+FP8RT_API const char *fp8rt_last_error(void) {
+  return fp8rt::lastError.c_str();
+}
+
+FP8RT_API const char *fp8rt_status_string(fp8rt_status status) {
+  switch (status) {
+  case FP8RT_SUCCESS:
+    return "FP8RT_SUCCESS";
+  case FP8RT_ERROR_INVALID_ARGUMENT:
+    return "FP8RT_ERROR_INVALID_ARGUMENT";
+  case FP8RT_ERROR_INVALID_METADATA:
+    return "FP8RT_ERROR_INVALID_METADATA";
+  case FP8RT_ERROR_DRIVER_NOT_FOUND:
+    return "FP8RT_ERROR_DRIVER_NOT_FOUND";
+  case FP8RT_ERROR_CUDA:
+    return "FP8RT_ERROR_CUDA";
+  case FP8RT_ERROR_IO:
+    return "FP8RT_ERROR_IO";
+  case FP8RT_ERROR_INTERNAL:
+    return "FP8RT_ERROR_INTERNAL";
+  }
+  return "FP8RT_ERROR_UNKNOWN_STATUS";
+}
+
+} // extern "C"

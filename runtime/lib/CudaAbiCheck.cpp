@@ -1,0 +1,98 @@
+// Compile-time proof that CudaFallbackTypes.inc (used when cuda.h is
+// missing) agrees with the real cuda.h: every constant, size and offset.
+// Built only when cuda.h is available; it generates no code.
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+namespace fallback {
+#include "CudaFallbackTypes.inc"
+} // namespace fallback
+
+#define FP8RT_SAME_VALUE(name)                                                 \
+  static_assert(static_cast<long long>(fallback::name) ==                      \
+                    static_cast<long long>(::name),                            \
+                #name " differs from cuda.h");
+#define FP8RT_SAME_LAYOUT(type)                                                \
+  static_assert(sizeof(fallback::type) == sizeof(::type) &&                    \
+                    alignof(fallback::type) == alignof(::type),                \
+                #type " size or alignment differs from cuda.h");
+#define FP8RT_SAME_OFFSET(type, field)                                         \
+  static_assert(offsetof(fallback::type, field) == offsetof(::type, field),    \
+                #type "::" #field " offset differs from cuda.h");
+
+FP8RT_SAME_LAYOUT(cuuint32_t)
+FP8RT_SAME_LAYOUT(cuuint64_t)
+FP8RT_SAME_LAYOUT(CUdeviceptr)
+FP8RT_SAME_LAYOUT(CUdevice)
+FP8RT_SAME_LAYOUT(CUresult)
+FP8RT_SAME_LAYOUT(CUdevice_attribute)
+FP8RT_SAME_LAYOUT(CUfunction_attribute)
+FP8RT_SAME_LAYOUT(CUjit_option)
+FP8RT_SAME_LAYOUT(CUstreamCaptureStatus)
+FP8RT_SAME_LAYOUT(CUlaunchAttributeID)
+FP8RT_SAME_LAYOUT(CUlaunchAttributeValue)
+FP8RT_SAME_LAYOUT(CUlaunchAttribute)
+FP8RT_SAME_LAYOUT(CUlaunchConfig)
+FP8RT_SAME_LAYOUT(CUtensorMap)
+FP8RT_SAME_LAYOUT(CUtensorMapDataType)
+FP8RT_SAME_LAYOUT(CUtensorMapInterleave)
+FP8RT_SAME_LAYOUT(CUtensorMapSwizzle)
+FP8RT_SAME_LAYOUT(CUtensorMapL2promotion)
+FP8RT_SAME_LAYOUT(CUtensorMapFloatOOBfill)
+
+FP8RT_SAME_OFFSET(CUlaunchAttribute, id)
+FP8RT_SAME_OFFSET(CUlaunchAttribute, value)
+FP8RT_SAME_OFFSET(CUlaunchConfig, gridDimX)
+FP8RT_SAME_OFFSET(CUlaunchConfig, gridDimY)
+FP8RT_SAME_OFFSET(CUlaunchConfig, gridDimZ)
+FP8RT_SAME_OFFSET(CUlaunchConfig, blockDimX)
+FP8RT_SAME_OFFSET(CUlaunchConfig, blockDimY)
+FP8RT_SAME_OFFSET(CUlaunchConfig, blockDimZ)
+FP8RT_SAME_OFFSET(CUlaunchConfig, sharedMemBytes)
+FP8RT_SAME_OFFSET(CUlaunchConfig, hStream)
+FP8RT_SAME_OFFSET(CUlaunchConfig, attrs)
+FP8RT_SAME_OFFSET(CUlaunchConfig, numAttrs)
+FP8RT_SAME_OFFSET(CUlaunchAttributeValue, clusterDim)
+FP8RT_SAME_OFFSET(CUtensorMap, opaque)
+
+FP8RT_SAME_VALUE(CUDA_SUCCESS)
+FP8RT_SAME_VALUE(CUDA_ERROR_INVALID_VALUE)
+FP8RT_SAME_VALUE(CUDA_ERROR_STUB_LIBRARY)
+FP8RT_SAME_VALUE(CUDA_ERROR_NO_DEVICE)
+FP8RT_SAME_VALUE(CUDA_ERROR_INVALID_CONTEXT)
+FP8RT_SAME_VALUE(CUDA_ERROR_INVALID_PTX)
+FP8RT_SAME_VALUE(CUDA_ERROR_NOT_FOUND)
+FP8RT_SAME_VALUE(CUDA_ERROR_NOT_READY)
+FP8RT_SAME_VALUE(CUDA_ERROR_UNKNOWN)
+FP8RT_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+FP8RT_SAME_VALUE(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+FP8RT_SAME_VALUE(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+FP8RT_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+FP8RT_SAME_VALUE(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+FP8RT_SAME_VALUE(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)
+FP8RT_SAME_VALUE(CU_JIT_INFO_LOG_BUFFER)
+FP8RT_SAME_VALUE(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+FP8RT_SAME_VALUE(CU_JIT_ERROR_LOG_BUFFER)
+FP8RT_SAME_VALUE(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+FP8RT_SAME_VALUE(CU_EVENT_DISABLE_TIMING)
+FP8RT_SAME_VALUE(CU_STREAM_CAPTURE_STATUS_NONE)
+FP8RT_SAME_VALUE(CU_STREAM_CAPTURE_STATUS_ACTIVE)
+FP8RT_SAME_VALUE(CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+FP8RT_SAME_VALUE(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_UINT8)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_FLOAT16)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_FLOAT32)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_INTERLEAVE_NONE)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_NONE)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_32B)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_64B)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_128B)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_L2_PROMOTION_NONE)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_L2_PROMOTION_L2_64B)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_L2_PROMOTION_L2_128B)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+FP8RT_SAME_VALUE(CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)

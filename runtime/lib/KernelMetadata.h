@@ -1,0 +1,139 @@
+// The kernel metadata model (NAME.json, format "fp8-mlir-kernel" version 1)
+// and its load-time validation. See runtime/README.md for the schema.
+//
+// Everything here is checked once, when the kernel is loaded, so that a
+// launch only has to check the caller's operands.
+#ifndef FP8RT_LIB_KERNELMETADATA_H
+#define FP8RT_LIB_KERNELMETADATA_H
+
+#include "CudaTypes.h"
+#include "Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fp8rt {
+
+// Same order as fp8rt_dtype so the two convert with a cast.
+enum class DType { E4M3, E5M2, UE8M0, BF16, F16, F32 };
+
+const char *dtypeName(DType dtype);
+int64_t dtypeSize(DType dtype); // bytes per element
+// The TMA element type: the FP8 and UE8M0 formats are plain bytes to TMA.
+CUtensorMapDataType tensorMapDataType(DType dtype);
+// False when `value` is outside the fp8rt_dtype enum.
+bool dtypeFromC(int value, DType &out);
+
+// A tensor extent: a constant, or a symbol ("M") bound at launch from the
+// operand shapes.
+struct Extent {
+  std::string symbol; // empty for a constant
+  int64_t constant = 0;
+
+  bool isSymbol() const { return !symbol.empty(); }
+  std::string str() const; // "M" or "2048"
+};
+
+// A byte stride: `factor`, or `factor * symbol`. JSON forms: an integer,
+// "SYM", "SYM*INT" or "INT*SYM" (spaces around '*' allowed).
+struct StrideExpr {
+  std::string symbol; // empty for a constant
+  int64_t factor = 0;
+
+  std::string str() const;
+};
+
+enum class OperandRole { Input, Output };
+
+struct OperandSpec {
+  std::string name;
+  DType dtype = DType::E4M3;
+  std::vector<Extent> shape; // outermost first, rank 0..4
+  OperandRole role = OperandRole::Input;
+  bool optional = false;
+  int64_t alignmentBytes = 1; // required alignment of the device pointer
+};
+
+constexpr int kMaxTensorMapRank = 5; // cuTensorMapEncodeTiled's limit
+
+struct TensorMapSpec {
+  std::string name;
+  int operand = -1; // index into KernelMetadata::operands
+  DType dtype = DType::E4M3;
+  int rank = 0;
+  std::vector<Extent> dims;             // innermost first, `rank` entries
+  std::vector<StrideExpr> stridesBytes; // innermost first, rank-1 entries
+  uint32_t box[kMaxTensorMapRank] = {};
+  uint32_t elementStrides[kMaxTensorMapRank] = {};
+  CUtensorMapInterleave interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUtensorMapL2promotion l2Promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  CUtensorMapFloatOOBfill oobFill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  bool usedByParam = false; // only maps a param passes are encoded
+};
+
+enum class ParamKind { TensorMap, Pointer, I32, I64 };
+enum class TensorMapPassing { GridConstant, Global };
+
+const char *paramKindName(ParamKind kind);
+
+struct ParamSpec {
+  std::string name;
+  ParamKind kind = ParamKind::Pointer;
+  int tensorMap = -1;                                        // TensorMap
+  TensorMapPassing passing = TensorMapPassing::GridConstant; // TensorMap
+  int operand = -1;                                          // Pointer
+  Extent value;                                              // I32, I64
+
+  // Placement in the kernel's parameter buffer (CUDA's layout: each param
+  // at the next multiple of its alignment).
+  size_t offset = 0;
+  size_t size = 0;
+  size_t alignment = 0;
+};
+
+enum class GridKind { Persistent, Tiles, Fixed };
+
+struct GridSpec {
+  GridKind kind = GridKind::Fixed;
+  int64_t tileM = 0, tileN = 0;  // Persistent, Tiles
+  int problemOperand = -1;       // Persistent, Tiles: rank-2 operand [M, N]
+  uint32_t fixed[3] = {1, 1, 1}; // Fixed
+};
+
+struct KernelMetadata {
+  std::string name;
+  std::string entry;
+  std::string chip; // "sm_90a"
+  int chipMajor = 0, chipMinor = 0;
+  char chipSuffix = 0; // 0, 'a' (arch-specific) or 'f' (family)
+  std::string ptxFile;
+  std::string cubinFile; // empty when absent
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t cluster[3] = {1, 1, 1};
+  uint32_t dynamicSharedMemoryBytes = 0;
+  GridSpec grid;
+  std::vector<OperandSpec> operands;
+  std::vector<TensorMapSpec> tensorMaps;
+  std::vector<ParamSpec> params;
+  size_t paramBufferSize = 0;
+  bool hasGlobalTensorMaps = false;
+
+  int findOperand(std::string_view name) const; // -1 if absent
+  uint32_t clusterSize() const { return cluster[0] * cluster[1] * cluster[2]; }
+};
+
+// Largest kernel parameter buffer the driver accepts (CUDA 12.1+, sm_70+).
+constexpr size_t kMaxParamBufferBytes = 32764;
+
+// Parses and validates the metadata text. Errors are
+// FP8RT_ERROR_INVALID_METADATA with "SOURCE:LINE:COL: FIELD: problem".
+Status parseKernelMetadata(std::string_view jsonText,
+                           std::string_view sourceName, KernelMetadata &out);
+
+} // namespace fp8rt
+
+#endif // FP8RT_LIB_KERNELMETADATA_H

@@ -1,0 +1,462 @@
+#include "LaunchArguments.h"
+
+#include <cstring>
+
+namespace fp8rt {
+
+namespace {
+
+constexpr uint64_t kTwoPow32 = uint64_t(1) << 32;
+constexpr uint64_t kTwoPow40 = uint64_t(1) << 40;
+
+std::string hex(uint64_t value) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  do {
+    out.insert(out.begin(), digits[value & 15]);
+    value >>= 4;
+  } while (value);
+  return "0x" + out;
+}
+
+template <typename T> std::string list(const T *values, size_t count) {
+  std::string out = "[";
+  for (size_t i = 0; i < count; ++i)
+    out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+std::string shapeString(const std::vector<Extent> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + shape[i].str();
+  return out + "]";
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+// Where a symbol got its value, for "M is 128 (bound by ...)" messages.
+struct Binding {
+  std::string symbol;
+  int64_t value;
+  std::string origin;
+};
+
+class Binder {
+public:
+  Binder(const KernelMetadata &meta, LaunchArguments &out)
+      : meta_(meta), out_(out) {}
+
+  Status bind(const fp8rt_tensor *operands, int numOperands) {
+    if (numOperands < 0)
+      return invalidArgument("num_operands is ", numOperands,
+                             "; it must be >= 0");
+    if (numOperands > 0 && !operands)
+      return invalidArgument("operands is NULL but num_operands is ",
+                             numOperands);
+    FP8RT_RETURN_IF_ERROR(matchNames(operands, numOperands));
+    out_.operands.assign(meta_.operands.size(), BoundOperand());
+    for (size_t i = 0; i < meta_.operands.size(); ++i)
+      FP8RT_RETURN_IF_ERROR(bindOperand(static_cast<int>(i)));
+    for (const Binding &b : bindings_)
+      out_.symbols.emplace_back(b.symbol, b.value);
+    out_.tensorMaps.assign(meta_.tensorMaps.size(), ResolvedTensorMap());
+    for (size_t i = 0; i < meta_.tensorMaps.size(); ++i)
+      if (meta_.tensorMaps[i].usedByParam)
+        FP8RT_RETURN_IF_ERROR(resolveTensorMap(i));
+    FP8RT_RETURN_IF_ERROR(resolveScalarParams());
+    if (meta_.grid.kind != GridKind::Fixed) {
+      const BoundOperand &problem = out_.operands[meta_.grid.problemOperand];
+      out_.problemM = problem.shape[0];
+      out_.problemN = problem.shape[1];
+    }
+    GridDims grid;
+    return computeGrid(meta_, out_, 1, grid); // checks the grid limits
+  }
+
+private:
+  const KernelMetadata &meta_;
+  LaunchArguments &out_;
+  std::vector<int> given_; // per metadata operand: index into the call's
+                           // operands array, or -1
+  const fp8rt_tensor *operands_ = nullptr;
+  std::vector<Binding> bindings_;
+
+  const Binding *findBinding(const std::string &symbol) const {
+    for (const Binding &b : bindings_)
+      if (b.symbol == symbol)
+        return &b;
+    return nullptr;
+  }
+
+  std::string operandNames() const {
+    std::string names;
+    for (const OperandSpec &op : meta_.operands)
+      names += (names.empty() ? "" : ", ") + op.name;
+    return names;
+  }
+
+  Status matchNames(const fp8rt_tensor *operands, int numOperands) {
+    operands_ = operands;
+    given_.assign(meta_.operands.size(), -1);
+    for (int i = 0; i < numOperands; ++i) {
+      const char *name = operands[i].name;
+      if (!name)
+        return invalidArgument("operands[", i, "].name is NULL");
+      int index = meta_.findOperand(name);
+      if (index < 0)
+        return invalidArgument(
+            "operands[", i, "]: unknown operand \"", name,
+            "\" (the kernel's operands are: ", operandNames(), ")");
+      if (given_[index] >= 0)
+        return invalidArgument("operand \"", name, "\" is given twice (",
+                               "operands[", given_[index], "] and operands[", i,
+                               "])");
+      given_[index] = i;
+    }
+    return Status();
+  }
+
+  Status bindOperand(int index) {
+    const OperandSpec &spec = meta_.operands[index];
+    BoundOperand &bound = out_.operands[index];
+    std::string what = strCat("operand \"", spec.name, "\": ");
+    if (given_[index] < 0) {
+      if (spec.optional)
+        return Status();
+      return invalidArgument("missing operand \"", spec.name, "\" (",
+                             dtypeName(spec.dtype), " ",
+                             shapeString(spec.shape), ")");
+    }
+    const fp8rt_tensor &t = operands_[given_[index]];
+    if (!t.data) {
+      if (spec.optional)
+        return Status();
+      return invalidArgument(what, "data is NULL; only optional operands may "
+                                   "be NULL");
+    }
+    DType dtype;
+    if (!dtypeFromC(static_cast<int>(t.dtype), dtype))
+      return invalidArgument(what, "dtype ", static_cast<int>(t.dtype),
+                             " is not an fp8rt_dtype value");
+    if (dtype != spec.dtype)
+      return invalidArgument(what, "dtype is ", dtypeName(dtype), ", expected ",
+                             dtypeName(spec.dtype));
+    int rank = static_cast<int>(spec.shape.size());
+    if (t.rank != rank)
+      return invalidArgument(what, "rank is ", t.rank, ", expected ", rank,
+                             " (shape ", shapeString(spec.shape), ")");
+    for (int d = 0; d < rank; ++d)
+      FP8RT_RETURN_IF_ERROR(bindExtent(spec, t, d));
+    FP8RT_RETURN_IF_ERROR(checkStrides(spec, t));
+
+    int64_t bytes = dtypeSize(dtype);
+    for (int d = 0; d < rank; ++d)
+      if (__builtin_mul_overflow(bytes, t.shape[d], &bytes))
+        return invalidArgument(what, "shape ", list(t.shape, rank),
+                               " is too large (its size in bytes overflows "
+                               "int64)");
+    CUdeviceptr address = reinterpret_cast<uintptr_t>(t.data);
+    if (address % static_cast<uint64_t>(spec.alignmentBytes) != 0)
+      return invalidArgument(what, "data ", hex(address), " is not ",
+                             spec.alignmentBytes,
+                             "-byte aligned (the kernel requires it)");
+    bound.present = true;
+    bound.address = address;
+    bound.shape.assign(t.shape, t.shape + rank);
+    bound.sizeBytes = bytes;
+    return Status();
+  }
+
+  Status bindExtent(const OperandSpec &spec, const fp8rt_tensor &t, int d) {
+    const Extent &expected = spec.shape[d];
+    int64_t actual = t.shape[d];
+    std::string what = strCat("operand \"", spec.name, "\": shape[", d, "]");
+    if (expected.isSymbol())
+      what += strCat(" (", expected.symbol, ")");
+    if (actual < 1)
+      return invalidArgument(what, " is ", actual, "; ",
+                             expected.isSymbol() ? expected.symbol
+                                                 : std::string("it"),
+                             " must be >= 1");
+    if (!expected.isSymbol()) {
+      if (actual != expected.constant)
+        return invalidArgument(what, " is ", actual, ", expected ",
+                               expected.constant, " (shape ",
+                               shapeString(spec.shape), ")");
+      return Status();
+    }
+    if (const Binding *b = findBinding(expected.symbol)) {
+      if (b->value != actual)
+        return invalidArgument(what, " is ", actual, ", but ", b->symbol,
+                               " is ", b->value, " (bound by ", b->origin, ")");
+      return Status();
+    }
+    bindings_.push_back(
+        Binding{expected.symbol, actual,
+                strCat("operand \"", spec.name, "\" shape[", d, "]")});
+    return Status();
+  }
+
+  // The kernels take no strides: operands must be dense row-major. Strides
+  // are accepted so that callers holding strided views get an error rather
+  // than wrong results.
+  Status checkStrides(const OperandSpec &spec, const fp8rt_tensor &t) const {
+    int rank = t.rank;
+    bool allZero = true;
+    for (int d = 0; d < rank; ++d)
+      allZero = allZero && t.strides[d] == 0;
+    if (allZero)
+      return Status();
+    int64_t expected = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      if (t.shape[d] != 1 && t.strides[d] != expected) {
+        if (d == rank - 1)
+          return invalidArgument("operand \"", spec.name, "\": strides[", d,
+                                 "] is ", t.strides[d],
+                                 "; the innermost stride must be 1 "
+                                 "(row-major, contiguous)");
+        return invalidArgument(
+            "operand \"", spec.name, "\": strides ", list(t.strides, rank),
+            " are not dense row-major for shape ", list(t.shape, rank),
+            " (strides[", d, "] should be ", expected, ")");
+      }
+      // An overflowing shape is reported by the byte-size check afterwards.
+      if (__builtin_mul_overflow(expected, t.shape[d], &expected))
+        expected = INT64_MAX;
+    }
+    return Status();
+  }
+
+  Status symbolValue(const std::string &symbol, const std::string &user,
+                     int64_t &value) const {
+    if (const Binding *b = findBinding(symbol)) {
+      value = b->value;
+      return Status();
+    }
+    return invalidArgument(user, " needs symbol ", symbol,
+                           ", but no operand given to this launch binds it "
+                           "(only absent optional operands name it)");
+  }
+
+  Status resolveTensorMap(size_t mapIndex) {
+    const TensorMapSpec &spec = meta_.tensorMaps[mapIndex];
+    const BoundOperand &operand = out_.operands[spec.operand];
+    const std::string &operandName = meta_.operands[spec.operand].name;
+    std::string what = strCat("tensor map \"", spec.name, "\"");
+    ResolvedTensorMap &map = out_.tensorMaps[mapIndex];
+    map.dataType = tensorMapDataType(spec.dtype);
+    map.rank = static_cast<cuuint32_t>(spec.rank);
+    map.address = reinterpret_cast<void *>(operand.address);
+    map.interleave = spec.interleave;
+    map.swizzle = spec.swizzle;
+    map.l2Promotion = spec.l2Promotion;
+    map.oobFill = spec.oobFill;
+    for (int d = 0; d < spec.rank; ++d) {
+      map.box[d] = spec.box[d];
+      map.elementStrides[d] = spec.elementStrides[d];
+    }
+    if (operand.address % 16 != 0)
+      return invalidArgument(what, ": operand \"", operandName, "\" data ",
+                             hex(operand.address),
+                             " is not 16-byte aligned (TMA requires it)");
+    for (int d = 0; d < spec.rank; ++d) {
+      const Extent &dim = spec.dims[d];
+      int64_t value = dim.constant;
+      if (dim.isSymbol())
+        FP8RT_RETURN_IF_ERROR(
+            symbolValue(dim.symbol, strCat(what, " dims[", d, "]"), value));
+      if (static_cast<uint64_t>(value) > kTwoPow32)
+        return invalidArgument(what, ": dims[", d, "] = ", dim.str(), " = ",
+                               value, " exceeds TMA's limit of 2^32");
+      map.dims[d] = static_cast<cuuint64_t>(value);
+    }
+    for (int d = 0; d + 1 < spec.rank; ++d) {
+      const StrideExpr &stride = spec.stridesBytes[d];
+      int64_t value = stride.factor;
+      if (!stride.symbol.empty()) {
+        int64_t symbol = 0;
+        FP8RT_RETURN_IF_ERROR(symbolValue(
+            stride.symbol, strCat(what, " strides_bytes[", d, "]"), symbol));
+        if (__builtin_mul_overflow(value, symbol, &value) ||
+            static_cast<uint64_t>(value) >= kTwoPow40)
+          return invalidArgument(what, ": strides_bytes[", d,
+                                 "] = ", stride.str(), " = ", stride.factor,
+                                 " * ", symbol,
+                                 " is not below TMA's limit of 2^40");
+        if (value % 16 != 0)
+          return invalidArgument(what, ": strides_bytes[", d,
+                                 "] = ", stride.str(), " = ", value,
+                                 " bytes is not a multiple of 16 (TMA "
+                                 "requires it)");
+      }
+      map.stridesBytes[d] = static_cast<cuuint64_t>(value);
+    }
+    // The box the kernel reads must stay inside the operand: the last byte
+    // TMA can touch is at sum((dims[i]-1) * stride[i]) + dims[0]*elemsize.
+    // (Overflow means "beyond" as well.)
+    uint64_t reach = 0;
+    bool overflow = __builtin_mul_overflow(
+        map.dims[0], static_cast<uint64_t>(dtypeSize(spec.dtype)), &reach);
+    for (int d = 1; d < spec.rank; ++d) {
+      uint64_t term = 0;
+      overflow = overflow ||
+                 __builtin_mul_overflow(map.dims[d] - 1,
+                                        map.stridesBytes[d - 1], &term) ||
+                 __builtin_add_overflow(reach, term, &reach);
+    }
+    if (overflow || reach > static_cast<uint64_t>(operand.sizeBytes))
+      return invalidMetadata(
+          what, " (dims ", list(map.dims, map.rank), ", strides_bytes ",
+          list(map.stridesBytes, map.rank - 1), ") reaches beyond operand \"",
+          operandName, "\", which has ", operand.sizeBytes,
+          " bytes; the metadata is inconsistent");
+    return Status();
+  }
+
+  Status resolveScalarParams() {
+    out_.scalarValues.assign(meta_.params.size(), 0);
+    for (size_t i = 0; i < meta_.params.size(); ++i) {
+      const ParamSpec &param = meta_.params[i];
+      if (param.kind != ParamKind::I32 && param.kind != ParamKind::I64)
+        continue;
+      int64_t value = param.value.constant;
+      if (param.value.isSymbol()) {
+        std::string what = strCat("param \"", param.name, "\"");
+        FP8RT_RETURN_IF_ERROR(symbolValue(param.value.symbol, what, value));
+        if (param.kind == ParamKind::I32 &&
+            (value > INT32_MAX || value < INT32_MIN))
+          return invalidArgument(what, ": ", param.value.symbol, " = ", value,
+                                 " does not fit in the kernel's i32 "
+                                 "parameter (max ",
+                                 INT32_MAX, ")");
+      }
+      out_.scalarValues[i] = value;
+    }
+    return Status();
+  }
+};
+
+uint32_t roundUp(uint64_t value, uint32_t multiple) {
+  return static_cast<uint32_t>((value + multiple - 1) / multiple * multiple);
+}
+
+} // namespace
+
+bool ResolvedTensorMap::operator==(const ResolvedTensorMap &other) const {
+  return dataType == other.dataType && rank == other.rank &&
+         address == other.address &&
+         std::memcmp(dims, other.dims, sizeof(dims)) == 0 &&
+         std::memcmp(stridesBytes, other.stridesBytes, sizeof(stridesBytes)) ==
+             0 &&
+         std::memcmp(box, other.box, sizeof(box)) == 0 &&
+         std::memcmp(elementStrides, other.elementStrides,
+                     sizeof(elementStrides)) == 0 &&
+         interleave == other.interleave && swizzle == other.swizzle &&
+         l2Promotion == other.l2Promotion && oobFill == other.oobFill;
+}
+
+std::string ResolvedTensorMap::describe() const {
+  return strCat(
+      "address ", hex(reinterpret_cast<uintptr_t>(address)), ", dims ",
+      list(dims, rank), ", strides_bytes ",
+      list(stridesBytes, rank ? rank - 1 : 0), ", box ", list(box, rank),
+      ", element_strides ", list(elementStrides, rank), ", type ",
+      static_cast<int>(dataType), ", swizzle ", static_cast<int>(swizzle),
+      ", l2_promotion ", static_cast<int>(l2Promotion), ", oob_fill ",
+      static_cast<int>(oobFill));
+}
+
+const int64_t *LaunchArguments::findSymbol(const std::string &symbol) const {
+  for (const auto &entry : symbols)
+    if (entry.first == symbol)
+      return &entry.second;
+  return nullptr;
+}
+
+Status bindLaunchArguments(const KernelMetadata &meta,
+                           const fp8rt_tensor *operands, int numOperands,
+                           LaunchArguments &out) {
+  out = LaunchArguments();
+  return Binder(meta, out).bind(operands, numOperands);
+}
+
+Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
+                   int numSMs, GridDims &out) {
+  const GridSpec &grid = meta.grid;
+  const uint32_t *cluster = meta.cluster;
+  uint64_t x = 1, y = 1, z = 1;
+  switch (grid.kind) {
+  case GridKind::Fixed:
+    x = grid.fixed[0];
+    y = grid.fixed[1];
+    z = grid.fixed[2];
+    break;
+  case GridKind::Tiles:
+    x = static_cast<uint64_t>(ceilDiv(args.problemN, grid.tileN));
+    y = static_cast<uint64_t>(ceilDiv(args.problemM, grid.tileM));
+    break;
+  case GridKind::Persistent: {
+    // One block per SM, but never more blocks than tiles. The cap is kept a
+    // multiple of the cluster width so rounding up never exceeds the SMs.
+    uint64_t tiles = 0;
+    if (__builtin_mul_overflow(
+            static_cast<uint64_t>(ceilDiv(args.problemM, grid.tileM)),
+            static_cast<uint64_t>(ceilDiv(args.problemN, grid.tileN)), &tiles))
+      tiles = UINT64_MAX;
+    uint64_t sms = numSMs > 0 ? static_cast<uint64_t>(numSMs) : 1;
+    uint64_t cap = sms / cluster[0] * cluster[0];
+    if (cap == 0)
+      cap = cluster[0];
+    x = tiles < cap ? tiles : cap;
+    break;
+  }
+  }
+  x = roundUp(x, cluster[0]);
+  y = roundUp(y, cluster[1]);
+  z = roundUp(z, cluster[2]);
+  if (x > INT32_MAX || y > 65535 || z > 65535)
+    return invalidArgument(
+        "the grid [", x, ", ", y, ", ", z, "] for M = ", args.problemM,
+        ", N = ", args.problemN,
+        " exceeds CUDA's limits (x < 2^31, y and z <= 65535)");
+  out.x = static_cast<uint32_t>(x);
+  out.y = static_cast<uint32_t>(y);
+  out.z = static_cast<uint32_t>(z);
+  return Status();
+}
+
+void packParams(const KernelMetadata &meta, const LaunchArguments &args,
+                const CUtensorMap *encodedMaps,
+                const CUdeviceptr *globalMapAddresses, unsigned char *buffer) {
+  std::memset(buffer, 0, meta.paramBufferSize);
+  for (size_t i = 0; i < meta.params.size(); ++i) {
+    const ParamSpec &param = meta.params[i];
+    unsigned char *slot = buffer + param.offset;
+    switch (param.kind) {
+    case ParamKind::TensorMap:
+      if (param.passing == TensorMapPassing::GridConstant)
+        std::memcpy(slot, &encodedMaps[param.tensorMap], sizeof(CUtensorMap));
+      else
+        std::memcpy(slot, &globalMapAddresses[i], sizeof(CUdeviceptr));
+      break;
+    case ParamKind::Pointer: {
+      CUdeviceptr address = args.operands[param.operand].address;
+      std::memcpy(slot, &address, sizeof(address));
+      break;
+    }
+    case ParamKind::I32: {
+      int32_t value = static_cast<int32_t>(args.scalarValues[i]);
+      std::memcpy(slot, &value, sizeof(value));
+      break;
+    }
+    case ParamKind::I64: {
+      int64_t value = args.scalarValues[i];
+      std::memcpy(slot, &value, sizeof(value));
+      break;
+    }
+    }
+  }
+}
+
+} // namespace fp8rt

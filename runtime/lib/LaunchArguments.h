@@ -1,0 +1,85 @@
+// Launch-time validation and planning, with no driver calls: binds the
+// caller's operands to the metadata (symbols such as M from the shapes),
+// checks every TMA requirement, and computes the grid and the kernel
+// parameter buffer. Launch.cpp runs this before it touches the driver.
+#ifndef FP8RT_LIB_LAUNCHARGUMENTS_H
+#define FP8RT_LIB_LAUNCHARGUMENTS_H
+
+#include "KernelMetadata.h"
+#include "Status.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fp8rt {
+
+struct BoundOperand {
+  bool present = false; // false: an optional operand left out or NULL
+  CUdeviceptr address = 0;
+  std::vector<int64_t> shape;
+  int64_t sizeBytes = 0;
+};
+
+// The exact arguments of one cuTensorMapEncodeTiled call.
+struct ResolvedTensorMap {
+  CUtensorMapDataType dataType = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  cuuint32_t rank = 0;
+  void *address = nullptr;
+  cuuint64_t dims[kMaxTensorMapRank] = {};
+  cuuint64_t stridesBytes[kMaxTensorMapRank - 1] = {};
+  cuuint32_t box[kMaxTensorMapRank] = {};
+  cuuint32_t elementStrides[kMaxTensorMapRank] = {};
+  CUtensorMapInterleave interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUtensorMapL2promotion l2Promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  CUtensorMapFloatOOBfill oobFill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+
+  bool operator==(const ResolvedTensorMap &other) const;
+  bool operator!=(const ResolvedTensorMap &other) const {
+    return !(*this == other);
+  }
+  std::string describe() const; // for error messages
+};
+
+struct LaunchArguments {
+  std::vector<BoundOperand> operands; // in metadata order
+  // Bound symbols in binding order: (symbol, value).
+  std::vector<std::pair<std::string, int64_t>> symbols;
+  // In metadata order; filled for the maps some param passes.
+  std::vector<ResolvedTensorMap> tensorMaps;
+  // Per param: the value of i32/i64 params (0 for other kinds).
+  std::vector<int64_t> scalarValues;
+  int64_t problemM = 0, problemN = 0; // persistent/tiles grids
+
+  const int64_t *findSymbol(const std::string &symbol) const;
+};
+
+// Validates the caller's operands against the metadata and resolves
+// everything a launch needs that does not come from the driver.
+Status bindLaunchArguments(const KernelMetadata &meta,
+                           const fp8rt_tensor *operands, int numOperands,
+                           LaunchArguments &out);
+
+struct GridDims {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// The launch grid (see README.md): `numSMs` is only used by persistent
+// grids. Every dim is rounded up to a multiple of the cluster dim.
+Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
+                   int numSMs, GridDims &out);
+
+// Writes all params into `buffer` (meta.paramBufferSize bytes, 64-byte
+// aligned), each at its metadata offset; padding is zeroed.
+// encodedMaps: per metadata tensor map (entries of unused maps are ignored).
+// globalMapAddresses: per param, the device address of the CUtensorMap for
+// tensor maps passed "global" (ignored for other params).
+void packParams(const KernelMetadata &meta, const LaunchArguments &args,
+                const CUtensorMap *encodedMaps,
+                const CUdeviceptr *globalMapAddresses, unsigned char *buffer);
+
+} // namespace fp8rt
+
+#endif // FP8RT_LIB_LAUNCHARGUMENTS_H

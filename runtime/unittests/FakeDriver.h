@@ -1,0 +1,99 @@
+// A fake CUDA driver for the unit tests: a DriverApi table whose functions
+// record their calls and arguments and return configurable results, so the
+// launch path can be tested without a GPU.
+#ifndef FP8RT_UNITTESTS_FAKEDRIVER_H
+#define FP8RT_UNITTESTS_FAKEDRIVER_H
+
+#include "CudaDriver.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fp8rt::testing {
+
+struct EncodeCall {
+  CUtensorMapDataType dataType;
+  cuuint32_t rank;
+  void *address;
+  std::vector<cuuint64_t> dims, stridesBytes;
+  std::vector<cuuint32_t> box, elementStrides;
+  CUtensorMapInterleave interleave;
+  CUtensorMapSwizzle swizzle;
+  CUtensorMapL2promotion l2Promotion;
+  CUtensorMapFloatOOBfill oobFill;
+};
+
+struct LaunchCall {
+  bool ex = false; // cuLaunchKernelEx
+  CUfunction function = nullptr;
+  unsigned grid[3] = {}, block[3] = {};
+  unsigned sharedMemBytes = 0;
+  CUstream stream = nullptr;
+  unsigned numAttrs = 0;
+  CUlaunchAttributeID attrId{};
+  unsigned cluster[3] = {};
+  std::vector<void *> paramPointers;
+  std::vector<std::vector<unsigned char>> params; // copied with paramSizes
+};
+
+struct CopyCall {
+  CUdeviceptr destination;
+  std::vector<unsigned char> bytes;
+  CUstream stream;
+};
+
+class FakeDriver {
+public:
+  static FakeDriver &get();
+  void reset(); // default configuration, no recorded calls
+
+  // The table to install with setDriverForTesting.
+  DriverApi api;
+
+  // Configuration.
+  CUcontext currentContext; // nullptr: no current context
+  CUcontext primaryContext;
+  int ccMajor, ccMinor, numSMs, maxSharedOptin;
+  CUstreamCaptureStatus captureStatus;
+  std::string jitErrorLog; // written to the JIT error log on load failure
+  // Calls that fail: cuda.h name ("cuLaunchKernel") -> result.
+  std::map<std::string, CUresult> failures;
+  // Sizes of the kernel params, to copy them out of cuLaunchKernel(Ex).
+  std::vector<size_t> paramSizes;
+
+  // Records.
+  std::vector<std::string> calls; // cuda.h names in call order
+  std::vector<EncodeCall> encodes;
+  std::vector<LaunchCall> launches;
+  std::vector<std::pair<CUfunction_attribute, int>> functionAttributes;
+  std::vector<std::string> loadedImages;
+  std::vector<CUcontext> moduleContexts; // current context at each load
+  std::vector<std::string> functionNames;
+  std::vector<CUmodule> unloadedModules;
+  std::vector<CUdeviceptr> deviceAllocations, deviceFrees;
+  std::vector<size_t> deviceAllocationSizes;
+  std::vector<void *> hostAllocations, hostFrees;
+  std::vector<CopyCall> copies;
+  std::vector<CUevent> createdEvents, destroyedEvents, synchronizedEvents;
+  std::vector<std::pair<CUevent, CUstream>> recordedEvents;
+  std::vector<CUcontext> pushedContexts;
+
+  int count(const std::string &call) const;
+  // Helper for the fakes: records `call` and returns its configured result.
+  CUresult enter(const char *call);
+
+private:
+  FakeDriver();
+  std::vector<std::vector<unsigned char>> hostBuffers_;
+  uintptr_t nextHandle_ = 0;
+  friend struct FakeFunctions;
+};
+
+// The bytes the fake cuTensorMapEncodeTiled writes for the n-th encoding
+// (0-based) of a map at `address`: recognisable in param buffers.
+CUtensorMap fakeEncodedMap(int n, void *address);
+
+} // namespace fp8rt::testing
+
+#endif // FP8RT_UNITTESTS_FAKEDRIVER_H
