@@ -1,0 +1,570 @@
+#!/usr/bin/env python3
+"""FP8 GEMM benchmark: the project's kernels against torch and Triton peers.
+
+For each shape MxNxK and recipe (tensorwise, rowwise, blockwise), in one
+process and on the same quantized inputs, time:
+  - fp8-mlir: the kernel in --kernels whose N, K and recipe match (e4m3 in,
+    bf16 out, no bias/C), launched through libfp8rt;
+  - torch._scaled_mm (tensorwise, also with use_fast_accum=True; rowwise);
+  - torch.nn.functional.scaled_mm with BlockWise1x128 x BlockWise128x128;
+  - triton: bench/triton_fp8_gemm.py.
+Times are triton.testing.do_bench medians; each timed call takes the next of
+several copies of the inputs whose total size exceeds 2x the L2 cache. Each
+implementation's output is compared with an f64 reference and with fp8-mlir's
+output on the first copy. Writes gemm-<gpu>-<date>.{json,md,png} to --out.
+
+    PYTHONPATH=python python3 bench/bench_gemm.py --kernels out/ --out bench/results
+"""
+
+import argparse
+import datetime
+import functools
+import itertools
+import json
+import math
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(HERE), str(ROOT / "test" / "GPU"), str(ROOT / "python")]
+
+import torch  # noqa: E402
+
+import gemm_inputs as gi  # noqa: E402
+from gemm_spec import accumulation_mode, load_specs, parse_shapes  # noqa: E402
+
+DEFAULT_SHAPES = ("8192x8192x8192,4096x4096x4096,16384x8192x8192,4096x7168x2048,"
+                  "4096x2112x7168,4096x24576x1536,4096x7168x16384,4096x4096x7168,"
+                  "128x7168x2048,64x2112x7168")
+GRANULARITIES = {
+    "tensorwise": (("tensor",), ("tensor",)),
+    "rowwise": (("row",), ("row",)),
+    "blockwise": (("tile", 1, 128), ("tile", 128, 128)),
+}
+PROJECT = "fp8-mlir"
+PEERS = {
+    "tensorwise": ("torch._scaled_mm", "torch._scaled_mm fast_accum", "triton"),
+    "rowwise": ("torch._scaled_mm", "triton"),
+    "blockwise": ("F.scaled_mm", "triton"),
+}
+# One colour per implementation across the chart's panels.
+COLORS = {PROJECT: "C0", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
+          "torch._scaled_mm fast_accum": "C2", "triton": "C3"}
+GEOMEAN_MIN_M = 4096
+MIN_INPUT_SETS = 2
+L2_FALLBACK_BYTES = 50 * 2**20
+OUT_DTYPE = torch.bfloat16
+
+
+class Unavailable(Exception):
+    """An implementation cannot run this case (API missing, shape unsupported)."""
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--kernels", type=Path,
+                   help="directory with the compiled NAME.json/NAME.ptx (omit: peers only)")
+    p.add_argument("--out", type=Path, default=HERE / "results", help="report directory")
+    p.add_argument("--shapes", default=DEFAULT_SHAPES, help="comma-separated MxNxK list")
+    p.add_argument("--recipes", default=",".join(GRANULARITIES),
+                   help="comma-separated subset of " + ", ".join(GRANULARITIES))
+    p.add_argument("--warmup", type=int, default=25, help="do_bench warmup (ms)")
+    p.add_argument("--rep", type=int, default=100, help="do_bench repetition time (ms)")
+    p.add_argument("--seed", type=int, help="input seed (default: from the clock)")
+    p.add_argument("--no-triton", action="store_true", help="skip the Triton peer")
+    p.add_argument("--library", help="libfp8rt.so (default: $FP8RT_LIBRARY or build dirs)")
+    p.add_argument("--compile-times", type=Path,
+                   help="JSON of compile times measured on the build machine, to include")
+    return p.parse_args(argv)
+
+
+# --- environment -------------------------------------------------------------------
+
+def driver_version():
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30, check=True)
+        return out.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        getter = getattr(torch._C, "_cuda_getDriverVersion", None)
+        return f"CUDA driver API {getter()}" if getter else "unknown"
+
+
+def triton_version():
+    try:
+        import triton
+        return triton.__version__
+    except ImportError:
+        return "not installed"
+
+
+def l2_bytes():
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return int(getattr(props, "L2_cache_size", 0) or L2_FALLBACK_BYTES)
+
+
+def environment(now):
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return {
+        "gpu": torch.cuda.get_device_name(),
+        "sm_count": props.multi_processor_count,
+        "l2_bytes": l2_bytes(),
+        "driver": driver_version(),
+        "cuda_runtime": torch.version.cuda,
+        "torch": torch.__version__,
+        "triton": triton_version(),
+        "python": platform.python_version(),
+        "host": platform.node(),
+        "date": now.isoformat(timespec="seconds"),
+        "command": shlex.join([Path(sys.executable).name] + sys.argv),
+    }
+
+
+# --- inputs ------------------------------------------------------------------------
+
+def input_set_count(set_bytes, l2):
+    """Copies of the inputs whose total size exceeds 2x the L2 (at least MIN_INPUT_SETS)."""
+    return max(MIN_INPUT_SETS, 2 * l2 // max(set_bytes, 1) + 1)
+
+
+class Case:
+    """One shape x recipe: rotating copies of one input set and its f64 reference."""
+
+    def __init__(self, m, n, k, recipe, spec, seed, l2, device="cuda"):
+        self.m, self.n, self.k, self.recipe, self.device = m, n, k, recipe, device
+        a_gran, b_gran = GRANULARITIES[recipe]
+        first = gi.make_gemm_inputs(
+            m, n, k, a_gran=a_gran, b_gran=b_gran, seed=seed, device=device,
+            a_scale_expected=spec.expected_shape("a_scale_inv", m) if spec else None,
+            b_scale_expected=spec.expected_shape("b_scale_inv", m) if spec else None)
+        self.reference = gi.reference(first)
+        self.count = input_set_count(first.nbytes(), l2)
+        self.sets = [first] + [first.clone() for _ in range(self.count - 1)]
+        self.set_bytes = first.nbytes()
+
+    @property
+    def flop(self):
+        return 2.0 * self.m * self.n * self.k
+
+    def outputs(self):
+        return [torch.empty(self.m, self.n, dtype=OUT_DTYPE, device=self.device)
+                for _ in self.sets]
+
+
+# --- implementations: each returns call(i) -> output of input set i ------------------
+
+def project_impl(case, kernel):
+    outs = case.outputs()
+    wanted = {op.get("name") for op in kernel.meta.get("operands", [])} or None
+    bound = []
+    for s, d in zip(case.sets, outs):
+        ops = dict(s.operands(), d=d)
+        bound.append(kernel.bind(**{k: v for k, v in ops.items() if wanted is None or k in wanted}))
+    stream = torch.cuda.current_stream().cuda_stream  # do_bench records events here
+
+    def call(i):
+        bound[i](stream)
+        return outs[i]
+    return call
+
+
+def torch_scaled_mm_impl(case, fast_accum):
+    if not hasattr(torch, "_scaled_mm"):
+        raise Unavailable(f"torch {torch.__version__} has no torch._scaled_mm")
+    if case.recipe == "tensorwise":
+        scales = [(s.a.scale_inv, s.b.scale_inv) for s in case.sets]
+    elif case.recipe == "rowwise":
+        scales = [(s.a.scale_inv.view(case.m, 1), s.b.scale_inv.view(1, case.n))
+                  for s in case.sets]
+    else:
+        raise Unavailable(f"torch._scaled_mm is not used for {case.recipe}")
+
+    def call(i):
+        s, (sa, sb) = case.sets[i], scales[i]
+        return torch._scaled_mm(s.a.q, s.b.q.t(), sa, sb, out_dtype=OUT_DTYPE,
+                                use_fast_accum=fast_accum)
+    return call
+
+
+def torch_blockwise_scales(s):
+    """torch's layouts: scale_a (M, K/128) strides (1, M); scale_b (L4, N/128)
+    strides (1, L4) with K/128 padded to L4 = a multiple of 4."""
+    scale_a = s.a.scale_inv.t().contiguous().t()
+    b = s.b.scale_inv
+    pad = -b.shape[1] % 4
+    if pad:
+        b = torch.nn.functional.pad(b, (0, pad), value=1.0)
+    return scale_a, b.contiguous().t()
+
+
+def torch_blockwise_impl(case):
+    try:
+        from torch.nn.functional import ScalingType, SwizzleType, scaled_mm
+    except ImportError as e:
+        raise Unavailable(f"torch {torch.__version__}: {e}") from None
+    scales = [torch_blockwise_scales(s) for s in case.sets]
+
+    def call(i):
+        s, (sa, sb) = case.sets[i], scales[i]
+        return scaled_mm(s.a.q, s.b.q.t(), sa, ScalingType.BlockWise1x128,
+                         sb, ScalingType.BlockWise128x128,
+                         swizzle_a=SwizzleType.NO_SWIZZLE, swizzle_b=SwizzleType.NO_SWIZZLE,
+                         output_dtype=OUT_DTYPE)
+    return call
+
+
+def triton_impl(case):
+    try:
+        import triton_fp8_gemm as tk
+    except ImportError as e:
+        raise Unavailable(f"triton: {e}") from None
+    outs = case.outputs()
+    if case.recipe == "blockwise":
+        a_scales = [s.a.scale_inv.t().contiguous() for s in case.sets]  # [K/128, M]
+
+        def call(i):
+            s = case.sets[i]
+            return tk.blockwise_gemm(s.a.q, s.b.q, a_scales[i], s.b.scale_inv, outs[i])
+        return call
+    row = case.recipe == "rowwise"
+
+    def call(i):
+        s = case.sets[i]
+        return tk.scaled_gemm(s.a.q, s.b.q, s.a.scale_inv, s.b.scale_inv, outs[i], row)
+    return call
+
+
+def peer_impl(name, case):
+    if name == "torch._scaled_mm":
+        return torch_scaled_mm_impl(case, fast_accum=False)
+    if name == "torch._scaled_mm fast_accum":
+        return torch_scaled_mm_impl(case, fast_accum=True)
+    if name == "F.scaled_mm":
+        return torch_blockwise_impl(case)
+    if name == "triton":
+        return triton_impl(case)
+    raise ValueError(f"unknown peer {name!r}")
+
+
+# --- measuring ---------------------------------------------------------------------
+
+def time_ms(call, count, warmup, rep):
+    """Median of do_bench, each timed call on the next input set."""
+    from triton.testing import do_bench
+    counter = itertools.count()
+    return do_bench(lambda: call(next(counter) % count), warmup=warmup, rep=rep,
+                    return_mode="median")
+
+
+def measure(make_call, case, project_out, args):
+    """Verify on input set 0, then time. Returns (entry, output of set 0 or None)."""
+    entry = {"status": "ok", "ms": None, "tflops": None, "rel_err_vs_ref": None,
+             "rel_diff_vs_project": None, "message": ""}
+    try:
+        call = make_call()
+        out = call(0)
+        torch.cuda.synchronize()
+        out = out.clone()
+        entry["rel_err_vs_ref"] = gi.relative_error(out, case.reference)
+        if project_out is not None:
+            entry["rel_diff_vs_project"] = gi.relative_error(out, project_out.to(torch.float64))
+        entry["ms"] = time_ms(call, case.count, args.warmup, args.rep)
+        entry["tflops"] = case.flop / (entry["ms"] * 1e-3) / 1e12
+        return entry, out
+    except Unavailable as e:
+        entry.update(status="unavailable", message=str(e))
+    except Exception as e:  # keep going: a broken peer must not stop the benchmark
+        entry.update(status="error", message=f"{type(e).__name__}: {e}".strip())
+    return entry, None
+
+
+def pick_kernel(specs, m, n, k, recipe):
+    """(spec, note): the kernel for this case, preferring promoted accumulation."""
+    matches = [s for s in specs
+               if s.n == n and s.k == k and s.recipe == recipe
+               and s.a_dtype == "e4m3" and s.b_dtype == "e4m3" and s.out_dtype == "bf16"
+               and not s.bias and not s.accumulate_into_c and s.static_m in (None, m)]
+    if not matches:
+        return None, f"no {PROJECT} kernel with N={n}, K={k}, {recipe}, e4m3->bf16"
+    matches.sort(key=lambda s: (accumulation_mode(s.accumulation) != "promoted", s.name))
+    others = [s.name for s in matches[1:]]
+    return matches[0], (f"also matched: {', '.join(others)}" if others else "")
+
+
+def bench_case(m, n, k, recipe, spec, kernels, args, seed, l2, device="cuda"):
+    case = Case(m, n, k, recipe, spec, seed, l2, device)
+    result = {"m": m, "n": n, "k": k, "recipe": recipe, "input_sets": case.count,
+              "set_bytes": case.set_bytes, "kernel": spec.name if spec else None,
+              "accumulation": spec.accumulation if spec else None, "impls": {}, "ratios": {}}
+    project_out = None
+    if spec is not None:
+        entry, project_out = measure(lambda: project_impl(case, kernels(spec)),
+                                     case, None, args)
+        result["impls"][PROJECT] = entry
+    for peer in PEERS[recipe]:
+        if peer == "triton" and args.no_triton:
+            continue
+        result["impls"][peer], _ = measure(functools.partial(peer_impl, peer, case),
+                                           case, project_out, args)
+    project = result["impls"].get(PROJECT, {}).get("tflops")
+    for peer, entry in result["impls"].items():
+        if peer != PROJECT and project and entry["tflops"]:
+            result["ratios"][peer] = project / entry["tflops"]
+    return result
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def summarize(results, recipes):
+    """Geometric means over the shapes with M >= GEOMEAN_MIN_M, per recipe."""
+    summary = {}
+    for recipe in recipes:
+        rows = [r for r in results if r["recipe"] == recipe and r["m"] >= GEOMEAN_MIN_M]
+        impls = [PROJECT, *PEERS[recipe]]
+        summary[recipe] = {
+            "shapes": len(rows),
+            "tflops": {i: geomean([r["impls"].get(i, {}).get("tflops") for r in rows])
+                       for i in impls},
+            "ratios": {p: geomean([r["ratios"].get(p) for r in rows]) for p in PEERS[recipe]},
+        }
+    return summary
+
+
+# --- reports -----------------------------------------------------------------------
+
+def fmt(value, spec=".1f"):
+    return "n/a" if value is None else format(value, spec)
+
+
+def shape_text(r):
+    return f"{r['m']}x{r['n']}x{r['k']}"
+
+
+def compile_times_markdown(data):
+    if isinstance(data, dict):
+        items = list(data.items())
+    elif isinstance(data, list):
+        items = [(d.get("name", i) if isinstance(d, dict) else i, d) for i, d in enumerate(data)]
+    else:
+        return [f"```\n{json.dumps(data, indent=2)}\n```"]
+    lines = ["| kernel | compile time |", "|---|---|"]
+    for name, value in items:
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items() if k != "name")
+        lines.append(f"| {name} | {value} |")
+    return lines
+
+
+def markdown_report(report):
+    env = report["environment"]
+    lines = [f"# FP8 GEMM benchmark: {env['gpu']}", "",
+             f"- driver {env['driver']}, CUDA runtime {env['cuda_runtime']}, "
+             f"torch {env['torch']}, triton {env['triton']}",
+             f"- date {env['date']}, host {env['host']}",
+             f"- command: `{env['command']}`",
+             f"- TFLOP/s = 2*M*N*K / median time (triton.testing.do_bench, "
+             f"warmup {report['settings']['warmup_ms']} ms, rep {report['settings']['rep_ms']} ms); "
+             f"inputs rotate over copies totalling > 2x L2 ({env['l2_bytes'] // 2**20} MiB)",
+             f"- ratio = {PROJECT} TFLOP/s / peer TFLOP/s (> 1: {PROJECT} is faster); "
+             f"geomean over shapes with M >= {GEOMEAN_MIN_M}", ""]
+    for recipe in report["recipes"]:
+        lines += recipe_table(report, recipe)
+    lines += verification_table(report)
+    if report.get("compile_times") is not None:
+        lines += ["## Compile times (build machine)", ""]
+        lines += compile_times_markdown(report["compile_times"]) + [""]
+    return "\n".join(lines) + "\n"
+
+
+def recipe_table(report, recipe):
+    peers = PEERS[recipe]
+    rows = [r for r in report["results"] if r["recipe"] == recipe]
+    header = ["shape", "kernel", PROJECT, *peers, *(f"vs {p}" for p in peers)]
+    lines = [f"## {recipe} (TFLOP/s)", "", "| " + " | ".join(header) + " |",
+             "|" + "---|" * len(header)]
+    for r in rows:
+        cells = [shape_text(r), r["kernel"] or "-"]
+        cells += [fmt(r["impls"].get(i, {}).get("tflops")) for i in (PROJECT, *peers)]
+        cells += [fmt(r["ratios"].get(p), ".2f") for p in peers]
+        lines.append("| " + " | ".join(cells) + " |")
+    s = report["geomean"][recipe]
+    cells = [f"geomean (M >= {GEOMEAN_MIN_M}, {s['shapes']} shapes)", ""]
+    cells += [fmt(s["tflops"].get(i)) for i in (PROJECT, *peers)]
+    cells += [fmt(s["ratios"].get(p), ".2f") for p in peers]
+    lines.append("| " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def verification_table(report):
+    lines = ["## Verification (input set 0)", "",
+             "rel err: ||out - ref||_F / ||ref||_F, ref = f64 GEMM of the dequantized "
+             f"inputs; vs {PROJECT}: the same with {PROJECT}'s output as ref.", "",
+             f"| recipe | shape | implementation | rel err | vs {PROJECT} | status |",
+             "|---|---|---|---|---|---|"]
+    for r in report["results"]:
+        for name, e in r["impls"].items():
+            status = e["status"] + (f": {e['message']}" if e["message"] else "")
+            status = status.replace("|", "/").replace("\n", " ")
+            lines.append(f"| {r['recipe']} | {shape_text(r)} | {name} | "
+                         f"{fmt(e['rel_err_vs_ref'], '.2e')} | "
+                         f"{fmt(e['rel_diff_vs_project'], '.2e')} | {status} |")
+        if r.get("note"):
+            lines.append(f"| {r['recipe']} | {shape_text(r)} | {PROJECT} | | | {r['note']} |")
+    return lines + [""]
+
+
+def plot_report(report, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    env, recipes = report["environment"], report["recipes"]
+    fig, axes = plt.subplots(len(recipes), 1, figsize=(14, 4.2 * len(recipes)), squeeze=False)
+    for ax, recipe in zip(axes[:, 0], recipes):
+        rows = [r for r in report["results"] if r["recipe"] == recipe]
+        impls = [PROJECT, *PEERS[recipe]]
+        width = 0.8 / len(impls)
+        for j, impl in enumerate(impls):
+            values = [r["impls"].get(impl, {}).get("tflops") or 0.0 for r in rows]
+            ax.bar([i + (j - (len(impls) - 1) / 2) * width for i in range(len(rows))],
+                   values, width, label=impl, color=COLORS.get(impl))
+        ax.set_xticks(range(len(rows)))
+        ax.set_xticklabels([shape_text(r) for r in rows], rotation=20, fontsize=8)
+        ax.set_ylabel("TFLOP/s")
+        ax.set_title(f"{recipe} (MxNxK, bf16 out)")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle(f"FP8 GEMM on {env['gpu']} - driver {env['driver']}, torch {env['torch']}, "
+                 f"triton {env['triton']}, {env['date']}", fontsize=10)
+    fig.text(0.01, 0.005, "\n".join(textwrap.wrap(env["command"], 180)), fontsize=6,
+             family="monospace", va="bottom")
+    fig.tight_layout(rect=(0, 0.03, 1, 0.97))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def report_stem(env, now):
+    gpu = re.sub(r"[^a-z0-9]+", "-", env["gpu"].lower()).strip("-") or "gpu"
+    return f"gemm-{gpu}-{now.strftime('%Y%m%d-%H%M%S')}"
+
+
+def write_reports(report, out_dir, stem):
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {ext: out_dir / f"{stem}.{ext}" for ext in ("json", "md", "png")}
+    paths["json"].write_text(json.dumps(report, indent=2))
+    paths["md"].write_text(markdown_report(report))
+    try:
+        plot_report(report, paths["png"])
+    except Exception as e:  # the numbers matter more than the chart
+        print(f"warning: no chart: {type(e).__name__}: {e}", file=sys.stderr)
+        del paths["png"]
+    return paths
+
+
+# --- main --------------------------------------------------------------------------
+
+def load_kernel_specs(kernel_dir):
+    if kernel_dir is None:
+        print("no --kernels: timing the peers only")
+        return []
+    specs, skipped = load_specs(kernel_dir)
+    for name, reason in skipped:
+        print(f"skipping {name}: {reason}")
+    print(f"{len(specs)} GEMM kernel(s) in {kernel_dir}")
+    return specs
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if not torch.cuda.is_available():
+        print("error: no CUDA device visible to torch", file=sys.stderr)
+        return 2
+    try:
+        shapes = parse_shapes(args.shapes)
+    except ValueError as e:
+        print(f"error: --shapes: {e}", file=sys.stderr)
+        return 2
+    recipes = [r for r in args.recipes.split(",") if r]
+    unknown = [r for r in recipes if r not in GRANULARITIES]
+    if unknown:
+        print(f"error: unknown recipe(s) {unknown}", file=sys.stderr)
+        return 2
+    try:
+        compile_times = json.loads(args.compile_times.read_text()) if args.compile_times else None
+    except (OSError, ValueError) as e:
+        print(f"error: --compile-times: {e}", file=sys.stderr)
+        return 2
+    from fp8mlir._runtime import Kernel
+
+    now = datetime.datetime.now().astimezone()
+    env = environment(now)
+    seed = gi.new_seed() if args.seed is None else args.seed
+    print(f"{env['gpu']}, driver {env['driver']}, torch {env['torch']}, "
+          f"triton {env['triton']}, L2 {env['l2_bytes'] // 2**20} MiB, seed {seed}")
+    specs = load_kernel_specs(args.kernels)
+    loaded = {}
+
+    def kernels(spec):
+        if spec.name not in loaded:
+            loaded[spec.name] = Kernel(spec.json_path, library=args.library)
+        return loaded[spec.name]
+
+    results = []
+    try:
+        for m, n, k in shapes:
+            for recipe in recipes:
+                spec, note = pick_kernel(specs, m, n, k, recipe)
+                result = bench_case(m, n, k, recipe, spec, kernels, args, seed, env["l2_bytes"])
+                result["note"] = note
+                results.append(result)
+                torch.cuda.empty_cache()  # the case's buffers are gone now
+                print_result(result)
+    finally:
+        for kernel in loaded.values():
+            kernel.close()
+
+    report = {"environment": env, "recipes": recipes, "seed": seed,
+              "settings": {"warmup_ms": args.warmup, "rep_ms": args.rep,
+                           "return_mode": "median", "out_dtype": "bf16",
+                           "rotation": "input copies totalling > 2x L2, cycled per call",
+                           "geomean_min_m": GEOMEAN_MIN_M},
+              "results": results, "geomean": summarize(results, recipes),
+              "compile_times": compile_times}
+    paths = write_reports(report, args.out, report_stem(env, now))
+    print_summary(report)
+    for path in paths.values():
+        print(f"wrote {path}")
+    return 0
+
+
+def print_result(r):
+    parts = []
+    for name, e in r["impls"].items():
+        if e["status"] == "ok":
+            parts.append(f"{name} {e['tflops']:.1f} TF/s (err {e['rel_err_vs_ref']:.1e})")
+        else:
+            parts.append(f"{name} {e['status']}: {e['message'][:120]}")
+    note = f" [{r['note']}]" if r.get("note") else ""
+    print(f"{shape_text(r):>17} {r['recipe']:<10} x{r['input_sets']} sets: "
+          + "; ".join(parts) + note, flush=True)
+
+
+def print_summary(report):
+    print(f"\ngeomean over M >= {GEOMEAN_MIN_M} ({PROJECT} / peer TFLOP/s):")
+    for recipe in report["recipes"]:
+        s = report["geomean"][recipe]
+        ratios = ", ".join(f"vs {p} {fmt(v, '.2f')}" for p, v in s["ratios"].items())
+        print(f"  {recipe:<10} {PROJECT} {fmt(s['tflops'].get(PROJECT))} TF/s; {ratios}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Writes the .mlir inputs for the GPU check and benchmark, one fp8.scaled_matmul
+per (recipe, N, K), and compiles them with fp8-compile into one directory,
+recording the per-kernel compile time (build machine) in compile-times.json.
+
+    bench/make_kernels.py --out kernels [--fp8-compile build/bin/fp8-compile]
+                          [--set check|bench|all]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+# (M, N, K) of the benchmark (issue 3). M is a run-time value of each kernel.
+BENCH_SHAPES = [
+    (8192, 8192, 8192), (4096, 4096, 4096), (16384, 8192, 8192),
+    (4096, 7168, 2048), (4096, 2112, 7168), (4096, 24576, 1536),
+    (4096, 7168, 16384), (4096, 4096, 7168), (128, 7168, 2048),
+    (64, 2112, 7168),
+]
+
+# Correctness set: every recipe and tile choice, awkward N and K (K = 160 is
+# a partial K block; N = 2112 a partial N tile), bias, accumulate-into-C,
+# hybrid E5M2 x E4M3, f16/f32 outputs, a configuration override.
+CHECK_KERNELS = [
+    # name, recipe, N, K, extra
+    ("tw_fast", "tensorwise", 7168, 2048, {"accumulation": "fast"}),
+    ("tw_promoted", "tensorwise", 7168, 2048, {}),
+    ("tw_k160", "tensorwise", 2112, 160, {"accumulation": "fast"}),
+    ("tw_n2112_k7168", "tensorwise", 2112, 7168, {"accumulation": "fast"}),
+    ("tw_hybrid_f16_bias", "tensorwise", 4096, 2048,
+     {"a_type": "f8E5M2", "out": "f16", "bias": "bf16", "accumulation": "fast"}),
+    ("tw_tile64", "tensorwise", 4096, 2048,
+     {"accumulation": "fast", "config": "#fp8.gemm_config<tile = 64x128x128, stages = 6>"}),
+    ("row_fast", "rowwise", 7168, 2048, {"accumulation": "fast"}),
+    ("row_promoted_bias", "rowwise", 2112, 7168, {"bias": "f32"}),
+    ("wgrad_f32_acc", "tensorwise", 2048, 4096,
+     {"out": "f32", "accumulate": True, "accumulation": "fast"}),
+    ("bw_2112_7168", "blockwise", 2112, 7168, {}),
+    ("bw_7168_2048", "blockwise", 7168, 2048, {}),
+    ("bw_k160", "blockwise", 2112, 160, {}),
+]
+
+GRANULARITY = {
+    "tensorwise": ("#fp8.granularity<tensor>", "#fp8.granularity<tensor>"),
+    "rowwise": ("#fp8.granularity<row>", "#fp8.granularity<row>"),
+    "blockwise": ("#fp8.granularity<tile 1x128>", "#fp8.granularity<tile 128x128>"),
+}
+
+
+def scale_types(recipe, n, k):
+    kb = (k + 127) // 128
+    if recipe == "tensorwise":
+        return "tensor<f32>", "tensor<f32>"
+    if recipe == "rowwise":
+        return "tensor<?x1xf32>", f"tensor<{n}x1xf32>"
+    return f"tensor<?x{kb}xf32>", f"tensor<{(n + 127) // 128}x{kb}xf32>"
+
+
+def gemm_mlir(fn, recipe, n, k, extra):
+    a_type = extra.get("a_type", "f8E4M3FN")
+    out = extra.get("out", "bf16")
+    accumulation = extra.get("accumulation", "promoted(128)")
+    sa_t, sb_t = scale_types(recipe, n, k)
+    ga, gb = GRANULARITY[recipe]
+    args = [f"%a: tensor<?x{k}x{a_type}>", f"%b: tensor<{n}x{k}xf8E4M3FN>",
+            f"%sa: {sa_t}", f"%sb: {sb_t}"]
+    operands, types = "%a, %b, %sa, %sb", [f"tensor<?x{k}x{a_type}>",
+                                           f"tensor<{n}x{k}xf8E4M3FN>", sa_t, sb_t]
+    if "bias" in extra:
+        args.append(f"%bias: tensor<{n}x{extra['bias']}>")
+        operands += " bias %bias"
+        types.append(f"tensor<{n}x{extra['bias']}>")
+    if extra.get("accumulate"):
+        args.append(f"%c: tensor<?x{n}xf32>")
+        operands += " accumulate_into %c"
+        types.append(f"tensor<?x{n}xf32>")
+    attrs = [f"a_granularity = {ga}", f"b_granularity = {gb}",
+             f"accumulation = #fp8.accumulation<{accumulation}>"]
+    if "config" in extra:
+        attrs.append(f"config = {extra['config']}")
+    result = f"tensor<?x{n}x{out}>"
+    return (f"func.func @{fn}({', '.join(args)}) -> {result} {{\n"
+            f"  %0 = fp8.scaled_matmul {operands} {{{', '.join(attrs)}}}\n"
+            f"      : ({', '.join(types)}) -> {result}\n"
+            f"  return %0 : {result}\n}}\n")
+
+
+def kernel_specs(which):
+    specs = []
+    if which in ("check", "all"):
+        specs += [(name, recipe, n, k, extra) for name, recipe, n, k, extra in CHECK_KERNELS]
+    if which in ("bench", "all"):
+        for (_, n, k) in BENCH_SHAPES:
+            for recipe in ("tensorwise", "rowwise", "blockwise"):
+                for accumulation in (["fast", "promoted(128)"] if recipe != "blockwise"
+                                     else ["promoted(128)"]):
+                    tag = "fast" if accumulation == "fast" else "promoted"
+                    specs.append((f"bench_{recipe}_{tag}_n{n}_k{k}", recipe, n, k,
+                                  {"accumulation": accumulation}))
+    return specs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--fp8-compile", default="build/bin/fp8-compile")
+    parser.add_argument("--set", choices=["check", "bench", "all"], default="all")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    times = {}
+    failures = 0
+    seen = set()
+    for fn, recipe, n, k, extra in kernel_specs(args.set):
+        src = os.path.join(args.out, f"{fn}.mlir")
+        with open(src, "w") as f:
+            f.write(gemm_mlir(fn, recipe, n, k, extra))
+        before = set(os.listdir(args.out))
+        start = time.perf_counter()
+        proc = subprocess.run([args.fp8_compile, src, "--chip=sm_90a", "-o", args.out],
+                              capture_output=True, text=True)
+        elapsed = time.perf_counter() - start
+        if proc.returncode != 0:
+            failures += 1
+            print(f"FAILED {fn}:\n{proc.stderr}", file=sys.stderr)
+            continue
+        new = sorted(f[:-5] for f in set(os.listdir(args.out)) - before if f.endswith(".json"))
+        for kernel in new:
+            times[kernel] = round(elapsed, 4)
+        seen.update(new)
+        print(f"{fn}: {elapsed:.3f} s -> {', '.join(new) or '(kernel already compiled)'}")
+    with open(os.path.join(args.out, "compile-times.json"), "w") as f:
+        json.dump({"machine": os.uname().nodename, "cpus": os.cpu_count(),
+                   "seconds_per_kernel": times}, f, indent=1)
+    print(f"{len(seen)} kernels in {args.out}, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
