@@ -20,7 +20,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.fp8_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst("fp8-opt", unresolved="fatal")]
+tools = [ToolSubst("fp8-opt", unresolved="fatal"),
+         ToolSubst("fp8-compile", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 if config.ptxas and os.path.exists(config.ptxas):

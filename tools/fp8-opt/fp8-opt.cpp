@@ -6,8 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Dialect.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
+#include "FP8/Target/PTX/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -19,6 +21,9 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::fp8::registerFP8Passes();
+  mlir::fp8::registerFP8ConversionPasses();
+  mlir::fp8::registerFP8TargetPTXPasses();
+  mlir::fp8::registerFP8ToPTXPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

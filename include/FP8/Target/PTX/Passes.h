@@ -1,0 +1,76 @@
+//===- Passes.h - PTX emission passes and pipelines -------------*- C++ -*-===//
+//
+// From the kernels of the fp8 lowerings to PTX text in `gpu.binary` ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_TARGET_PTX_PASSES_H
+#define FP8_TARGET_PTX_PASSES_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+namespace fp8 {
+
+#define GEN_PASS_DECL
+#include "FP8/Target/PTX/Passes.h.inc"
+
+/// Function attribute set by the lowerings on a kernel: the indices of the
+/// parameters that are 128-byte CUtensorMaps passed by value.
+inline constexpr llvm::StringLiteral kGridConstantArgsAttrName =
+    "fp8.grid_constant_args";
+/// Function attribute set by the lowerings on a kernel: the dictionary that
+/// `fp8-compile` writes out as the kernel's JSON metadata.
+inline constexpr llvm::StringLiteral kKernelMetadataAttrName =
+    "fp8.kernel_metadata";
+
+/// Options of the `fp8-to-ptx` and `fp8-gpu-module-to-ptx` pipelines.
+struct FP8ToPTXOptions : public PassPipelineOptions<FP8ToPTXOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target GPU, one of the chips of FP8/Target/Chip.h "
+                     "(sm_90a, sm_100a); also selects the PTX ISA version"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("LLVM optimization level of the NVPTX code generation "
+                     "(0 to 3)"),
+      llvm::cl::init(3)};
+};
+
+/// Adds the target-neutral checks and the lowering of the fp8 ops to GPU
+/// kernels: fp8-verify-target{chip}, canonicalize,
+/// fp8-lower-scaled-matmul{chip}. The result holds host code with
+/// `gpu.launch_func` ops and one `gpu.module` per kernel family whose
+/// `gpu.func` kernels carry `fp8.kernel_metadata`.
+void buildFP8ToGPUPipeline(OpPassManager &pm, const FP8ToPTXOptions &options);
+
+/// Adds the passes that take already-lowered gpu.modules to PTX, on a
+/// builtin.module: fp8-verify-target-support{chip, features} ->
+/// nvvm-attach-target{chip, features, O} -> in each gpu.module:
+/// convert-scf-to-cf, convert-gpu-to-nvvm, convert-nvvm-to-llvm,
+/// convert-arith-to-llvm, convert-index-to-llvm, reconcile-unrealized-casts,
+/// fp8-finalize-kernel-abi, fp8-verify-target-support -> gpu-module-to-binary
+/// {format=isa}. The features are the chip's minimum PTX feature. Host code
+/// is left untouched: every lowering runs nested in the gpu.modules.
+void buildFP8GPUModuleToPTXPipeline(OpPassManager &pm,
+                                    const FP8ToPTXOptions &options);
+
+/// The whole compilation: buildFP8ToGPUPipeline then
+/// buildFP8GPUModuleToPTXPipeline. Each `gpu.module` becomes a `gpu.binary`
+/// with one `#gpu.object<#nvvm.target<...>, assembly = "PTX">`.
+void buildFP8ToPTXPipeline(OpPassManager &pm, const FP8ToPTXOptions &options);
+
+/// Registers the `fp8-to-ptx` and `fp8-gpu-module-to-ptx` pipelines.
+void registerFP8ToPTXPipelines();
+
+#define GEN_PASS_REGISTRATION
+#include "FP8/Target/PTX/Passes.h.inc"
+
+} // namespace fp8
+} // namespace mlir
+
+#endif // FP8_TARGET_PTX_PASSES_H

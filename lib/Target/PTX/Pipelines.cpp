@@ -1,0 +1,102 @@
+//===- Pipelines.cpp - fp8-to-ptx and fp8-gpu-module-to-ptx ---------------===//
+
+#include "FP8/Conversion/Passes.h"
+#include "FP8/Dialect/FP8/Transforms/Passes.h"
+#include "FP8/Target/Chip.h"
+#include "FP8/Target/PTX/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+/// `gpu-module-to-binary` format that keeps the PTX text (no ptxas run).
+static constexpr llvm::StringLiteral kBinaryFormatPTX = "isa";
+
+/// The chip's minimum PTX feature. An unknown chip gets none: the first pass
+/// of each pipeline reports it before anything uses the features.
+static std::string getPTXFeatures(StringRef chip) {
+  const ChipInfo *info = lookupChip(chip);
+  return info ? info->ptxFeatures.str() : std::string();
+}
+
+void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
+                                      const FP8ToPTXOptions &options) {
+  pm.addPass(createFP8VerifyTarget(FP8VerifyTargetOptions{options.chip}));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(
+      createFP8LowerScaledMatmul(FP8LowerScaledMatmulOptions{options.chip}));
+}
+
+void mlir::fp8::buildFP8GPUModuleToPTXPipeline(OpPassManager &pm,
+                                               const FP8ToPTXOptions &options) {
+  std::string features = getPTXFeatures(options.chip);
+
+  // Check the chip, features and NVVM ops before anything else: here the
+  // PTX-builder ops (wgmma.mma_async, mbarrier.try_wait.parity) are still
+  // NVVM ops, not yet inline assembly.
+  pm.addNestedPass<gpu::GPUModuleOp>(createFP8VerifyTargetSupport(
+      FP8VerifyTargetSupportOptions{options.chip, features}));
+
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = options.chip;
+  attach.features = features;
+  attach.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+
+  // Device lowering, nested so that host functions (tensors, launch_func)
+  // are never touched: the runtime launches the kernels from the JSON.
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createSCFToControlFlowPass());
+  // Also lowers arith, cf, index, func and memref (ConvertToLLVM interfaces).
+  device.addPass(createConvertGpuOpsToNVVMOps());
+  // wgmma.mma_async, mbarrier.try_wait.parity, ... have no LLVM intrinsic:
+  // they become inline PTX here.
+  device.addPass(createConvertNVVMToLLVMPass());
+  device.addPass(createArithToLLVMConversionPass());
+  device.addPass(createConvertIndexToLLVMPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+  // After convert-gpu-to-nvvm, which drops gpu.func argument attributes.
+  device.addPass(createFP8FinalizeKernelABI());
+  // The last check before LLVM: the attached #nvvm.target and the NVVM ops
+  // the lowerings above produced.
+  device.addPass(createFP8VerifyTargetSupport());
+
+  GpuModuleToBinaryPassOptions toBinary;
+  toBinary.compilationTarget = kBinaryFormatPTX.str();
+  pm.addPass(createGpuModuleToBinaryPass(toBinary));
+}
+
+void mlir::fp8::buildFP8ToPTXPipeline(OpPassManager &pm,
+                                      const FP8ToPTXOptions &options) {
+  buildFP8ToGPUPipeline(pm, options);
+  buildFP8GPUModuleToPTXPipeline(pm, options);
+}
+
+void mlir::fp8::registerFP8ToPTXPipelines() {
+  PassPipelineRegistration<FP8ToPTXOptions>(
+      "fp8-to-ptx",
+      "Compile fp8 ops to PTX: fp8-verify-target, canonicalize, "
+      "fp8-lower-scaled-matmul, then fp8-gpu-module-to-ptx. Each gpu.module "
+      "becomes a gpu.binary whose #gpu.object holds the PTX text; host code "
+      "is left as is (the runtime launches the kernels from their metadata)",
+      buildFP8ToPTXPipeline);
+  PassPipelineRegistration<FP8ToPTXOptions>(
+      "fp8-gpu-module-to-ptx",
+      "Compile lowered kernel gpu.modules to PTX: fp8-verify-target-support, "
+      "nvvm-attach-target{chip features=<chip's minimum PTX> O=opt-level}, "
+      "in each gpu.module convert-scf-to-cf, convert-gpu-to-nvvm, "
+      "convert-nvvm-to-llvm, convert-arith-to-llvm, convert-index-to-llvm, "
+      "reconcile-unrealized-casts, fp8-finalize-kernel-abi, "
+      "fp8-verify-target-support, then gpu-module-to-binary{format=isa}",
+      buildFP8GPUModuleToPTXPipeline);
+}
