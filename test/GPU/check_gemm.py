@@ -69,7 +69,8 @@ def inputs_for(spec, m, seed, device="cuda"):
         a_gran=spec.a_gran, b_gran=spec.b_gran, bias_dtype=bias_dtype,
         with_c=spec.accumulate_into_c, seed=seed, device=device,
         a_scale_expected=spec.expected_shape("a_scale_inv", m),
-        b_scale_expected=spec.expected_shape("b_scale_inv", m))
+        b_scale_expected=spec.expected_shape("b_scale_inv", m),
+        out_dtype=spec.out_dtype)
 
 
 def poisoned_output(spec, m, device="cuda"):

@@ -31,6 +31,9 @@ SIGN_EXPONENT_MASK = -8388608  # 0xFF800000 as int32: keep sign and exponent bit
 SCALED_FRACTION = 0.25
 ROW_EXPONENTS = (-2, 2)  # inclusive range of the power of ten per row
 COLUMN_BLOCK_EXPONENTS = (-1, 1)
+# Shrink factor of A (times 1/sqrt(K)) for f16 outputs: the largest row and
+# block factors (10^2 * 10^1 * 10^1) times a few sigma stay under 65504.
+F16_HEADROOM = 1e-2
 
 TORCH_FP8_NAMES = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
 TORCH_DTYPE_NAMES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
@@ -226,11 +229,19 @@ class GemmInputs:
 def make_gemm_inputs(m, n, k, *, a_dtype="e4m3", b_dtype="e4m3",
                      a_gran=("tensor",), b_gran=("tensor",), bias_dtype=None,
                      with_c=False, seed=None, device="cuda",
-                     a_scale_expected=None, b_scale_expected=None):
-    """Fresh random quantized inputs for D = (A sA)(B sB)^T [+ bias] [+ C]."""
+                     a_scale_expected=None, b_scale_expected=None,
+                     out_dtype=None):
+    """Fresh random quantized inputs for D = (A sA)(B sB)^T [+ bias] [+ C].
+
+    For an f16 output, A is shrunk by F16_HEADROOM / sqrt(k) so that D stays
+    inside f16's range (65504) despite the powers of ten: otherwise the
+    reference holds values f16 can only store as inf."""
     seed = new_seed() if seed is None else seed
     gen = make_generator(seed, device)
-    a = quantize(random_operand(m, k, gen, device), a_gran, a_dtype)
+    source_a = random_operand(m, k, gen, device)
+    if out_dtype == "f16":
+        source_a = (source_a.float() * (F16_HEADROOM / float(k) ** 0.5)).to(source_a.dtype)
+    a = quantize(source_a, a_gran, a_dtype)
     b = quantize(random_operand(n, k, gen, device), b_gran, b_dtype)
     bias = c = None
     if bias_dtype is not None:
