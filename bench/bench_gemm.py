@@ -48,13 +48,18 @@ GRANULARITIES = {
     "blockwise": (("tile", 1, 128), ("tile", 128, 128)),
 }
 PROJECT = "fp8-mlir"
+PROJECT_FAST = "fp8-mlir fast"
+# The project's kernels by accumulation mode: promoted(128) compares with
+# cuBLAS's default (and F.scaled_mm), fast with use_fast_accum=True and with
+# Triton (whose tl.dot accumulates like fast).
+PROJECT_IMPLS = {PROJECT: "promoted", PROJECT_FAST: "fast"}
 PEERS = {
     "tensorwise": ("torch._scaled_mm", "torch._scaled_mm fast_accum", "triton"),
     "rowwise": ("torch._scaled_mm", "triton"),
     "blockwise": ("F.scaled_mm", "triton"),
 }
 # One colour per implementation across the chart's panels.
-COLORS = {PROJECT: "C0", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
+COLORS = {PROJECT: "C0", PROJECT_FAST: "C4", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
           "torch._scaled_mm fast_accum": "C2", "triton": "C3"}
 GEOMEAN_MIN_M = 4096
 MIN_INPUT_SETS = 2
@@ -284,38 +289,51 @@ def measure(make_call, case, project_out, args):
     return entry, None
 
 
-def pick_kernel(specs, m, n, k, recipe):
-    """(spec, note): the kernel for this case, preferring promoted accumulation."""
+def pick_kernels(specs, m, n, k, recipe):
+    """({impl: spec}, note): the project's kernel per accumulation mode."""
     matches = [s for s in specs
                if s.n == n and s.k == k and s.recipe == recipe
                and s.a_dtype == "e4m3" and s.b_dtype == "e4m3" and s.out_dtype == "bf16"
                and not s.bias and not s.accumulate_into_c and s.static_m in (None, m)]
-    if not matches:
-        return None, f"no {PROJECT} kernel with N={n}, K={k}, {recipe}, e4m3->bf16"
-    matches.sort(key=lambda s: (accumulation_mode(s.accumulation) != "promoted", s.name))
-    others = [s.name for s in matches[1:]]
-    return matches[0], (f"also matched: {', '.join(others)}" if others else "")
+    chosen = {}
+    for impl, mode in PROJECT_IMPLS.items():
+        modes = sorted((s for s in matches if accumulation_mode(s.accumulation) == mode),
+                       key=lambda s: s.name)
+        if modes:
+            chosen[impl] = modes[0]
+    if not chosen:
+        return {}, f"no {PROJECT} kernel with N={n}, K={k}, {recipe}, e4m3->bf16"
+    return chosen, ""
 
 
-def bench_case(m, n, k, recipe, spec, kernels, args, seed, l2, device="cuda"):
+def ratio_key(impl, peer):
+    return f"{impl} vs {peer}"
+
+
+def bench_case(m, n, k, recipe, chosen, kernels, args, seed, l2, device="cuda"):
+    spec = next(iter(chosen.values()), None)
     case = Case(m, n, k, recipe, spec, seed, l2, device)
     result = {"m": m, "n": n, "k": k, "recipe": recipe, "input_sets": case.count,
-              "set_bytes": case.set_bytes, "kernel": spec.name if spec else None,
-              "accumulation": spec.accumulation if spec else None, "impls": {}, "ratios": {}}
+              "set_bytes": case.set_bytes,
+              "kernel": {impl: s.name for impl, s in chosen.items()},
+              "impls": {}, "ratios": {}}
     project_out = None
-    if spec is not None:
-        entry, project_out = measure(lambda: project_impl(case, kernels(spec)),
-                                     case, None, args)
-        result["impls"][PROJECT] = entry
+    for impl, impl_spec in chosen.items():
+        entry, out = measure(lambda: project_impl(case, kernels(impl_spec)),
+                             case, project_out, args)
+        result["impls"][impl] = entry
+        project_out = project_out if project_out is not None else out
     for peer in PEERS[recipe]:
         if peer == "triton" and args.no_triton:
             continue
         result["impls"][peer], _ = measure(functools.partial(peer_impl, peer, case),
                                            case, project_out, args)
-    project = result["impls"].get(PROJECT, {}).get("tflops")
-    for peer, entry in result["impls"].items():
-        if peer != PROJECT and project and entry["tflops"]:
-            result["ratios"][peer] = project / entry["tflops"]
+    for impl in chosen:
+        ours = result["impls"][impl].get("tflops")
+        for peer in PEERS[recipe]:
+            theirs = result["impls"].get(peer, {}).get("tflops")
+            if ours and theirs:
+                result["ratios"][ratio_key(impl, peer)] = ours / theirs
     return result
 
 
@@ -329,12 +347,13 @@ def summarize(results, recipes):
     summary = {}
     for recipe in recipes:
         rows = [r for r in results if r["recipe"] == recipe and r["m"] >= GEOMEAN_MIN_M]
-        impls = [PROJECT, *PEERS[recipe]]
+        impls = [*PROJECT_IMPLS, *PEERS[recipe]]
+        keys = [ratio_key(i, p) for i in PROJECT_IMPLS for p in PEERS[recipe]]
         summary[recipe] = {
             "shapes": len(rows),
             "tflops": {i: geomean([r["impls"].get(i, {}).get("tflops") for r in rows])
                        for i in impls},
-            "ratios": {p: geomean([r["ratios"].get(p) for r in rows]) for p in PEERS[recipe]},
+            "ratios": {key: geomean([r["ratios"].get(key) for r in rows]) for key in keys},
         }
     return summary
 
@@ -387,20 +406,25 @@ def markdown_report(report):
 
 def recipe_table(report, recipe):
     peers = PEERS[recipe]
+    impls = [*PROJECT_IMPLS, *peers]
+    keys = [ratio_key(i, p) for i in PROJECT_IMPLS for p in peers]
     rows = [r for r in report["results"] if r["recipe"] == recipe]
-    header = ["shape", "kernel", PROJECT, *peers, *(f"vs {p}" for p in peers)]
+    header = ["shape", *impls, *keys]
     lines = [f"## {recipe} (TFLOP/s)", "", "| " + " | ".join(header) + " |",
              "|" + "---|" * len(header)]
     for r in rows:
-        cells = [shape_text(r), r["kernel"] or "-"]
-        cells += [fmt(r["impls"].get(i, {}).get("tflops")) for i in (PROJECT, *peers)]
-        cells += [fmt(r["ratios"].get(p), ".2f") for p in peers]
+        cells = [shape_text(r)]
+        cells += [fmt(r["impls"].get(i, {}).get("tflops")) for i in impls]
+        cells += [fmt(r["ratios"].get(key), ".2f") for key in keys]
         lines.append("| " + " | ".join(cells) + " |")
     s = report["geomean"][recipe]
-    cells = [f"geomean (M >= {GEOMEAN_MIN_M}, {s['shapes']} shapes)", ""]
-    cells += [fmt(s["tflops"].get(i)) for i in (PROJECT, *peers)]
-    cells += [fmt(s["ratios"].get(p), ".2f") for p in peers]
+    cells = [f"geomean (M >= {GEOMEAN_MIN_M}, {s['shapes']} shapes)"]
+    cells += [fmt(s["tflops"].get(i)) for i in impls]
+    cells += [fmt(s["ratios"].get(key), ".2f") for key in keys]
     lines.append("| " + " | ".join(cells) + " |")
+    kernels = sorted({name for r in rows for name in (r["kernel"] or {}).values()})
+    if kernels:
+        lines += ["", "Kernels: " + ", ".join(f"`{k}`" for k in kernels)]
     return lines + [""]
 
 
@@ -431,7 +455,7 @@ def plot_report(report, path):
     fig, axes = plt.subplots(len(recipes), 1, figsize=(14, 4.2 * len(recipes)), squeeze=False)
     for ax, recipe in zip(axes[:, 0], recipes):
         rows = [r for r in report["results"] if r["recipe"] == recipe]
-        impls = [PROJECT, *PEERS[recipe]]
+        impls = [*PROJECT_IMPLS, *PEERS[recipe]]
         width = 0.8 / len(impls)
         for j, impl in enumerate(impls):
             values = [r["impls"].get(impl, {}).get("tflops") or 0.0 for r in rows]
@@ -522,8 +546,9 @@ def main(argv=None):
     try:
         for m, n, k in shapes:
             for recipe in recipes:
-                spec, note = pick_kernel(specs, m, n, k, recipe)
-                result = bench_case(m, n, k, recipe, spec, kernels, args, seed, env["l2_bytes"])
+                chosen, note = pick_kernels(specs, m, n, k, recipe)
+                result = bench_case(m, n, k, recipe, chosen, kernels, args, seed,
+                                    env["l2_bytes"])
                 result["note"] = note
                 results.append(result)
                 torch.cuda.empty_cache()  # the case's buffers are gone now
@@ -562,8 +587,9 @@ def print_summary(report):
     print(f"\ngeomean over M >= {GEOMEAN_MIN_M} ({PROJECT} / peer TFLOP/s):")
     for recipe in report["recipes"]:
         s = report["geomean"][recipe]
-        ratios = ", ".join(f"vs {p} {fmt(v, '.2f')}" for p, v in s["ratios"].items())
-        print(f"  {recipe:<10} {PROJECT} {fmt(s['tflops'].get(PROJECT))} TF/s; {ratios}")
+        ratios = ", ".join(f"{key} {fmt(v, '.2f')}" for key, v in s["ratios"].items())
+        ours = ", ".join(f"{impl} {fmt(s['tflops'].get(impl))}" for impl in PROJECT_IMPLS)
+        print(f"  {recipe:<10} {ours} TF/s; {ratios}")
 
 
 if __name__ == "__main__":

@@ -86,7 +86,7 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
                         &getContext(), name, chip, *problem, *tiling,
                         hopper::getDynamicSharedMemoryBytes(*tiling)));
     kernel->setAttr(kGridConstantArgsAttrName,
-                    builder.getDenseI32ArrayAttr({0, 1}));
+                    builder.getDenseI32ArrayAttr(getGridConstantParams(*tiling)));
   }
 
   // Host side: a call of the launcher declared for this kernel.

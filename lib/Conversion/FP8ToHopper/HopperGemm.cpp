@@ -31,17 +31,23 @@ static constexpr int64_t kConsumerRegistersOneWarpgroup = 240;
 static constexpr int64_t kMaxStages = 8;
 /// Blockwise B scales cover 128 N rows; one scale per tile needs tile N 128.
 static constexpr int64_t kScaleBlock = 128;
-/// Candidate tile N for the heuristic, largest first.
+/// Candidate tile N for the heuristic, largest first. With a TMA-store
+/// epilogue the tile is a whole number of 128-byte store boxes.
 static constexpr int64_t kTileNCandidates[] = {256, 224, 192, 160, 128};
+/// Named barrier among the consumer warpgroups (0 is __syncthreads).
+static constexpr int64_t kConsumerBarrierId = 1;
 
 int64_t hopper::getDynamicSharedMemoryBytes(const GemmTiling &t) {
-  return t.stages * t.stageBytes() + PipelineRing::barrierBytes(t.stages);
+  return t.stages * t.stageBytes() + t.epilogueBytes() +
+         PipelineRing::barrierBytes(t.stages);
 }
 
-static int64_t pickTileN(int64_t n) {
-  int64_t best = kTileNCandidates[0];
+static int64_t pickTileN(int64_t n, int64_t storeBoxColumns) {
+  int64_t best = 0;
   int64_t bestPadded = INT64_MAX;
   for (int64_t candidate : kTileNCandidates) {
+    if (storeBoxColumns && candidate % storeBoxColumns != 0)
+      continue;
     int64_t padded = (n + candidate - 1) / candidate * candidate;
     if (padded < bestPadded) {
       best = candidate;
@@ -56,6 +62,10 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
                                                GemmConfigAttr config) {
   GemmTiling t;
   bool promote = p.promoteInterval != 0;
+  t.outputBytes = p.outElementType.getIntOrFloatBitWidth() / 8;
+  // f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
+  // staging buffer would halve the pipeline depth.
+  bool canStageOutput = t.outputBytes == 2 && !p.accumulateIntoC;
   if (config) {
     t.tileM = config.getTile().m;
     t.tileN = config.getTile().n;
@@ -64,10 +74,14 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
     t.clusterM = config.getCluster().rows;
     t.clusterN = config.getCluster().cols;
     t.rasterGroup = config.getRasterGroup();
+    t.tmaStoreEpilogue =
+        canStageOutput && t.tileN % t.storeBoxColumns() == 0;
   } else {
-    t.tileN = promote ? kScaleBlock : pickTileN(p.n);
-    int64_t available =
-        kMaxDynamicSharedMemoryBytes - PipelineRing::barrierBytes(kMaxStages);
+    t.tmaStoreEpilogue = canStageOutput;
+    t.tileN = promote ? kScaleBlock
+                      : pickTileN(p.n, canStageOutput ? t.storeBoxColumns() : 0);
+    int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
+                        PipelineRing::barrierBytes(kMaxStages);
     t.stages = std::min<int64_t>(kMaxStages, available / t.stageBytes());
   }
 
@@ -100,9 +114,11 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
 namespace {
 /// The values the producer and consumer code share.
 struct KernelValues {
-  Value tmaA, tmaB, d, aScaleInv, bScaleInv, bias, c, m;
+  Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, m;
   Value tid;
   Value smem;
+  /// The output staging buffer (TMA-store epilogue).
+  Value epilogueBuffer;
   Value numMTiles;
   Value numTiles;
   PipelineRing ring;
@@ -201,21 +217,23 @@ static void storePair(KernelBuilder &kb, Value v0, Value v1, Type outType,
   kb.store(LLVM::BitcastOp::create(b, b.getI32Type(), narrow), ptr);
 }
 
-static void emitEpilogue(KernelBuilder &kb, const GemmProblem &p,
-                         const GemmTiling &t, const KernelValues &v,
-                         Value result, Value rows[2], Value nOffset,
-                         Value colInFragment, Value tensorScale) {
+/// The scaled (+ bias) output values of a thread's fragment, in fragment
+/// order, ready to be stored.
+static SmallVector<Value> emitEpilogueValues(KernelBuilder &kb,
+                                             const GemmProblem &p,
+                                             const GemmTiling &t,
+                                             const KernelValues &v,
+                                             Value result, Value rows[2],
+                                             Value nOffset, Value colInFragment,
+                                             Value tensorScale) {
   ImplicitLocOpBuilder &b = kb.builder();
   Value mLast = kb.sub(v.m, kb.i32(1));
   bool guardColumns = p.n % t.tileN != 0;
-  Value n = kb.i32(p.n);
   Value rowScale[2];
   if (p.aScale == ScaleMode::Row)
     for (int h = 0; h < 2; ++h)
       rowScale[h] = loadF32(kb, v.aScaleInv, kb.minu(rows[h], mLast));
-  Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
-  int64_t outBytes = getByteWidth(p.outElementType);
-
+  SmallVector<Value> values(t.tileN / 2);
   for (int64_t j = 0; j < t.tileN / 8; ++j) {
     Value col = kb.add(nOffset, kb.add(kb.i32(8 * j), colInFragment));
     // Columns past N (a partial last tile) read clamped, store nothing.
@@ -235,9 +253,9 @@ static void emitEpilogue(KernelBuilder &kb, const GemmProblem &p,
       }
     }
     for (int h = 0; h < 2; ++h) {
-      Value values[2];
       for (int e = 0; e < 2; ++e) {
-        Value x = LLVM::ExtractValueOp::create(b, result, 4 * j + 2 * h + e);
+        int64_t i = 4 * j + 2 * h + e;
+        Value x = LLVM::ExtractValueOp::create(b, result, i);
         if (tensorScale)
           x = arith::MulFOp::create(b, x, tensorScale);
         if (rowScale[h])
@@ -246,8 +264,28 @@ static void emitEpilogue(KernelBuilder &kb, const GemmProblem &p,
           x = arith::MulFOp::create(b, x, colScale[e]);
         if (biasValue[e])
           x = arith::AddFOp::create(b, x, biasValue[e]);
-        values[e] = x;
+        values[i] = x;
       }
+    }
+  }
+  return values;
+}
+
+/// Each thread stores its (row, column pair) fragments to global memory,
+/// guarded against the M and N edges, adding C first when accumulating.
+static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
+                             const GemmTiling &t, const KernelValues &v,
+                             ArrayRef<Value> values, Value rows[2],
+                             Value nOffset, Value colInFragment) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  bool guardColumns = p.n % t.tileN != 0;
+  Value n = kb.i32(p.n);
+  Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
+  int64_t outBytes = getByteWidth(p.outElementType);
+  for (int64_t j = 0; j < t.tileN / 8; ++j) {
+    Value col = kb.add(nOffset, kb.add(kb.i32(8 * j), colInFragment));
+    for (int h = 0; h < 2; ++h) {
+      Value pair[2] = {values[4 * j + 2 * h], values[4 * j + 2 * h + 1]};
       Value inBounds = rowInBounds[h];
       if (guardColumns)
         inBounds = kb.andi(inBounds, kb.ult(col, n));
@@ -260,15 +298,61 @@ static void emitEpilogue(KernelBuilder &kb, const GemmProblem &p,
           auto f32x2 = VectorType::get({2}, b.getF32Type());
           Value cPair = kb.load(f32x2, globalElementPtr(kb, v.c, index, 4));
           for (int e = 0; e < 2; ++e)
-            values[e] = arith::AddFOp::create(
-                b, values[e],
+            pair[e] = arith::AddFOp::create(
+                b, pair[e],
                 LLVM::ExtractElementOp::create(b, cPair, kb.i32(e)));
         }
-        storePair(kb, values[0], values[1], p.outElementType,
+        storePair(kb, pair[0], pair[1], p.outElementType,
                   globalElementPtr(kb, v.d, index, outBytes));
       });
     }
   }
+}
+
+/// The consumers write the tile to the shared staging buffer in the layout
+/// of the output tensor map's 128-byte swizzled boxes (box b holds columns
+/// [64b, 64b + 64) of all tile rows; within a 128-byte row, 16-byte chunk c
+/// lives at chunk c ^ (row % 8)), then one thread stores the boxes with TMA.
+/// The swizzle makes the fragment writes bank-conflict free: the 8 rows a
+/// warp writes per instruction land in 8 different chunks.
+static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
+                                 const GemmTiling &t, const KernelValues &v,
+                                 ArrayRef<Value> values, Value rowsInTile[2],
+                                 Value lane, Value isStoreThread,
+                                 Value mOffset, Value nOffset) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  int64_t consumers = t.numConsumers() * kWarpgroupThreads;
+  int64_t boxColumns = t.storeBoxColumns();
+  int64_t boxBytes = t.tileM * kSwizzle128BRowBytes;
+  // The previous tile's stores must have read the buffer before it is
+  // overwritten.
+  kb.ifThen(isStoreThread, [&] { kb.bulkWaitGroup(0, /*readOnly=*/true); });
+  kb.namedBarrier(kConsumerBarrierId, consumers);
+  Value swizzle = kb.divu(lane, kb.i32(4)); // == row % 8 for both rows
+  Value inChunk = kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(4));
+  for (int h = 0; h < 2; ++h) {
+    Value rowBase = kb.add(kb.mul(rowsInTile[h], kb.i32(kSwizzle128BRowBytes)),
+                           inChunk);
+    for (int64_t j = 0; j < t.tileN / 8; ++j) {
+      int64_t box = (8 * j) / boxColumns;
+      int64_t chunk = j % (kSwizzle128BRowBytes / 16);
+      Value offset = kb.add(
+          rowBase,
+          kb.add(kb.i32(box * boxBytes),
+                 kb.mul(arith::XOrIOp::create(b, kb.i32(chunk), swizzle),
+                        kb.i32(16))));
+      storePair(kb, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
+                p.outElementType, kb.bytePtr(v.epilogueBuffer, offset));
+    }
+  }
+  kb.fenceProxyAsyncShared();
+  kb.namedBarrier(kConsumerBarrierId, consumers);
+  kb.ifThen(isStoreThread, [&] {
+    for (int64_t box = 0; box < t.tileN / boxColumns; ++box)
+      kb.tmaStore2d(v.tmaD, kb.bytePtr(v.epilogueBuffer, box * boxBytes),
+                    kb.add(nOffset, kb.i32(box * boxColumns)), mOffset);
+    kb.bulkCommitGroup();
+  });
 }
 
 static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
@@ -294,6 +378,8 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
       kb.divu(lane, kb.i32(4)));
   Value colInFragment = kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(2));
   Type accType = getAccumulatorType(b.getContext(), t.tileN);
+  // The first consumer thread issues the epilogue's TMA stores.
+  Value isStoreThread = kb.eq(v.tid, kb.i32(kWarpgroupThreads));
 
   Value tensorScale;
   if (p.aScale == ScaleMode::Tensor)
@@ -362,19 +448,51 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                     /*accumulate=*/!(promote && s == 0));
               }
               NVVM::WgmmaGroupSyncAlignedOp::create(b);
-              NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-              kb.mbarrierArrive(v.ring.emptyBarrier(kb, stage));
+              if (promote) {
+                // The partial sums are needed now.
+                NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+                kb.mbarrierArrive(v.ring.emptyBarrier(kb, stage));
+              } else {
+                // Keep this block's MMAs in flight; the previous block's are
+                // done, so its stage is free.
+                NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+                kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                                kBlock, kb.i32(0)),
+                          [&] {
+                            Value previous = v.ring.stage(
+                                kb, kb.sub(iteration, kb.i32(1)));
+                            kb.mbarrierArrive(v.ring.emptyBarrier(kb, previous));
+                          });
+              }
               SmallVector<Value> next = {kb.add(iteration, kb.i32(1)), acc};
               if (promote)
                 next.push_back(emitPromotion(kb, carried[2], acc, rowScale0,
                                              rowScale1, t.tileN));
               return next;
             });
+        if (!promote) {
+          // Drain the last block and free its stage.
+          NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+          kb.mbarrierArrive(v.ring.emptyBarrier(
+              kb, v.ring.stage(kb, kb.sub(loop[0], kb.i32(1)))));
+        }
         Value result = promote ? loop[2] : loop[1];
-        emitEpilogue(kb, p, t, v, result, rows, nOffset, colInFragment,
-                     tensorScale);
+        SmallVector<Value> values =
+            emitEpilogueValues(kb, p, t, v, result, rows, nOffset,
+                               colInFragment, tensorScale);
+        if (t.tmaStoreEpilogue) {
+          Value rowsInTile[2] = {rowInTile, kb.add(rowInTile, kb.i32(8))};
+          emitTmaStoreEpilogue(kb, p, t, v, values, rowsInTile, lane,
+                               isStoreThread, mOffset, nOffset);
+        } else {
+          emitDirectStores(kb, p, t, v, values, rows, nOffset, colInFragment);
+        }
         return SmallVector<Value>{loop[0]};
       });
+  // Outstanding stores must finish before the CTA (and its shared memory)
+  // goes away.
+  if (t.tmaStoreEpilogue)
+    kb.ifThen(isStoreThread, [&] { kb.bulkWaitGroup(0, /*readOnly=*/false); });
 }
 
 static void ensureDynamicSharedMemory(OpBuilder &builder, Location loc,
@@ -404,7 +522,9 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   Type generic = kb.ptrType(AddressSpace::Generic);
   Type global = kb.ptrType(AddressSpace::Global);
   // Parameter order: the metadata's "params" list (GemmKernel.cpp).
-  SmallVector<Type> argTypes = {generic, generic, global, global, global};
+  SmallVector<Type> argTypes = {generic, generic,
+                                t.tmaStoreEpilogue ? generic : global, global,
+                                global};
   if (p.biasElementType)
     argTypes.push_back(global);
   if (p.accumulateIntoC)
@@ -425,7 +545,7 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   KernelValues v{};
   v.tmaA = entry.getArgument(arg++);
   v.tmaB = entry.getArgument(arg++);
-  v.d = entry.getArgument(arg++);
+  (t.tmaStoreEpilogue ? v.tmaD : v.d) = entry.getArgument(arg++);
   v.aScaleInv = entry.getArgument(arg++);
   v.bScaleInv = entry.getArgument(arg++);
   if (p.biasElementType)
@@ -436,12 +556,18 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
 
   v.tid = kb.threadIdX();
   v.smem = kb.dynamicSharedMemory();
-  v.ring = PipelineRing(kb.bytePtr(v.smem, t.stages * t.stageBytes()), t.stages);
+  // Shared memory: the stage ring, the output staging buffer, the barriers.
+  v.epilogueBuffer = kb.bytePtr(v.smem, t.stages * t.stageBytes());
+  v.ring = PipelineRing(
+      kb.bytePtr(v.smem, t.stages * t.stageBytes() + t.epilogueBytes()),
+      t.stages);
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
     v.ring.init(kb, /*producerArrivals=*/1,
                 /*consumerArrivals=*/t.numConsumers() * kWarpgroupThreads);
     kb.prefetchTensorMap(v.tmaA);
     kb.prefetchTensorMap(v.tmaB);
+    if (v.tmaD)
+      kb.prefetchTensorMap(v.tmaD);
   });
   gpu::BarrierOp::create(b);
   v.numMTiles = kb.ceilDiv(v.m, t.tileM);

@@ -114,6 +114,12 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
   return name;
 }
 
+SmallVector<int32_t> mlir::fp8::getGridConstantParams(const GemmTiling &t) {
+  if (t.tmaStoreEpilogue)
+    return {0, 1, 2};
+  return {0, 1};
+}
+
 namespace {
 /// Builds the nested attributes of the metadata dictionary.
 class MetadataBuilder {
@@ -206,6 +212,21 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
   SmallVector<Attribute> tensorMaps = {
       tensorMap("tma_a", "a", p.aElementType, m.dim("M"), t.tileM),
       tensorMap("tma_b", "b", p.bElementType, m.dim(p.n), t.tileN)};
+  if (t.tmaStoreEpilogue)
+    // The output, [M, N] row-major, stored in boxes of 128 bytes x tile M.
+    tensorMaps.push_back(m.dict(
+        {{"name", m.str("tma_d")},
+         {"operand", m.str("d")},
+         {"dtype", m.str(getDTypeName(p.outElementType))},
+         {"rank", m.num(2)},
+         {"dims", m.list({m.dim(p.n), m.dim("M")})},
+         {"strides_bytes", m.list({m.num(p.n * t.outputBytes)})},
+         {"box", m.list({m.num(t.storeBoxColumns()), m.num(t.tileM)})},
+         {"element_strides", m.list({m.num(1), m.num(1)})},
+         {"interleave", m.str("none")},
+         {"swizzle", m.str("128B")},
+         {"l2_promotion", m.str("none")},
+         {"oob_fill", m.str("zero")}}));
 
   auto param = [&](StringRef paramName, StringRef kind, StringRef key,
                    Attribute value) {
@@ -218,7 +239,9 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
   SmallVector<Attribute> params = {
       param("tma_a", "tensor_map", "tensor_map", m.str("tma_a")),
       param("tma_b", "tensor_map", "tensor_map", m.str("tma_b")),
-      param("d", "pointer", "operand", m.str("d")),
+      t.tmaStoreEpilogue
+          ? param("tma_d", "tensor_map", "tensor_map", m.str("tma_d"))
+          : param("d", "pointer", "operand", m.str("d")),
       param("a_scale_inv", "pointer", "operand", m.str("a_scale_inv")),
       param("b_scale_inv", "pointer", "operand", m.str("b_scale_inv"))};
   if (p.biasElementType)

@@ -109,6 +109,32 @@ void KernelBuilder::tmaLoad2d(Value dst, Value tensorMap, Value inner,
       /*group=*/NVVM::CTAGroupKindAttr(), /*predicate=*/Value());
 }
 
+void KernelBuilder::tmaStore2d(Value tensorMap, Value src, Value inner,
+                               Value outer) {
+  NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+      b, tensorMap, src, ValueRange{inner, outer}, /*l2CacheHint=*/Value(),
+      NVVM::TMAStoreMode::TILE, /*predicate=*/Value());
+}
+
+void KernelBuilder::bulkCommitGroup() { NVVM::CpAsyncBulkCommitGroupOp::create(b); }
+
+void KernelBuilder::bulkWaitGroup(int64_t pending, bool readOnly) {
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, static_cast<uint32_t>(pending),
+                                       readOnly ? b.getUnitAttr() : UnitAttr());
+}
+
+void KernelBuilder::fenceProxyAsyncShared() {
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+}
+
+void KernelBuilder::namedBarrier(int64_t id, int64_t threads) {
+  NVVM::BarrierOp::create(b, /*res=*/Type(), i32(id), i32(threads),
+                          /*reductionOp=*/NVVM::BarrierReductionAttr(),
+                          /*reductionPredicate=*/Value());
+}
+
 void KernelBuilder::prefetchTensorMap(Value tensorMap) {
   NVVM::PrefetchOp::create(b, /*cacheLevel=*/NVVM::PrefetchCacheLevelAttr(),
                            /*evictPriority=*/NVVM::CacheEvictionPriorityAttr(),

@@ -1,18 +1,21 @@
 // RUN: fp8-opt %s -split-input-file -fp8-lower-scaled-matmul=chip=sm_90a | FileCheck %s
 
-// Per-tensor scales, fast accumulation: the heuristic picks 128x256x128 with
-// 4 stages for N = 7168 (a multiple of 256).
+// Per-tensor scales, fast accumulation: the heuristic picks 128x256x128 for
+// N = 7168 (a multiple of 256); the 64 KiB output staging buffer leaves room
+// for 3 stages.
 // CHECK-LABEL: module attributes {gpu.container_module}
-// CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s4_fast]]_launch({{.*}}) -> tensor<?x7168xbf16> attributes {fp8.kernel = @fp8_kernels::@[[K]]}
+// CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast]]_launch({{.*}}) -> tensor<?x7168xbf16> attributes {fp8.kernel = @fp8_kernels::@[[K]]}
 // CHECK: func.func @tensorwise
 // CHECK: call @[[K]]_launch(%arg0, %arg1, %arg2, %arg3)
 // CHECK: gpu.module @fp8_kernels
 // CHECK: llvm.mlir.global external @__dynamic_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
-// CHECK: gpu.func @[[K]](%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32) kernel
-// CHECK-SAME: fp8.grid_constant_args = array<i32: 0, 1>
-// CHECK-SAME: dynamic_shared_memory_bytes = 196672
+// The tensor maps of A, B and D are parameters 0 to 2.
+// CHECK: gpu.func @[[K]](%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32) kernel
+// CHECK-SAME: fp8.grid_constant_args = array<i32: 0, 1, 2>
+// CHECK-SAME: dynamic_shared_memory_bytes = 213040
 // CHECK-SAME: tensor_maps = [{box = [128, 128], dims = [2048, "M"]
 // CHECK-SAME: {box = [128, 256], dims = [2048, 7168]
+// CHECK-SAME: {box = [64, 128], dims = [7168, "M"], dtype = "bf16", {{.*}} name = "tma_d", oob_fill = "zero", operand = "d", rank = 2 : i64, strides_bytes = [14336], swizzle = "128B"}
 // CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
 // Barriers: full (1 producer arrival) and empty (256 consumer threads).
 // CHECK: nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
@@ -31,11 +34,21 @@
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// One MMA group stays in flight; the previous block's stage is released.
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvvm.mbarrier.arrive
-// Epilogue: scale, convert to bf16 pairs, guarded stores.
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// Epilogue: wait until the last tile's stores read the staging buffer,
+// write the swizzled tile, fence, then one thread stores 4 boxes with TMA.
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: arith.xori
 // CHECK: arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
-// CHECK: llvm.store
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id
+// CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.cp.async.bulk.wait_group 0
 func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>) -> tensor<?x7168xbf16> {
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x7168xbf16>
   return %0 : tensor<?x7168xbf16>
@@ -47,7 +60,7 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // the partial sum (scale-d = 0), which is then promoted into the f32
 // accumulator with FMAs by sA[row, kblk] * sB[nblk, kblk].
 // CHECK-LABEL: func.func @blockwise
-// CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s7_bias
+// CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s6_bias
 // CHECK-SAME: a_granularity = "tile 1x128"
 // CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "M"]}
 // CHECK-SAME: {dtype = "f32", name = "b_scale_inv", role = "input", shape = [17, 56]}
@@ -63,11 +76,12 @@ func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>
 
 // -----
 
-// Hybrid-format gradients (e5m2 x e4m3), row scales, f32 accumulate-into-C;
-// N = 2112 pads least with tile N 192.
+// Hybrid-format gradients (e5m2 x e4m3), row scales, f32 accumulate-into-C
+// (direct stores: no staging buffer); N = 2112 pads least with tile N 192.
 // CHECK-LABEL: func.func @rowwise_wgrad
 // CHECK: gpu.func @fp8_gemm_rowwise_e5m2_e4m3_f32_n2112_k4096_t128x192x128_s5_fast_acc
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 192, k = 32>, D[<f32>, <one>], A[<e5m2>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.global.shared.cta
 // CHECK: llvm.load {{.*}} -> vector<2xf32>
 // CHECK: llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<1>
 func.func @rowwise_wgrad(%a: tensor<?x4096xf8E5M2>, %b: tensor<2112x4096xf8E4M3FN>, %sa: tensor<?x1xf32>, %sb: tensor<2112x1xf32>, %c: tensor<?x2112xf32>) -> tensor<?x2112xf32> {

@@ -59,11 +59,22 @@ struct GemmTiling {
   int64_t clusterM = 1;
   int64_t clusterN = 1;
   int64_t rasterGroup = 8;
+  /// The epilogue stages the output tile in shared memory and writes it with
+  /// TMA stores (asynchronous, coalesced, clipped at the tensor's edge);
+  /// otherwise each thread stores its fragment directly.
+  bool tmaStoreEpilogue = false;
+  /// Bytes per output element (for the staging buffer).
+  int64_t outputBytes = 2;
 
   /// Consumer warpgroups: each owns 64 rows of the tile.
   int64_t numConsumers() const { return tileM / 64; }
   int64_t numThreads() const { return 128 * (1 + numConsumers()); }
   int64_t stageBytes() const { return (tileM + tileN) * tileK; }
+  int64_t epilogueBytes() const {
+    return tmaStoreEpilogue ? tileM * tileN * outputBytes : 0;
+  }
+  /// Columns of one TMA store box: 128 bytes, the 128-byte swizzle span.
+  int64_t storeBoxColumns() const { return 128 / outputBytes; }
   int64_t numNTiles(int64_t n) const { return (n + tileN - 1) / tileN; }
 };
 
@@ -80,8 +91,9 @@ DictionaryAttr buildGemmKernelMetadata(MLIRContext *ctx, StringRef name,
                                        const GemmTiling &tiling,
                                        int64_t dynamicSharedMemoryBytes);
 
-/// Names of the by-value tensor-map parameters, in parameter order.
-inline constexpr int64_t kNumTensorMapParams = 2;
+/// Indices of the by-value tensor-map parameters (tma_a, tma_b and, with a
+/// TMA-store epilogue, tma_d).
+SmallVector<int32_t> getGridConstantParams(const GemmTiling &tiling);
 
 } // namespace mlir::fp8
 

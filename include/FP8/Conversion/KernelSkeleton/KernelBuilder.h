@@ -88,6 +88,19 @@ public:
   /// CUtensorMap) into `dst` (shared), completing on `barrier`.
   void tmaLoad2d(Value dst, Value tensorMap, Value inner, Value outer,
                  Value barrier);
+  /// A 2-D TMA tile store of the shared box at `src` to (`inner`, `outer`) of
+  /// `tensorMap`; out-of-bounds parts of the box are not written.
+  void tmaStore2d(Value tensorMap, Value src, Value inner, Value outer);
+  /// Closes the current group of bulk stores of this thread.
+  void bulkCommitGroup();
+  /// Waits until at most `pending` bulk store groups of this thread are in
+  /// flight (`readOnly`: until they have read their shared memory).
+  void bulkWaitGroup(int64_t pending, bool readOnly);
+  /// Orders this thread's generic-proxy shared-memory writes before later
+  /// async-proxy (TMA, wgmma) accesses (PTX ISA 9.7.13.4.11).
+  void fenceProxyAsyncShared();
+  /// `bar.sync id, threads`: a barrier among a subset of the CTA's warps.
+  void namedBarrier(int64_t id, int64_t threads);
   /// Prefetches a tensor map into the constant cache.
   void prefetchTensorMap(Value tensorMap);
 
