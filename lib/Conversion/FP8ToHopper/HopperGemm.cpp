@@ -23,12 +23,10 @@ using namespace mlir::fp8::hopper;
 
 static constexpr int64_t kWarpgroupThreads = 128;
 static constexpr int64_t kWarpThreads = 32;
-/// setmaxnreg budgets (PTX ISA 9.7.19.5): the producer only issues TMA (24,
-/// the minimum, is enough), the consumers hold the accumulators: with
-/// promotion three m64n128 f32 fragments (192 registers).
-/// 24 * 128 + 240 * 256 = 64512 <= 64K registers per SM.
-static constexpr int64_t kProducerRegisters = 24;
-static constexpr int64_t kConsumerRegistersTwoWarpgroups = 240;
+/// setmaxnreg budgets (PTX ISA 9.7.19.5): the producer only issues TMA, the
+/// consumers hold the accumulators. 40 * 128 + 232 * 256 <= 64K registers.
+static constexpr int64_t kProducerRegisters = 40;
+static constexpr int64_t kConsumerRegistersTwoWarpgroups = 232;
 static constexpr int64_t kConsumerRegistersOneWarpgroup = 240;
 static constexpr int64_t kMaxStages = 8;
 /// Blockwise B scales cover 128 N rows; one scale per tile needs tile N 128.
@@ -403,15 +401,9 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
         Value rows[2] = {kb.add(mOffset, rowInTile),
                          kb.add(kb.add(mOffset, rowInTile), kb.i32(8))};
         Value zero = LLVM::ZeroOp::create(b, accType);
-        // Carried: the pipeline iteration and the accumulator; promoted
-        // accumulation carries the previous block's partial sums (promoted
-        // while this block's MMAs run), the f32 accumulator and the
-        // previous block's row scales.
         SmallVector<Value> init = {state[0], zero};
         if (promote)
           init.push_back(zero);
-        if (p.isBlockwise())
-          init.append({kb.f32(0.0f), kb.f32(0.0f)});
 
         ValueRange loop = kb.forLoop(
             kb.i32(0), kb.i32(kBlocks), kb.i32(1), init,
@@ -445,10 +437,7 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
               Value bAddress =
                   kb.add(stageAddress, kb.i32(t.tileM * kSwizzle128BRowBytes));
               NVVM::WgmmaFenceAlignedOp::create(b);
-              // A promoted block starts from fresh registers (scale-d = 0):
-              // the previous block's partial sums are still to be promoted.
-              Value acc = promote ? Value(LLVM::UndefOp::create(b, accType))
-                                  : carried[1];
+              Value acc = carried[1];
               for (int64_t s = 0; s < t.tileK / kWgmmaK; ++s) {
                 int64_t kBytes = s * kWgmmaK; // one byte per FP8 element
                 acc = emitWgmma(
@@ -459,37 +448,35 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                     /*accumulate=*/!(promote && s == 0));
               }
               NVVM::WgmmaGroupSyncAlignedOp::create(b);
-              // Keep this block's MMAs in flight; the previous block's are
-              // done, so its stage is free (and its partial sums final).
-              NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
-              kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
-                                              kBlock, kb.i32(0)),
-                        [&] {
-                          Value previous =
-                              v.ring.stage(kb, kb.sub(iteration, kb.i32(1)));
-                          kb.mbarrierArrive(v.ring.emptyBarrier(kb, previous));
-                        });
-              SmallVector<Value> next = {kb.add(iteration, kb.i32(1)), acc};
               if (promote) {
-                // In block 0 the "previous" partial sums are zeros.
-                Value prevScale0 = p.isBlockwise() ? carried[3] : Value();
-                Value prevScale1 = p.isBlockwise() ? carried[4] : Value();
-                next.push_back(emitPromotion(kb, carried[2], carried[1],
-                                             prevScale0, prevScale1, t.tileN));
-                if (p.isBlockwise())
-                  next.append({rowScale0, rowScale1});
+                // The partial sums are needed now.
+                NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+                kb.mbarrierArrive(v.ring.emptyBarrier(kb, stage));
+              } else {
+                // Keep this block's MMAs in flight; the previous block's are
+                // done, so its stage is free.
+                NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+                kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                                kBlock, kb.i32(0)),
+                          [&] {
+                            Value previous = v.ring.stage(
+                                kb, kb.sub(iteration, kb.i32(1)));
+                            kb.mbarrierArrive(v.ring.emptyBarrier(kb, previous));
+                          });
               }
+              SmallVector<Value> next = {kb.add(iteration, kb.i32(1)), acc};
+              if (promote)
+                next.push_back(emitPromotion(kb, carried[2], acc, rowScale0,
+                                             rowScale1, t.tileN));
               return next;
             });
-        // Drain the last block and free its stage.
-        NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-        kb.mbarrierArrive(v.ring.emptyBarrier(
-            kb, v.ring.stage(kb, kb.sub(loop[0], kb.i32(1)))));
-        Value result =
-            promote ? emitPromotion(kb, loop[2], loop[1],
-                                    p.isBlockwise() ? loop[3] : Value(),
-                                    p.isBlockwise() ? loop[4] : Value(), t.tileN)
-                    : loop[1];
+        if (!promote) {
+          // Drain the last block and free its stage.
+          NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+          kb.mbarrierArrive(v.ring.emptyBarrier(
+              kb, v.ring.stage(kb, kb.sub(loop[0], kb.i32(1)))));
+        }
+        Value result = promote ? loop[2] : loop[1];
         SmallVector<Value> values =
             emitEpilogueValues(kb, p, t, v, result, rows, nOffset,
                                colInFragment, tensorScale);
