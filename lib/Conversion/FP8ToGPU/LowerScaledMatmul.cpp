@@ -13,6 +13,7 @@
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -100,6 +101,11 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
         builder, op.getLoc(), launcherName,
         builder.getFunctionType(op->getOperandTypes(), op->getResultTypes()));
     launcher.setPrivate();
+    // The launcher only reads its operands (it returns D): bufferization
+    // needs no defensive copies of them.
+    for (unsigned i = 0, e = launcher.getNumArguments(); i < e; ++i)
+      launcher.setArgAttr(i, bufferization::BufferizationDialect::kBufferAccessAttrName,
+                          builder.getStringAttr("read"));
     launcher->setAttr(kKernelAttrName,
                       SymbolRefAttr::get(kernels.getNameAttr(),
                                          {FlatSymbolRefAttr::get(

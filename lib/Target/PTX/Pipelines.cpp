@@ -12,6 +12,7 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -35,6 +36,12 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(
       createFP8LowerScaledMatmul(FP8LowerScaledMatmulOptions{options.chip}));
+  // Host side to memrefs with upstream one-shot bufferization: the kernel
+  // launchers take memrefs; ops no kernel computes yet stay on tensors.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.allowUnknownOps = true;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
 }
 
 void mlir::fp8::buildFP8GPUModuleToPTXPipeline(OpPassManager &pm,
