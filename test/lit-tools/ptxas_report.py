@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Assembles every .ptx in DIR with `ptxas -arch=ARCH -v` and reports each
+kernel's resources (registers, shared memory, spills) and any warning, then
+a summary line the lit tests check:
+
+    N kernels assembled, S with spills, W with wgmma serialization warnings, F failed
+
+    ptxas_report.py PTXAS ARCH DIR
+"""
+import pathlib
+import re
+import subprocess
+import sys
+
+
+def main():
+    ptxas, arch, directory = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])
+    files = sorted(directory.glob("*.ptx"))
+    spills = serialized = failed = 0
+    for ptx in files:
+        proc = subprocess.run([ptxas, f"-arch={arch}", "-v", str(ptx), "-o", "/dev/null"],
+                              capture_output=True, text=True)
+        log = proc.stdout + proc.stderr
+        if proc.returncode != 0:
+            failed += 1
+            print(f"FAILED {ptx.name}:\n{log}")
+            continue
+        registers = re.search(r"Used (\d+) registers", log)
+        smem = re.search(r"(\d+) bytes smem", log)
+        spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
+        has_spill = bool(spill and (int(spill.group(1)) or int(spill.group(2))))
+        is_serialized = "wgmma.mma_async instructions are serialized" in log
+        spills += has_spill
+        serialized += is_serialized
+        print(f"{ptx.stem}: {registers.group(1) if registers else '?'} registers, "
+              f"{smem.group(1) if smem else 0} bytes static smem, "
+              f"spills {spill.group(1) + '/' + spill.group(2) if spill else '?'}"
+              + (", WGMMA SERIALIZED" if is_serialized else ""))
+        for line in log.splitlines():
+            if "warning" in line:
+                print(f"  {line}")
+    print(f"{len(files)} kernels assembled, {spills} with spills, "
+          f"{serialized} with wgmma serialization warnings, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
