@@ -52,14 +52,16 @@ PROJECT_FAST = "fp8-mlir fast"
 # The project's kernels by accumulation mode: promoted(128) compares with
 # cuBLAS's default (and F.scaled_mm), fast with use_fast_accum=True and with
 # Triton (whose tl.dot accumulates like fast).
-PROJECT_IMPLS = {PROJECT: "promoted", PROJECT_FAST: "fast"}
+PROJECT_IMPLS = {PROJECT: ("promoted", 1), PROJECT_FAST: ("fast", 1),
+                 PROJECT + " 2cta": ("promoted", 2), PROJECT_FAST + " 2cta": ("fast", 2)}
 PEERS = {
     "tensorwise": ("torch._scaled_mm", "torch._scaled_mm fast_accum", "triton"),
     "rowwise": ("torch._scaled_mm", "triton"),
     "blockwise": ("F.scaled_mm", "triton"),
 }
 # One colour per implementation across the chart's panels.
-COLORS = {PROJECT: "C0", PROJECT_FAST: "C4", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
+COLORS = {PROJECT: "C0", PROJECT_FAST: "C4", PROJECT + " 2cta": "C5",
+          PROJECT_FAST + " 2cta": "C6", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
           "torch._scaled_mm fast_accum": "C2", "triton": "C3"}
 GEOMEAN_MIN_M = 4096
 MIN_INPUT_SETS = 2
@@ -289,6 +291,13 @@ def measure(make_call, case, project_out, args):
     return entry, None
 
 
+def cluster_size(spec):
+    size = 1
+    for extent in spec.cluster or [1]:
+        size *= extent
+    return size
+
+
 def pick_kernels(specs, m, n, k, recipe):
     """({impl: spec}, note): the project's kernel per accumulation mode."""
     matches = [s for s in specs
@@ -296,8 +305,9 @@ def pick_kernels(specs, m, n, k, recipe):
                and s.a_dtype == "e4m3" and s.b_dtype == "e4m3" and s.out_dtype == "bf16"
                and not s.bias and not s.accumulate_into_c and s.static_m in (None, m)]
     chosen = {}
-    for impl, mode in PROJECT_IMPLS.items():
-        modes = sorted((s for s in matches if accumulation_mode(s.accumulation) == mode),
+    for impl, (mode, cluster_ctas) in PROJECT_IMPLS.items():
+        modes = sorted((s for s in matches if accumulation_mode(s.accumulation) == mode
+                        and cluster_size(s) == cluster_ctas),
                        key=lambda s: s.name)
         if modes:
             chosen[impl] = modes[0]

@@ -41,6 +41,15 @@ CHECK_KERNELS = [
     ("bw_2112_7168", "blockwise", 2112, 7168, {}),
     ("bw_7168_2048", "blockwise", 7168, 2048, {}),
     ("bw_k160", "blockwise", 2112, 160, {}),
+    # 2-CTA clusters: B tile halves multicast to both CTAs.
+    ("tw_cluster", "tensorwise", 7168, 2048,
+     {"accumulation": "fast",
+      "config": "#fp8.gemm_config<tile = 128x256x128, stages = 3, cluster = 2x1>"}),
+    ("bw_cluster", "blockwise", 2112, 7168,
+     {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 6, cluster = 2x1>"}),
+    ("wgrad_cluster", "tensorwise", 2048, 4096,
+     {"out": "f32", "accumulate": True, "accumulation": "fast",
+      "config": "#fp8.gemm_config<tile = 128x128x128, stages = 6, cluster = 2x1>"}),
 ]
 
 GRANULARITY = {
@@ -88,6 +97,12 @@ def gemm_mlir(fn, recipe, n, k, extra):
             f"  return %0 : {result}\n}}\n")
 
 
+def bench_tile_n(n):
+    """The fast kernels' tile N that the heuristic picks (tile N 256 or, for
+    N = 2112, 192)."""
+    return 192 if n % 256 and n % 192 == 0 else 256
+
+
 def kernel_specs(which):
     specs = []
     if which in ("check", "all"):
@@ -100,6 +115,16 @@ def kernel_specs(which):
                     tag = "fast" if accumulation == "fast" else "promoted"
                     specs.append((f"bench_{recipe}_{tag}_n{n}_k{k}", recipe, n, k,
                                   {"accumulation": accumulation}))
+                    if recipe == "rowwise":
+                        continue
+                    # The same with a 2-CTA cluster multicasting B.
+                    tile = (f"128x{bench_tile_n(n)}x128" if accumulation == "fast"
+                            else "128x128x128")
+                    stages = 3 if tile.startswith("128x256") else (4 if "x192x" in tile else 6)
+                    specs.append((f"bench_{recipe}_{tag}_c2_n{n}_k{k}", recipe, n, k,
+                                  {"accumulation": accumulation,
+                                   "config": f"#fp8.gemm_config<tile = {tile}, "
+                                             f"stages = {stages}, cluster = 2x1>"}))
     return specs
 
 

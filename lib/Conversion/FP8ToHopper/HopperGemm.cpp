@@ -98,9 +98,16 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
            << "promoted accumulation keeps two f32 accumulators of tile N / 2 "
               "registers per thread: expected tile N <= "
            << kScaleBlock << ", got " << t.tileN;
-  if (t.clusterM != 1 || t.clusterN != 1)
-    return op.emitOpError() << "thread-block clusters are not implemented in "
-                               "the sm_90a lowering yet: expected cluster 1x1";
+  if (t.clusterN != 1 || (t.clusterM != 1 && t.clusterM != 2))
+    return op.emitOpError() << "the sm_90a kernels take clusters of 1x1 or "
+                               "2x1 (two M tiles sharing a multicast B tile), "
+                               "got "
+                            << t.clusterM << "x" << t.clusterN;
+  if (t.clusterM == 2 && (t.tileN / 2) % 8 != 0)
+    return op.emitOpError() << "a 2x1 cluster splits the B tile in halves of "
+                               "whole 8-row core matrices: expected tile N a "
+                               "multiple of 16, got "
+                            << t.tileN;
   int64_t smem = getDynamicSharedMemoryBytes(t);
   if (smem > kMaxDynamicSharedMemoryBytes)
     return op.emitOpError() << "the kernel configuration needs " << smem
@@ -119,10 +126,26 @@ struct KernelValues {
   Value smem;
   /// The output staging buffer (TMA-store epilogue).
   Value epilogueBuffer;
-  Value numMTiles;
-  Value numTiles;
+  /// Work is scheduled in units of `clusterM` vertically adjacent tiles
+  /// (one per CTA of the cluster, sharing the B tile).
+  Value numMUnits;
+  Value numUnits;
+  Value clusterRank;  ///< 0 without a cluster
+  Value firstUnit;    ///< this CTA's cluster index
+  Value unitStride;   ///< number of clusters
   PipelineRing ring;
 };
+
+/// The tile of `unit` that this CTA computes.
+static TileCoordinate emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
+                                     const GemmTiling &t, const KernelValues &v,
+                                     Value unit) {
+  TileCoordinate coord = emitGroupedTileCoordinate(
+      kb, unit, v.numMUnits, t.numNTiles(p.n), t.rasterGroup);
+  if (t.clusterM > 1)
+    coord.mTile = kb.add(kb.mul(coord.mTile, kb.i32(t.clusterM)), v.clusterRank);
+  return coord;
+}
 } // namespace
 
 static void emitProducer(KernelBuilder &kb, const GemmProblem &p,
@@ -133,13 +156,23 @@ static void emitProducer(KernelBuilder &kb, const GemmProblem &p,
   // One thread issues every TMA load.
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
     int64_t kBlocks = p.numKBlocks(t.tileK);
+    // With a cluster, each CTA loads 1/clusterM of the B tile and multicasts
+    // it to the whole cluster.
+    int64_t bRows = t.tileN / t.clusterM;
+    Value multicastMask;
+    Value bRowOffset = kb.i32(0);
+    if (t.clusterM > 1) {
+      multicastMask = arith::ConstantIntOp::create(
+          kb.builder(), (1 << t.clusterM) - 1, 16);
+      bRowOffset = kb.mul(v.clusterRank, kb.i32(bRows));
+    }
     kb.forLoop(
-        kb.blockIdX(), v.numTiles, kb.gridDimX(), {kb.i32(0)},
-        [&](Value tile, ValueRange state) {
-          TileCoordinate coord = emitGroupedTileCoordinate(
-              kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
+        v.firstUnit, v.numUnits, v.unitStride, {kb.i32(0)},
+        [&](Value unit, ValueRange state) {
+          TileCoordinate coord = emitTileOfUnit(kb, p, t, v, unit);
           Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
-          Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+          Value nOffset =
+              kb.add(kb.mul(coord.nTile, kb.i32(t.tileN)), bRowOffset);
           ValueRange next = kb.forLoop(
               kb.i32(0), kb.i32(kBlocks), kb.i32(1), {state[0]},
               [&](Value kBlock, ValueRange inner) {
@@ -153,10 +186,13 @@ static void emitProducer(KernelBuilder &kb, const GemmProblem &p,
                 kb.mbarrierArriveExpectTx(full, t.stageBytes());
                 Value aTile =
                     kb.bytePtr(v.smem, kb.mul(stage, kb.i32(t.stageBytes())));
-                Value bTile = kb.bytePtr(aTile, t.tileM * t.tileK);
+                Value bTile = kb.bytePtr(
+                    aTile, kb.add(kb.i32(t.tileM * t.tileK),
+                                  kb.mul(bRowOffset, kb.i32(t.tileK))));
                 Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
                 kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
-                kb.tmaLoad2d(bTile, v.tmaB, kOffset, nOffset, full);
+                kb.tmaLoad2d(bTile, v.tmaB, kOffset, nOffset, full,
+                             multicastMask);
                 return SmallVector<Value>{kb.add(iteration, kb.i32(1))};
               });
           return SmallVector<Value>{next[0]};
@@ -391,11 +427,26 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   Value smemAddress = kb.sharedAddress(v.smem);
   Value mLast = kb.sub(v.m, kb.i32(1));
 
+  // A stage is free once every consumer warp of the cluster is done with
+  // it: lane 0 of each warp arrives on the stage's empty barrier in every
+  // CTA of the cluster (wgmma.wait_group is warpgroup-wide, so the whole warp
+  // has finished reading).
+  Value isWarpLeader = kb.eq(lane, kb.i32(0));
+  auto releaseStage = [&](Value stage) {
+    kb.ifThen(isWarpLeader, [&] {
+      Value empty = v.ring.emptyBarrier(kb, stage);
+      if (t.clusterM == 1) {
+        kb.mbarrierArrive(empty);
+        return;
+      }
+      for (int64_t rank = 0; rank < t.clusterM; ++rank)
+        kb.mbarrierArrive(kb.mapToClusterRank(empty, kb.i32(rank)));
+    });
+  };
   kb.forLoop(
-      kb.blockIdX(), v.numTiles, kb.gridDimX(), {kb.i32(0)},
-      [&](Value tile, ValueRange state) {
-        TileCoordinate coord = emitGroupedTileCoordinate(
-            kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
+      v.firstUnit, v.numUnits, v.unitStride, {kb.i32(0)},
+      [&](Value unit, ValueRange state) {
+        TileCoordinate coord = emitTileOfUnit(kb, p, t, v, unit);
         Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
         Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
         Value rows[2] = {kb.add(mOffset, rowInTile),
@@ -451,7 +502,7 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
               if (promote) {
                 // The partial sums are needed now.
                 NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-                kb.mbarrierArrive(v.ring.emptyBarrier(kb, stage));
+                releaseStage(stage);
               } else {
                 // Keep this block's MMAs in flight; the previous block's are
                 // done, so its stage is free.
@@ -459,9 +510,8 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                 kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
                                                 kBlock, kb.i32(0)),
                           [&] {
-                            Value previous = v.ring.stage(
-                                kb, kb.sub(iteration, kb.i32(1)));
-                            kb.mbarrierArrive(v.ring.emptyBarrier(kb, previous));
+                            releaseStage(v.ring.stage(
+                                kb, kb.sub(iteration, kb.i32(1))));
                           });
               }
               SmallVector<Value> next = {kb.add(iteration, kb.i32(1)), acc};
@@ -473,8 +523,7 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
         if (!promote) {
           // Drain the last block and free its stage.
           NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-          kb.mbarrierArrive(v.ring.emptyBarrier(
-              kb, v.ring.stage(kb, kb.sub(loop[0], kb.i32(1)))));
+          releaseStage(v.ring.stage(kb, kb.sub(loop[0], kb.i32(1))));
         }
         Value result = promote ? loop[2] : loop[1];
         SmallVector<Value> values =
@@ -538,6 +587,10 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                 b.getDenseI32ArrayAttr({static_cast<int32_t>(t.numThreads()), 1, 1}));
   func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));
+  if (t.clusterM > 1)
+    func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                  b.getDenseI32ArrayAttr(
+                      {static_cast<int32_t>(t.clusterM), 1, 1}));
 
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
@@ -563,15 +616,30 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
       t.stages);
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
     v.ring.init(kb, /*producerArrivals=*/1,
-                /*consumerArrivals=*/t.numConsumers() * kWarpgroupThreads);
+                /*consumerArrivals=*/t.numConsumers() *
+                    (kWarpgroupThreads / kWarpThreads) * t.clusterM);
     kb.prefetchTensorMap(v.tmaA);
     kb.prefetchTensorMap(v.tmaB);
     if (v.tmaD)
       kb.prefetchTensorMap(v.tmaD);
   });
-  gpu::BarrierOp::create(b);
-  v.numMTiles = kb.ceilDiv(v.m, t.tileM);
-  v.numTiles = kb.mul(v.numMTiles, kb.i32(t.numNTiles(p.n)));
+  if (t.clusterM > 1) {
+    // The peer CTA multicasts into this CTA's stages and arrives on its
+    // barriers: they must be initialized cluster-wide first.
+    kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] { kb.fenceMBarrierInitCluster(); });
+    kb.clusterSync();
+    v.clusterRank = kb.clusterCtaRank();
+    v.firstUnit = kb.divu(kb.blockIdX(), kb.i32(t.clusterM));
+    v.unitStride = kb.divu(kb.gridDimX(), kb.i32(t.clusterM));
+  } else {
+    gpu::BarrierOp::create(b);
+    v.clusterRank = kb.i32(0);
+    v.firstUnit = kb.blockIdX();
+    v.unitStride = kb.gridDimX();
+  }
+  Value numMTiles = kb.ceilDiv(v.m, t.tileM);
+  v.numMUnits = t.clusterM > 1 ? kb.ceilDiv(numMTiles, t.clusterM) : numMTiles;
+  v.numUnits = kb.mul(v.numMUnits, kb.i32(t.numNTiles(p.n)));
 
   Value isProducer =
       kb.eq(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(0));
@@ -583,6 +651,10 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
     b.setInsertionPoint(roles.elseBlock()->getTerminator());
     emitConsumer(kb, p, t, v);
   }
+  // Neither CTA of a cluster may exit while the other can still multicast
+  // into its shared memory or arrive on its barriers.
+  if (t.clusterM > 1)
+    kb.clusterSync();
   gpu::ReturnOp::create(b);
   (void)ctx;
   return func;

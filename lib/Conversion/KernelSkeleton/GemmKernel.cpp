@@ -103,6 +103,8 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
       getDTypeName(p.aElementType), getDTypeName(p.bElementType),
       getDTypeName(p.outElementType), p.n, p.k, t.tileM, t.tileN, t.tileK,
       t.stages);
+  if (t.clusterM * t.clusterN > 1)
+    name += llvm::formatv("_c{0}x{1}", t.clusterM, t.clusterN).str();
   if (p.aScale != p.bScale)
     name += "_a" + std::string(p.aScale == ScaleMode::Row ? "row" : "tensor");
   if (p.promoteInterval == 0)
@@ -211,7 +213,9 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
   };
   SmallVector<Attribute> tensorMaps = {
       tensorMap("tma_a", "a", p.aElementType, m.dim("M"), t.tileM),
-      tensorMap("tma_b", "b", p.bElementType, m.dim(p.n), t.tileN)};
+      // With a cluster each CTA loads (and multicasts) 1/clusterM of B.
+      tensorMap("tma_b", "b", p.bElementType, m.dim(p.n),
+                t.tileN / t.clusterM)};
   if (t.tmaStoreEpilogue)
     // The output, [M, N] row-major, stored in boxes of 128 bytes x tile M.
     tensorMaps.push_back(m.dict(

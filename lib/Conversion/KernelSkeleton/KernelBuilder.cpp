@@ -97,14 +97,14 @@ void KernelBuilder::mbarrierWait(Value barrier, Value parity) {
 }
 
 void KernelBuilder::tmaLoad2d(Value dst, Value tensorMap, Value inner,
-                              Value outer, Value barrier) {
+                              Value outer, Value barrier, Value multicastMask) {
   // The `.shared::cluster` form takes a shared::cluster address; a CTA's own
   // shared address is a valid one (PTX ISA 9.7.9.25.5.1).
   Value clusterDst = LLVM::AddrSpaceCastOp::create(
       b, ptrType(AddressSpace::SharedCluster), dst);
   NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
       b, clusterDst, tensorMap, ValueRange{inner, outer}, barrier,
-      /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+      /*im2colOffsets=*/ValueRange{}, multicastMask,
       /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
       /*group=*/NVVM::CTAGroupKindAttr(), /*predicate=*/Value());
 }
@@ -140,6 +140,24 @@ void KernelBuilder::prefetchTensorMap(Value tensorMap) {
                            /*evictPriority=*/NVVM::CacheEvictionPriorityAttr(),
                            tensorMap, /*predicate=*/Value(),
                            /*tensormap=*/b.getUnitAttr());
+}
+
+Value KernelBuilder::clusterCtaRank() {
+  return NVVM::ClusterId::create(b, b.getI32Type());
+}
+
+void KernelBuilder::clusterSync() {
+  NVVM::ClusterArriveOp::create(b, /*aligned=*/b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, /*aligned=*/b.getUnitAttr());
+}
+
+void KernelBuilder::fenceMBarrierInitCluster() {
+  NVVM::FenceMbarrierInitOp::create(b);
+}
+
+Value KernelBuilder::mapToClusterRank(Value sharedPtr, Value rank) {
+  return NVVM::MapaOp::create(b, ptrType(AddressSpace::SharedCluster),
+                              sharedPtr, rank);
 }
 
 void KernelBuilder::ifThen(Value cond, function_ref<void()> thenBody) {

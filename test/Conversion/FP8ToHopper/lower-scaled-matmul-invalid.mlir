@@ -65,8 +65,16 @@ func.func @promote_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M
 // -----
 
 func.func @cluster(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
-  // expected-error @+1 {{thread-block clusters are not implemented in the sm_90a lowering yet: expected cluster 1x1}}
-  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, cluster = 2x1>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
+  // expected-error @+1 {{the sm_90a kernels take clusters of 1x1 or 2x1 (two M tiles sharing a multicast B tile), got 1x2}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, cluster = 1x2>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @cluster_halves(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{a 2x1 cluster splits the B tile in halves of whole 8-row core matrices: expected tile N a multiple of 16, got 24}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x24x128, cluster = 2x1>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
   return %0 : tensor<128x256xbf16>
 }
 

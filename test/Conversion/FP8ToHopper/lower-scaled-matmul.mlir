@@ -103,3 +103,27 @@ func.func @override(%a: tensor<?x4096xf8E4M3FN>, %b: tensor<4096x4096xf8E4M3FN>,
   %1 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 64x128x128, stages = 3>} : (tensor<?x4096xf8E4M3FN>, tensor<4096x4096xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4096xf16>
   return %0, %1 : tensor<?x4096xf16>, tensor<?x4096xf16>
 }
+
+// -----
+
+// A 2x1 cluster: each CTA loads half of the B tile and multicasts it; the
+// stages' empty barriers collect the consumer warps of both CTAs.
+// CHECK-LABEL: func.func @cluster
+// CHECK: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_c2x1_fast
+// CHECK-SAME: cluster = [2, 1, 1]
+// CHECK-SAME: {box = [128, 128], dims = [2048, 7168]
+// CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK: nvvm.cluster.wait {aligned}
+// CHECK: nvvm.read.ptx.sreg.cluster.ctarank
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} multicast_mask = %{{.*}}
+// CHECK: nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<7>
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
+// CHECK-NEXT: gpu.return
+func.func @cluster(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x7168xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, stages = 3, cluster = 2x1>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x7168xbf16>
+  return %0 : tensor<?x7168xbf16>
+}

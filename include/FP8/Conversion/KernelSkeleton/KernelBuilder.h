@@ -86,8 +86,11 @@ public:
   /// A 2-D TMA tile load (`cp.async.bulk.tensor.2d`) of the box at
   /// (`inner`, `outer`) of the tensor map `tensorMap` (generic pointer to a
   /// CUtensorMap) into `dst` (shared), completing on `barrier`.
+  /// With `multicastMask` (i16), the box lands at the same shared offset in
+  /// every CTA of the cluster whose bit is set, completing on each one's
+  /// barrier at the same offset.
   void tmaLoad2d(Value dst, Value tensorMap, Value inner, Value outer,
-                 Value barrier);
+                 Value barrier, Value multicastMask = Value());
   /// A 2-D TMA tile store of the shared box at `src` to (`inner`, `outer`) of
   /// `tensorMap`; out-of-bounds parts of the box are not written.
   void tmaStore2d(Value tensorMap, Value src, Value inner, Value outer);
@@ -103,6 +106,17 @@ public:
   void namedBarrier(int64_t id, int64_t threads);
   /// Prefetches a tensor map into the constant cache.
   void prefetchTensorMap(Value tensorMap);
+
+  // Thread-block clusters (PTX ISA 9.7.13.2, 9.7.9.21).
+  /// This CTA's rank in its cluster.
+  Value clusterCtaRank();
+  /// `barrier.cluster.arrive` + `wait`: every thread of every CTA of the
+  /// cluster (also orders shared-memory accesses across the cluster).
+  void clusterSync();
+  /// Makes mbarrier initialization visible to the cluster's other CTAs.
+  void fenceMBarrierInitCluster();
+  /// The shared::cluster address of `sharedPtr`'s offset in CTA `rank`.
+  Value mapToClusterRank(Value sharedPtr, Value rank);
 
   // Control flow.
   void ifThen(Value cond, function_ref<void()> thenBody);
