@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FP8/Dialect/FP8/IR/FP8Dialect.h"
+#include "FP8/Dialect/FP8/Transforms/BufferizableOpInterfaceImpl.h"
 #include "FP8/Target/Chip.h"
 #include "FP8/Target/PTX/KernelArtifacts.h"
 #include "FP8/Target/PTX/Passes.h"
@@ -244,6 +245,7 @@ static int compile() {
   // gpu-module-to-binary translates the gpu.modules to LLVM IR.
   registerAllToLLVMIRTranslations(registry);
   registry.insert<FP8Dialect>();
+  fp8::registerBufferizableOpInterfaceExternalModels(registry);
   MLIRContext context(registry);
   // Diagnostics point at the input; the generic form of the op is noise
   // unless asked for.

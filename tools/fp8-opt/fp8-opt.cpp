@@ -8,6 +8,7 @@
 
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Dialect.h"
+#include "FP8/Dialect/FP8/Transforms/BufferizableOpInterfaceImpl.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 #include "FP8/Target/PTX/Passes.h"
 
@@ -31,6 +32,7 @@ int main(int argc, char **argv) {
   // gpu-module-to-binary translates gpu.module bodies to LLVM IR.
   mlir::registerAllToLLVMIRTranslations(registry);
   registry.insert<mlir::fp8::FP8Dialect>();
+  mlir::fp8::registerBufferizableOpInterfaceExternalModels(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "FP8-MLIR optimizer driver\n", registry));

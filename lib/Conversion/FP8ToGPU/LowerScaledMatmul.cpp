@@ -90,9 +90,11 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
                     builder.getDenseI32ArrayAttr(getGridConstantParams(*tiling)));
   }
 
-  // Host side: a call of the launcher declared for this kernel.
+  // Host side: a call of the launcher declared for this kernel. On tensors
+  // it returns D; on memrefs (bufferized form) it writes the `outs` buffer.
   ModuleOp module = getOperation();
-  std::string launcherName = name + "_launch";
+  std::string launcherName =
+      name + (op.hasBufferSemantics() ? "_launch_into" : "_launch");
   auto launcher = module.lookupSymbol<func::FuncOp>(launcherName);
   if (!launcher) {
     OpBuilder::InsertionGuard guard(builder);
@@ -101,11 +103,14 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
         builder, op.getLoc(), launcherName,
         builder.getFunctionType(op->getOperandTypes(), op->getResultTypes()));
     launcher.setPrivate();
-    // The launcher only reads its operands (it returns D): bufferization
-    // needs no defensive copies of them.
-    for (unsigned i = 0, e = launcher.getNumArguments(); i < e; ++i)
-      launcher.setArgAttr(i, bufferization::BufferizationDialect::kBufferAccessAttrName,
-                          builder.getStringAttr("read"));
+    // The launcher only reads its inputs: bufferization needs no defensive
+    // copies of them. It writes only the `outs` buffer.
+    for (unsigned i = 0, e = launcher.getNumArguments(); i < e; ++i) {
+      bool isOut = op.hasBufferSemantics() && i + 1 == e;
+      launcher.setArgAttr(
+          i, bufferization::BufferizationDialect::kBufferAccessAttrName,
+          builder.getStringAttr(isOut ? "write" : "read"));
+    }
     launcher->setAttr(kKernelAttrName,
                       SymbolRefAttr::get(kernels.getNameAttr(),
                                          {FlatSymbolRefAttr::get(

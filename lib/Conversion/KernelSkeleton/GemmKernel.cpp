@@ -47,9 +47,9 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op) {
     return op.emitOpError() << "expected N and K to be multiples of 16 (TMA "
                                "needs 16-byte aligned row strides), got N = "
                             << p.n << ", K = " << p.k;
-  p.aElementType = op.getA().getType().getElementType();
-  p.bElementType = op.getB().getType().getElementType();
-  p.outElementType = op.getResult().getType().getElementType();
+  p.aElementType = cast<ShapedType>(op.getA().getType()).getElementType();
+  p.bElementType = cast<ShapedType>(op.getB().getType()).getElementType();
+  p.outElementType = op.getOutputType().getElementType();
 
   FailureOr<ScaleMode> aScale =
       getScaleMode(op, "A", op.getAGranularity(), /*isA=*/true);

@@ -34,14 +34,15 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
                                       const FP8ToPTXOptions &options) {
   pm.addPass(createFP8VerifyTarget(FP8VerifyTargetOptions{options.chip}));
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(
-      createFP8LowerScaledMatmul(FP8LowerScaledMatmulOptions{options.chip}));
-  // Host side to memrefs with upstream one-shot bufferization: the kernel
-  // launchers take memrefs; ops no kernel computes yet stay on tensors.
+  // Upstream one-shot bufferization: fp8.scaled_matmul takes its
+  // destination-passing memref form; ops no kernel computes yet (and have no
+  // bufferization model) stay on tensors behind casts.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.allowUnknownOps = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(
+      createFP8LowerScaledMatmul(FP8LowerScaledMatmulOptions{options.chip}));
 }
 
 void mlir::fp8::buildFP8GPUModuleToPTXPipeline(OpPassManager &pm,

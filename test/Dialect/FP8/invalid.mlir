@@ -560,3 +560,35 @@ func.func @matmul_output_type(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf8E4M3FN>
   return
 }
+
+// -----
+
+func.func @matmul_memref_result(%a: memref<128x256xf8E4M3FN>, %b: memref<64x256xf8E4M3FN>, %s: memref<f32>, %d: memref<128x64xbf16>) {
+  // expected-error @+1 {{expected a result on tensors or an `outs` buffer on memrefs, not both or neither}}
+  %0 = "fp8.scaled_matmul"(%a, %b, %s, %s, %d) <{a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1>}> : (memref<128x256xf8E4M3FN>, memref<64x256xf8E4M3FN>, memref<f32>, memref<f32>, memref<128x64xbf16>) -> tensor<128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_memref_without_outs(%a: memref<128x256xf8E4M3FN>, %b: memref<64x256xf8E4M3FN>, %s: memref<f32>) {
+  // expected-error @+1 {{expected every operand to be a tensor (memrefs need an `outs` buffer)}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (memref<128x256xf8E4M3FN>, memref<64x256xf8E4M3FN>, memref<f32>, memref<f32>) -> tensor<128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_mixed_with_outs(%a: tensor<128x256xf8E4M3FN>, %b: memref<64x256xf8E4M3FN>, %s: memref<f32>, %d: memref<128x64xbf16>) {
+  // expected-error @+1 {{expected every operand to be a memref with an `outs` buffer}}
+  fp8.scaled_matmul %a, %b, %s, %s outs %d {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, memref<64x256xf8E4M3FN>, memref<f32>, memref<f32>, memref<128x64xbf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @matmul_memref_shape(%a: memref<128x256xf8E4M3FN>, %b: memref<64x256xf8E4M3FN>, %s: memref<f32>, %d: memref<128x32xbf16>) {
+  // expected-error @+1 {{expected a result of shape [M, N] = [128, 64], got [128, 32]}}
+  fp8.scaled_matmul %a, %b, %s, %s outs %d {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (memref<128x256xf8E4M3FN>, memref<64x256xf8E4M3FN>, memref<f32>, memref<f32>, memref<128x32xbf16>) -> ()
+  return
+}

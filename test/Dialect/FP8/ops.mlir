@@ -172,3 +172,11 @@ func.func @matmul_bias_and_accumulate(%a: tensor<64x128xf8E4M3FN>, %b: tensor<32
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb bias %bias accumulate_into %c {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>} : (tensor<64x128xf8E4M3FN>, tensor<32x128xf8E4M3FN>, tensor<f32>, tensor<32x1xf32>, tensor<32xf32>, tensor<64x32xf32>) -> tensor<64x32xf32>
   return %0 : tensor<64x32xf32>
 }
+
+// The destination-passing form on memrefs (what bufferization produces).
+// CHECK-LABEL: func.func @matmul_memref
+// CHECK: fp8.scaled_matmul %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} outs %{{.*}} {a_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, b_granularity = #fp8.granularity<tile 128x128>} : (memref<?x256xf8E4M3FN>, memref<128x256xf8E4M3FN>, memref<?x2xf32>, memref<1x2xf32>, memref<128xf32>, memref<?x128xbf16>) -> ()
+func.func @matmul_memref(%a: memref<?x256xf8E4M3FN>, %b: memref<128x256xf8E4M3FN>, %sa: memref<?x2xf32>, %sb: memref<1x2xf32>, %bias: memref<128xf32>, %d: memref<?x128xbf16>) {
+  fp8.scaled_matmul %a, %b, %sa, %sb bias %bias outs %d {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (memref<?x256xf8E4M3FN>, memref<128x256xf8E4M3FN>, memref<?x2xf32>, memref<1x2xf32>, memref<128xf32>, memref<?x128xbf16>) -> ()
+  return
+}

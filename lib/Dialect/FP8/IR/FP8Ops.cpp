@@ -65,7 +65,7 @@ static LogicalResult verifyScaleTensor(Operation *op, StringRef name,
                                        int64_t rows, int64_t cols,
                                        Type scaleType,
                                        RecipeAttrInterface recipe) {
-  auto tensorType = cast<RankedTensorType>(scaleType);
+  auto tensorType = cast<ShapedType>(scaleType);
   Type elem = tensorType.getElementType();
   bool isE8M0 = isa<Float8E8M0FNUType>(elem);
   if (granularity.isMX() && !isE8M0)
@@ -334,14 +334,32 @@ LogicalResult DequantizeOp::verify() {
 // ScaledMatmulOp
 //===----------------------------------------------------------------------===//
 
+static ShapedType shapedType(Value v) { return cast<ShapedType>(v.getType()); }
+
 int64_t ScaledMatmulOp::getM() {
-  return getA().getType().getDimSize(getAMajor() == OperandMajor::K ? 0 : 1);
+  return shapedType(getA()).getDimSize(getAMajor() == OperandMajor::K ? 0 : 1);
 }
 int64_t ScaledMatmulOp::getN() {
-  return getB().getType().getDimSize(getBMajor() == OperandMajor::K ? 0 : 1);
+  return shapedType(getB()).getDimSize(getBMajor() == OperandMajor::K ? 0 : 1);
 }
 int64_t ScaledMatmulOp::getK() {
-  return getA().getType().getDimSize(getAMajor() == OperandMajor::K ? 1 : 0);
+  return shapedType(getA()).getDimSize(getAMajor() == OperandMajor::K ? 1 : 0);
+}
+
+void ScaledMatmulOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // On tensors the op is pure; on memrefs it reads its operands and writes D.
+  if (!hasBufferSemantics())
+    return;
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    if (&operand == &getOutMutable()[0])
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  }
 }
 
 /// The three classes of scale pairs a GEMM supports.
@@ -353,10 +371,24 @@ static ScaleClass classify(GranularityAttr g) {
 }
 
 LogicalResult ScaledMatmulOp::verify() {
+  // Either every operand a tensor and D the result, or every operand a
+  // memref and D written into `outs`.
+  bool buffers = hasBufferSemantics();
+  if (buffers == static_cast<bool>(getResult()))
+    return emitOpError() << "expected a result on tensors or an `outs` buffer "
+                            "on memrefs, not both or neither";
+  for (Value operand : getOperation()->getOperands())
+    if (isa<MemRefType>(operand.getType()) != buffers)
+      return emitOpError() << (buffers ? "expected every operand to be a "
+                                         "memref with an `outs` buffer"
+                                       : "expected every operand to be a "
+                                         "tensor (memrefs need an `outs` "
+                                         "buffer)");
   GranularityAttr ga = getAGranularity(), gb = getBGranularity();
   int64_t m = getM(), n = getN(), k = getK();
   int64_t kb =
-      getB().getType().getDimSize(getBMajor() == OperandMajor::K ? 1 : 0);
+      shapedType(getB()).getDimSize(getBMajor() == OperandMajor::K ? 1 : 0);
+  ShapedType outType = getOutputType();
   auto describeMajor = [](OperandMajor major, StringRef mn) {
     return major == OperandMajor::K ? ("K-major [" + mn + ", K]").str()
                                     : ("MN-major [K, " + mn + "]").str();
@@ -364,15 +396,15 @@ LogicalResult ScaledMatmulOp::verify() {
   if (!ShapedType::isDynamic(k) && !ShapedType::isDynamic(kb) && k != kb)
     return emitOpError() << "expected A and B to have the same K: A is "
                          << describeMajor(getAMajor(), "M") << " "
-                         << formatShape(getA().getType().getShape())
+                         << formatShape(shapedType(getA()).getShape())
                          << " with K = " << k << ", B is "
                          << describeMajor(getBMajor(), "N") << " "
-                         << formatShape(getB().getType().getShape())
+                         << formatShape(shapedType(getB()).getShape())
                          << " with K = " << kb;
-  if (!isCompatibleShape(getResult().getType().getShape(), {m, n}))
+  if (!isCompatibleShape(outType.getShape(), {m, n}))
     return emitOpError() << "expected a result of shape [M, N] = "
                          << formatShape({m, n}) << ", got "
-                         << formatShape(getResult().getType().getShape());
+                         << formatShape(outType.getShape());
 
   if (classify(ga) != classify(gb))
     return emitOpError() << "expected both scale granularities per-tensor or "
@@ -401,21 +433,22 @@ LogicalResult ScaledMatmulOp::verify() {
   }
 
   if (Value bias = getBias()) {
-    auto biasShape = cast<RankedTensorType>(bias.getType()).getShape();
+    auto biasShape = shapedType(bias).getShape();
     if (!isCompatibleShape(biasShape, {n}))
       return emitOpError() << "expected a bias of shape [N] = "
                            << formatShape({n}) << ", got "
                            << formatShape(biasShape);
   }
   if (Value c = getC()) {
-    if (!getResult().getType().getElementType().isF32())
+    if (!outType.getElementType().isF32())
       return emitOpError() << "accumulate_into requires an f32 result (wgrad "
                               "accumulates in f32), got "
-                           << getResult().getType().getElementType();
-    if (c.getType() != getResult().getType())
+                           << outType.getElementType();
+    if (shapedType(c).getShape() != outType.getShape() ||
+        shapedType(c).getElementType() != outType.getElementType())
       return emitOpError() << "expected the accumulate_into operand to have "
                               "the result type "
-                           << getResult().getType() << ", got " << c.getType();
+                           << outType << ", got " << c.getType();
   }
 
   if (recipe) {
@@ -427,10 +460,10 @@ LogicalResult ScaledMatmulOp::verify() {
                              << formatRecipe(recipe) << ": expected "
                              << describeGranularityChoices(recipe);
     if (failed(verifyElementTypeForRecipe(*this, "A",
-                                          getA().getType().getElementType(),
+                                          shapedType(getA()).getElementType(),
                                           recipe)) ||
         failed(verifyElementTypeForRecipe(*this, "B",
-                                          getB().getType().getElementType(),
+                                          shapedType(getB()).getElementType(),
                                           recipe)))
       return failure();
   }

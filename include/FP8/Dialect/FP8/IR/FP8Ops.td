@@ -223,8 +223,14 @@ def FP8_DequantizeOp : FP8_Op<"dequantize", [Pure]> {
 // fp8.scaled_matmul
 //===----------------------------------------------------------------------===//
 
+// Operands of scaled_matmul: ranked tensors, or memrefs in its
+// destination-passing (bufferized) form.
+class FP8_TensorOrMemRefOf<list<Type> types, list<int> ranks>
+    : AnyTypeOf<[TensorRankOf<types, ranks>, MemRefRankOf<types, ranks>]>;
+
 def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
-    [Pure, AttrSizedOperandSegments]> {
+    [AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "FP8 GEMM with scales: D = (A * sA)(B * sB)^T [+ bias] [+ C]";
   let description = [{
     Computes `D[m, n] = sum_k A[m, k] sA[m, k] B[n, k] sB[n, k]
@@ -249,6 +255,17 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
     * `config`: optional `#fp8.gemm_config` overriding the target lowering's
       choice of tile, pipeline depth, cluster and rasterization.
 
+    On tensors the op returns D. On memrefs (what one-shot bufferization
+    produces, through the op's BufferizableOpInterface model) it is in
+    destination-passing style: it reads its operands and writes D into the
+    `outs` buffer, with no result:
+
+    ```mlir
+    fp8.scaled_matmul %a, %b, %sa, %sb outs %d {...}
+        : (memref<?x7168xf8E4M3FN>, memref<2048x7168xf8E4M3FN>, memref<f32>,
+           memref<f32>, memref<?x2048xbf16>) -> ()
+    ```
+
     ```mlir
     %d = fp8.scaled_matmul %a, %b, %sa, %sb
         {a_granularity = #fp8.granularity<tile 1x128>,
@@ -258,11 +275,13 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
            tensor<4096x56xf32>, tensor<17x56xf32>) -> tensor<4096x2112xbf16>
     ```
   }];
-  let arguments = (ins FP8_Float8Matrix:$a, FP8_Float8Matrix:$b,
-                       FP8_ScaleTensor:$a_scale_inv,
-                       FP8_ScaleTensor:$b_scale_inv,
-                       Optional<1DTensorOf<[BF16, F32]>>:$bias,
-                       Optional<2DTensorOf<[F32]>>:$c,
+  let arguments = (ins FP8_TensorOrMemRefOf<[F8E4M3FN, F8E5M2], [2]>:$a,
+                       FP8_TensorOrMemRefOf<[F8E4M3FN, F8E5M2], [2]>:$b,
+                       FP8_TensorOrMemRefOf<[F32, F8E8M0FNU], [0, 1, 2]>:$a_scale_inv,
+                       FP8_TensorOrMemRefOf<[F32, F8E8M0FNU], [0, 1, 2]>:$b_scale_inv,
+                       Optional<FP8_TensorOrMemRefOf<[BF16, F32], [1]>>:$bias,
+                       Optional<FP8_TensorOrMemRefOf<[F32], [2]>>:$c,
+                       Optional<MemRefRankOf<[BF16, F16, F32], [2]>>:$out,
                        FP8_GranularityAttr:$a_granularity,
                        FP8_GranularityAttr:$b_granularity,
                        DefaultValuedAttr<FP8_OperandMajorAttr,
@@ -272,10 +291,10 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
                        FP8_AccumulationAttr:$accumulation,
                        OptionalAttr<FP8_RecipeAttr>:$recipe,
                        OptionalAttr<FP8_GemmConfigAttr>:$config);
-  let results = (outs 2DTensorOf<[BF16, F16, F32]>:$result);
+  let results = (outs Optional<2DTensorOf<[BF16, F16, F32]>>:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $a_scale_inv `,` $b_scale_inv
-    (`bias` $bias^)? (`accumulate_into` $c^)? attr-dict `:`
+    (`bias` $bias^)? (`accumulate_into` $c^)? (`outs` $out^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -285,6 +304,13 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
     int64_t getM();
     int64_t getN();
     int64_t getK();
+    /// The destination-passing form on memrefs (D written into `out`).
+    bool hasBufferSemantics() { return static_cast<bool>(getOut()); }
+    /// The type of D: the result's, or the `outs` buffer's.
+    ShapedType getOutputType() {
+      return getOut() ? ShapedType(getOut().getType())
+                      : ShapedType(getResult().getType());
+    }
   }];
 }
 

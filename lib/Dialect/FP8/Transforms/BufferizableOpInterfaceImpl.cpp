@@ -1,0 +1,94 @@
+//===- BufferizableOpInterfaceImpl.cpp - fp8 ops and bufferization --------===//
+//
+// fp8.scaled_matmul on tensors bufferizes to its destination-passing memref
+// form: it reads its operands in place and writes D into a new buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FP8/Dialect/FP8/Transforms/BufferizableOpInterfaceImpl.h"
+#include "FP8/Dialect/FP8/IR/FP8Ops.h"
+
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using namespace mlir::bufferization;
+using namespace mlir::fp8;
+
+namespace {
+struct ScaledMatmulOpInterface
+    : public BufferizableOpInterface::ExternalModel<ScaledMatmulOpInterface,
+                                                    ScaledMatmulOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *, OpOperand &,
+                                      const AnalysisState &) const {
+    return {};
+  }
+  bool bufferizesToAllocation(Operation *, Value) const { return true; }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto matmul = cast<ScaledMatmulOp>(op);
+    if (matmul.hasBufferSemantics())
+      return success();
+    Location loc = op->getLoc();
+    auto buffer = [&](Value v) -> FailureOr<Value> {
+      if (!v)
+        return Value();
+      return getBuffer(rewriter, v, options, state);
+    };
+    FailureOr<Value> a = buffer(matmul.getA()), b = buffer(matmul.getB()),
+                     sa = buffer(matmul.getAScaleInv()),
+                     sb = buffer(matmul.getBScaleInv()),
+                     bias = buffer(matmul.getBias()), c = buffer(matmul.getC());
+    if (failed(a) || failed(b) || failed(sa) || failed(sb) || failed(bias) ||
+        failed(c))
+      return failure();
+
+    // D: a new [M, N] buffer, its dynamic extents read off A and B.
+    auto resultType = cast<RankedTensorType>(matmul.getResult().getType());
+    auto memrefType =
+        MemRefType::get(resultType.getShape(), resultType.getElementType());
+    SmallVector<Value> dynamicSizes;
+    if (resultType.isDynamicDim(0))
+      dynamicSizes.push_back(memref::DimOp::create(
+          rewriter, loc, *a,
+          matmul.getAMajor() == OperandMajor::K ? 0 : 1));
+    if (resultType.isDynamicDim(1))
+      dynamicSizes.push_back(memref::DimOp::create(
+          rewriter, loc, *b,
+          matmul.getBMajor() == OperandMajor::K ? 0 : 1));
+    FailureOr<Value> out =
+        options.createAlloc(rewriter, loc, memrefType, dynamicSizes);
+    if (failed(out))
+      return failure();
+
+    ScaledMatmulOp::create(
+        rewriter, loc, /*result=*/Type(), *a, *b, *sa, *sb, *bias, *c, *out,
+        matmul.getAGranularity(), matmul.getBGranularity(),
+        matmul.getAMajorAttr(), matmul.getBMajorAttr(),
+        matmul.getAccumulation(), matmul.getRecipeAttr(),
+        matmul.getConfigAttr());
+    replaceOpWithBufferizedValues(rewriter, op, *out);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::fp8::registerBufferizableOpInterfaceExternalModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, FP8Dialect *) {
+    ScaledMatmulOp::attachInterface<ScaledMatmulOpInterface>(*ctx);
+    ctx->loadDialect<memref::MemRefDialect>();
+  });
+}
