@@ -30,7 +30,7 @@ static constexpr int64_t kConsumerRegistersTwoWarpgroups = 232;
 static constexpr int64_t kConsumerRegistersOneWarpgroup = 240;
 static constexpr int64_t kMaxStages = 8;
 /// Blockwise B scales cover 128 N rows; one scale per tile needs tile N 128.
-static constexpr int64_t kScaleBlock = 128;
+static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
 /// Candidate tile N for the heuristic, largest first. With a TMA-store
 /// epilogue the tile is a whole number of 128-byte store boxes.
 static constexpr int64_t kTileNCandidates[] = {256, 224, 192, 160, 128};

@@ -8,9 +8,7 @@
 using namespace mlir;
 using namespace mlir::fp8;
 
-/// The blockwise kernels take DeepSeek-V3's tiles: 1x128 activation scales,
-/// 128x128 weight scales.
-static constexpr int64_t kScaleBlock = 128;
+static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
 
 static FailureOr<ScaleMode> getScaleMode(ScaledMatmulOp op, StringRef operand,
                                          GranularityAttr g, bool isA) {

@@ -18,6 +18,10 @@
 
 namespace mlir::fp8 {
 
+/// K extent (and B's N extent) of a blockwise scale: DeepSeek-V3's 1x128
+/// activation and 128x128 weight tiles, which the kernels take.
+inline constexpr int64_t kBlockwiseScaleBlock = 128;
+
 /// How the scales of one operand enter the GEMM.
 enum class ScaleMode {
   Tensor,   ///< one scalar, applied in the epilogue
