@@ -592,3 +592,43 @@ func.func @matmul_memref_shape(%a: memref<128x256xf8E4M3FN>, %b: memref<64x256xf
   fp8.scaled_matmul %a, %b, %s, %s outs %d {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (memref<128x256xf8E4M3FN>, memref<64x256xf8E4M3FN>, memref<f32>, memref<f32>, memref<128x32xbf16>) -> ()
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #fp8.gemm_config
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{expected a tile M that is a positive multiple of 64 (one warpgroup MMA), got 96}}
+func.func private @config_tile_m() attributes {c = #fp8.gemm_config<tile = 96x128x128>}
+
+// -----
+
+// expected-error @+1 {{expected a tile N that is a multiple of 8 in [8, 256], got 264}}
+func.func private @config_tile_n() attributes {c = #fp8.gemm_config<tile = 128x264x128>}
+
+// -----
+
+// expected-error @+1 {{expected a tile K of 128 (the 128-byte swizzle span of FP8 and the blockwise scale block), got 64}}
+func.func private @config_tile_k() attributes {c = #fp8.gemm_config<tile = 128x128x64>}
+
+// -----
+
+// expected-error @+1 {{expected 1 to 16 pipeline stages, got 0}}
+func.func private @config_stages() attributes {c = #fp8.gemm_config<tile = 128x128x128, stages = 0>}
+
+// -----
+
+// expected-error @+1 {{expected a cluster of 1x1, 2x1 or 1x2, got 2x2}}
+func.func private @config_cluster() attributes {c = #fp8.gemm_config<tile = 128x128x128, cluster = 2x2>}
+
+// -----
+
+// expected-error @+1 {{expected a raster_group >= 1, got 0}}
+func.func private @config_raster() attributes {c = #fp8.gemm_config<tile = 128x128x128, raster_group = 0>}
+
+// -----
+
+// expected-error @+2 {{expected a GEMM tile MxNxK, got 2 dimension(s)}}
+// expected-error @+1 {{failed to parse FP8_GemmConfigAttr parameter 'tile'}}
+func.func private @config_tile_rank() attributes {c = #fp8.gemm_config<tile = 128x128>}
