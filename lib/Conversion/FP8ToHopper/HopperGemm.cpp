@@ -200,20 +200,6 @@ static void emitProducer(KernelBuilder &kb, const GemmProblem &p,
   });
 }
 
-/// `base + index * elementBytes` for a global pointer, with 64-bit math.
-static Value globalElementPtr(KernelBuilder &kb, Value base, Value index,
-                              int64_t elementBytes) {
-  ImplicitLocOpBuilder &b = kb.builder();
-  Value wide = index.getType().isInteger(64)
-                   ? index
-                   : arith::ExtUIOp::create(b, b.getI64Type(), index);
-  return kb.bytePtr(base, arith::MulIOp::create(b, wide, kb.i64(elementBytes)));
-}
-
-static Value loadF32(KernelBuilder &kb, Value base, Value index) {
-  return kb.load(kb.builder().getF32Type(), globalElementPtr(kb, base, index, 4));
-}
-
 /// final += partial * scale, element-wise over a thread's accumulator; the
 /// scale of element i depends on its row (i % 4 < 2: first row of the pair).
 static Value emitPromotion(KernelBuilder &kb, Value final, Value partial,
@@ -268,7 +254,7 @@ static SmallVector<Value> emitEpilogueValues(KernelBuilder &kb,
   Value rowScale[2];
   if (p.aScale == ScaleMode::Row)
     for (int h = 0; h < 2; ++h)
-      rowScale[h] = loadF32(kb, v.aScaleInv, kb.minu(rows[h], mLast));
+      rowScale[h] = kb.loadF32(v.aScaleInv, kb.minu(rows[h], mLast));
   SmallVector<Value> values(t.tileN / 2);
   for (int64_t j = 0; j < t.tileN / 8; ++j) {
     Value col = kb.add(nOffset, kb.add(kb.i32(8 * j), colInFragment));
@@ -278,10 +264,10 @@ static SmallVector<Value> emitEpilogueValues(KernelBuilder &kb,
     for (int e = 0; e < 2; ++e) {
       Value c = e ? kb.add(colRead, kb.i32(1)) : colRead;
       if (p.bScale == ScaleMode::Row)
-        colScale[e] = loadF32(kb, v.bScaleInv, c);
+        colScale[e] = kb.loadF32(v.bScaleInv, c);
       if (p.biasElementType) {
         Value x = kb.load(p.biasElementType,
-                          globalElementPtr(kb, v.bias, c,
+                          kb.globalElementPtr(v.bias, c,
                                            getByteWidth(p.biasElementType)));
         biasValue[e] = p.biasElementType.isF32()
                            ? x
@@ -332,14 +318,14 @@ static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
             b, arith::MulIOp::create(b, row64, kb.i64(p.n)), col64);
         if (p.accumulateIntoC) {
           auto f32x2 = VectorType::get({2}, b.getF32Type());
-          Value cPair = kb.load(f32x2, globalElementPtr(kb, v.c, index, 4));
+          Value cPair = kb.load(f32x2, kb.globalElementPtr(v.c, index, 4));
           for (int e = 0; e < 2; ++e)
             pair[e] = arith::AddFOp::create(
                 b, pair[e],
                 LLVM::ExtractElementOp::create(b, cPair, kb.i32(e)));
         }
         storePair(kb, pair[0], pair[1], p.outElementType,
-                  globalElementPtr(kb, v.d, index, outBytes));
+                  kb.globalElementPtr(v.d, index, outBytes));
       });
     }
   }
@@ -419,9 +405,9 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
 
   Value tensorScale;
   if (p.aScale == ScaleMode::Tensor)
-    tensorScale = loadF32(kb, v.aScaleInv, kb.i32(0));
+    tensorScale = kb.loadF32(v.aScaleInv, kb.i32(0));
   if (p.bScale == ScaleMode::Tensor) {
-    Value s = loadF32(kb, v.bScaleInv, kb.i32(0));
+    Value s = kb.loadF32(v.bScaleInv, kb.i32(0));
     tensorScale = tensorScale ? arith::MulFOp::create(b, tensorScale, s) : s;
   }
   Value smemAddress = kb.sharedAddress(v.smem);
@@ -467,13 +453,12 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
               // latency hides behind them. A: [K/128, M] (MN-major).
               Value rowScale0, rowScale1;
               if (p.isBlockwise()) {
-                Value bScale = loadF32(
-                    kb, v.bScaleInv,
+                Value bScale = kb.loadF32(v.bScaleInv,
                     kb.add(kb.mul(kb.divu(nOffset, kb.i32(kScaleBlock)),
                                   kb.i32(kBlocks)),
                            kBlock));
                 auto aScaleAt = [&](Value row) {
-                  return loadF32(kb, v.aScaleInv,
+                  return kb.loadF32(v.aScaleInv,
                                  kb.add(kb.mul(kBlock, v.m),
                                         kb.minu(row, mLast)));
                 };
@@ -542,19 +527,6 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   // goes away.
   if (t.tmaStoreEpilogue)
     kb.ifThen(isStoreThread, [&] { kb.bulkWaitGroup(0, /*readOnly=*/false); });
-}
-
-static void ensureDynamicSharedMemory(OpBuilder &builder, Location loc,
-                                      gpu::GPUModuleOp module) {
-  if (module.lookupSymbol(kDynamicSharedMemorySymbol))
-    return;
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(module.getBody());
-  auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), 0);
-  LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/false,
-                         LLVM::Linkage::External, kDynamicSharedMemorySymbol,
-                         Attribute(), kDynamicSharedMemoryAlignment,
-                         static_cast<unsigned>(AddressSpace::Shared));
 }
 
 gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,

@@ -75,6 +75,31 @@ void KernelBuilder::store(Value value, Value ptr) {
   LLVM::StoreOp::create(b, value, ptr);
 }
 
+Value KernelBuilder::globalElementPtr(Value base, Value index,
+                                      int64_t elementBytes) {
+  Value wide = index.getType().isInteger(64)
+                   ? index
+                   : arith::ExtUIOp::create(b, b.getI64Type(), index);
+  return bytePtr(base, arith::MulIOp::create(b, wide, i64(elementBytes)));
+}
+
+Value KernelBuilder::loadF32(Value base, Value index) {
+  return load(b.getF32Type(), globalElementPtr(base, index, 4));
+}
+
+void mlir::fp8::ensureDynamicSharedMemory(OpBuilder &builder, Location loc,
+                                          gpu::GPUModuleOp module) {
+  if (module.lookupSymbol(kDynamicSharedMemorySymbol))
+    return;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), 0);
+  LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/false,
+                         LLVM::Linkage::External, kDynamicSharedMemorySymbol,
+                         Attribute(), kDynamicSharedMemoryAlignment,
+                         static_cast<unsigned>(AddressSpace::Shared));
+}
+
 void KernelBuilder::mbarrierInit(Value barrier, int64_t arrivals) {
   NVVM::MBarrierInitOp::create(b, barrier, i32(arrivals), /*predicate=*/Value());
 }

@@ -35,6 +35,11 @@ inline constexpr llvm::StringLiteral kDynamicSharedMemorySymbol =
 /// tiles and wgmma descriptors need 1024-byte aligned bases.
 inline constexpr int64_t kDynamicSharedMemoryAlignment = 1024;
 
+/// Declares the extern shared array of the kernels' dynamic shared memory in
+/// `module` (once).
+void ensureDynamicSharedMemory(OpBuilder &builder, Location loc,
+                               gpu::GPUModuleOp module);
+
 /// Emission helpers around an ImplicitLocOpBuilder, kept at i32 for index
 /// arithmetic (what the hardware registers hold).
 class KernelBuilder {
@@ -75,6 +80,10 @@ public:
   Value sharedAddress(Value sharedPtr);
   Value load(Type type, Value ptr);
   void store(Value value, Value ptr);
+  /// `base + index * elementBytes` for a global pointer, with 64-bit math.
+  Value globalElementPtr(Value base, Value index, int64_t elementBytes);
+  /// The f32 at `base[index]` in global memory.
+  Value loadF32(Value base, Value index);
 
   // mbarrier (PTX ISA 9.7.13.15).
   void mbarrierInit(Value barrier, int64_t arrivals);
