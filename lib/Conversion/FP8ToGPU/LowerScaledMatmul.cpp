@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FP8/Conversion/FP8ToBlackwell/BlackwellGemm.h"
 #include "FP8/Conversion/FP8ToHopper/HopperGemm.h"
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
@@ -62,9 +63,13 @@ LowerScaledMatmulPass::getOrCreateKernelModule(OpBuilder &builder) {
   return gpu::GPUModuleOp::create(builder, module.getLoc(), kKernelModuleName);
 }
 
-LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
-                                           const ChipInfo &chip,
-                                           gpu::GPUModuleOp kernels) {
+// Each target builder returns the kernel's name, building it into `kernels`
+// (with its metadata) when it is not there yet.
+
+/// sm_90a: wgmma kernels (lib/Conversion/FP8ToHopper).
+static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
+                                                const ChipInfo &chip,
+                                                gpu::GPUModuleOp kernels) {
   if (op.getAMajor() != OperandMajor::K || op.getBMajor() != OperandMajor::K)
     return op.emitOpError() << chip.name
                             << " reads FP8 MMA operands K-major only (TN): "
@@ -76,19 +81,57 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
       hopper::selectGemmTiling(op, *problem, op.getConfigAttr());
   if (failed(tiling))
     return failure();
-
   std::string name = getGemmKernelName(*problem, *tiling);
-  OpBuilder builder(op);
   if (!kernels.lookupSymbol(name)) {
+    OpBuilder builder(op);
     gpu::GPUFuncOp kernel = hopper::buildGemmKernel(
         builder, op.getLoc(), kernels, name, *problem, *tiling);
     kernel->setAttr(kKernelMetadataAttrName,
                     buildGemmKernelMetadata(
-                        &getContext(), name, chip, *problem, *tiling,
+                        op.getContext(), name, chip, *problem, *tiling,
                         hopper::getDynamicSharedMemoryBytes(*tiling)));
     kernel->setAttr(kGridConstantArgsAttrName,
                     builder.getDenseI32ArrayAttr(getGridConstantParams(*tiling)));
   }
+  return name;
+}
+
+/// sm_100a: tcgen05 kernels (lib/Conversion/FP8ToBlackwell).
+static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
+                                                   const ChipInfo &chip,
+                                                   gpu::GPUModuleOp kernels) {
+  FailureOr<blackwell::BlackwellGemm> gemm = blackwell::getBlackwellGemm(op);
+  if (failed(gemm))
+    return failure();
+  FailureOr<GemmTiling> tiling =
+      blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr());
+  if (failed(tiling))
+    return failure();
+  std::string name = blackwell::getKernelName(*gemm, *tiling);
+  if (!kernels.lookupSymbol(name)) {
+    OpBuilder builder(op);
+    gpu::GPUFuncOp kernel = blackwell::buildGemmKernel(
+        builder, op.getLoc(), kernels, name, *gemm, *tiling);
+    kernel->setAttr(kKernelMetadataAttrName,
+                    blackwell::buildKernelMetadata(op.getContext(), name, chip,
+                                                   *gemm, *tiling));
+    kernel->setAttr(kGridConstantArgsAttrName,
+                    builder.getDenseI32ArrayAttr(getGridConstantParams(*tiling)));
+  }
+  return name;
+}
+
+LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
+                                           const ChipInfo &chip,
+                                           gpu::GPUModuleOp kernels) {
+  FailureOr<std::string> built =
+      chip.architecture == Architecture::Blackwell
+          ? buildBlackwellKernel(op, chip, kernels)
+          : buildHopperKernel(op, chip, kernels);
+  if (failed(built))
+    return failure();
+  std::string name = *built;
+  OpBuilder builder(op);
 
   // Host side: a call of the launcher declared for this kernel. On tensors
   // it returns D; on memrefs (bufferized form) it writes the `outs` buffer.
@@ -142,12 +185,6 @@ void LowerScaledMatmulPass::runOnOperation() {
   getOperation().walk([&](ScaledMatmulOp op) { ops.push_back(op); });
   if (ops.empty())
     return;
-  if (info->architecture != Architecture::Hopper) {
-    for (ScaledMatmulOp op : ops)
-      op.emitOpError() << "the " << info->name
-                       << " GEMM lowering is not implemented yet";
-    return signalPassFailure();
-  }
   OpBuilder builder(&getContext());
   gpu::GPUModuleOp kernels = getOrCreateKernelModule(builder);
   bool failedAny = false;

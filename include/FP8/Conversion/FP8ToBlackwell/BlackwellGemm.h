@@ -1,0 +1,70 @@
+//===- BlackwellGemm.h - Warp-specialized FP8 GEMM for sm_100a --*- C++ -*-===//
+
+#ifndef FP8_CONVERSION_FP8TOBLACKWELL_BLACKWELLGEMM_H
+#define FP8_CONVERSION_FP8TOBLACKWELL_BLACKWELLGEMM_H
+
+#include "FP8/Conversion/FP8ToBlackwell/TCGen05Encodings.h"
+#include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace mlir::fp8::blackwell {
+
+/// Shared memory one CTA may use on sm_100a (227 KiB opt-in, CUDA
+/// Programming Guide, "Compute capability 10.0").
+inline constexpr int64_t kMaxDynamicSharedMemoryBytes = 227 * 1024;
+
+/// TMEM accumulators the MMA warp and the epilogue alternate between (the
+/// epilogue of one tile overlaps the mainloop of the next).
+inline constexpr int64_t kAccumulatorStages = 2;
+
+/// The GEMM in the kernel's terms: the target-neutral problem plus the
+/// operand majors (tcgen05 reads FP8 operands either way).
+struct BlackwellGemm {
+  GemmProblem problem;
+  OperandMajor aMajor = OperandMajor::K;
+  OperandMajor bMajor = OperandMajor::K;
+};
+
+/// Reads the GEMM off `op`, or reports what the sm_100a kernel does not take
+/// (yet): MXFP8 and blockwise scales, promoted accumulation.
+FailureOr<BlackwellGemm> getBlackwellGemm(ScaledMatmulOp op);
+
+/// The heuristic, or `config` when the IR sets one (checked; failures are
+/// reported on `op`):
+/// - tile M 128 (cta_group::1 M = 128: TMEM lane = tile row), tile K 128;
+/// - tile N: the N in {256, 224, 192, 160, 128} that pads N least (ties to
+///   the larger); only whole 128-byte TMA store boxes with a staged
+///   epilogue, only multiples of 128 for an MN-major B (whole swizzle
+///   atoms along N);
+/// - as many stages as fit in 227 KiB after the staging buffer, at most 8;
+/// - no cluster, raster groups of 8 tile rows.
+FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
+                                       const BlackwellGemm &gemm,
+                                       GemmConfigAttr config);
+
+/// Dynamic shared memory of the kernel for `tiling`.
+int64_t getDynamicSharedMemoryBytes(const GemmTiling &tiling);
+
+/// The kernel name: getGemmKernelName plus `_amn`/`_bmn` for MN-major
+/// operands.
+std::string getKernelName(const BlackwellGemm &gemm, const GemmTiling &tiling);
+
+/// The metadata dictionary: buildGemmKernelMetadata's, with the operand
+/// shapes and tensor maps of MN-major operands in their stored order.
+DictionaryAttr buildKernelMetadata(MLIRContext *ctx, StringRef name,
+                                   const ChipInfo &chip,
+                                   const BlackwellGemm &gemm,
+                                   const GemmTiling &tiling);
+
+/// Builds the kernel `name` into `module`: a persistent, warp-specialized
+/// TMA + tcgen05.mma GEMM (warp 0: TMA producer; warp 1: TMEM owner and MMA
+/// issuer; warpgroups 1 and 2: epilogue, each half of the tile's columns).
+gpu::GPUFuncOp buildGemmKernel(OpBuilder &builder, Location loc,
+                               gpu::GPUModuleOp module, StringRef name,
+                               const BlackwellGemm &gemm,
+                               const GemmTiling &tiling);
+
+} // namespace mlir::fp8::blackwell
+
+#endif // FP8_CONVERSION_FP8TOBLACKWELL_BLACKWELLGEMM_H

@@ -1,0 +1,731 @@
+//===- BlackwellGemm.cpp - Warp-specialized FP8 GEMM for sm_100a ----------===//
+//
+// A persistent kernel of 384 threads: CTAs stride over output tiles (grouped
+// raster order, the skeleton's scheduler).
+// - Warp 0, one thread: TMA loads of A and B K-blocks into a ring of stages
+//   (the skeleton's PipelineRing: full barriers complete on the TMA bytes).
+// - Warp 1: owns Tensor Memory (allocates two accumulators of tile N
+//   columns, frees them at exit); one elected thread issues the four
+//   `tcgen05.mma.kind::f8f6f4` (K = 32) of each 128-K stage and
+//   `tcgen05.commit`s the stage's empty barrier (the MMAs' completion frees
+//   the stage) and, after a tile's last block, the accumulator's "full"
+//   barrier.
+// - Warps 2, 3: idle (they keep the epilogue warpgroups aligned: a warp
+//   reads TMEM lanes 32 * (warp % 4) onwards).
+// - Warpgroups 1 and 2: the epilogue, each half of the tile's columns;
+//   thread t of warp w owns tile row 32 (w % 4) + t (TMEM lane = row,
+//   Layout D). Wait for the accumulator, `tcgen05.ld.32x32b` it in pieces
+//   of at most 32 columns, release it ("empty" barrier) after the last
+//   load, apply scales and bias, convert, and stage the tile for TMA stores
+//   (bf16/f16) or store it directly (f32, accumulate-into-C).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FP8/Conversion/FP8ToBlackwell/BlackwellGemm.h"
+#include "FP8/Conversion/FP8ToBlackwell/TCGen05.h"
+#include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::blackwell;
+
+static constexpr int64_t kWarpThreads = 32;
+static constexpr int64_t kWarpgroupThreads = 128;
+static constexpr int64_t kMaxStages = 8;
+static constexpr int64_t kTileM = 128;
+static constexpr int64_t kTileK = 128;
+/// 128-byte swizzle: the TMA box's inner extent in FP8 elements.
+static constexpr int64_t kSwizzleBytes = 128;
+static constexpr int64_t kTileNCandidates[] = {256, 224, 192, 160, 128};
+/// Warp roles.
+static constexpr int64_t kProducerWarp = 0;
+static constexpr int64_t kMmaWarp = 1;
+static constexpr int64_t kFirstEpilogueWarpgroup = 1;
+static constexpr int64_t kEpilogueWarpgroups = 2;
+static constexpr int64_t kEpilogueThreads =
+    kEpilogueWarpgroups * kWarpgroupThreads;
+/// Named barrier among the epilogue warpgroups (0 is __syncthreads).
+static constexpr int64_t kEpilogueBarrierId = 1;
+/// Widest TMEM load per piece (32x32b.x32: 32 registers per thread).
+static constexpr int64_t kMaxLoadColumns = 32;
+
+//===----------------------------------------------------------------------===//
+// Problem and tiling
+//===----------------------------------------------------------------------===//
+
+static blackwell::OperandMajor toEncodingMajor(fp8::OperandMajor major) {
+  return major == fp8::OperandMajor::K ? blackwell::OperandMajor::K
+                                       : blackwell::OperandMajor::MN;
+}
+
+FailureOr<BlackwellGemm> blackwell::getBlackwellGemm(ScaledMatmulOp op) {
+  if (op.getAGranularity().isMX() || op.getBGranularity().isMX())
+    return op.emitOpError()
+           << "the sm_100a GEMM lowering does not take MXFP8 scales yet "
+              "(kind::mxf8f6f4.block_scale is not emitted yet)";
+  if (op.getAGranularity().isTile() || op.getBGranularity().isTile())
+    return op.emitOpError()
+           << "the sm_100a GEMM lowering does not take blockwise scales yet";
+  FailureOr<GemmProblem> problem = GemmProblem::get(op);
+  if (failed(problem))
+    return failure();
+  if (problem->promoteInterval != 0)
+    return op.emitOpError()
+           << "the sm_100a GEMM lowering takes fast accumulation only (the "
+              "tcgen05 accumulator is f32 in Tensor Memory; promoted "
+              "accumulation is not implemented)";
+  BlackwellGemm gemm;
+  gemm.problem = *problem;
+  gemm.aMajor = toEncodingMajor(op.getAMajor());
+  gemm.bMajor = toEncodingMajor(op.getBMajor());
+  return gemm;
+}
+
+/// The operand tiles of one stage as TMA writes them.
+static Fp8OperandTile getATile(const BlackwellGemm &g, const GemmTiling &t) {
+  return Fp8OperandTile{g.aMajor, SwizzleMode::Swizzle128B, t.tileM, t.tileK};
+}
+static Fp8OperandTile getBTile(const BlackwellGemm &g, const GemmTiling &t) {
+  return Fp8OperandTile{g.bMajor, SwizzleMode::Swizzle128B, t.tileN, t.tileK};
+}
+
+static F8F6F4InstrDescriptor getInstrDescriptor(const BlackwellGemm &g,
+                                                const GemmTiling &t) {
+  F8F6F4InstrDescriptor d;
+  d.ctaGroup = CtaGroup::One;
+  d.m = t.tileM;
+  d.n = t.tileN;
+  d.aFormat = isa<Float8E5M2Type>(g.problem.aElementType) ? Fp8Format::E5M2
+                                                          : Fp8Format::E4M3;
+  d.bFormat = isa<Float8E5M2Type>(g.problem.bElementType) ? Fp8Format::E5M2
+                                                          : Fp8Format::E4M3;
+  d.aMajor = g.aMajor;
+  d.bMajor = g.bMajor;
+  d.dFormat = AccumulatorFormat::F32;
+  return d;
+}
+
+static int64_t getAccumulatorColumns(const GemmTiling &t) {
+  return kAccumulatorStages * t.tileN;
+}
+
+/// Shared memory after the stages and the staging buffer: the ring's
+/// barriers, the accumulator full/empty barriers, the TMEM address slot.
+static int64_t getBarrierBytes(int64_t stages) {
+  return PipelineRing::barrierBytes(stages) + 2 * 8 * kAccumulatorStages + 8;
+}
+
+int64_t blackwell::getDynamicSharedMemoryBytes(const GemmTiling &t) {
+  return t.stages * t.stageBytes() + t.epilogueBytes() + getBarrierBytes(t.stages);
+}
+
+static int64_t pickTileN(int64_t n, int64_t multipleOf) {
+  int64_t best = 0;
+  int64_t bestPadded = INT64_MAX;
+  for (int64_t candidate : kTileNCandidates) {
+    if (candidate % multipleOf != 0)
+      continue;
+    int64_t padded = (n + candidate - 1) / candidate * candidate;
+    if (padded < bestPadded) {
+      best = candidate;
+      bestPadded = padded;
+    }
+  }
+  return best;
+}
+
+static const char *majorName(blackwell::OperandMajor major) {
+  return major == blackwell::OperandMajor::K ? "K-major" : "MN-major";
+}
+
+FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
+                                                  const BlackwellGemm &g,
+                                                  GemmConfigAttr config) {
+  const GemmProblem &p = g.problem;
+  GemmTiling t;
+  t.outputBytes = p.outElementType.getIntOrFloatBitWidth() / 8;
+  // f32 outputs and accumulate-into-C keep direct stores (as on sm_90a).
+  bool canStageOutput = t.outputBytes == 2 && !p.accumulateIntoC;
+  if (config) {
+    t.tileM = config.getTile().m;
+    t.tileN = config.getTile().n;
+    t.tileK = config.getTile().k;
+    t.stages = config.getStages();
+    t.clusterM = config.getCluster().rows;
+    t.clusterN = config.getCluster().cols;
+    t.rasterGroup = config.getRasterGroup();
+    t.tmaStoreEpilogue =
+        canStageOutput && t.tileN % t.storeBoxColumns() == 0;
+  } else {
+    t.tileM = kTileM;
+    t.tileK = kTileK;
+    t.tmaStoreEpilogue = canStageOutput;
+    int64_t multipleOf = 16;
+    if (canStageOutput)
+      multipleOf = std::max(multipleOf, t.storeBoxColumns());
+    if (g.bMajor == blackwell::OperandMajor::MN)
+      multipleOf = std::max(multipleOf, kSwizzleBytes);
+    t.tileN = pickTileN(p.n, multipleOf);
+    int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
+                        getBarrierBytes(kMaxStages);
+    t.stages = std::min<int64_t>(kMaxStages, available / t.stageBytes());
+  }
+
+  if (t.tileM != kTileM)
+    return op.emitOpError() << "the sm_100a kernels take tile M " << kTileM
+                            << " (cta_group::1, one TMEM lane per row), got "
+                            << t.tileM;
+  if (t.tileK != kTileK)
+    return op.emitOpError() << "the sm_100a kernels take tile K " << kTileK
+                            << " (one 128-byte swizzle span), got " << t.tileK;
+  if (t.tileN % 16 != 0 || t.tileN < 16 || t.tileN > 256)
+    return op.emitOpError()
+           << "the sm_100a kernels take tile N a multiple of 16 in [16, 256] "
+              "(two epilogue warpgroups of whole 8-column groups), got "
+           << t.tileN;
+  if (t.clusterM != 1 || t.clusterN != 1)
+    return op.emitOpError() << "the sm_100a kernels take no cluster yet, got "
+                            << t.clusterM << "x" << t.clusterN;
+  if (t.stages < 1)
+    return op.emitOpError() << "expected at least one pipeline stage";
+  std::string error = checkMmaShape(/*blockScaled=*/false, CtaGroup::One,
+                                    t.tileM, t.tileN, g.bMajor);
+  if (!error.empty())
+    return op.emitOpError() << "tcgen05.mma cannot run the tile: " << error;
+  for (auto [name, tile] : {std::pair<StringRef, Fp8OperandTile>{
+                                "A", getATile(g, t)},
+                            {"B", getBTile(g, t)}}) {
+    error = checkFp8OperandTile(tile);
+    if (!error.empty())
+      return op.emitOpError()
+             << "the " << majorName(tile.major) << " " << name << " tile ("
+             << tile.mnExtent << " x " << tile.kExtent
+             << ", 128-byte swizzle) cannot feed tcgen05.mma: " << error;
+    if (tile.major == blackwell::OperandMajor::MN &&
+        tile.mnExtent % kSwizzleBytes != 0)
+      return op.emitOpError()
+             << "an MN-major " << name
+             << " tile is loaded in 128-element TMA boxes: expected tile "
+             << (name == "A" ? "M" : "N") << " a multiple of 128, got "
+             << tile.mnExtent;
+  }
+  if (!encodeInstrDescriptor(getInstrDescriptor(g, t), &error))
+    return op.emitOpError() << "no tcgen05 instruction descriptor: " << error;
+  if (!tmemAllocationColumns(getAccumulatorColumns(t)))
+    return op.emitOpError() << "two accumulators of " << t.tileN
+                            << " columns do not fit Tensor Memory";
+  int64_t smem = getDynamicSharedMemoryBytes(t);
+  if (smem > kMaxDynamicSharedMemoryBytes)
+    return op.emitOpError() << "the kernel configuration needs " << smem
+                            << " bytes of shared memory, more than the "
+                            << kMaxDynamicSharedMemoryBytes
+                            << " sm_100a offers: use fewer stages or a "
+                               "smaller tile";
+  return t;
+}
+
+std::string blackwell::getKernelName(const BlackwellGemm &g,
+                                     const GemmTiling &t) {
+  std::string name = getGemmKernelName(g.problem, t);
+  if (g.aMajor == blackwell::OperandMajor::MN)
+    name += "_amn";
+  if (g.bMajor == blackwell::OperandMajor::MN)
+    name += "_bmn";
+  return name;
+}
+
+//===----------------------------------------------------------------------===//
+// Metadata
+//===----------------------------------------------------------------------===//
+
+/// `dict` with `key` replaced by `value`.
+static DictionaryAttr withEntry(DictionaryAttr dict, StringRef key,
+                                Attribute value) {
+  NamedAttrList entries(dict);
+  entries.set(key, value);
+  return entries.getDictionary(dict.getContext());
+}
+
+DictionaryAttr blackwell::buildKernelMetadata(MLIRContext *ctx, StringRef name,
+                                              const ChipInfo &chip,
+                                              const BlackwellGemm &g,
+                                              const GemmTiling &t) {
+  DictionaryAttr meta = buildGemmKernelMetadata(
+      ctx, name, chip, g.problem, t, getDynamicSharedMemoryBytes(t));
+  if (g.aMajor == blackwell::OperandMajor::K &&
+      g.bMajor == blackwell::OperandMajor::K)
+    return meta;
+  // MN-major operands are stored [K, MN]: the tensor map's inner dimension
+  // is MN, its boxes 128 MN elements (one swizzle span) x tile K.
+  Builder b(ctx);
+  auto mnMajor = [&](StringRef operand) {
+    return operand == "a" ? g.aMajor == blackwell::OperandMajor::MN
+                          : g.bMajor == blackwell::OperandMajor::MN;
+  };
+  SmallVector<Attribute> operands;
+  for (Attribute attr : cast<ArrayAttr>(meta.get("operands"))) {
+    auto entry = cast<DictionaryAttr>(attr);
+    StringRef operand = cast<StringAttr>(entry.get("name")).getValue();
+    if ((operand == "a" || operand == "b") && mnMajor(operand)) {
+      auto shape = cast<ArrayAttr>(entry.get("shape")).getValue();
+      // The runtime schema has no major key: the stored shape says it.
+      entry = withEntry(entry, "shape", b.getArrayAttr({shape[1], shape[0]}));
+    }
+    operands.push_back(entry);
+  }
+  SmallVector<Attribute> maps;
+  for (Attribute attr : cast<ArrayAttr>(meta.get("tensor_maps"))) {
+    auto map = cast<DictionaryAttr>(attr);
+    StringRef operand = cast<StringAttr>(map.get("operand")).getValue();
+    if ((operand == "a" || operand == "b") && mnMajor(operand)) {
+      auto dims = cast<ArrayAttr>(map.get("dims")).getValue();
+      Attribute mn = dims[1];
+      map = withEntry(map, "dims", b.getArrayAttr({mn, dims[0]}));
+      map = withEntry(map, "strides_bytes", b.getArrayAttr({mn}));
+      map = withEntry(map, "box",
+                      b.getArrayAttr({b.getI64IntegerAttr(kSwizzleBytes),
+                                      b.getI64IntegerAttr(t.tileK)}));
+    }
+    maps.push_back(map);
+  }
+  meta = withEntry(meta, "operands", b.getArrayAttr(operands));
+  return withEntry(meta, "tensor_maps", b.getArrayAttr(maps));
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct KernelValues {
+  Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, m;
+  Value tid, warp;
+  Value smem;
+  Value epilogueBuffer;
+  PipelineRing ring;
+  /// Accumulator barriers: full (MMA -> epilogue, one tcgen05.commit) and
+  /// empty (epilogue -> MMA, every epilogue thread).
+  Value accFullBase, accEmptyBase;
+  /// Shared word tcgen05.alloc writes the TMEM address to.
+  Value tmemSlot;
+  Value numMTiles, numTiles;
+};
+} // namespace
+
+static Value barrierAt(KernelBuilder &kb, Value base, Value index) {
+  return kb.bytePtr(base, kb.mul(index, kb.i32(8)));
+}
+
+static void emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
+                         const GemmTiling &t, const KernelValues &v) {
+  const GemmProblem &p = g.problem;
+  Fp8OperandTile aTile = getATile(g, t), bTile = getBTile(g, t);
+  kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
+    int64_t kBlocks = p.numKBlocks(t.tileK);
+    kb.forLoop(
+        kb.blockIdX(), v.numTiles, kb.gridDimX(), {kb.i32(0)},
+        [&](Value tile, ValueRange state) {
+          TileCoordinate coord = emitGroupedTileCoordinate(
+              kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
+          Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
+          Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+          ValueRange next = kb.forLoop(
+              kb.i32(0), kb.i32(kBlocks), kb.i32(1), {state[0]},
+              [&](Value kBlock, ValueRange inner) {
+                Value iteration = inner[0];
+                Value stage = v.ring.stage(kb, iteration);
+                kb.mbarrierWait(v.ring.emptyBarrier(kb, stage),
+                                v.ring.producerParity(kb, iteration));
+                Value full = v.ring.fullBarrier(kb, stage);
+                // Out-of-bounds box elements are zero-filled and counted.
+                kb.mbarrierArriveExpectTx(full, t.stageBytes());
+                Value aPtr =
+                    kb.bytePtr(v.smem, kb.mul(stage, kb.i32(t.stageBytes())));
+                Value bPtr = kb.bytePtr(aPtr, t.tileM * t.tileK);
+                Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
+                auto load = [&](const Fp8OperandTile &tile, Value dst,
+                                Value map, Value mnOffset) {
+                  if (tile.major == blackwell::OperandMajor::K) {
+                    kb.tmaLoad2d(dst, map, kOffset, mnOffset, full);
+                    return;
+                  }
+                  // Stored [K, MN]: boxes of 128 MN x tile K, one per
+                  // 128-byte chunk of the tile (Fp8OperandTile's layout).
+                  for (int64_t j = 0; j < tile.mnExtent / kSwizzleBytes; ++j)
+                    kb.tmaLoad2d(
+                        kb.bytePtr(dst, j * kSwizzleBytes * tile.kExtent), map,
+                        kb.add(mnOffset, kb.i32(j * kSwizzleBytes)), kOffset,
+                        full);
+                };
+                load(aTile, aPtr, v.tmaA, mOffset);
+                load(bTile, bPtr, v.tmaB, nOffset);
+                return SmallVector<Value>{kb.add(iteration, kb.i32(1))};
+              });
+          return SmallVector<Value>{next[0]};
+        });
+  });
+}
+
+static void emitMmaIssuer(KernelBuilder &kb, const BlackwellGemm &g,
+                          const GemmTiling &t, const KernelValues &v,
+                          Value tmemBase) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  const GemmProblem &p = g.problem;
+  Fp8OperandTile aTile = getATile(g, t), bTile = getBTile(g, t);
+  uint32_t instrDescriptor = static_cast<uint32_t>(expectEncoded(
+      encodeInstrDescriptor(getInstrDescriptor(g, t)), "instruction descriptor"));
+  int64_t kBlocks = p.numKBlocks(t.tileK);
+  Value smemAddress = kb.sharedAddress(v.smem);
+  // One thread of the warp issues every MMA and commit (tcgen05.commit
+  // tracks the MMAs of the issuing thread); the whole warp waits.
+  Value isIssuer = emitElectOne(kb);
+  Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
+  kb.forLoop(
+      kb.blockIdX(), v.numTiles, kb.gridDimX(), {kb.i32(0), kb.i32(0)},
+      [&](Value, ValueRange state) {
+        Value iterationIn = state[0];
+        Value tileCount = state[1];
+        Value accStage = kb.remu(tileCount, kb.i32(kAccumulatorStages));
+        Value accRound = kb.divu(tileCount, kb.i32(kAccumulatorStages));
+        // Wait until the epilogue has read this accumulator (the first
+        // round passes at once).
+        kb.mbarrierWait(barrierAt(kb, v.accEmptyBase, accStage),
+                        kb.andi(kb.add(accRound, kb.i32(1)), kb.i32(1)));
+        emitFenceAfterThreadSync(kb);
+        Value d = emitTmemAddress(kb, tmemBase, {},
+                                  kb.mul(accStage, kb.i32(t.tileN)));
+        ValueRange loop = kb.forLoop(
+            kb.i32(0), kb.i32(kBlocks), kb.i32(1), {iterationIn},
+            [&](Value kBlock, ValueRange carried) {
+              Value iteration = carried[0];
+              Value stage = v.ring.stage(kb, iteration);
+              kb.mbarrierWait(v.ring.fullBarrier(kb, stage),
+                              v.ring.consumerParity(kb, iteration));
+              emitFenceAfterThreadSync(kb);
+              Value stageAddress =
+                  kb.add(smemAddress, kb.mul(stage, kb.i32(t.stageBytes())));
+              Value aAddress = stageAddress;
+              Value bAddress =
+                  kb.add(stageAddress, kb.i32(t.tileM * t.tileK));
+              Value firstBlock = kb.eq(kBlock, kb.i32(0));
+              Value accumulate = arith::XOrIOp::create(b, firstBlock, trueValue);
+              kb.ifThen(isIssuer, [&] {
+                for (int64_t s = 0; s < t.tileK / kMmaK; ++s)
+                  emitMmaF8F6F4(kb, d, emitOperandDescriptor(kb, aAddress, aTile, s),
+                                emitOperandDescriptor(kb, bAddress, bTile, s),
+                                instrDescriptor, s == 0 ? accumulate : trueValue);
+                // The stage is free once these MMAs have read it.
+                emitCommit(kb, v.ring.emptyBarrier(kb, stage));
+              });
+              return SmallVector<Value>{kb.add(iteration, kb.i32(1))};
+            });
+        // The accumulator is complete once every MMA of the tile is.
+        kb.ifThen(isIssuer, [&] {
+          emitCommit(kb, barrierAt(kb, v.accFullBase, accStage));
+        });
+        return SmallVector<Value>{loop[0], kb.add(tileCount, kb.i32(1))};
+      });
+}
+
+/// `values` as a vector of `type` elements (converted from f32).
+static Value packVector(KernelBuilder &kb, ArrayRef<Value> values, Type type) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  auto f32Vector = VectorType::get({static_cast<int64_t>(values.size())},
+                                   b.getF32Type());
+  Value vec = LLVM::UndefOp::create(b, f32Vector);
+  for (auto [i, x] : llvm::enumerate(values))
+    vec = LLVM::InsertElementOp::create(b, vec, x, kb.i32(i));
+  if (type.isF32())
+    return vec;
+  return arith::TruncFOp::create(
+      b, VectorType::get({static_cast<int64_t>(values.size())}, type), vec);
+}
+
+static void emitEpilogue(KernelBuilder &kb, const BlackwellGemm &g,
+                         const GemmTiling &t, const KernelValues &v,
+                         Value tmemBase) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  const GemmProblem &p = g.problem;
+  Value epilogueThread =
+      kb.sub(v.tid, kb.i32(kFirstEpilogueWarpgroup * kWarpgroupThreads));
+  Value half = kb.divu(epilogueThread, kb.i32(kWarpgroupThreads));
+  Value warpInGroup = kb.remu(v.warp, kb.i32(4));
+  Value lane = kb.remu(v.tid, kb.i32(kWarpThreads));
+  Value laneBase = kb.mul(warpInGroup, kb.i32(tmem::kLanesPerWarp));
+  Value rowInTile = kb.add(laneBase, lane);
+  int64_t halfColumns = t.tileN / kEpilogueWarpgroups;
+  Value halfColumn = kb.mul(half, kb.i32(halfColumns));
+  Value isStoreThread = kb.eq(epilogueThread, kb.i32(0));
+  bool guardColumns = p.n % t.tileN != 0;
+  Value mLast = kb.sub(v.m, kb.i32(1));
+
+  Value tensorScale;
+  if (p.aScale == ScaleMode::Tensor)
+    tensorScale = kb.loadF32(v.aScaleInv, kb.i32(0));
+  if (p.bScale == ScaleMode::Tensor) {
+    Value s = kb.loadF32(v.bScaleInv, kb.i32(0));
+    tensorScale = tensorScale ? arith::MulFOp::create(b, tensorScale, s) : s;
+  }
+  // Pieces of the thread's columns: 32 at a time, then 16 and 8.
+  SmallVector<std::pair<int64_t, int64_t>> pieces;
+  for (int64_t start = 0; start < halfColumns;) {
+    int64_t width = kMaxLoadColumns;
+    while (start + width > halfColumns)
+      width /= 2;
+    pieces.push_back({start, width});
+    start += width;
+  }
+  int64_t outBytes = t.outputBytes;
+  int64_t boxBytes = t.tileM * 128;
+
+  kb.forLoop(
+      kb.blockIdX(), v.numTiles, kb.gridDimX(), {kb.i32(0)},
+      [&](Value tile, ValueRange state) {
+        Value tileCount = state[0];
+        Value accStage = kb.remu(tileCount, kb.i32(kAccumulatorStages));
+        Value accRound = kb.divu(tileCount, kb.i32(kAccumulatorStages));
+        TileCoordinate coord = emitGroupedTileCoordinate(
+            kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
+        Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
+        Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+        Value row = kb.add(mOffset, rowInTile);
+        Value rowScale;
+        if (p.aScale == ScaleMode::Row)
+          rowScale = kb.loadF32(v.aScaleInv, kb.minu(row, mLast));
+        if (t.tmaStoreEpilogue) {
+          // The previous tile's stores must have read the staging buffer.
+          kb.ifThen(isStoreThread,
+                    [&] { kb.bulkWaitGroup(0, /*readOnly=*/true); });
+          kb.namedBarrier(kEpilogueBarrierId, kEpilogueThreads);
+        }
+        kb.mbarrierWait(barrierAt(kb, v.accFullBase, accStage),
+                        kb.andi(accRound, kb.i32(1)));
+        emitFenceAfterThreadSync(kb);
+        Value accColumn = kb.add(kb.mul(accStage, kb.i32(t.tileN)), halfColumn);
+        Value rowInBounds = kb.ult(row, v.m);
+        for (auto [pieceIndex, piece] : llvm::enumerate(pieces)) {
+          auto [start, width] = piece;
+          SmallVector<Value> acc = emitTmemLoad32x32b(
+              kb,
+              emitTmemAddress(kb, tmemBase, laneBase,
+                              kb.add(accColumn, kb.i32(start))),
+              width);
+          emitTmemWaitLoad(kb);
+          if (pieceIndex + 1 == pieces.size()) {
+            // Every TMEM read of this tile is done: hand the accumulator
+            // back to the MMA warp.
+            emitFenceBeforeThreadSync(kb);
+            kb.mbarrierArrive(barrierAt(kb, v.accEmptyBase, accStage));
+          }
+          // Tile-relative first column of the piece.
+          Value pieceColumn = kb.add(halfColumn, kb.i32(start));
+          Value firstColumn = kb.add(nOffset, pieceColumn);
+          for (int64_t j = 0; j < width; ++j) {
+            Value x = acc[j];
+            if (tensorScale)
+              x = arith::MulFOp::create(b, x, tensorScale);
+            if (rowScale)
+              x = arith::MulFOp::create(b, x, rowScale);
+            if (p.bScale == ScaleMode::Row || p.biasElementType) {
+              Value col = kb.add(firstColumn, kb.i32(j));
+              if (guardColumns)
+                col = kb.minu(col, kb.i32(p.n - 1));
+              if (p.bScale == ScaleMode::Row)
+                x = arith::MulFOp::create(b, x, kb.loadF32(v.bScaleInv, col));
+              if (p.biasElementType) {
+                Value y = kb.load(
+                    p.biasElementType,
+                    kb.globalElementPtr(v.bias, col,
+                                     p.biasElementType.getIntOrFloatBitWidth() /
+                                         8));
+                if (!p.biasElementType.isF32())
+                  y = arith::ExtFOp::create(b, b.getF32Type(), y);
+                x = arith::AddFOp::create(b, x, y);
+              }
+            }
+            acc[j] = x;
+          }
+          if (t.tmaStoreEpilogue) {
+            // 16-byte chunks (8 columns) into the 128-byte swizzled boxes:
+            // box = column / 64, chunk (column % 64) / 8 stored at chunk
+            // ^ (row % 8). A warp's 32 rows spread each store over all banks.
+            int64_t chunkColumns = 16 / outBytes;
+            int64_t boxColumns = t.storeBoxColumns();
+            Value swizzle = kb.remu(rowInTile, kb.i32(8));
+            for (int64_t j = 0; j < width; j += chunkColumns) {
+              Value col = kb.add(pieceColumn, kb.i32(j));
+              Value box = kb.divu(col, kb.i32(boxColumns));
+              Value chunk =
+                  kb.divu(kb.remu(col, kb.i32(boxColumns)), kb.i32(chunkColumns));
+              Value offset = kb.add(
+                  kb.add(kb.mul(box, kb.i32(boxBytes)),
+                         kb.mul(rowInTile, kb.i32(128))),
+                  kb.mul(arith::XOrIOp::create(b, chunk, swizzle), kb.i32(16)));
+              Value packed = packVector(
+                  kb, ArrayRef<Value>(acc).slice(j, chunkColumns),
+                  p.outElementType);
+              kb.store(packed, kb.bytePtr(v.epilogueBuffer, offset));
+            }
+          } else {
+            // Direct stores of 4 columns (N % 16 == 0: a group is wholly
+            // inside or outside the tensor).
+            for (int64_t j = 0; j < width; j += 4) {
+              Value col = kb.add(firstColumn, kb.i32(j));
+              Value inBounds = rowInBounds;
+              if (guardColumns)
+                inBounds = kb.andi(inBounds, kb.ult(col, kb.i32(p.n)));
+              kb.ifThen(inBounds, [&] {
+                Value row64 = arith::ExtUIOp::create(b, b.getI64Type(), row);
+                Value col64 = arith::ExtUIOp::create(b, b.getI64Type(), col);
+                Value index = arith::AddIOp::create(
+                    b, arith::MulIOp::create(b, row64, kb.i64(p.n)), col64);
+                SmallVector<Value> group(acc.begin() + j, acc.begin() + j + 4);
+                if (p.accumulateIntoC) {
+                  auto f32x4 = VectorType::get({4}, b.getF32Type());
+                  Value cGroup =
+                      kb.load(f32x4, kb.globalElementPtr(v.c, index, 4));
+                  for (int e = 0; e < 4; ++e)
+                    group[e] = arith::AddFOp::create(
+                        b, group[e],
+                        LLVM::ExtractElementOp::create(b, cGroup, kb.i32(e)));
+                }
+                kb.store(packVector(kb, group, p.outElementType),
+                         kb.globalElementPtr(v.d, index, outBytes));
+              });
+            }
+          }
+        }
+        if (t.tmaStoreEpilogue) {
+          kb.fenceProxyAsyncShared();
+          kb.namedBarrier(kEpilogueBarrierId, kEpilogueThreads);
+          kb.ifThen(isStoreThread, [&] {
+            int64_t boxColumns = t.storeBoxColumns();
+            for (int64_t box = 0; box < t.tileN / boxColumns; ++box)
+              kb.tmaStore2d(v.tmaD, kb.bytePtr(v.epilogueBuffer, box * boxBytes),
+                            kb.add(nOffset, kb.i32(box * boxColumns)), mOffset);
+            kb.bulkCommitGroup();
+          });
+        }
+        return SmallVector<Value>{kb.add(tileCount, kb.i32(1))};
+      });
+  if (t.tmaStoreEpilogue)
+    kb.ifThen(isStoreThread, [&] { kb.bulkWaitGroup(0, /*readOnly=*/false); });
+}
+
+gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
+                                          gpu::GPUModuleOp module,
+                                          StringRef name,
+                                          const BlackwellGemm &g,
+                                          const GemmTiling &t) {
+  const GemmProblem &p = g.problem;
+  ensureDynamicSharedMemory(builder, loc, module);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  ImplicitLocOpBuilder b(loc, builder);
+  KernelBuilder kb(b);
+
+  Type generic = kb.ptrType(AddressSpace::Generic);
+  Type global = kb.ptrType(AddressSpace::Global);
+  // Parameter order: the metadata's "params" list (GemmKernel.cpp).
+  SmallVector<Type> argTypes = {generic, generic,
+                                t.tmaStoreEpilogue ? generic : global, global,
+                                global};
+  if (p.biasElementType)
+    argTypes.push_back(global);
+  if (p.accumulateIntoC)
+    argTypes.push_back(global);
+  argTypes.push_back(b.getI32Type());
+
+  auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(argTypes, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                b.getDenseI32ArrayAttr(
+                    {static_cast<int32_t>(t.numThreads()), 1, 1}));
+  func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                b.getI32IntegerAttr(1));
+
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  unsigned arg = 0;
+  KernelValues v{};
+  v.tmaA = entry.getArgument(arg++);
+  v.tmaB = entry.getArgument(arg++);
+  (t.tmaStoreEpilogue ? v.tmaD : v.d) = entry.getArgument(arg++);
+  v.aScaleInv = entry.getArgument(arg++);
+  v.bScaleInv = entry.getArgument(arg++);
+  if (p.biasElementType)
+    v.bias = entry.getArgument(arg++);
+  if (p.accumulateIntoC)
+    v.c = entry.getArgument(arg++);
+  v.m = entry.getArgument(arg++);
+
+  v.tid = kb.threadIdX();
+  v.warp = kb.divu(v.tid, kb.i32(kWarpThreads));
+  v.smem = kb.dynamicSharedMemory();
+  // Shared memory: stages, staging buffer, ring barriers, accumulator
+  // barriers, TMEM address slot.
+  int64_t offset = t.stages * t.stageBytes();
+  v.epilogueBuffer = kb.bytePtr(v.smem, offset);
+  offset += t.epilogueBytes();
+  v.ring = PipelineRing(kb.bytePtr(v.smem, offset), t.stages);
+  offset += PipelineRing::barrierBytes(t.stages);
+  v.accFullBase = kb.bytePtr(v.smem, offset);
+  offset += 8 * kAccumulatorStages;
+  v.accEmptyBase = kb.bytePtr(v.smem, offset);
+  offset += 8 * kAccumulatorStages;
+  v.tmemSlot = kb.bytePtr(v.smem, offset);
+  uint32_t tmemColumns = static_cast<uint32_t>(expectEncoded(
+      tmemAllocationColumns(getAccumulatorColumns(t)), "TMEM allocation"));
+
+  kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
+    // Full: the producer's expect_tx arrival; empty: one tcgen05.commit.
+    v.ring.init(kb, /*producerArrivals=*/1, /*consumerArrivals=*/1);
+    for (int64_t s = 0; s < kAccumulatorStages; ++s) {
+      kb.mbarrierInit(kb.bytePtr(v.accFullBase, 8 * s), 1);
+      kb.mbarrierInit(kb.bytePtr(v.accEmptyBase, 8 * s), kEpilogueThreads);
+    }
+    kb.prefetchTensorMap(v.tmaA);
+    kb.prefetchTensorMap(v.tmaB);
+    if (v.tmaD)
+      kb.prefetchTensorMap(v.tmaD);
+  });
+  Value isMmaWarp = kb.eq(v.warp, kb.i32(kMmaWarp));
+  kb.ifThen(isMmaWarp, [&] {
+    emitTmemAlloc(kb, v.tmemSlot, tmemColumns);
+    emitTmemRelinquishAllocPermit(kb);
+  });
+  // The TMEM address (and the barriers) are visible to every thread after
+  // the barrier; the fences order the allocation around it.
+  emitFenceBeforeThreadSync(kb);
+  gpu::BarrierOp::create(b);
+  emitFenceAfterThreadSync(kb);
+  Value tmemBase = kb.load(b.getI32Type(), v.tmemSlot);
+
+  v.numMTiles = kb.ceilDiv(v.m, t.tileM);
+  v.numTiles = kb.mul(v.numMTiles, kb.i32(t.numNTiles(p.n)));
+
+  Value isEpilogue = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::uge, v.tid,
+      kb.i32(kFirstEpilogueWarpgroup * kWarpgroupThreads));
+  auto roles = scf::IfOp::create(b, isEpilogue, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard roleGuard(b);
+    b.setInsertionPoint(roles.thenBlock()->getTerminator());
+    emitEpilogue(kb, g, t, v, tmemBase);
+    b.setInsertionPoint(roles.elseBlock()->getTerminator());
+    kb.ifThen(kb.eq(v.warp, kb.i32(kProducerWarp)),
+              [&] { emitProducer(kb, g, t, v); });
+    kb.ifThen(isMmaWarp, [&] { emitMmaIssuer(kb, g, t, v, tmemBase); });
+  }
+  // Every TMEM read and MMA is done before the allocating warp frees it.
+  emitFenceBeforeThreadSync(kb);
+  gpu::BarrierOp::create(b);
+  kb.ifThen(isMmaWarp, [&] {
+    emitFenceAfterThreadSync(kb);
+    emitTmemDealloc(kb, tmemBase, tmemColumns);
+  });
+  gpu::ReturnOp::create(b);
+  return func;
+}

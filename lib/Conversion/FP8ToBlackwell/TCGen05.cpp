@@ -1,0 +1,159 @@
+//===- TCGen05.cpp - tcgen05 (sm_100a) MMA and TMEM emission --------------===//
+
+#include "FP8/Conversion/FP8ToBlackwell/TCGen05.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::blackwell;
+
+uint64_t blackwell::expectEncoded(std::optional<uint64_t> value,
+                                  llvm::StringRef what) {
+  if (!value)
+    llvm::report_fatal_error(llvm::Twine("unencodable ") + what +
+                             " (the tiling selection should have rejected it)");
+  return *value;
+}
+
+static NVVM::CTAGroupKindAttr ctaGroupOne(MLIRContext *ctx) {
+  return NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1);
+}
+
+void blackwell::emitTmemAlloc(KernelBuilder &kb, Value slot, uint32_t columns) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  NVVM::Tcgen05AllocOp::create(b, slot, kb.i32(columns),
+                               ctaGroupOne(b.getContext()));
+}
+
+void blackwell::emitTmemRelinquishAllocPermit(KernelBuilder &kb) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  NVVM::Tcgen05RelinquishAllocPermitOp::create(b, ctaGroupOne(b.getContext()));
+}
+
+void blackwell::emitTmemDealloc(KernelBuilder &kb, Value base,
+                                uint32_t columns) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  NVVM::Tcgen05DeallocOp::create(b, emitTmemAddress(kb, base, {}, {}),
+                                 kb.i32(columns), ctaGroupOne(b.getContext()));
+}
+
+Value blackwell::emitTmemAddress(KernelBuilder &kb, Value base, Value lane,
+                                 Value column) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value address = base;
+  if (lane)
+    address = kb.add(address, arith::ShLIOp::create(
+                                  b, lane, kb.i32(tmem::kLaneShift)));
+  if (column)
+    address = kb.add(address, column);
+  return LLVM::IntToPtrOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext(), kTensorMemoryAddressSpace),
+      address);
+}
+
+SmallVector<Value> blackwell::emitTmemLoad32x32b(KernelBuilder &kb,
+                                                 Value address,
+                                                 int64_t columns) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  MLIRContext *ctx = b.getContext();
+  auto shape =
+      NVVM::Tcgen05LdStShapeAttr::get(ctx, NVVM::Tcgen05LdStShape::SHAPE_32X32B);
+  Type resultType = columns == 1
+                        ? Type(b.getI32Type())
+                        : Type(VectorType::get({columns}, b.getI32Type()));
+  Value loaded = NVVM::Tcgen05LdOp::create(b, resultType, /*pack=*/UnitAttr(),
+                                           shape, address, /*offset=*/Value());
+  SmallVector<Value> values;
+  if (columns == 1) {
+    values.push_back(arith::BitcastOp::create(b, b.getF32Type(), loaded));
+    return values;
+  }
+  Value asF32 = LLVM::BitcastOp::create(
+      b, VectorType::get({columns}, b.getF32Type()), loaded);
+  for (int64_t i = 0; i < columns; ++i)
+    values.push_back(LLVM::ExtractElementOp::create(b, asF32, kb.i32(i)));
+  return values;
+}
+
+void blackwell::emitTmemWaitLoad(KernelBuilder &kb) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  NVVM::Tcgen05WaitOp::create(
+      b, NVVM::Tcgen05WaitKindAttr::get(b.getContext(),
+                                        NVVM::Tcgen05WaitKind::LOAD));
+}
+
+void blackwell::emitFenceBeforeThreadSync(KernelBuilder &kb) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  NVVM::Tcgen05FenceOp::create(
+      b, NVVM::Tcgen05FenceKindAttr::get(
+             b.getContext(), NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC));
+}
+
+void blackwell::emitFenceAfterThreadSync(KernelBuilder &kb) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  NVVM::Tcgen05FenceOp::create(
+      b, NVVM::Tcgen05FenceKindAttr::get(
+             b.getContext(), NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC));
+}
+
+uint64_t blackwell::getOperandDescriptorConstantBits(const Fp8OperandTile &tile) {
+  std::optional<SharedMemoryDescriptor> desc =
+      getFp8OperandDescriptor(tile, /*tileBase=*/0, /*kStep=*/0,
+                              /*mnOffset=*/0);
+  if (!desc)
+    llvm::report_fatal_error("unencodable FP8 operand tile");
+  desc->startAddress = 0;
+  return expectEncoded(encodeSharedMemoryDescriptor(*desc),
+                       "shared memory descriptor");
+}
+
+uint32_t blackwell::getOperandStartOffset(const Fp8OperandTile &tile,
+                                          int64_t kStep) {
+  return static_cast<uint32_t>(expectEncoded(
+      fp8OperandStartOffset(tile, kStep, /*mnOffset=*/0), "operand offset"));
+}
+
+Value blackwell::emitOperandDescriptor(KernelBuilder &kb, Value tileAddress,
+                                       const Fp8OperandTile &tile,
+                                       int64_t kStep) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  uint32_t offset = getOperandStartOffset(tile, kStep);
+  Value address = offset ? kb.add(tileAddress, kb.i32(offset)) : tileAddress;
+  // Start address field: (address & 0x3FFFF) >> 4 in bits [0, 14).
+  Value field = arith::AndIOp::create(
+      b,
+      arith::ShRUIOp::create(b, address,
+                             kb.i32(smem_desc::kByteOffsetEncodingShift)),
+      kb.i32(static_cast<int64_t>(smem_desc::kFieldMask)));
+  Value wide = arith::ExtUIOp::create(b, b.getI64Type(), field);
+  return arith::OrIOp::create(
+      b, wide,
+      kb.i64(static_cast<int64_t>(getOperandDescriptorConstantBits(tile))));
+}
+
+void blackwell::emitMmaF8F6F4(KernelBuilder &kb, Value d, Value aDescriptor,
+                              Value bDescriptor, uint32_t instrDescriptor,
+                              Value enableInputD) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  MLIRContext *ctx = b.getContext();
+  NVVM::Tcgen05MMAOp::create(
+      b, NVVM::Tcgen05MMAKindAttr::get(ctx, NVVM::Tcgen05MMAKind::F8F6F4),
+      ctaGroupOne(ctx),
+      NVVM::Tcgen05MMACollectorOpAttr::get(
+          ctx, NVVM::Tcgen05MMACollectorOp::DISCARD),
+      /*aShift=*/UnitAttr(), d, aDescriptor, bDescriptor,
+      kb.i32(static_cast<int32_t>(instrDescriptor)), enableInputD,
+      /*scaleInputD=*/Value(), /*disableOutputLane=*/Value());
+}
+
+void blackwell::emitCommit(KernelBuilder &kb, Value barrier) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  NVVM::Tcgen05CommitOp::create(b, barrier, /*multicastMask=*/Value(),
+                                ctaGroupOne(b.getContext()));
+}
+
+Value blackwell::emitElectOne(KernelBuilder &kb) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  return NVVM::ElectSyncOp::create(b, b.getI1Type(), /*membermask=*/Value());
+}

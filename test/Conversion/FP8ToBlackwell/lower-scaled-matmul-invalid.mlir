@@ -1,0 +1,66 @@
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics -fp8-lower-scaled-matmul=chip=sm_100a
+
+// What the sm_100a (tcgen05) lowering does not take yet, or cannot.
+
+func.func @mxfp8(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<128x8xf8E8M0FNU>, %sb: tensor<64x8xf8E8M0FNU>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{the sm_100a GEMM lowering does not take MXFP8 scales yet (kind::mxf8f6f4.block_scale is not emitted yet)}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<128x8xf8E8M0FNU>, tensor<64x8xf8E8M0FNU>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @blockwise(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<2x2xf32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{the sm_100a GEMM lowering does not take blockwise scales yet}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<128x2xf32>, tensor<2x2xf32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @promoted(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{the sm_100a GEMM lowering takes fast accumulation only}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @tile_m(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{the sm_100a kernels take tile M 128 (cta_group::1, one TMEM lane per row), got 64}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 64x64x128>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{the sm_100a kernels take tile N a multiple of 16 in [16, 256] (two epilogue warpgroups of whole 8-column groups), got 24}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x24x128>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @cluster(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{the sm_100a kernels take no cluster yet, got 2x1}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, stages = 3, cluster = 2x1>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+// An MN-major B tile is whole 128-element swizzle atoms along N.
+func.func @mn_major_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x192xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x192xbf16> {
+  // expected-error @+1 {{the MN-major B tile (192 x 128, 128-byte swizzle) cannot feed tcgen05.mma:}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, b_major = #fp8.major<mn>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x192x128, stages = 3>} : (tensor<128x256xf8E4M3FN>, tensor<256x192xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x192xbf16>
+  return %0 : tensor<128x192xbf16>
+}
+
+// -----
+
+func.func @shared_memory(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{the kernel configuration needs 458920 bytes of shared memory, more than the 232448 sm_100a offers}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, stages = 8>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}

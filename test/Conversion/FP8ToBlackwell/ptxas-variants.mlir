@@ -1,0 +1,69 @@
+// Every sm_100a (tcgen05) kernel variant the lowering produces assembles
+// with `ptxas -arch=sm_100a`, with no register spills: recipes (per-tensor,
+// row-wise), dtypes, outputs (staged TMA stores, direct f32 stores,
+// accumulate-into-C), bias, tile N 256/224/192/64, and the TN/NN/NT/NN-both
+// operand majors.
+// REQUIRES: ptxas
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: fp8-compile %s --chip=sm_100a -o %t
+// Each .ptx holds the whole kernel module (all 8 entries): ptxas_report.py
+// checks that every file assembles; ptxas -v on one of them reports every
+// entry's resources, each of which must be spill-free.
+// RUN: %python %fp8_src_root/test/lit-tools/ptxas_report.py %ptxas sm_100a %t | FileCheck %s --check-prefix=REPORT
+// RUN: %ptxas -arch=sm_100a -v %t/fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast.ptx -o /dev/null > %t/ptxas.log 2>&1
+// RUN: FileCheck %s --check-prefix=ENTRIES < %t/ptxas.log
+// RUN: FileCheck %s --check-prefix=SPILLS < %t/ptxas.log
+// REPORT: 8 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
+// ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e5m2_e4m3_f32_n2112_k4096_t128x192x128_s5_fast_acc' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e4m3_e4m3_bf16_n2112_k7168_t128x192x128_s4_fast_bias' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_f32_n4480_k1024_t128x224x128_s5_fast' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_f16_n4096_k4096_t128x64x128_s4_fast' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e5m2_bf16_n4096_k2048_t128x256x128_s3_fast_bias_amn' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n4096_k2048_t128x256x128_s3_fast_bmn' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e4m3_e4m3_f32_n2048_k2048_t128x256x128_s4_fast_acc_amn_bmn' for 'sm_100a'
+// SPILLS-NOT: error
+// SPILLS-COUNT-8: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// SPILLS-NOT: bytes spill
+
+func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x7168xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x7168xbf16>
+  return %0 : tensor<?x7168xbf16>
+}
+
+func.func @rowwise_wgrad(%a: tensor<?x4096xf8E5M2>, %b: tensor<2112x4096xf8E4M3FN>, %sa: tensor<?x1xf32>, %sb: tensor<2112x1xf32>, %c: tensor<?x2112xf32>) -> tensor<?x2112xf32> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb accumulate_into %c {a_granularity = #fp8.granularity<row>, b_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>} : (tensor<?x4096xf8E5M2>, tensor<2112x4096xf8E4M3FN>, tensor<?x1xf32>, tensor<2112x1xf32>, tensor<?x2112xf32>) -> tensor<?x2112xf32>
+  return %0 : tensor<?x2112xf32>
+}
+
+func.func @rowwise_bias(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x1xf32>, %sb: tensor<2112x1xf32>, %bias: tensor<2112xbf16>) -> tensor<?x2112xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb bias %bias {a_granularity = #fp8.granularity<row>, b_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x1xf32>, tensor<2112x1xf32>, tensor<2112xbf16>) -> tensor<?x2112xbf16>
+  return %0 : tensor<?x2112xbf16>
+}
+
+func.func @f32_out(%a: tensor<?x1024xf8E4M3FN>, %b: tensor<4480x1024xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x4480xf32> {
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<?x1024xf8E4M3FN>, tensor<4480x1024xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4480xf32>
+  return %0 : tensor<?x4480xf32>
+}
+
+func.func @override(%a: tensor<?x4096xf8E4M3FN>, %b: tensor<4096x4096xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x4096xf16> {
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x64x128, stages = 4>} : (tensor<?x4096xf8E4M3FN>, tensor<4096x4096xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4096xf16>
+  return %0 : tensor<?x4096xf16>
+}
+
+// NN: A stored [K, M].
+func.func @a_mn_major(%a: tensor<2048x?xf8E4M3FN>, %b: tensor<4096x2048xf8E5M2>, %s: tensor<f32>, %bias: tensor<4096xf32>) -> tensor<?x4096xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %s, %s bias %bias {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, a_major = #fp8.major<mn>, accumulation = #fp8.accumulation<fast>} : (tensor<2048x?xf8E4M3FN>, tensor<4096x2048xf8E5M2>, tensor<f32>, tensor<f32>, tensor<4096xf32>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
+}
+
+// NT: B stored [K, N].
+func.func @b_mn_major(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<2048x4096xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x4096xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, b_major = #fp8.major<mn>, accumulation = #fp8.accumulation<fast>} : (tensor<?x2048xf8E4M3FN>, tensor<2048x4096xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
+}
+
+func.func @both_mn_major(%a: tensor<2048x?xf8E4M3FN>, %b: tensor<2048x2048xf8E4M3FN>, %sa: tensor<?x1xf32>, %sb: tensor<2048x1xf32>, %c: tensor<?x2048xf32>) -> tensor<?x2048xf32> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb accumulate_into %c {a_granularity = #fp8.granularity<row>, b_granularity = #fp8.granularity<row>, a_major = #fp8.major<mn>, b_major = #fp8.major<mn>, accumulation = #fp8.accumulation<fast>} : (tensor<2048x?xf8E4M3FN>, tensor<2048x2048xf8E4M3FN>, tensor<?x1xf32>, tensor<2048x1xf32>, tensor<?x2048xf32>) -> tensor<?x2048xf32>
+  return %0 : tensor<?x2048xf32>
+}
