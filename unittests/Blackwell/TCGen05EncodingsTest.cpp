@@ -563,6 +563,56 @@ TEST(TensorMemory, BlockScaledPlan) {
   EXPECT_FALSE(error.empty());
 }
 
+TEST(TensorMemory, BlockScaledPlanWithScaleSlots) {
+  // One slot per pipeline stage (the MXFP8 kernel). N = 256, 1 accumulator,
+  // 3 slots: SFA slots [256,268) 4 apart, SFB slots [268,292) 8 apart.
+  std::optional<BlockScaledTmemPlan> p =
+      planBlockScaledTmem(256, 1, nullptr, /*scaleSlots=*/3);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->scaleSlots, 3u);
+  EXPECT_EQ(p->scaleAColumn, 256u);
+  EXPECT_EQ(p->scaleAColumnsPerSlot, 4u);
+  EXPECT_EQ(p->scaleBColumn, 268u);
+  EXPECT_EQ(p->scaleBColumnsPerSlot, 8u);
+  EXPECT_EQ(p->usedColumns, 292u);
+  EXPECT_EQ(p->allocatedColumns, 512u);
+  // N = 128, 2 accumulators, 5 slots: 256 + 5 * 4 + 5 * 4 = 296 -> 512.
+  p = planBlockScaledTmem(128, 2, nullptr, 5);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->scaleBColumn, 276u);
+  EXPECT_EQ(p->usedColumns, 296u);
+  // Every slot's start is a multiple of 4 columns (one atom).
+  EXPECT_EQ(p->scaleAColumn % 4, 0u);
+  EXPECT_EQ(p->scaleBColumn % 4, 0u);
+  // N = 224 x 2 accumulators + 5 slots of 4 + 8 = 508 fits; 6 slots do not.
+  EXPECT_TRUE(planBlockScaledTmem(224, 2, nullptr, 5));
+  EXPECT_FALSE(planBlockScaledTmem(224, 2, nullptr, 6));
+  EXPECT_FALSE(planBlockScaledTmem(128, 1, nullptr, 0));
+}
+
+// The MXFP8 kernel reads the atom-tiled scales through a 3-D tensor map
+// (dims [128, 4 * atomsAlongK, rows / 128], strides [128, 512 *
+// atomsAlongK] bytes) with boxes of [128, 4, atoms] at (0, 4 g, i): the box
+// must start exactly at atom (i, g) and hold the atoms of rows 128 i ..
+// contiguously, each the 512 bytes scaleFactorByteOffset puts there.
+TEST(ScaleFactorAtom, TensorMapViewOfTheAtomLayout) {
+  ScaleFactorLayout layout = makeScaleFactorLayout(/*rows=*/300,
+                                                   /*kBlocks=*/40);
+  ASSERT_EQ(layout.atomsAlongK(), 10);
+  const int64_t rowStride = 128, atomRowStride = 512 * layout.atomsAlongK();
+  for (int64_t i = 0; i < layout.paddedRows / 128; ++i)
+    for (int64_t g = 0; g < layout.atomsAlongK(); ++g)
+      for (int64_t mn = 0; mn < 128; ++mn)
+        for (int64_t kb = 0; kb < 4; ++kb) {
+          // Element (x, y, z) of the view is at x + y * 128 + z * stride.
+          int64_t inAtom = scaleFactorAtomOffset(mn, kb);
+          int64_t view = inAtom % 128 + (4 * g + inAtom / 128) * rowStride +
+                         i * atomRowStride;
+          EXPECT_EQ(view, scaleFactorByteOffset(layout, 128 * i + mn,
+                                                4 * g + kb));
+        }
+}
+
 //===----------------------------------------------------------------------===//
 // Scale factor atom
 //===----------------------------------------------------------------------===//

@@ -19,6 +19,20 @@
 //   load, apply scales and bias, convert, and stage the tile for TMA stores
 //   (bf16/f16) or store it directly (f32, accumulate-into-C).
 //
+// MXFP8 (`mx 1x32` on both operands): the scales arrive in the 128x4
+// scale-factor atom layout; the producer loads each stage's atoms (A: one,
+// B: tile N / 128) with a 3-D TMA load next to the tiles, into a scale area
+// after the staging buffer. The MMA thread copies them into the stage's
+// TMEM scale slot with `tcgen05.cp.32x128b.warpx4` and issues the four
+// `tcgen05.mma.kind::mxf8f6f4.block_scale.block32` of the stage with scale
+// factor IDs 0..3 (one UE8M0 byte of each TMEM cell per 32-K step). Each
+// stage has its own slot: tcgen05.cp is ordered before later MMAs of the
+// same thread (a pipelined pair), but not after earlier ones, so a slot is
+// only rewritten after the stage's empty barrier (a tcgen05.commit of its
+// MMAs) let the producer refill the stage. Tile N 256 leaves no TMEM for a
+// second accumulator: those kernels run one accumulator (no epilogue
+// overlap).
+//
 //===----------------------------------------------------------------------===//
 
 #include "FP8/Conversion/FP8ToBlackwell/BlackwellGemm.h"
@@ -61,17 +75,20 @@ static blackwell::OperandMajor toEncodingMajor(fp8::OperandMajor major) {
 }
 
 FailureOr<BlackwellGemm> blackwell::getBlackwellGemm(ScaledMatmulOp op) {
-  if (op.getAGranularity().isMX() || op.getBGranularity().isMX())
-    return op.emitOpError()
-           << "the sm_100a GEMM lowering does not take MXFP8 scales yet "
-              "(kind::mxf8f6f4.block_scale is not emitted yet)";
+  if (op.getAGranularity().isMX() != op.getBGranularity().isMX())
+    return op.emitOpError() << "the sm_100a block-scaled GEMM takes MX scales "
+                               "on both operands";
   if (op.getAGranularity().isTile() || op.getBGranularity().isTile())
     return op.emitOpError()
            << "the sm_100a GEMM lowering does not take blockwise scales yet";
-  FailureOr<GemmProblem> problem = GemmProblem::get(op);
+  FailureOr<GemmProblem> problem =
+      GemmProblem::get(op, /*allowMXScales=*/true);
   if (failed(problem))
     return failure();
-  if (problem->promoteInterval != 0)
+  // The block-scaled MMA applies the scales inside the tensor core and
+  // accumulates in f32 in TMEM: there are no per-block partial sums for a
+  // promoted accumulation to rescale, so MX takes either mode.
+  if (problem->promoteInterval != 0 && !problem->isMX())
     return op.emitOpError()
            << "the sm_100a GEMM lowering takes fast accumulation only (the "
               "tcgen05 accumulator is f32 in Tensor Memory; promoted "
@@ -91,6 +108,21 @@ static Fp8OperandTile getBTile(const BlackwellGemm &g, const GemmTiling &t) {
   return Fp8OperandTile{g.bMajor, SwizzleMode::Swizzle128B, t.tileN, t.tileK};
 }
 
+static BlockScaledInstrDescriptor
+getBlockScaledInstrDescriptor(const BlackwellGemm &g, const GemmTiling &t) {
+  BlockScaledInstrDescriptor d;
+  d.ctaGroup = CtaGroup::One;
+  d.m = t.tileM;
+  d.n = t.tileN;
+  d.aFormat = isa<Float8E5M2Type>(g.problem.aElementType) ? Fp8Format::E5M2
+                                                          : Fp8Format::E4M3;
+  d.bFormat = isa<Float8E5M2Type>(g.problem.bElementType) ? Fp8Format::E5M2
+                                                          : Fp8Format::E4M3;
+  d.aMajor = g.aMajor;
+  d.bMajor = g.bMajor;
+  return d;
+}
+
 static F8F6F4InstrDescriptor getInstrDescriptor(const BlackwellGemm &g,
                                                 const GemmTiling &t) {
   F8F6F4InstrDescriptor d;
@@ -107,8 +139,47 @@ static F8F6F4InstrDescriptor getInstrDescriptor(const BlackwellGemm &g,
   return d;
 }
 
-static int64_t getAccumulatorColumns(const GemmTiling &t) {
-  return kAccumulatorStages * t.tileN;
+/// Scale-factor atoms one stage loads per operand (MX only).
+static int64_t getScaleAtomsA(const GemmTiling &t) {
+  return t.tileM / kMXAtomRows;
+}
+static int64_t getScaleAtomsB(const GemmTiling &t) {
+  return t.tileN / kMXAtomRows;
+}
+
+/// Shared memory of one stage's scale-factor atoms (0 without MX scales).
+static int64_t getScaleStageBytes(const BlackwellGemm &g, const GemmTiling &t) {
+  if (!g.problem.isMX())
+    return 0;
+  return (getScaleAtomsA(t) + getScaleAtomsB(t)) * kMXAtomBytes;
+}
+
+/// The TMEM plan of an MX kernel with `accumulatorStages` accumulators and
+/// one scale slot per pipeline stage.
+static std::optional<BlockScaledTmemPlan>
+getBlockScaledTmemPlan(const GemmTiling &t, int64_t accumulatorStages,
+                       std::string *error = nullptr) {
+  return planBlockScaledTmem(t.tileN, accumulatorStages, error,
+                             /*scaleSlots=*/t.stages);
+}
+
+/// TMEM accumulators: two (the epilogue of a tile overlaps the next tile's
+/// MMAs) unless an MX kernel's scale slots leave no room for the second.
+static int64_t getAccumulatorStages(const BlackwellGemm &g,
+                                    const GemmTiling &t) {
+  if (g.problem.isMX() && !getBlockScaledTmemPlan(t, kAccumulatorStages))
+    return 1;
+  return kAccumulatorStages;
+}
+
+/// Columns tcgen05.alloc must provide (0 when they do not fit).
+static int64_t getTmemColumns(const BlackwellGemm &g, const GemmTiling &t) {
+  if (g.problem.isMX()) {
+    std::optional<BlockScaledTmemPlan> plan =
+        getBlockScaledTmemPlan(t, getAccumulatorStages(g, t));
+    return plan ? plan->allocatedColumns : 0;
+  }
+  return tmemAllocationColumns(kAccumulatorStages * t.tileN).value_or(0);
 }
 
 /// Shared memory after the stages and the staging buffer: the ring's
@@ -117,8 +188,10 @@ static int64_t getBarrierBytes(int64_t stages) {
   return PipelineRing::barrierBytes(stages) + 2 * 8 * kAccumulatorStages + 8;
 }
 
-int64_t blackwell::getDynamicSharedMemoryBytes(const GemmTiling &t) {
-  return t.stages * t.stageBytes() + t.epilogueBytes() + getBarrierBytes(t.stages);
+int64_t blackwell::getDynamicSharedMemoryBytes(const BlackwellGemm &g,
+                                               const GemmTiling &t) {
+  return t.stages * (t.stageBytes() + getScaleStageBytes(g, t)) +
+         t.epilogueBytes() + getBarrierBytes(t.stages);
 }
 
 static int64_t pickTileN(int64_t n, int64_t multipleOf) {
@@ -148,6 +221,7 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
   t.outputBytes = p.outElementType.getIntOrFloatBitWidth() / 8;
   // f32 outputs and accumulate-into-C keep direct stores (as on sm_90a).
   bool canStageOutput = t.outputBytes == 2 && !p.accumulateIntoC;
+  t.scaleTensorMaps = p.isMX();
   if (config) {
     t.tileM = config.getTile().m;
     t.tileN = config.getTile().n;
@@ -167,10 +241,13 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
       multipleOf = std::max(multipleOf, t.storeBoxColumns());
     if (g.bMajor == blackwell::OperandMajor::MN)
       multipleOf = std::max(multipleOf, kSwizzleBytes);
+    if (p.isMX())
+      multipleOf = std::max(multipleOf, kMXAtomRows);
     t.tileN = pickTileN(p.n, multipleOf);
     int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
                         getBarrierBytes(kMaxStages);
-    t.stages = std::min<int64_t>(kMaxStages, available / t.stageBytes());
+    t.stages = std::min<int64_t>(
+        kMaxStages, available / (t.stageBytes() + getScaleStageBytes(g, t)));
   }
 
   if (t.tileM != kTileM)
@@ -190,7 +267,12 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
                             << t.clusterM << "x" << t.clusterN;
   if (t.stages < 1)
     return op.emitOpError() << "expected at least one pipeline stage";
-  std::string error = checkMmaShape(/*blockScaled=*/false, CtaGroup::One,
+  if (p.isMX() && t.tileN % kMXAtomRows != 0)
+    return op.emitOpError()
+           << "the sm_100a MXFP8 kernels take tile N a multiple of "
+           << kMXAtomRows << " (whole 128-row scale-factor atoms), got "
+           << t.tileN;
+  std::string error = checkMmaShape(/*blockScaled=*/p.isMX(), CtaGroup::One,
                                     t.tileM, t.tileN, g.bMajor);
   if (!error.empty())
     return op.emitOpError() << "tcgen05.mma cannot run the tile: " << error;
@@ -211,12 +293,23 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
              << (name == "A" ? "M" : "N") << " a multiple of 128, got "
              << tile.mnExtent;
   }
-  if (!encodeInstrDescriptor(getInstrDescriptor(g, t), &error))
+  bool encoded =
+      p.isMX()
+          ? encodeInstrDescriptor(getBlockScaledInstrDescriptor(g, t), &error)
+                .has_value()
+          : encodeInstrDescriptor(getInstrDescriptor(g, t), &error).has_value();
+  if (!encoded)
     return op.emitOpError() << "no tcgen05 instruction descriptor: " << error;
-  if (!tmemAllocationColumns(getAccumulatorColumns(t)))
+  if (p.isMX()) {
+    if (!getBlockScaledTmemPlan(t, /*accumulatorStages=*/1, &error))
+      return op.emitOpError()
+             << "an accumulator of " << t.tileN << " columns and " << t.stages
+             << " scale-factor slots do not fit Tensor Memory: " << error;
+  } else if (!tmemAllocationColumns(kAccumulatorStages * t.tileN)) {
     return op.emitOpError() << "two accumulators of " << t.tileN
                             << " columns do not fit Tensor Memory";
-  int64_t smem = getDynamicSharedMemoryBytes(t);
+  }
+  int64_t smem = getDynamicSharedMemoryBytes(g, t);
   if (smem > kMaxDynamicSharedMemoryBytes)
     return op.emitOpError() << "the kernel configuration needs " << smem
                             << " bytes of shared memory, more than the "
@@ -253,7 +346,7 @@ DictionaryAttr blackwell::buildKernelMetadata(MLIRContext *ctx, StringRef name,
                                               const BlackwellGemm &g,
                                               const GemmTiling &t) {
   DictionaryAttr meta = buildGemmKernelMetadata(
-      ctx, name, chip, g.problem, t, getDynamicSharedMemoryBytes(t));
+      ctx, name, chip, g.problem, t, getDynamicSharedMemoryBytes(g, t));
   if (g.aMajor == blackwell::OperandMajor::K &&
       g.bMajor == blackwell::OperandMajor::K)
     return meta;
@@ -304,6 +397,9 @@ struct KernelValues {
   Value tid, warp;
   Value smem;
   Value epilogueBuffer;
+  /// MX: the stages' scale-factor atoms (stage s at s * scale stage bytes:
+  /// A's atom, then B's).
+  Value scaleBuffer;
   PipelineRing ring;
   /// Accumulator barriers: full (MMA -> epilogue, one tcgen05.commit) and
   /// empty (epilogue -> MMA, every epilogue thread).
@@ -340,7 +436,8 @@ static void emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
                                 v.ring.producerParity(kb, iteration));
                 Value full = v.ring.fullBarrier(kb, stage);
                 // Out-of-bounds box elements are zero-filled and counted.
-                kb.mbarrierArriveExpectTx(full, t.stageBytes());
+                kb.mbarrierArriveExpectTx(full, t.stageBytes() +
+                                                    getScaleStageBytes(g, t));
                 Value aPtr =
                     kb.bytePtr(v.smem, kb.mul(stage, kb.i32(t.stageBytes())));
                 Value bPtr = kb.bytePtr(aPtr, t.tileM * t.tileK);
@@ -361,6 +458,24 @@ static void emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
                 };
                 load(aTile, aPtr, v.tmaA, mOffset);
                 load(bTile, bPtr, v.tmaB, nOffset);
+                if (p.isMX()) {
+                  // The atoms of this 128-K block: 3-D boxes (128 bytes,
+                  // 4 atom rows, tile / 128 atoms) at K group kBlock.
+                  Value sfaPtr = kb.bytePtr(
+                      v.scaleBuffer,
+                      kb.mul(stage, kb.i32(getScaleStageBytes(g, t))));
+                  Value sfbPtr =
+                      kb.bytePtr(sfaPtr, getScaleAtomsA(t) * kMXAtomBytes);
+                  Value atomRow = kb.mul(kBlock, kb.i32(4));
+                  emitTmaLoad(kb, sfaPtr, v.aScaleInv,
+                              {kb.i32(0), atomRow,
+                               kb.mul(coord.mTile, kb.i32(getScaleAtomsA(t)))},
+                              full);
+                  emitTmaLoad(kb, sfbPtr, v.bScaleInv,
+                              {kb.i32(0), atomRow,
+                               kb.mul(coord.nTile, kb.i32(getScaleAtomsB(t)))},
+                              full);
+                }
                 return SmallVector<Value>{kb.add(iteration, kb.i32(1))};
               });
           return SmallVector<Value>{next[0]};
@@ -374,8 +489,16 @@ static void emitMmaIssuer(KernelBuilder &kb, const BlackwellGemm &g,
   ImplicitLocOpBuilder &b = kb.builder();
   const GemmProblem &p = g.problem;
   Fp8OperandTile aTile = getATile(g, t), bTile = getBTile(g, t);
+  bool mx = p.isMX();
   uint32_t instrDescriptor = static_cast<uint32_t>(expectEncoded(
-      encodeInstrDescriptor(getInstrDescriptor(g, t)), "instruction descriptor"));
+      mx ? encodeInstrDescriptor(getBlockScaledInstrDescriptor(g, t))
+         : encodeInstrDescriptor(getInstrDescriptor(g, t)),
+      "instruction descriptor"));
+  int64_t accStages = getAccumulatorStages(g, t);
+  std::optional<BlockScaledTmemPlan> plan;
+  if (mx)
+    plan = getBlockScaledTmemPlan(t, accStages);
+  Value scaleAddress = mx ? kb.sharedAddress(v.scaleBuffer) : Value();
   int64_t kBlocks = p.numKBlocks(t.tileK);
   Value smemAddress = kb.sharedAddress(v.smem);
   // One thread of the warp issues every MMA and commit (tcgen05.commit
@@ -387,8 +510,8 @@ static void emitMmaIssuer(KernelBuilder &kb, const BlackwellGemm &g,
       [&](Value, ValueRange state) {
         Value iterationIn = state[0];
         Value tileCount = state[1];
-        Value accStage = kb.remu(tileCount, kb.i32(kAccumulatorStages));
-        Value accRound = kb.divu(tileCount, kb.i32(kAccumulatorStages));
+        Value accStage = kb.remu(tileCount, kb.i32(accStages));
+        Value accRound = kb.divu(tileCount, kb.i32(accStages));
         // Wait until the epilogue has read this accumulator (the first
         // round passes at once).
         kb.mbarrierWait(barrierAt(kb, v.accEmptyBase, accStage),
@@ -412,10 +535,59 @@ static void emitMmaIssuer(KernelBuilder &kb, const BlackwellGemm &g,
               Value firstBlock = kb.eq(kBlock, kb.i32(0));
               Value accumulate = arith::XOrIOp::create(b, firstBlock, trueValue);
               kb.ifThen(isIssuer, [&] {
-                for (int64_t s = 0; s < t.tileK / kMmaK; ++s)
-                  emitMmaF8F6F4(kb, d, emitOperandDescriptor(kb, aAddress, aTile, s),
-                                emitOperandDescriptor(kb, bAddress, bTile, s),
-                                instrDescriptor, s == 0 ? accumulate : trueValue);
+                if (mx) {
+                  // The stage's atoms into its TMEM scale slot (lane 0;
+                  // warpx4 fills all four lane quarters). tcgen05.cp ->
+                  // tcgen05.mma of this thread is a pipelined pair: no
+                  // fence between them.
+                  Value atoms = kb.add(
+                      scaleAddress,
+                      kb.mul(stage, kb.i32(getScaleStageBytes(g, t))));
+                  Value sfaColumn = kb.add(
+                      kb.i32(plan->scaleAColumn),
+                      kb.mul(stage, kb.i32(plan->scaleAColumnsPerSlot)));
+                  Value sfbColumn = kb.add(
+                      kb.i32(plan->scaleBColumn),
+                      kb.mul(stage, kb.i32(plan->scaleBColumnsPerSlot)));
+                  for (int64_t j = 0; j < getScaleAtomsA(t); ++j)
+                    emitScaleFactorCopy(
+                        kb,
+                        emitTmemAddress(
+                            kb, tmemBase, {},
+                            kb.add(sfaColumn,
+                                   kb.i32(j * sf_atom::kTmemColumnsPerAtom))),
+                        kb.add(atoms, kb.i32(j * kMXAtomBytes)));
+                  Value sfbAtoms =
+                      kb.add(atoms, kb.i32(getScaleAtomsA(t) * kMXAtomBytes));
+                  for (int64_t j = 0; j < getScaleAtomsB(t); ++j)
+                    emitScaleFactorCopy(
+                        kb,
+                        emitTmemAddress(
+                            kb, tmemBase, {},
+                            kb.add(sfbColumn,
+                                   kb.i32(j * sf_atom::kTmemColumnsPerAtom))),
+                        kb.add(sfbAtoms, kb.i32(j * kMXAtomBytes)));
+                  Value scaleA = emitTmemAddress(kb, tmemBase, {}, sfaColumn);
+                  Value scaleB = emitTmemAddress(kb, tmemBase, {}, sfbColumn);
+                  for (int64_t s = 0; s < t.tileK / kMmaK; ++s) {
+                    // K step s of the stage's K group reads byte s of each
+                    // scale cell.
+                    unsigned id = selectScaleFactor(s).scaleFactorId;
+                    uint32_t idesc = static_cast<uint32_t>(expectEncoded(
+                        withScaleFactorIds(instrDescriptor, id, id),
+                        "scale factor IDs"));
+                    emitMmaBlockScaled(
+                        kb, d, emitOperandDescriptor(kb, aAddress, aTile, s),
+                        emitOperandDescriptor(kb, bAddress, bTile, s), idesc,
+                        s == 0 ? accumulate : trueValue, scaleA, scaleB);
+                  }
+                } else {
+                  for (int64_t s = 0; s < t.tileK / kMmaK; ++s)
+                    emitMmaF8F6F4(
+                        kb, d, emitOperandDescriptor(kb, aAddress, aTile, s),
+                        emitOperandDescriptor(kb, bAddress, bTile, s),
+                        instrDescriptor, s == 0 ? accumulate : trueValue);
+                }
                 // The stage is free once these MMAs have read it.
                 emitCommit(kb, v.ring.emptyBarrier(kb, stage));
               });
@@ -461,6 +633,7 @@ static void emitEpilogue(KernelBuilder &kb, const BlackwellGemm &g,
   bool guardColumns = p.n % t.tileN != 0;
   Value mLast = kb.sub(v.m, kb.i32(1));
 
+  int64_t accStages = getAccumulatorStages(g, t);
   Value tensorScale;
   if (p.aScale == ScaleMode::Tensor)
     tensorScale = kb.loadF32(v.aScaleInv, kb.i32(0));
@@ -484,8 +657,8 @@ static void emitEpilogue(KernelBuilder &kb, const BlackwellGemm &g,
       kb.blockIdX(), v.numTiles, kb.gridDimX(), {kb.i32(0)},
       [&](Value tile, ValueRange state) {
         Value tileCount = state[0];
-        Value accStage = kb.remu(tileCount, kb.i32(kAccumulatorStages));
-        Value accRound = kb.divu(tileCount, kb.i32(kAccumulatorStages));
+        Value accStage = kb.remu(tileCount, kb.i32(accStages));
+        Value accRound = kb.divu(tileCount, kb.i32(accStages));
         TileCoordinate coord = emitGroupedTileCoordinate(
             kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
         Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
@@ -628,10 +801,12 @@ gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
 
   Type generic = kb.ptrType(AddressSpace::Generic);
   Type global = kb.ptrType(AddressSpace::Global);
-  // Parameter order: the metadata's "params" list (GemmKernel.cpp).
+  // Parameter order: the metadata's "params" list (GemmKernel.cpp). MX
+  // scales are tensor maps.
+  Type scaleArg = t.scaleTensorMaps ? generic : global;
   SmallVector<Type> argTypes = {generic, generic,
-                                t.tmaStoreEpilogue ? generic : global, global,
-                                global};
+                                t.tmaStoreEpilogue ? generic : global,
+                                scaleArg, scaleArg};
   if (p.biasElementType)
     argTypes.push_back(global);
   if (p.accumulateIntoC)
@@ -664,11 +839,13 @@ gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
   v.tid = kb.threadIdX();
   v.warp = kb.divu(v.tid, kb.i32(kWarpThreads));
   v.smem = kb.dynamicSharedMemory();
-  // Shared memory: stages, staging buffer, ring barriers, accumulator
-  // barriers, TMEM address slot.
+  // Shared memory: stages, staging buffer, MX scale atoms, ring barriers,
+  // accumulator barriers, TMEM address slot.
   int64_t offset = t.stages * t.stageBytes();
   v.epilogueBuffer = kb.bytePtr(v.smem, offset);
   offset += t.epilogueBytes();
+  v.scaleBuffer = kb.bytePtr(v.smem, offset);
+  offset += t.stages * getScaleStageBytes(g, t);
   v.ring = PipelineRing(kb.bytePtr(v.smem, offset), t.stages);
   offset += PipelineRing::barrierBytes(t.stages);
   v.accFullBase = kb.bytePtr(v.smem, offset);
@@ -676,13 +853,17 @@ gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
   v.accEmptyBase = kb.bytePtr(v.smem, offset);
   offset += 8 * kAccumulatorStages;
   v.tmemSlot = kb.bytePtr(v.smem, offset);
+  int64_t tmemColumnsOrZero = getTmemColumns(g, t);
   uint32_t tmemColumns = static_cast<uint32_t>(expectEncoded(
-      tmemAllocationColumns(getAccumulatorColumns(t)), "TMEM allocation"));
+      tmemColumnsOrZero ? std::optional<uint64_t>(tmemColumnsOrZero)
+                        : std::nullopt,
+      "TMEM allocation"));
+  int64_t accStages = getAccumulatorStages(g, t);
 
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
     // Full: the producer's expect_tx arrival; empty: one tcgen05.commit.
     v.ring.init(kb, /*producerArrivals=*/1, /*consumerArrivals=*/1);
-    for (int64_t s = 0; s < kAccumulatorStages; ++s) {
+    for (int64_t s = 0; s < accStages; ++s) {
       kb.mbarrierInit(kb.bytePtr(v.accFullBase, 8 * s), 1);
       kb.mbarrierInit(kb.bytePtr(v.accEmptyBase, 8 * s), kEpilogueThreads);
     }
@@ -690,6 +871,10 @@ gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
     kb.prefetchTensorMap(v.tmaB);
     if (v.tmaD)
       kb.prefetchTensorMap(v.tmaD);
+    if (t.scaleTensorMaps) {
+      kb.prefetchTensorMap(v.aScaleInv);
+      kb.prefetchTensorMap(v.bScaleInv);
+    }
   });
   Value isMmaWarp = kb.eq(v.warp, kb.i32(kMmaWarp));
   kb.ifThen(isMmaWarp, [&] {

@@ -147,6 +147,59 @@ void blackwell::emitMmaF8F6F4(KernelBuilder &kb, Value d, Value aDescriptor,
       /*scaleInputD=*/Value(), /*disableOutputLane=*/Value());
 }
 
+void blackwell::emitMmaBlockScaled(KernelBuilder &kb, Value d,
+                                   Value aDescriptor, Value bDescriptor,
+                                   uint32_t instrDescriptor,
+                                   Value enableInputD, Value scaleA,
+                                   Value scaleB) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  NVVM::Tcgen05MMABlockScaleOp::create(
+      b, NVVM::MMABlockScaleKind::MXF8F6F4, NVVM::CTAGroupKind::CTA_1,
+      NVVM::Tcgen05MMABlockScale::BLOCK32,
+      NVVM::Tcgen05MMACollectorOp::DISCARD, d, aDescriptor, bDescriptor,
+      kb.i32(static_cast<int32_t>(instrDescriptor)), enableInputD, scaleA,
+      scaleB);
+}
+
+void blackwell::emitScaleFactorCopy(KernelBuilder &kb, Value tmemAddress,
+                                    Value atomAddress) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  // Everything but the start address is constant (no swizzle, SBO 128).
+  std::optional<SharedMemoryDescriptor> desc =
+      getScaleFactorCopySourceDescriptor(/*atomAddress=*/0);
+  if (!desc)
+    llvm::report_fatal_error("unencodable scale factor copy descriptor");
+  uint64_t constantBits =
+      expectEncoded(encodeSharedMemoryDescriptor(*desc), "tcgen05.cp source");
+  Value field = arith::AndIOp::create(
+      b,
+      arith::ShRUIOp::create(b, atomAddress,
+                             kb.i32(smem_desc::kByteOffsetEncodingShift)),
+      kb.i32(static_cast<int64_t>(smem_desc::kFieldMask)));
+  Value descriptor = arith::OrIOp::create(
+      b, arith::ExtUIOp::create(b, b.getI64Type(), field),
+      kb.i64(static_cast<int64_t>(constantBits)));
+  NVVM::Tcgen05CpOp::create(b, NVVM::Tcgen05CpShape::SHAPE_32x128b,
+                            NVVM::CTAGroupKind::CTA_1,
+                            NVVM::Tcgen05CpMulticast::WARPX4,
+                            /*srcFormat=*/NVVM::Tcgen05CpSrcFormatAttr(),
+                            tmemAddress, descriptor);
+}
+
+void blackwell::emitTmaLoad(KernelBuilder &kb, Value dst, Value tensorMap,
+                            ValueRange coordinates, Value barrier) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  // As KernelBuilder::tmaLoad2d: the .shared::cluster form takes this CTA's
+  // shared address as a shared::cluster one.
+  Value clusterDst = LLVM::AddrSpaceCastOp::create(
+      b, kb.ptrType(AddressSpace::SharedCluster), dst);
+  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+      b, clusterDst, tensorMap, coordinates, barrier,
+      /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+      /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+      /*group=*/NVVM::CTAGroupKindAttr(), /*predicate=*/Value());
+}
+
 void blackwell::emitCommit(KernelBuilder &kb, Value barrier) {
   ImplicitLocOpBuilder &b = kb.builder();
   NVVM::Tcgen05CommitOp::create(b, barrier, /*multicastMask=*/Value(),

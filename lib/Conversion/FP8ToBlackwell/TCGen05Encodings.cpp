@@ -567,21 +567,27 @@ blackwell::getScaleFactorCopySourceDescriptor(uint32_t atomAddress,
 }
 
 std::optional<BlockScaledTmemPlan>
-blackwell::planBlockScaledTmem(int64_t n, int64_t stages, std::string *error) {
+blackwell::planBlockScaledTmem(int64_t n, int64_t stages, std::string *error,
+                               int64_t scaleSlots) {
   std::string shape = checkMmaShape(/*blockScaled=*/true, CtaGroup::One, 128,
                                     n, OperandMajor::K);
   if (!shape.empty())
     return fail<BlockScaledTmemPlan>(error, shape);
   if (stages < 1)
     return fail<BlockScaledTmemPlan>(error, "need at least one stage");
+  if (scaleSlots < 1 || scaleSlots > tmem::kColumns)
+    return fail<BlockScaledTmemPlan>(error, "need at least one scale slot");
   BlockScaledTmemPlan plan{};
   plan.accumulatorColumn = 0;
   plan.accumulatorColumnsPerStage = static_cast<uint32_t>(n);
+  plan.scaleSlots = static_cast<uint32_t>(scaleSlots);
+  plan.scaleAColumnsPerSlot = static_cast<uint32_t>(scaleFactorColumns(128));
+  plan.scaleBColumnsPerSlot = static_cast<uint32_t>(scaleFactorColumns(n));
   plan.scaleAColumn = static_cast<uint32_t>(n * stages);
   plan.scaleBColumn =
-      plan.scaleAColumn + static_cast<uint32_t>(scaleFactorColumns(128));
+      plan.scaleAColumn + plan.scaleSlots * plan.scaleAColumnsPerSlot;
   plan.usedColumns =
-      plan.scaleBColumn + static_cast<uint32_t>(scaleFactorColumns(n));
+      plan.scaleBColumn + plan.scaleSlots * plan.scaleBColumnsPerSlot;
   std::optional<uint32_t> alloc = tmemAllocationColumns(plan.usedColumns);
   if (!alloc)
     return fail<BlockScaledTmemPlan>(

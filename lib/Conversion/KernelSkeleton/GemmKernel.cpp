@@ -9,9 +9,13 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
+/// Symbol of ceil(M / 128), the MX A scale tensor's atom rows (the runtime
+/// schema has symbols, not expressions: the caller's scale shape binds it).
+static constexpr llvm::StringLiteral kMXAtomRowsSymbol = "M_ATOMS";
 
 static FailureOr<ScaleMode> getScaleMode(ScaledMatmulOp op, StringRef operand,
-                                         GranularityAttr g, bool isA) {
+                                         GranularityAttr g, bool isA,
+                                         bool allowMX) {
   if (g.isTensor())
     return ScaleMode::Tensor;
   if (g.isRow())
@@ -26,11 +30,20 @@ static FailureOr<ScaleMode> getScaleMode(ScaledMatmulOp op, StringRef operand,
              << " tiles, got " << g.describe();
     return ScaleMode::Blockwise;
   }
+  if (allowMX) {
+    if (g.getTile() != TileShape{1, kMXScaleBlock})
+      return op.emitOpError()
+             << "the block-scaled GEMM kernels take MX " << operand
+             << " scales in 1x" << kMXScaleBlock << " blocks, got "
+             << g.describe();
+    return ScaleMode::MX;
+  }
   return op.emitOpError() << "MXFP8 scales need the block-scaled MMA of "
                              "sm_100a (run fp8-verify-target first)";
 }
 
-FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op) {
+FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op,
+                                        bool allowMXScales) {
   GemmProblem p;
   p.n = op.getN();
   p.k = op.getK();
@@ -50,11 +63,11 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op) {
   p.outElementType = op.getOutputType().getElementType();
 
   FailureOr<ScaleMode> aScale =
-      getScaleMode(op, "A", op.getAGranularity(), /*isA=*/true);
+      getScaleMode(op, "A", op.getAGranularity(), /*isA=*/true, allowMXScales);
   if (failed(aScale))
     return failure();
   FailureOr<ScaleMode> bScale =
-      getScaleMode(op, "B", op.getBGranularity(), /*isA=*/false);
+      getScaleMode(op, "B", op.getBGranularity(), /*isA=*/false, allowMXScales);
   if (failed(bScale))
     return failure();
   p.aScale = *aScale;
@@ -79,6 +92,8 @@ static StringRef getDTypeName(Type t) {
     return "e4m3";
   if (isa<Float8E5M2Type>(t))
     return "e5m2";
+  if (isa<Float8E8M0FNUType>(t))
+    return "ue8m0";
   if (t.isBF16())
     return "bf16";
   if (t.isF16())
@@ -89,6 +104,8 @@ static StringRef getDTypeName(Type t) {
 static StringRef getRecipeName(const GemmProblem &p) {
   if (p.isBlockwise())
     return "blockwise";
+  if (p.isMX())
+    return "mxfp8";
   if (p.aScale == ScaleMode::Row || p.bScale == ScaleMode::Row)
     return "rowwise";
   return "tensorwise";
@@ -115,9 +132,12 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
 }
 
 SmallVector<int32_t> mlir::fp8::getGridConstantParams(const GemmTiling &t) {
+  SmallVector<int32_t> params = {0, 1};
   if (t.tmaStoreEpilogue)
-    return {0, 1, 2};
-  return {0, 1};
+    params.push_back(2);
+  if (t.scaleTensorMaps)
+    params.append({3, 4});
+  return params;
 }
 
 namespace {
@@ -176,16 +196,25 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
       if (isA)
         return {m.dim(kBlocks), m.dim("M")};
       return {m.dim(nBlocks), m.dim(kBlocks)};
+    case ScaleMode::MX:
+      // The physical layout the kernel reads: [ceil(MN/128), ceil(K/128),
+      // 512] bytes, each [i, g, :] the 128x4 atom of rows [128 i, 128 i +
+      // 128) and K blocks [4 g, 4 g + 4) (padding rows/blocks: any value).
+      return {isA ? m.dim(kMXAtomRowsSymbol) : m.dim(nBlocks), m.dim(kBlocks),
+              m.dim(kMXAtomBytes)};
     }
     llvm_unreachable("unknown scale mode");
   };
   Type f32 = Float32Type::get(ctx);
+  Type aScaleType = p.aScale == ScaleMode::MX ? Float8E8M0FNUType::get(ctx) : f32;
+  Type bScaleType = p.bScale == ScaleMode::MX ? Float8E8M0FNUType::get(ctx) : f32;
 
   SmallVector<Attribute> operands = {
       operand("a", p.aElementType, {m.dim("M"), m.dim(p.k)}, "input"),
       operand("b", p.bElementType, {m.dim(p.n), m.dim(p.k)}, "input"),
-      operand("a_scale_inv", f32, scaleShape(p.aScale, true), "input"),
-      operand("b_scale_inv", f32, scaleShape(p.bScale, false), "input")};
+      operand("a_scale_inv", aScaleType, scaleShape(p.aScale, true), "input"),
+      operand("b_scale_inv", bScaleType, scaleShape(p.bScale, false),
+              "input")};
   if (p.biasElementType)
     operands.push_back(
         operand("bias", p.biasElementType, {m.dim(p.n)}, "input"));
@@ -229,6 +258,35 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
          {"swizzle", m.str("128B")},
          {"l2_promotion", m.str("none")},
          {"oob_fill", m.str("zero")}}));
+  if (t.scaleTensorMaps) {
+    // MX scales as a 3-D view of the atom-tiled bytes: 128-byte rows (one
+    // atom row: 4 K blocks of 32 MN rows), 4 * ceil(K/128) of them per 128
+    // MN rows, then the atom rows along MN. A box of 128 x 4 x (tile/128)
+    // is the atoms of one 128-K block: one load per operand and stage.
+    auto scaleMap = [&](StringRef mapName, StringRef opName, Attribute outer,
+                        int64_t boxOuter) {
+      return m.dict({{"name", m.str(mapName)},
+                     {"operand", m.str(opName)},
+                     {"dtype", m.str("ue8m0")},
+                     {"rank", m.num(3)},
+                     {"dims", m.list({m.dim(kMXAtomBytes / 4),
+                                      m.dim(4 * kBlocks), outer})},
+                     {"strides_bytes", m.list({m.num(kMXAtomBytes / 4),
+                                               m.num(kMXAtomBytes * kBlocks)})},
+                     {"box", m.list({m.num(kMXAtomBytes / 4), m.num(4),
+                                     m.num(boxOuter)})},
+                     {"element_strides", m.list({m.num(1), m.num(1), m.num(1)})},
+                     {"interleave", m.str("none")},
+                     {"swizzle", m.str("none")},
+                     {"l2_promotion", m.str("256B")},
+                     {"oob_fill", m.str("zero")}});
+    };
+    tensorMaps.push_back(scaleMap("tma_sfa", "a_scale_inv",
+                                  m.dim(kMXAtomRowsSymbol),
+                                  t.tileM / kMXAtomRows));
+    tensorMaps.push_back(scaleMap("tma_sfb", "b_scale_inv", m.dim(nBlocks),
+                                  t.tileN / kMXAtomRows));
+  }
 
   auto param = [&](StringRef paramName, StringRef kind, StringRef key,
                    Attribute value) {
@@ -244,8 +302,12 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
       t.tmaStoreEpilogue
           ? param("tma_d", "tensor_map", "tensor_map", m.str("tma_d"))
           : param("d", "pointer", "operand", m.str("d")),
-      param("a_scale_inv", "pointer", "operand", m.str("a_scale_inv")),
-      param("b_scale_inv", "pointer", "operand", m.str("b_scale_inv"))};
+      t.scaleTensorMaps
+          ? param("tma_sfa", "tensor_map", "tensor_map", m.str("tma_sfa"))
+          : param("a_scale_inv", "pointer", "operand", m.str("a_scale_inv")),
+      t.scaleTensorMaps
+          ? param("tma_sfb", "tensor_map", "tensor_map", m.str("tma_sfb"))
+          : param("b_scale_inv", "pointer", "operand", m.str("b_scale_inv"))};
   if (p.biasElementType)
     params.push_back(param("bias", "pointer", "operand", m.str("bias")));
   if (p.accumulateIntoC)
@@ -260,6 +322,8 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
       return "row";
     case ScaleMode::Blockwise:
       return isA ? "tile 1x128" : "tile 128x128";
+    case ScaleMode::MX:
+      return "mx 1x32";
     }
     llvm_unreachable("unknown scale mode");
   };

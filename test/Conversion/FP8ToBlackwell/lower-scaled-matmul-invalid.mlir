@@ -2,10 +2,19 @@
 
 // What the sm_100a (tcgen05) lowering does not take yet, or cannot.
 
-func.func @mxfp8(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<128x8xf8E8M0FNU>, %sb: tensor<64x8xf8E8M0FNU>) -> tensor<128x64xbf16> {
-  // expected-error @+1 {{the sm_100a GEMM lowering does not take MXFP8 scales yet (kind::mxf8f6f4.block_scale is not emitted yet)}}
-  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<128x8xf8E8M0FNU>, tensor<64x8xf8E8M0FNU>) -> tensor<128x64xbf16>
-  return %0 : tensor<128x64xbf16>
+// MX scales come in whole 128-row scale-factor atoms per tile.
+func.func @mxfp8_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<192x256xf8E4M3FN>, %sa: tensor<128x8xf8E8M0FNU>, %sb: tensor<192x8xf8E8M0FNU>) -> tensor<128x192xbf16> {
+  // expected-error @+1 {{the sm_100a MXFP8 kernels take tile N a multiple of 128 (whole 128-row scale-factor atoms), got 192}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x192x128, stages = 3>} : (tensor<128x256xf8E4M3FN>, tensor<192x256xf8E4M3FN>, tensor<128x8xf8E8M0FNU>, tensor<192x8xf8E8M0FNU>) -> tensor<128x192xbf16>
+  return %0 : tensor<128x192xbf16>
+}
+
+// -----
+
+func.func @mxfp8_shared_memory(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<128x8xf8E8M0FNU>, %sb: tensor<256x8xf8E8M0FNU>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{the kernel configuration needs 268392 bytes of shared memory}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, stages = 4>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<128x8xf8E8M0FNU>, tensor<256x8xf8E8M0FNU>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
 }
 
 // -----

@@ -2,18 +2,20 @@
 // with `ptxas -arch=sm_100a`, with no register spills: recipes (per-tensor,
 // row-wise), dtypes, outputs (staged TMA stores, direct f32 stores,
 // accumulate-into-C), bias, tile N 256/224/192/64, and the TN/NN/NT/NN-both
-// operand majors.
+// operand majors; MXFP8 (block-scaled MMA, scales by TMA + tcgen05.cp) TN,
+// NN and NT.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fp8-compile %s --chip=sm_100a -o %t
-// Each .ptx holds the whole kernel module (all 8 entries): ptxas_report.py
+// Each .ptx holds the whole kernel module (all 11 entries): ptxas_report.py
 // checks that every file assembles; ptxas -v on one of them reports every
 // entry's resources, each of which must be spill-free.
 // RUN: %python %fp8_src_root/test/lit-tools/ptxas_report.py %ptxas sm_100a %t | FileCheck %s --check-prefix=REPORT
 // RUN: %ptxas -arch=sm_100a -v %t/fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast.ptx -o /dev/null > %t/ptxas.log 2>&1
 // RUN: FileCheck %s --check-prefix=ENTRIES < %t/ptxas.log
 // RUN: FileCheck %s --check-prefix=SPILLS < %t/ptxas.log
-// REPORT: 8 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
+// RUN: FileCheck %s --check-prefix=MXPTX < %t/fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast.ptx
+// REPORT: 11 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e5m2_e4m3_f32_n2112_k4096_t128x192x128_s5_fast_acc' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e4m3_e4m3_bf16_n2112_k7168_t128x192x128_s4_fast_bias' for 'sm_100a'
@@ -22,8 +24,11 @@
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e5m2_bf16_n4096_k2048_t128x256x128_s3_fast_bias_amn' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n4096_k2048_t128x256x128_s3_fast_bmn' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e4m3_e4m3_f32_n2048_k2048_t128x256x128_s4_fast_acc_amn_bmn' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e5m2_bf16_n4096_k4096_t128x256x128_s3_fast_bias_amn' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_f32_n2048_k2048_t128x128x128_s5_bmn' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
 // SPILLS-NOT: error
-// SPILLS-COUNT-8: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// SPILLS-COUNT-11: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // SPILLS-NOT: bytes spill
 
 func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x7168xbf16> {
@@ -66,4 +71,34 @@ func.func @b_mn_major(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<2048x4096xf8E4M3FN
 func.func @both_mn_major(%a: tensor<2048x?xf8E4M3FN>, %b: tensor<2048x2048xf8E4M3FN>, %sa: tensor<?x1xf32>, %sb: tensor<2048x1xf32>, %c: tensor<?x2048xf32>) -> tensor<?x2048xf32> {
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb accumulate_into %c {a_granularity = #fp8.granularity<row>, b_granularity = #fp8.granularity<row>, a_major = #fp8.major<mn>, b_major = #fp8.major<mn>, accumulation = #fp8.accumulation<fast>} : (tensor<2048x?xf8E4M3FN>, tensor<2048x2048xf8E4M3FN>, tensor<?x1xf32>, tensor<2048x1xf32>, tensor<?x2048xf32>) -> tensor<?x2048xf32>
   return %0 : tensor<?x2048xf32>
+}
+
+// MXFP8 NN: A stored [K, M], E5M2 B, bias.
+func.func @mxfp8_a_mn_major(%a: tensor<4096x?xf8E4M3FN>, %b: tensor<4096x4096xf8E5M2>, %sa: tensor<?x128xf8E8M0FNU>, %sb: tensor<4096x128xf8E8M0FNU>, %bias: tensor<4096xbf16>) -> tensor<?x4096xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb bias %bias {a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, a_major = #fp8.major<mn>, accumulation = #fp8.accumulation<fast>} : (tensor<4096x?xf8E4M3FN>, tensor<4096x4096xf8E5M2>, tensor<?x128xf8E8M0FNU>, tensor<4096x128xf8E8M0FNU>, tensor<4096xbf16>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
+}
+
+// MXFP8 NT: B stored [K, N], f32 output, tile N 128 (two accumulators),
+// promoted accumulation (the block-scaled MMA needs no promotion).
+func.func @mxfp8_b_mn_major(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<2048x2048xf8E4M3FN>, %sa: tensor<?x64xf8E8M0FNU>, %sb: tensor<2048x64xf8E8M0FNU>) -> tensor<?x2048xf32> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, b_major = #fp8.major<mn>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5>} : (tensor<?x2048xf8E4M3FN>, tensor<2048x2048xf8E4M3FN>, tensor<?x64xf8E8M0FNU>, tensor<2048x64xf8E8M0FNU>) -> tensor<?x2048xf32>
+  return %0 : tensor<?x2048xf32>
+}
+
+// MXFP8 TN (last: its entry ends the PTX, which MXPTX checks).
+// MXPTX-LABEL: .entry fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast(
+// MXPTX: tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32
+// MXPTX: tcgen05.ld.sync.aligned.32x32b.x32.b32
+// MXPTX: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// MXPTX: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// MXPTX: tcgen05.cp.cta_group::1.32x128b.warpx4
+// MXPTX: tcgen05.cp.cta_group::1.32x128b.warpx4
+// MXPTX: tcgen05.cp.cta_group::1.32x128b.warpx4
+// MXPTX-COUNT-4: tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32
+// MXPTX: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64
+// MXPTX: tcgen05.dealloc.cta_group::1.sync.aligned.b32
+func.func @mxfp8_tn(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %sa: tensor<?x64xf8E8M0FNU>, %sb: tensor<7168x64xf8E8M0FNU>) -> tensor<?x7168xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, accumulation = #fp8.accumulation<fast>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<?x64xf8E8M0FNU>, tensor<7168x64xf8E8M0FNU>) -> tensor<?x7168xbf16>
+  return %0 : tensor<?x7168xbf16>
 }

@@ -27,7 +27,11 @@ struct BlackwellGemm {
 };
 
 /// Reads the GEMM off `op`, or reports what the sm_100a kernel does not take
-/// (yet): MXFP8 and blockwise scales, promoted accumulation.
+/// (yet): blockwise scales, MX scales on one operand only, promoted
+/// accumulation with per-tensor/row-wise scales. MXFP8 (`mx 1x32` on both
+/// operands, UE8M0 scales in the 128x4 atom layout, see
+/// buildGemmKernelMetadata) runs the block-scaled MMA; it takes fast or
+/// promoted accumulation alike (the scales are applied inside the MMA).
 FailureOr<BlackwellGemm> getBlackwellGemm(ScaledMatmulOp op);
 
 /// The heuristic, or `config` when the IR sets one (checked; failures are
@@ -36,15 +40,18 @@ FailureOr<BlackwellGemm> getBlackwellGemm(ScaledMatmulOp op);
 /// - tile N: the N in {256, 224, 192, 160, 128} that pads N least (ties to
 ///   the larger); only whole 128-byte TMA store boxes with a staged
 ///   epilogue, only multiples of 128 for an MN-major B (whole swizzle
-///   atoms along N);
+///   atoms along N), only multiples of 128 for MXFP8 (whole scale-factor
+///   atoms: 128 or 256);
 /// - as many stages as fit in 227 KiB after the staging buffer, at most 8;
 /// - no cluster, raster groups of 8 tile rows.
 FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
                                        const BlackwellGemm &gemm,
                                        GemmConfigAttr config);
 
-/// Dynamic shared memory of the kernel for `tiling`.
-int64_t getDynamicSharedMemoryBytes(const GemmTiling &tiling);
+/// Dynamic shared memory of the kernel for `tiling` (stages, with MX scale
+/// atoms, staging buffer, barriers).
+int64_t getDynamicSharedMemoryBytes(const BlackwellGemm &gemm,
+                                    const GemmTiling &tiling);
 
 /// The kernel name: getGemmKernelName plus `_amn`/`_bmn` for MN-major
 /// operands.

@@ -72,6 +72,31 @@ void emitMmaF8F6F4(KernelBuilder &kb, Value d, Value aDescriptor,
                    Value bDescriptor, uint32_t instrDescriptor,
                    Value enableInputD);
 
+/// `tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 [d], aDesc,
+/// bDesc, idesc, [scaleA], [scaleB], enableInputD` (issued by one thread):
+/// `scaleA`/`scaleB` are the TMEM addresses of the operands' scale
+/// factors, `instrDescriptor` carries the scale factor IDs.
+void emitMmaBlockScaled(KernelBuilder &kb, Value d, Value aDescriptor,
+                        Value bDescriptor, uint32_t instrDescriptor,
+                        Value enableInputD, Value scaleA, Value scaleB);
+
+// -- Block scale factors ----------------------------------------------------
+
+/// `tcgen05.cp.cta_group::1.32x128b.warpx4 [tmemAddress], desc`: copies the
+/// 512-byte scale-factor atom at shared address `atomAddress` (i32, 16-byte
+/// aligned) into 4 columns of lanes 0-31 at `tmemAddress` (lane 0) and
+/// replicates it into the other three lane quarters. Asynchronous; issued by
+/// one thread; ordered before that thread's later tcgen05.mma.cta_group::1
+/// (a pipelined pair, PTX ISA 9.7.16.6.2) and tracked by its tcgen05.commit.
+void emitScaleFactorCopy(KernelBuilder &kb, Value tmemAddress,
+                         Value atomAddress);
+
+/// A TMA tile load (`cp.async.bulk.tensor.<coordinates.size()>d`) of the
+/// box at `coordinates` (innermost first, i32) of `tensorMap` into `dst`
+/// (shared), completing on `barrier`.
+void emitTmaLoad(KernelBuilder &kb, Value dst, Value tensorMap,
+                 ValueRange coordinates, Value barrier);
+
 /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64`:
 /// `barrier` receives one arrival once every prior tcgen05 async operation
 /// of this thread has completed.

@@ -465,19 +465,28 @@ getScaleFactorCopySourceDescriptor(uint32_t atomAddress,
                                    std::string *error = nullptr);
 
 /// TMEM plan of one block-scaled output tile (cta_group::1, M = 128):
-/// `stages` accumulators of N columns at column 0, then the A scales (4
-/// columns), then the B scales (scaleFactorColumns(N)); the allocation is
-/// the next legal power of two.
+/// `stages` accumulators of N columns at column 0, then `scaleSlots` A
+/// scale slots (4 columns each), then `scaleSlots` B scale slots
+/// (scaleFactorColumns(N) each); the allocation is the next legal power of
+/// two. Slot s of A is at scaleAColumn + s * scaleAColumnsPerSlot (B
+/// likewise). A kernel gives each shared-memory pipeline stage its own slot:
+/// tcgen05.mma -> tcgen05.cp is not a pipelined pair (PTX ISA 9.7.16.6.2),
+/// so a slot may only be overwritten once the MMAs that read it are known
+/// complete (the stage's empty barrier).
 struct BlockScaledTmemPlan {
   uint32_t accumulatorColumn;
   uint32_t accumulatorColumnsPerStage;
   uint32_t scaleAColumn;
   uint32_t scaleBColumn;
+  uint32_t scaleAColumnsPerSlot;
+  uint32_t scaleBColumnsPerSlot;
+  uint32_t scaleSlots;
   uint32_t usedColumns;
   uint32_t allocatedColumns;
 };
 std::optional<BlockScaledTmemPlan>
-planBlockScaledTmem(int64_t n, int64_t stages, std::string *error = nullptr);
+planBlockScaledTmem(int64_t n, int64_t stages, std::string *error = nullptr,
+                    int64_t scaleSlots = 1);
 
 } // namespace mlir::fp8::blackwell
 

@@ -26,8 +26,21 @@ inline constexpr int64_t kBlockwiseScaleBlock = 128;
 enum class ScaleMode {
   Tensor,   ///< one scalar, applied in the epilogue
   Row,      ///< one per output row (A) or column (B), in the epilogue
-  Blockwise ///< per 1x128 (A) / 128x128 (B) block, promoted per K block
+  Blockwise, ///< per 1x128 (A) / 128x128 (B) block, promoted per K block
+  /// MXFP8: one UE8M0 per 1x32 block along K, applied inside the
+  /// block-scaled MMA (sm_100a only). The kernel reads the scales in the
+  /// 128x4 scale-factor atom layout (see buildGemmKernelMetadata).
+  MX
 };
+
+/// Elements along K that share one MX scale (`mx 1x32`).
+inline constexpr int64_t kMXScaleBlock = 32;
+/// The MX scale-factor atom: 128 MN rows x 4 K blocks (128 K elements) of
+/// UE8M0, 512 bytes, byte (mn % 32) * 16 + (mn / 32) * 4 + kb % 4; atoms
+/// tiled K-fastest (the cuBLAS/TE "swizzled" layout).
+inline constexpr int64_t kMXAtomRows = 128;
+inline constexpr int64_t kMXAtomK = 128;
+inline constexpr int64_t kMXAtomBytes = 512;
 
 /// The GEMM an fp8.scaled_matmul asks for, in the TN form the kernels take:
 /// D[M, N] = sum_k A[M, K] B[N, K] * scales (+ bias[N]) (+ C[M, N]).
@@ -50,8 +63,13 @@ struct GemmProblem {
   bool isBlockwise() const { return aScale == ScaleMode::Blockwise; }
   int64_t numKBlocks(int64_t tileK) const { return (k + tileK - 1) / tileK; }
 
+  bool isMX() const { return aScale == ScaleMode::MX; }
+
   /// Reads the problem off `op`, or reports why the kernels cannot take it.
-  static FailureOr<GemmProblem> get(ScaledMatmulOp op);
+  /// MX scales are rejected unless `allowMXScales` (only the sm_100a
+  /// block-scaled kernels take them).
+  static FailureOr<GemmProblem> get(ScaledMatmulOp op,
+                                    bool allowMXScales = false);
 };
 
 /// The kernel configuration: CTA tile, pipeline depth, cluster, raster order.
@@ -69,6 +87,10 @@ struct GemmTiling {
   bool tmaStoreEpilogue = false;
   /// Bytes per output element (for the staging buffer).
   int64_t outputBytes = 2;
+  /// The scales are read with TMA (MX scales on sm_100a): the scale
+  /// parameters are the by-value tensor maps `tma_sfa`, `tma_sfb` instead of
+  /// pointers.
+  bool scaleTensorMaps = false;
 
   /// Consumer warpgroups: each owns 64 rows of the tile.
   int64_t numConsumers() const { return tileM / 64; }
@@ -95,8 +117,8 @@ DictionaryAttr buildGemmKernelMetadata(MLIRContext *ctx, StringRef name,
                                        const GemmTiling &tiling,
                                        int64_t dynamicSharedMemoryBytes);
 
-/// Indices of the by-value tensor-map parameters (tma_a, tma_b and, with a
-/// TMA-store epilogue, tma_d).
+/// Indices of the by-value tensor-map parameters (tma_a, tma_b, with a
+/// TMA-store epilogue tma_d, and with scale tensor maps tma_sfa, tma_sfb).
 SmallVector<int32_t> getGridConstantParams(const GemmTiling &tiling);
 
 } // namespace mlir::fp8
