@@ -270,6 +270,116 @@ TEST(ScaleEmulation, BlockwiseToMxGemmMatchesReference) {
   }
 }
 
+/// A blockwise tensor of random finite FP8 codes and random power-of-two
+/// scale_inv values 2^e, e in [-127, 127] (2^-127 is the f32 subnormal that
+/// UE8M0 code 0 stands for), one per `tileRows` x 128 tile.
+numerics::QuantizedTensor randomPow2Blockwise(std::mt19937_64 &rng,
+                                              int64_t rows, int64_t cols,
+                                              int64_t tileRows) {
+  numerics::QuantizedTensor q;
+  q.rows = rows;
+  q.cols = cols;
+  q.format = numerics::Format::E4M3;
+  q.granularity = numerics::Granularity::tile(tileRows, 128);
+  q.scaleRows = ceilDiv(rows, tileRows);
+  q.scaleCols = ceilDiv(cols, 128);
+  std::uniform_int_distribution<int> code(0, 255);
+  q.data.resize(size_t(rows * cols));
+  for (uint8_t &x : q.data) {
+    do
+      x = static_cast<uint8_t>(code(rng));
+    while ((x & 0x7F) == 0x7F); // E4M3 NaN
+  }
+  // Mostly moderate exponents (so products do not all cancel), with the
+  // extremes of the UE8M0 range mixed in.
+  std::uniform_int_distribution<int> exponent(-20, 20), extreme(0, 7);
+  for (int64_t i = 0; i < q.scaleRows * q.scaleCols; ++i) {
+    const int pick = extreme(rng);
+    const int e = pick == 0 ? -127 : pick == 1 ? 127 : exponent(rng);
+    q.scaleInv.push_back(std::ldexp(1.f, e));
+  }
+  return q;
+}
+
+// The documented host conversion of the sm_100a blockwise-as-MX kernels
+// (blockwiseScalesToMxAtoms: the op's f32 scale grid -> the UE8M0 atom image
+// the kernel's scale operands take) on random power-of-two scales, followed
+// by the emulated block-scaled GEMM (TMA of the atoms, tcgen05.cp, sf_id
+// 0..3), equals scaledMatmulReference of the blockwise inputs exactly.
+TEST(ScaleEmulation, BlockwiseHostConversionGemmMatchesReference) {
+  const uint64_t seed = freshSeed();
+  SCOPED_TRACE(testing::Message() << "seed=" << seed);
+  std::mt19937_64 rng(seed);
+  const Shape shapes[] = {{128, 256, 512, 256},
+                          {200, 160, 304, 32},
+                          {384, 384, 128, 128}};
+  for (const Shape &s : shapes) {
+    SCOPED_TRACE(testing::Message() << "M=" << s.m << " N=" << s.n
+                                    << " K=" << s.k);
+    const numerics::QuantizedTensor qa = randomPow2Blockwise(rng, s.m, s.k, 1);
+    const numerics::QuantizedTensor qb =
+        randomPow2Blockwise(rng, s.n, s.k, 128);
+    std::string error;
+    std::optional<std::vector<uint8_t>> aImage = blockwiseScalesToMxAtoms(
+        qa.scaleInv.data(), s.m, s.k, 1, 128, &error);
+    ASSERT_TRUE(aImage) << error;
+    std::optional<std::vector<uint8_t>> bImage = blockwiseScalesToMxAtoms(
+        qb.scaleInv.data(), s.n, s.k, 128, 128, &error);
+    ASSERT_TRUE(bImage) << error;
+    // What the metadata promises: the atom layout, sized [ceil(MN/128),
+    // ceil(K/128), 512], and the four bytes of a 128-K group (one 32-bit
+    // TMEM cell after tcgen05.cp) equal.
+    EXPECT_EQ(int64_t(aImage->size()), ceilDiv(s.m, 128) * ceilDiv(s.k, 128) * 512);
+    EXPECT_EQ(int64_t(bImage->size()), ceilDiv(s.n, 128) * ceilDiv(s.k, 128) * 512);
+    const int64_t kBlocks = ceilDiv(s.k, 32);
+    for (const auto &[image, rows] :
+         {std::pair<const std::vector<uint8_t> *, int64_t>{&*aImage, s.m},
+          {&*bImage, s.n}}) {
+      const ScaleFactorLayout layout = makeScaleFactorLayout(rows, kBlocks);
+      int64_t unequal = 0;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t kb = 0; kb < kBlocks; ++kb)
+          unequal += (*image)[scaleFactorByteOffset(layout, r, kb)] !=
+                     (*image)[scaleFactorByteOffset(layout, r, kb / 4 * 4)];
+      EXPECT_EQ(unequal, 0);
+    }
+
+    std::optional<EmulatedBlockScaledGemm> gemm = emulateBlockScaledGemm(
+        qa.data.data(), qa.format, qb.data.data(), qb.format, s.m, s.n, s.k,
+        *aImage, *bImage, s.tileN, &error);
+    ASSERT_TRUE(gemm) << error;
+    EXPECT_EQ(gemm->replicaMismatches, 0);
+    int64_t aWrong = 0, bWrong = 0;
+    for (int64_t r = 0; r < s.m; ++r)
+      for (int64_t kk = 0; kk < s.k; ++kk)
+        aWrong += numerics::decodeUe8m0(gemm->aScaleUsed[r * s.k + kk]) !=
+                  qa.scaleInvAt(r, kk);
+    for (int64_t c = 0; c < s.n; ++c)
+      for (int64_t kk = 0; kk < s.k; ++kk)
+        bWrong += numerics::decodeUe8m0(gemm->bScaleUsed[c * s.k + kk]) !=
+                  qb.scaleInvAt(c, kk);
+    EXPECT_EQ(aWrong, 0);
+    EXPECT_EQ(bWrong, 0);
+
+    const std::vector<double> reference = numerics::scaledMatmulReference(
+        qa, numerics::Major::K, qb, numerics::Major::K, nullptr, nullptr);
+    ASSERT_EQ(reference.size(), gemm->out.size());
+    int64_t outWrong = 0;
+    for (size_t i = 0; i < reference.size(); ++i)
+      outWrong += gemm->out[i] != reference[i];
+    EXPECT_EQ(outWrong, 0);
+  }
+
+  // Non-power-of-two (f32 recipe) scales have no UE8M0 image.
+  const float notPow2[] = {0.75f, 1.f};
+  std::string error;
+  EXPECT_FALSE(blockwiseScalesToMxAtoms(notPow2, 2, 128, 1, 128, &error));
+  EXPECT_NE(error.find("power of two"), std::string::npos);
+  // Tiles must cover whole 32-K MX blocks.
+  const float pow2[] = {0.5f, 1.f, 2.f};
+  EXPECT_FALSE(blockwiseScalesToMxAtoms(pow2, 1, 128, 1, 48, &error));
+}
+
 TEST(ScaleEmulation, Float32BlockwiseScalesAreRejected) {
   const uint64_t seed = freshSeed();
   SCOPED_TRACE(testing::Message() << "seed=" << seed);

@@ -33,6 +33,12 @@
 // second accumulator: those kernels run one accumulator (no epilogue
 // overlap).
 //
+// Blockwise 1x128 / 128x128 power-of-two scales (f8E8M0FNU, or f32 under
+// `#fp8.blockwise<scales = pow2>`) run this MX kernel unchanged: the host
+// converts them to the atom layout (emulation::blockwiseScalesToMxAtoms:
+// four equal bytes per 128-K group, 128x128 tiles broadcast to their rows),
+// and the metadata says so (GemmProblem::blockwiseAsMX).
+//
 //===----------------------------------------------------------------------===//
 
 #include "FP8/Conversion/FP8ToBlackwell/BlackwellGemm.h"
@@ -74,21 +80,52 @@ static blackwell::OperandMajor toEncodingMajor(fp8::OperandMajor major) {
                                        : blackwell::OperandMajor::MN;
 }
 
+/// Blockwise scales run on the block-scaled MMA as MX without touching the
+/// FP8 data, which needs power-of-two scales: UE8M0 (f8E8M0FNU) scale
+/// operands, or f32 ones under a `#fp8.blockwise<scales = pow2>` recipe
+/// (the host converts them: emulation::blockwiseScalesToMx). Non-power-of-two
+/// f32 scales would need a per-128-K rescale on CUDA cores (not implemented)
+/// or requantized data.
+static LogicalResult checkBlockwiseAsMX(ScaledMatmulOp op) {
+  auto recipe = dyn_cast_or_null<BlockwiseScalingAttr>(op.getRecipeAttr());
+  if (recipe && recipe.getScales() != BlockScaleKind::PowerOfTwo)
+    return op.emitOpError()
+           << "blockwise f32 scales cannot use the block-scaled MMA without "
+              "requantizing; the sm_100a lowering does not rescale per 128-K "
+              "block on CUDA cores: quantize with #fp8.blockwise<scales = "
+              "pow2> (or #fp8.mxfp8), or run on sm_90a";
+  for (auto [name, scale] : {std::pair<StringRef, Value>{"A", op.getAScaleInv()},
+                             {"B", op.getBScaleInv()}}) {
+    Type elem = cast<ShapedType>(scale.getType()).getElementType();
+    if (isa<Float8E8M0FNUType>(elem) || recipe)
+      continue;
+    return op.emitOpError()
+           << "the sm_100a block-scaled MMA takes blockwise " << name
+           << " scales as f8E8M0FNU, or as f32 under a #fp8.blockwise<scales "
+              "= pow2> recipe (the host converts powers of two to UE8M0); got "
+           << elem << " with no such recipe, which may hold non-power-of-two "
+              "scales";
+  }
+  return success();
+}
+
 FailureOr<BlackwellGemm> blackwell::getBlackwellGemm(ScaledMatmulOp op) {
   if (op.getAGranularity().isMX() != op.getBGranularity().isMX())
     return op.emitOpError() << "the sm_100a block-scaled GEMM takes MX scales "
                                "on both operands";
-  if (op.getAGranularity().isTile() || op.getBGranularity().isTile())
-    return op.emitOpError()
-           << "the sm_100a GEMM lowering does not take blockwise scales yet";
+  bool blockwise =
+      op.getAGranularity().isTile() || op.getBGranularity().isTile();
+  if (blockwise && failed(checkBlockwiseAsMX(op)))
+    return failure();
   FailureOr<GemmProblem> problem =
       GemmProblem::get(op, /*allowMXScales=*/true);
   if (failed(problem))
     return failure();
+  problem->blockwiseAsMX = problem->isBlockwise();
   // The block-scaled MMA applies the scales inside the tensor core and
   // accumulates in f32 in TMEM: there are no per-block partial sums for a
   // promoted accumulation to rescale, so MX takes either mode.
-  if (problem->promoteInterval != 0 && !problem->isMX())
+  if (problem->promoteInterval != 0 && !problem->isBlockScaled())
     return op.emitOpError()
            << "the sm_100a GEMM lowering takes fast accumulation only (the "
               "tcgen05 accumulator is f32 in Tensor Memory; promoted "
@@ -149,7 +186,7 @@ static int64_t getScaleAtomsB(const GemmTiling &t) {
 
 /// Shared memory of one stage's scale-factor atoms (0 without MX scales).
 static int64_t getScaleStageBytes(const BlackwellGemm &g, const GemmTiling &t) {
-  if (!g.problem.isMX())
+  if (!g.problem.isBlockScaled())
     return 0;
   return (getScaleAtomsA(t) + getScaleAtomsB(t)) * kMXAtomBytes;
 }
@@ -167,14 +204,14 @@ getBlockScaledTmemPlan(const GemmTiling &t, int64_t accumulatorStages,
 /// MMAs) unless an MX kernel's scale slots leave no room for the second.
 static int64_t getAccumulatorStages(const BlackwellGemm &g,
                                     const GemmTiling &t) {
-  if (g.problem.isMX() && !getBlockScaledTmemPlan(t, kAccumulatorStages))
+  if (g.problem.isBlockScaled() && !getBlockScaledTmemPlan(t, kAccumulatorStages))
     return 1;
   return kAccumulatorStages;
 }
 
 /// Columns tcgen05.alloc must provide (0 when they do not fit).
 static int64_t getTmemColumns(const BlackwellGemm &g, const GemmTiling &t) {
-  if (g.problem.isMX()) {
+  if (g.problem.isBlockScaled()) {
     std::optional<BlockScaledTmemPlan> plan =
         getBlockScaledTmemPlan(t, getAccumulatorStages(g, t));
     return plan ? plan->allocatedColumns : 0;
@@ -221,7 +258,7 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
   t.outputBytes = p.outElementType.getIntOrFloatBitWidth() / 8;
   // f32 outputs and accumulate-into-C keep direct stores (as on sm_90a).
   bool canStageOutput = t.outputBytes == 2 && !p.accumulateIntoC;
-  t.scaleTensorMaps = p.isMX();
+  t.scaleTensorMaps = p.isBlockScaled();
   if (config) {
     t.tileM = config.getTile().m;
     t.tileN = config.getTile().n;
@@ -241,7 +278,7 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
       multipleOf = std::max(multipleOf, t.storeBoxColumns());
     if (g.bMajor == blackwell::OperandMajor::MN)
       multipleOf = std::max(multipleOf, kSwizzleBytes);
-    if (p.isMX())
+    if (p.isBlockScaled())
       multipleOf = std::max(multipleOf, kMXAtomRows);
     t.tileN = pickTileN(p.n, multipleOf);
     int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
@@ -267,12 +304,12 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
                             << t.clusterM << "x" << t.clusterN;
   if (t.stages < 1)
     return op.emitOpError() << "expected at least one pipeline stage";
-  if (p.isMX() && t.tileN % kMXAtomRows != 0)
+  if (p.isBlockScaled() && t.tileN % kMXAtomRows != 0)
     return op.emitOpError()
            << "the sm_100a MXFP8 kernels take tile N a multiple of "
            << kMXAtomRows << " (whole 128-row scale-factor atoms), got "
            << t.tileN;
-  std::string error = checkMmaShape(/*blockScaled=*/p.isMX(), CtaGroup::One,
+  std::string error = checkMmaShape(/*blockScaled=*/p.isBlockScaled(), CtaGroup::One,
                                     t.tileM, t.tileN, g.bMajor);
   if (!error.empty())
     return op.emitOpError() << "tcgen05.mma cannot run the tile: " << error;
@@ -294,13 +331,13 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
              << tile.mnExtent;
   }
   bool encoded =
-      p.isMX()
+      p.isBlockScaled()
           ? encodeInstrDescriptor(getBlockScaledInstrDescriptor(g, t), &error)
                 .has_value()
           : encodeInstrDescriptor(getInstrDescriptor(g, t), &error).has_value();
   if (!encoded)
     return op.emitOpError() << "no tcgen05 instruction descriptor: " << error;
-  if (p.isMX()) {
+  if (p.isBlockScaled()) {
     if (!getBlockScaledTmemPlan(t, /*accumulatorStages=*/1, &error))
       return op.emitOpError()
              << "an accumulator of " << t.tileN << " columns and " << t.stages
@@ -322,6 +359,9 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
 std::string blackwell::getKernelName(const BlackwellGemm &g,
                                      const GemmTiling &t) {
   std::string name = getGemmKernelName(g.problem, t);
+  // Blockwise on the block-scaled MMA: the scales are UE8M0 atoms.
+  if (g.problem.blockwiseAsMX)
+    name += "_mx";
   if (g.aMajor == blackwell::OperandMajor::MN)
     name += "_amn";
   if (g.bMajor == blackwell::OperandMajor::MN)
@@ -458,7 +498,7 @@ static void emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
                 };
                 load(aTile, aPtr, v.tmaA, mOffset);
                 load(bTile, bPtr, v.tmaB, nOffset);
-                if (p.isMX()) {
+                if (p.isBlockScaled()) {
                   // The atoms of this 128-K block: 3-D boxes (128 bytes,
                   // 4 atom rows, tile / 128 atoms) at K group kBlock.
                   Value sfaPtr = kb.bytePtr(
@@ -489,7 +529,7 @@ static void emitMmaIssuer(KernelBuilder &kb, const BlackwellGemm &g,
   ImplicitLocOpBuilder &b = kb.builder();
   const GemmProblem &p = g.problem;
   Fp8OperandTile aTile = getATile(g, t), bTile = getBTile(g, t);
-  bool mx = p.isMX();
+  bool mx = p.isBlockScaled();
   uint32_t instrDescriptor = static_cast<uint32_t>(expectEncoded(
       mx ? encodeInstrDescriptor(getBlockScaledInstrDescriptor(g, t))
          : encodeInstrDescriptor(getInstrDescriptor(g, t)),

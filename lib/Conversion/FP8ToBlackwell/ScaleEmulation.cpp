@@ -283,3 +283,22 @@ emulation::blockwiseScalesToMx(const numerics::QuantizedTensor &q,
     }
   return mx;
 }
+
+std::optional<std::vector<uint8_t>> emulation::blockwiseScalesToMxAtoms(
+    const float *scaleInv, int64_t rows, int64_t cols, int64_t tileRows,
+    int64_t tileCols, std::string *error) {
+  if (rows <= 0 || cols <= 0 || tileRows <= 0 || tileCols <= 0)
+    return fail<std::vector<uint8_t>>(error, "empty operand or tile");
+  // The scale grid viewed as a blockwise tensor (no data needed).
+  numerics::QuantizedTensor q;
+  q.rows = rows;
+  q.cols = cols;
+  q.granularity = numerics::Granularity::tile(tileRows, tileCols);
+  q.scaleRows = ceilDiv(rows, tileRows);
+  q.scaleCols = ceilDiv(cols, tileCols);
+  q.scaleInv.assign(scaleInv, scaleInv + q.scaleRows * q.scaleCols);
+  std::optional<std::vector<uint8_t>> mx = blockwiseScalesToMx(q, error);
+  if (!mx)
+    return std::nullopt;
+  return layoutScaleFactors(mx->data(), rows, ceilDiv(cols, kScaleBlockK));
+}

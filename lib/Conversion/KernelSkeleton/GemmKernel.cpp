@@ -191,6 +191,11 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
     case ScaleMode::Row:
       return {isA ? m.dim("M") : m.dim(p.n)};
     case ScaleMode::Blockwise:
+      // sm_100a block-scaled MMA: the MX atom layout below, converted by
+      // the host (GemmProblem::blockwiseAsMX).
+      if (p.blockwiseAsMX)
+        return {isA ? m.dim(kMXAtomRowsSymbol) : m.dim(nBlocks),
+                m.dim(kBlocks), m.dim(kMXAtomBytes)};
       // A: MN-major [ceil(K/128), M] (a K block's scales are contiguous);
       // B: [ceil(N/128), ceil(K/128)].
       if (isA)
@@ -206,8 +211,11 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
     llvm_unreachable("unknown scale mode");
   };
   Type f32 = Float32Type::get(ctx);
-  Type aScaleType = p.aScale == ScaleMode::MX ? Float8E8M0FNUType::get(ctx) : f32;
-  Type bScaleType = p.bScale == ScaleMode::MX ? Float8E8M0FNUType::get(ctx) : f32;
+  Type ue8m0 = Float8E8M0FNUType::get(ctx);
+  Type aScaleType =
+      p.aScale == ScaleMode::MX || p.blockwiseAsMX ? ue8m0 : f32;
+  Type bScaleType =
+      p.bScale == ScaleMode::MX || p.blockwiseAsMX ? ue8m0 : f32;
 
   SmallVector<Attribute> operands = {
       operand("a", p.aElementType, {m.dim("M"), m.dim(p.k)}, "input"),
@@ -331,8 +339,8 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
       p.promoteInterval == 0
           ? std::string("fast")
           : llvm::formatv("promoted({0})", p.promoteInterval).str();
-  Attribute gemm = m.dict(
-      {{"m", m.dim("M")},
+  SmallVector<std::pair<StringRef, Attribute>> gemmEntries = {
+      {"m", m.dim("M")},
        {"n", m.num(p.n)},
        {"k", m.num(p.k)},
        {"a_dtype", m.str(getDTypeName(p.aElementType))},
@@ -345,7 +353,22 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
        {"accumulate_into_c", m.flag(p.accumulateIntoC)},
        {"tile", m.list({m.num(t.tileM), m.num(t.tileN), m.num(t.tileK)})},
        {"stages", m.num(t.stages)},
-       {"cluster", m.list({m.num(t.clusterM), m.num(t.clusterN), m.num(1)})}});
+       {"cluster", m.list({m.num(t.clusterM), m.num(t.clusterN), m.num(1)})}};
+  if (p.blockwiseAsMX) {
+    // What the caller must pass as a_scale_inv / b_scale_inv (the runtime's
+    // operand schema has no layout key; tools read it here): the blockwise
+    // power-of-two scales as UE8M0 in the MX 128x4 atom layout, made on the
+    // host by emulation::blockwiseScalesToMx then layoutScaleFactors. The
+    // four bytes of a 128-K group (one atom row) are equal, a 1x128 tile's
+    // scale repeated; a 128x128 tile's scale is broadcast to its 128 rows.
+    // The MMAs still select sf_id 0..3 (all the same value).
+    gemmEntries.push_back({"scale_layout", m.str("mx_atom_128x4_ue8m0")});
+    gemmEntries.push_back(
+        {"scale_conversion",
+         m.str("host: blockwiseScalesToMx + layoutScaleFactors")});
+    gemmEntries.push_back({"scale_k_group_bytes_equal", m.flag(true)});
+  }
+  Attribute gemm = m.dict(gemmEntries);
 
   return cast<DictionaryAttr>(m.dict(
       {{"name", m.str(name)},

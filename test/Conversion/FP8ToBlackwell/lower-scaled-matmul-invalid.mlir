@@ -19,10 +19,38 @@ func.func @mxfp8_shared_memory(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256x
 
 // -----
 
-func.func @blockwise(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<2x2xf32>) -> tensor<128x256xbf16> {
-  // expected-error @+1 {{the sm_100a GEMM lowering does not take blockwise scales yet}}
+// Blockwise scales run on the block-scaled MMA only as powers of two: f32
+// scales of a `scales = f32` recipe would need requantized data.
+func.func @blockwise_f32_recipe(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<2x2xf32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{blockwise f32 scales cannot use the block-scaled MMA without requantizing; the sm_100a lowering does not rescale per 128-K block on CUDA cores}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<scales = f32>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<128x2xf32>, tensor<2x2xf32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+// f32 blockwise scales with no recipe may not be powers of two.
+func.func @blockwise_f32_no_recipe(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<2x2xf32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{the sm_100a block-scaled MMA takes blockwise A scales as f8E8M0FNU, or as f32 under a #fp8.blockwise<scales = pow2> recipe}}
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<128x2xf32>, tensor<2x2xf32>) -> tensor<128x256xbf16>
   return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @blockwise_mixed(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<128x2xf8E8M0FNU>, %sb: tensor<2x2xf32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{the sm_100a block-scaled MMA takes blockwise B scales as f8E8M0FNU}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<128x2xf8E8M0FNU>, tensor<2x2xf32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+// Blockwise as MX also takes whole 128-row scale-factor atoms per tile.
+func.func @blockwise_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<192x256xf8E4M3FN>, %sa: tensor<128x2xf8E8M0FNU>, %sb: tensor<2x2xf8E8M0FNU>) -> tensor<128x192xbf16> {
+  // expected-error @+1 {{the sm_100a MXFP8 kernels take tile N a multiple of 128 (whole 128-row scale-factor atoms), got 192}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x192x128, stages = 3>} : (tensor<128x256xf8E4M3FN>, tensor<192x256xf8E4M3FN>, tensor<128x2xf8E8M0FNU>, tensor<2x2xf8E8M0FNU>) -> tensor<128x192xbf16>
+  return %0 : tensor<128x192xbf16>
 }
 
 // -----

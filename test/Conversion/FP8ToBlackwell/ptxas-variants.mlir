@@ -3,11 +3,12 @@
 // row-wise), dtypes, outputs (staged TMA stores, direct f32 stores,
 // accumulate-into-C), bias, tile N 256/224/192/64, and the TN/NN/NT/NN-both
 // operand majors; MXFP8 (block-scaled MMA, scales by TMA + tcgen05.cp) TN,
-// NN and NT.
+// NN and NT; blockwise 1x128/128x128 power-of-two scales as MX (host-converted
+// UE8M0 atoms, the MXFP8 kernel).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fp8-compile %s --chip=sm_100a -o %t
-// Each .ptx holds the whole kernel module (all 11 entries): ptxas_report.py
+// Each .ptx holds the whole kernel module (all 12 entries): ptxas_report.py
 // checks that every file assembles; ptxas -v on one of them reports every
 // entry's resources, each of which must be spill-free.
 // RUN: %python %fp8_src_root/test/lit-tools/ptxas_report.py %ptxas sm_100a %t | FileCheck %s --check-prefix=REPORT
@@ -15,7 +16,7 @@
 // RUN: FileCheck %s --check-prefix=ENTRIES < %t/ptxas.log
 // RUN: FileCheck %s --check-prefix=SPILLS < %t/ptxas.log
 // RUN: FileCheck %s --check-prefix=MXPTX < %t/fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast.ptx
-// REPORT: 11 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
+// REPORT: 12 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e5m2_e4m3_f32_n2112_k4096_t128x192x128_s5_fast_acc' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e4m3_e4m3_bf16_n2112_k7168_t128x192x128_s4_fast_bias' for 'sm_100a'
@@ -27,8 +28,9 @@
 // ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e5m2_bf16_n4096_k4096_t128x256x128_s3_fast_bias_amn' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_f32_n2048_k2048_t128x128x128_s5_bmn' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_blockwise_e4m3_e4m3_bf16_n7168_k7168_t128x256x128_s3_mx' for 'sm_100a'
 // SPILLS-NOT: error
-// SPILLS-COUNT-11: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// SPILLS-COUNT-12: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // SPILLS-NOT: bytes spill
 
 func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x7168xbf16> {
@@ -84,6 +86,13 @@ func.func @mxfp8_a_mn_major(%a: tensor<4096x?xf8E4M3FN>, %b: tensor<4096x4096xf8
 func.func @mxfp8_b_mn_major(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<2048x2048xf8E4M3FN>, %sa: tensor<?x64xf8E8M0FNU>, %sb: tensor<2048x64xf8E8M0FNU>) -> tensor<?x2048xf32> {
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, b_major = #fp8.major<mn>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5>} : (tensor<?x2048xf8E4M3FN>, tensor<2048x2048xf8E4M3FN>, tensor<?x64xf8E8M0FNU>, tensor<2048x64xf8E8M0FNU>) -> tensor<?x2048xf32>
   return %0 : tensor<?x2048xf32>
+}
+
+// Blockwise (DeepSeek-V3 shape) with f32 power-of-two scales: the host
+// converts them to UE8M0 atoms; the kernel is the block-scaled MXFP8 one.
+func.func @blockwise_as_mx(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<7168x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<56x56xf32>) -> tensor<?x7168xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<scales = pow2>} : (tensor<?x7168xf8E4M3FN>, tensor<7168x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<56x56xf32>) -> tensor<?x7168xbf16>
+  return %0 : tensor<?x7168xbf16>
 }
 
 // MXFP8 TN (last: its entry ends the PTX, which MXPTX checks).

@@ -108,6 +108,23 @@ std::optional<std::vector<uint8_t>>
 blockwiseScalesToMx(const ::fp8::numerics::QuantizedTensor &q,
                     std::string *error = nullptr);
 
+/// The host conversion the sm_100a blockwise-as-MX kernels document (kernel
+/// metadata: gemm.scale_layout = "mx_atom_128x4_ue8m0", gemm.scale_conversion):
+/// a blockwise operand's f32 scale_inv grid, in fp8.scaled_matmul's layout
+/// ([ceil(rows / tileRows), ceil(cols / tileCols)] row-major: [M, ceil(K/128)]
+/// for 1x128 activations, [ceil(N/128), ceil(K/128)] for 128x128 weights),
+/// becomes the bytes the kernel's a_scale_inv / b_scale_inv takes: the
+/// [ceil(rows/128), ceil(cols/128), 512] UE8M0 atom image of
+/// layoutScaleFactors (padding 0) over the MX grid of blockwiseScalesToMx.
+/// The four bytes of every 128-K group of a row are equal. UE8M0
+/// (f8E8M0FNU) grids convert through numerics::decodeUe8m0 first. Nullopt
+/// (with `error`) for a tile shape blockwiseScalesToMx rejects or any scale
+/// that is not a power of two in [2^-127, 2^127].
+std::optional<std::vector<uint8_t>>
+blockwiseScalesToMxAtoms(const float *scaleInv, int64_t rows, int64_t cols,
+                         int64_t tileRows, int64_t tileCols,
+                         std::string *error = nullptr);
+
 } // namespace mlir::fp8::blackwell::emulation
 
 #endif // FP8_CONVERSION_FP8TOBLACKWELL_SCALEEMULATION_H

@@ -65,6 +65,19 @@ struct GemmProblem {
 
   bool isMX() const { return aScale == ScaleMode::MX; }
 
+  /// Blockwise (1x128 / 128x128) power-of-two scales run on the sm_100a
+  /// block-scaled MMA as MX ("Blockwise to MX on Blackwell",
+  /// shared/spec/numerics.md): the host converts them to UE8M0 in the 128x4
+  /// atom layout (blackwell::emulation::blockwiseScalesToMx, then
+  /// layoutScaleFactors), a 1x128 tile's scale repeated over the four 32-K
+  /// blocks of its 128-K group and a 128x128 tile's broadcast to its 128
+  /// rows; the kernel is then the MXFP8 kernel. Set only by the sm_100a
+  /// lowering (aScale/bScale stay Blockwise; the metadata says the layout).
+  bool blockwiseAsMX = false;
+
+  /// Scales applied inside the MMA (sm_100a kind::mxf8f6f4.block_scale).
+  bool isBlockScaled() const { return isMX() || blockwiseAsMX; }
+
   /// Reads the problem off `op`, or reports why the kernels cannot take it.
   /// MX scales are rejected unless `allowMXScales` (only the sm_100a
   /// block-scaled kernels take them).
