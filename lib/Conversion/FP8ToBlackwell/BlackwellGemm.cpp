@@ -70,6 +70,11 @@ static constexpr int64_t kEpilogueThreads =
 static constexpr int64_t kEpilogueBarrierId = 1;
 /// Widest TMEM load per piece (32x32b.x32: 32 registers per thread).
 static constexpr int64_t kMaxLoadColumns = 32;
+/// Threads per CTA: producer warpgroup and two epilogue warpgroups.
+static constexpr int64_t kNumThreads = 3 * kWarpgroupThreads;
+/// The cta_group::2 variant: a 2x1 cluster (a CTA pair) computes a 256-row
+/// tile with one tcgen05.mma.cta_group::2 (M = 256) issued by the leader.
+static constexpr int64_t kPairTileM = 2 * kTileM;
 
 //===----------------------------------------------------------------------===//
 // Problem and tiling
@@ -137,18 +142,44 @@ FailureOr<BlackwellGemm> blackwell::getBlackwellGemm(ScaledMatmulOp op) {
   return gemm;
 }
 
-/// The operand tiles of one stage as TMA writes them.
+/// The CTA pair variant (tile M 256, cluster 2x1, tcgen05 cta_group::2):
+/// each CTA holds 128 rows of A and half of B's tile N rows in its shared
+/// memory (PTX ISA 9.7.16, "CTA pair") and 128 rows of the accumulator in
+/// its Tensor Memory.
+static bool isCtaPair(const GemmTiling &t) { return t.clusterM == 2; }
+static CtaGroup getCtaGroup(const GemmTiling &t) {
+  return isCtaPair(t) ? CtaGroup::Two : CtaGroup::One;
+}
+/// Rows of A, rows of B (tile N columns) and output rows of one CTA.
+static int64_t getCtaTileM(const GemmTiling &t) {
+  return t.tileM / t.clusterM;
+}
+static int64_t getCtaBRows(const GemmTiling &t) {
+  return t.tileN / t.clusterM;
+}
+/// Shared memory of one CTA's stage (A and B K-blocks).
+static int64_t getCtaStageBytes(const GemmTiling &t) {
+  return (getCtaTileM(t) + getCtaBRows(t)) * t.tileK;
+}
+/// One CTA's staging buffer of output rows (TMA-store epilogue).
+static int64_t getCtaEpilogueBytes(const GemmTiling &t) {
+  return t.tmaStoreEpilogue ? getCtaTileM(t) * t.tileN * t.outputBytes : 0;
+}
+
+/// The operand tiles of one stage as TMA writes them (one CTA's share).
 static Fp8OperandTile getATile(const BlackwellGemm &g, const GemmTiling &t) {
-  return Fp8OperandTile{g.aMajor, SwizzleMode::Swizzle128B, t.tileM, t.tileK};
+  return Fp8OperandTile{g.aMajor, SwizzleMode::Swizzle128B, getCtaTileM(t),
+                        t.tileK};
 }
 static Fp8OperandTile getBTile(const BlackwellGemm &g, const GemmTiling &t) {
-  return Fp8OperandTile{g.bMajor, SwizzleMode::Swizzle128B, t.tileN, t.tileK};
+  return Fp8OperandTile{g.bMajor, SwizzleMode::Swizzle128B, getCtaBRows(t),
+                        t.tileK};
 }
 
 static BlockScaledInstrDescriptor
 getBlockScaledInstrDescriptor(const BlackwellGemm &g, const GemmTiling &t) {
   BlockScaledInstrDescriptor d;
-  d.ctaGroup = CtaGroup::One;
+  d.ctaGroup = getCtaGroup(t);
   d.m = t.tileM;
   d.n = t.tileN;
   d.aFormat = isa<Float8E5M2Type>(g.problem.aElementType) ? Fp8Format::E5M2
@@ -163,7 +194,7 @@ getBlockScaledInstrDescriptor(const BlackwellGemm &g, const GemmTiling &t) {
 static F8F6F4InstrDescriptor getInstrDescriptor(const BlackwellGemm &g,
                                                 const GemmTiling &t) {
   F8F6F4InstrDescriptor d;
-  d.ctaGroup = CtaGroup::One;
+  d.ctaGroup = getCtaGroup(t);
   d.m = t.tileM;
   d.n = t.tileN;
   d.aFormat = isa<Float8E5M2Type>(g.problem.aElementType) ? Fp8Format::E5M2
@@ -227,8 +258,8 @@ static int64_t getBarrierBytes(int64_t stages) {
 
 int64_t blackwell::getDynamicSharedMemoryBytes(const BlackwellGemm &g,
                                                const GemmTiling &t) {
-  return t.stages * (t.stageBytes() + getScaleStageBytes(g, t)) +
-         t.epilogueBytes() + getBarrierBytes(t.stages);
+  return t.stages * (getCtaStageBytes(t) + getScaleStageBytes(g, t)) +
+         getCtaEpilogueBytes(t) + getBarrierBytes(t.stages);
 }
 
 static int64_t pickTileN(int64_t n, int64_t multipleOf) {
@@ -281,15 +312,25 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
     if (p.isBlockScaled())
       multipleOf = std::max(multipleOf, kMXAtomRows);
     t.tileN = pickTileN(p.n, multipleOf);
-    int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
+    int64_t available = kMaxDynamicSharedMemoryBytes - getCtaEpilogueBytes(t) -
                         getBarrierBytes(kMaxStages);
     t.stages = std::min<int64_t>(
-        kMaxStages, available / (t.stageBytes() + getScaleStageBytes(g, t)));
+        kMaxStages,
+        available / (getCtaStageBytes(t) + getScaleStageBytes(g, t)));
   }
 
-  if (t.tileM != kTileM)
+  bool pairCluster = t.clusterM == 2 && t.clusterN == 1;
+  if (t.tileM == kPairTileM && !pairCluster)
+    return op.emitOpError()
+           << "the sm_100a tile M " << kPairTileM
+           << " is the cta_group::2 variant: it needs cluster = 2x1 (a CTA "
+              "pair, 128 rows each), got "
+           << t.clusterM << "x" << t.clusterN;
+  if (t.tileM != kTileM && t.tileM != kPairTileM)
     return op.emitOpError() << "the sm_100a kernels take tile M " << kTileM
-                            << " (cta_group::1, one TMEM lane per row), got "
+                            << " (cta_group::1, one TMEM lane per row) or "
+                            << kPairTileM
+                            << " with cluster = 2x1 (cta_group::2), got "
                             << t.tileM;
   if (t.tileK != kTileK)
     return op.emitOpError() << "the sm_100a kernels take tile K " << kTileK
@@ -299,9 +340,18 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
            << "the sm_100a kernels take tile N a multiple of 16 in [16, 256] "
               "(two epilogue warpgroups of whole 8-column groups), got "
            << t.tileN;
-  if (t.clusterM != 1 || t.clusterN != 1)
-    return op.emitOpError() << "the sm_100a kernels take no cluster yet, got "
-                            << t.clusterM << "x" << t.clusterN;
+  if (t.tileM == kTileM && (t.clusterM != 1 || t.clusterN != 1))
+    return op.emitOpError()
+           << "the sm_100a kernels take cluster = 2x1 only with tile M "
+           << kPairTileM << " (the cta_group::2 CTA pair); tile M " << kTileM
+           << " takes no cluster, got " << t.clusterM << "x" << t.clusterN;
+  if (isCtaPair(t) && p.isBlockScaled())
+    return op.emitOpError()
+           << "the sm_100a cta_group::2 variant (tile M " << kPairTileM
+           << ", cluster 2x1) takes kind::f8f6f4 (per-tensor or row-wise "
+              "scales) only; MX and blockwise scales run with tile M "
+           << kTileM << " and no cluster";
+
   if (t.stages < 1)
     return op.emitOpError() << "expected at least one pipeline stage";
   if (p.isBlockScaled() && t.tileN % kMXAtomRows != 0)
@@ -309,7 +359,7 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
            << "the sm_100a MXFP8 kernels take tile N a multiple of "
            << kMXAtomRows << " (whole 128-row scale-factor atoms), got "
            << t.tileN;
-  std::string error = checkMmaShape(/*blockScaled=*/p.isBlockScaled(), CtaGroup::One,
+  std::string error = checkMmaShape(/*blockScaled=*/p.isBlockScaled(), getCtaGroup(t),
                                     t.tileM, t.tileN, g.bMajor);
   if (!error.empty())
     return op.emitOpError() << "tcgen05.mma cannot run the tile: " << error;
@@ -387,12 +437,37 @@ DictionaryAttr blackwell::buildKernelMetadata(MLIRContext *ctx, StringRef name,
                                               const GemmTiling &t) {
   DictionaryAttr meta = buildGemmKernelMetadata(
       ctx, name, chip, g.problem, t, getDynamicSharedMemoryBytes(g, t));
+  Builder b(ctx);
+  if (isCtaPair(t)) {
+    // The CTA pair: 384 threads per CTA (not the sm_90a count of a 256-row
+    // tile), each CTA loads 128 rows of A (the skeleton already halves B's
+    // box) and stores 128 output rows; the persistent grid counts CTAs of
+    // 128 rows, so it launches one cluster per 256-row tile (rounded to the
+    // cluster by the runtime).
+    auto i64 = [&](int64_t x) { return b.getI64IntegerAttr(x); };
+    meta = withEntry(meta, "block", b.getArrayAttr({i64(kNumThreads), i64(1),
+                                                    i64(1)}));
+    auto grid = cast<DictionaryAttr>(meta.get("grid"));
+    meta = withEntry(meta, "grid",
+                     withEntry(grid, "tile_m", i64(getCtaTileM(t))));
+    SmallVector<Attribute> maps;
+    for (Attribute attr : cast<ArrayAttr>(meta.get("tensor_maps"))) {
+      auto map = cast<DictionaryAttr>(attr);
+      StringRef mapName = cast<StringAttr>(map.get("name")).getValue();
+      if (mapName == "tma_a" || mapName == "tma_d") {
+        auto box = cast<ArrayAttr>(map.get("box")).getValue();
+        map = withEntry(map, "box",
+                        b.getArrayAttr({box[0], i64(getCtaTileM(t))}));
+      }
+      maps.push_back(map);
+    }
+    meta = withEntry(meta, "tensor_maps", b.getArrayAttr(maps));
+  }
   if (g.aMajor == blackwell::OperandMajor::K &&
       g.bMajor == blackwell::OperandMajor::K)
     return meta;
   // MN-major operands are stored [K, MN]: the tensor map's inner dimension
   // is MN, its boxes 128 MN elements (one swizzle span) x tile K.
-  Builder b(ctx);
   auto mnMajor = [&](StringRef operand) {
     return operand == "a" ? g.aMajor == blackwell::OperandMajor::MN
                           : g.bMajor == blackwell::OperandMajor::MN;
@@ -447,8 +522,21 @@ struct KernelValues {
   /// Shared word tcgen05.alloc writes the TMEM address to.
   Value tmemSlot;
   Value numMTiles, numTiles;
+  /// CTA pair (cta_group::2) only: this CTA's rank in the pair, the pair's
+  /// cluster index and the number of clusters (work is scheduled in units
+  /// of clusters); null otherwise.
+  Value clusterRank, firstUnit, unitStride;
 };
 } // namespace
+
+/// The first tile and the stride of a CTA's persistent loop: per CTA, or per
+/// cluster for the CTA pair (both CTAs of a pair work on the same tile).
+static Value firstTile(KernelBuilder &kb, const KernelValues &v) {
+  return v.firstUnit ? v.firstUnit : kb.blockIdX();
+}
+static Value tileStride(KernelBuilder &kb, const KernelValues &v) {
+  return v.unitStride ? v.unitStride : kb.gridDimX();
+}
 
 static Value barrierAt(KernelBuilder &kb, Value base, Value index) {
   return kb.bytePtr(base, kb.mul(index, kb.i32(8)));
@@ -458,15 +546,23 @@ static void emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
                          const GemmTiling &t, const KernelValues &v) {
   const GemmProblem &p = g.problem;
   Fp8OperandTile aTile = getATile(g, t), bTile = getBTile(g, t);
+  bool pair = isCtaPair(t);
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
     int64_t kBlocks = p.numKBlocks(t.tileK);
-    kb.forLoop(
-        kb.blockIdX(), v.numTiles, kb.gridDimX(), {kb.i32(0)},
+    ValueRange last = kb.forLoop(
+        firstTile(kb, v), v.numTiles, tileStride(kb, v), {kb.i32(0)},
         [&](Value tile, ValueRange state) {
           TileCoordinate coord = emitGroupedTileCoordinate(
               kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
           Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
           Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+          if (pair) {
+            // This CTA's share: 128 rows of A, half of B's rows.
+            mOffset = kb.add(mOffset,
+                             kb.mul(v.clusterRank, kb.i32(getCtaTileM(t))));
+            nOffset = kb.add(nOffset,
+                             kb.mul(v.clusterRank, kb.i32(getCtaBRows(t))));
+          }
           ValueRange next = kb.forLoop(
               kb.i32(0), kb.i32(kBlocks), kb.i32(1), {state[0]},
               [&](Value kBlock, ValueRange inner) {
@@ -475,26 +571,46 @@ static void emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
                 kb.mbarrierWait(v.ring.emptyBarrier(kb, stage),
                                 v.ring.producerParity(kb, iteration));
                 Value full = v.ring.fullBarrier(kb, stage);
-                // Out-of-bounds box elements are zero-filled and counted.
-                kb.mbarrierArriveExpectTx(full, t.stageBytes() +
-                                                    getScaleStageBytes(g, t));
-                Value aPtr =
-                    kb.bytePtr(v.smem, kb.mul(stage, kb.i32(t.stageBytes())));
-                Value bPtr = kb.bytePtr(aPtr, t.tileM * t.tileK);
+                if (pair) {
+                  // Both CTAs' loads complete on the leader's full barrier,
+                  // the one its MMA issuer waits on; the leader expects the
+                  // pair's bytes (a peer's complete_tx may come first: the
+                  // phase cannot complete before the leader's arrival).
+                  Value leaderFull = emitPeerBarrier(kb, full, kb.i32(0));
+                  kb.ifThen(kb.eq(v.clusterRank, kb.i32(0)), [&] {
+                    kb.mbarrierArriveExpectTx(
+                        full, t.clusterM * getCtaStageBytes(t));
+                  });
+                  full = leaderFull;
+                } else {
+                  // Out-of-bounds box elements are zero-filled and counted.
+                  kb.mbarrierArriveExpectTx(full, getCtaStageBytes(t) +
+                                                      getScaleStageBytes(g, t));
+                }
+                Value aPtr = kb.bytePtr(
+                    v.smem, kb.mul(stage, kb.i32(getCtaStageBytes(t))));
+                Value bPtr = kb.bytePtr(aPtr, getCtaTileM(t) * t.tileK);
                 Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
+                auto load2d = [&](Value dst, Value map, Value inner,
+                                  Value outer) {
+                  if (pair)
+                    emitTmaLoad(kb, dst, map, {inner, outer}, full,
+                                CtaGroup::Two);
+                  else
+                    kb.tmaLoad2d(dst, map, inner, outer, full);
+                };
                 auto load = [&](const Fp8OperandTile &tile, Value dst,
                                 Value map, Value mnOffset) {
                   if (tile.major == blackwell::OperandMajor::K) {
-                    kb.tmaLoad2d(dst, map, kOffset, mnOffset, full);
+                    load2d(dst, map, kOffset, mnOffset);
                     return;
                   }
                   // Stored [K, MN]: boxes of 128 MN x tile K, one per
                   // 128-byte chunk of the tile (Fp8OperandTile's layout).
                   for (int64_t j = 0; j < tile.mnExtent / kSwizzleBytes; ++j)
-                    kb.tmaLoad2d(
-                        kb.bytePtr(dst, j * kSwizzleBytes * tile.kExtent), map,
-                        kb.add(mnOffset, kb.i32(j * kSwizzleBytes)), kOffset,
-                        full);
+                    load2d(kb.bytePtr(dst, j * kSwizzleBytes * tile.kExtent),
+                           map, kb.add(mnOffset, kb.i32(j * kSwizzleBytes)),
+                           kOffset);
                 };
                 load(aTile, aPtr, v.tmaA, mOffset);
                 load(bTile, bPtr, v.tmaB, nOffset);
@@ -520,6 +636,16 @@ static void emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
               });
           return SmallVector<Value>{next[0]};
         });
+    if (pair) {
+      // The leader's MMAs still read this CTA's stages and their commits
+      // still arrive on its empty barriers: wait for every stage's last
+      // release before the CTA may leave (the producer tail).
+      for (int64_t s = 0; s < t.stages; ++s) {
+        Value iteration = kb.add(last[0], kb.i32(s));
+        kb.mbarrierWait(v.ring.emptyBarrier(kb, v.ring.stage(kb, iteration)),
+                        v.ring.producerParity(kb, iteration));
+      }
+    }
   });
 }
 
@@ -545,8 +671,17 @@ static void emitMmaIssuer(KernelBuilder &kb, const BlackwellGemm &g,
   // tracks the MMAs of the issuing thread); the whole warp waits.
   Value isIssuer = emitElectOne(kb);
   Value trueValue = arith::ConstantIntOp::create(b, 1, 1);
+  CtaGroup group = getCtaGroup(t);
+  // The pair's commits arrive on the barrier at the same offset in both
+  // CTAs.
+  auto commit = [&](Value barrier) {
+    if (isCtaPair(t))
+      emitCommitMulticast(kb, barrier, /*ctaMask=*/0b11);
+    else
+      emitCommit(kb, barrier);
+  };
   kb.forLoop(
-      kb.blockIdX(), v.numTiles, kb.gridDimX(), {kb.i32(0), kb.i32(0)},
+      firstTile(kb, v), v.numTiles, tileStride(kb, v), {kb.i32(0), kb.i32(0)},
       [&](Value, ValueRange state) {
         Value iterationIn = state[0];
         Value tileCount = state[1];
@@ -568,10 +703,10 @@ static void emitMmaIssuer(KernelBuilder &kb, const BlackwellGemm &g,
                               v.ring.consumerParity(kb, iteration));
               emitFenceAfterThreadSync(kb);
               Value stageAddress =
-                  kb.add(smemAddress, kb.mul(stage, kb.i32(t.stageBytes())));
+                  kb.add(smemAddress, kb.mul(stage, kb.i32(getCtaStageBytes(t))));
               Value aAddress = stageAddress;
               Value bAddress =
-                  kb.add(stageAddress, kb.i32(t.tileM * t.tileK));
+                  kb.add(stageAddress, kb.i32(getCtaTileM(t) * t.tileK));
               Value firstBlock = kb.eq(kBlock, kb.i32(0));
               Value accumulate = arith::XOrIOp::create(b, firstBlock, trueValue);
               kb.ifThen(isIssuer, [&] {
@@ -626,16 +761,17 @@ static void emitMmaIssuer(KernelBuilder &kb, const BlackwellGemm &g,
                     emitMmaF8F6F4(
                         kb, d, emitOperandDescriptor(kb, aAddress, aTile, s),
                         emitOperandDescriptor(kb, bAddress, bTile, s),
-                        instrDescriptor, s == 0 ? accumulate : trueValue);
+                        instrDescriptor, s == 0 ? accumulate : trueValue,
+                        group);
                 }
                 // The stage is free once these MMAs have read it.
-                emitCommit(kb, v.ring.emptyBarrier(kb, stage));
+                commit(v.ring.emptyBarrier(kb, stage));
               });
               return SmallVector<Value>{kb.add(iteration, kb.i32(1))};
             });
         // The accumulator is complete once every MMA of the tile is.
         kb.ifThen(isIssuer, [&] {
-          emitCommit(kb, barrierAt(kb, v.accFullBase, accStage));
+          commit(barrierAt(kb, v.accFullBase, accStage));
         });
         return SmallVector<Value>{loop[0], kb.add(tileCount, kb.i32(1))};
       });
@@ -691,10 +827,11 @@ static void emitEpilogue(KernelBuilder &kb, const BlackwellGemm &g,
     start += width;
   }
   int64_t outBytes = t.outputBytes;
-  int64_t boxBytes = t.tileM * 128;
+  int64_t boxBytes = getCtaTileM(t) * 128;
+  bool pair = isCtaPair(t);
 
   kb.forLoop(
-      kb.blockIdX(), v.numTiles, kb.gridDimX(), {kb.i32(0)},
+      firstTile(kb, v), v.numTiles, tileStride(kb, v), {kb.i32(0)},
       [&](Value tile, ValueRange state) {
         Value tileCount = state[0];
         Value accStage = kb.remu(tileCount, kb.i32(accStages));
@@ -702,6 +839,10 @@ static void emitEpilogue(KernelBuilder &kb, const BlackwellGemm &g,
         TileCoordinate coord = emitGroupedTileCoordinate(
             kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
         Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
+        if (pair)
+          // This CTA's 128 rows: its own TMEM lanes hold them.
+          mOffset = kb.add(mOffset,
+                           kb.mul(v.clusterRank, kb.i32(getCtaTileM(t))));
         Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
         Value row = kb.add(mOffset, rowInTile);
         Value rowScale;
@@ -730,7 +871,15 @@ static void emitEpilogue(KernelBuilder &kb, const BlackwellGemm &g,
             // Every TMEM read of this tile is done: hand the accumulator
             // back to the MMA warp.
             emitFenceBeforeThreadSync(kb);
-            kb.mbarrierArrive(barrierAt(kb, v.accEmptyBase, accStage));
+            Value empty = barrierAt(kb, v.accEmptyBase, accStage);
+            if (pair)
+              // The leader's MMA warp waits for both CTAs' epilogues.
+              NVVM::MBarrierArriveOp::create(
+                  b, /*res=*/Type(), kb.mapToClusterRank(empty, kb.i32(0)),
+                  /*count=*/Value(), NVVM::MemScopeKind::CLUSTER,
+                  /*relaxed=*/false);
+            else
+              kb.mbarrierArrive(empty);
           }
           // Tile-relative first column of the piece.
           Value pieceColumn = kb.add(halfColumn, kb.i32(start));
@@ -857,9 +1006,15 @@ gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                 b.getDenseI32ArrayAttr(
-                    {static_cast<int32_t>(t.numThreads()), 1, 1}));
+                    {static_cast<int32_t>(kNumThreads), 1, 1}));
   func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                 b.getI32IntegerAttr(1));
+  bool pair = isCtaPair(t);
+  CtaGroup group = getCtaGroup(t);
+  if (pair)
+    func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                  b.getDenseI32ArrayAttr(
+                      {static_cast<int32_t>(t.clusterM), 1, 1}));
 
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
@@ -881,9 +1036,9 @@ gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
   v.smem = kb.dynamicSharedMemory();
   // Shared memory: stages, staging buffer, MX scale atoms, ring barriers,
   // accumulator barriers, TMEM address slot.
-  int64_t offset = t.stages * t.stageBytes();
+  int64_t offset = t.stages * getCtaStageBytes(t);
   v.epilogueBuffer = kb.bytePtr(v.smem, offset);
-  offset += t.epilogueBytes();
+  offset += getCtaEpilogueBytes(t);
   v.scaleBuffer = kb.bytePtr(v.smem, offset);
   offset += t.stages * getScaleStageBytes(g, t);
   v.ring = PipelineRing(kb.bytePtr(v.smem, offset), t.stages);
@@ -905,7 +1060,9 @@ gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
     v.ring.init(kb, /*producerArrivals=*/1, /*consumerArrivals=*/1);
     for (int64_t s = 0; s < accStages; ++s) {
       kb.mbarrierInit(kb.bytePtr(v.accFullBase, 8 * s), 1);
-      kb.mbarrierInit(kb.bytePtr(v.accEmptyBase, 8 * s), kEpilogueThreads);
+      // The pair's leader waits for both CTAs' epilogues.
+      kb.mbarrierInit(kb.bytePtr(v.accEmptyBase, 8 * s),
+                      kEpilogueThreads * t.clusterM);
     }
     kb.prefetchTensorMap(v.tmaA);
     kb.prefetchTensorMap(v.tmaB);
@@ -917,14 +1074,26 @@ gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
     }
   });
   Value isMmaWarp = kb.eq(v.warp, kb.i32(kMmaWarp));
+  // cta_group::2: the MMA warps of both CTAs allocate together (the same
+  // columns in both Tensor Memories).
   kb.ifThen(isMmaWarp, [&] {
-    emitTmemAlloc(kb, v.tmemSlot, tmemColumns);
-    emitTmemRelinquishAllocPermit(kb);
+    emitTmemAlloc(kb, v.tmemSlot, tmemColumns, group);
+    emitTmemRelinquishAllocPermit(kb, group);
   });
   // The TMEM address (and the barriers) are visible to every thread after
   // the barrier; the fences order the allocation around it.
   emitFenceBeforeThreadSync(kb);
-  gpu::BarrierOp::create(b);
+  if (pair) {
+    // The peer's TMA loads, commits and arrivals reach this CTA's
+    // barriers: they must be initialized cluster-wide first.
+    kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] { kb.fenceMBarrierInitCluster(); });
+    kb.clusterSync();
+    v.clusterRank = kb.clusterCtaRank();
+    v.firstUnit = kb.divu(kb.blockIdX(), kb.i32(t.clusterM));
+    v.unitStride = kb.divu(kb.gridDimX(), kb.i32(t.clusterM));
+  } else {
+    gpu::BarrierOp::create(b);
+  }
   emitFenceAfterThreadSync(kb);
   Value tmemBase = kb.load(b.getI32Type(), v.tmemSlot);
 
@@ -942,14 +1111,23 @@ gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
     b.setInsertionPoint(roles.elseBlock()->getTerminator());
     kb.ifThen(kb.eq(v.warp, kb.i32(kProducerWarp)),
               [&] { emitProducer(kb, g, t, v); });
-    kb.ifThen(isMmaWarp, [&] { emitMmaIssuer(kb, g, t, v, tmemBase); });
+    // The pair's leader issues every MMA (cta_group::2).
+    Value isIssuerWarp = isMmaWarp;
+    if (pair)
+      isIssuerWarp = kb.andi(isMmaWarp, kb.eq(v.clusterRank, kb.i32(0)));
+    kb.ifThen(isIssuerWarp, [&] { emitMmaIssuer(kb, g, t, v, tmemBase); });
   }
-  // Every TMEM read and MMA is done before the allocating warp frees it.
+  // Every TMEM read and MMA is done before the allocating warp frees it
+  // (with a pair: in both CTAs, whose warps free together; neither CTA
+  // leaves while its peer may still signal its barriers).
   emitFenceBeforeThreadSync(kb);
-  gpu::BarrierOp::create(b);
+  if (pair)
+    kb.clusterSync();
+  else
+    gpu::BarrierOp::create(b);
   kb.ifThen(isMmaWarp, [&] {
     emitFenceAfterThreadSync(kb);
-    emitTmemDealloc(kb, tmemBase, tmemColumns);
+    emitTmemDealloc(kb, tmemBase, tmemColumns, group);
   });
   gpu::ReturnOp::create(b);
   return func;

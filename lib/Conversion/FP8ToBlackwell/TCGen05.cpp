@@ -16,26 +16,36 @@ uint64_t blackwell::expectEncoded(std::optional<uint64_t> value,
   return *value;
 }
 
-static NVVM::CTAGroupKindAttr ctaGroupOne(MLIRContext *ctx) {
-  return NVVM::CTAGroupKindAttr::get(ctx, NVVM::CTAGroupKind::CTA_1);
+static NVVM::CTAGroupKind toNVVM(CtaGroup group) {
+  return group == CtaGroup::One ? NVVM::CTAGroupKind::CTA_1
+                                : NVVM::CTAGroupKind::CTA_2;
 }
 
-void blackwell::emitTmemAlloc(KernelBuilder &kb, Value slot, uint32_t columns) {
+static NVVM::CTAGroupKindAttr ctaGroupAttr(MLIRContext *ctx,
+                                           CtaGroup group = CtaGroup::One) {
+  return NVVM::CTAGroupKindAttr::get(ctx, toNVVM(group));
+}
+
+void blackwell::emitTmemAlloc(KernelBuilder &kb, Value slot, uint32_t columns,
+                              CtaGroup group) {
   ImplicitLocOpBuilder &b = kb.builder();
   NVVM::Tcgen05AllocOp::create(b, slot, kb.i32(columns),
-                               ctaGroupOne(b.getContext()));
+                               ctaGroupAttr(b.getContext(), group));
 }
 
-void blackwell::emitTmemRelinquishAllocPermit(KernelBuilder &kb) {
+void blackwell::emitTmemRelinquishAllocPermit(KernelBuilder &kb,
+                                              CtaGroup group) {
   ImplicitLocOpBuilder &b = kb.builder();
-  NVVM::Tcgen05RelinquishAllocPermitOp::create(b, ctaGroupOne(b.getContext()));
+  NVVM::Tcgen05RelinquishAllocPermitOp::create(
+      b, ctaGroupAttr(b.getContext(), group));
 }
 
 void blackwell::emitTmemDealloc(KernelBuilder &kb, Value base,
-                                uint32_t columns) {
+                                uint32_t columns, CtaGroup group) {
   ImplicitLocOpBuilder &b = kb.builder();
   NVVM::Tcgen05DeallocOp::create(b, emitTmemAddress(kb, base, {}, {}),
-                                 kb.i32(columns), ctaGroupOne(b.getContext()));
+                                 kb.i32(columns),
+                                 ctaGroupAttr(b.getContext(), group));
 }
 
 Value blackwell::emitTmemAddress(KernelBuilder &kb, Value base, Value lane,
@@ -134,12 +144,12 @@ Value blackwell::emitOperandDescriptor(KernelBuilder &kb, Value tileAddress,
 
 void blackwell::emitMmaF8F6F4(KernelBuilder &kb, Value d, Value aDescriptor,
                               Value bDescriptor, uint32_t instrDescriptor,
-                              Value enableInputD) {
+                              Value enableInputD, CtaGroup group) {
   ImplicitLocOpBuilder &b = kb.builder();
   MLIRContext *ctx = b.getContext();
   NVVM::Tcgen05MMAOp::create(
       b, NVVM::Tcgen05MMAKindAttr::get(ctx, NVVM::Tcgen05MMAKind::F8F6F4),
-      ctaGroupOne(ctx),
+      ctaGroupAttr(ctx, group),
       NVVM::Tcgen05MMACollectorOpAttr::get(
           ctx, NVVM::Tcgen05MMACollectorOp::DISCARD),
       /*aShift=*/UnitAttr(), d, aDescriptor, bDescriptor,
@@ -187,7 +197,8 @@ void blackwell::emitScaleFactorCopy(KernelBuilder &kb, Value tmemAddress,
 }
 
 void blackwell::emitTmaLoad(KernelBuilder &kb, Value dst, Value tensorMap,
-                            ValueRange coordinates, Value barrier) {
+                            ValueRange coordinates, Value barrier,
+                            CtaGroup group) {
   ImplicitLocOpBuilder &b = kb.builder();
   // As KernelBuilder::tmaLoad2d: the .shared::cluster form takes this CTA's
   // shared address as a shared::cluster one.
@@ -197,13 +208,34 @@ void blackwell::emitTmaLoad(KernelBuilder &kb, Value dst, Value tensorMap,
       b, clusterDst, tensorMap, coordinates, barrier,
       /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
       /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
-      /*group=*/NVVM::CTAGroupKindAttr(), /*predicate=*/Value());
+      /*group=*/group == CtaGroup::One
+          ? NVVM::CTAGroupKindAttr()
+          : ctaGroupAttr(b.getContext(), group),
+      /*predicate=*/Value());
+}
+
+Value blackwell::emitPeerBarrier(KernelBuilder &kb, Value barrier, Value rank) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  // The shared::cluster address bits reinterpreted as a shared pointer: the
+  // instruction takes a 32-bit shared address operand, and with
+  // .cta_group::2 that may name the peer CTA's barrier.
+  Value cluster = kb.mapToClusterRank(barrier, rank);
+  Value bits = LLVM::PtrToIntOp::create(b, b.getI32Type(), cluster);
+  return LLVM::IntToPtrOp::create(b, kb.ptrType(AddressSpace::Shared), bits);
 }
 
 void blackwell::emitCommit(KernelBuilder &kb, Value barrier) {
   ImplicitLocOpBuilder &b = kb.builder();
   NVVM::Tcgen05CommitOp::create(b, barrier, /*multicastMask=*/Value(),
-                                ctaGroupOne(b.getContext()));
+                                ctaGroupAttr(b.getContext()));
+}
+
+void blackwell::emitCommitMulticast(KernelBuilder &kb, Value barrier,
+                                    uint16_t ctaMask) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value mask = arith::ConstantIntOp::create(b, ctaMask, 16);
+  NVVM::Tcgen05CommitOp::create(b, barrier, mask,
+                                ctaGroupAttr(b.getContext(), CtaGroup::Two));
 }
 
 Value blackwell::emitElectOne(KernelBuilder &kb) {

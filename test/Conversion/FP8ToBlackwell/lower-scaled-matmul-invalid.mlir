@@ -64,7 +64,7 @@ func.func @promoted(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %
 // -----
 
 func.func @tile_m(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
-  // expected-error @+1 {{the sm_100a kernels take tile M 128 (cta_group::1, one TMEM lane per row), got 64}}
+  // expected-error @+1 {{the sm_100a kernels take tile M 128 (cta_group::1, one TMEM lane per row) or 256 with cluster = 2x1 (cta_group::2), got 64}}
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 64x64x128>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
   return %0 : tensor<128x64xbf16>
 }
@@ -80,7 +80,7 @@ func.func @tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s:
 // -----
 
 func.func @cluster(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
-  // expected-error @+1 {{the sm_100a kernels take no cluster yet, got 2x1}}
+  // expected-error @+1 {{the sm_100a kernels take cluster = 2x1 only with tile M 256 (the cta_group::2 CTA pair); tile M 128 takes no cluster, got 2x1}}
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, stages = 3, cluster = 2x1>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
   return %0 : tensor<128x256xbf16>
 }
@@ -100,4 +100,30 @@ func.func @shared_memory(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3
   // expected-error @+1 {{the kernel configuration needs 458920 bytes of shared memory, more than the 232448 sm_100a offers}}
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, stages = 8>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
   return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+// Tile M 256 is the cta_group::2 CTA pair: it needs a 2x1 cluster.
+func.func @pair_without_cluster(%a: tensor<256x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<256x256xbf16> {
+  // expected-error @+1 {{the sm_100a tile M 256 is the cta_group::2 variant: it needs cluster = 2x1 (a CTA pair, 128 rows each), got 1x1}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 256x256x128, stages = 3>} : (tensor<256x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<256x256xbf16>
+  return %0 : tensor<256x256xbf16>
+}
+
+// -----
+
+func.func @pair_wrong_cluster(%a: tensor<256x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<256x256xbf16> {
+  // expected-error @+1 {{the sm_100a tile M 256 is the cta_group::2 variant: it needs cluster = 2x1 (a CTA pair, 128 rows each), got 1x2}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 256x256x128, stages = 3, cluster = 1x2>} : (tensor<256x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<256x256xbf16>
+  return %0 : tensor<256x256xbf16>
+}
+
+// -----
+
+// The CTA pair runs kind::f8f6f4 only: MX scales take tile M 128.
+func.func @pair_mxfp8(%a: tensor<256x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<256x8xf8E8M0FNU>, %sb: tensor<256x8xf8E8M0FNU>) -> tensor<256x256xbf16> {
+  // expected-error @+1 {{the sm_100a cta_group::2 variant (tile M 256, cluster 2x1) takes kind::f8f6f4 (per-tensor or row-wise scales) only}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 256x256x128, stages = 3, cluster = 2x1>} : (tensor<256x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<256x8xf8E8M0FNU>, tensor<256x8xf8E8M0FNU>) -> tensor<256x256xbf16>
+  return %0 : tensor<256x256xbf16>
 }

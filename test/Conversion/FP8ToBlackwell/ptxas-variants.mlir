@@ -4,11 +4,12 @@
 // accumulate-into-C), bias, tile N 256/224/192/64, and the TN/NN/NT/NN-both
 // operand majors; MXFP8 (block-scaled MMA, scales by TMA + tcgen05.cp) TN,
 // NN and NT; blockwise 1x128/128x128 power-of-two scales as MX (host-converted
-// UE8M0 atoms, the MXFP8 kernel).
+// UE8M0 atoms, the MXFP8 kernel); the cta_group::2 CTA pair (tile 256xN,
+// cluster 2x1).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fp8-compile %s --chip=sm_100a -o %t
-// Each .ptx holds the whole kernel module (all 12 entries): ptxas_report.py
+// Each .ptx holds the whole kernel module (all 13 entries): ptxas_report.py
 // checks that every file assembles; ptxas -v on one of them reports every
 // entry's resources, each of which must be spill-free.
 // RUN: %python %fp8_src_root/test/lit-tools/ptxas_report.py %ptxas sm_100a %t | FileCheck %s --check-prefix=REPORT
@@ -16,7 +17,8 @@
 // RUN: FileCheck %s --check-prefix=ENTRIES < %t/ptxas.log
 // RUN: FileCheck %s --check-prefix=SPILLS < %t/ptxas.log
 // RUN: FileCheck %s --check-prefix=MXPTX < %t/fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast.ptx
-// REPORT: 12 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
+// RUN: FileCheck %s --check-prefix=PAIRPTX < %t/fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast.ptx
+// REPORT: 13 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e5m2_e4m3_f32_n2112_k4096_t128x192x128_s5_fast_acc' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e4m3_e4m3_bf16_n2112_k7168_t128x192x128_s4_fast_bias' for 'sm_100a'
@@ -30,8 +32,17 @@
 // ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_blockwise_e4m3_e4m3_bf16_n7168_k7168_t128x256x128_s3_mx' for 'sm_100a'
 // SPILLS-NOT: error
-// SPILLS-COUNT-12: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast' for 'sm_100a'
+// SPILLS-COUNT-13: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // SPILLS-NOT: bytes spill
+// PAIRPTX: .entry fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast
+// PAIRPTX: .reqnctapercluster 2, 1, 1
+// PAIRPTX: tcgen05.alloc.cta_group::2
+// PAIRPTX: barrier.cluster.arrive
+// PAIRPTX: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
+// PAIRPTX: tcgen05.mma.cta_group::2.kind::f8f6f4
+// PAIRPTX: tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64
+// PAIRPTX: tcgen05.dealloc.cta_group::2
 
 func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x7168xbf16> {
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x7168xbf16>
@@ -109,5 +120,11 @@ func.func @blockwise_as_mx(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<7168x7168xf8E
 // MXPTX: tcgen05.dealloc.cta_group::1.sync.aligned.b32
 func.func @mxfp8_tn(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %sa: tensor<?x64xf8E8M0FNU>, %sb: tensor<7168x64xf8E8M0FNU>) -> tensor<?x7168xbf16> {
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, accumulation = #fp8.accumulation<fast>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<?x64xf8E8M0FNU>, tensor<7168x64xf8E8M0FNU>) -> tensor<?x7168xbf16>
+  return %0 : tensor<?x7168xbf16>
+}
+
+// The cta_group::2 CTA pair: tile 256x256, cluster 2x1.
+func.func @cta_pair(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x7168xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 256x256x128, stages = 4, cluster = 2x1>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x7168xbf16>
   return %0 : tensor<?x7168xbf16>
 }

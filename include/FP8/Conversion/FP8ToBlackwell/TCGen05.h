@@ -28,12 +28,17 @@ uint64_t expectEncoded(std::optional<uint64_t> value, llvm::StringRef what);
 
 /// `tcgen05.alloc.cta_group::1` of `columns` (a legal allocation) writing
 /// the TMEM address to the shared-memory word `slot`; warp-wide.
-void emitTmemAlloc(KernelBuilder &kb, Value slot, uint32_t columns);
+void emitTmemAlloc(KernelBuilder &kb, Value slot, uint32_t columns,
+                   CtaGroup group = CtaGroup::One);
 /// `tcgen05.relinquish_alloc_permit.cta_group::1`; warp-wide.
-void emitTmemRelinquishAllocPermit(KernelBuilder &kb);
+void emitTmemRelinquishAllocPermit(KernelBuilder &kb,
+                                   CtaGroup group = CtaGroup::One);
 /// `tcgen05.dealloc.cta_group::1` of the allocation at `base` (i32);
 /// warp-wide, by the warp that allocated.
-void emitTmemDealloc(KernelBuilder &kb, Value base, uint32_t columns);
+void emitTmemDealloc(KernelBuilder &kb, Value base, uint32_t columns,
+                     CtaGroup group = CtaGroup::One);
+// With CtaGroup::Two (`.cta_group::2`) one warp of each CTA of the pair
+// executes the op: the pair allocates the same columns in both CTAs.
 
 /// The TMEM address `base + (lane << 16) + column` (i32 values; `lane` may
 /// be null for 0) as the `!llvm.ptr<6>` the tcgen05 ops take.
@@ -70,7 +75,9 @@ Value emitOperandDescriptor(KernelBuilder &kb, Value tileAddress,
 /// enableInputD` (issued by one thread).
 void emitMmaF8F6F4(KernelBuilder &kb, Value d, Value aDescriptor,
                    Value bDescriptor, uint32_t instrDescriptor,
-                   Value enableInputD);
+                   Value enableInputD, CtaGroup group = CtaGroup::One);
+// CtaGroup::Two: issued by the pair's leader CTA; A and B descriptors name
+// the same shared offsets in both CTAs (each holds half of M and of N).
 
 /// `tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 [d], aDesc,
 /// bDesc, idesc, [scaleA], [scaleB], enableInputD` (issued by one thread):
@@ -95,12 +102,23 @@ void emitScaleFactorCopy(KernelBuilder &kb, Value tmemAddress,
 /// box at `coordinates` (innermost first, i32) of `tensorMap` into `dst`
 /// (shared), completing on `barrier`.
 void emitTmaLoad(KernelBuilder &kb, Value dst, Value tensorMap,
-                 ValueRange coordinates, Value barrier);
+                 ValueRange coordinates, Value barrier,
+                 CtaGroup group = CtaGroup::One);
+/// With CtaGroup::Two (`.cta_group::2`), `barrier` may be in the peer CTA
+/// of the pair (see emitPeerBarrier).
+/// The mbarrier at `barrier`'s offset in CTA `rank` of the cluster, as the
+/// shared-space pointer a `.cta_group::2` TMA load takes (the 32-bit
+/// shared::cluster address `mapa` returns; PTX ISA 9.7.9.25.5.1).
+Value emitPeerBarrier(KernelBuilder &kb, Value barrier, Value rank);
 
 /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64`:
 /// `barrier` receives one arrival once every prior tcgen05 async operation
 /// of this thread has completed.
 void emitCommit(KernelBuilder &kb, Value barrier);
+/// `tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster
+/// .multicast::cluster.b64 [barrier], ctaMask`: the barrier at `barrier`'s
+/// offset in every CTA of `ctaMask` receives one arrival.
+void emitCommitMulticast(KernelBuilder &kb, Value barrier, uint16_t ctaMask);
 
 /// `elect.sync` over the full warp: true on one lane.
 Value emitElectOne(KernelBuilder &kb);
