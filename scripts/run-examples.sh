@@ -2,10 +2,10 @@
 # The main job: set up, build, then compile every example in examples/ for
 # each chip its header lists. fp8-compile writes NAME.ptx and NAME.json per
 # GEMM kernel into build/examples/<example>/<chip>/ and ptxas (when CUDA is
-# installed) reports each kernel's resources. sm_90a must succeed. The sm_100a
-# lowering does not take every recipe yet (see the README): an example it
-# rejects prints the diagnostic and is verified and run through the
-# target-neutral passes instead.
+# installed) reports each kernel's resources. sm_90a must succeed. Should the
+# sm_100a lowering reject an example (it takes every recipe of the examples
+# today), its diagnostic is printed and the example is verified and run
+# through the target-neutral passes instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh

@@ -127,14 +127,12 @@ FailureOr<BlackwellGemm> blackwell::getBlackwellGemm(ScaledMatmulOp op) {
   if (failed(problem))
     return failure();
   problem->blockwiseAsMX = problem->isBlockwise();
-  // The block-scaled MMA applies the scales inside the tensor core and
-  // accumulates in f32 in TMEM: there are no per-block partial sums for a
-  // promoted accumulation to rescale, so MX takes either mode.
-  if (problem->promoteInterval != 0 && !problem->isBlockScaled())
-    return op.emitOpError()
-           << "the sm_100a GEMM lowering takes fast accumulation only (the "
-              "tcgen05 accumulator is f32 in Tensor Memory; promoted "
-              "accumulation is not implemented)";
+  // promoted(N) needs no CUDA-core promotion on sm_100a: tcgen05 keeps the
+  // whole K reduction in the f32 accumulator in Tensor Memory (the Hopper
+  // promotion exists because wgmma's partial sums keep about 14 bits), and
+  // the block-scaled MMA applies its scales inside the tensor core. Both
+  // accumulation modes therefore lower to the same kernel. Assumption from
+  // the PTX ISA's f32 accumulator type; not measured on a Blackwell GPU.
   BlackwellGemm gemm;
   gemm.problem = *problem;
   gemm.aMajor = toEncodingMajor(op.getAMajor());

@@ -55,14 +55,6 @@ func.func @blockwise_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<192x256xf8E
 
 // -----
 
-func.func @promoted(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
-  // expected-error @+1 {{the sm_100a GEMM lowering takes fast accumulation only}}
-  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
-  return %0 : tensor<128x64xbf16>
-}
-
-// -----
-
 func.func @tile_m(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
   // expected-error @+1 {{the sm_100a kernels take tile M 128 (cta_group::1, one TMEM lane per row) or 256 with cluster = 2x1 (cta_group::2), got 64}}
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 64x64x128>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
