@@ -505,8 +505,7 @@ DictionaryAttr blackwell::buildKernelMetadata(MLIRContext *ctx, StringRef name,
 //===----------------------------------------------------------------------===//
 
 namespace {
-struct KernelValues {
-  Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, m;
+struct KernelValues : GemmKernelParams {
   Value tid, warp;
   Value smem;
   Value epilogueBuffer;
@@ -986,48 +985,10 @@ gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
   ImplicitLocOpBuilder b(loc, builder);
   KernelBuilder kb(b);
 
-  Type generic = kb.ptrType(AddressSpace::Generic);
-  Type global = kb.ptrType(AddressSpace::Global);
-  // Parameter order: the metadata's "params" list (GemmKernel.cpp). MX
-  // scales are tensor maps.
-  Type scaleArg = t.scaleTensorMaps ? generic : global;
-  SmallVector<Type> argTypes = {generic, generic,
-                                t.tmaStoreEpilogue ? generic : global,
-                                scaleArg, scaleArg};
-  if (p.biasElementType)
-    argTypes.push_back(global);
-  if (p.accumulateIntoC)
-    argTypes.push_back(global);
-  argTypes.push_back(b.getI32Type());
-
-  auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(argTypes, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
-                b.getDenseI32ArrayAttr(
-                    {static_cast<int32_t>(kNumThreads), 1, 1}));
-  func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                b.getI32IntegerAttr(1));
+  KernelValues v{};
+  auto func = createGemmKernelFunc(b, loc, name, p, t, kNumThreads, v);
   bool pair = isCtaPair(t);
   CtaGroup group = getCtaGroup(t);
-  if (pair)
-    func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
-                  b.getDenseI32ArrayAttr(
-                      {static_cast<int32_t>(t.clusterM), 1, 1}));
-
-  Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  unsigned arg = 0;
-  KernelValues v{};
-  v.tmaA = entry.getArgument(arg++);
-  v.tmaB = entry.getArgument(arg++);
-  (t.tmaStoreEpilogue ? v.tmaD : v.d) = entry.getArgument(arg++);
-  v.aScaleInv = entry.getArgument(arg++);
-  v.bScaleInv = entry.getArgument(arg++);
-  if (p.biasElementType)
-    v.bias = entry.getArgument(arg++);
-  if (p.accumulateIntoC)
-    v.c = entry.getArgument(arg++);
-  v.m = entry.getArgument(arg++);
 
   v.tid = kb.threadIdX();
   v.warp = kb.divu(v.tid, kb.i32(kWarpThreads));

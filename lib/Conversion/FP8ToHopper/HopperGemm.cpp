@@ -120,8 +120,7 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
 
 namespace {
 /// The values the producer and consumer code share.
-struct KernelValues {
-  Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, m;
+struct KernelValues : GemmKernelParams {
   Value tid;
   Value smem;
   /// The output staging buffer (TMA-store epilogue).
@@ -540,44 +539,8 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   KernelBuilder kb(b);
   MLIRContext *ctx = builder.getContext();
 
-  Type generic = kb.ptrType(AddressSpace::Generic);
-  Type global = kb.ptrType(AddressSpace::Global);
-  // Parameter order: the metadata's "params" list (GemmKernel.cpp).
-  SmallVector<Type> argTypes = {generic, generic,
-                                t.tmaStoreEpilogue ? generic : global, global,
-                                global};
-  if (p.biasElementType)
-    argTypes.push_back(global);
-  if (p.accumulateIntoC)
-    argTypes.push_back(global);
-  argTypes.push_back(b.getI32Type());
-
-  auto func = gpu::GPUFuncOp::create(b, name, b.getFunctionType(argTypes, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  // A register cap at entry lets setmaxnreg move registers between
-  // warpgroups (one CTA per SM).
-  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
-                b.getDenseI32ArrayAttr({static_cast<int32_t>(t.numThreads()), 1, 1}));
-  func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));
-  if (t.clusterM > 1)
-    func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
-                  b.getDenseI32ArrayAttr(
-                      {static_cast<int32_t>(t.clusterM), 1, 1}));
-
-  Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
-  unsigned arg = 0;
   KernelValues v{};
-  v.tmaA = entry.getArgument(arg++);
-  v.tmaB = entry.getArgument(arg++);
-  (t.tmaStoreEpilogue ? v.tmaD : v.d) = entry.getArgument(arg++);
-  v.aScaleInv = entry.getArgument(arg++);
-  v.bScaleInv = entry.getArgument(arg++);
-  if (p.biasElementType)
-    v.bias = entry.getArgument(arg++);
-  if (p.accumulateIntoC)
-    v.c = entry.getArgument(arg++);
-  v.m = entry.getArgument(arg++);
+  auto func = createGemmKernelFunc(b, loc, name, p, t, t.numThreads(), v);
 
   v.tid = kb.threadIdX();
   v.smem = kb.dynamicSharedMemory();

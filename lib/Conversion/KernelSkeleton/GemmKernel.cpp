@@ -1,7 +1,10 @@
 //===- GemmKernel.cpp - Target-neutral description of a GEMM kernel -------===//
 
 #include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
+#include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -138,6 +141,56 @@ SmallVector<int32_t> mlir::fp8::getGridConstantParams(const GemmTiling &t) {
   if (t.scaleTensorMaps)
     params.append({3, 4});
   return params;
+}
+
+gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
+    OpBuilder &b, Location loc, StringRef name, const GemmProblem &p,
+    const GemmTiling &t, int64_t numThreads, GemmKernelParams &params) {
+  MLIRContext *ctx = b.getContext();
+  Type generic = LLVM::LLVMPointerType::get(ctx);
+  Type global = LLVM::LLVMPointerType::get(
+      ctx, static_cast<unsigned>(AddressSpace::Global));
+  // Scale parameters are by-value tensor maps (generic pointers to them)
+  // when the kernel reads the scales with TMA.
+  Type scale = t.scaleTensorMaps ? generic : global;
+  SmallVector<Type> argTypes = {generic, generic,
+                                t.tmaStoreEpilogue ? generic : global, scale,
+                                scale};
+  if (p.biasElementType)
+    argTypes.push_back(global);
+  if (p.accumulateIntoC)
+    argTypes.push_back(global);
+  argTypes.push_back(b.getI32Type());
+
+  auto func = gpu::GPUFuncOp::create(b, loc, name,
+                                     b.getFunctionType(argTypes, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  // A register cap at entry lets setmaxnreg move registers between warp
+  // roles (one CTA per SM).
+  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                b.getDenseI32ArrayAttr({static_cast<int32_t>(numThreads), 1, 1}));
+  func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                b.getI32IntegerAttr(1));
+  if (t.clusterM > 1)
+    func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                  b.getDenseI32ArrayAttr(
+                      {static_cast<int32_t>(t.clusterM), 1, 1}));
+
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  unsigned arg = 0;
+  params = GemmKernelParams{};
+  params.tmaA = entry.getArgument(arg++);
+  params.tmaB = entry.getArgument(arg++);
+  (t.tmaStoreEpilogue ? params.tmaD : params.d) = entry.getArgument(arg++);
+  params.aScaleInv = entry.getArgument(arg++);
+  params.bScaleInv = entry.getArgument(arg++);
+  if (p.biasElementType)
+    params.bias = entry.getArgument(arg++);
+  if (p.accumulateIntoC)
+    params.c = entry.getArgument(arg++);
+  params.m = entry.getArgument(arg++);
+  return func;
 }
 
 namespace {

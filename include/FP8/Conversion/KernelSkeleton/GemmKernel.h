@@ -12,6 +12,7 @@
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include <string>
@@ -133,6 +134,24 @@ DictionaryAttr buildGemmKernelMetadata(MLIRContext *ctx, StringRef name,
 /// Indices of the by-value tensor-map parameters (tma_a, tma_b, with a
 /// TMA-store epilogue tma_d, and with scale tensor maps tma_sfa, tma_sfb).
 SmallVector<int32_t> getGridConstantParams(const GemmTiling &tiling);
+
+/// The parameters of a GEMM kernel, in the order of the metadata's "params"
+/// list. `d` or `tmaD` is set (TMA-store epilogue); `bias` and `c` are null
+/// when the problem has none.
+struct GemmKernelParams {
+  Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, m;
+};
+
+/// Creates the `gpu.func` of a GEMM kernel at `b`'s insertion point with the
+/// ABI buildGemmKernelMetadata describes, `numThreads` threads per CTA (also
+/// the register-allocation cap), one CTA per SM and, when `clusterM` > 1, a
+/// `clusterM`x1x1 cluster. Leaves `b` at the start of the body and returns
+/// the parameters in `params`.
+gpu::GPUFuncOp createGemmKernelFunc(OpBuilder &b, Location loc, StringRef name,
+                                    const GemmProblem &problem,
+                                    const GemmTiling &tiling,
+                                    int64_t numThreads,
+                                    GemmKernelParams &params);
 
 } // namespace mlir::fp8
 
