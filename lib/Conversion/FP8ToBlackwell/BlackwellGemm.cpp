@@ -283,22 +283,14 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
                                                   const BlackwellGemm &g,
                                                   GemmConfigAttr config) {
   const GemmProblem &p = g.problem;
-  GemmTiling t;
-  t.outputBytes = p.outElementType.getIntOrFloatBitWidth() / 8;
+  int64_t outputBytes = p.outElementType.getIntOrFloatBitWidth() / 8;
   // f32 outputs and accumulate-into-C keep direct stores (as on sm_90a).
-  bool canStageOutput = t.outputBytes == 2 && !p.accumulateIntoC;
-  t.scaleTensorMaps = p.isBlockScaled();
+  bool canStageOutput = outputBytes == 2 && !p.accumulateIntoC;
+  GemmTiling t;
   if (config) {
-    t.tileM = config.getTile().m;
-    t.tileN = config.getTile().n;
-    t.tileK = config.getTile().k;
-    t.stages = config.getStages();
-    t.clusterM = config.getCluster().rows;
-    t.clusterN = config.getCluster().cols;
-    t.rasterGroup = config.getRasterGroup();
-    t.tmaStoreEpilogue =
-        canStageOutput && t.tileN % t.storeBoxColumns() == 0;
+    t = getGemmTiling(config, outputBytes, canStageOutput);
   } else {
+    t.outputBytes = outputBytes;
     t.tileM = kTileM;
     t.tileK = kTileK;
     t.tmaStoreEpilogue = canStageOutput;
@@ -316,6 +308,7 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
         kMaxStages,
         available / (getCtaStageBytes(t) + getScaleStageBytes(g, t)));
   }
+  t.scaleTensorMaps = p.isBlockScaled();
 
   bool pairCluster = t.clusterM == 2 && t.clusterN == 1;
   if (t.tileM == kPairTileM && !pairCluster)

@@ -60,23 +60,16 @@ static int64_t pickTileN(int64_t n, int64_t storeBoxColumns) {
 FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
                                                const GemmProblem &p,
                                                GemmConfigAttr config) {
-  GemmTiling t;
   bool promote = p.promoteInterval != 0;
-  t.outputBytes = p.outElementType.getIntOrFloatBitWidth() / 8;
+  int64_t outputBytes = p.outElementType.getIntOrFloatBitWidth() / 8;
   // f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
   // staging buffer would halve the pipeline depth.
-  bool canStageOutput = t.outputBytes == 2 && !p.accumulateIntoC;
+  bool canStageOutput = outputBytes == 2 && !p.accumulateIntoC;
+  GemmTiling t;
   if (config) {
-    t.tileM = config.getTile().m;
-    t.tileN = config.getTile().n;
-    t.tileK = config.getTile().k;
-    t.stages = config.getStages();
-    t.clusterM = config.getCluster().rows;
-    t.clusterN = config.getCluster().cols;
-    t.rasterGroup = config.getRasterGroup();
-    t.tmaStoreEpilogue =
-        canStageOutput && t.tileN % t.storeBoxColumns() == 0;
+    t = getGemmTiling(config, outputBytes, canStageOutput);
   } else {
+    t.outputBytes = outputBytes;
     t.tmaStoreEpilogue = canStageOutput;
     t.tileN = promote ? kScaleBlock
                       : pickTileN(p.n, canStageOutput ? t.storeBoxColumns() : 0);

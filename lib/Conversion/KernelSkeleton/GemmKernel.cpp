@@ -134,6 +134,21 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
   return name;
 }
 
+GemmTiling mlir::fp8::getGemmTiling(GemmConfigAttr config, int64_t outputBytes,
+                                    bool canStageOutput) {
+  GemmTiling t;
+  t.outputBytes = outputBytes;
+  t.tileM = config.getTile().m;
+  t.tileN = config.getTile().n;
+  t.tileK = config.getTile().k;
+  t.stages = config.getStages();
+  t.clusterM = config.getCluster().rows;
+  t.clusterN = config.getCluster().cols;
+  t.rasterGroup = config.getRasterGroup();
+  t.tmaStoreEpilogue = canStageOutput && t.tileN % t.storeBoxColumns() == 0;
+  return t;
+}
+
 SmallVector<int32_t> mlir::fp8::getGridConstantParams(const GemmTiling &t) {
   SmallVector<int32_t> params = {0, 1};
   if (t.tmaStoreEpilogue)

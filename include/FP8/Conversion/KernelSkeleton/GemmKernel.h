@@ -118,6 +118,13 @@ struct GemmTiling {
   int64_t numNTiles(int64_t n) const { return (n + tileN - 1) / tileN; }
 };
 
+/// The tiling a `#fp8.gemm_config` asks for: tile, pipeline depth, cluster
+/// and raster group, with a TMA-store epilogue when `canStageOutput` and the
+/// tile's N is whole store boxes. The target's lowering checks that its
+/// kernels take it.
+GemmTiling getGemmTiling(GemmConfigAttr config, int64_t outputBytes,
+                         bool canStageOutput);
+
 /// A short name for the kernel: recipe, dtypes, N, K and tile, e.g.
 /// `fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s4`.
 std::string getGemmKernelName(const GemmProblem &problem,
