@@ -32,7 +32,9 @@ static std::string getPTXFeatures(StringRef chip) {
 
 void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
                                       const FP8ToPTXOptions &options) {
-  pm.addPass(createFP8VerifyTarget(FP8VerifyTargetOptions{options.chip}));
+  // Legal operand majors for the chip (flipping quantize outputs), then
+  // fp8-verify-target's checks, before anything is lowered.
+  pm.addPass(createFP8SelectLayouts(FP8SelectLayoutsOptions{options.chip}));
   pm.addPass(createCanonicalizerPass());
   // Upstream one-shot bufferization: fp8.scaled_matmul takes its
   // destination-passing memref form; ops no kernel computes yet (and have no

@@ -12,8 +12,8 @@ namespace mlir::fp8 {
 using namespace mlir;
 using namespace mlir::fp8;
 
-static LogicalResult verifyScaledMatmul(ScaledMatmulOp op,
-                                        const ChipInfo &chip) {
+LogicalResult mlir::fp8::verifyScaledMatmulForChip(ScaledMatmulOp op,
+                                                  const ChipInfo &chip) {
   if (op.getAGranularity().isMX() && !chip.supportsBlockScaledMma) {
     InFlightDiagnostic diag =
         op.emitOpError() << "MXFP8 (mx 1x32, UE8M0 scales) needs block-scaled "
@@ -42,22 +42,27 @@ static LogicalResult verifyScaledMatmul(ScaledMatmulOp op,
   return success();
 }
 
+const ChipInfo *mlir::fp8::lookupChipOrEmitError(Operation *op,
+                                                 StringRef chip) {
+  const ChipInfo *info = lookupChip(chip);
+  if (!info)
+    op->emitError() << "unknown chip '" << chip << "': expected one of "
+                    << describeSupportedChips();
+  return info;
+}
+
 namespace {
 struct VerifyTargetPass
     : public fp8::impl::FP8VerifyTargetBase<VerifyTargetPass> {
   using FP8VerifyTargetBase::FP8VerifyTargetBase;
 
   void runOnOperation() override {
-    const ChipInfo *info = lookupChip(chip);
-    if (!info) {
-      getOperation()->emitError()
-          << "unknown chip '" << chip << "': expected one of "
-          << describeSupportedChips();
+    const ChipInfo *info = lookupChipOrEmitError(getOperation(), chip);
+    if (!info)
       return signalPassFailure();
-    }
     bool failed = false;
     getOperation()->walk([&](ScaledMatmulOp op) {
-      failed |= mlir::failed(verifyScaledMatmul(op, *info));
+      failed |= mlir::failed(verifyScaledMatmulForChip(op, *info));
     });
     if (failed)
       signalPassFailure();

@@ -13,6 +13,18 @@ namespace fp8 {
 #define GEN_PASS_DECL
 #include "FP8/Dialect/FP8/Transforms/Passes.h.inc"
 
+struct ChipInfo;
+class ScaledMatmulOp;
+
+/// The chip named `chip`, or null after an error on `op` that lists the
+/// supported ones.
+const ChipInfo *lookupChipOrEmitError(Operation *op, StringRef chip);
+
+/// Checks `op` against what `chip`'s GEMM lowering can run (the rules of
+/// fp8-verify-target); emits an error on `op` when it cannot.
+LogicalResult verifyScaledMatmulForChip(ScaledMatmulOp op,
+                                        const ChipInfo &chip);
+
 /// Patterns of fp8-decompose-quantize.
 void populateDecomposeQuantizePatterns(RewritePatternSet &patterns);
 

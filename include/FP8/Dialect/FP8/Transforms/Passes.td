@@ -29,6 +29,41 @@ def FP8VerifyTarget : Pass<"fp8-verify-target"> {
   ];
 }
 
+def FP8SelectLayouts : Pass<"fp8-select-layouts"> {
+  let summary = "Make every scaled_matmul's operand majors legal for the chip";
+  let description = [{
+    Rewrites the producers of `fp8.scaled_matmul` operands so that each
+    operand is stored in a major the target's MMA reads, at the cheapest
+    cost: the direction of the producing `fp8.quantize`'s output is flipped;
+    no separate FP8 transpose is ever added (it would be an extra pass over
+    memory that the quantize's one read avoids).
+
+    On sm_90a (wgmma reads FP8 K-major only) an MN-major operand becomes
+    K-major when it is
+
+    * the `columnwise` output of an `fp8.quantize` with
+      `columnwise_layout = untransposed`: the layout becomes `transposed`
+      (the same values, stored `[C, R]`), for every user of that output;
+    * the `rowwise` output of a per-tensor `fp8.quantize`: the op produces a
+      transposed `columnwise` output instead (per-tensor scales do not
+      depend on the direction, so the data and scale are bit-identical); the
+      `rowwise` output is kept only if something else uses it.
+
+    Any other MN-major operand on sm_90a, and MXFP8 GEMMs on a chip without
+    block-scaled MMA, are reported as errors (the pass does not fall back to
+    dequantize + a bf16 GEMM: a silent loss of the FP8 speed-up is not what
+    a user asking for FP8 wants). sm_100a reads K- and MN-major operands
+    (TN, NN, NT), so nothing changes there.
+
+    Example: `fp8-opt --fp8-select-layouts=chip=sm_90a model.mlir`
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "target GPU (sm_90a or sm_100a)">,
+  ];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
+}
+
 def FP8DecomposeQuantize : Pass<"fp8-decompose-quantize"> {
   let summary = "Split fused current-scaling quantization into amax, scale and cast";
   let description = [{
