@@ -32,6 +32,8 @@ static std::string getPTXFeatures(StringRef chip) {
 
 void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
                                       const FP8ToPTXOptions &options) {
+  // Q/DQ graphs into scaled_matmul (before the majors are chosen).
+  pm.addPass(createFP8FuseScales());
   // Legal operand majors for the chip (flipping quantize outputs), then
   // fp8-verify-target's checks, before anything is lowered.
   pm.addPass(createFP8SelectLayouts(FP8SelectLayoutsOptions{options.chip}));

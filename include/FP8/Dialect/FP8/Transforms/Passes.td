@@ -64,6 +64,42 @@ def FP8SelectLayouts : Pass<"fp8-select-layouts"> {
   let dependentDialects = ["::mlir::fp8::FP8Dialect"];
 }
 
+def FP8FuseScales : Pass<"fp8-fuse-scales"> {
+  let summary = "Fold scale application into fp8.scaled_matmul";
+  let description = [{
+    Rewrites graphs that apply FP8 scales around a matmul into one
+    `fp8.scaled_matmul`, whose kernels apply the scales in the MMA loop or
+    the epilogue.
+
+    Patterns:
+
+    * Q/DQ form (as TensorRT and ONNX export it): `linalg.matmul` of two
+      `fp8.dequantize` results becomes `fp8.scaled_matmul` of the FP8 data
+      and scales: into a zero-filled tensor plainly, into any other f32
+      tensor as `accumulate_into` (the wgrad form). The operand majors
+      follow the matmul's indexing maps (`B` as `[K, N]`, the default, is
+      MN-major; `[N, K]` is K-major); a dequantize scale that is not
+      per-tensor must run along the stored rows of a K-major operand (its
+      blocks then lie along K). Tile scales get `promoted(Kb)`
+      accumulation; per-tensor/row scales get `promoted(128)`, or `fast`
+      with `fast-accumulation` (the Q/DQ graph's matmul is exact in
+      principle, so the precise mode is the default). The result is
+      rounded once from f32 instead of after each bf16 dequantize, the
+      usual meaning of a fused Q/DQ pair.
+
+    Graphs that do not match exactly (a non-zero bf16/f16 init, scales the kernels
+    cannot apply, MXFP8 with an MN-major operand) are left alone.
+
+    Example: `fp8-opt --fp8-fuse-scales model.mlir`
+  }];
+  let options = [
+    Option<"fastAccumulation", "fast-accumulation", "bool",
+           /*default=*/"false",
+           "use fast accumulation for per-tensor/row scaled GEMMs">,
+  ];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
+}
+
 def FP8DecomposeQuantize : Pass<"fp8-decompose-quantize"> {
   let summary = "Split fused current-scaling quantization into amax, scale and cast";
   let description = [{

@@ -1,0 +1,119 @@
+// RUN: fp8-opt %s -split-input-file -fp8-fuse-scales | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-fuse-scales=fast-accumulation=true | FileCheck %s --check-prefix=FAST
+
+#map_a = affine_map<(m, n, k) -> (m, k)>
+#map_bt = affine_map<(m, n, k) -> (n, k)>
+#map_c = affine_map<(m, n, k) -> (m, n)>
+
+// Q/DQ with a transposed weight ([N, K]): a TN scaled_matmul, per-tensor
+// scales, promoted accumulation by default.
+// CHECK-LABEL: func.func @qdq_tn_tensor
+// CHECK-SAME: (%[[A:.*]]: tensor<128x256xf8E4M3FN>, %[[SA:.*]]: tensor<f32>, %[[B:.*]]: tensor<64x256xf8E4M3FN>, %[[SB:.*]]: tensor<f32>)
+// CHECK-NOT: fp8.dequantize
+// CHECK-NOT: linalg.matmul
+// CHECK: %[[R:.*]] = fp8.scaled_matmul %[[A]], %[[B]], %[[SA]], %[[SB]] {a_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, b_granularity = #fp8.granularity<tensor>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
+// CHECK-NEXT: return %[[R]]
+// FAST-LABEL: func.func @qdq_tn_tensor
+// FAST: accumulation = #fp8.accumulation<fast>
+func.func @qdq_tn_tensor(%a: tensor<128x256xf8E4M3FN>, %sa: tensor<f32>, %b: tensor<64x256xf8E4M3FN>, %sb: tensor<f32>) -> tensor<128x64xbf16> {
+  %da = fp8.dequantize %a, %sa {granularity = #fp8.granularity<tensor>} : tensor<128x256xf8E4M3FN>, tensor<f32> -> tensor<128x256xbf16>
+  %db = fp8.dequantize %b, %sb {granularity = #fp8.granularity<tensor>} : tensor<64x256xf8E4M3FN>, tensor<f32> -> tensor<64x256xbf16>
+  %zero = arith.constant 0.0 : bf16
+  %empty = tensor.empty() : tensor<128x64xbf16>
+  %init = linalg.fill ins(%zero : bf16) outs(%empty : tensor<128x64xbf16>) -> tensor<128x64xbf16>
+  %r = linalg.matmul indexing_maps = [#map_a, #map_bt, #map_c] ins(%da, %db : tensor<128x256xbf16>, tensor<64x256xbf16>) outs(%init : tensor<128x64xbf16>) -> tensor<128x64xbf16>
+  return %r : tensor<128x64xbf16>
+}
+
+// -----
+
+// The default matmul reads B as [K, N]: an MN-major B (per-tensor scale).
+// CHECK-LABEL: func.func @qdq_nn_tensor
+// CHECK: fp8.scaled_matmul %arg0, %arg2, %arg1, %arg3 {a_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<promoted(128)>, b_granularity = #fp8.granularity<tensor>, b_major = #fp8.major<mn>} : (tensor<128x256xf8E4M3FN>, tensor<256x64xf8E4M3FN>, tensor<128x1xf32>, tensor<f32>) -> tensor<128x64xf32>
+func.func @qdq_nn_tensor(%a: tensor<128x256xf8E4M3FN>, %sa: tensor<128x1xf32>, %b: tensor<256x64xf8E4M3FN>, %sb: tensor<f32>) -> tensor<128x64xf32> {
+  %da = fp8.dequantize %a, %sa {granularity = #fp8.granularity<row>} : tensor<128x256xf8E4M3FN>, tensor<128x1xf32> -> tensor<128x256xf32>
+  %db = fp8.dequantize %b, %sb {granularity = #fp8.granularity<tensor>} : tensor<256x64xf8E4M3FN>, tensor<f32> -> tensor<256x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<128x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %r = linalg.matmul ins(%da, %db : tensor<128x256xf32>, tensor<256x64xf32>) outs(%init : tensor<128x64xf32>) -> tensor<128x64xf32>
+  return %r : tensor<128x64xf32>
+}
+
+// -----
+
+#map_a = affine_map<(m, n, k) -> (m, k)>
+#map_bt = affine_map<(m, n, k) -> (n, k)>
+#map_c = affine_map<(m, n, k) -> (m, n)>
+
+// Blockwise 1x128 x 128x128 (DeepSeek-V3): promoted every 128 K.
+// CHECK-LABEL: func.func @qdq_blockwise
+// CHECK: fp8.scaled_matmul %arg0, %arg2, %arg1, %arg3 {a_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, b_granularity = #fp8.granularity<tile 128x128>}
+// FAST-LABEL: func.func @qdq_blockwise
+// FAST: accumulation = #fp8.accumulation<promoted(128)>
+func.func @qdq_blockwise(%a: tensor<128x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %b: tensor<256x256xf8E4M3FN>, %sb: tensor<2x2xf32>) -> tensor<128x256xbf16> {
+  %da = fp8.dequantize %a, %sa {granularity = #fp8.granularity<tile 1x128>} : tensor<128x256xf8E4M3FN>, tensor<128x2xf32> -> tensor<128x256xbf16>
+  %db = fp8.dequantize %b, %sb {granularity = #fp8.granularity<tile 128x128>} : tensor<256x256xf8E4M3FN>, tensor<2x2xf32> -> tensor<256x256xbf16>
+  %zero = arith.constant 0.0 : bf16
+  %empty = tensor.empty() : tensor<128x256xbf16>
+  %init = linalg.fill ins(%zero : bf16) outs(%empty : tensor<128x256xbf16>) -> tensor<128x256xbf16>
+  %r = linalg.matmul indexing_maps = [#map_a, #map_bt, #map_c] ins(%da, %db : tensor<128x256xbf16>, tensor<256x256xbf16>) outs(%init : tensor<128x256xbf16>) -> tensor<128x256xbf16>
+  return %r : tensor<128x256xbf16>
+}
+
+// -----
+
+// Not fused: block scales of an MN-major B run across N, not K.
+// CHECK-LABEL: func.func @mn_major_block_scales
+// CHECK: linalg.matmul
+// CHECK-NOT: fp8.scaled_matmul
+func.func @mn_major_block_scales(%a: tensor<128x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %b: tensor<256x128xf8E4M3FN>, %sb: tensor<256x1xf32>) -> tensor<128x128xbf16> {
+  %da = fp8.dequantize %a, %sa {granularity = #fp8.granularity<tile 1x128>} : tensor<128x256xf8E4M3FN>, tensor<128x2xf32> -> tensor<128x256xbf16>
+  %db = fp8.dequantize %b, %sb {granularity = #fp8.granularity<tile 1x128>} : tensor<256x128xf8E4M3FN>, tensor<256x1xf32> -> tensor<256x128xbf16>
+  %zero = arith.constant 0.0 : bf16
+  %empty = tensor.empty() : tensor<128x128xbf16>
+  %init = linalg.fill ins(%zero : bf16) outs(%empty : tensor<128x128xbf16>) -> tensor<128x128xbf16>
+  %r = linalg.matmul ins(%da, %db : tensor<128x256xbf16>, tensor<256x128xbf16>) outs(%init : tensor<128x128xbf16>) -> tensor<128x128xbf16>
+  return %r : tensor<128x128xbf16>
+}
+
+// -----
+
+// An f32 matmul into a non-zero tensor: accumulate-into-C (wgrad).
+// CHECK-LABEL: func.func @accumulate_f32
+// CHECK: fp8.scaled_matmul %arg0, %arg1, %arg2, %arg2 accumulate_into %arg3 {a_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, b_granularity = #fp8.granularity<tensor>, b_major = #fp8.major<mn>} : (tensor<128x256xf8E4M3FN>, tensor<256x64xf8E4M3FN>, tensor<f32>, tensor<f32>, tensor<128x64xf32>) -> tensor<128x64xf32>
+func.func @accumulate_f32(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x64xf8E4M3FN>, %s: tensor<f32>, %c: tensor<128x64xf32>) -> tensor<128x64xf32> {
+  %da = fp8.dequantize %a, %s {granularity = #fp8.granularity<tensor>} : tensor<128x256xf8E4M3FN>, tensor<f32> -> tensor<128x256xf32>
+  %db = fp8.dequantize %b, %s {granularity = #fp8.granularity<tensor>} : tensor<256x64xf8E4M3FN>, tensor<f32> -> tensor<256x64xf32>
+  %r = linalg.matmul ins(%da, %db : tensor<128x256xf32>, tensor<256x64xf32>) outs(%c : tensor<128x64xf32>) -> tensor<128x64xf32>
+  return %r : tensor<128x64xf32>
+}
+
+// -----
+
+// Not fused: a bf16 matmul into a non-zero tensor (scaled_matmul accumulates
+// into f32 only).
+// CHECK-LABEL: func.func @nonzero_bf16_init
+// CHECK: linalg.matmul
+// CHECK-NOT: fp8.scaled_matmul
+func.func @nonzero_bf16_init(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x64xf8E4M3FN>, %s: tensor<f32>, %c: tensor<128x64xbf16>) -> tensor<128x64xbf16> {
+  %da = fp8.dequantize %a, %s {granularity = #fp8.granularity<tensor>} : tensor<128x256xf8E4M3FN>, tensor<f32> -> tensor<128x256xbf16>
+  %db = fp8.dequantize %b, %s {granularity = #fp8.granularity<tensor>} : tensor<256x64xf8E4M3FN>, tensor<f32> -> tensor<256x64xbf16>
+  %r = linalg.matmul ins(%da, %db : tensor<128x256xbf16>, tensor<256x64xbf16>) outs(%c : tensor<128x64xbf16>) -> tensor<128x64xbf16>
+  return %r : tensor<128x64xbf16>
+}
+
+// -----
+
+// Not fused: only one side is FP8.
+// CHECK-LABEL: func.func @one_side_fp8
+// CHECK: linalg.matmul
+// CHECK-NOT: fp8.scaled_matmul
+func.func @one_side_fp8(%a: tensor<128x256xf8E4M3FN>, %s: tensor<f32>, %b: tensor<256x64xbf16>) -> tensor<128x64xbf16> {
+  %da = fp8.dequantize %a, %s {granularity = #fp8.granularity<tensor>} : tensor<128x256xf8E4M3FN>, tensor<f32> -> tensor<128x256xbf16>
+  %zero = arith.constant 0.0 : bf16
+  %empty = tensor.empty() : tensor<128x64xbf16>
+  %init = linalg.fill ins(%zero : bf16) outs(%empty : tensor<128x64xbf16>) -> tensor<128x64xbf16>
+  %r = linalg.matmul ins(%da, %b : tensor<128x256xbf16>, tensor<256x64xbf16>) outs(%init : tensor<128x64xbf16>) -> tensor<128x64xbf16>
+  return %r : tensor<128x64xbf16>
+}
