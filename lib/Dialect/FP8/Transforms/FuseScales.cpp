@@ -128,12 +128,74 @@ struct FuseDequantizeMatmul : OpRewritePattern<linalg::MatmulOp> {
   bool fastAccumulation;
 };
 
+/// arith.addf(scaled_matmul -> f32, broadcast(bias[N]) along M)
+///   -> scaled_matmul ... bias: the kernel adds the bias in f32 after the
+/// scales, exactly what the f32 graph computes.
+struct FuseBiasAdd : OpRewritePattern<arith::AddFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::AddFOp add,
+                                PatternRewriter &rewriter) const override {
+    for (auto [lhs, rhs] : {std::pair(add.getLhs(), add.getRhs()),
+                            std::pair(add.getRhs(), add.getLhs())}) {
+      auto matmul = lhs.getDefiningOp<ScaledMatmulOp>();
+      auto broadcast = rhs.getDefiningOp<linalg::BroadcastOp>();
+      if (!matmul || !broadcast || !matmul.getResult() ||
+          !matmul.getResult().hasOneUse() || matmul.getBias() ||
+          matmul.getC())
+        continue;
+      auto resultType = cast<RankedTensorType>(matmul.getResult().getType());
+      Value bias = broadcast.getInput();
+      auto biasType = dyn_cast<RankedTensorType>(bias.getType());
+      if (!resultType.getElementType().isF32() || !biasType ||
+          biasType.getRank() != 1 || !biasType.getElementType().isF32() ||
+          broadcast.getDimensions() != ArrayRef<int64_t>{0} ||
+          add.getType() != resultType)
+        continue;
+      // The bias operand is [N] (bf16 or f32); the broadcast's result is the
+      // matmul's shape (the add verifies that).
+      rewriter.modifyOpInPlace(matmul,
+                               [&] { matmul.getBiasMutable().assign(bias); });
+      rewriter.replaceOp(add, matmul.getResult());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(add, "not scaled_matmul + bias[N]");
+  }
+};
+
+/// arith.truncf(scaled_matmul -> f32) to bf16/f16 -> scaled_matmul -> bf16/
+/// f16: the kernel rounds its f32 result once, to nearest even, as truncf
+/// does.
+struct FuseOutputCast : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::TruncFOp cast,
+                                PatternRewriter &rewriter) const override {
+    auto matmul = cast.getIn().getDefiningOp<ScaledMatmulOp>();
+    if (!matmul || !matmul.getResult() || !matmul.getResult().hasOneUse() ||
+        matmul.getC())
+      return rewriter.notifyMatchFailure(cast, "not a scaled_matmul result");
+    if (cast.getRoundingmodeAttr() &&
+        cast.getRoundingmode() != arith::RoundingMode::to_nearest_even)
+      return rewriter.notifyMatchFailure(cast, "not round-to-nearest-even");
+    auto resultType = dyn_cast<RankedTensorType>(cast.getType());
+    if (!resultType || !(resultType.getElementType().isBF16() ||
+                         resultType.getElementType().isF16()))
+      return rewriter.notifyMatchFailure(cast, "not a cast to bf16/f16");
+    rewriter.modifyOpInPlace(
+        matmul, [&] { matmul.getResult().setType(resultType); });
+    rewriter.replaceOp(cast, matmul.getResult());
+    return success();
+  }
+};
+
 struct FuseScalesPass : public fp8::impl::FP8FuseScalesBase<FuseScalesPass> {
   using FP8FuseScalesBase::FP8FuseScalesBase;
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseDequantizeMatmul>(&getContext(), fastAccumulation);
+    patterns.add<FuseBiasAdd, FuseOutputCast>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -117,3 +117,60 @@ func.func @one_side_fp8(%a: tensor<128x256xf8E4M3FN>, %s: tensor<f32>, %b: tenso
   %r = linalg.matmul ins(%da, %b : tensor<128x256xbf16>, tensor<256x64xbf16>) outs(%init : tensor<128x64xbf16>) -> tensor<128x64xbf16>
   return %r : tensor<128x64xbf16>
 }
+
+// -----
+
+#map_a = affine_map<(m, n, k) -> (m, k)>
+#map_bt = affine_map<(m, n, k) -> (n, k)>
+#map_c = affine_map<(m, n, k) -> (m, n)>
+
+// A whole linear layer in Q/DQ form: f32 matmul, + bias[N], cast to bf16.
+// Everything lands in one scaled_matmul; nothing is left behind.
+// CHECK-LABEL: func.func @qdq_bias_cast
+// CHECK-NEXT: %[[R:.*]] = fp8.scaled_matmul %arg0, %arg2, %arg1, %arg3 bias %arg4 {{.*}} : (tensor<?x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<?x1xf32>, tensor<64x1xf32>, tensor<64xf32>) -> tensor<?x64xbf16>
+// CHECK-NEXT: return %[[R]]
+func.func @qdq_bias_cast(%a: tensor<?x256xf8E4M3FN>, %sa: tensor<?x1xf32>, %b: tensor<64x256xf8E4M3FN>, %sb: tensor<64x1xf32>, %bias: tensor<64xf32>) -> tensor<?x64xbf16> {
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %a, %c0 : tensor<?x256xf8E4M3FN>
+  %da = fp8.dequantize %a, %sa {granularity = #fp8.granularity<row>} : tensor<?x256xf8E4M3FN>, tensor<?x1xf32> -> tensor<?x256xf32>
+  %db = fp8.dequantize %b, %sb {granularity = #fp8.granularity<row>} : tensor<64x256xf8E4M3FN>, tensor<64x1xf32> -> tensor<64x256xf32>
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty(%m) : tensor<?x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %mm = linalg.matmul indexing_maps = [#map_a, #map_bt, #map_c] ins(%da, %db : tensor<?x256xf32>, tensor<64x256xf32>) outs(%init : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %bempty = tensor.empty(%m) : tensor<?x64xf32>
+  %bb = linalg.broadcast ins(%bias : tensor<64xf32>) outs(%bempty : tensor<?x64xf32>) dimensions = [0]
+  %y = arith.addf %mm, %bb : tensor<?x64xf32>
+  %yb = arith.truncf %y : tensor<?x64xf32> to tensor<?x64xbf16>
+  return %yb : tensor<?x64xbf16>
+}
+
+// -----
+
+// Not fused: the broadcast runs along N (a per-row term, not a bias), and a
+// truncation toward zero is not the kernel's rounding.
+// CHECK-LABEL: func.func @no_epilogue_fusion
+// CHECK: fp8.scaled_matmul {{.*}} -> tensor<128x64xf32>
+// CHECK: linalg.broadcast
+// CHECK: arith.addf
+// CHECK: arith.truncf
+func.func @no_epilogue_fusion(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>, %v: tensor<128xf32>) -> tensor<128x64xbf16> {
+  %mm = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf32>
+  %e = tensor.empty() : tensor<128x64xf32>
+  %vb = linalg.broadcast ins(%v : tensor<128xf32>) outs(%e : tensor<128x64xf32>) dimensions = [1]
+  %y = arith.addf %mm, %vb : tensor<128x64xf32>
+  %yb = arith.truncf %y toward_zero : tensor<128x64xf32> to tensor<128x64xbf16>
+  return %yb : tensor<128x64xbf16>
+}
+
+// -----
+
+// Not fused: the f32 result has another user besides the cast.
+// CHECK-LABEL: func.func @cast_with_other_user
+// CHECK: fp8.scaled_matmul {{.*}} -> tensor<128x64xf32>
+// CHECK: arith.truncf
+func.func @cast_with_other_user(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> (tensor<128x64xbf16>, tensor<128x64xf32>) {
+  %mm = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf32>
+  %yb = arith.truncf %mm : tensor<128x64xf32> to tensor<128x64xbf16>
+  return %yb, %mm : tensor<128x64xbf16>, tensor<128x64xf32>
+}

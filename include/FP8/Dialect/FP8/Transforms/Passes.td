@@ -87,6 +87,18 @@ def FP8FuseScales : Pass<"fp8-fuse-scales"> {
       rounded once from f32 instead of after each bf16 dequantize, the
       usual meaning of a fused Q/DQ pair.
 
+    * Bias: `arith.addf` of an f32 `fp8.scaled_matmul` result (with no
+      bias or C yet) and a `linalg.broadcast` of an f32 `[N]` vector along
+      M becomes the op's `bias` (the kernel adds it in f32 after the
+      scales, as the graph does).
+    * Output cast: `arith.truncf` (round to nearest even) of the single use
+      of an f32 result to bf16/f16 becomes the op's result type (the
+      kernel rounds its f32 value once, the same way).
+
+    Not yet: activations (GELU, SiLU), the output amax for current scaling
+    of the next layer, scalar rescaling of the result (they need kernel
+    epilogue support first).
+
     Graphs that do not match exactly (a non-zero bf16/f16 init, scales the kernels
     cannot apply, MXFP8 with an MN-major operand) are left alone.
 
