@@ -97,7 +97,8 @@ void mlir::fp8::buildFP8ToPTXPipeline(OpPassManager &pm,
 void mlir::fp8::registerFP8ToPTXPipelines() {
   PassPipelineRegistration<FP8ToPTXOptions>(
       "fp8-to-ptx",
-      "Compile fp8 ops to PTX: fp8-verify-target, canonicalize, "
+      "Compile fp8 ops to PTX: fp8-fuse-scales, fp8-select-layouts (with "
+      "fp8-verify-target's checks), canonicalize, one-shot-bufferize, "
       "fp8-lower-scaled-matmul, then fp8-gpu-module-to-ptx. Each gpu.module "
       "becomes a gpu.binary whose #gpu.object holds the PTX text; host code "
       "is left as is (the runtime launches the kernels from their metadata)",

@@ -42,7 +42,8 @@ struct FP8ToPTXOptions : public PassPipelineOptions<FP8ToPTXOptions> {
 };
 
 /// Adds the target-neutral checks and the lowering of the fp8 ops to GPU
-/// kernels: fp8-verify-target{chip}, canonicalize,
+/// kernels: fp8-fuse-scales, fp8-select-layouts{chip} (which ends with
+/// fp8-verify-target's checks), canonicalize, one-shot-bufferize,
 /// fp8-lower-scaled-matmul{chip}. The result holds host code with
 /// `gpu.launch_func` ops and one `gpu.module` per kernel family whose
 /// `gpu.func` kernels carry `fp8.kernel_metadata`.

@@ -6,7 +6,8 @@
 //
 // * `fp8-gpu-module-to-ptx{chip opt-level}`: already-lowered gpu.modules to
 //   `gpu.binary` ops holding PTX text;
-// * `fp8-to-ptx{chip opt-level}`: fp8-verify-target, canonicalize,
+// * `fp8-to-ptx{chip opt-level}`: fp8-fuse-scales, fp8-select-layouts
+//   (with fp8-verify-target's checks), canonicalize, one-shot-bufferize,
 //   fp8-lower-scaled-matmul, then fp8-gpu-module-to-ptx.
 //
 //===----------------------------------------------------------------------===//
