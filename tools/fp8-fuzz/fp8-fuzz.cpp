@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 using namespace mlir;
 
@@ -46,7 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ScopedDiagnosticHandler discard(&context, [](Diagnostic &) {
     return success();
   });
-  StringRef source(reinterpret_cast<const char *>(data), size);
+  // MLIR's lexer relies on a NUL after the buffer, as every file MLIR reads
+  // has (MemoryBuffer); libFuzzer's bytes end without one.
+  std::string source(reinterpret_cast<const char *>(data), size);
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(source, ParserConfig(&context));
   if (!module || failed(verify(*module)))
