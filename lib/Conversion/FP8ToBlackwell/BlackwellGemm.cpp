@@ -174,16 +174,18 @@ static Fp8OperandTile getBTile(const BlackwellGemm &g, const GemmTiling &t) {
                         t.tileK};
 }
 
+static Fp8Format getFp8Format(Type elementType) {
+  return isa<Float8E5M2Type>(elementType) ? Fp8Format::E5M2 : Fp8Format::E4M3;
+}
+
 static BlockScaledInstrDescriptor
 getBlockScaledInstrDescriptor(const BlackwellGemm &g, const GemmTiling &t) {
   BlockScaledInstrDescriptor d;
   d.ctaGroup = getCtaGroup(t);
   d.m = t.tileM;
   d.n = t.tileN;
-  d.aFormat = isa<Float8E5M2Type>(g.problem.aElementType) ? Fp8Format::E5M2
-                                                          : Fp8Format::E4M3;
-  d.bFormat = isa<Float8E5M2Type>(g.problem.bElementType) ? Fp8Format::E5M2
-                                                          : Fp8Format::E4M3;
+  d.aFormat = getFp8Format(g.problem.aElementType);
+  d.bFormat = getFp8Format(g.problem.bElementType);
   d.aMajor = g.aMajor;
   d.bMajor = g.bMajor;
   return d;
@@ -195,10 +197,8 @@ static F8F6F4InstrDescriptor getInstrDescriptor(const BlackwellGemm &g,
   d.ctaGroup = getCtaGroup(t);
   d.m = t.tileM;
   d.n = t.tileN;
-  d.aFormat = isa<Float8E5M2Type>(g.problem.aElementType) ? Fp8Format::E5M2
-                                                          : Fp8Format::E4M3;
-  d.bFormat = isa<Float8E5M2Type>(g.problem.bElementType) ? Fp8Format::E5M2
-                                                          : Fp8Format::E4M3;
+  d.aFormat = getFp8Format(g.problem.aElementType);
+  d.bFormat = getFp8Format(g.problem.bElementType);
   d.aMajor = g.aMajor;
   d.bMajor = g.bMajor;
   d.dFormat = AccumulatorFormat::F32;
