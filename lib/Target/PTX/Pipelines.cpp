@@ -32,11 +32,17 @@ static std::string getPTXFeatures(StringRef chip) {
 
 void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
                                       const FP8ToPTXOptions &options) {
-  // Q/DQ graphs into scaled_matmul (before the majors are chosen).
+  // Linear layers into the chip's quantizations and GEMMs; Q/DQ graphs into
+  // scaled_matmul (before the majors are chosen).
+  pm.addPass(createFP8ExpandLinear(FP8ExpandLinearOptions{options.chip}));
   pm.addPass(createFP8FuseScales());
   // Legal operand majors for the chip (flipping quantize outputs), then
   // fp8-verify-target's checks, before anything is lowered.
   pm.addPass(createFP8SelectLayouts(FP8SelectLayoutsOptions{options.chip}));
+  // Blockwise GEMMs run on the block-scaled MMA where there is one.
+  const ChipInfo *chip = lookupChip(options.chip);
+  if (chip && chip->supportsBlockScaledMma)
+    pm.addPass(createFP8BlockwiseToMX());
   pm.addPass(createCanonicalizerPass());
   // Upstream one-shot bufferization: fp8.scaled_matmul takes its
   // destination-passing memref form; ops no kernel computes yet (and have no

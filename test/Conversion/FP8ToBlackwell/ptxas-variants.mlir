@@ -3,8 +3,9 @@
 // row-wise), dtypes, outputs (staged TMA stores, direct f32 stores,
 // accumulate-into-C), bias, tile N 256/224/192/64, and the TN/NN/NT/NN-both
 // operand majors; MXFP8 (block-scaled MMA, scales by TMA + tcgen05.cp) TN,
-// NN and NT; blockwise 1x128/128x128 power-of-two scales as MX (host-converted
-// UE8M0 atoms, the MXFP8 kernel); the cta_group::2 CTA pair (tile 256xN,
+// NN and NT; blockwise power-of-two scales (1x128 x 128x128, and the wgrad
+// 1x128 x 1x128 with MN-major operands) as MX (fp8-blockwise-to-mx in the
+// pipeline: the MXFP8 kernel); the cta_group::2 CTA pair (tile 256xN,
 // cluster 2x1).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
@@ -18,7 +19,7 @@
 // RUN: FileCheck %s --check-prefix=SPILLS < %t/ptxas.log
 // RUN: FileCheck %s --check-prefix=MXPTX < %t/fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast.ptx
 // RUN: FileCheck %s --check-prefix=PAIRPTX < %t/fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast.ptx
-// REPORT: 13 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
+// REPORT: 14 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e5m2_e4m3_f32_n2112_k4096_t128x192x128_s5_fast_acc' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e4m3_e4m3_bf16_n2112_k7168_t128x192x128_s4_fast_bias' for 'sm_100a'
@@ -30,10 +31,11 @@
 // ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e5m2_bf16_n4096_k4096_t128x256x128_s3_fast_bias_amn' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_f32_n2048_k2048_t128x128x128_s5_bmn' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
-// ENTRIES-DAG: entry function 'fp8_gemm_blockwise_e4m3_e4m3_bf16_n7168_k7168_t128x256x128_s3_mx' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k7168_t128x256x128_s3' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_f32_n1024_k4096_t128x256x128_s4_acc_amn_bmn' for 'sm_100a'
 // SPILLS-NOT: error
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast' for 'sm_100a'
-// SPILLS-COUNT-13: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// SPILLS-COUNT-14: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // SPILLS-NOT: bytes spill
 // PAIRPTX: .entry fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast
 // PAIRPTX: .reqnctapercluster 2, 1, 1
@@ -99,8 +101,8 @@ func.func @mxfp8_b_mn_major(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<2048x2048xf8
   return %0 : tensor<?x2048xf32>
 }
 
-// Blockwise (DeepSeek-V3 shape) with f32 power-of-two scales: the host
-// converts them to UE8M0 atoms; the kernel is the block-scaled MXFP8 one.
+// Blockwise (DeepSeek-V3 shape) with f32 power-of-two scales: the pipeline
+// rewrites the scales to UE8M0 1x32 blocks; the kernel is the MXFP8 one.
 func.func @blockwise_as_mx(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<7168x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<56x56xf32>) -> tensor<?x7168xbf16> {
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<scales = pow2>} : (tensor<?x7168xf8E4M3FN>, tensor<7168x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<56x56xf32>) -> tensor<?x7168xbf16>
   return %0 : tensor<?x7168xbf16>
@@ -127,4 +129,11 @@ func.func @mxfp8_tn(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>,
 func.func @cta_pair(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x7168xbf16> {
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 256x256x128, stages = 4, cluster = 2x1>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x7168xbf16>
   return %0 : tensor<?x7168xbf16>
+}
+
+// The blockwise wgrad on sm_100a (dW = dY^T X, 1x128 x 1x128, both operands
+// read MN-major, accumulating into the f32 main gradient).
+func.func @blockwise_wgrad_as_mx(%a: tensor<4096x512xf8E4M3FN>, %b: tensor<4096x1024xf8E4M3FN>, %sa: tensor<512x32xf32>, %sb: tensor<1024x32xf32>, %c: tensor<512x1024xf32>) -> tensor<512x1024xf32> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb accumulate_into %c {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, a_major = #fp8.major<mn>, b_major = #fp8.major<mn>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<>} : (tensor<4096x512xf8E4M3FN>, tensor<4096x1024xf8E4M3FN>, tensor<512x32xf32>, tensor<1024x32xf32>, tensor<512x1024xf32>) -> tensor<512x1024xf32>
+  return %0 : tensor<512x1024xf32>
 }

@@ -632,3 +632,95 @@ func.func private @config_raster() attributes {c = #fp8.gemm_config<tile = 128x1
 // expected-error @+2 {{expected a GEMM tile MxNxK, got 2 dimension(s)}}
 // expected-error @+1 {{failed to parse FP8_GemmConfigAttr parameter 'tile'}}
 func.func private @config_tile_rank() attributes {c = #fp8.gemm_config<tile = 128x128>}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// fp8.linear, fp8.linear_backward
+//===----------------------------------------------------------------------===//
+
+func.func @linear_k_mismatch(%x: tensor<4x64xbf16>, %w: tensor<8x32xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{expected the input [M, K] and the weight [N, K] to have the same K, got [4, 64] and [8, 32]}}
+  %y = fp8.linear %x, %w {recipe = #fp8.current<>} : (tensor<4x64xbf16>, tensor<8x32xbf16>) -> tensor<4x8xbf16>
+  return %y : tensor<4x8xbf16>
+}
+
+// -----
+
+func.func @linear_delayed_without_scales(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{delayed scaling requires `scales(...)`: the previous step's scale of each quantized tensor (2 operands)}}
+  %y = fp8.linear %x, %w {recipe = #fp8.delayed<>} : (tensor<4x64xbf16>, tensor<8x64xbf16>) -> tensor<4x8xbf16>
+  return %y : tensor<4x8xbf16>
+}
+
+// -----
+
+func.func @linear_scales_without_delayed(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>, %s: tensor<f32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{scale operands are only accepted under delayed scaling; recipe #fp8.blockwise<> computes its scales from the data}}
+  %y = fp8.linear %x, %w scales(%s, %s) {recipe = #fp8.blockwise<>} : (tensor<4x64xbf16>, tensor<8x64xbf16>, tensor<f32>, tensor<f32>) -> tensor<4x8xbf16>
+  return %y : tensor<4x8xbf16>
+}
+
+// -----
+
+func.func @linear_amax_without_delayed(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>) -> (tensor<4x8xbf16>, tensor<f32>, tensor<f32>) {
+  // expected-error @+1 {{amax results are only produced under delayed scaling}}
+  %y, %a, %b = fp8.linear %x, %w {recipe = #fp8.current<>} : (tensor<4x64xbf16>, tensor<8x64xbf16>) -> (tensor<4x8xbf16>, tensor<f32>, tensor<f32>)
+  return %y, %a, %b : tensor<4x8xbf16>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+func.func @linear_one_amax(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>, %s: tensor<f32>) -> (tensor<4x8xbf16>, tensor<f32>) {
+  // expected-error @+1 {{expected no amax results or two (the input's and the weight's), got 1}}
+  %y, %a = fp8.linear %x, %w scales(%s, %s) {recipe = #fp8.delayed<>} : (tensor<4x64xbf16>, tensor<8x64xbf16>, tensor<f32>, tensor<f32>) -> (tensor<4x8xbf16>, tensor<f32>)
+  return %y, %a : tensor<4x8xbf16>, tensor<f32>
+}
+
+// -----
+
+func.func @linear_result_shape(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>) -> tensor<4x16xbf16> {
+  // expected-error @+1 {{expected a result of shape [M, N] = [4, 8], got [4, 16]}}
+  %y = fp8.linear %x, %w {recipe = #fp8.current<>} : (tensor<4x64xbf16>, tensor<8x64xbf16>) -> tensor<4x16xbf16>
+  return %y : tensor<4x16xbf16>
+}
+
+// -----
+
+func.func @linear_bias_shape(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>, %b: tensor<4xf32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{expected a bias of shape [N] = [8], got [4]}}
+  %y = fp8.linear %x, %w bias %b {recipe = #fp8.current<>} : (tensor<4x64xbf16>, tensor<8x64xbf16>, tensor<4xf32>) -> tensor<4x8xbf16>
+  return %y : tensor<4x8xbf16>
+}
+
+// -----
+
+func.func @backward_grad_output_shape(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>, %dy: tensor<4x64xbf16>) -> (tensor<4x64xbf16>, tensor<8x64xf32>) {
+  // expected-error @+1 {{expected grad_output of shape [M, N] = [4, 8], got [4, 64]}}
+  %dx, %dw = fp8.linear_backward %x, %w, %dy {recipe = #fp8.current<>} : (tensor<4x64xbf16>, tensor<8x64xbf16>, tensor<4x64xbf16>) -> (tensor<4x64xbf16>, tensor<8x64xf32>)
+  return %dx, %dw : tensor<4x64xbf16>, tensor<8x64xf32>
+}
+
+// -----
+
+func.func @backward_grad_weight_shape(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>, %dy: tensor<4x8xbf16>) -> (tensor<4x64xbf16>, tensor<64x8xf32>) {
+  // expected-error @+1 {{expected grad_weight of shape [N, K] = [8, 64], got [64, 8]}}
+  %dx, %dw = fp8.linear_backward %x, %w, %dy {recipe = #fp8.current<>} : (tensor<4x64xbf16>, tensor<8x64xbf16>, tensor<4x8xbf16>) -> (tensor<4x64xbf16>, tensor<64x8xf32>)
+  return %dx, %dw : tensor<4x64xbf16>, tensor<64x8xf32>
+}
+
+// -----
+
+func.func @backward_delayed_two_scales(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>, %dy: tensor<4x8xbf16>, %s: tensor<f32>) -> (tensor<4x64xbf16>, tensor<8x64xf32>) {
+  // expected-error @+1 {{expected ','}}
+  %dx, %dw = fp8.linear_backward %x, %w, %dy scales(%s, %s) {recipe = #fp8.delayed<>} : (tensor<4x64xbf16>, tensor<8x64xbf16>, tensor<4x8xbf16>, tensor<f32>, tensor<f32>) -> (tensor<4x64xbf16>, tensor<8x64xf32>)
+  return %dx, %dw : tensor<4x64xbf16>, tensor<8x64xf32>
+}
+
+// -----
+
+func.func @backward_accumulate_type(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>, %dy: tensor<4x8xbf16>, %acc: tensor<8x64xbf16>) -> (tensor<4x64xbf16>, tensor<8x64xf32>) {
+  // expected-error @+1 {{operand #3 must be 2D tensor of 32-bit float values}}
+  %dx, %dw = fp8.linear_backward %x, %w, %dy accumulate_into %acc {recipe = #fp8.current<>} : (tensor<4x64xbf16>, tensor<8x64xbf16>, tensor<4x8xbf16>, tensor<8x64xbf16>) -> (tensor<4x64xbf16>, tensor<8x64xf32>)
+  return %dx, %dw : tensor<4x64xbf16>, tensor<8x64xf32>
+}

@@ -184,3 +184,16 @@ func.func @matmul_memref(%a: memref<?x256xf8E4M3FN>, %b: memref<128x256xf8E4M3FN
   fp8.scaled_matmul %a, %b, %sa, %sb bias %bias outs %d {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (memref<?x256xf8E4M3FN>, memref<128x256xf8E4M3FN>, memref<?x2xf32>, memref<1x2xf32>, memref<128xf32>, memref<?x128xbf16>) -> ()
   return
 }
+
+// fp8.linear / fp8.linear_backward: forward with bias, delayed scaling with
+// scales and amaxes, backward with accumulate_into.
+// CHECK-LABEL: func.func @linear_layer
+// CHECK: fp8.linear %{{.*}}, %{{.*}} bias %{{.*}} {recipe = #fp8.blockwise<>} : (tensor<?x256xbf16>, tensor<128x256xbf16>, tensor<128xf32>) -> tensor<?x128xbf16>
+// CHECK: fp8.linear %{{.*}}, %{{.*}} scales(%{{.*}}, %{{.*}}) {recipe = #fp8.delayed<>} : (tensor<?x256xbf16>, tensor<128x256xbf16>, tensor<f32>, tensor<f32>) -> (tensor<?x128xf32>, tensor<f32>, tensor<f32>)
+// CHECK: fp8.linear_backward %{{.*}}, %{{.*}}, %{{.*}} accumulate_into %{{.*}} scales(%{{.*}}, %{{.*}}, %{{.*}}) {recipe = #fp8.delayed<>} : {{.*}} -> (tensor<?x256xbf16>, tensor<128x256xf32>, tensor<f32>)
+func.func @linear_layer(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>, %b: tensor<128xf32>, %dy: tensor<?x128xbf16>, %acc: tensor<128x256xf32>, %s: tensor<f32>) {
+  %y = fp8.linear %x, %w bias %b {recipe = #fp8.blockwise<>} : (tensor<?x256xbf16>, tensor<128x256xbf16>, tensor<128xf32>) -> tensor<?x128xbf16>
+  %y2, %ax, %aw = fp8.linear %x, %w scales(%s, %s) {recipe = #fp8.delayed<>} : (tensor<?x256xbf16>, tensor<128x256xbf16>, tensor<f32>, tensor<f32>) -> (tensor<?x128xf32>, tensor<f32>, tensor<f32>)
+  %dx, %dw, %ady = fp8.linear_backward %x, %w, %dy accumulate_into %acc scales(%s, %s, %s) {recipe = #fp8.delayed<>} : (tensor<?x256xbf16>, tensor<128x256xbf16>, tensor<?x128xbf16>, tensor<128x256xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<?x256xbf16>, tensor<128x256xf32>, tensor<f32>)
+  return
+}

@@ -9,6 +9,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <array>
+
 using namespace mlir;
 using namespace mlir::fp8;
 
@@ -467,6 +469,108 @@ LogicalResult ScaledMatmulOp::verify() {
                                           recipe)))
       return failure();
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LinearOp, LinearBackwardOp
+//===----------------------------------------------------------------------===//
+
+/// Checks what the forward and backward of a linear layer share: X `[M, K]`
+/// and W `[N, K]` agree on K, and scale operands come exactly with delayed
+/// scaling (`numScales` of `expectedScales` present). Returns {M, N, K}.
+static FailureOr<std::array<int64_t, 3>>
+verifyLinearLayer(Operation *op, Value input, Value weight,
+                  RecipeAttrInterface recipe, unsigned numScales,
+                  unsigned expectedScales) {
+  ArrayRef<int64_t> x = shapedType(input).getShape();
+  ArrayRef<int64_t> w = shapedType(weight).getShape();
+  if (!isCompatibleShape({x[1]}, {w[1]}))
+    return op->emitOpError()
+           << "expected the input [M, K] and the weight [N, K] to have the "
+              "same K, got "
+           << formatShape(x) << " and " << formatShape(w);
+  bool isDelayed = isa<DelayedScalingAttr>(recipe);
+  if (isDelayed && numScales != expectedScales)
+    return op->emitOpError()
+           << "delayed scaling requires `scales(...)`: the previous step's "
+              "scale of each quantized tensor ("
+           << expectedScales << " operands)";
+  if (!isDelayed && numScales != 0)
+    return op->emitOpError() << "scale operands are only accepted under "
+                                "delayed scaling; recipe "
+                             << formatRecipe(recipe)
+                             << " computes its scales from the data";
+  int64_t k = ShapedType::isDynamic(x[1]) ? w[1] : x[1];
+  return std::array<int64_t, 3>{x[0], w[0], k};
+}
+
+static LogicalResult verifyLinearAmaxResults(Operation *op,
+                                             RecipeAttrInterface recipe,
+                                             bool hasAmax) {
+  if (hasAmax && !isa<DelayedScalingAttr>(recipe))
+    return op->emitOpError() << "amax results are only produced under delayed "
+                                "scaling (to record into the amax history)";
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  unsigned numScales = !!getInputScale() + !!getWeightScale();
+  FailureOr<std::array<int64_t, 3>> mnk =
+      verifyLinearLayer(*this, getInput(), getWeight(), getRecipe(), numScales,
+                        /*expectedScales=*/2);
+  if (failed(mnk))
+    return failure();
+  auto [m, n, k] = *mnk;
+  if (!getAmaxes().empty() && getAmaxes().size() != 2)
+    return emitOpError() << "expected no amax results or two (the input's and "
+                            "the weight's), got "
+                         << getAmaxes().size();
+  if (failed(verifyLinearAmaxResults(*this, getRecipe(),
+                                     static_cast<bool>(getInputAmax()))))
+    return failure();
+  ArrayRef<int64_t> y = shapedType(getResult()).getShape();
+  if (!isCompatibleShape(y, {m, n}))
+    return emitOpError() << "expected a result of shape [M, N] = "
+                         << formatShape({m, n}) << ", got " << formatShape(y);
+  if (Value bias = getBias())
+    if (!isCompatibleShape(shapedType(bias).getShape(), {n}))
+      return emitOpError() << "expected a bias of shape [N] = "
+                           << formatShape({n}) << ", got "
+                           << formatShape(shapedType(bias).getShape());
+  return success();
+}
+
+LogicalResult LinearBackwardOp::verify() {
+  unsigned numScales =
+      !!getInputScale() + !!getWeightScale() + !!getGradOutputScale();
+  FailureOr<std::array<int64_t, 3>> mnk =
+      verifyLinearLayer(*this, getInput(), getWeight(), getRecipe(), numScales,
+                        /*expectedScales=*/3);
+  if (failed(mnk))
+    return failure();
+  auto [m, n, k] = *mnk;
+  if (failed(verifyLinearAmaxResults(*this, getRecipe(),
+                                     static_cast<bool>(getGradOutputAmax()))))
+    return failure();
+  ArrayRef<int64_t> dy = shapedType(getGradOutput()).getShape();
+  if (!isCompatibleShape(dy, {m, n}))
+    return emitOpError() << "expected grad_output of shape [M, N] = "
+                         << formatShape({m, n}) << ", got " << formatShape(dy);
+  ArrayRef<int64_t> dx = shapedType(getGradInput()).getShape();
+  if (!isCompatibleShape(dx, {m, k}))
+    return emitOpError() << "expected grad_input of shape [M, K] = "
+                         << formatShape({m, k}) << ", got " << formatShape(dx);
+  ArrayRef<int64_t> dw = shapedType(getGradWeight()).getShape();
+  if (!isCompatibleShape(dw, {n, k}))
+    return emitOpError() << "expected grad_weight of shape [N, K] = "
+                         << formatShape({n, k}) << ", got " << formatShape(dw);
+  if (Value acc = getAccumulateInto())
+    if (acc.getType() != getGradWeight().getType())
+      return emitOpError() << "expected accumulate_into to have the "
+                              "grad_weight type "
+                           << getGradWeight().getType() << ", got "
+                           << acc.getType();
   return success();
 }
 

@@ -314,4 +314,104 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// fp8.linear and fp8.linear_backward
+//===----------------------------------------------------------------------===//
+
+def FP8_LinearOp : FP8_Op<"linear", [Pure, AttrSizedOperandSegments]> {
+  let summary = "forward of an FP8 linear layer: Y = X W^T (+ bias)";
+  let description = [{
+    The forward GEMM ("fprop") of a linear layer whose inputs are quantized
+    with `recipe`: `X` is `[M, K]` (tokens x input features), `W` is
+    `[N, K]` (output x input features, as `torch.nn.Linear` stores it), the
+    optional `bias` is `[N]` (bf16 or f32) and the result `[M, N]` is bf16,
+    f16 or f32. The quantizations, their directions and layouts, and the GEMM
+    are chosen for a chip by `fp8-expand-linear`, which also shares the
+    quantizations of `X` and `W` with an `fp8.linear_backward` of the same
+    operands.
+
+    Under `#fp8.delayed` the previous steps' scales of `X` and `W` are
+    operands (`scales(...)`) and the op returns this step's amaxes of both,
+    to record into their histories with `fp8.update_amax_history`. Other
+    recipes compute their scales from the data.
+
+    ```mlir
+    %y = fp8.linear %x, %w bias %b {recipe = #fp8.blockwise<>}
+        : (tensor<?x7168xbf16>, tensor<2112x7168xbf16>, tensor<2112xf32>)
+        -> tensor<?x2112xbf16>
+    %y, %ax, %aw = fp8.linear %x, %w scales(%sx, %sw)
+        {recipe = #fp8.delayed<history = 16>}
+        : (tensor<4096x1024xbf16>, tensor<512x1024xbf16>, tensor<f32>, tensor<f32>)
+        -> (tensor<4096x512xbf16>, tensor<f32>, tensor<f32>)
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[BF16, F16, F32]>:$input,
+                       2DTensorOf<[BF16, F16, F32]>:$weight,
+                       Optional<1DTensorOf<[BF16, F32]>>:$bias,
+                       Optional<FP8_F32Scalar>:$input_scale,
+                       Optional<FP8_F32Scalar>:$weight_scale,
+                       FP8_RecipeAttr:$recipe);
+  // None, or this step's amaxes of the input and of the weight.
+  let results = (outs 2DTensorOf<[BF16, F16, F32]>:$result,
+                      Variadic<FP8_F32Scalar>:$amaxes);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` $bias^)?
+    (`scales` `(` $input_scale^ `,` $weight_scale `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// This step's amax of the input / the weight (delayed scaling), or null.
+    Value getInputAmax() { return getAmaxes().empty() ? Value() : getAmaxes()[0]; }
+    Value getWeightAmax() { return getAmaxes().empty() ? Value() : getAmaxes()[1]; }
+  }];
+}
+
+def FP8_LinearBackwardOp : FP8_Op<"linear_backward",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "backward of an FP8 linear layer: dX = dY W, dW = dY^T X";
+  let description = [{
+    The two backward GEMMs of the linear layer `Y = X W^T` whose forward is
+    `fp8.linear %input, %weight`: "dgrad" `dX[M, K] = dY[M, N] W[N, K]`
+    (bf16, f16 or f32) and "wgrad" `dW[N, K] = dY^T X` in f32, optionally
+    accumulated into `accumulate_into` (the f32 main gradient of the
+    weight, as Megatron's gradient accumulation fusion does). `grad_output`
+    (`dY`) is quantized with the recipe's gradient format (E5M2 under a
+    `hybrid` per-tensor recipe).
+
+    The op names the high-precision `input` and `weight`, not FP8 copies:
+    `fp8-expand-linear` reuses the quantizations that the matching
+    `fp8.linear` makes (one read of each tensor gives every direction the
+    three GEMMs need), so after expansion the backward reads only FP8 data
+    and the high-precision `X` need not be kept for it.
+
+    Under `#fp8.delayed` the scales of `X`, `W` and `dY` are operands, and
+    the optional result is this step's amax of `dY`.
+
+    ```mlir
+    %dx, %dw = fp8.linear_backward %x, %w, %dy accumulate_into %main_grad
+        {recipe = #fp8.mxfp8<>}
+        : (tensor<4096x1024xbf16>, tensor<512x1024xbf16>, tensor<4096x512xbf16>,
+           tensor<512x1024xf32>) -> (tensor<4096x1024xbf16>, tensor<512x1024xf32>)
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[BF16, F16, F32]>:$input,
+                       2DTensorOf<[BF16, F16, F32]>:$weight,
+                       2DTensorOf<[BF16, F16, F32]>:$grad_output,
+                       Optional<2DTensorOf<[F32]>>:$accumulate_into,
+                       Optional<FP8_F32Scalar>:$input_scale,
+                       Optional<FP8_F32Scalar>:$weight_scale,
+                       Optional<FP8_F32Scalar>:$grad_output_scale,
+                       FP8_RecipeAttr:$recipe);
+  let results = (outs 2DTensorOf<[BF16, F16, F32]>:$grad_input,
+                      2DTensorOf<[F32]>:$grad_weight,
+                      Optional<FP8_F32Scalar>:$grad_output_amax);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $grad_output (`accumulate_into` $accumulate_into^)?
+    (`scales` `(` $input_scale^ `,` $weight_scale `,` $grad_output_scale `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FP8_DIALECT_FP8_IR_FP8OPS_TD

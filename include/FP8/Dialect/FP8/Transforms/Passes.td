@@ -29,6 +29,83 @@ def FP8VerifyTarget : Pass<"fp8-verify-target"> {
   ];
 }
 
+def FP8ExpandLinear : Pass<"fp8-expand-linear"> {
+  let summary = "Expand FP8 linear layers into quantizations and GEMMs per chip";
+  let description = [{
+    Rewrites `fp8.linear` (fprop) and `fp8.linear_backward` (dgrad, wgrad)
+    into `fp8.quantize` ops and `fp8.scaled_matmul`s whose operand
+    directions, layouts and scale granularities are the ones the recipe
+    prescribes on `chip` (seed 000's flows). With X `[M, K]`, W `[N, K]`,
+    dY `[M, N]`:
+
+    | GEMM | D | sm_90a (TN only) | sm_100a |
+    |---|---|---|---|
+    | fprop | `Y = X W^T` | A = X rowwise, B = W rowwise | the same (TN) |
+    | dgrad | `dX = dY W` | A = dY rowwise, B = W columnwise transposed `[K, N]` | B = W stored `[N, K]`, MN-major (NN) |
+    | wgrad | `dW = dY^T X` | A = dY columnwise transposed `[N, M]`, B = X columnwise transposed `[K, M]` | A = dY, B = X stored as they are, MN-major (NT) |
+
+    A tensor's rowwise and columnwise outputs come from one `fp8.quantize`
+    (one read: cast + cast_transpose on sm_90a). On sm_100a an MN-major
+    operand reuses the rowwise quantization where the scales do not depend
+    on the direction (per-tensor scaling, square 2-D tiles such as the
+    128x128 weight tiles: one FP8 copy, the tile scales transposed); with
+    1-D blocks (1x128, MXFP8 1x32) the columnwise quantization is different
+    data, so the tensor is quantized in both directions, untransposed.
+
+    Recipes: per-tensor (`#fp8.delayed`, `#fp8.current`; E5M2 gradients
+    under the `hybrid` format), blockwise (`act` tiles for X and dY,
+    `weight` tiles for W), MXFP8 (sm_100a only: sm_90a has no block-scaled
+    MMA, an error). A tensor used by several GEMMs (W in fprop and dgrad, X
+    in fprop and wgrad, dY in dgrad and wgrad) is quantized once per scale
+    (the same SSA input, recipe and, for delayed scaling, scale operand),
+    when its users are in one block. The backward then reads only FP8 data:
+    for X it keeps the columnwise copy (sm_90a) or the quantization wgrad
+    reads (sm_100a), one byte per element instead of the two of bf16.
+
+    The GEMMs accumulate as the recipe says; wgrad writes f32 and
+    accumulates into `accumulate_into` when given; the fprop bias is the
+    scaled_matmul's bias.
+
+    Example: `fp8-opt --fp8-expand-linear=chip=sm_90a layer.mlir`
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "target GPU (sm_90a or sm_100a)">,
+  ];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def FP8BlockwiseToMX : Pass<"fp8-blockwise-to-mx"> {
+  let summary = "Run power-of-two blockwise GEMMs as MXFP8 block-scaled GEMMs";
+  let description = [{
+    Rewrites each `fp8.scaled_matmul` on tensors whose A and B scales are
+    blockwise tiles (`tile 1xKb`, `tile RxKb`, Kb a multiple of 32) holding
+    powers of two (`f8E8M0FNU` scales, or f32 under
+    `#fp8.blockwise<scales = pow2>`) into the MXFP8 form: `mx 1x32`
+    granularities with `f8E8M0FNU` scales `[rows, ceil(K/32)]`. The FP8 data
+    are unchanged; each tile's scale is repeated over the 32-element blocks
+    of its K extent and, for an R-row tile, over its R rows (a
+    `linalg.generic` over the scales, a few bytes per 128 K elements). A
+    power-of-two f32's UE8M0 code is its exponent field; the recipe's scales
+    are normal f32 (>= 2^-126) unless `amax_clamp = 0` meets a tile amax
+    below 2^-117, which UE8M0 cannot hold exactly.
+
+    This is how Transformer Engine runs the blockwise recipe on Blackwell
+    (seed 000, 3.2): the `fp8-to-ptx` pipeline runs it for chips with a
+    block-scaled MMA (sm_100a), so the GEMM is the MXFP8 kernel. GEMMs with
+    f32 blockwise scales that may not be powers of two are left alone (the
+    sm_100a lowering reports them).
+
+    Example: `fp8-opt --fp8-blockwise-to-mx model.mlir`
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::fp8::FP8Dialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FP8SelectLayouts : Pass<"fp8-select-layouts"> {
   let summary = "Make every scaled_matmul's operand majors legal for the chip";
   let description = [{

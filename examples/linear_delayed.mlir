@@ -1,0 +1,52 @@
+// Recipe: #fp8.delayed<history = 1024, algo = max, margin = 0, format = hybrid>
+// Chips: sm_90a sm_100a
+//
+// One training step of a linear layer Y = X W^T under per-tensor delayed
+// scaling (Transformer Engine DelayedScaling, hybrid format: E4M3 X and W,
+// E5M2 dY). fp8-expand-linear (the first pass of fp8-to-ptx) turns the
+// forward and backward into one quantization per tensor and the fprop,
+// dgrad and wgrad GEMMs: on sm_90a each quantize also writes the transposed
+// copy the TN-only dgrad/wgrad read (cast + cast_transpose in one pass);
+// on sm_100a one FP8 copy per tensor is read K- or MN-major. The casts use
+// the scales computed from the amax histories of earlier steps and record
+// this step's amaxes; the amax-and-scale update gives the next step's scales.
+func.func @linear_step_delayed(
+    %x: tensor<4096x2048xbf16>, %w: tensor<7168x2048xbf16>,
+    %dy: tensor<4096x7168xbf16>, %main_grad: tensor<7168x2048xf32>,
+    %x_scale: tensor<f32>, %w_scale: tensor<f32>, %dy_scale: tensor<f32>,
+    %x_history: tensor<1024xf32>, %w_history: tensor<1024xf32>,
+    %dy_history: tensor<1024xf32>)
+    -> (tensor<4096x7168xbf16>, tensor<4096x2048xbf16>, tensor<7168x2048xf32>,
+        tensor<f32>, tensor<f32>, tensor<f32>,
+        tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>) {
+  %y, %x_amax, %w_amax = fp8.linear %x, %w scales(%x_scale, %w_scale)
+      {recipe = #fp8.delayed<>}
+      : (tensor<4096x2048xbf16>, tensor<7168x2048xbf16>, tensor<f32>, tensor<f32>)
+      -> (tensor<4096x7168xbf16>, tensor<f32>, tensor<f32>)
+  %dx, %dw, %dy_amax = fp8.linear_backward %x, %w, %dy accumulate_into %main_grad
+      scales(%x_scale, %w_scale, %dy_scale) {recipe = #fp8.delayed<>}
+      : (tensor<4096x2048xbf16>, tensor<7168x2048xbf16>, tensor<4096x7168xbf16>,
+         tensor<7168x2048xf32>, tensor<f32>, tensor<f32>, tensor<f32>)
+      -> (tensor<4096x2048xbf16>, tensor<7168x2048xf32>, tensor<f32>)
+
+  // Record this step's amaxes, then compute the next step's scales.
+  %xh = fp8.update_amax_history %x_history, %x_amax {recipe = #fp8.delayed<>}
+      : tensor<1024xf32>, tensor<f32>
+  %wh = fp8.update_amax_history %w_history, %w_amax {recipe = #fp8.delayed<>}
+      : tensor<1024xf32>, tensor<f32>
+  %dyh = fp8.update_amax_history %dy_history, %dy_amax {recipe = #fp8.delayed<>}
+      : tensor<1024xf32>, tensor<f32>
+  %xs, %xsi, %xh1 = fp8.compute_scale %xh, %x_scale
+      {recipe = #fp8.delayed<>, element_type = f8E4M3FN}
+      : tensor<1024xf32>, tensor<f32> -> tensor<f32>, tensor<f32>, tensor<1024xf32>
+  %ws, %wsi, %wh1 = fp8.compute_scale %wh, %w_scale
+      {recipe = #fp8.delayed<>, element_type = f8E4M3FN}
+      : tensor<1024xf32>, tensor<f32> -> tensor<f32>, tensor<f32>, tensor<1024xf32>
+  %dys, %dysi, %dyh1 = fp8.compute_scale %dyh, %dy_scale
+      {recipe = #fp8.delayed<>, element_type = f8E5M2}
+      : tensor<1024xf32>, tensor<f32> -> tensor<f32>, tensor<f32>, tensor<1024xf32>
+  return %y, %dx, %dw, %xs, %ws, %dys, %xh1, %wh1, %dyh1
+      : tensor<4096x7168xbf16>, tensor<4096x2048xbf16>, tensor<7168x2048xf32>,
+        tensor<f32>, tensor<f32>, tensor<f32>,
+        tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>
+}

@@ -1,0 +1,391 @@
+//===- ExpandLinear.cpp - FP8 linear layers to quantizations and GEMMs ----===//
+//
+// Expands fp8.linear / fp8.linear_backward into the fp8.quantize ops and the
+// three training GEMMs (fprop, dgrad, wgrad) of a recipe on a chip, sharing
+// each tensor's quantization between the GEMMs that read it (see the pass
+// description in Passes.td).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "FP8/Dialect/FP8/Transforms/Passes.h"
+#include "FP8/Target/Chip.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8EXPANDLINEAR
+#include "FP8/Dialect/FP8/Transforms/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+
+/// The three tensors of a linear layer, which a recipe quantizes differently.
+enum class LayerTensor { Input, Weight, GradOutput };
+
+/// How a recipe quantizes one of the layer's tensors.
+struct TensorQuantization {
+  GranularityAttr granularity;
+  Type elementType;
+};
+
+/// An fp8.quantize to create: one tensor at one granularity, element type
+/// and (delayed scaling) scale, with every output its GEMMs read.
+struct QuantizeKey {
+  Block *block;
+  Value input;
+  Attribute granularity;
+  Type elementType;
+  Value scale;
+  bool operator==(const QuantizeKey &o) const {
+    return block == o.block && input == o.input &&
+           granularity == o.granularity && elementType == o.elementType &&
+           scale == o.scale;
+  }
+};
+
+struct QuantizeRequest {
+  RecipeAttrInterface recipe;
+  /// The first op of the block that reads it: the insertion point, which
+  /// the input and scale (operands of that op) dominate.
+  Operation *firstUser = nullptr;
+  bool rowwise = false;
+  bool columnwise = false;
+  bool amax = false;
+  QuantizeOp op;
+};
+
+/// A GEMM operand: FP8 data, its scales, and how the GEMM reads them.
+struct GemmOperand {
+  Value data;
+  Value scaleInv;
+  GranularityAttr granularity;
+  OperandMajor major;
+};
+
+} // namespace
+
+namespace llvm {
+template <>
+struct DenseMapInfo<QuantizeKey> {
+  static QuantizeKey getEmptyKey() {
+    return {DenseMapInfo<Block *>::getEmptyKey(), Value(), Attribute(), Type(),
+            Value()};
+  }
+  static QuantizeKey getTombstoneKey() {
+    return {DenseMapInfo<Block *>::getTombstoneKey(), Value(), Attribute(),
+            Type(), Value()};
+  }
+  static unsigned getHashValue(const QuantizeKey &k) {
+    return hash_combine(k.block, k.input.getAsOpaquePointer(),
+                        k.granularity.getAsOpaquePointer(),
+                        k.elementType.getAsOpaquePointer(),
+                        k.scale.getAsOpaquePointer());
+  }
+  static bool isEqual(const QuantizeKey &a, const QuantizeKey &b) {
+    return a == b;
+  }
+};
+} // namespace llvm
+
+/// The granularity and element type `recipe` gives `tensor`.
+static TensorQuantization getTensorQuantization(RecipeAttrInterface recipe,
+                                                LayerTensor tensor) {
+  MLIRContext *ctx = recipe.getContext();
+  Type e4m3 = Float8E4M3FNType::get(ctx);
+  Type e5m2 = Float8E5M2Type::get(ctx);
+  auto perTensor = [&](RecipeFormat format) {
+    bool hybridGrad =
+        format == RecipeFormat::Hybrid && tensor == LayerTensor::GradOutput;
+    return TensorQuantization{GranularityAttr::getTensor(ctx),
+                              hybridGrad ? e5m2 : e4m3};
+  };
+  return llvm::TypeSwitch<Attribute, TensorQuantization>(recipe)
+      .Case<DelayedScalingAttr, CurrentScalingAttr>(
+          [&](auto r) { return perTensor(r.getFormat()); })
+      .Case<BlockwiseScalingAttr>([&](BlockwiseScalingAttr r) {
+        TileShape tile =
+            tensor == LayerTensor::Weight ? r.getWeight() : r.getAct();
+        return TensorQuantization{
+            GranularityAttr::getTile(ctx, tile.rows, tile.cols), e4m3};
+      })
+      .Case<MXScalingAttr>([&](MXScalingAttr r) {
+        return TensorQuantization{
+            GranularityAttr::getMX(ctx, r.getBlock()),
+            r.getFormat() == ElementFormat::E5M2 ? e5m2 : e4m3};
+      });
+}
+
+/// Whether quantizing a tensor along its columns gives the same values and
+/// scales (transposed) as along its rows: per-tensor scales and square tiles.
+static bool isDirectionIndependent(GranularityAttr g) {
+  return g.isTensor() || (g.isTile() && g.getTile().rows == g.getTile().cols);
+}
+
+static RankedTensorType withElementType(Value v, Type elementType) {
+  return cast<RankedTensorType>(v.getType()).clone(elementType);
+}
+
+static Type getScaleElementType(GranularityAttr g) {
+  MLIRContext *ctx = g.getContext();
+  return g.isMX() ? Type(Float8E8M0FNUType::get(ctx)) : Float32Type::get(ctx);
+}
+
+namespace {
+/// Expands the linear layers of one region-holding op for one chip.
+class LinearExpander {
+public:
+  explicit LinearExpander(const ChipInfo &chip) : chip(chip) {}
+
+  /// Records the quantizations `op` needs; fails on combinations the chip
+  /// cannot run.
+  LogicalResult plan(Operation *op);
+  /// Creates the quantize ops and replaces every planned linear op.
+  void rewrite(OpBuilder &b);
+
+private:
+  /// The quantization of `input` that `user`'s recipe gives it.
+  static QuantizeKey getKey(Operation *user, RecipeAttrInterface recipe,
+                            LayerTensor tensor, Value input, Value scale);
+  /// Records that a GEMM of `user` reads that quantization with its K
+  /// dimension along the stored rows (`kAlongRows`: the tensor's last
+  /// dimension is K) or along its columns.
+  void request(Operation *user, RecipeAttrInterface recipe, LayerTensor tensor,
+               Value input, Value scale, bool kAlongRows, bool wantsAmax);
+  GemmOperand getOperand(OpBuilder &b, const QuantizeKey &key,
+                         bool kAlongRows);
+  /// Whether a GEMM reading a tensor with K along its columns reads the
+  /// rowwise quantization MN-major (no columnwise output needed).
+  bool readsRowwiseMNMajor(const QuantizeKey &key) const {
+    return chip.supportsMNMajorFP8 &&
+           isDirectionIndependent(cast<GranularityAttr>(key.granularity));
+  }
+  Value createGemm(OpBuilder &b, Location loc, const GemmOperand &a,
+                   const GemmOperand &bOperand, Type resultType,
+                   RecipeAttrInterface recipe, Value bias, Value c);
+  void rewriteLinear(OpBuilder &b, LinearOp op);
+  void rewriteBackward(OpBuilder &b, LinearBackwardOp op);
+
+  const ChipInfo &chip;
+  llvm::MapVector<QuantizeKey, QuantizeRequest> requests;
+  SmallVector<Operation *> layers;
+};
+} // namespace
+
+QuantizeKey LinearExpander::getKey(Operation *user,
+                                   RecipeAttrInterface recipe,
+                                   LayerTensor tensor, Value input,
+                                   Value scale) {
+  TensorQuantization q = getTensorQuantization(recipe, tensor);
+  return {user->getBlock(), input, q.granularity, q.elementType, scale};
+}
+
+void LinearExpander::request(Operation *user, RecipeAttrInterface recipe,
+                             LayerTensor tensor, Value input, Value scale,
+                             bool kAlongRows, bool wantsAmax) {
+  QuantizeKey key = getKey(user, recipe, tensor, input, scale);
+  QuantizeRequest &r = requests[key];
+  if (!r.firstUser) {
+    r.firstUser = user;
+    r.recipe = recipe;
+  }
+  if (kAlongRows || readsRowwiseMNMajor(key))
+    r.rowwise = true;
+  else
+    r.columnwise = true;
+  r.amax |= wantsAmax;
+}
+
+LogicalResult LinearExpander::plan(Operation *op) {
+  RecipeAttrInterface recipe;
+  if (auto linear = dyn_cast<LinearOp>(op))
+    recipe = linear.getRecipe();
+  else
+    recipe = cast<LinearBackwardOp>(op).getRecipe();
+  if (isa<MXScalingAttr>(recipe) && !chip.supportsBlockScaledMma)
+    return op->emitOpError()
+           << "MXFP8 needs the block-scaled MMA of sm_100a; " << chip.name
+           << " has none (use #fp8.blockwise or a per-tensor recipe there)";
+
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    bool amax = static_cast<bool>(linear.getInputAmax());
+    // fprop Y[M, N] = X[M, K] W[N, K]^T: both read along K, their rows.
+    request(op, recipe, LayerTensor::Input, linear.getInput(),
+            linear.getInputScale(), /*kAlongRows=*/true, amax);
+    request(op, recipe, LayerTensor::Weight, linear.getWeight(),
+            linear.getWeightScale(), /*kAlongRows=*/true, amax);
+  } else {
+    auto backward = cast<LinearBackwardOp>(op);
+    bool amax = static_cast<bool>(backward.getGradOutputAmax());
+    // dgrad dX[M, K] = dY[M, N] W[N, K]: GEMM K = N, dY's rows, W's columns.
+    request(op, recipe, LayerTensor::GradOutput, backward.getGradOutput(),
+            backward.getGradOutputScale(), /*kAlongRows=*/true, amax);
+    request(op, recipe, LayerTensor::Weight, backward.getWeight(),
+            backward.getWeightScale(), /*kAlongRows=*/false, false);
+    // wgrad dW[N, K] = dY^T X: GEMM K = M, the columns of both.
+    request(op, recipe, LayerTensor::GradOutput, backward.getGradOutput(),
+            backward.getGradOutputScale(), /*kAlongRows=*/false, amax);
+    request(op, recipe, LayerTensor::Input, backward.getInput(),
+            backward.getInputScale(), /*kAlongRows=*/false, false);
+  }
+  layers.push_back(op);
+  return success();
+}
+
+GemmOperand LinearExpander::getOperand(OpBuilder &b, const QuantizeKey &key,
+                                       bool kAlongRows) {
+  QuantizeOp q = requests.lookup(key).op;
+  auto granularity = cast<GranularityAttr>(key.granularity);
+  if (kAlongRows)
+    return {q.getRowwise(), q.getRowwiseScaleInv(), granularity,
+            OperandMajor::K};
+  if (!readsRowwiseMNMajor(key)) {
+    // The columnwise quantization: stored transposed (K-major) where the
+    // MMA reads K-major only, as it is (MN-major) elsewhere.
+    bool transposed =
+        q.getColumnwiseLayout() == ColumnwiseLayout::Transposed;
+    return {q.getColumnwise(), q.getColumnwiseScaleInv(), granularity,
+            transposed ? OperandMajor::K : OperandMajor::MN};
+  }
+  // The rowwise data read MN-major; the GEMM takes scales in its logical
+  // orientation, so a square tile's scale matrix is transposed (a few
+  // hundred values, not the data).
+  Value scale = q.getRowwiseScaleInv();
+  if (!granularity.isTensor()) {
+    Location loc = q.getLoc();
+    auto type = cast<RankedTensorType>(scale.getType());
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t dim : {1, 0})
+      sizes.push_back(tensor::getMixedSize(b, loc, scale, dim));
+    Value init =
+        tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+    scale = linalg::TransposeOp::create(b, loc, scale, init,
+                                        ArrayRef<int64_t>{1, 0})
+                .getResult()[0];
+  }
+  return {q.getRowwise(), scale, granularity, OperandMajor::MN};
+}
+
+Value LinearExpander::createGemm(OpBuilder &b, Location loc,
+                                 const GemmOperand &a,
+                                 const GemmOperand &bOperand, Type resultType,
+                                 RecipeAttrInterface recipe, Value bias,
+                                 Value c) {
+  MLIRContext *ctx = b.getContext();
+  auto gemm = ScaledMatmulOp::create(
+      b, loc, resultType, a.data, bOperand.data, a.scaleInv,
+      bOperand.scaleInv, bias, c, /*out=*/Value(), a.granularity,
+      bOperand.granularity, OperandMajorAttr::get(ctx, a.major),
+      OperandMajorAttr::get(ctx, bOperand.major),
+      AccumulationAttr::get(ctx, recipe.getAccumulate()), recipe,
+      /*config=*/GemmConfigAttr());
+  return gemm.getResult();
+}
+
+void LinearExpander::rewriteLinear(OpBuilder &b, LinearOp op) {
+  RecipeAttrInterface recipe = op.getRecipe();
+  b.setInsertionPoint(op);
+  QuantizeKey x = getKey(op, recipe, LayerTensor::Input, op.getInput(),
+                         op.getInputScale());
+  QuantizeKey w = getKey(op, recipe, LayerTensor::Weight, op.getWeight(),
+                         op.getWeightScale());
+  Value y = createGemm(b, op.getLoc(), getOperand(b, x, true),
+                       getOperand(b, w, true), op.getResult().getType(), recipe,
+                       op.getBias(), /*c=*/Value());
+  op.getResult().replaceAllUsesWith(y);
+  if (op.getInputAmax()) {
+    op.getInputAmax().replaceAllUsesWith(requests.lookup(x).op.getAmax());
+    op.getWeightAmax().replaceAllUsesWith(requests.lookup(w).op.getAmax());
+  }
+  op.erase();
+}
+
+void LinearExpander::rewriteBackward(OpBuilder &b, LinearBackwardOp op) {
+  RecipeAttrInterface recipe = op.getRecipe();
+  b.setInsertionPoint(op);
+  QuantizeKey dy = getKey(op, recipe, LayerTensor::GradOutput,
+                          op.getGradOutput(), op.getGradOutputScale());
+  QuantizeKey w = getKey(op, recipe, LayerTensor::Weight, op.getWeight(),
+                         op.getWeightScale());
+  QuantizeKey x = getKey(op, recipe, LayerTensor::Input, op.getInput(),
+                         op.getInputScale());
+  Value dx = createGemm(b, op.getLoc(), getOperand(b, dy, true),
+                        getOperand(b, w, false), op.getGradInput().getType(),
+                        recipe, /*bias=*/Value(), /*c=*/Value());
+  Value dw = createGemm(b, op.getLoc(), getOperand(b, dy, false),
+                        getOperand(b, x, false), op.getGradWeight().getType(),
+                        recipe, /*bias=*/Value(), op.getAccumulateInto());
+  op.getGradInput().replaceAllUsesWith(dx);
+  op.getGradWeight().replaceAllUsesWith(dw);
+  if (op.getGradOutputAmax())
+    op.getGradOutputAmax().replaceAllUsesWith(requests.lookup(dy).op.getAmax());
+  op.erase();
+}
+
+void LinearExpander::rewrite(OpBuilder &b) {
+  for (auto &[key, r] : requests) {
+    auto granularity = cast<GranularityAttr>(key.granularity);
+    auto inputType = cast<RankedTensorType>(key.input.getType());
+    int64_t rows = inputType.getDimSize(0), cols = inputType.getDimSize(1);
+    Type scaleElem = getScaleElementType(granularity);
+    Type rowwise, rowwiseScale, columnwise, columnwiseScale, amax;
+    if (r.rowwise) {
+      rowwise = withElementType(key.input, key.elementType);
+      rowwiseScale = RankedTensorType::get(
+          granularity.getScaleShape(rows, cols), scaleElem);
+    }
+    bool transposed = !chip.supportsMNMajorFP8;
+    if (r.columnwise) {
+      columnwise = RankedTensorType::get(
+          transposed ? SmallVector<int64_t>{cols, rows}
+                     : SmallVector<int64_t>{rows, cols},
+          key.elementType);
+      columnwiseScale = RankedTensorType::get(
+          granularity.getScaleShape(cols, rows), scaleElem);
+    }
+    if (r.amax)
+      amax = RankedTensorType::get({}, b.getF32Type());
+    b.setInsertionPoint(r.firstUser);
+    r.op = QuantizeOp::create(
+        b, r.firstUser->getLoc(), rowwise, rowwiseScale, columnwise,
+        columnwiseScale, amax, key.input, key.scale, r.recipe, granularity,
+        r.columnwise && !transposed ? ColumnwiseLayout::Untransposed
+                                    : ColumnwiseLayout::Transposed);
+  }
+  for (Operation *op : layers) {
+    if (auto linear = dyn_cast<LinearOp>(op))
+      rewriteLinear(b, linear);
+    else
+      rewriteBackward(b, cast<LinearBackwardOp>(op));
+  }
+}
+
+namespace {
+struct ExpandLinearPass
+    : public fp8::impl::FP8ExpandLinearBase<ExpandLinearPass> {
+  using FP8ExpandLinearBase::FP8ExpandLinearBase;
+
+  void runOnOperation() override {
+    const ChipInfo *info = lookupChipOrEmitError(getOperation(), chip);
+    if (!info)
+      return signalPassFailure();
+    LinearExpander expander(*info);
+    bool failed = false;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<LinearOp, LinearBackwardOp>(op))
+        failed |= mlir::failed(expander.plan(op));
+    });
+    if (failed)
+      return signalPassFailure();
+    OpBuilder b(&getContext());
+    expander.rewrite(b);
+  }
+};
+} // namespace
