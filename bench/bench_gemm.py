@@ -303,7 +303,8 @@ def pick_kernels(specs, m, n, k, recipe):
     matches = [s for s in specs
                if s.n == n and s.k == k and s.recipe == recipe
                and s.a_dtype == "e4m3" and s.b_dtype == "e4m3" and s.out_dtype == "bf16"
-               and not s.bias and not s.accumulate_into_c and s.static_m in (None, m)]
+               and not s.bias and not s.accumulate_into_c and not s.activation
+               and s.static_m in (None, m)]
     chosen = {}
     for impl, (mode, cluster_ctas) in PROJECT_IMPLS.items():
         modes = sorted((s for s in matches if accumulation_mode(s.accumulation) == mode

@@ -47,6 +47,12 @@ CHECK_KERNELS = [
       "config": "#fp8.gemm_config<tile = 128x256x128, stages = 3, cluster = 2x1>"}),
     ("bw_cluster", "blockwise", 2112, 7168,
      {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 6, cluster = 2x1>"}),
+    # Activations in the epilogue (after scales and bias).
+    ("tw_silu_bias", "tensorwise", 2112, 2048,
+     {"accumulation": "fast", "bias": "f32", "activation": "silu"}),
+    ("row_gelu", "rowwise", 4096, 2048, {"accumulation": "fast", "activation": "gelu"}),
+    ("bw_gelu_tanh_f32", "blockwise", 2112, 7168,
+     {"out": "f32", "activation": "gelu_tanh"}),
     ("wgrad_cluster", "tensorwise", 2048, 4096,
      {"out": "f32", "accumulate": True, "accumulation": "fast",
       "config": "#fp8.gemm_config<tile = 128x128x128, stages = 6, cluster = 2x1>"}),
@@ -90,6 +96,8 @@ def gemm_mlir(fn, recipe, n, k, extra):
              f"accumulation = #fp8.accumulation<{accumulation}>"]
     if "config" in extra:
         attrs.append(f"config = {extra['config']}")
+    if "activation" in extra:
+        attrs.append(f"activation = #fp8.activation<{extra['activation']}>")
     result = f"tensor<?x{n}x{out}>"
     return (f"func.func @{fn}({', '.join(args)}) -> {result} {{\n"
             f"  %0 = fp8.scaled_matmul {operands} {{{', '.join(attrs)}}}\n"

@@ -1,24 +1,17 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target (clang-22, AddressSanitizer + UBSan, coverage
-# on the project's code) into build-fuzz/ and fuzzes parse -> verify ->
-# fp8-to-ptx for sm_90a and sm_100a, seeded with the lit inputs.
+# on the project's code: the build of scripts/sanitize.sh, build-asan/) and
+# fuzzes parse -> verify -> fp8-to-ptx for sm_90a and sm_100a, seeded with
+# the lit inputs. CI runs it for a minute after the sanitizer suite.
 #
 #   scripts/fuzz.sh [SECONDS]      (default 60)
 #
-# Findings (crash-*, timeout-*, leak-*) land in build-fuzz/findings/.
+# Findings (crash-*, timeout-*, leak-*) land in build-asan/findings/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_TO_RUN=${1:-60}
-scripts/setup.sh
-BUILD_DIR=${BUILD_DIR:-build-fuzz}
-if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DLLVM_USE_SANITIZER="Address;Undefined" \
-    -DLLVM_USE_SANITIZE_COVERAGE=ON -DFP8_ENABLE_FUZZER=ON \
-    -DCMAKE_CXX_FLAGS="-fno-sanitize-recover=undefined" >/dev/null
-fi
-cmake --build "$BUILD_DIR" --target fp8-fuzz
+export BUILD_DIR=${BUILD_DIR:-build-asan}
+scripts/sanitize.sh --build-only
 CORPUS="$BUILD_DIR/corpus"
 FINDINGS="$BUILD_DIR/findings"
 mkdir -p "$CORPUS" "$FINDINGS"

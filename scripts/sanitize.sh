@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds FP8-MLIR with clang-22, AddressSanitizer and UndefinedBehaviorSanitizer
 # into build-asan/ and runs every test (GoogleTest + lit) there. Debian's
-# libMLIR.so is not instrumented; the project's own code is.
+# libMLIR.so is not instrumented; the project's own code is. The same build
+# has libFuzzer coverage and the fp8-fuzz target, so scripts/fuzz.sh reuses it.
+#
+#   scripts/sanitize.sh [--build-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -12,9 +15,13 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DLLVM_USE_SANITIZER="Address;Undefined" \
+    -DLLVM_USE_SANITIZE_COVERAGE=ON -DFP8_ENABLE_FUZZER=ON \
     -DCMAKE_CXX_FLAGS="-fno-sanitize-recover=undefined" >/dev/null
 fi
 cmake --build "$BUILD_DIR"
+if [ "${1:-}" = --build-only ]; then
+  exit 0
+fi
 # container-overflow: LLVM's SmallVector annotates its buffer only in
 # instrumented code, and Debian's libMLIR.so is not instrumented, so the
 # annotations of the two halves disagree (a known false positive of partial

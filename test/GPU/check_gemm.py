@@ -6,7 +6,8 @@ fresh quantized inputs with the kernel's N, K, dtypes and granularities,
 poison D with NaN, launch through libfp8rt on a torch stream and check:
   - every element of D was written (no NaN left),
   - ||D - ref||_F / ||ref||_F <= tolerance, ref = f64 GEMM of the dequantized
-    inputs (+ bias, + C); and the worst row within ROW_TOLERANCE_FACTOR x that,
+    inputs (+ bias, + C, then the epilogue activation); and the worst row
+    within ROW_TOLERANCE_FACTOR x that,
   - a second launch gives bit-identical D (determinism).
 Then a negative section: malformed launches must raise an error naming the
 offending operand instead of crashing.
@@ -99,6 +100,7 @@ def case_record(spec, m, seed):
             "recipe": spec.recipe, "a_dtype": spec.a_dtype, "b_dtype": spec.b_dtype,
             "out_dtype": spec.out_dtype, "accumulation": spec.accumulation,
             "bias": spec.bias, "accumulate_into_c": spec.accumulate_into_c,
+            "activation": spec.activation,
             "tolerance": spec.tolerance, "seed": seed,
             "rel_err": None, "worst_row_err": None, "unwritten": None,
             "deterministic": None, "passed": False, "error": None}
@@ -109,7 +111,7 @@ def check_case(kernel, spec, m, seed, stream, device="cuda"):
     record = case_record(spec, m, seed)
     try:
         inputs = inputs_for(spec, m, seed, device)
-        ref = gi.reference(inputs)
+        ref = gi.reference(inputs, spec.activation)
         d1, d2 = poisoned_output(spec, m, device), poisoned_output(spec, m, device)
         launch_and_wait(kernel, launch_operands(spec, inputs, d1), stream)
         launch_and_wait(kernel, launch_operands(spec, inputs, d2), stream)

@@ -255,13 +255,24 @@ def make_gemm_inputs(m, n, k, *, a_dtype="e4m3", b_dtype="e4m3",
         bias=bias, c=c, seed=seed)
 
 
-def reference(inputs):
-    """f64 D of the dequantized inputs (+ bias, + C)."""
+ACTIVATIONS = {
+    # The definitions of #fp8.activation, evaluated in f64.
+    "gelu": lambda x: 0.5 * x * (1.0 + torch.erf(x / 2.0 ** 0.5)),
+    "gelu_tanh": lambda x: 0.5 * x * (1.0 + torch.tanh(
+        (2.0 / torch.pi) ** 0.5 * (x + 0.044715 * x ** 3))),
+    "silu": lambda x: x * torch.sigmoid(x),
+}
+
+
+def reference(inputs, activation=None):
+    """f64 D of the dequantized inputs (+ bias, + C), then the activation."""
     d = inputs.a.dequantized() @ inputs.b.dequantized().t()
     if inputs.bias is not None:
         d += inputs.bias.to(torch.float64)[None, :]
     if inputs.c is not None:
         d += inputs.c.to(torch.float64)
+    if activation is not None:
+        d = ACTIVATIONS[activation](d)
     return d
 
 

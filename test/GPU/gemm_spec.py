@@ -176,6 +176,7 @@ class GemmSpec:
     accumulation: str
     bias: bool
     accumulate_into_c: bool
+    activation: str = None  # gelu, gelu_tanh, silu (epilogue), or None
     operands: list = field(default_factory=list)
     tile: list = field(default_factory=list)
     stages: int = 0
@@ -217,7 +218,8 @@ class GemmSpec:
     def describe(self):
         return (f"{self.name}: {self.recipe} {self.a_dtype}x{self.b_dtype}->{self.out_dtype}"
                 f" N={self.n} K={self.k} acc={self.accumulation}"
-                f"{' +bias' if self.bias else ''}{' +C' if self.accumulate_into_c else ''}")
+                f"{' +bias' if self.bias else ''}{' +C' if self.accumulate_into_c else ''}"
+                f"{' +' + self.activation if self.activation else ''}")
 
 
 def _require(section, key, path):
@@ -251,6 +253,7 @@ def spec_from_meta(meta, json_path="<memory>"):
         accumulation=gemm.get("accumulation", "promoted(128)"),
         bias=bool(gemm.get("bias", False)),
         accumulate_into_c=bool(gemm.get("accumulate_into_c", False)),
+        activation=gemm.get("activation"),
         operands=list(meta.get("operands", [])),
         tile=list(gemm.get("tile", [])), stages=int(gemm.get("stages", 0)),
         cluster=list(gemm.get("cluster", [])))

@@ -897,6 +897,8 @@ static void emitEpilogue(KernelBuilder &kb, const BlackwellGemm &g,
                 x = arith::AddFOp::create(b, x, y);
               }
             }
+            if (p.activation)
+              x = emitActivation(kb, *p.activation, x);
             acc[j] = x;
           }
           if (t.tmaStoreEpilogue) {

@@ -278,6 +278,8 @@ static SmallVector<Value> emitEpilogueValues(KernelBuilder &kb,
           x = arith::MulFOp::create(b, x, colScale[e]);
         if (biasValue[e])
           x = arith::AddFOp::create(b, x, biasValue[e]);
+        if (p.activation)
+          x = emitActivation(kb, *p.activation, x);
         values[i] = x;
       }
     }

@@ -3,6 +3,7 @@
 #include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -87,7 +88,62 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op,
   if (Value bias = op.getBias())
     p.biasElementType = cast<ShapedType>(bias.getType()).getElementType();
   p.accumulateIntoC = static_cast<bool>(op.getC());
+  p.activation = op.getActivation();
   return p;
+}
+
+Value mlir::fp8::emitActivation(KernelBuilder &kb, Activation activation,
+                                Value x) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  auto mul = [&](Value u, Value v) { return arith::MulFOp::create(b, u, v); };
+  auto add = [&](Value u, Value v) { return arith::AddFOp::create(b, u, v); };
+  auto c = [&](double v) { return kb.f32(static_cast<float>(v)); };
+  // e^t as 2^(t log2 e), PTX ex2.approx.f32 through its NVVM intrinsic (no
+  // NVVM dialect op exists; convert-gpu-to-nvvm rejects llvm.intr.exp2 and
+  // turns math.exp2 into a libdevice call).
+  auto exp = [&](Value t) {
+    return LLVM::CallIntrinsicOp::create(
+               b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.f32"),
+               ValueRange{mul(t, c(M_LOG2E))})
+        .getResult(0);
+  };
+  // x / (1 + e^t)
+  auto xOverOnePlusExp = [&](Value t) {
+    return arith::DivFOp::create(b, x, add(c(1.0), exp(t)));
+  };
+  switch (activation) {
+  case Activation::SiLU:
+    return xOverOnePlusExp(arith::NegFOp::create(b, x));
+  case Activation::GELUTanh: {
+    // u = sqrt(2/pi) (x + 0.044715 x^3); 0.5 x (1 + tanh u) = x / (1 + e^-2u).
+    Value cube = mul(mul(x, x), x);
+    Value u = mul(c(std::sqrt(2.0 / M_PI)), add(x, mul(c(0.044715), cube)));
+    return xOverOnePlusExp(mul(c(-2.0), u));
+  }
+  case Activation::GELU: {
+    // |x| by clearing the sign bit (llvm.intr.fabs is illegal there too).
+    Value magnitude = arith::BitcastOp::create(
+        b, b.getF32Type(),
+        arith::AndIOp::create(
+            b, arith::BitcastOp::create(b, b.getI32Type(), x),
+            kb.i32(0x7fffffff)));
+    Value z = mul(magnitude, c(M_SQRT1_2));
+    Value t = arith::DivFOp::create(b, c(1.0), add(c(1.0), mul(c(0.3275911), z)));
+    Value poly = c(1.061405429);
+    for (double a : {-1.453152027, 1.421413741, -0.284496736, 0.254829592})
+      poly = add(mul(poly, t), c(a));
+    poly = mul(poly, t);
+    // erfc(z) ~= poly e^(-z^2); 1 + erf(x / sqrt 2) = erfc(z) for x < 0,
+    // 2 - erfc(z) otherwise.
+    Value erfc = mul(poly, exp(arith::NegFOp::create(b, mul(z, z))));
+    Value negative =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, x, c(0.0));
+    Value onePlusErf = arith::SelectOp::create(
+        b, negative, erfc, arith::SubFOp::create(b, c(2.0), erfc));
+    return mul(mul(c(0.5), x), onePlusErf);
+  }
+  }
+  llvm_unreachable("unknown activation");
 }
 
 static StringRef getDTypeName(Type t) {
@@ -131,6 +187,8 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
     name += "_bias";
   if (p.accumulateIntoC)
     name += "_acc";
+  if (p.activation)
+    name += "_" + stringifyActivation(*p.activation).str();
   return name;
 }
 
@@ -422,6 +480,9 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
        {"tile", m.list({m.num(t.tileM), m.num(t.tileN), m.num(t.tileK)})},
        {"stages", m.num(t.stages)},
        {"cluster", m.list({m.num(t.clusterM), m.num(t.clusterN), m.num(1)})}};
+  if (p.activation)
+    gemmEntries.push_back(
+        {"activation", m.str(stringifyActivation(*p.activation))});
   if (p.blockwiseAsMX) {
     // What the caller must pass as a_scale_inv / b_scale_inv (the runtime's
     // operand schema has no layout key; tools read it here): the blockwise

@@ -60,6 +60,8 @@ struct GemmProblem {
   int64_t promoteInterval = 0;
   Type biasElementType; ///< null when there is no bias
   bool accumulateIntoC = false;
+  /// Applied in the epilogue after the scales and the bias.
+  std::optional<Activation> activation;
 
   bool isBlockwise() const { return aScale == ScaleMode::Blockwise; }
   int64_t numKBlocks(int64_t tileK) const { return (k + tileK - 1) / tileK; }
@@ -127,6 +129,16 @@ GemmTiling getGemmTiling(GemmConfigAttr config, int64_t outputBytes,
 
 /// A short name for the kernel: recipe, dtypes, N, K and tile, e.g.
 /// `fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s4`.
+class KernelBuilder;
+
+/// `activation(x)` of an f32 `x`, for an epilogue (see #fp8.activation):
+/// SiLU as x / (1 + 2^(-x log2 e)); GELU(tanh) as x / (1 + e^(-2u)), which
+/// equals 0.5 x (1 + tanh(u)); GELU(erf) with erfc(|x|/sqrt 2) from
+/// Abramowitz-Stegun 7.1.26 (absolute error <= 1.5e-7), kept as erfc for
+/// x < 0 so that no cancellation happens there. exp2 is PTX ex2.approx (its
+/// NVVM intrinsic: convert-gpu-to-nvvm turns math ops into libdevice calls).
+Value emitActivation(KernelBuilder &kb, Activation activation, Value x);
+
 std::string getGemmKernelName(const GemmProblem &problem,
                               const GemmTiling &tiling);
 

@@ -442,6 +442,9 @@ LogicalResult ScaledMatmulOp::verify() {
                            << formatShape(biasShape);
   }
   if (Value c = getC()) {
+    if (getActivation())
+      return emitOpError() << "an activation cannot be fused with "
+                              "accumulate_into (it would apply to C + AB)";
     if (!outType.getElementType().isF32())
       return emitOpError() << "accumulate_into requires an f32 result (wgrad "
                               "accumulates in f32), got "

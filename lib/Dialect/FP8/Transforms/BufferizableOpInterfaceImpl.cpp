@@ -78,7 +78,7 @@ struct ScaledMatmulOpInterface
         matmul.getAGranularity(), matmul.getBGranularity(),
         matmul.getAMajorAttr(), matmul.getBMajorAttr(),
         matmul.getAccumulation(), matmul.getRecipeAttr(),
-        matmul.getConfigAttr());
+        matmul.getConfigAttr(), matmul.getActivationAttr());
     replaceOpWithBufferizedValues(rewriter, op, *out);
     return success();
   }

@@ -285,7 +285,7 @@ Value LinearExpander::createGemm(OpBuilder &b, Location loc,
       bOperand.granularity, OperandMajorAttr::get(ctx, a.major),
       OperandMajorAttr::get(ctx, bOperand.major),
       AccumulationAttr::get(ctx, recipe.getAccumulate()), recipe,
-      /*config=*/GemmConfigAttr());
+      /*config=*/GemmConfigAttr(), /*activation=*/ActivationAttr());
   return gemm.getResult();
 }
 

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -121,7 +122,8 @@ struct FuseDequantizeMatmul : OpRewritePattern<linalg::MatmulOp> {
         lhs.getScaleInv(), rhs.getScaleInv(), /*bias=*/Value(), c,
         /*out=*/Value(), aGranularity, bGranularity, *aMajor, *bMajor,
         AccumulationAttr::get(ctx, accumulation),
-        /*recipe=*/RecipeAttrInterface(), /*config=*/GemmConfigAttr());
+        /*recipe=*/RecipeAttrInterface(), /*config=*/GemmConfigAttr(),
+        /*activation=*/ActivationAttr());
     return success();
   }
 
@@ -142,7 +144,7 @@ struct FuseBiasAdd : OpRewritePattern<arith::AddFOp> {
       auto broadcast = rhs.getDefiningOp<linalg::BroadcastOp>();
       if (!matmul || !broadcast || !matmul.getResult() ||
           !matmul.getResult().hasOneUse() || matmul.getBias() ||
-          matmul.getC())
+          matmul.getC() || matmul.getActivation())
         continue;
       auto resultType = cast<RankedTensorType>(matmul.getResult().getType());
       Value bias = broadcast.getInput();
@@ -189,13 +191,200 @@ struct FuseOutputCast : OpRewritePattern<arith::TruncFOp> {
   }
 };
 
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+/// `value` as a product `coefficient * factors[0] * factors[1] * ...`: the
+/// leaves of a tree of arith.mulf, arith.divf by a constant and arith.negf,
+/// with every constant folded into the coefficient, so that any association
+/// and order of a product matches.
+namespace {
+struct Product {
+  double coefficient = 1.0;
+  SmallVector<Value> factors;
+};
+} // namespace
+
+static std::optional<double> getConstant(Value v) {
+  APFloat value(0.0f);
+  if (!matchPattern(v, m_ConstantFloat(&value)))
+    return std::nullopt;
+  return value.convertToDouble();
+}
+
+static void collectProduct(Value v, Product &p) {
+  if (std::optional<double> c = getConstant(v)) {
+    p.coefficient *= *c;
+    return;
+  }
+  if (auto mul = v.getDefiningOp<arith::MulFOp>()) {
+    collectProduct(mul.getLhs(), p);
+    collectProduct(mul.getRhs(), p);
+    return;
+  }
+  if (auto div = v.getDefiningOp<arith::DivFOp>()) {
+    if (std::optional<double> c = getConstant(div.getRhs()); c && *c != 0.0) {
+      p.coefficient /= *c;
+      collectProduct(div.getLhs(), p);
+      return;
+    }
+  }
+  if (auto neg = v.getDefiningOp<arith::NegFOp>()) {
+    p.coefficient = -p.coefficient;
+    collectProduct(neg.getOperand(), p);
+    return;
+  }
+  p.factors.push_back(v);
+}
+
+static bool isNear(double actual, double expected) {
+  // The constants are f32 literals of the exact values.
+  return std::abs(actual - expected) <= 1e-6 * std::abs(expected);
+}
+
+/// Whether `v` is `coefficient * x^power`.
+static bool isMonomial(Value v, Value x, double coefficient, unsigned power) {
+  Product p;
+  collectProduct(v, p);
+  return isNear(p.coefficient, coefficient) && p.factors.size() == power &&
+         llvm::all_of(p.factors, [&](Value f) { return f == x; });
+}
+
+/// The `y` of `v = 1 + y` (either order), or null.
+static Value matchOnePlus(Value v) {
+  auto add = v.getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return Value();
+  for (auto [one, other] : {std::pair(add.getLhs(), add.getRhs()),
+                            std::pair(add.getRhs(), add.getLhs())})
+    if (std::optional<double> c = getConstant(one); c && *c == 1.0)
+      return other;
+  return Value();
+}
+
+/// Whether `v` is `1 + exp(-x)`.
+static bool isOnePlusExpNegX(Value v, Value x) {
+  Value e = matchOnePlus(v);
+  auto exp = e ? e.getDefiningOp<math::ExpOp>() : math::ExpOp();
+  return exp && isMonomial(exp.getOperand(), x, -1.0, 1);
+}
+
+/// The activation `y` computes from `x`, in one of these forms (any order
+/// and association of products; constants as f32 literals):
+///   silu:      x / (1 + exp(-x)),  x * (1 / (1 + exp(-x)))
+///   gelu:      0.5 * x * (1 + erf(x * 0.70710678))       (or x / sqrt(2))
+///   gelu_tanh: 0.5 * x * (1 + tanh(0.79788456 * (x + 0.044715 * x*x*x)))
+static std::optional<Activation> matchActivation(Value y, Value x) {
+  if (auto div = y.getDefiningOp<arith::DivFOp>();
+      div && div.getLhs() == x && isOnePlusExpNegX(div.getRhs(), x))
+    return Activation::SiLU;
+  Product p;
+  collectProduct(y, p);
+  if (p.factors.size() != 2)
+    return std::nullopt;
+  for (auto [first, second] : {std::pair(p.factors[0], p.factors[1]),
+                               std::pair(p.factors[1], p.factors[0])}) {
+    if (first != x)
+      continue;
+    if (isNear(p.coefficient, 1.0)) {
+      auto reciprocal = second.getDefiningOp<arith::DivFOp>();
+      std::optional<double> one =
+          reciprocal ? getConstant(reciprocal.getLhs()) : std::nullopt;
+      if (one && *one == 1.0 && isOnePlusExpNegX(reciprocal.getRhs(), x))
+        return Activation::SiLU;
+      continue;
+    }
+    if (!isNear(p.coefficient, 0.5))
+      continue;
+    Value inner = matchOnePlus(second);
+    if (!inner)
+      continue;
+    if (auto erf = inner.getDefiningOp<math::ErfOp>();
+        erf && isMonomial(erf.getOperand(), x, M_SQRT1_2, 1))
+      return Activation::GELU;
+    if (auto tanh = inner.getDefiningOp<math::TanhOp>()) {
+      Product arg;
+      collectProduct(tanh.getOperand(), arg);
+      if (!isNear(arg.coefficient, std::sqrt(2.0 / M_PI)) ||
+          arg.factors.size() != 1)
+        continue;
+      auto sum = arg.factors[0].getDefiningOp<arith::AddFOp>();
+      if (!sum)
+        continue;
+      for (auto [linear, cubic] : {std::pair(sum.getLhs(), sum.getRhs()),
+                                   std::pair(sum.getRhs(), sum.getLhs())})
+        if (linear == x && isMonomial(cubic, x, 0.044715, 3))
+          return Activation::GELUTanh;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+/// linalg.generic computing an activation of each element of an f32
+/// scaled_matmul result (what convert-elementwise-to-linalg and
+/// linalg-fuse-elementwise-ops make of the elementwise ops), optionally
+/// rounded (RNE) to bf16/f16 -> scaled_matmul with that activation (and
+/// result type): the kernel evaluates the same function in f32 in its
+/// epilogue, after the scales and bias.
+struct FuseActivation : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp generic,
+                                PatternRewriter &rewriter) const override {
+    if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+        generic.getNumReductionLoops() != 0 ||
+        !llvm::all_of(generic.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))
+      return rewriter.notifyMatchFailure(generic, "not elementwise unary");
+    auto matmul =
+        generic.getDpsInputs()[0].getDefiningOp<ScaledMatmulOp>();
+    if (!matmul || !matmul.getResult() || matmul.getC() ||
+        matmul.getActivation() ||
+        !matmul.getOutputType().getElementType().isF32())
+      return rewriter.notifyMatchFailure(generic, "not an f32 scaled_matmul");
+    // Nothing else reads the result (it may also be the generic's init, if
+    // the body ignores the init's values).
+    Block &body = generic.getRegion().front();
+    if (!llvm::all_of(matmul.getResult().getUsers(),
+                      [&](Operation *user) { return user == generic; }) ||
+        !body.getArgument(1).use_empty())
+      return rewriter.notifyMatchFailure(generic, "result used elsewhere");
+    Value x = body.getArgument(0);
+    Value y = body.getTerminator()->getOperand(0);
+    auto resultType = cast<RankedTensorType>(generic.getResultTypes()[0]);
+    Type elementType = resultType.getElementType();
+    if (auto cast = y.getDefiningOp<arith::TruncFOp>()) {
+      if (cast.getRoundingmodeAttr() &&
+          cast.getRoundingmode() != arith::RoundingMode::to_nearest_even)
+        return rewriter.notifyMatchFailure(generic, "not RNE");
+      y = cast.getIn();
+    }
+    if (!(elementType.isF32() || elementType.isBF16() || elementType.isF16()) ||
+        !y.getType().isF32())
+      return rewriter.notifyMatchFailure(generic, "unsupported result type");
+    std::optional<Activation> activation = matchActivation(y, x);
+    if (!activation)
+      return rewriter.notifyMatchFailure(generic, "not a known activation");
+    rewriter.modifyOpInPlace(matmul, [&] {
+      matmul.setActivation(*activation);
+      matmul.getResult().setType(resultType);
+    });
+    rewriter.replaceOp(generic, matmul.getResult());
+    return success();
+  }
+};
+
 struct FuseScalesPass : public fp8::impl::FP8FuseScalesBase<FuseScalesPass> {
   using FP8FuseScalesBase::FP8FuseScalesBase;
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseDequantizeMatmul>(&getContext(), fastAccumulation);
-    patterns.add<FuseBiasAdd, FuseOutputCast>(&getContext());
+    patterns.add<FuseBiasAdd, FuseOutputCast, FuseActivation>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

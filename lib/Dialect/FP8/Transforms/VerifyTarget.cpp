@@ -45,9 +45,11 @@ LogicalResult mlir::fp8::verifyScaledMatmulForChip(ScaledMatmulOp op,
 const ChipInfo *mlir::fp8::lookupChipOrEmitError(Operation *op,
                                                  StringRef chip) {
   const ChipInfo *info = lookupChip(chip);
+  // At the op's location, without the op itself: the option is wrong, not
+  // the (whole-module) IR, which a "see current operation" note would dump.
   if (!info)
-    op->emitError() << "unknown chip '" << chip << "': expected one of "
-                    << describeSupportedChips();
+    emitError(op->getLoc()) << "unknown chip '" << chip << "': expected one of "
+                            << describeSupportedChips();
   return info;
 }
 

@@ -159,3 +159,7 @@ func.func @forward_only(%x0: tensor<?x512xbf16>, %w: tensor<128x512xbf16>, %x1: 
       : (tensor<?x512xbf16>, tensor<128x512xbf16>) -> tensor<?x128xf32>
   return %y0, %y1 : tensor<?x128xbf16>, tensor<?x128xf32>
 }
+
+// RUN: not fp8-opt %s -split-input-file -fp8-expand-linear=chip=sm_80 2>&1 | FileCheck %s --check-prefix=CHIP
+// CHIP: error: unknown chip 'sm_80': expected one of sm_90a, sm_100a
+// CHIP-NOT: see current operation

@@ -174,3 +174,153 @@ func.func @cast_with_other_user(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256x
   %yb = arith.truncf %mm : tensor<128x64xf32> to tensor<128x64xbf16>
   return %yb, %mm : tensor<128x64xbf16>, tensor<128x64xf32>
 }
+
+// -----
+
+// Activations: a linalg.generic applying SiLU / GELU / tanh-GELU to each
+// element of an f32 scaled_matmul result (after its bias) becomes the op's
+// activation, together with an RNE cast in the same body; products match in
+// any order and association.
+#id = affine_map<(m, n) -> (m, n)>
+// CHECK-LABEL: func.func @silu_div
+// CHECK-NOT: linalg.generic
+// CHECK: %[[R:.*]] = fp8.scaled_matmul %arg0, %arg1, %arg2, %arg3 bias %arg4 {{.*}}activation = #fp8.activation<silu>{{.*}} -> tensor<128x64xbf16>
+// CHECK-NEXT: return %[[R]]
+func.func @silu_div(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>, %bias: tensor<64xf32>) -> tensor<128x64xbf16> {
+  %mm = fp8.scaled_matmul %a, %b, %sa, %sb bias %bias {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>, tensor<64xf32>) -> tensor<128x64xf32>
+  %e = tensor.empty() : tensor<128x64xbf16>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<128x64xf32>) outs(%e : tensor<128x64xbf16>) {
+  ^bb0(%x: f32, %out: bf16):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %x : f32
+    %ex = math.exp %n : f32
+    %d = arith.addf %one, %ex : f32
+    %s = arith.divf %x, %d : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<128x64xbf16>
+  return %y : tensor<128x64xbf16>
+}
+
+// -----
+
+#id = affine_map<(m, n) -> (m, n)>
+// CHECK-LABEL: func.func @silu_sigmoid
+// CHECK: fp8.scaled_matmul {{.*}}activation = #fp8.activation<silu>{{.*}} -> tensor<128x64xf32>
+// CHECK-NOT: linalg.generic
+func.func @silu_sigmoid(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>) -> tensor<128x64xf32> {
+  %mm = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<128x64xf32>) outs(%mm : tensor<128x64xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %m1 = arith.constant -1.0 : f32
+    %n = arith.mulf %m1, %x : f32
+    %ex = math.exp %n : f32
+    %d = arith.addf %ex, %one : f32
+    %r = arith.divf %one, %d : f32
+    %s = arith.mulf %r, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<128x64xf32>
+  return %y : tensor<128x64xf32>
+}
+
+// -----
+
+#id = affine_map<(m, n) -> (m, n)>
+// CHECK-LABEL: func.func @gelu_erf
+// CHECK: fp8.scaled_matmul {{.*}}activation = #fp8.activation<gelu>{{.*}} -> tensor<128x64xf16>
+// CHECK-NOT: linalg.generic
+func.func @gelu_erf(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>) -> tensor<128x64xf16> {
+  %mm = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf32>
+  %e = tensor.empty() : tensor<128x64xf16>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<128x64xf32>) outs(%e : tensor<128x64xf16>) {
+  ^bb0(%x: f32, %out: f16):
+    %half = arith.constant 0.5 : f32
+    %one = arith.constant 1.0 : f32
+    %sqrt2 = arith.constant 1.41421354 : f32
+    %z = arith.divf %x, %sqrt2 : f32
+    %erf = math.erf %z : f32
+    %p = arith.addf %erf, %one : f32
+    %hx = arith.mulf %half, %x : f32
+    %g = arith.mulf %hx, %p : f32
+    %t = arith.truncf %g : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<128x64xf16>
+  return %y : tensor<128x64xf16>
+}
+
+// -----
+
+#id = affine_map<(m, n) -> (m, n)>
+// CHECK-LABEL: func.func @gelu_tanh
+// CHECK: fp8.scaled_matmul {{.*}}activation = #fp8.activation<gelu_tanh>{{.*}} -> tensor<128x64xbf16>
+// CHECK-NOT: linalg.generic
+func.func @gelu_tanh(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>) -> tensor<128x64xbf16> {
+  %mm = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf32>
+  %e = tensor.empty() : tensor<128x64xbf16>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<128x64xf32>) outs(%e : tensor<128x64xbf16>) {
+  ^bb0(%x: f32, %out: bf16):
+    %half = arith.constant 0.5 : f32
+    %one = arith.constant 1.0 : f32
+    %k0 = arith.constant 0.797884583 : f32
+    %k1 = arith.constant 0.044715 : f32
+    %x2 = arith.mulf %x, %x : f32
+    %x3 = arith.mulf %x2, %x : f32
+    %c3 = arith.mulf %k1, %x3 : f32
+    %in = arith.addf %x, %c3 : f32
+    %u = arith.mulf %k0, %in : f32
+    %th = math.tanh %u : f32
+    %p = arith.addf %one, %th : f32
+    %xp = arith.mulf %x, %p : f32
+    %g = arith.mulf %xp, %half : f32
+    %t = arith.truncf %g : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<128x64xbf16>
+  return %y : tensor<128x64xbf16>
+}
+
+// -----
+
+// Not activations the kernels implement: a wrong constant (0.7 for
+// 1/sqrt(2)), the GELU of another value, and an activation after
+// accumulate_into (it would apply to C + AB).
+#id = affine_map<(m, n) -> (m, n)>
+// CHECK-LABEL: func.func @not_fused
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT: activation
+func.func @not_fused(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>, %c: tensor<128x64xf32>) -> (tensor<128x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>) {
+  %mm0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf32>
+  %y0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm0 : tensor<128x64xf32>) outs(%c : tensor<128x64xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %half = arith.constant 0.5 : f32
+    %one = arith.constant 1.0 : f32
+    %k = arith.constant 0.7 : f32
+    %z = arith.mulf %x, %k : f32
+    %erf = math.erf %z : f32
+    %p = arith.addf %erf, %one : f32
+    %hx = arith.mulf %half, %x : f32
+    %g = arith.mulf %hx, %p : f32
+    linalg.yield %g : f32
+  } -> tensor<128x64xf32>
+  %mm1 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf32>
+  %y1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm1 : tensor<128x64xf32>) outs(%c : tensor<128x64xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %out : f32
+    %ex = math.exp %n : f32
+    %d = arith.addf %one, %ex : f32
+    %s = arith.divf %x, %d : f32
+    linalg.yield %s : f32
+  } -> tensor<128x64xf32>
+  %mm2 = fp8.scaled_matmul %a, %b, %sa, %sb accumulate_into %c {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>, tensor<128x64xf32>) -> tensor<128x64xf32>
+  %y2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm2 : tensor<128x64xf32>) outs(%c : tensor<128x64xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %x : f32
+    %ex = math.exp %n : f32
+    %d = arith.addf %one, %ex : f32
+    %s = arith.divf %x, %d : f32
+    linalg.yield %s : f32
+  } -> tensor<128x64xf32>
+  return %y0, %y1, %y2 : tensor<128x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>
+}

@@ -85,12 +85,32 @@ def FP8_ColumnwiseLayout : I32EnumAttr<"ColumnwiseLayout",
   let cppNamespace = "::mlir::fp8";
 }
 
+def FP8_Activation : I32EnumAttr<"Activation",
+    "elementwise activation applied in a GEMM epilogue", [
+      I32EnumAttrCase<"GELU", 0, "gelu">,
+      I32EnumAttrCase<"GELUTanh", 1, "gelu_tanh">,
+      I32EnumAttrCase<"SiLU", 2, "silu">,
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fp8";
+}
+
 class FP8_EnumAttr<EnumAttrInfo info, string mnemonic>
     : EnumAttr<FP8_Dialect, info, mnemonic> {
   let assemblyFormat = "`<` $value `>`";
 }
 
 def FP8_OperandMajorAttr : FP8_EnumAttr<FP8_OperandMajor, "major">;
+def FP8_ActivationAttr : FP8_EnumAttr<FP8_Activation, "activation"> {
+  let summary = "activation fused into a GEMM epilogue";
+  let description = [{
+    `gelu`: `0.5 x (1 + erf(x / sqrt(2)))` (PyTorch `gelu`); `gelu_tanh`:
+    `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))` (PyTorch
+    `gelu(approximate='tanh')`, Megatron's bias-GeLU); `silu`:
+    `x / (1 + exp(-x))`. Evaluated in f32 after the scales and the bias,
+    before the output is rounded.
+  }];
+}
 def FP8_ColumnwiseLayoutAttr
     : FP8_EnumAttr<FP8_ColumnwiseLayout, "columnwise_layout">;
 

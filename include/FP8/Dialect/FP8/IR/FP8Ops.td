@@ -251,6 +251,8 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
     * `bias`: optional `[N]` vector (bf16 or f32) added after scaling.
     * `c`: optional f32 `[M, N]` accumulated into (wgrad); requires an f32
       result.
+    * `activation`: optional `#fp8.activation<gelu|gelu_tanh|silu>` applied
+      in f32 after the scales and the bias (not with `c`).
     * `recipe`: optional; when present the operands must be consistent with it.
     * `config`: optional `#fp8.gemm_config` overriding the target lowering's
       choice of tile, pipeline depth, cluster and rasterization.
@@ -290,7 +292,8 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
                            "::mlir::fp8::OperandMajor::K">:$b_major,
                        FP8_AccumulationAttr:$accumulation,
                        OptionalAttr<FP8_RecipeAttr>:$recipe,
-                       OptionalAttr<FP8_GemmConfigAttr>:$config);
+                       OptionalAttr<FP8_GemmConfigAttr>:$config,
+                       OptionalAttr<FP8_ActivationAttr>:$activation);
   let results = (outs Optional<2DTensorOf<[BF16, F16, F32]>>:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $a_scale_inv `,` $b_scale_inv

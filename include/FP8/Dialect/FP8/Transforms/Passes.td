@@ -172,9 +172,19 @@ def FP8FuseScales : Pass<"fp8-fuse-scales"> {
       of an f32 result to bf16/f16 becomes the op's result type (the
       kernel rounds its f32 value once, the same way).
 
-    Not yet: activations (GELU, SiLU), the output amax for current scaling
-    of the next layer, scalar rescaling of the result (they need kernel
-    epilogue support first).
+    * Activation: a `linalg.generic` applying SiLU, GELU or tanh-GELU to
+      each element of an f32 result (with no C), in one of the forms
+      `x / (1 + exp(-x))`, `x * (1 / (1 + exp(-x)))`,
+      `0.5 * x * (1 + erf(x * 0.70710678))` (or `x / 1.41421356`),
+      `0.5 * x * (1 + tanh(0.79788456 * (x + 0.044715 * x*x*x)))`, with
+      products in any order and association and an optional RNE `truncf`
+      to bf16/f16 at the end, becomes the op's `activation` (and result
+      type). That is what `convert-elementwise-to-linalg` and
+      `linalg-fuse-elementwise-ops` make of elementwise tensor ops. The
+      kernels evaluate the function in f32 after the scales and bias.
+
+    Not yet: the output amax for current scaling of the next layer, scalar
+    rescaling of the result (they need an extra kernel output).
 
     Graphs that do not match exactly (a non-zero bf16/f16 init, scales the kernels
     cannot apply, MXFP8 with an MN-major operand) are left alone.
