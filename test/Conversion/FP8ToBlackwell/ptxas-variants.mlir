@@ -3,13 +3,13 @@
 // row-wise), dtypes, outputs (staged TMA stores, direct f32 stores,
 // accumulate-into-C), bias, tile N 256/224/192/64, and the TN/NN/NT/NN-both
 // operand majors; MXFP8 (block-scaled MMA, scales by TMA + tcgen05.cp) TN,
-// NN and NT; blockwise 1x128/128x128 and 1x128/1x128 power-of-two scales as
-// MX (host-converted UE8M0 atoms, the MXFP8 kernel); the cta_group::2 CTA pair (tile 256xN,
+// NN and NT; blockwise 1x128/128x128 power-of-two scales as MX (host-converted
+// UE8M0 atoms, the MXFP8 kernel); the cta_group::2 CTA pair (tile 256xN,
 // cluster 2x1).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fp8-compile %s --chip=sm_100a -o %t
-// Each .ptx holds the whole kernel module (all 14 entries): ptxas_report.py
+// Each .ptx holds the whole kernel module (all 13 entries): ptxas_report.py
 // checks that every file assembles; ptxas -v on one of them reports every
 // entry's resources, each of which must be spill-free.
 // RUN: %python %fp8_src_root/test/lit-tools/ptxas_report.py %ptxas sm_100a %t | FileCheck %s --check-prefix=REPORT
@@ -18,7 +18,7 @@
 // RUN: FileCheck %s --check-prefix=SPILLS < %t/ptxas.log
 // RUN: FileCheck %s --check-prefix=MXPTX < %t/fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast.ptx
 // RUN: FileCheck %s --check-prefix=PAIRPTX < %t/fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast.ptx
-// REPORT: 14 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
+// REPORT: 13 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e5m2_e4m3_f32_n2112_k4096_t128x192x128_s5_fast_acc' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e4m3_e4m3_bf16_n2112_k7168_t128x192x128_s4_fast_bias' for 'sm_100a'
@@ -31,10 +31,9 @@
 // ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_f32_n2048_k2048_t128x128x128_s5_bmn' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_blockwise_e4m3_e4m3_bf16_n7168_k7168_t128x256x128_s3_mx' for 'sm_100a'
-// ENTRIES-DAG: entry function 'fp8_gemm_blockwise_1d1d_e4m3_e4m3_f32_n2112_k4096_t128x128x128_s6_acc_mx' for 'sm_100a'
 // SPILLS-NOT: error
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast' for 'sm_100a'
-// SPILLS-COUNT-14: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// SPILLS-COUNT-13: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // SPILLS-NOT: bytes spill
 // PAIRPTX: .entry fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast
 // PAIRPTX: .reqnctapercluster 2, 1, 1
@@ -105,14 +104,6 @@ func.func @mxfp8_b_mn_major(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<2048x2048xf8
 func.func @blockwise_as_mx(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<7168x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<56x56xf32>) -> tensor<?x7168xbf16> {
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<scales = pow2>} : (tensor<?x7168xf8E4M3FN>, tensor<7168x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<56x56xf32>) -> tensor<?x7168xbf16>
   return %0 : tensor<?x7168xbf16>
-}
-
-// Blockwise 1D x 1D (1x128 scales on both operands: the wgrad GEMM, f32 out
-// accumulating into C) with f32 power-of-two scales: B's 1x128 scales take
-// the same host conversion as A's.
-func.func @blockwise_1d1d_as_mx(%a: tensor<?x4096xf8E4M3FN>, %b: tensor<2112x4096xf8E4M3FN>, %sa: tensor<?x32xf32>, %sb: tensor<2112x32xf32>, %c: tensor<?x2112xf32>) -> tensor<?x2112xf32> {
-  %0 = fp8.scaled_matmul %a, %b, %sa, %sb accumulate_into %c {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<scales = pow2>} : (tensor<?x4096xf8E4M3FN>, tensor<2112x4096xf8E4M3FN>, tensor<?x32xf32>, tensor<2112x32xf32>, tensor<?x2112xf32>) -> tensor<?x2112xf32>
-  return %0 : tensor<?x2112xf32>
 }
 
 // MXFP8 TN (last: its entry ends the PTX, which MXPTX checks).
