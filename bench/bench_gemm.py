@@ -6,7 +6,9 @@ process and on the same quantized inputs, time:
   - fp8-mlir: the kernel in --kernels whose N, K and recipe match (e4m3 in,
     bf16 out, no bias/C), launched through libfp8rt;
   - torch._scaled_mm (tensorwise, also with use_fast_accum=True; rowwise);
-  - torch.nn.functional.scaled_mm with BlockWise1x128 x BlockWise128x128;
+  - torch.nn.functional.scaled_mm with BlockWise1x128 x BlockWise128x128
+    (and BlockWise1x128 x BlockWise1x128 for blockwise_1d1d, where torch
+    takes it);
   - triton: bench/triton_fp8_gemm.py.
 Times are triton.testing.do_bench medians; each timed call takes the next of
 several copies of the inputs whose total size exceeds 2x the L2 cache. Each
@@ -46,7 +48,10 @@ GRANULARITIES = {
     "tensorwise": (("tensor",), ("tensor",)),
     "rowwise": (("row",), ("row",)),
     "blockwise": (("tile", 1, 128), ("tile", 128, 128)),
+    "blockwise_1d1d": (("tile", 1, 128), ("tile", 1, 128)),
 }
+# Timed unless --recipes says otherwise.
+DEFAULT_RECIPES = ("tensorwise", "rowwise", "blockwise")
 PROJECT = "fp8-mlir"
 PROJECT_FAST = "fp8-mlir fast"
 # The project's kernels by accumulation mode: promoted(128) compares with
@@ -58,6 +63,7 @@ PEERS = {
     "tensorwise": ("torch._scaled_mm", "torch._scaled_mm fast_accum", "triton"),
     "rowwise": ("torch._scaled_mm", "triton"),
     "blockwise": ("F.scaled_mm", "triton"),
+    "blockwise_1d1d": ("F.scaled_mm",),
 }
 # One colour per implementation across the chart's panels.
 COLORS = {PROJECT: "C0", PROJECT_FAST: "C4", PROJECT + " 2cta": "C5",
@@ -79,7 +85,7 @@ def parse_args(argv=None):
                    help="directory with the compiled NAME.json/NAME.ptx (omit: peers only)")
     p.add_argument("--out", type=Path, default=HERE / "results", help="report directory")
     p.add_argument("--shapes", default=DEFAULT_SHAPES, help="comma-separated MxNxK list")
-    p.add_argument("--recipes", default=",".join(GRANULARITIES),
+    p.add_argument("--recipes", default=",".join(DEFAULT_RECIPES),
                    help="comma-separated subset of " + ", ".join(GRANULARITIES))
     p.add_argument("--warmup", type=int, default=25, help="do_bench warmup (ms)")
     p.add_argument("--rep", type=int, default=100, help="do_bench repetition time (ms)")
@@ -201,8 +207,11 @@ def torch_scaled_mm_impl(case, fast_accum):
 
 def torch_blockwise_scales(s):
     """torch's layouts: scale_a (M, K/128) strides (1, M); scale_b (L4, N/128)
-    strides (1, L4) with K/128 padded to L4 = a multiple of 4."""
+    strides (1, L4) with K/128 padded to L4 = a multiple of 4; a 1x128
+    scale_b like scale_a: (N, K/128) strides (1, N)."""
     scale_a = s.a.scale_inv.t().contiguous().t()
+    if s.b.gran[1] == 1:
+        return scale_a, s.b.scale_inv.t().contiguous().t()
     b = s.b.scale_inv
     pad = -b.shape[1] % 4
     if pad:
@@ -216,11 +225,13 @@ def torch_blockwise_impl(case):
     except ImportError as e:
         raise Unavailable(f"torch {torch.__version__}: {e}") from None
     scales = [torch_blockwise_scales(s) for s in case.sets]
+    b_scaling = (ScalingType.BlockWise1x128 if case.recipe == "blockwise_1d1d"
+                 else ScalingType.BlockWise128x128)
 
     def call(i):
         s, (sa, sb) = case.sets[i], scales[i]
         return scaled_mm(s.a.q, s.b.q.t(), sa, ScalingType.BlockWise1x128,
-                         sb, ScalingType.BlockWise128x128,
+                         sb, b_scaling,
                          swizzle_a=SwizzleType.NO_SWIZZLE, swizzle_b=SwizzleType.NO_SWIZZLE,
                          output_dtype=OUT_DTYPE)
     return call
@@ -232,7 +243,9 @@ def triton_impl(case):
     except ImportError as e:
         raise Unavailable(f"triton: {e}") from None
     outs = case.outputs()
-    if case.recipe == "blockwise":
+    if case.recipe.startswith("blockwise"):
+        if case.recipe != "blockwise":
+            raise Unavailable(f"triton_fp8_gemm has no {case.recipe} kernel")
         a_scales = [s.a.scale_inv.t().contiguous() for s in case.sets]  # [K/128, M]
 
         def call(i):

@@ -56,12 +56,26 @@ CHECK_KERNELS = [
     ("wgrad_cluster", "tensorwise", 2048, 4096,
      {"out": "f32", "accumulate": True, "accumulation": "fast",
       "config": "#fp8.gemm_config<tile = 128x128x128, stages = 6, cluster = 2x1>"}),
+    # Blockwise 1D x 1D (1x128 scales on both operands: the wgrad GEMM, f32
+    # out accumulating into C), with the 1D x 2D kernel of the same shape to
+    # time against.
+    ("bw1d1d_2112_7168", "blockwise_1d1d", 2112, 7168, {}),
+    ("bw1d1d_7168_7168", "blockwise_1d1d", 7168, 7168, {}),
+    ("bw1d1d_k160", "blockwise_1d1d", 2112, 160, {}),
+    ("bw1d1d_wgrad_acc", "blockwise_1d1d", 7168, 7168,
+     {"out": "f32", "accumulate": True}),
+    ("bw1d1d_wgrad_acc_k160", "blockwise_1d1d", 2112, 160,
+     {"out": "f32", "accumulate": True}),
+    ("bw1d1d_cluster", "blockwise_1d1d", 2112, 7168,
+     {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 6, cluster = 2x1>"}),
+    ("bw_7168_7168", "blockwise", 7168, 7168, {}),
 ]
 
 GRANULARITY = {
     "tensorwise": ("#fp8.granularity<tensor>", "#fp8.granularity<tensor>"),
     "rowwise": ("#fp8.granularity<row>", "#fp8.granularity<row>"),
     "blockwise": ("#fp8.granularity<tile 1x128>", "#fp8.granularity<tile 128x128>"),
+    "blockwise_1d1d": ("#fp8.granularity<tile 1x128>", "#fp8.granularity<tile 1x128>"),
 }
 
 
@@ -71,6 +85,8 @@ def scale_types(recipe, n, k):
         return "tensor<f32>", "tensor<f32>"
     if recipe == "rowwise":
         return "tensor<?x1xf32>", f"tensor<{n}x1xf32>"
+    if recipe == "blockwise_1d1d":
+        return f"tensor<?x{kb}xf32>", f"tensor<{n}x{kb}xf32>"
     return f"tensor<?x{kb}xf32>", f"tensor<{(n + 127) // 128}x{kb}xf32>"
 
 

@@ -1,5 +1,5 @@
 // Recipe: #fp8.blockwise<act = 1x128, weight = 128x128, scales = pow2, amax_clamp = 1.0e-4>
-// Chips: sm_100a
+// Chips: sm_90a sm_100a
 //
 // One training step of a linear layer under DeepSeek-V3 blockwise scaling
 // (Transformer Engine Float8BlockScaling): X and dY in 1x128 tiles, W in

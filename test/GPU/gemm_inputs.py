@@ -6,13 +6,14 @@ GEMM consumes scale_inv = 1 / scale, so x ~= q * scale_inv.
 
 - tensor: scale = max/amax over the tensor (E4M3 448, E5M2 57344);
 - row:    the same per row of A [M, K] and per row of B [N, K];
-- tile RxC (1x128 for A, 128x128 for B): amax per tile over its valid
+- tile RxC (1x128 for A, 128x128 or 1x128 for B): amax per tile over its valid
   elements, clamped to >= 1e-4, scale = max/amax rounded down to a power of
   two (sign and exponent bits kept), so scale_inv is exact.
 
 Scales are returned in the physical layout the runtime takes (see gemm_spec:
-a's 1x128 scales MN-major [ceil(K/128), M], b's 128x128 [ceil(N/128),
-ceil(K/128)]), or in the layout the kernel's metadata asks for when it says.
+1x128 scales MN-major, a's [ceil(K/128), M] and b's [ceil(K/128), N]; b's
+128x128 [ceil(N/128), ceil(K/128)]), or in the layout the kernel's metadata
+asks for when it says.
 """
 
 import time

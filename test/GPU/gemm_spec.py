@@ -39,6 +39,8 @@ RECIPES = {
     (("tensor",), ("tensor",)): "tensorwise",
     (("row",), ("row",)): "rowwise",
     (("tile", 1, 128), ("tile", 128, 128)): "blockwise",
+    # DeepSeek/TE "1D x 1D": both operands in 1x128 tiles (the wgrad GEMM).
+    (("tile", 1, 128), ("tile", 1, 128)): "blockwise_1d1d",
 }
 
 
@@ -93,10 +95,11 @@ def scale_shape(gran, rows, k):
 
 
 def physical_scale_shape(operand, gran, rows, k):
-    """Shape the runtime expects by convention: a's 1x128 tile scales are
-    stored MN-major ([K/128, M]); everything else in its logical order."""
+    """Shape the runtime expects by convention: 1x128 tile scales are stored
+    MN-major (a: [K/128, M], b: [K/128, N]), so that one K block's scales are
+    contiguous; everything else in its logical order."""
     shape = scale_shape(gran, rows, k)
-    if operand == "a" and gran[0] == "tile" and gran[1] == 1:
+    if gran[0] == "tile" and gran[1] == 1:
         return shape[::-1]
     return shape
 

@@ -305,26 +305,35 @@ numerics::QuantizedTensor randomPow2Blockwise(std::mt19937_64 &rng,
 // (blockwiseScalesToMxAtoms: the op's f32 scale grid -> the UE8M0 atom image
 // the kernel's scale operands take) on random power-of-two scales, followed
 // by the emulated block-scaled GEMM (TMA of the atoms, tcgen05.cp, sf_id
-// 0..3), equals scaledMatmulReference of the blockwise inputs exactly.
+// 0..3), equals scaledMatmulReference of the blockwise inputs exactly. B
+// takes 128x128 weight tiles ("1D x 2D") or 1x128 tiles ("1D x 1D", the
+// wgrad GEMM): the same conversion as A's.
 TEST(ScaleEmulation, BlockwiseHostConversionGemmMatchesReference) {
   const uint64_t seed = freshSeed();
   SCOPED_TRACE(testing::Message() << "seed=" << seed);
   std::mt19937_64 rng(seed);
-  const Shape shapes[] = {{128, 256, 512, 256},
-                          {200, 160, 304, 32},
-                          {384, 384, 128, 128}};
-  for (const Shape &s : shapes) {
+  struct Case {
+    Shape s;
+    int64_t bTileRows;
+  };
+  const Case cases[] = {{{128, 256, 512, 256}, 128},
+                        {{200, 160, 304, 32}, 128},
+                        {{384, 384, 128, 128}, 128},
+                        {{128, 256, 512, 256}, 1},
+                        {{200, 160, 304, 32}, 1}};
+  for (const auto &[s, bTileRows] : cases) {
     SCOPED_TRACE(testing::Message() << "M=" << s.m << " N=" << s.n
-                                    << " K=" << s.k);
+                                    << " K=" << s.k << " B tile "
+                                    << bTileRows << "x128");
     const numerics::QuantizedTensor qa = randomPow2Blockwise(rng, s.m, s.k, 1);
     const numerics::QuantizedTensor qb =
-        randomPow2Blockwise(rng, s.n, s.k, 128);
+        randomPow2Blockwise(rng, s.n, s.k, bTileRows);
     std::string error;
     std::optional<std::vector<uint8_t>> aImage = blockwiseScalesToMxAtoms(
         qa.scaleInv.data(), s.m, s.k, 1, 128, &error);
     ASSERT_TRUE(aImage) << error;
     std::optional<std::vector<uint8_t>> bImage = blockwiseScalesToMxAtoms(
-        qb.scaleInv.data(), s.n, s.k, 128, 128, &error);
+        qb.scaleInv.data(), s.n, s.k, bTileRows, 128, &error);
     ASSERT_TRUE(bImage) << error;
     // What the metadata promises: the atom layout, sized [ceil(MN/128),
     // ceil(K/128), 512], and the four bytes of a 128-K group (one 32-bit

@@ -6,7 +6,8 @@
 // consumers: each owns 64 rows of the tile and issues wgmma.mma_async
 // m64nNk32 over the stage, then frees it. Promoted accumulation moves the
 // partial sums of every 128-K block into an f32 accumulator (scaled by the
-// blockwise scales) with FMAs on the CUDA cores. The epilogue applies the
+// blockwise scales: per row of A, and per 128x128 tile or per column of B)
+// with FMAs on the CUDA cores. The epilogue applies the
 // remaining scales, bias and C, converts, and stores.
 //
 //===----------------------------------------------------------------------===//
@@ -29,7 +30,8 @@ static constexpr int64_t kProducerRegisters = 40;
 static constexpr int64_t kConsumerRegistersTwoWarpgroups = 232;
 static constexpr int64_t kConsumerRegistersOneWarpgroup = 240;
 static constexpr int64_t kMaxStages = 8;
-/// Blockwise B scales cover 128 N rows; one scale per tile needs tile N 128.
+/// 128x128 blockwise B scales cover 128 N rows; one scale per tile needs
+/// tile N 128.
 static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
 /// Candidate tile N for the heuristic, largest first. With a TMA-store
 /// epilogue the tile is a whole number of 128-byte store boxes.
@@ -82,7 +84,8 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
     return op.emitOpError() << "the sm_90a kernels take tile M 64 or 128 (one "
                                "or two consumer warpgroups), got "
                             << t.tileM;
-  if (p.isBlockwise() && t.tileN != kScaleBlock)
+  if (p.isBlockwise() && !p.hasBlockwiseColumnScales() &&
+      t.tileN != kScaleBlock)
     return op.emitOpError() << "the sm_90a blockwise kernels apply one B "
                                "scale per tile: expected tile N "
                             << kScaleBlock << ", got " << t.tileN;
@@ -192,10 +195,42 @@ static void emitProducer(KernelBuilder &kb, const GemmProblem &p,
   });
 }
 
+/// The B scales of this K block for a thread's fragment columns, 1x128 B
+/// tiles stored MN-major [ceil(K/128), N]: element 2j + e is the scale of
+/// column nOffset + 8j + colInFragment + e (the columns of accumulator
+/// elements 4j + e and 4j + 2 + e). Each even-aligned pair is one 8-byte
+/// load; past N (a partial last tile) the loads are clamped to the last pair,
+/// whose columns are never stored.
+static SmallVector<Value> emitColumnScaleLoads(KernelBuilder &kb,
+                                               const GemmProblem &p,
+                                               const GemmTiling &t,
+                                               const KernelValues &v,
+                                               Value kBlock, Value nOffset,
+                                               Value colInFragment) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  auto f32x2 = VectorType::get({2}, b.getF32Type());
+  bool guardColumns = p.n % t.tileN != 0;
+  Value blockStart = kb.mul(kBlock, kb.i32(p.n));
+  SmallVector<Value> scales;
+  for (int64_t j = 0; j < t.tileN / 8; ++j) {
+    Value col = kb.add(nOffset, kb.add(kb.i32(8 * j), colInFragment));
+    if (guardColumns)
+      col = kb.minu(col, kb.i32(p.n - 2));
+    Value pair = kb.load(
+        f32x2, kb.globalElementPtr(v.bScaleInv, kb.add(blockStart, col), 4));
+    for (int e = 0; e < 2; ++e)
+      scales.push_back(LLVM::ExtractElementOp::create(b, pair, kb.i32(e)));
+  }
+  return scales;
+}
+
 /// final += partial * scale, element-wise over a thread's accumulator; the
-/// scale of element i depends on its row (i % 4 < 2: first row of the pair).
+/// scale of element i depends on its row (i % 4 < 2: first row of the pair)
+/// and, with `columnScales` (1x128 B tiles), on its column: element
+/// 4j + 2h + e is scaled by rowScale_h * columnScales[2j + e].
 static Value emitPromotion(KernelBuilder &kb, Value final, Value partial,
-                           Value rowScale0, Value rowScale1, int64_t tileN) {
+                           Value rowScale0, Value rowScale1,
+                           ArrayRef<Value> columnScales, int64_t tileN) {
   ImplicitLocOpBuilder &b = kb.builder();
   for (int64_t i = 0; i < tileN / 2; ++i) {
     Value f = LLVM::ExtractValueOp::create(b, final, i);
@@ -203,6 +238,9 @@ static Value emitPromotion(KernelBuilder &kb, Value final, Value partial,
     Value updated;
     if (rowScale0) {
       Value scale = (i % 4) < 2 ? rowScale0 : rowScale1;
+      if (!columnScales.empty())
+        scale = arith::MulFOp::create(b, scale,
+                                      columnScales[2 * (i / 4) + i % 2]);
       updated = LLVM::FMAOp::create(b, x, scale, f);
     } else {
       updated = arith::AddFOp::create(b, f, x);
@@ -446,16 +484,24 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
               // This K block's scales, loaded before the MMAs so their
               // latency hides behind them. A: [K/128, M] (MN-major).
               Value rowScale0, rowScale1;
-              if (p.isBlockwise()) {
+              SmallVector<Value> columnScales;
+              auto aScaleAt = [&](Value row) {
+                return kb.loadF32(v.aScaleInv, kb.add(kb.mul(kBlock, v.m),
+                                                      kb.minu(row, mLast)));
+              };
+              if (p.hasBlockwiseColumnScales()) {
+                // 1x128 B: each element's scale pairs its row's A scale
+                // with its column's B scale (emitPromotion).
+                rowScale0 = aScaleAt(rows[0]);
+                rowScale1 = aScaleAt(rows[1]);
+                columnScales = emitColumnScaleLoads(kb, p, t, v, kBlock,
+                                                    nOffset, colInFragment);
+              } else if (p.isBlockwise()) {
+                // 128x128 B: one scale for the whole tile.
                 Value bScale = kb.loadF32(v.bScaleInv,
                     kb.add(kb.mul(kb.divu(nOffset, kb.i32(kScaleBlock)),
                                   kb.i32(kBlocks)),
                            kBlock));
-                auto aScaleAt = [&](Value row) {
-                  return kb.loadF32(v.aScaleInv,
-                                 kb.add(kb.mul(kBlock, v.m),
-                                        kb.minu(row, mLast)));
-                };
                 rowScale0 = arith::MulFOp::create(b, aScaleAt(rows[0]), bScale);
                 rowScale1 = arith::MulFOp::create(b, aScaleAt(rows[1]), bScale);
               }
@@ -496,7 +542,8 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
               SmallVector<Value> next = {kb.add(iteration, kb.i32(1)), acc};
               if (promote)
                 next.push_back(emitPromotion(kb, carried[2], acc, rowScale0,
-                                             rowScale1, t.tileN));
+                                             rowScale1, columnScales,
+                                             t.tileN));
               return next;
             });
         if (!promote) {

@@ -25,12 +25,18 @@ static FailureOr<ScaleMode> getScaleMode(ScaledMatmulOp op, StringRef operand,
   if (g.isRow())
     return ScaleMode::Row;
   if (g.isTile()) {
-    TileShape expected = isA ? TileShape{1, kScaleBlock}
-                             : TileShape{kScaleBlock, kScaleBlock};
-    if (g.getTile() != expected)
+    // A: 1x128 activation tiles. B: 128x128 weight tiles ("1D x 2D") or
+    // 1x128 activation-gradient tiles ("1D x 1D", the wgrad GEMM).
+    TileShape rowTile{1, kScaleBlock};
+    TileShape weightTile{kScaleBlock, kScaleBlock};
+    if (isA && g.getTile() != rowTile)
       return op.emitOpError()
-             << "the GEMM kernels take blockwise " << operand
-             << " scales in " << expected.rows << "x" << expected.cols
+             << "the GEMM kernels take blockwise A scales in 1x" << kScaleBlock
+             << " tiles, got " << g.describe();
+    if (!isA && g.getTile() != rowTile && g.getTile() != weightTile)
+      return op.emitOpError()
+             << "the GEMM kernels take blockwise B scales in " << kScaleBlock
+             << "x" << kScaleBlock << " or 1x" << kScaleBlock
              << " tiles, got " << g.describe();
     return ScaleMode::Blockwise;
   }
@@ -76,6 +82,8 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op,
     return failure();
   p.aScale = *aScale;
   p.bScale = *bScale;
+  if (p.bScale == ScaleMode::Blockwise)
+    p.bScaleBlockRows = op.getBGranularity().getTile().rows;
 
   Accumulation accumulation = op.getAccumulation().getMode();
   p.promoteInterval = accumulation.promoteInterval;
@@ -161,6 +169,8 @@ static StringRef getDTypeName(Type t) {
 }
 
 static StringRef getRecipeName(const GemmProblem &p) {
+  if (p.hasBlockwiseColumnScales())
+    return "blockwise_1d1d";
   if (p.isBlockwise())
     return "blockwise";
   if (p.isMX())
@@ -300,7 +310,8 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
   int64_t nBlocks = (p.n + kScaleBlock - 1) / kScaleBlock;
 
   auto operand = [&](StringRef opName, Type type, ArrayRef<Attribute> shape,
-                     StringRef role, bool optional = false) {
+                     StringRef role, bool optional = false,
+                     int64_t alignmentBytes = 0) {
     SmallVector<std::pair<StringRef, Attribute>> entries = {
         {"name", m.str(opName)},
         {"dtype", m.str(getDTypeName(type))},
@@ -308,6 +319,9 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
         {"role", m.str(role)}};
     if (optional)
       entries.push_back({"optional", m.flag(true)});
+    // Only where the kernel reads wider than one element.
+    if (alignmentBytes)
+      entries.push_back({"alignment", m.num(alignmentBytes)});
     return m.dict(entries);
   };
   auto scaleShape = [&](ScaleMode mode, bool isA) -> SmallVector<Attribute> {
@@ -322,10 +336,13 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
       if (p.blockwiseAsMX)
         return {isA ? m.dim(kMXAtomRowsSymbol) : m.dim(nBlocks),
                 m.dim(kBlocks), m.dim(kMXAtomBytes)};
-      // A: MN-major [ceil(K/128), M] (a K block's scales are contiguous);
-      // B: [ceil(N/128), ceil(K/128)].
+      // 1x128 tiles are MN-major: A [ceil(K/128), M], B [ceil(K/128), N]
+      // (a K block's scales are contiguous). 128x128 B tiles:
+      // [ceil(N/128), ceil(K/128)].
       if (isA)
         return {m.dim(kBlocks), m.dim("M")};
+      if (p.hasBlockwiseColumnScales())
+        return {m.dim(kBlocks), m.dim(p.n)};
       return {m.dim(nBlocks), m.dim(kBlocks)};
     case ScaleMode::MX:
       // The physical layout the kernel reads: [ceil(MN/128), ceil(K/128),
@@ -347,8 +364,10 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
       operand("a", p.aElementType, {m.dim("M"), m.dim(p.k)}, "input"),
       operand("b", p.bElementType, {m.dim(p.n), m.dim(p.k)}, "input"),
       operand("a_scale_inv", aScaleType, scaleShape(p.aScale, true), "input"),
-      operand("b_scale_inv", bScaleType, scaleShape(p.bScale, false),
-              "input")};
+      operand("b_scale_inv", bScaleType, scaleShape(p.bScale, false), "input",
+              /*optional=*/false,
+              // The sm_90a promotion reads column scales in pairs.
+              p.hasBlockwiseColumnScales() && !p.blockwiseAsMX ? 8 : 0)};
   if (p.biasElementType)
     operands.push_back(
         operand("bias", p.biasElementType, {m.dim(p.n)}, "input"));
@@ -448,14 +467,15 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
     params.push_back(param("c", "pointer", "operand", m.str("c")));
   params.push_back(param("m", "i32", "value", m.str("M")));
 
-  auto granularity = [](ScaleMode mode, bool isA) -> StringRef {
+  auto granularity = [&](ScaleMode mode, bool isA) -> StringRef {
     switch (mode) {
     case ScaleMode::Tensor:
       return "tensor";
     case ScaleMode::Row:
       return "row";
     case ScaleMode::Blockwise:
-      return isA ? "tile 1x128" : "tile 128x128";
+      return isA || p.hasBlockwiseColumnScales() ? "tile 1x128"
+                                                 : "tile 128x128";
     case ScaleMode::MX:
       return "mx 1x32";
     }

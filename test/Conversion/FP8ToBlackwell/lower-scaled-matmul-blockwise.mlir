@@ -72,3 +72,25 @@ func.func @blockwise_f32_pow2(%a: tensor<?x4096xf8E4M3FN>, %b: tensor<1024x4096x
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<scales = pow2>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4>} : (tensor<?x4096xf8E4M3FN>, tensor<1024x4096xf8E4M3FN>, tensor<?x32xf32>, tensor<8x32xf32>) -> tensor<?x1024xf32>
   return %0 : tensor<?x1024xf32>
 }
+
+// -----
+
+// Blockwise 1D x 1D (1x128 scales on A and B: the wgrad GEMM), f32 power-of-
+// two scales, f32 output accumulating into C: B's 1x128 scales are converted
+// like A's (one UE8M0 per row and 128-K group, in B's atoms of 128 N rows),
+// and the kernel is the same block-scaled one. The sm_90a column-pair
+// alignment does not apply to the atoms.
+// CHECK: gpu.func @fp8_gemm_blockwise_1d1d_e4m3_e4m3_f32_n2112_k4096_t128x128x128_s{{[0-9]+}}_acc_mx(
+// CHECK-SAME: a_granularity = "tile 1x128"
+// CHECK-SAME: b_granularity = "tile 1x128"
+// CHECK-SAME: scale_layout = "mx_atom_128x4_ue8m0"
+// CHECK-SAME: {dtype = "ue8m0", name = "a_scale_inv", role = "input", shape = ["M_ATOMS", 32, 512]}
+// CHECK-SAME: {dtype = "ue8m0", name = "b_scale_inv", role = "input", shape = [17, 32, 512]}
+// CHECK-COUNT-2: nvvm.tcgen05.cp
+// CHECK-NOT: nvvm.tcgen05.cp
+// CHECK: nvvm.tcgen05.mma.block_scale
+// CHECK-NOT: wgmma
+func.func @blockwise_1d1d_f32_pow2(%a: tensor<?x4096xf8E4M3FN>, %b: tensor<2112x4096xf8E4M3FN>, %sa: tensor<?x32xf32>, %sb: tensor<2112x32xf32>, %c: tensor<?x2112xf32>) -> tensor<?x2112xf32> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb accumulate_into %c {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<scales = pow2>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4>} : (tensor<?x4096xf8E4M3FN>, tensor<2112x4096xf8E4M3FN>, tensor<?x32xf32>, tensor<2112x32xf32>, tensor<?x2112xf32>) -> tensor<?x2112xf32>
+  return %0 : tensor<?x2112xf32>
+}

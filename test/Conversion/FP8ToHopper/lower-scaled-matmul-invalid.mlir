@@ -24,9 +24,17 @@ func.func @k_alignment(%a: tensor<128x100xf8E4M3FN>, %b: tensor<64x100xf8E4M3FN>
 
 // -----
 
-func.func @blockwise_b_1d(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<64x2xf32>) -> tensor<128x64xbf16> {
-  // expected-error @+1 {{the GEMM kernels take blockwise B scales in 128x128 tiles, got tile 1x128}}
-  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<128x2xf32>, tensor<64x2xf32>) -> tensor<128x64xbf16>
+func.func @blockwise_b_64x128(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<1x2xf32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{the GEMM kernels take blockwise B scales in 128x128 or 1x128 tiles, got tile 64x128}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 64x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<128x2xf32>, tensor<1x2xf32>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @blockwise_a_2d(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<1x2xf32>, %sb: tensor<64x2xf32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{the GEMM kernels take blockwise A scales in 1x128 tiles, got tile 128x128}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 128x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<1x2xf32>, tensor<64x2xf32>) -> tensor<128x64xbf16>
   return %0 : tensor<128x64xbf16>
 }
 

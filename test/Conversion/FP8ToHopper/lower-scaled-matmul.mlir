@@ -76,6 +76,56 @@ func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>
 
 // -----
 
+// Blockwise 1D x 1D (1x128 scales on A and B: the wgrad GEMM), f32 output
+// accumulating into C. B's scales are MN-major [K/128, N] and 8-byte
+// aligned: before the MMAs each consumer thread loads its two row scales and
+// its 16 column-scale pairs of the K block (one 8-byte load per pair,
+// clamped to the last pair past N = 2112, a partial tile). The promotion
+// scales element 4j + 2h + e by sA[row h] * sB[column 8j + 2 (lane % 4) + e].
+// CHECK-LABEL: func.func @blockwise_1d1d
+// CHECK: gpu.func @fp8_gemm_blockwise_1d1d_e4m3_e4m3_f32_n2112_k7168_t128x128x128_s7_acc
+// CHECK-SAME: a_granularity = "tile 1x128"
+// CHECK-SAME: accumulate_into_c = true
+// CHECK-SAME: b_granularity = "tile 1x128"
+// CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "M"]}
+// CHECK-SAME: {alignment = 8 : i64, dtype = "f32", name = "b_scale_inv", role = "input", shape = [56, 2112]}
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: %[[SA0:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: %[[SA1:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: arith.minui %{{.*}}, %c2110_i32{{.*}} : i32
+// CHECK: %[[P0:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> vector<2xf32>
+// CHECK: %[[SB0:.*]] = llvm.extractelement %[[P0]][%c0_i32{{.*}} : i32] : vector<2xf32>
+// CHECK: %[[SB1:.*]] = llvm.extractelement %[[P0]][%c1_i32{{.*}} : i32] : vector<2xf32>
+// CHECK: %[[P1:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> vector<2xf32>
+// CHECK: %[[SB2:.*]] = llvm.extractelement %[[P1]][%c0_i32{{.*}} : i32] : vector<2xf32>
+// CHECK-COUNT-14: llvm.load %{{.*}} : !llvm.ptr<1> -> vector<2xf32>
+// CHECK-NOT: llvm.load
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// Elements 0 to 3: rows 0 and 8 of columns 0 and 1; element 4: column 8.
+// CHECK: %[[S0:.*]] = arith.mulf %[[SA0]], %[[SB0]] : f32
+// CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S0]], %{{.*}}) : (f32, f32, f32) -> f32
+// CHECK: %[[S1:.*]] = arith.mulf %[[SA0]], %[[SB1]] : f32
+// CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S1]], %{{.*}})
+// CHECK: %[[S2:.*]] = arith.mulf %[[SA1]], %[[SB0]] : f32
+// CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S2]], %{{.*}})
+// CHECK: %[[S3:.*]] = arith.mulf %[[SA1]], %[[SB1]] : f32
+// CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S3]], %{{.*}})
+// CHECK: %[[S4:.*]] = arith.mulf %[[SA0]], %[[SB2]] : f32
+// CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S4]], %{{.*}})
+// CHECK-COUNT-59: llvm.intr.fma
+// CHECK-NOT: llvm.intr.fma
+// CHECK: scf.yield
+func.func @blockwise_1d1d(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<2112x56xf32>, %c: tensor<?x2112xf32>) -> tensor<?x2112xf32> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb accumulate_into %c {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<2112x56xf32>, tensor<?x2112xf32>) -> tensor<?x2112xf32>
+  return %0 : tensor<?x2112xf32>
+}
+
+// -----
+
 // Hybrid-format gradients (e5m2 x e4m3), row scales, f32 accumulate-into-C
 // (direct stores: no staging buffer); N = 2112 pads least with tile N 192.
 // CHECK-LABEL: func.func @rowwise_wgrad

@@ -20,14 +20,17 @@
 namespace mlir::fp8 {
 
 /// K extent (and B's N extent) of a blockwise scale: DeepSeek-V3's 1x128
-/// activation and 128x128 weight tiles, which the kernels take.
+/// activation and 128x128 weight tiles, which the kernels take (and 1x128
+/// on B too: the "1D x 1D" wgrad GEMM).
 inline constexpr int64_t kBlockwiseScaleBlock = 128;
 
 /// How the scales of one operand enter the GEMM.
 enum class ScaleMode {
   Tensor,   ///< one scalar, applied in the epilogue
   Row,      ///< one per output row (A) or column (B), in the epilogue
-  Blockwise, ///< per 1x128 (A) / 128x128 (B) block, promoted per K block
+  /// per 1x128 (A) / 128x128 or 1x128 (B) block, promoted per K block
+  /// (GemmProblem::bScaleBlockRows says which B tile)
+  Blockwise,
   /// MXFP8: one UE8M0 per 1x32 block along K, applied inside the
   /// block-scaled MMA (sm_100a only). The kernel reads the scales in the
   /// 128x4 scale-factor atom layout (see buildGemmKernelMetadata).
@@ -62,8 +65,18 @@ struct GemmProblem {
   bool accumulateIntoC = false;
   /// Applied in the epilogue after the scales and the bias.
   std::optional<Activation> activation;
+  /// Rows of B (output columns) that share a blockwise B scale: 128 for
+  /// DeepSeek-V3's 128x128 weight tiles ("1D x 2D"), 1 for 1x128 tiles
+  /// ("1D x 1D": the wgrad GEMM of two activation gradients).
+  int64_t bScaleBlockRows = kBlockwiseScaleBlock;
 
   bool isBlockwise() const { return aScale == ScaleMode::Blockwise; }
+  /// Blockwise with one B scale per output column and K block: the
+  /// promotion scales each accumulator element by its row's A scale and its
+  /// column's B scale.
+  bool hasBlockwiseColumnScales() const {
+    return isBlockwise() && bScaleBlockRows == 1;
+  }
   int64_t numKBlocks(int64_t tileK) const { return (k + tileK - 1) / tileK; }
 
   bool isMX() const { return aScale == ScaleMode::MX; }
