@@ -32,6 +32,9 @@ static std::string getPTXFeatures(StringRef chip) {
 
 void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
                                       const FP8ToPTXOptions &options) {
+  if (!options.defaultRecipe.empty() || !options.gemmConfig.empty())
+    pm.addPass(createFP8SetGemmDefaults(
+        FP8SetGemmDefaultsOptions{options.defaultRecipe, options.gemmConfig}));
   // Q/DQ graphs into scaled_matmul (before the majors are chosen).
   pm.addPass(createFP8FuseScales());
   // Legal operand majors for the chip (flipping quantize outputs), then
@@ -97,7 +100,8 @@ void mlir::fp8::buildFP8ToPTXPipeline(OpPassManager &pm,
 void mlir::fp8::registerFP8ToPTXPipelines() {
   PassPipelineRegistration<FP8ToPTXOptions>(
       "fp8-to-ptx",
-      "Compile fp8 ops to PTX: fp8-fuse-scales, fp8-select-layouts (with "
+      "Compile fp8 ops to PTX: fp8-set-gemm-defaults (with default-recipe "
+      "or gemm-config), fp8-fuse-scales, fp8-select-layouts (with "
       "fp8-verify-target's checks), canonicalize, one-shot-bufferize, "
       "fp8-lower-scaled-matmul, then fp8-gpu-module-to-ptx. Each gpu.module "
       "becomes a gpu.binary whose #gpu.object holds the PTX text; host code "
