@@ -64,7 +64,7 @@ fp8CompileSource(MlirContext ctx, MlirStringRef source,
 MLIR_CAPI_EXPORTED bool fp8CompileResultSucceeded(Fp8CompileResult result);
 
 /// The kernels (none when the compilation failed). Strings live as long as
-/// the result.
+/// the result; `pos` must be below the count.
 MLIR_CAPI_EXPORTED intptr_t fp8CompileResultGetNumKernels(Fp8CompileResult result);
 MLIR_CAPI_EXPORTED MlirStringRef
 fp8CompileResultGetKernelName(Fp8CompileResult result, intptr_t pos);
@@ -74,7 +74,8 @@ fp8CompileResultGetKernelPTX(Fp8CompileResult result, intptr_t pos);
 MLIR_CAPI_EXPORTED MlirStringRef
 fp8CompileResultGetKernelMetadata(Fp8CompileResult result, intptr_t pos);
 
-/// Every diagnostic emitted during the compilation, in order.
+/// Every diagnostic emitted during the compilation, in order (`pos` below
+/// the count).
 MLIR_CAPI_EXPORTED intptr_t
 fp8CompileResultGetNumDiagnostics(Fp8CompileResult result);
 MLIR_CAPI_EXPORTED MlirDiagnosticSeverity
