@@ -10,7 +10,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fp8_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "fp8-capi-test.c"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%fp8_src_root", config.fp8_src_root))
@@ -21,9 +21,19 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.fp8_tools_dir, config.llvm_tools_dir]
 tools = [ToolSubst("fp8-opt", unresolved="fatal"),
-         ToolSubst("fp8-compile", unresolved="fatal")]
+         ToolSubst("fp8-compile", unresolved="fatal"),
+         ToolSubst("fp8-capi-test", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
+
+# The plugin for stock mlir-opt (test/Plugin) and Debian's mlir-opt itself.
+config.substitutions.append(("%fp8_plugin",
+                             os.path.join(config.fp8_obj_root, "lib", "FP8Plugin.so")))
+config.substitutions.append(("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+config.substitutions.append(("%cmake", config.cmake))
+config.substitutions.append(("%generator", config.cmake_generator))
+import shutil
+config.substitutions.append(("%ccache", shutil.which("ccache") or ""))

@@ -36,6 +36,11 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
   // scaled_matmul (before the majors are chosen).
   pm.addPass(createFP8ExpandLinear(FP8ExpandLinearOptions{options.chip}));
   pm.addPass(createFP8FuseScales());
+  // Defaults for the GEMMs that name no recipe or configuration, those the
+  // two passes above made included.
+  if (!options.defaultRecipe.empty() || !options.gemmConfig.empty())
+    pm.addPass(createFP8SetGemmDefaults(
+        FP8SetGemmDefaultsOptions{options.defaultRecipe, options.gemmConfig}));
   // Legal operand majors for the chip (flipping quantize outputs), then
   // fp8-verify-target's checks, before anything is lowered.
   pm.addPass(createFP8SelectLayouts(FP8SelectLayoutsOptions{options.chip}));
@@ -103,8 +108,10 @@ void mlir::fp8::buildFP8ToPTXPipeline(OpPassManager &pm,
 void mlir::fp8::registerFP8ToPTXPipelines() {
   PassPipelineRegistration<FP8ToPTXOptions>(
       "fp8-to-ptx",
-      "Compile fp8 ops to PTX: fp8-fuse-scales, fp8-select-layouts (with "
-      "fp8-verify-target's checks), canonicalize, one-shot-bufferize, "
+      "Compile fp8 ops to PTX: fp8-expand-linear, fp8-fuse-scales, "
+      "fp8-set-gemm-defaults (with default-recipe or gemm-config), "
+      "fp8-select-layouts (with fp8-verify-target's checks), "
+      "fp8-blockwise-to-mx (sm_100a), canonicalize, one-shot-bufferize, "
       "fp8-lower-scaled-matmul, then fp8-gpu-module-to-ptx. Each gpu.module "
       "becomes a gpu.binary whose #gpu.object holds the PTX text; host code "
       "is left as is (the runtime launches the kernels from their metadata)",

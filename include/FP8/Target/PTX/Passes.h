@@ -39,11 +39,25 @@ struct FP8ToPTXOptions : public PassPipelineOptions<FP8ToPTXOptions> {
       llvm::cl::desc("LLVM optimization level of the NVPTX code generation "
                      "(0 to 3)"),
       llvm::cl::init(3)};
+  PassOptions::Option<std::string> defaultRecipe{
+      *this, "default-recipe",
+      llvm::cl::desc("Recipe attribute given to each fp8.scaled_matmul "
+                     "without one (fp8-set-gemm-defaults)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> gemmConfig{
+      *this, "gemm-config",
+      llvm::cl::desc("#fp8.gemm_config given to each fp8.scaled_matmul "
+                     "without one, overriding the tile heuristic "
+                     "(fp8-set-gemm-defaults)"),
+      llvm::cl::init("")};
 };
 
 /// Adds the target-neutral checks and the lowering of the fp8 ops to GPU
-/// kernels: fp8-fuse-scales, fp8-select-layouts{chip} (which ends with
-/// fp8-verify-target's checks), canonicalize, one-shot-bufferize,
+/// kernels: fp8-expand-linear{chip}, fp8-fuse-scales,
+/// fp8-set-gemm-defaults{recipe, config} (only when `defaultRecipe` or
+/// `gemmConfig` is set), fp8-select-layouts{chip} (which ends with
+/// fp8-verify-target's checks), fp8-blockwise-to-mx (chips with a
+/// block-scaled MMA), canonicalize, one-shot-bufferize,
 /// fp8-lower-scaled-matmul{chip}. The result holds host code with
 /// `gpu.launch_func` ops and one `gpu.module` per kernel family whose
 /// `gpu.func` kernels carry `fp8.kernel_metadata`.

@@ -141,6 +141,32 @@ def FP8SelectLayouts : Pass<"fp8-select-layouts"> {
   let dependentDialects = ["::mlir::fp8::FP8Dialect"];
 }
 
+def FP8SetGemmDefaults : Pass<"fp8-set-gemm-defaults"> {
+  let summary = "Give every fp8.scaled_matmul a recipe and kernel configuration";
+  let description = [{
+    Sets `recipe` and `config` on each `fp8.scaled_matmul` that has none,
+    from the pass options: a compiler's way of choosing a default recipe
+    and of overriding the tile heuristic for a whole module (what
+    `fp8-to-ptx{default-recipe=... gemm-config=...}` and the C++, C and
+    Python compile APIs do). An attribute already on the op wins. Each
+    option is the text of an attribute: `recipe` an fp8 recipe
+    (`#fp8.blockwise<>`, `#fp8.current<format = e4m3>`, ...), `config` a
+    `#fp8.gemm_config`. Text that does not parse as such an attribute is
+    an error; a recipe inconsistent with an op's operands fails the op's
+    verifier. Empty options change nothing.
+
+    Example:
+    `fp8-opt --fp8-set-gemm-defaults='config=#fp8.gemm_config<tile=128x128x128>'`
+  }];
+  let options = [
+    Option<"recipe", "recipe", "std::string", /*default=*/"\"\"",
+           "recipe attribute for scaled matmuls without one">,
+    Option<"config", "config", "std::string", /*default=*/"\"\"",
+           "#fp8.gemm_config for scaled matmuls without one">,
+  ];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
+}
+
 def FP8FuseScales : Pass<"fp8-fuse-scales"> {
   let summary = "Fold scale application into fp8.scaled_matmul";
   let description = [{

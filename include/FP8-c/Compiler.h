@@ -1,0 +1,98 @@
+/*===-- FP8-c/Compiler.h - C API of the FP8-MLIR compiler ---------*- C -*-===*\
+|*                                                                            *|
+|* Registration of what the fp8-to-ptx pipeline needs, and compilation of a  *|
+|* module to one PTX text and one JSON metadata document per kernel, with    *|
+|* every diagnostic returned in an owned result object (nothing printed).    *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef FP8_C_COMPILER_H
+#define FP8_C_COMPILER_H
+
+#include "mlir-c/Diagnostics.h"
+#include "mlir-c/IR.h"
+#include "mlir-c/Support.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Inserts the fp8 dialect, the dialects and interfaces the pipeline uses and
+/// their translations to LLVM IR into `registry`.
+MLIR_CAPI_EXPORTED void fp8RegisterCompilerDialects(MlirDialectRegistry registry);
+
+/// Registers every fp8 pass and the fp8-to-ptx pipelines globally (for
+/// mlirParsePassPipeline and friends).
+MLIR_CAPI_EXPORTED void fp8RegisterPasses(void);
+
+/// Pipeline options; strings need not be NUL-terminated.
+struct Fp8CompileOptions {
+  MlirStringRef chip;         ///< "sm_90a" or "sm_100a"
+  unsigned optLevel;          ///< NVPTX optimization level, 0 to 3
+  MlirStringRef defaultRecipe; ///< recipe attribute text, may be empty
+  MlirStringRef gemmConfig;    ///< #fp8.gemm_config text, may be empty
+};
+typedef struct Fp8CompileOptions Fp8CompileOptions;
+
+/// chip sm_90a, optLevel 3, no default recipe or configuration.
+MLIR_CAPI_EXPORTED Fp8CompileOptions fp8CompileOptionsGetDefault(void);
+
+#define DEFINE_C_API_STRUCT(name, storage)                                     \
+  struct name {                                                                \
+    storage *ptr;                                                              \
+  };                                                                           \
+  typedef struct name name
+
+/// The owned outcome of a compilation; destroy with fp8CompileResultDestroy.
+DEFINE_C_API_STRUCT(Fp8CompileResult, void);
+
+#undef DEFINE_C_API_STRUCT
+
+/// Compiles `module` (lowered in place) with the given options. Never
+/// aborts on bad input or options: the failure and its diagnostics are in
+/// the result.
+MLIR_CAPI_EXPORTED Fp8CompileResult
+fp8CompileModule(MlirModule module, const Fp8CompileOptions *options);
+
+/// Parses `source` in `ctx` (locations name `sourceName`) and compiles it;
+/// parse errors are diagnostics of the result too. `ctx` must have the
+/// dialects of fp8RegisterCompilerDialects.
+MLIR_CAPI_EXPORTED Fp8CompileResult
+fp8CompileSource(MlirContext ctx, MlirStringRef source,
+                 MlirStringRef sourceName, const Fp8CompileOptions *options);
+
+MLIR_CAPI_EXPORTED bool fp8CompileResultSucceeded(Fp8CompileResult result);
+
+/// The kernels (none when the compilation failed). Strings live as long as
+/// the result; `pos` must be below the count.
+MLIR_CAPI_EXPORTED intptr_t fp8CompileResultGetNumKernels(Fp8CompileResult result);
+MLIR_CAPI_EXPORTED MlirStringRef
+fp8CompileResultGetKernelName(Fp8CompileResult result, intptr_t pos);
+MLIR_CAPI_EXPORTED MlirStringRef
+fp8CompileResultGetKernelPTX(Fp8CompileResult result, intptr_t pos);
+/// The JSON metadata document for the runtime (NAME.json).
+MLIR_CAPI_EXPORTED MlirStringRef
+fp8CompileResultGetKernelMetadata(Fp8CompileResult result, intptr_t pos);
+
+/// Every diagnostic emitted during the compilation, in order (`pos` below
+/// the count).
+MLIR_CAPI_EXPORTED intptr_t
+fp8CompileResultGetNumDiagnostics(Fp8CompileResult result);
+MLIR_CAPI_EXPORTED MlirDiagnosticSeverity
+fp8CompileResultGetDiagnosticSeverity(Fp8CompileResult result, intptr_t pos);
+/// "file:line:col" (or the printed location when it has no file).
+MLIR_CAPI_EXPORTED MlirStringRef
+fp8CompileResultGetDiagnosticLocation(Fp8CompileResult result, intptr_t pos);
+MLIR_CAPI_EXPORTED MlirStringRef
+fp8CompileResultGetDiagnosticMessage(Fp8CompileResult result, intptr_t pos);
+/// The diagnostic as mlir-opt prints it, notes and source line included.
+MLIR_CAPI_EXPORTED MlirStringRef
+fp8CompileResultGetDiagnosticText(Fp8CompileResult result, intptr_t pos);
+
+MLIR_CAPI_EXPORTED void fp8CompileResultDestroy(Fp8CompileResult result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // FP8_C_COMPILER_H

@@ -1,0 +1,305 @@
+//===- Compiler.cpp - Embedding API of the FP8-MLIR compiler --------------===//
+
+#include "FP8/Compiler/Compiler.h"
+#include "FP8/Conversion/Passes.h"
+#include "FP8/Dialect/FP8/IR/FP8Dialect.h"
+#include "FP8/Dialect/FP8/Transforms/BufferizableOpInterfaceImpl.h"
+#include "FP8/Dialect/FP8/Transforms/Passes.h"
+#include "FP8/Target/Chip.h"
+#include "FP8/Target/PTX/KernelArtifacts.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <utility>
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+/// The NVPTX backend's optimization levels.
+static constexpr unsigned kMaxOptLevel = 3;
+/// The metadata key naming the chip a kernel was built for.
+static constexpr llvm::StringLiteral kMetadataChipKey = "chip";
+/// Indentation of the JSON documents.
+static constexpr int kJSONIndent = 2;
+
+void mlir::fp8::registerFP8Dialect(DialectRegistry &registry) {
+  registry.insert<FP8Dialect>();
+  registerBufferizableOpInterfaceExternalModels(registry);
+}
+
+void mlir::fp8::registerFP8CompilerDialects(DialectRegistry &registry) {
+  // The pipeline goes through bufferization, GPU outlining, NVVM and LLVM:
+  // their dialects, the interfaces other dialects implement for them
+  // (bufferization, convert-to-LLVM, the NVVM target) and the translations
+  // to LLVM IR are all needed, and they are only loaded when used.
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registerFP8Dialect(registry);
+}
+
+void mlir::fp8::registerAllFP8Passes() {
+  registerFP8Passes();
+  registerFP8ConversionPasses();
+  registerFP8TargetPTXPasses();
+  registerFP8ToPTXPipelines();
+}
+
+namespace {
+/// One gpu.module and the kernels it holds.
+struct KernelModule {
+  gpu::GPUModuleOp module;
+  SmallVector<const KernelInfo *> kernels;
+  std::string ptx;
+};
+} // namespace
+
+/// Runs `build`'s passes on `op`.
+static LogicalResult
+runPipeline(Operation *op, TimingScope &timer,
+            function_ref<void(OpPassManager &, const FP8ToPTXOptions &)> build,
+            const FP8ToPTXOptions &options, const CompileConfig &config) {
+  PassManager pm(op->getContext(), op->getName().getStringRef());
+  if (config.configurePassManager && failed(config.configurePassManager(pm)))
+    return failure();
+  if (config.timer)
+    pm.enableTiming(timer);
+  build(pm, options);
+  return pm.run(op);
+}
+
+/// Warns about fp8 ops left in host code: no kernel computes them, so the
+/// runtime, which only launches the kernels, would skip them.
+static void warnAboutHostFP8Ops(ModuleOp module) {
+  Dialect *fp8Dialect = module->getContext()->getLoadedDialect<FP8Dialect>();
+  module.walk([&](Operation *op) {
+    if (isa<gpu::GPUModuleOp>(op))
+      return WalkResult::skip();
+    if (op->getDialect() == fp8Dialect)
+      op->emitWarning() << "'" << op->getName()
+                        << "' is not compiled to a kernel by fp8-to-ptx: "
+                           "the runtime will not compute it";
+    return WalkResult::advance();
+  });
+}
+
+/// Compiles each gpu.module of `module` to PTX, one at a time on a copy in
+/// its own builtin.module (host code never enters the device pipeline).
+static LogicalResult generatePTX(ModuleOp module,
+                                 MutableArrayRef<KernelModule> units,
+                                 const FP8ToPTXOptions &options,
+                                 const CompileConfig &config,
+                                 TimingScope &timer) {
+  bool failed = false;
+  for (KernelModule &unit : units) {
+    std::string label;
+    llvm::raw_string_ostream os(label);
+    os << "gpu.module @" << unit.module.getName() << " (";
+    llvm::interleaveComma(unit.kernels, os,
+                          [&](const KernelInfo *k) { os << k->name; });
+    os << ")";
+    TimingScope moduleTimer = timer.nest(label);
+
+    OwningOpRef<ModuleOp> single = ModuleOp::create(unit.module.getLoc());
+    (*single)->setDiscardableAttrs(module->getDiscardableAttrDictionary());
+    single->getBody()->push_back(unit.module->clone());
+    if (mlir::failed(runPipeline(*single, moduleTimer,
+                                 buildFP8GPUModuleToPTXPipeline, options,
+                                 config))) {
+      failed = true;
+      continue;
+    }
+    FailureOr<StringRef> ptx = getBinaryPTX(*single, unit.module.getName());
+    if (mlir::failed(ptx)) {
+      failed = true;
+      continue;
+    }
+    unit.ptx = ptx->str();
+  }
+  return failure(failed);
+}
+
+/// Errors for options that would otherwise reach the LLVM backend, which
+/// aborts the process instead of reporting them.
+static LogicalResult verifyOptions(ModuleOp module,
+                                   const FP8ToPTXOptions &options) {
+  if (!lookupChip(options.chip))
+    return module.emitError() << "unknown chip '" << options.chip
+                              << "': expected one of "
+                              << describeSupportedChips();
+  if (options.optLevel > kMaxOptLevel)
+    return module.emitError()
+           << "optimization level " << options.optLevel.getValue()
+           << " is not between 0 and " << kMaxOptLevel;
+  return success();
+}
+
+FailureOr<SmallVector<CompiledKernel>>
+mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
+                        const CompileConfig &config) {
+  if (failed(verifyOptions(module, options)))
+    return failure();
+  // A disabled scope when no timer is given.
+  TimingScope disabledTimer;
+  TimingScope &rootTimer = config.timer ? *config.timer : disabledTimer;
+
+  {
+    TimingScope lowerTimer = rootTimer.nest("lower to GPU kernels");
+    if (failed(runPipeline(module, lowerTimer, buildFP8ToGPUPipeline, options,
+                           config)))
+      return failure();
+  }
+  warnAboutHostFP8Ops(module);
+
+  // The metadata lives on the gpu.func kernels, which the device pipeline
+  // lowers to llvm.func and then replaces by gpu.binary: read it now.
+  FailureOr<SmallVector<KernelInfo>> kernels = collectKernels(module);
+  if (failed(kernels))
+    return failure();
+  // The runtime trusts the metadata's chip; it must be the one compiled for.
+  bool wrongChip = false;
+  for (const KernelInfo &kernel : *kernels) {
+    auto chip = kernel.metadata.getAs<StringAttr>(kMetadataChipKey);
+    if (chip && chip.getValue() != options.chip) {
+      emitError(kernel.loc) << "kernel @" << kernel.name << " is for " << chip
+                            << " but chip="
+                            << options.chip.getValue();
+      wrongChip = true;
+    }
+  }
+  if (wrongChip)
+    return failure();
+  if (kernels->empty())
+    return module.emitError()
+           << "nothing to compile: no gpu.func kernel after lowering";
+
+  // Kernel name -> its JSON document. Converted before code generation so
+  // that metadata errors come first.
+  llvm::StringMap<std::string> jsonDocuments;
+  for (const KernelInfo &kernel : *kernels) {
+    FailureOr<llvm::json::Value> json =
+        buildKernelJSON(kernel, kernel.name + ".ptx");
+    if (failed(json))
+      return failure();
+    llvm::raw_string_ostream os(jsonDocuments[kernel.name]);
+    llvm::json::OStream(os, kJSONIndent).value(*json);
+    os << "\n";
+  }
+
+  SmallVector<KernelModule> units;
+  for (auto gpuModule : module.getOps<gpu::GPUModuleOp>()) {
+    KernelModule unit{gpuModule, {}, {}};
+    for (const KernelInfo &kernel : *kernels)
+      if (kernel.moduleName == gpuModule.getName())
+        unit.kernels.push_back(&kernel);
+    // A module without kernels (device functions only) has nothing to run.
+    if (!unit.kernels.empty())
+      units.push_back(std::move(unit));
+  }
+  {
+    TimingScope codegenTimer = rootTimer.nest("generate PTX");
+    if (failed(generatePTX(module, units, options, config, codegenTimer)))
+      return failure();
+  }
+
+  SmallVector<CompiledKernel> compiled;
+  for (const KernelModule &unit : units)
+    for (const KernelInfo *kernel : unit.kernels)
+      compiled.push_back(
+          {kernel->name, unit.ptx, jsonDocuments[kernel->name]});
+  return compiled;
+}
+
+/// "file:line:col" for file locations (also inside name and call-site
+/// locations), the printed location otherwise.
+static std::string formatLocation(Location loc) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto fileLoc = loc->findInstanceOf<FileLineColLoc>())
+    os << fileLoc.getFilename().getValue() << ":" << fileLoc.getLine() << ":"
+       << fileLoc.getColumn();
+  else
+    os << loc;
+  return text;
+}
+
+struct DiagnosticCollector::Impl {
+  Impl(MLIRContext &context, llvm::SourceMgr *sourceMgr)
+      : printedStream(printed),
+        printer(sourceMgr ? *sourceMgr : ownSourceMgr, &context,
+                printedStream),
+        // Registered after `printer`, so it runs first, and stops there.
+        recorder(&context, [this](Diagnostic &diag) {
+          printed.clear();
+          printer.emitDiagnostic(diag.getLocation(), diag.str(),
+                                 diag.getSeverity());
+          for (Diagnostic &note : diag.getNotes())
+            printer.emitDiagnostic(note.getLocation(), note.str(),
+                                   note.getSeverity());
+          records.push_back({diag.getSeverity(),
+                             formatLocation(diag.getLocation()), diag.str(),
+                             printed});
+          return success();
+        }) {}
+
+  SmallVector<DiagnosticRecord> records;
+  /// Without a given source manager, locations print without source lines.
+  llvm::SourceMgr ownSourceMgr;
+  std::string printed;
+  llvm::raw_string_ostream printedStream;
+  /// Prints one diagnostic, with its notes and source line, into `printed`.
+  SourceMgrDiagnosticHandler printer;
+  ScopedDiagnosticHandler recorder;
+};
+
+DiagnosticCollector::DiagnosticCollector(MLIRContext &context,
+                                         llvm::SourceMgr *sourceMgr)
+    : impl(std::make_unique<Impl>(context, sourceMgr)) {}
+
+DiagnosticCollector::~DiagnosticCollector() = default;
+
+SmallVector<DiagnosticRecord> DiagnosticCollector::takeDiagnostics() {
+  return std::exchange(impl->records, {});
+}
+
+CompileResult mlir::fp8::compileSourceToPTX(MLIRContext &context,
+                                            StringRef source,
+                                            StringRef sourceName,
+                                            const FP8ToPTXOptions &options) {
+  CompileResult result;
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, sourceName), llvm::SMLoc());
+  DiagnosticCollector collector(context, &sourceMgr);
+  // The op in generic form after each diagnostic is noise for a user.
+  bool printOp = context.shouldPrintOpOnDiagnostic();
+  context.printOpOnDiagnostic(false);
+
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  if (module) {
+    FailureOr<SmallVector<CompiledKernel>> kernels =
+        compileToPTX(*module, options);
+    if (succeeded(kernels)) {
+      result.succeeded = true;
+      result.kernels = std::move(*kernels);
+    }
+  }
+  context.printOpOnDiagnostic(printOp);
+  result.diagnostics = collector.takeDiagnostics();
+  return result;
+}

@@ -1,0 +1,105 @@
+"""Builder of the common case: one fp8.scaled_matmul with a run-time M.
+
+    ScaledMatmul(recipe="rowwise", n=4096, k=2048).to_mlir()
+
+gives a func.func computing D[M, N] = (A[M, K] sA)(B[N, K] sB)^T (+ bias),
+TN storage, which fp8-to-ptx compiles to one kernel whose operands are named
+a, b, a_scale_inv, b_scale_inv, (bias,) d.
+"""
+
+from dataclasses import dataclass
+from typing import Optional
+
+RECIPES = ("tensorwise", "rowwise", "blockwise", "mxfp8")
+ELEMENT_TYPES = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
+OUT_TYPES = {"bf16": "bf16", "f16": "f16", "f32": "f32"}
+BIAS_TYPES = {"bf16": "bf16", "f32": "f32"}
+SCALE_BLOCK = 128
+MX_BLOCK = 32
+
+
+def _ceil_div(a, b):
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class ScaledMatmul:
+    recipe: str
+    n: int
+    k: int
+    out_dtype: str = "bf16"
+    accumulation: str = "promoted(128)"  # or "fast"
+    a_dtype: str = "e4m3"
+    b_dtype: str = "e4m3"
+    bias_dtype: Optional[str] = None
+    config: Optional[str] = None  # a #fp8.gemm_config, e.g. "<tile = 128x128x128>"
+    name: str = "scaled_mm"
+
+    def __post_init__(self):
+        if self.recipe not in RECIPES:
+            raise ValueError(f"unknown recipe {self.recipe!r}: expected one of {RECIPES}")
+        for field, value, allowed in (("a_dtype", self.a_dtype, ELEMENT_TYPES),
+                                      ("b_dtype", self.b_dtype, ELEMENT_TYPES),
+                                      ("out_dtype", self.out_dtype, OUT_TYPES)):
+            if value not in allowed:
+                raise ValueError(f"{field} {value!r}: expected one of {tuple(allowed)}")
+        if self.bias_dtype is not None and self.bias_dtype not in BIAS_TYPES:
+            raise ValueError(f"bias_dtype {self.bias_dtype!r}: expected one of {tuple(BIAS_TYPES)}")
+        for field in ("n", "k"):
+            value = getattr(self, field)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{field} must be a positive integer, got {value!r}")
+        if self.accumulation != "fast" and not self.accumulation.startswith("promoted("):
+            raise ValueError(f"accumulation {self.accumulation!r}: expected 'fast' or 'promoted(N)'")
+        if not self.name.isidentifier():
+            raise ValueError(f"name {self.name!r} is not an identifier")
+
+    def _scales(self):
+        """(granularity A, granularity B, scale type A, scale type B)."""
+        n, k = self.n, self.k
+        if self.recipe == "tensorwise":
+            return "tensor", "tensor", "tensor<f32>", "tensor<f32>"
+        if self.recipe == "rowwise":
+            return "row", "row", "tensor<?x1xf32>", f"tensor<{n}x1xf32>"
+        if self.recipe == "blockwise":
+            kb = _ceil_div(k, SCALE_BLOCK)
+            return (f"tile 1x{SCALE_BLOCK}", f"tile {SCALE_BLOCK}x{SCALE_BLOCK}",
+                    f"tensor<?x{kb}xf32>", f"tensor<{_ceil_div(n, SCALE_BLOCK)}x{kb}xf32>")
+        kb = _ceil_div(k, MX_BLOCK)
+        return (f"mx 1x{MX_BLOCK}", f"mx 1x{MX_BLOCK}",
+                f"tensor<?x{kb}xf8E8M0FNU>", f"tensor<{n}x{kb}xf8E8M0FNU>")
+
+    def to_mlir(self):
+        ga, gb, sa, sb = self._scales()
+        a_t = f"tensor<?x{self.k}x{ELEMENT_TYPES[self.a_dtype]}>"
+        b_t = f"tensor<{self.n}x{self.k}x{ELEMENT_TYPES[self.b_dtype]}>"
+        out_t = f"tensor<?x{self.n}x{OUT_TYPES[self.out_dtype]}>"
+        params = [f"%a: {a_t}", f"%b: {b_t}", f"%sa: {sa}", f"%sb: {sb}"]
+        types = [a_t, b_t, sa, sb]
+        operands = "%a, %b, %sa, %sb"
+        if self.bias_dtype:
+            bias_t = f"tensor<{self.n}x{BIAS_TYPES[self.bias_dtype]}>"
+            params.append(f"%bias: {bias_t}")
+            types.append(bias_t)
+            operands += " bias %bias"
+        attrs = [f"a_granularity = #fp8.granularity<{ga}>",
+                 f"b_granularity = #fp8.granularity<{gb}>",
+                 f"accumulation = #fp8.accumulation<{self.accumulation}>"]
+        if self.config:
+            attrs.append(f"config = #fp8.gemm_config{self.config}")
+        return (f"func.func @{self.name}({', '.join(params)}) -> {out_t} {{\n"
+                f"  %d = fp8.scaled_matmul {operands} {{{', '.join(attrs)}}}\n"
+                f"      : ({', '.join(types)}) -> {out_t}\n"
+                f"  return %d : {out_t}\n"
+                f"}}\n")
+
+    @property
+    def cache_key(self):
+        """The kernel cache's name for this shape class, recipe and types."""
+        acc = "fast" if self.accumulation == "fast" else self.accumulation.replace("(", "").replace(")", "")
+        bias = f"-bias{self.bias_dtype}" if self.bias_dtype else ""
+        config = ""
+        if self.config:
+            config = "-cfg" + "".join(c for c in self.config if c.isalnum())
+        return (f"{self.recipe}-{acc}-{self.a_dtype}x{self.b_dtype}-{self.out_dtype}"
+                f"{bias}-n{self.n}-k{self.k}{config}")

@@ -1,0 +1,173 @@
+"""fp8mlir.scaled_mm: FP8 GEMMs on PyTorch CUDA tensors, like torch._scaled_mm.
+
+Kernels come from a cache directory keyed by chip, recipe and shape class
+(N, K and the types; M is a run-time value of every kernel):
+``<cache>/<chip>/<key>/NAME.{ptx,json}``. A miss compiles the kernel when the
+compiler library is available; on a machine without it (the GPU machine has
+no LLVM) the cache must have been filled elsewhere, e.g. with
+``KernelCache(dir).compile(ScaledMatmul(...), chip)`` or fp8-compile.
+"""
+
+import os
+import threading
+from pathlib import Path
+
+from . import _capi
+from .errors import CompilerUnavailableError
+from .gemm import ScaledMatmul
+
+CACHE_ENV = "FP8MLIR_KERNEL_CACHE"
+_CHIPS_BY_CAPABILITY = {(9, 0): "sm_90a", (10, 0): "sm_100a"}
+_TORCH_ELEMENT = {"float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
+_TORCH_OUT = {"bfloat16": "bf16", "float16": "f16", "float32": "f32"}
+
+
+def default_cache_dir():
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "fp8mlir" / "kernels")
+
+
+class KernelCache:
+    """Compiled kernels on disk, and the loaded runtime kernels in memory."""
+
+    def __init__(self, directory=None):
+        self.directory = Path(directory) if directory else default_cache_dir()
+        self._loaded = {}
+        self._lock = threading.Lock()
+
+    def path(self, spec, chip):
+        return self.directory / chip / spec.cache_key
+
+    def compile(self, spec, chip):
+        """Compiles `spec` for `chip` into the cache; returns the JSON path."""
+        from .compiler import compile as compile_mlir
+        return compile_mlir(spec, chip).save(self.path(spec, chip))
+
+    def lookup(self, spec, chip):
+        """The JSON path of the cached kernel, or None."""
+        found = sorted(self.path(spec, chip).glob("*.json"))
+        return found[0] if found else None
+
+    def kernel(self, spec, chip):
+        """The runtime kernel for `spec` on `chip`, compiled on a miss when the
+        compiler is available."""
+        key = (chip, spec.cache_key)
+        with self._lock:
+            if key in self._loaded:
+                return self._loaded[key]
+            json_path = self.lookup(spec, chip)
+            if json_path is None:
+                if not _capi.available():
+                    raise CompilerUnavailableError(
+                        f"no kernel {spec.cache_key} for {chip} in {self.directory} and no "
+                        f"compiler here: compile it on a machine with FP8-MLIR into this cache")
+                json_path = self.compile(spec, chip)
+            from ._runtime import Kernel
+            kernel = Kernel(str(json_path), library=_installed_runtime())
+            self._loaded[key] = kernel
+            return kernel
+
+
+def _installed_runtime():
+    """libfp8rt.so of an install (<prefix>/lib, beside <prefix>/python), or
+    None for the runtime binding's own search ($FP8RT_LIBRARY, build dirs)."""
+    if os.environ.get("FP8RT_LIBRARY"):
+        return None
+    candidate = Path(__file__).resolve().parents[2] / "lib" / "libfp8rt.so"
+    return str(candidate) if candidate.is_file() else None
+
+
+_default_cache = None
+
+
+def _cache(cache):
+    global _default_cache
+    if cache is not None:
+        return cache if isinstance(cache, KernelCache) else KernelCache(cache)
+    if _default_cache is None:
+        _default_cache = KernelCache()
+    return _default_cache
+
+
+def device_chip(device):
+    import torch
+    capability = torch.cuda.get_device_capability(device)
+    if capability not in _CHIPS_BY_CAPABILITY:
+        raise RuntimeError(f"no FP8-MLIR target for compute capability {capability}")
+    return _CHIPS_BY_CAPABILITY[capability]
+
+
+def _dtype_name(tensor, table, what):
+    name = str(tensor.dtype).replace("torch.", "")
+    if name not in table:
+        raise TypeError(f"{what}: unsupported dtype {tensor.dtype} (expected {tuple(table)})")
+    return table[name]
+
+
+def infer_recipe(scale_a, scale_b, m, n, k):
+    """tensorwise, rowwise or blockwise from the scale shapes of torch's API."""
+    if scale_a.numel() == 1 and scale_b.numel() == 1:
+        return "tensorwise"
+    if tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) in ((1, n), (n, 1)):
+        return "rowwise"
+    kb = -(-k // 128)
+    if tuple(scale_a.shape) == (m, kb) and tuple(scale_b.shape) in ((kb, -(-n // 128)),
+                                                                   (-(-n // 128), kb)):
+        return "blockwise"
+    raise ValueError(f"cannot tell the recipe from scale_a {tuple(scale_a.shape)} and "
+                     f"scale_b {tuple(scale_b.shape)} (M={m}, N={n}, K={k}); pass recipe=")
+
+
+def _kernel_scales(recipe, scale_a, scale_b, n, k):
+    """torch._scaled_mm's scales as the kernel's a_scale_inv / b_scale_inv."""
+    if recipe == "tensorwise":
+        return scale_a.reshape(()), scale_b.reshape(())
+    if recipe == "rowwise":  # the kernels take [M] and [N]
+        return scale_a.reshape(-1).contiguous(), scale_b.reshape(n).contiguous()
+    # Blockwise: a's 1x128 scales stored K-block-major [K/128, M] (what
+    # torch's (M, K/128) with strides (1, M) already is); b's 128x128 scales
+    # as [N/128, K/128].
+    kb = -(-k // 128)
+    sb = scale_b if tuple(scale_b.shape) == (-(-n // 128), kb) else scale_b.t()
+    return scale_a.t().contiguous(), sb.contiguous()
+
+
+def scaled_mm(a, b, scale_a, scale_b, *, recipe=None, out_dtype=None, bias=None,
+              accumulation="fast", chip=None, cache=None, out=None):
+    """D = (a * scale_a) @ (b * scale_b) (+ bias), like torch._scaled_mm.
+
+    a: [M, K] fp8, row-major; b: [K, N] fp8, column-major (``w.t()`` of a
+    row-major [N, K] weight); scale_a / scale_b: dequantization scales
+    (scale_inv) -- tensorwise scalars, rowwise (M, 1) and (1, N), or
+    blockwise (M, K/128) and (K/128, N/128) as torch's blockwise API takes
+    them. recipe: "tensorwise", "rowwise", "blockwise" (inferred from the
+    scale shapes when None). out_dtype: torch.bfloat16 (default), float16 or
+    float32. accumulation: "fast" or "promoted(128)" (blockwise always
+    promotes). Runs on the current CUDA stream.
+    """
+    import torch
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and {tuple(b.shape)}")
+    m, k = a.shape
+    n = b.shape[1]
+    recipe = recipe or infer_recipe(scale_a, scale_b, m, n, k)
+    if recipe == "blockwise":
+        accumulation = "promoted(128)"
+    out_dtype = out_dtype or torch.bfloat16
+    spec = ScaledMatmul(recipe=recipe, n=n, k=k,
+                        out_dtype=_dtype_name(torch.empty(0, dtype=out_dtype), _TORCH_OUT, "out_dtype"),
+                        accumulation=accumulation,
+                        a_dtype=_dtype_name(a, _TORCH_ELEMENT, "a"),
+                        b_dtype=_dtype_name(b, _TORCH_ELEMENT, "b"),
+                        bias_dtype=None if bias is None else
+                        _dtype_name(bias, {"bfloat16": "bf16", "float32": "f32"}, "bias"))
+    chip = chip or device_chip(a.device)
+    kernel = _cache(cache).kernel(spec, chip)
+    sa, sb = _kernel_scales(recipe, scale_a.float(), scale_b.float(), n, k)
+    if out is None:
+        out = torch.empty((m, n), dtype=out_dtype, device=a.device)
+    operands = dict(a=a.contiguous(), b=b.t().contiguous(), a_scale_inv=sa,
+                    b_scale_inv=sb, d=out)
+    if bias is not None:
+        operands["bias"] = bias.contiguous()
+    kernel.launch(stream=torch.cuda.current_stream(a.device), **operands)
+    return out

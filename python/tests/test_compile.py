@@ -1,0 +1,98 @@
+"""fp8mlir.compile through libFP8CAPI.so: kernels, options and diagnostics."""
+
+import json
+
+import pytest
+
+import fp8mlir
+from fp8mlir import CompileError, ScaledMatmul
+
+
+def test_rowwise_gemm_compiles_to_one_kernel_for_sm_90a():
+    kernel = fp8mlir.compile(ScaledMatmul("rowwise", n=256, k=512), chip="sm_90a")
+    assert f".entry {kernel.name}" in kernel.ptx
+    assert ".target sm_90a" in kernel.ptx
+    meta = kernel.metadata
+    assert meta["format"] == "fp8-mlir-kernel"
+    assert meta["entry"] == kernel.name
+    assert meta["chip"] == "sm_90a"
+    assert meta["ptx"] == f"{kernel.name}.ptx"
+
+
+def test_mxfp8_compiles_for_sm_100a():
+    kernel = fp8mlir.compile(ScaledMatmul("mxfp8", n=256, k=512), chip="sm_100a")
+    assert "tcgen05.mma" in kernel.ptx
+    assert kernel.metadata["chip"] == "sm_100a"
+
+
+def test_text_source_and_save(tmp_path):
+    text = ScaledMatmul("tensorwise", n=128, k=256, accumulation="fast").to_mlir()
+    kernel = fp8mlir.compile(text, chip="sm_90a")
+    json_path = kernel.save(tmp_path)
+    assert json.loads(json_path.read_text())["entry"] == kernel.name
+    assert (tmp_path / f"{kernel.name}.ptx").read_text() == kernel.ptx
+
+
+def test_gemm_config_option_overrides_the_tile():
+    default = fp8mlir.compile(ScaledMatmul("tensorwise", n=256, k=512), chip="sm_90a")
+    forced = fp8mlir.compile(ScaledMatmul("tensorwise", n=256, k=512), chip="sm_90a",
+                             gemm_config="#fp8.gemm_config<tile = 128x64x128, stages = 3>")
+    assert forced.metadata["gemm"]["tile"][:2] == [128, 64]
+    assert forced.metadata["gemm"]["tile"] != default.metadata["gemm"]["tile"]
+
+
+def test_mxfp8_on_sm_90a_is_a_compile_error():
+    with pytest.raises(CompileError) as info:
+        fp8mlir.compile(ScaledMatmul("mxfp8", n=256, k=512), chip="sm_90a")
+    errors = [d for d in info.value.diagnostics if d.severity == "error"]
+    assert errors and "MXFP8" in errors[0].message and "sm_90a" in errors[0].message
+
+
+@pytest.mark.parametrize("chip", ["sm_42", "sm_90", "", "sm_100a;+ptx60"])
+def test_unknown_chip_is_an_exception_not_a_crash(chip):
+    with pytest.raises(CompileError) as info:
+        fp8mlir.compile(ScaledMatmul("rowwise", n=128, k=256), chip=chip)
+    assert any("unknown chip" in d.message for d in info.value.diagnostics)
+    # The interpreter and the compiler are still usable.
+    assert fp8mlir.compile(ScaledMatmul("rowwise", n=128, k=256), chip="sm_90a").ptx
+
+
+def test_opt_level_out_of_range_is_an_exception():
+    with pytest.raises(CompileError, match="optimization level 7"):
+        fp8mlir.compile(ScaledMatmul("rowwise", n=128, k=256), opt_level=7)
+
+
+def test_parse_error_carries_its_location():
+    with pytest.raises(CompileError) as info:
+        fp8mlir.compile("func.func @f() {\n  %x = fp8.bogus\n}\n", source_name="bad.mlir")
+    diag = info.value.diagnostics[0]
+    assert diag.severity == "error"
+    assert diag.location.startswith("bad.mlir:2:")
+    assert "bad.mlir:2:" in str(info.value)
+
+
+def test_verifier_error_is_reported_with_its_note():
+    bad = ScaledMatmul("blockwise", n=256, k=512).to_mlir().replace(
+        "promoted(128)", "fast")
+    with pytest.raises(CompileError) as info:
+        fp8mlir.compile(bad)
+    assert info.value.diagnostics[0].location.startswith("<fp8mlir>:")
+
+
+def test_bad_gemm_config_text_is_an_exception():
+    with pytest.raises(CompileError, match="gemm_config"):
+        fp8mlir.compile(ScaledMatmul("rowwise", n=128, k=256), gemm_config="#fp8.blockwise<>")
+
+
+def test_module_without_kernels_is_an_exception():
+    with pytest.raises(CompileError, match="nothing to compile"):
+        fp8mlir.compile("func.func @f() { return }")
+
+
+def test_builder_rejects_bad_arguments():
+    with pytest.raises(ValueError):
+        ScaledMatmul("colwise", n=128, k=256)
+    with pytest.raises(ValueError):
+        ScaledMatmul("rowwise", n=0, k=256)
+    with pytest.raises(TypeError):
+        fp8mlir.compile(42)
