@@ -402,6 +402,8 @@ const EnumName<GridKind> kGridKinds[] = {{"persistent", GridKind::Persistent},
                                          {"tiles", GridKind::Tiles},
                                          {"fixed", GridKind::Fixed}};
 
+const char *const kKernelKinds[] = {"gemm", "quantize", "amax"};
+
 int64_t swizzleSpanBytes(CUtensorMapSwizzle swizzle) {
   switch (swizzle) {
   case CU_TENSOR_MAP_SWIZZLE_32B:
@@ -444,10 +446,11 @@ public:
         root, "",
         {"format", "version", "name", "entry", "chip", "ptx", "cubin", "block",
          "cluster", "dynamic_shared_memory_bytes", "grid", "operands",
-         "tensor_maps", "params",
-         // Describes the computation for tools (checks, benchmarks); the
-         // launch does not depend on it.
-         "gemm"}));
+         "tensor_maps", "params", "kind",
+         // Describe the computation for tools (checks, benchmarks); the
+         // launch does not depend on them.
+         "gemm", "quantize"}));
+    FP8RT_RETURN_IF_ERROR(parseKind(root));
 
     FP8RT_RETURN_IF_ERROR(
         reader_.readString(root, "", "name", true, meta_.name));
@@ -495,6 +498,20 @@ private:
     if ((s[0] >= '0' && s[0] <= '9'))
       return false;
     return std::all_of(s.begin(), s.end(), isAlnum);
+  }
+
+  // "kind": what the kernel computes, one of kKernelKinds (default
+  // "gemm"); its description, if any, is under the key of that name.
+  Status parseKind(const Value &root) {
+    std::string kind = "gemm";
+    FP8RT_RETURN_IF_ERROR(reader_.readString(root, "", "kind", false, kind));
+    bool known = std::any_of(std::begin(kKernelKinds), std::end(kKernelKinds),
+                             [&](const char *k) { return kind == k; });
+    if (!known)
+      return reader_.errorAt(*root.find("kind"), "kind", "\"", kind,
+                             "\" is not a kernel kind (gemm, quantize, amax)");
+    meta_.kind = kind;
+    return Status();
   }
 
   Status parseChip(const Value &root) {

@@ -107,6 +107,7 @@ struct GridSpec {
 struct KernelMetadata {
   std::string name;
   std::string entry;
+  std::string kind = "gemm"; // "gemm", "quantize" or "amax"
   std::string chip; // "sm_90a"
   int chipMajor = 0, chipMinor = 0;
   char chipSuffix = 0; // 0, 'a' (arch-specific) or 'f' (family)

@@ -40,4 +40,49 @@ def FP8LowerScaledMatmul : Pass<"fp8-lower-scaled-matmul", "ModuleOp"> {
   ];
 }
 
+def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
+  let summary = "Lower fp8.amax and fp8.quantize to GPU kernels";
+  let description = [{
+    Replaces each `fp8.amax` and `fp8.quantize` that a quantization kernel
+    takes by a call of a host launcher declaration (`@NAME_launch`, tagged
+    `fp8.kernel`) of a kernel in `gpu.module @fp8_kernels`, built by the
+    shared quantization kernel builder (one kernel per shape, dtypes,
+    recipe and set of outputs; shapes are static):
+
+    * `fp8.amax`: grid-wide max |x| (NaN-propagating), one atomic max per
+      CTA into a zeroed scalar;
+    * per-tensor `fp8.quantize` with a scale: the cast (`cvt.rn.satfinite`),
+      rowwise and/or columnwise (transposed) from one read. When the scale
+      is `fp8.compute_scale` of a `#fp8.current` amax, the kernel applies the
+      rule to the amax itself (per-tensor current scaling = amax kernel +
+      cast kernel). When the op's amax result feeds an
+      `fp8.update_amax_history` (delayed scaling), the kernel records the
+      amax into the history slot 0 in the same pass;
+    * blockwise 1x128 / 128x128 and MXFP8 1x32 `fp8.quantize`: per-block
+      amax, scale and cast in one kernel, with the scale layouts the GEMM
+      kernels read (1x128: MN-major `[ceil(K/128), roundup(M, 4)]` f32;
+      128x128: `[ceil(R/128), ceil(C/128)]` f32; MX: the 128x4 UE8M0 atom
+      layout; on sm_100a the round-up UE8M0 scale comes from
+      `cvt.rp.satfinite.ue8m0x2.f32`).
+
+    Each kernel carries `fp8.kernel_metadata` (`"kind": "quantize"` or
+    `"amax"`) for fp8-compile. Ops no kernel takes yet (dynamic shapes, row
+    granularity, untransposed columnwise outputs, per-tensor quantize
+    without a scale: run `fp8-decompose-quantize`) are left as they are, or
+    reported as errors with `strict`.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "target GPU (sm_90a, sm_100a)">,
+    Option<"strict", "strict", "bool", /*default=*/"false",
+           "report quantization ops that no kernel takes as errors">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // FP8_CONVERSION_PASSES_TD

@@ -13,8 +13,8 @@
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
+#include "KernelModule.h"
 
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -26,17 +26,6 @@ namespace mlir::fp8 {
 using namespace mlir;
 using namespace mlir::fp8;
 
-/// Name of the gpu.module holding every kernel of a module.
-static constexpr llvm::StringLiteral kKernelModuleName = "fp8_kernels";
-/// Discardable attributes of a kernel gpu.func read by fp8-compile and
-/// fp8-finalize-kernel-abi.
-static constexpr llvm::StringLiteral kKernelMetadataAttrName =
-    "fp8.kernel_metadata";
-static constexpr llvm::StringLiteral kGridConstantArgsAttrName =
-    "fp8.grid_constant_args";
-/// On a host launcher declaration: the kernel it launches.
-static constexpr llvm::StringLiteral kKernelAttrName = "fp8.kernel";
-
 namespace {
 struct LowerScaledMatmulPass
     : public fp8::impl::FP8LowerScaledMatmulBase<LowerScaledMatmulPass> {
@@ -45,23 +34,10 @@ struct LowerScaledMatmulPass
   void runOnOperation() override;
 
 private:
-  gpu::GPUModuleOp getOrCreateKernelModule(OpBuilder &builder);
   LogicalResult lower(ScaledMatmulOp op, const ChipInfo &chip,
                       gpu::GPUModuleOp kernels);
 };
 } // namespace
-
-gpu::GPUModuleOp
-LowerScaledMatmulPass::getOrCreateKernelModule(OpBuilder &builder) {
-  ModuleOp module = getOperation();
-  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
-    return existing;
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  builder.getUnitAttr());
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(module.getBody());
-  return gpu::GPUModuleOp::create(builder, module.getLoc(), kKernelModuleName);
-}
 
 // Each target builder returns the kernel's name, building it into `kernels`
 // (with its metadata) when it is not there yet.
@@ -138,34 +114,16 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
   ModuleOp module = getOperation();
   std::string launcherName =
       name + (op.hasBufferSemantics() ? "_launch_into" : "_launch");
-  auto launcher = module.lookupSymbol<func::FuncOp>(launcherName);
-  if (!launcher) {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(module.getBody());
-    launcher = func::FuncOp::create(
-        builder, op.getLoc(), launcherName,
-        builder.getFunctionType(op->getOperandTypes(), op->getResultTypes()));
-    launcher.setPrivate();
-    // The launcher only reads its inputs: bufferization needs no defensive
-    // copies of them. It writes only the `outs` buffer.
-    for (unsigned i = 0, e = launcher.getNumArguments(); i < e; ++i) {
-      bool isOut = op.hasBufferSemantics() && i + 1 == e;
-      launcher.setArgAttr(
-          i, bufferization::BufferizationDialect::kBufferAccessAttrName,
-          builder.getStringAttr(isOut ? "write" : "read"));
-    }
-    launcher->setAttr(kKernelAttrName,
-                      SymbolRefAttr::get(kernels.getNameAttr(),
-                                         {FlatSymbolRefAttr::get(
-                                             builder.getStringAttr(name))}));
-  } else if (launcher.getFunctionType().getInputs() !=
-             ArrayRef<Type>(llvm::to_vector(op->getOperandTypes()))) {
-    // Same kernel, other static shapes (e.g. a different static M): give
-    // this call site its own declaration.
-    return op.emitOpError() << "operand types differ from an earlier call of "
-                               "kernel "
-                            << name << "; use a dynamic M";
-  }
+  // The launcher only reads its inputs; it writes only the `outs` buffer.
+  SmallVector<bool> written(op->getNumOperands(), false);
+  if (op.hasBufferSemantics())
+    written.back() = true;
+  func::FuncOp launcher = getOrCreateLauncher(
+      module, op, kernels, name, launcherName,
+      builder.getFunctionType(op->getOperandTypes(), op->getResultTypes()),
+      written);
+  if (!launcher)
+    return failure();
   auto call = func::CallOp::create(builder, op.getLoc(), launcher,
                                    op->getOperands());
   op->replaceAllUsesWith(call.getResults());
@@ -185,8 +143,7 @@ void LowerScaledMatmulPass::runOnOperation() {
   getOperation().walk([&](ScaledMatmulOp op) { ops.push_back(op); });
   if (ops.empty())
     return;
-  OpBuilder builder(&getContext());
-  gpu::GPUModuleOp kernels = getOrCreateKernelModule(builder);
+  gpu::GPUModuleOp kernels = getOrCreateKernelModule(getOperation());
   bool failedAny = false;
   for (ScaledMatmulOp op : ops)
     failedAny |= failed(lower(op, *info, kernels));

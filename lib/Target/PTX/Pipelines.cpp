@@ -58,6 +58,12 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(
       createFP8LowerScaledMatmul(FP8LowerScaledMatmulOptions{options.chip}));
+  // Per-tensor current scaling as amax + compute_scale + cast, then the
+  // quantization ops the kernels take (the rest stay as they are).
+  pm.addPass(createFP8DecomposeQuantize());
+  FP8LowerQuantizeOptions quantize;
+  quantize.chip = options.chip;
+  pm.addPass(createFP8LowerQuantize(quantize));
 }
 
 void mlir::fp8::buildFP8GPUModuleToPTXPipeline(OpPassManager &pm,
@@ -112,7 +118,8 @@ void mlir::fp8::registerFP8ToPTXPipelines() {
       "fp8-set-gemm-defaults (with default-recipe or gemm-config), "
       "fp8-select-layouts (with fp8-verify-target's checks), "
       "fp8-blockwise-to-mx (sm_100a), canonicalize, one-shot-bufferize, "
-      "fp8-lower-scaled-matmul, then fp8-gpu-module-to-ptx. Each gpu.module "
+      "fp8-lower-scaled-matmul, fp8-decompose-quantize, fp8-lower-quantize, "
+      "then fp8-gpu-module-to-ptx. Each gpu.module "
       "becomes a gpu.binary whose #gpu.object holds the PTX text; host code "
       "is left as is (the runtime launches the kernels from their metadata)",
       buildFP8ToPTXPipeline);

@@ -4,9 +4,10 @@
 // A Q/DQ graph (as exported for TensorRT) compiles to one FP8 GEMM kernel:
 // fp8-fuse-scales makes it a scaled_matmul, whose B read as [K, N] is
 // MN-major; fp8-select-layouts flips the weight's quantize to a transposed
-// columnwise output for sm_90a's K-major wgmma.
+// columnwise output for sm_90a's K-major wgmma, which fp8-lower-quantize
+// turns into a cast + transpose kernel.
 // CHECK-LABEL: func.func @qdq_linear
-// CHECK: fp8.quantize {{.*}} -> columnwise(tensor<64x256xf8E4M3FN>, tensor<f32>)
+// CHECK: call @fp8_quantize_tensor_tensor_bf16_e4m3_r256_c64_col_launch({{.*}}) -> (tensor<64x256xf8E4M3FN>, tensor<f32>)
 // CHECK-NOT: linalg.matmul
 // CHECK: call @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n64_k256_{{.*}}_launch
 func.func @qdq_linear(%x: tensor<128x256xbf16>, %w: tensor<256x64xbf16>, %xs: tensor<f32>, %ws: tensor<f32>) -> tensor<128x64xbf16> {

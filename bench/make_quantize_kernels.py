@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Writes the .mlir inputs of the quantization kernels (fp8.amax and
+fp8.quantize of every recipe) for the GPU check and benchmark, and compiles
+them with fp8-compile into one directory per set.
+
+    bench/make_quantize_kernels.py --out DIR [--set check|bench|all]
+                                   [--chip sm_90a] [--fp8-compile build/bin/fp8-compile]
+
+The check set covers every recipe, rowwise + columnwise outputs, bf16/f16/f32
+inputs and tail tiles (208 x 336: neither is a multiple of 128); the bench
+set is 8192^2 and 16384^2 bf16.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+MLIR_TYPES = {"bf16": "bf16", "f16": "f16", "f32": "f32"}
+ELEM = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
+
+
+def ceil_div(a, b):
+    return (a + b - 1) // b
+
+
+def tensor(shape, elem):
+    return "tensor<" + "x".join(str(d) for d in shape) + ("x" if shape else "") + elem + ">"
+
+
+def quantize_case(fn, r, c, in_type, recipe, granularity, elem="e4m3",
+                  rowwise=True, columnwise=True, scale_kind=None, history=0):
+    """One function quantizing x [r, c]. scale_kind: None (per-block or fused
+    current scaling, decomposed by the pipeline) or "given" (a scale operand)."""
+    x = tensor([r, c], MLIR_TYPES[in_type])
+    et = ELEM[elem]
+    g = granularity
+    if g == "tensor":
+        s_row = s_col = "tensor<f32>"
+    elif g.startswith("mx"):
+        s_row = tensor([r, ceil_div(c, 32)], "f8E8M0FNU")
+        s_col = tensor([c, ceil_div(r, 32)], "f8E8M0FNU")
+    else:
+        tr, tc = (int(v) for v in g.split()[1].split("x"))
+        s_row = tensor([ceil_div(r, tr), ceil_div(c, tc)], "f32")
+        s_col = tensor([ceil_div(c, tr), ceil_div(r, tc)], "f32")
+    results, types = [], []
+    if rowwise:
+        results += ["%q", "%s"]
+        types += [tensor([r, c], et), s_row]
+    if columnwise:
+        results += ["%qt", "%st"]
+        types += [tensor([c, r], et), s_col]
+    args = [f"%x: {x}"]
+    operands = "%x"
+    operand_types = x
+    if scale_kind == "given":
+        args.append("%scale: tensor<f32>")
+        operands += " scale %scale"
+        operand_types += ", tensor<f32>"
+    out_spec = ""
+    if rowwise:
+        out_spec += f" rowwise({types[0]}, {types[1]})"
+    if columnwise:
+        out_spec += f" columnwise({types[-2]}, {types[-1]})"
+    body_results = list(results)
+    ret_types = list(types)
+    lines = []
+    if history:
+        args.append(f"%h: tensor<{history}xf32>")
+        out_spec += " amax(tensor<f32>)"
+        body_results.append("%amax")
+    lines.append(f"  {', '.join(body_results)} = fp8.quantize {operands} "
+                 f"{{recipe = {recipe}, granularity = #fp8.granularity<{g}>}} "
+                 f": {operand_types} ->{out_spec}")
+    if history:
+        lines.append(f"  %h1 = fp8.update_amax_history %h, %amax {{recipe = {recipe}}} "
+                     f": tensor<{history}xf32>, tensor<f32>")
+        results.append("%h1")
+        ret_types.append(f"tensor<{history}xf32>")
+    lines.append(f"  return {', '.join(results)} : {', '.join(ret_types)}")
+    return (f"func.func @{fn}({', '.join(args)}) -> ({', '.join(ret_types)}) {{\n"
+            + "\n".join(lines) + "\n}\n")
+
+
+def amax_case(fn, r, c, in_type):
+    x = tensor([r, c], MLIR_TYPES[in_type])
+    return (f"func.func @{fn}(%x: {x}) -> tensor<f32> {{\n"
+            f"  %a = fp8.amax %x : {x} -> tensor<f32>\n"
+            f"  return %a : tensor<f32>\n}}\n")
+
+
+def cases(which):
+    out = []
+    if which in ("check", "all"):
+        for r, c in ((208, 336), (256, 512)):
+            for t in ("bf16", "f16", "f32"):
+                out.append(amax_case(f"amax_{t}_{r}", r, c, t))
+                out.append(quantize_case(f"current_{t}_{r}", r, c, t, "#fp8.current<>", "tensor"))
+                out.append(quantize_case(f"bw128_{t}_{r}", r, c, t, "#fp8.blockwise<>", "tile 1x128"))
+                out.append(quantize_case(f"mx_{t}_{r}", r, c, t, "#fp8.mxfp8<>", "mx 1x32"))
+            out.append(quantize_case(f"current_e5m2_eps_pow2_{r}", r, c, "bf16",
+                                     "#fp8.current<epsilon = 1.0, pow2 = true>", "tensor",
+                                     elem="e5m2"))
+            out.append(quantize_case(f"delayed_{r}", r, c, "bf16", "#fp8.delayed<history = 16>",
+                                     "tensor", scale_kind="given", history=16))
+            out.append(quantize_case(f"delayed_e5m2_row_{r}", r, c, "bf16",
+                                     "#fp8.delayed<history = 16>", "tensor", elem="e5m2",
+                                     columnwise=False, scale_kind="given", history=16))
+            out.append(quantize_case(f"bw128_f32scales_{r}", r, c, "bf16",
+                                     "#fp8.blockwise<scales = f32>", "tile 1x128"))
+            out.append(quantize_case(f"bw128_te_row_{r}", r, c, "bf16",
+                                     "#fp8.blockwise<amax_clamp = 0.0>", "tile 1x128",
+                                     columnwise=False))
+            out.append(quantize_case(f"bw128x128_{r}", r, c, "bf16", "#fp8.blockwise<>",
+                                     "tile 128x128"))
+            out.append(quantize_case(f"bw128x128_f32scales_row_{r}", r, c, "bf16",
+                                     "#fp8.blockwise<scales = f32>", "tile 128x128",
+                                     columnwise=False))
+            out.append(quantize_case(f"mx_ocp_e5m2_{r}", r, c, "bf16",
+                                     "#fp8.mxfp8<rounding = ocp, format = e5m2>", "mx 1x32",
+                                     elem="e5m2"))
+            out.append(quantize_case(f"mx_col_{r}", r, c, "bf16", "#fp8.mxfp8<>", "mx 1x32",
+                                     rowwise=False))
+    if which in ("bench", "all"):
+        for n in (8192, 16384):
+            out.append(amax_case(f"b_amax_{n}", n, n, "bf16"))
+            out.append(quantize_case(f"b_current_row_{n}", n, n, "bf16", "#fp8.current<>",
+                                     "tensor", columnwise=False))
+            out.append(quantize_case(f"b_current_{n}", n, n, "bf16", "#fp8.current<>", "tensor"))
+            out.append(quantize_case(f"b_delayed_row_{n}", n, n, "bf16",
+                                     "#fp8.delayed<history = 1024>", "tensor",
+                                     columnwise=False, scale_kind="given", history=1024))
+            out.append(quantize_case(f"b_delayed_{n}", n, n, "bf16",
+                                     "#fp8.delayed<history = 1024>", "tensor",
+                                     scale_kind="given", history=1024))
+            out.append(quantize_case(f"b_bw128_row_{n}", n, n, "bf16", "#fp8.blockwise<>",
+                                     "tile 1x128", columnwise=False))
+            out.append(quantize_case(f"b_bw128_{n}", n, n, "bf16", "#fp8.blockwise<>",
+                                     "tile 1x128"))
+            out.append(quantize_case(f"b_bw128x128_{n}", n, n, "bf16", "#fp8.blockwise<>",
+                                     "tile 128x128"))
+            out.append(quantize_case(f"b_mx_row_{n}", n, n, "bf16", "#fp8.mxfp8<>", "mx 1x32",
+                                     columnwise=False))
+            out.append(quantize_case(f"b_mx_{n}", n, n, "bf16", "#fp8.mxfp8<>", "mx 1x32"))
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--set", default="all", choices=("check", "bench", "all"))
+    p.add_argument("--chip", default="sm_90a")
+    p.add_argument("--fp8-compile", default="build/bin/fp8-compile")
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    src_dir = os.path.join(args.out, "mlir")
+    os.makedirs(src_dir, exist_ok=True)
+    status = 0
+    # One module per case: fp8-compile writes a module's whole PTX for each
+    # of its kernels.
+    for i, case in enumerate(cases(args.set)):
+        src = os.path.join(src_dir, f"case{i:03d}.mlir")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(case)
+        proc = subprocess.run([args.fp8_compile, src, f"--chip={args.chip}", "-o", args.out],
+                              capture_output=True, text=True, check=False)
+        sys.stdout.write(proc.stdout)
+        sys.stderr.write(proc.stderr)
+        status = status or proc.returncode
+    return status
+
+if __name__ == "__main__":
+    sys.exit(main())

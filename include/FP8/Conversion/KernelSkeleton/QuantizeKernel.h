@@ -1,0 +1,118 @@
+//===- QuantizeKernel.h - Quantization kernels for every recipe -*- C++ -*-===//
+//
+// The GPU kernels of fp8.amax and fp8.quantize: what a quantization asks for
+// (QuantizeProblem), the kernel's ABI and metadata (the host runtime's
+// schema, `"kind": "quantize"` / `"amax"`), and the kernel builder shared by
+// every target. The targets differ only in how a block's UE8M0 scale is
+// computed (`QuantizeProblem::hardwareUe8m0`).
+//
+// One CTA of 256 threads owns a 128x128 tile of the [R, C] input. Thread t
+// loads 8 consecutive columns (16 bytes of bf16) of 8 rows (t / 16 + 16 i),
+// so a 1x128 block is 16 lanes of one warp and a 1x32 block 4 lanes: their
+// amax is a butterfly of shuffles. Columnwise outputs (the quantization of
+// the transpose) come from the same registers through a swizzled f32 tile in
+// shared memory, read back transposed into the same thread layout.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_CONVERSION_KERNELSKELETON_QUANTIZEKERNEL_H
+#define FP8_CONVERSION_KERNELSKELETON_QUANTIZEKERNEL_H
+
+#include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "FP8/Target/Chip.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <string>
+
+namespace mlir::fp8 {
+
+/// The CTA tile of the quantization kernels: the largest block (128x128
+/// weight tiles) fits in one CTA, and so does the transpose of a 128-row
+/// band for 1x128 columnwise blocks.
+inline constexpr int64_t kQuantizeTileRows = 128;
+inline constexpr int64_t kQuantizeTileCols = 128;
+inline constexpr int64_t kQuantizeThreads = 256;
+
+/// Where the per-tensor scale of a cast comes from.
+enum class QuantizeScaleSource {
+  /// A `scale` operand (delayed scaling, or current scaling whose scale was
+  /// computed elsewhere); scale_inv = 1 / scale.
+  Given,
+  /// The tensor's amax (from the amax kernel): the kernel applies the
+  /// current-scaling rule itself (`fp8.compute_scale` fused into the cast).
+  FromAmax,
+  /// Each block's scale from the block's amax (blockwise, MXFP8).
+  PerBlock,
+};
+
+/// One quantization kernel: an amax reduction (`isAmaxOnly`) or a cast.
+struct QuantizeProblem {
+  int64_t rows = 0, cols = 0;
+  Type inputType;   ///< bf16, f16 or f32
+  Type elementType; ///< f8E4M3FN or f8E5M2
+  GranularityKind granularity = GranularityKind::Tensor;
+  int64_t blockRows = 0, blockCols = 0; ///< tile/mx: 1x128, 128x128, 1x32
+  QuantizeScaleSource scaleSource = QuantizeScaleSource::Given;
+  bool rowwise = false;
+  bool columnwise = false; ///< always stored transposed ([C, R])
+  /// Record the tensor's amax into slot 0 of an f32 history (in place,
+  /// max with the slot's value; TE's delayed-scaling cast). Length 0: none.
+  int64_t historyLength = 0;
+  bool isAmaxOnly = false;
+
+  // The scale rule (the recipe's parameters).
+  enum class Rule { Tensor, Current, BlockwisePow2, BlockwiseF32, MXRoundUp, MXOcp };
+  Rule rule = Rule::Tensor;
+  float epsilon = 0.f;   ///< current scaling
+  bool pow2 = false;     ///< current scaling
+  float amaxClamp = 0.f; ///< blockwise
+
+  /// sm_100a: cvt.rp.satfinite.ue8m0x2.f32 computes the MX round-up scale.
+  bool hardwareUe8m0 = false;
+
+  bool isMX() const { return granularity == GranularityKind::MX; }
+  bool needsTranspose() const { return columnwise; }
+  int64_t rowTiles() const { return ceilDiv(rows, kQuantizeTileRows); }
+  int64_t colTiles() const { return ceilDiv(cols, kQuantizeTileCols); }
+  static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+  static int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+
+  /// The problem of `op`, or a diagnostic saying why no kernel takes it.
+  /// `scaleFromAmax`: the scale operand is compute_scale(current) of an
+  /// amax the cast reads instead. `historyLength`: the amax result is
+  /// recorded into a history of that length (0: no amax recorded).
+  static FailureOr<QuantizeProblem> get(QuantizeOp op, const ChipInfo &chip,
+                                        bool scaleFromAmax,
+                                        int64_t historyLength);
+  /// The problem of an fp8.amax op.
+  static FailureOr<QuantizeProblem> get(AmaxOp op);
+};
+
+/// `fp8_quantize_<recipe>_<granularity>_<in>_<elem>_r<R>_c<C>[_row][_col][_hist]`
+/// or `fp8_amax_<in>_r<R>_c<C>`.
+std::string getQuantizeKernelName(const QuantizeProblem &problem);
+
+/// Dynamic shared memory of the kernel: the transposed tile (f32) and the
+/// CTA reduction scratch.
+int64_t getQuantizeSharedMemoryBytes(const QuantizeProblem &problem);
+
+/// The metadata dictionary (`fp8.kernel_metadata`), in the runtime's schema.
+/// Operands, in the kernel's parameter order: `x`, then `scale` (Given) or
+/// `amax` (FromAmax; in the amax kernel its output), `rowwise`,
+/// `rowwise_scale_inv`, `columnwise`, `columnwise_scale_inv`,
+/// `amax_history`. Scale layouts are the ones the GEMMs read (see
+/// docs/design.md, "Quantization kernels").
+DictionaryAttr buildQuantizeKernelMetadata(MLIRContext *ctx, StringRef name,
+                                           const ChipInfo &chip,
+                                           const QuantizeProblem &problem);
+
+/// Builds the kernel `name` into `module`.
+gpu::GPUFuncOp buildQuantizeKernel(OpBuilder &builder, Location loc,
+                                   gpu::GPUModuleOp module, StringRef name,
+                                   const QuantizeProblem &problem);
+
+} // namespace mlir::fp8
+
+#endif // FP8_CONVERSION_KERNELSKELETON_QUANTIZEKERNEL_H

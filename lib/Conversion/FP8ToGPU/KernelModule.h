@@ -1,0 +1,44 @@
+//===- KernelModule.h - Kernels and their host launchers --------*- C++ -*-===//
+//
+// What every fp8 lowering to GPU kernels shares: the `gpu.module
+// @fp8_kernels` holding the kernels, the attributes fp8-compile and
+// fp8-finalize-kernel-abi read off a kernel, and the private host launcher
+// declarations (`@NAME_launch`, tagged `fp8.kernel`) whose calls replace the
+// lowered ops. The launcher is what the host runtime provides.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_LIB_CONVERSION_FP8TOGPU_KERNELMODULE_H
+#define FP8_LIB_CONVERSION_FP8TOGPU_KERNELMODULE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::fp8 {
+
+/// Discardable attributes of a kernel gpu.func read by fp8-compile and
+/// fp8-finalize-kernel-abi.
+inline constexpr llvm::StringLiteral kKernelMetadataAttrName =
+    "fp8.kernel_metadata";
+inline constexpr llvm::StringLiteral kGridConstantArgsAttrName =
+    "fp8.grid_constant_args";
+
+/// The `gpu.module @fp8_kernels` of `module`, created (and the module marked
+/// a container module) on first use.
+gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module);
+
+/// The private launcher declaration `launcherName` of kernel `kernelName`
+/// with `type`, created at the start of `module` on first use. Argument i is
+/// only read unless `writtenArgs[i]` (one-shot bufferization then makes no
+/// defensive copies). Returns null (after a diagnostic on `op`, the op it replaces) when a
+/// declaration of that name exists with another type.
+func::FuncOp getOrCreateLauncher(ModuleOp module, Operation *op,
+                                 gpu::GPUModuleOp kernels,
+                                 StringRef kernelName, StringRef launcherName,
+                                 FunctionType type,
+                                 ArrayRef<bool> writtenArgs = {});
+
+} // namespace mlir::fp8
+
+#endif // FP8_LIB_CONVERSION_FP8TOGPU_KERNELMODULE_H

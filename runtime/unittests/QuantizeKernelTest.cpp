@@ -1,0 +1,266 @@
+// Quantization kernels (`"kind": "quantize"` / `"amax"`, written by
+// fp8-lower-quantize) through the runtime with the fake driver: the metadata
+// loads, a launch passes the pointers in order on the tiles grid, and every
+// malformed argument a caller of a quantization kernel can get wrong is
+// rejected, naming the operand, before any driver call.
+#include "FakeDriver.h"
+#include "Kernel.h"
+#include "TestKernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace fp8rt::testing {
+namespace {
+
+// As fp8-compile writes it for
+//   fp8.quantize %x scale %s {#fp8.delayed<history = 16>, tensor}
+//       : tensor<256x512xbf16> -> rowwise(...) columnwise(...) amax(...)
+// with the amax fused into an fp8.update_amax_history.
+const char *const kQuantizeJson = R"json({
+  "format": "fp8-mlir-kernel",
+  "version": 1,
+  "name": "q",
+  "entry": "q",
+  "chip": "sm_90a",
+  "kind": "quantize",
+  "ptx": "q.ptx",
+  "block": [256, 1, 1],
+  "cluster": [1, 1, 1],
+  "dynamic_shared_memory_bytes": 65568,
+  "grid": {"kind": "tiles", "tile_m": 128, "tile_n": 128, "operand": "x"},
+  "operands": [
+    {"name": "x", "dtype": "bf16", "shape": [256, 512], "role": "input", "alignment": 16},
+    {"name": "scale", "dtype": "f32", "shape": [], "role": "input", "alignment": 4},
+    {"name": "rowwise", "dtype": "e4m3", "shape": [256, 512], "role": "output", "alignment": 8},
+    {"name": "rowwise_scale_inv", "dtype": "f32", "shape": [], "role": "output", "alignment": 4},
+    {"name": "columnwise", "dtype": "e4m3", "shape": [512, 256], "role": "output", "alignment": 8},
+    {"name": "columnwise_scale_inv", "dtype": "f32", "shape": [], "role": "output", "alignment": 4},
+    {"name": "amax_history", "dtype": "f32", "shape": [16], "role": "output", "alignment": 4}
+  ],
+  "tensor_maps": [],
+  "params": [
+    {"name": "x", "kind": "pointer", "operand": "x"},
+    {"name": "scale", "kind": "pointer", "operand": "scale"},
+    {"name": "rowwise", "kind": "pointer", "operand": "rowwise"},
+    {"name": "rowwise_scale_inv", "kind": "pointer", "operand": "rowwise_scale_inv"},
+    {"name": "columnwise", "kind": "pointer", "operand": "columnwise"},
+    {"name": "columnwise_scale_inv", "kind": "pointer", "operand": "columnwise_scale_inv"},
+    {"name": "amax_history", "kind": "pointer", "operand": "amax_history"}
+  ],
+  "quantize": {"rows": 256, "cols": 512, "rule": "tensor"}
+})json";
+
+const char *const kQuantizePtx = R"ptx(
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry q(
+	.param .u64 .ptr .global .align 1 q_param_0,
+	.param .u64 .ptr .global .align 1 q_param_1,
+	.param .u64 .ptr .global .align 1 q_param_2,
+	.param .u64 .ptr .global .align 1 q_param_3,
+	.param .u64 .ptr .global .align 1 q_param_4,
+	.param .u64 .ptr .global .align 1 q_param_5,
+	.param .u64 .ptr .global .align 1 q_param_6
+)
+.maxntid 256, 1, 1
+{
+	ret;
+}
+)ptx";
+
+constexpr uintptr_t kX = 0x10000000, kScale = 0x20000000, kQ = 0x30000000,
+                    kQScale = 0x40000000, kQt = 0x50000000,
+                    kQtScale = 0x60000000, kHistory = 0x70000000;
+
+std::vector<fp8rt_tensor> quantizeOperands() {
+  return {makeTensor("x", kX, FP8RT_BF16, {256, 512}),
+          makeTensor("scale", kScale, FP8RT_F32, {}),
+          makeTensor("rowwise", kQ, FP8RT_E4M3, {256, 512}),
+          makeTensor("rowwise_scale_inv", kQScale, FP8RT_F32, {}),
+          makeTensor("columnwise", kQt, FP8RT_E4M3, {512, 256}),
+          makeTensor("columnwise_scale_inv", kQtScale, FP8RT_F32, {}),
+          makeTensor("amax_history", kHistory, FP8RT_F32, {16})};
+}
+
+fp8rt_tensor &operand(std::vector<fp8rt_tensor> &ops, const std::string &name) {
+  for (fp8rt_tensor &t : ops)
+    if (name == t.name)
+      return t;
+  ADD_FAILURE() << "test bug: no operand " << name;
+  return ops[0];
+}
+
+class QuantizeKernelTest : public ::testing::Test {
+protected:
+  FakeDriver &fake = FakeDriver::get();
+  fp8rt_kernel *kernel = nullptr;
+
+  void SetUp() override {
+    fake.reset();
+    setDriverForTesting(&fake.api);
+    ASSERT_EQ(fp8rt_kernel_load_from_memory(kQuantizeJson, kQuantizePtx, 0,
+                                            &kernel),
+              FP8RT_SUCCESS)
+        << fp8rt_last_error();
+    for (const ParamSpec &param : kernel->meta.params)
+      fake.paramSizes.push_back(param.size);
+  }
+  void TearDown() override {
+    fp8rt_kernel_destroy(kernel);
+    setDriverForTesting(nullptr);
+    fake.reset();
+  }
+
+  fp8rt_status launch(const std::vector<fp8rt_tensor> &ops) {
+    return fp8rt_launch(kernel, ops.data(), static_cast<int>(ops.size()),
+                        nullptr);
+  }
+
+  // `ops` is rejected as an argument error whose message contains
+  // `message`, and the driver was never asked to launch.
+  void expectRejected(const std::vector<fp8rt_tensor> &ops,
+                      const std::string &message) {
+    EXPECT_EQ(launch(ops), FP8RT_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(fp8rt_last_error()).find(message), std::string::npos)
+        << "got:      " << fp8rt_last_error() << "\nexpected: " << message;
+    EXPECT_TRUE(fake.launches.empty());
+  }
+};
+
+TEST_F(QuantizeKernelTest, LoadsTheKind) {
+  EXPECT_EQ(kernel->meta.kind, "quantize");
+  fp8rt_kernel *other = nullptr;
+  std::string json = replaced(kQuantizeJson, "\"kind\": \"quantize\"",
+                              "\"kind\": \"transpose\"");
+  EXPECT_EQ(fp8rt_kernel_load_from_memory(json.c_str(), kQuantizePtx, 0, &other),
+            FP8RT_ERROR_INVALID_METADATA);
+  EXPECT_NE(std::string(fp8rt_last_error())
+                .find("\"transpose\" is not a kernel kind (gemm, quantize, "
+                      "amax)"),
+            std::string::npos)
+      << fp8rt_last_error();
+}
+
+TEST_F(QuantizeKernelTest, LaunchesOneCtaPerTileWithThePointersInOrder) {
+  ASSERT_EQ(launch(quantizeOperands()), FP8RT_SUCCESS) << fp8rt_last_error();
+  ASSERT_EQ(fake.launches.size(), 1u);
+  const LaunchCall &call = fake.launches[0];
+  // [ceil(512 / 128), ceil(256 / 128)]: tiles of the input, not an output.
+  EXPECT_EQ(call.grid[0], 4u);
+  EXPECT_EQ(call.grid[1], 2u);
+  EXPECT_EQ(call.grid[2], 1u);
+  EXPECT_EQ(call.block[0], 256u);
+  EXPECT_EQ(call.sharedMemBytes, 65568u);
+  const uintptr_t expected[] = {kX, kScale, kQ, kQScale, kQt, kQtScale, kHistory};
+  ASSERT_EQ(call.params.size(), 7u);
+  for (size_t i = 0; i < 7; ++i) {
+    uint64_t value;
+    std::memcpy(&value, call.params[i].data(), sizeof(value));
+    EXPECT_EQ(value, expected[i]) << "param " << i;
+  }
+}
+
+TEST_F(QuantizeKernelTest, RejectsAColumnwiseOutputThatIsNotTransposed) {
+  std::vector<fp8rt_tensor> ops = quantizeOperands();
+  operand(ops, "columnwise").shape[0] = 256;
+  operand(ops, "columnwise").shape[1] = 512;
+  expectRejected(ops, "operand \"columnwise\": shape[0] is 256, expected 512");
+}
+
+TEST_F(QuantizeKernelTest, RejectsAnotherInputShape) {
+  std::vector<fp8rt_tensor> ops = quantizeOperands();
+  operand(ops, "x").shape[1] = 384;
+  expectRejected(ops, "operand \"x\": shape[1] is 384, expected 512");
+}
+
+TEST_F(QuantizeKernelTest, RejectsAnotherInputDtype) {
+  std::vector<fp8rt_tensor> ops = quantizeOperands();
+  operand(ops, "x").dtype = FP8RT_F16;
+  expectRejected(ops, "operand \"x\": dtype is f16, expected bf16");
+}
+
+TEST_F(QuantizeKernelTest, RejectsAnotherElementFormat) {
+  std::vector<fp8rt_tensor> ops = quantizeOperands();
+  operand(ops, "rowwise").dtype = FP8RT_E5M2;
+  expectRejected(ops, "operand \"rowwise\": dtype is e5m2, expected e4m3");
+}
+
+TEST_F(QuantizeKernelTest, RejectsAnInputNotAlignedForVectorLoads) {
+  std::vector<fp8rt_tensor> ops = quantizeOperands();
+  operand(ops, "x").data = reinterpret_cast<void *>(kX + 8);
+  expectRejected(ops, "operand \"x\": data 0x10000008 is not 16-byte aligned");
+}
+
+TEST_F(QuantizeKernelTest, RejectsOutputsNotAlignedForVectorStores) {
+  std::vector<fp8rt_tensor> ops = quantizeOperands();
+  operand(ops, "columnwise").data = reinterpret_cast<void *>(kQt + 4);
+  expectRejected(ops,
+                 "operand \"columnwise\": data 0x50000004 is not 8-byte aligned");
+}
+
+TEST_F(QuantizeKernelTest, RejectsAMissingOrNullHistory) {
+  std::vector<fp8rt_tensor> ops = quantizeOperands();
+  ops.pop_back();
+  expectRejected(ops, "missing operand \"amax_history\" (f32 [16])");
+  ops = quantizeOperands();
+  operand(ops, "amax_history").data = nullptr;
+  expectRejected(ops, "operand \"amax_history\": data is NULL");
+}
+
+TEST_F(QuantizeKernelTest, RejectsAHistoryOfAnotherLength) {
+  std::vector<fp8rt_tensor> ops = quantizeOperands();
+  operand(ops, "amax_history").shape[0] = 1024;
+  expectRejected(ops, "operand \"amax_history\": shape[0] is 1024, expected 16");
+}
+
+TEST_F(QuantizeKernelTest, RejectsAScaleThatIsNotAScalar) {
+  std::vector<fp8rt_tensor> ops = quantizeOperands();
+  operand(ops, "scale").rank = 1;
+  operand(ops, "scale").shape[0] = 1;
+  expectRejected(ops, "operand \"scale\": rank is 1, expected 0");
+}
+
+// MXFP8 scales in the 128x4 atom layout: [ceil(R/128), ceil(C/128), 512]
+// bytes; the logical [R, C/32] grid has the same byte count when R is a
+// multiple of 128 and must still be rejected.
+TEST(QuantizeKernelMetadata, MXScalesMustBeInTheAtomLayout) {
+  FakeDriver &fake = FakeDriver::get();
+  fake.reset();
+  setDriverForTesting(&fake.api);
+  std::string json =
+      replaced(kQuantizeJson,
+               R"("name": "rowwise_scale_inv", "dtype": "f32", "shape": [])",
+               R"("name": "rowwise_scale_inv", "dtype": "ue8m0", "shape": [2, 4, 512])");
+  fp8rt_kernel *kernel = nullptr;
+  ASSERT_EQ(fp8rt_kernel_load_from_memory(json.c_str(), kQuantizePtx, 0, &kernel),
+            FP8RT_SUCCESS)
+      << fp8rt_last_error();
+  for (const ParamSpec &param : kernel->meta.params)
+    fake.paramSizes.push_back(param.size);
+  std::vector<fp8rt_tensor> ops = quantizeOperands();
+  fp8rt_tensor &scales = operand(ops, "rowwise_scale_inv");
+  scales = makeTensor("rowwise_scale_inv", kQScale, FP8RT_UE8M0, {256, 16});
+  EXPECT_EQ(fp8rt_launch(kernel, ops.data(), static_cast<int>(ops.size()),
+                         nullptr),
+            FP8RT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(fp8rt_last_error())
+                .find("operand \"rowwise_scale_inv\": rank is 2, expected 3"),
+            std::string::npos)
+      << fp8rt_last_error();
+  scales = makeTensor("rowwise_scale_inv", kQScale, FP8RT_UE8M0, {2, 4, 512});
+  EXPECT_EQ(fp8rt_launch(kernel, ops.data(), static_cast<int>(ops.size()),
+                         nullptr),
+            FP8RT_SUCCESS)
+      << fp8rt_last_error();
+  fp8rt_kernel_destroy(kernel);
+  setDriverForTesting(nullptr);
+  fake.reset();
+}
+
+} // namespace
+} // namespace fp8rt::testing

@@ -1,0 +1,86 @@
+// RUN: fp8-opt %s -split-input-file -fp8-lower-quantize="chip=sm_90a strict=true" | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-lower-quantize="chip=sm_100a strict=true" | FileCheck %s --check-prefix=SM100
+// RUN: fp8-opt %s -split-input-file -fp8-to-ptx=chip=sm_90a | FileCheck %s --check-prefix=PTX
+// RUN: fp8-opt %s -split-input-file -fp8-to-ptx=chip=sm_100a | FileCheck %s --check-prefix=PTX100
+
+// Blockwise 1x128, rowwise + transposed columnwise from one read: one
+// kernel, its launcher and the metadata of the scale layouts.
+// CHECK-LABEL: func.func private @fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_r256_c512_clamp0x38d1b717_row_col_launch
+// CHECK-SAME: attributes {fp8.kernel = @fp8_kernels::@fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_r256_c512_clamp0x38d1b717_row_col}
+// CHECK-LABEL: func.func @blockwise
+// CHECK-NOT: fp8.quantize
+// CHECK: call @fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_r256_c512_clamp0x38d1b717_row_col_launch(%{{.*}}) : (tensor<256x512xbf16>)
+// CHECK: gpu.func @fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_r256_c512_clamp0x38d1b717_row_col
+// CHECK-SAME: kind = "quantize"
+// CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "rowwise_scale_inv", role = "output", shape = [4, 256]}
+// CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "columnwise_scale_inv", role = "output", shape = [2, 512]}
+// CHECK-SAME: rowwise_scale_layout = "mn_major_tma_aligned"
+// The 1x128 block is 16 lanes: a 4-step butterfly of shuffles.
+// CHECK-COUNT-4: gpu.shuffle  xor
+// CHECK: nvvm.convert.f32x2.to.f8x2 {{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
+// The transposed tile goes through shared memory.
+// CHECK: gpu.barrier
+// PTX-LABEL: func.func @blockwise
+// PTX: gpu.binary @fp8_kernels
+// PTX-SAME: cvt.rn.satfinite.e4m3x2.f32
+// PTX-SAME: shfl.sync.bfly.b32
+// PTX-SAME: div.rn.f32
+// PTX-NOT: ftz
+func.func @blockwise(%x: tensor<256x512xbf16>) -> (tensor<256x512xf8E4M3FN>, tensor<256x4xf32>, tensor<512x256xf8E4M3FN>, tensor<512x2xf32>) {
+  %q, %s, %qt, %st = fp8.quantize %x {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 1x128>}
+      : tensor<256x512xbf16> -> rowwise(tensor<256x512xf8E4M3FN>, tensor<256x4xf32>) columnwise(tensor<512x256xf8E4M3FN>, tensor<512x2xf32>)
+  return %q, %s, %qt, %st : tensor<256x512xf8E4M3FN>, tensor<256x4xf32>, tensor<512x256xf8E4M3FN>, tensor<512x2xf32>
+}
+
+// -----
+
+// MXFP8: software UE8M0 round-up on sm_90a, cvt.rp.satfinite.ue8m0x2 on
+// sm_100a; scales in the 128x4 atom layout.
+// CHECK-LABEL: func.func @mx
+// CHECK: gpu.func @fp8_quantize_mxfp8_1x32_f32_e4m3_r128_c256_row
+// CHECK-SAME: name = "rowwise_scale_inv", role = "output", shape = [1, 2, 512]
+// CHECK-COUNT-2: gpu.shuffle  xor
+// CHECK-NOT: i16(f8E8M0FNU)
+// CHECK: gpu.return
+// SM100-LABEL: func.func @mx
+// SM100: nvvm.convert.f32x2.to.f8x2 {{.*}} {rnd = #nvvm.fp_rnd_mode<rp>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E8M0FNU)
+// PTX100-LABEL: func.func @mx
+// PTX100: gpu.binary @fp8_kernels
+// PTX100-SAME: cvt.rp.satfinite.ue8m0x2.f32
+func.func @mx(%x: tensor<128x256xf32>) -> (tensor<128x256xf8E4M3FN>, tensor<128x8xf8E8M0FNU>) {
+  %q, %s = fp8.quantize %x {recipe = #fp8.mxfp8<>, granularity = #fp8.granularity<mx 1x32>}
+      : tensor<128x256xf32> -> rowwise(tensor<128x256xf8E4M3FN>, tensor<128x8xf8E8M0FNU>)
+  return %q, %s : tensor<128x256xf8E4M3FN>, tensor<128x8xf8E8M0FNU>
+}
+
+// -----
+
+// Delayed scaling: the cast records its amax into the history it feeds.
+// CHECK-LABEL: func.func @delayed
+// CHECK-NOT: fp8.update_amax_history
+// CHECK: %[[R:.*]]:3 = call @fp8_quantize_tensor_tensor_f16_e5m2_r64_c128_row_hist16_launch(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<64x128xf16>, tensor<f32>, tensor<16xf32>) -> (tensor<64x128xf8E5M2>, tensor<f32>, tensor<16xf32>)
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
+// CHECK: llvm.atomicrmw umax
+func.func @delayed(%x: tensor<64x128xf16>, %scale: tensor<f32>, %h: tensor<16xf32>) -> (tensor<64x128xf8E5M2>, tensor<f32>, tensor<16xf32>) {
+  %q, %s, %amax = fp8.quantize %x scale %scale {recipe = #fp8.delayed<history = 16>, granularity = #fp8.granularity<tensor>}
+      : tensor<64x128xf16>, tensor<f32> -> rowwise(tensor<64x128xf8E5M2>, tensor<f32>) amax(tensor<f32>)
+  %h1 = fp8.update_amax_history %h, %amax {recipe = #fp8.delayed<history = 16>} : tensor<16xf32>, tensor<f32>
+  return %q, %s, %h1 : tensor<64x128xf8E5M2>, tensor<f32>, tensor<16xf32>
+}
+
+// -----
+
+// Current scaling: amax kernel + a cast that applies the rule to the amax
+// (compute_scale fused into it).
+// CHECK-LABEL: func.func @current
+// CHECK: %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[A:.*]] = call @fp8_amax_bf16_r128_c128_launch(%{{.*}}, %[[Z]])
+// CHECK-NOT: fp8.compute_scale
+// CHECK: call @fp8_quantize_current_tensor_bf16_e4m3_r128_c128_col_launch(%{{.*}}, %[[A]])
+func.func @current(%x: tensor<128x128xbf16>) -> (tensor<128x128xf8E4M3FN>, tensor<f32>) {
+  %amax = fp8.amax %x : tensor<128x128xbf16> -> tensor<f32>
+  %s, %si = fp8.compute_scale %amax {recipe = #fp8.current<>, element_type = f8E4M3FN} : tensor<f32> -> tensor<f32>, tensor<f32>
+  %qt, %st = fp8.quantize %x scale %s {recipe = #fp8.current<>, granularity = #fp8.granularity<tensor>}
+      : tensor<128x128xbf16>, tensor<f32> -> columnwise(tensor<128x128xf8E4M3FN>, tensor<f32>)
+  return %qt, %st : tensor<128x128xf8E4M3FN>, tensor<f32>
+}

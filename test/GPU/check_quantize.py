@@ -1,0 +1,428 @@
+#!/usr/bin/env python3
+"""Bit-exact check of the quantization kernels on a GPU, and their bandwidth.
+
+For every kernel (NAME.json with "kind": "quantize" or "amax") in --kernels:
+fresh random inputs (seeded from the clock, recorded) of several magnitudes
+plus special values (0, +-subnormals, the 448/464 and 57344/61440
+boundaries, +-inf, NaN, all-zero and all-NaN blocks), outputs poisoned
+before the launch, then
+  - every data byte and every scale equals the numerics library's reference
+    (lib/Numerics through test/GPU/numerics_capi.cpp, built here);
+  - the data equals PyTorch's float8 conversion of x * scale after clamping to
+    +-max (PyTorch does not saturate), with the kernel's scales;
+  - the amax / history slot equals the reference.
+With --bench, times every kernel (CUDA events, median of repeats, L2 flushed)
+against torch's device-to-device copy and PyTorch eager quantization.
+
+    PYTHONPATH=python python3 test/GPU/check_quantize.py --kernels DIR --numerics LIB
+        [--bench-kernels DIR] [--json out.json] [--markdown out.md]
+"""
+import argparse
+import ctypes
+import json
+import math
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(1, str(HERE.parents[1] / "python"))
+from fp8mlir import _runtime as rt  # noqa: E402
+
+FP8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+MAX = {"e4m3": 448.0, "e5m2": 57344.0}
+TORCH_IN = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+POISON = 0xA5
+
+
+def load_numerics(path):
+    lib = ctypes.CDLL(path)
+    f = lib.fp8ref_quantize
+    f.restype = ctypes.c_int
+    f.argtypes = ([ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_int,
+                   ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_float, ctypes.c_float,
+                   ctypes.c_int, ctypes.c_int, ctypes.c_float, ctypes.c_int, ctypes.c_int,
+                   ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                   ctypes.c_void_p])
+    lib.fp8ref_amax.restype = ctypes.c_float
+    lib.fp8ref_amax.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+    lib.fp8ref_current_scale.restype = ctypes.c_float
+    lib.fp8ref_current_scale.argtypes = [ctypes.c_float, ctypes.c_int, ctypes.c_float,
+                                         ctypes.c_int]
+    lib.fp8ref_record_amax.restype = ctypes.c_float
+    lib.fp8ref_record_amax.argtypes = [ctypes.c_float, ctypes.c_float]
+    return lib
+
+
+def special_values():
+    v = [0.0, -0.0, 448.0, -448.0, 464.0, -464.0, 463.99, 464.01, 480.0, 57344.0, 61440.0,
+         61439.0, -61440.0, 1e38, float("inf"), float("-inf"), float("nan"), 2.0**-9,
+         2.0**-10, 2.0**-10 * 1.01, -(2.0**-10), 2.0**-7, 2.0**-17, 2.0**-16, 1e-30,
+         2.0**-126, 2.0**-127, 2.0**-133, 3.0 * 2.0**-130, 0.5, 1.0, 3.0, 449.0, 7.0]
+    return torch.tensor(v, dtype=torch.float32)
+
+
+def make_input(rows, cols, in_dtype, gen, specials):
+    """Random normal rows with magnitudes spread over many binades."""
+    x = torch.randn(rows, cols, generator=gen, dtype=torch.float32)
+    mag = torch.pow(2.0, torch.randint(-20, 20, (rows, 1), generator=gen).float())
+    x = x * mag
+    if specials:
+        sv = special_values()
+        idx = torch.randint(0, rows * cols, (4 * sv.numel(),), generator=gen)
+        x.view(-1)[idx] = sv.repeat(4)
+        # A row whose first 128 columns are all zero, a block of NaN, an
+        # all-zero 32x128 region, a row of huge values.
+        x[0, :128] = 0.0
+        if rows > 40:
+            x[8:40, 128:] = 0.0
+        x[3, 32:64] = float("nan")
+        x[5, :] = 60000.0
+    x = x.to(TORCH_IN[in_dtype])
+    return x
+
+
+def as_f32(x):
+    return x.float().contiguous()
+
+
+def ref_quantize(lib, x32, q, transposed, scale=1.0):
+    """Reference data (bytes) and scale grid (f32 or u8) of one output."""
+    rows, cols = x32.shape
+    rule_name = q["rule"]
+    gran = q["granularity"]
+    e5m2 = int(q["dtype"] == "e5m2")
+    if gran == "tensor":
+        g, tr, tc = 0, 0, 0
+    else:
+        tr, tc = (int(v) for v in gran.split("x"))
+        g = 3 if rule_name.startswith("mxfp8") else 2
+    rule = {"tensor": 0, "current": 0, "blockwise_pow2": 2, "blockwise_f32": 2,
+            "mxfp8": 3, "mxfp8_ocp": 3}[rule_name]
+    out_rows, out_cols = (cols, rows) if transposed else (rows, cols)
+    data = torch.empty(out_rows * out_cols, dtype=torch.uint8)
+    n_scales = max(1, math.ceil(out_rows / max(tr, 1)) * math.ceil(out_cols / max(tc, 1)))
+    scale_inv = torch.empty(n_scales, dtype=torch.float32)
+    e8m0 = torch.empty(n_scales, dtype=torch.uint8)
+    grid = (ctypes.c_int64 * 2)()
+    amax = ctypes.c_float()
+    status = lib.fp8ref_quantize(
+        x32.data_ptr(), rows, cols, e5m2, g, tr, tc, rule, scale, 0.0, 0,
+        int(rule_name == "blockwise_f32"), float(q.get("amax_clamp", 0.0)),
+        int(rule_name == "mxfp8_ocp"), int(transposed), data.data_ptr(),
+        scale_inv.data_ptr(), e8m0.data_ptr(), grid, ctypes.byref(amax))
+    if status != 0:
+        raise RuntimeError("reference rejected the arguments")
+    grid_shape = (grid[0], grid[1])
+    scales = e8m0 if g == 3 else scale_inv
+    return data.view(out_rows, out_cols), scales[:grid[0] * grid[1]].view(grid_shape), amax.value
+
+
+def physical_to_grid(q, phys, out_rows, out_cols):
+    """The logical scale grid [out_rows, ceil(out_cols / block)] read from the
+    kernel's physical layout (and a mask of what is meaningful)."""
+    gran = q["granularity"]
+    phys = phys.cpu()
+    if gran == "tensor":
+        return phys.view(1, 1)
+    tr, tc = (int(v) for v in gran.split("x"))
+    if q["rule"].startswith("mxfp8"):
+        # [ceil(P/128), ceil(K/128), 512] atoms; byte (p%32)*16 + (p%128)/32*4 + kb%4.
+        kblocks = math.ceil(out_cols / 32)
+        p = torch.arange(out_rows).view(-1, 1)
+        kb = torch.arange(kblocks).view(1, -1)
+        kgroups = phys.shape[1]
+        off = ((p // 128) * kgroups + kb // 4) * 512 + (p % 32) * 16 + (p % 128) // 32 * 4 + kb % 4
+        return phys.view(-1)[off.view(-1)].view(out_rows, kblocks)
+    if tr == 1:
+        # MN-major [ceil(K/128), roundup(P, 4)].
+        return phys[:, :out_rows].t().contiguous()
+    return phys
+
+
+def torch_quantize(x32, scale_mult, dtype):
+    """PyTorch's conversion of x * scale after clamping (PyTorch does not saturate)."""
+    m = MAX[dtype]
+    y = (x32 * scale_mult).clamp(-m, m)
+    return y.to(FP8[dtype]).view(torch.uint8)
+
+
+def multiplier_grid(q, scales_grid, out_rows, out_cols, ref_scale):
+    """The per-element multiplier the kernel used, from its scale_inv grid."""
+    gran = q["granularity"]
+    if gran == "tensor":
+        return torch.full((out_rows, out_cols), ref_scale)
+    tr, tc = (int(v) for v in gran.split("x"))
+    if q["rule"].startswith("mxfp8"):
+        e = scales_grid.to(torch.int32)
+        mult = torch.pow(2.0, (127 - e).double()).float()
+        mult[e == 255] = float("nan")
+    else:
+        mult = 1.0 / scales_grid.float()
+    full = mult.repeat_interleave(tr, 0)[:out_rows].repeat_interleave(tc, 1)[:, :out_cols]
+    return full
+
+
+def check_kernel(path, numerics, gen, record):
+    meta = json.loads(path.read_text())
+    kernel = rt.Kernel(path)
+    q = meta["quantize"]
+    rows, cols = q["rows"], q["cols"]
+    in_dtype = q["input_dtype"]
+    ops = {op["name"]: op for op in meta["operands"]}
+    failures = []
+    for specials in (False, True):
+        x = make_input(rows, cols, in_dtype, gen, specials).cuda()
+        x32 = as_f32(x.cpu())
+        ref_amax = numerics.fp8ref_amax(x32.data_ptr(), x32.numel())
+        args = {"x": x}
+        if meta["kind"] == "amax":
+            amax = torch.zeros((), dtype=torch.float32, device="cuda")
+            kernel.launch(x=x, amax=amax)
+            torch.cuda.synchronize()
+            got = amax.item()
+            ok = (math.isnan(got) and math.isnan(ref_amax)) or got == ref_amax
+            if not ok:
+                failures.append(f"amax {got} != reference {ref_amax}")
+            continue
+        rule = q["rule"]
+        given_scale = 1.0
+        if "scale" in ops:
+            given_scale = float(torch.exp2(torch.randint(-8, 8, (1,), generator=gen)).item()
+                                * (1 + torch.rand(1, generator=gen).item()))
+            args["scale"] = torch.tensor(given_scale, dtype=torch.float32, device="cuda")
+        if "amax" in ops:
+            args["amax"] = torch.tensor(ref_amax, dtype=torch.float32, device="cuda")
+            given_scale = numerics.fp8ref_current_scale(
+                ref_amax, int(q["dtype"] == "e5m2"), float(q.get("epsilon", 0.0)),
+                int(q.get("pow2", False)))
+        history0 = None
+        if "amax_history" in ops:
+            n = ops["amax_history"]["shape"][0]
+            h = torch.rand(n, generator=gen) * 100
+            h[0] = float(torch.rand(1, generator=gen).item() * 10)
+            history0 = h.clone()
+            args["amax_history"] = h.cuda()
+        outs = {}
+        for name in ("rowwise", "rowwise_scale_inv", "columnwise", "columnwise_scale_inv"):
+            if name in ops:
+                op = ops[name]
+                dt = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2,
+                      "ue8m0": torch.float8_e8m0fnu, "f32": torch.float32}[op["dtype"]]
+                t = torch.empty(op["shape"], dtype=dt, device="cuda")
+                t.view(-1).view(torch.uint8).fill_(POISON)
+                outs[name] = t
+        kernel.launch(**args, **outs)
+        torch.cuda.synchronize()
+        for transposed, dname, sname in ((False, "rowwise", "rowwise_scale_inv"),
+                                         (True, "columnwise", "columnwise_scale_inv")):
+            if dname not in outs:
+                continue
+            ref_data, ref_grid, _ = ref_quantize(numerics, x32, q, transposed, given_scale)
+            got = outs[dname].view(torch.uint8).cpu()
+            bad = (got != ref_data).sum().item()
+            if bad:
+                i = (got != ref_data).nonzero()[0].tolist()
+                failures.append(f"{dname}: {bad} bytes differ from the reference, first at {i}: "
+                                f"got {got[i[0], i[1]].item():#04x} want "
+                                f"{ref_data[i[0], i[1]].item():#04x}")
+            out_rows, out_cols = ref_data.shape
+            phys = outs[sname]
+            phys = phys.view(torch.uint8) if phys.dtype == torch.float8_e8m0fnu else phys
+            grid = physical_to_grid(q, phys, out_rows, out_cols)
+            if q["granularity"] == "tensor":
+                want = torch.tensor([[1.0 / given_scale]], dtype=torch.float32)
+                # scale_inv = 1.0f / scale in f32
+                want = (torch.tensor([1.0], dtype=torch.float32)
+                        / torch.tensor([given_scale], dtype=torch.float32)).view(1, 1)
+            else:
+                want = ref_grid
+            if grid.dtype == torch.float32:
+                same = (grid.view(torch.int32) == want.view(torch.int32))
+            else:
+                same = grid == want
+            if not bool(same.all()):
+                i = (~same).nonzero()[0].tolist()
+                failures.append(f"{sname}: {(~same).sum().item()} scales differ, first at {i}: "
+                                f"got {grid[i[0], i[1]].item()} want {want[i[0], i[1]].item()}")
+            # PyTorch, after clamping, with the kernel's own scales.
+            mult = multiplier_grid(q, grid, out_rows, out_cols, given_scale)
+            xin = x32.t() if transposed else x32
+            tq = torch_quantize(xin, mult, q["dtype"])
+            nan_in = torch.isnan(xin * mult)
+            # NaN encodings: PyTorch and cvt may pick different NaN codes.
+            tbad = ((tq != got) & ~nan_in).sum().item()
+            record.setdefault("torch_mismatches", 0)
+            record["torch_mismatches"] += tbad
+            if tbad:
+                failures.append(f"{dname}: {tbad} bytes differ from PyTorch (clamped)")
+        if history0 is not None:
+            got = args["amax_history"].cpu()
+            want = history0.clone()
+            want[0] = numerics.fp8ref_record_amax(float(history0[0]), ref_amax)
+            same = (got.view(torch.int32) == want.view(torch.int32)) | (got.isnan() & want.isnan())
+            if not bool(same.all()):
+                failures.append(f"amax_history: got {got[:2].tolist()} want {want[:2].tolist()}")
+    kernel.close()
+    return failures
+
+
+# --- bandwidth ---------------------------------------------------------------
+
+def flush_l2(buf):
+    buf.zero_()
+
+
+def time_fn(fn, flush, reps=20):
+    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    end = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    fn()
+    torch.cuda.synchronize()
+    for i in range(reps):
+        flush()
+        start[i].record()
+        fn()
+        end[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(start, end)) * 1e-3
+
+
+def bench(kernel_dir, results):
+    l2 = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")
+    flush = lambda: flush_l2(l2)  # noqa: E731
+    by_shape = {}
+    for path in sorted(Path(kernel_dir).glob("*.json")):
+        meta = json.loads(path.read_text())
+        if meta.get("kind") not in ("quantize", "amax"):
+            continue
+        by_shape.setdefault(meta["quantize"]["rows"], []).append(path)
+    for n, paths in sorted(by_shape.items()):
+        x = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+        dst = torch.empty_like(x)
+        t_copy = time_fn(lambda: dst.copy_(x), flush)
+        copy_bw = 2 * x.numel() * 2 / t_copy
+        kernels = {}
+        for path in paths:
+            meta = json.loads(path.read_text())
+            k = rt.Kernel(path)
+            ops = {}
+            for op in meta["operands"]:
+                if op["name"] == "x":
+                    ops["x"] = x
+                    continue
+                dt = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2,
+                      "ue8m0": torch.float8_e8m0fnu, "f32": torch.float32}[op["dtype"]]
+                t = torch.zeros(op["shape"], dtype=dt, device="cuda")
+                if op["name"] in ("scale", "amax") and op["role"] == "input":
+                    t.fill_(1.0)
+                ops[op["name"]] = t
+            bytes_moved = sum(t.numel() * t.element_size() for t in ops.values())
+            kernels[path.stem] = (k, k.bind(**ops), bytes_moved, meta)
+        amax_name = next((k for k in kernels if k.startswith("fp8_amax")), None)
+        for name, (k, launch, nbytes, meta) in kernels.items():
+            t = time_fn(launch, flush)
+            entry = {"kernel": name, "n": n, "seconds": t, "bytes": nbytes,
+                     "bandwidth_GBps": nbytes / t / 1e9, "copy_GBps": copy_bw / 1e9,
+                     "fraction_of_copy": nbytes / t / copy_bw}
+            q = meta["quantize"]
+            if q.get("rule") == "current" and amax_name:
+                # Per-tensor current scaling = amax kernel + cast kernel.
+                ak, alaunch, abytes, _ = kernels[amax_name]
+                t2 = time_fn(lambda: (alaunch(), launch()), flush)
+                total = nbytes + abytes - 4
+                entry.update({"two_launch_seconds": t2,
+                              "two_launch_bytes": total,
+                              "two_launch_fraction_of_copy": total / t2 / copy_bw})
+            entry["torch_eager_seconds"] = torch_eager_time(x, meta, flush)
+            results.append(entry)
+            print(f"{name:75s} {t * 1e6:8.1f} us {nbytes / t / 1e9:7.0f} GB/s "
+                  f"({100 * nbytes / t / copy_bw:5.1f}% of copy {copy_bw / 1e9:.0f} GB/s)"
+                  + (f"  2-launch {100 * entry['two_launch_fraction_of_copy']:5.1f}%"
+                     if "two_launch_seconds" in entry else "")
+                  + (f"  torch {entry['torch_eager_seconds'] * 1e6:8.1f} us"
+                     if entry["torch_eager_seconds"] else ""), flush=True)
+        for k, *_ in kernels.values():
+            k.close()
+
+
+def torch_eager_time(x, meta, flush):
+    """PyTorch eager for the same computation (rowwise, + the transposed copy)."""
+    q = meta["quantize"]
+    if meta["kind"] == "amax":
+        return time_fn(lambda: x.abs().amax(), flush)
+    col = any(op["name"] == "columnwise" for op in meta["operands"])
+    dt = FP8[q["dtype"]]
+    m = MAX[q["dtype"]]
+    g = q["granularity"]
+
+    def run():
+        xf = x.float()
+        if g == "tensor":
+            s = m / xf.abs().amax()
+            y = (xf * s).clamp(-m, m).to(dt)
+            if col:
+                y.t().contiguous()
+            return
+        tr, tc = (int(v) for v in g.split("x"))
+        n = x.shape[0]
+        xb = xf.view(n // tr, tr, n // tc, tc)
+        a = xb.abs().amax(dim=(1, 3), keepdim=True)
+        s = m / a
+        y = (xb * s).clamp(-m, m).to(dt)
+        if col:
+            xt = xf.t().contiguous().view(n // tr, tr, n // tc, tc)
+            at = xt.abs().amax(dim=(1, 3), keepdim=True)
+            (xt * (m / at)).clamp(-m, m).to(dt)
+        return y
+    return time_fn(run, flush, reps=5)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--kernels", type=Path)
+    p.add_argument("--bench-kernels", type=Path)
+    p.add_argument("--numerics", required=True)
+    p.add_argument("--json", type=Path)
+    p.add_argument("--seed", type=int)
+    p.add_argument("--filter", default="",
+                   help="comma-separated substrings: check only kernels with one")
+    args = p.parse_args()
+    seed = args.seed if args.seed is not None else int(time.time())
+    gen = torch.Generator().manual_seed(seed)
+    numerics = load_numerics(args.numerics)
+    report = {"seed": seed, "device": torch.cuda.get_device_name(),
+              "torch": torch.__version__, "checks": [], "bench": []}
+    passed = failed = 0
+    if args.kernels:
+        for path in sorted(args.kernels.glob("*.json")):
+            meta = json.loads(path.read_text())
+            if meta.get("kind") not in ("quantize", "amax"):
+                continue
+            if args.filter and not any(f in path.stem for f in args.filter.split(",")):
+                continue
+            record = {"kernel": path.stem}
+            try:
+                failures = check_kernel(path, numerics, gen, record)
+            except Exception:  # noqa: BLE001 - report and go on
+                failures = [traceback.format_exc()]
+            record["failures"] = failures
+            report["checks"].append(record)
+            status = "PASS" if not failures else "FAIL"
+            passed += not failures
+            failed += bool(failures)
+            print(f"{status} {path.stem}" + "".join(f"\n    {f}" for f in failures[:4]),
+                  flush=True)
+        print(f"{passed} passed, {failed} failed (seed {seed})")
+    if args.bench_kernels:
+        bench(args.bench_kernels, report["bench"])
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
