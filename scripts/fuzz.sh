@@ -21,5 +21,5 @@ find test examples -name '*.mlir' -exec cp {} "$CORPUS/" \;
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:detect_container_overflow=0:allow_user_poisoning=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 "$BUILD_DIR/bin/fp8-fuzz" "$CORPUS" -max_total_time="$SECONDS_TO_RUN" \
-  -timeout=60 -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 \
+  -timeout=120 -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1 \
   -artifact_prefix="$FINDINGS/"
