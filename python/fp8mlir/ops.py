@@ -96,6 +96,22 @@ def device_chip(device):
     return _CHIPS_BY_CAPABILITY[capability]
 
 
+def _check_tensors(torch, **tensors):
+    """Every given argument is a tensor on the CUDA device of the first one
+    (a kernel handed a host pointer would fault on the GPU, not here)."""
+    device = None
+    for name, t in tensors.items():
+        if t is None and name in ("bias", "out"):
+            continue
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+        if not t.is_cuda:
+            raise ValueError(f"{name}: expected a CUDA tensor, got one on {t.device}")
+        device = device or t.device
+        if t.device != device:
+            raise ValueError(f"{name}: on {t.device}, but a is on {device}")
+
+
 def _dtype_name(tensor, table, what):
     name = str(tensor.dtype).replace("torch.", "")
     if name not in table:
@@ -145,6 +161,7 @@ def scaled_mm(a, b, scale_a, scale_b, *, recipe=None, out_dtype=None, bias=None,
     promotes). Runs on the current CUDA stream.
     """
     import torch
+    _check_tensors(torch, a=a, b=b, scale_a=scale_a, scale_b=scale_b, bias=bias, out=out)
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and {tuple(b.shape)}")
     m, k = a.shape
@@ -165,6 +182,9 @@ def scaled_mm(a, b, scale_a, scale_b, *, recipe=None, out_dtype=None, bias=None,
     sa, sb = _kernel_scales(recipe, scale_a.float(), scale_b.float(), n, k)
     if out is None:
         out = torch.empty((m, n), dtype=out_dtype, device=a.device)
+    elif tuple(out.shape) != (m, n) or out.dtype != out_dtype or not out.is_contiguous():
+        raise ValueError(f"out: expected a contiguous ({m}, {n}) {out_dtype} tensor, got "
+                         f"{tuple(out.shape)} {out.dtype} with strides {out.stride()}")
     operands = dict(a=a.contiguous(), b=b.t().contiguous(), a_scale_inv=sa,
                     b_scale_inv=sb, d=out)
     if bias is not None:

@@ -121,6 +121,53 @@ def teardown_module():
         Path(path).write_text(json.dumps(RESULTS, indent=1))
 
 
+def _tensorwise_operands(torch, m=512, n=1024, k=2048):
+    a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()
+    one = torch.ones((), device="cuda")
+    return dict(a=a, b=b, scale_a=one, scale_b=one.clone())
+
+
+BAD_ARGUMENTS = [
+    # (what is wrong, change to the good arguments, error type, message part)
+    ("a in bf16", lambda t, o: o.update(a=o["a"].to(t.bfloat16)), TypeError, "a: unsupported dtype"),
+    ("K mismatch", lambda t, o: o.update(b=o["b"][:1024]), ValueError, "expected a [M, K] and b [K, N]"),
+    ("a on the host", lambda t, o: o.update(a=o["a"].cpu()), ValueError, "a: expected a CUDA tensor"),
+    ("scale_b missing", lambda t, o: o.update(scale_b=None), TypeError, "scale_b: expected a torch.Tensor"),
+    ("scale_a of no recipe", lambda t, o: o.update(scale_a=t.ones(7, 3, device="cuda")), ValueError,
+     "cannot tell the recipe from scale_a (7, 3)"),
+    ("out of the wrong shape", lambda t, o: o.update(out=t.empty(512, 1000, device="cuda", dtype=t.bfloat16)),
+     ValueError, "out: expected a contiguous (512, 1024)"),
+    ("out strided", lambda t, o: o.update(out=t.empty(512, 2048, device="cuda", dtype=t.bfloat16)[:, ::2]),
+     ValueError, "out: expected a contiguous"),
+    # The runtime's own check, named by the kernel's operand: A one byte off
+    # the 16-byte alignment TMA needs (contiguous, so passed as it is).
+    ("a misaligned",
+     lambda t, o: o.update(a=t.empty(512 * 2048 + 16, device="cuda", dtype=t.float8_e4m3fn)[1:1 + 512 * 2048]
+                           .view(512, 2048)),
+     RuntimeError, 'operand "a"'),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bad", BAD_ARGUMENTS, ids=lambda c: c[0].replace(" ", "_"))
+def test_scaled_mm_rejects_bad_arguments(bad):
+    """Each bad argument raises a Python exception naming it; nothing is
+    launched and the process (and the CUDA context) stays usable."""
+    import torch
+    _, change, error, message = bad
+    args = _tensorwise_operands(torch)
+    change(torch, args)
+    recipe = args.pop("recipe", None)
+    with pytest.raises(error) as raised:
+        fp8mlir.scaled_mm(args.pop("a"), args.pop("b"), args.pop("scale_a"), args.pop("scale_b"),
+                          recipe=recipe, **args)
+    assert message in str(raised.value)
+    good = _tensorwise_operands(torch)
+    assert torch.isfinite(fp8mlir.scaled_mm(good["a"], good["b"], good["scale_a"],
+                                            good["scale_b"]).float()).all()
+
+
 if __name__ == "__main__":
     import argparse
     parser = argparse.ArgumentParser(description="fill a kernel cache for the GPU tests")
