@@ -317,6 +317,7 @@ def pick_kernels(specs, m, n, k, recipe):
                if s.n == n and s.k == k and s.recipe == recipe
                and s.a_dtype == "e4m3" and s.b_dtype == "e4m3" and s.out_dtype == "bf16"
                and not s.bias and not s.accumulate_into_c and not s.activation
+               and not s.output_amax
                and s.static_m in (None, m)]
     chosen = {}
     for impl, (mode, cluster_ctas) in PROJECT_IMPLS.items():

@@ -53,6 +53,11 @@ CHECK_KERNELS = [
     ("row_gelu", "rowwise", 4096, 2048, {"accumulation": "fast", "activation": "gelu"}),
     ("bw_gelu_tanh_f32", "blockwise", 2112, 7168,
      {"out": "f32", "activation": "gelu_tanh"}),
+    # Output amax for current scaling of the next layer (exact max |D|).
+    ("tw_amax_bias", "tensorwise", 2112, 2048,
+     {"accumulation": "fast", "bias": "f32", "amax": True}),
+    ("row_silu_amax_f32", "rowwise", 4096, 2048,
+     {"accumulation": "fast", "out": "f32", "activation": "silu", "amax": True}),
     ("wgrad_cluster", "tensorwise", 2048, 4096,
      {"out": "f32", "accumulate": True, "accumulation": "fast",
       "config": "#fp8.gemm_config<tile = 128x128x128, stages = 6, cluster = 2x1>"}),
@@ -115,6 +120,11 @@ def gemm_mlir(fn, recipe, n, k, extra):
     if "activation" in extra:
         attrs.append(f"activation = #fp8.activation<{extra['activation']}>")
     result = f"tensor<?x{n}x{out}>"
+    if extra.get("amax"):
+        return (f"func.func @{fn}({', '.join(args)}) -> ({result}, tensor<f32>) {{\n"
+                f"  %0, %1 = fp8.scaled_matmul {operands} {{{', '.join(attrs)}}}\n"
+                f"      : ({', '.join(types)}) -> ({result}, tensor<f32>)\n"
+                f"  return %0, %1 : {result}, tensor<f32>\n}}\n")
     return (f"func.func @{fn}({', '.join(args)}) -> {result} {{\n"
             f"  %0 = fp8.scaled_matmul {operands} {{{', '.join(attrs)}}}\n"
             f"      : ({', '.join(types)}) -> {result}\n"

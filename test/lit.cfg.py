@@ -37,3 +37,11 @@ config.substitutions.append(("%cmake", config.cmake))
 config.substitutions.append(("%generator", config.cmake_generator))
 import shutil
 config.substitutions.append(("%ccache", shutil.which("ccache") or ""))
+
+# A sanitizer build (scripts/sanitize.sh) instruments this project's
+# libraries; programs that are not instrumented cannot load them (stock
+# mlir-opt with the plugin, /usr/bin/python3 with libFP8CAPI.so), and the
+# embedding example does not build against them. Those tests say
+# `UNSUPPORTED: sanitizers` and run in the normal build.
+if config.llvm_use_sanitizer:
+    config.available_features.add("sanitizers")

@@ -8,7 +8,8 @@ poison D with NaN, launch through libfp8rt on a torch stream and check:
   - ||D - ref||_F / ||ref||_F <= tolerance, ref = f64 GEMM of the dequantized
     inputs (+ bias, + C, then the epilogue activation); and the worst row
     within ROW_TOLERANCE_FACTOR x that,
-  - a second launch gives bit-identical D (determinism).
+  - a second launch gives bit-identical D (determinism),
+  - with an output amax: it equals max |D| of the stored D, bit for bit.
 Then a negative section: malformed launches must raise an error naming the
 offending operand instead of crashing.
 
@@ -34,7 +35,7 @@ from gemm_spec import (ROW_TOLERANCE_FACTOR, load_specs, parse_int_list,  # noqa
                        scale_shape)
 
 DEFAULT_MS = "1,64,127,128,4096,4097"
-KNOWN_OPERANDS = ("a", "b", "a_scale_inv", "b_scale_inv", "bias", "c", "d")
+KNOWN_OPERANDS = ("a", "b", "a_scale_inv", "b_scale_inv", "bias", "c", "d", "amax")
 NEGATIVE_M = 128
 
 
@@ -79,10 +80,17 @@ def poisoned_output(spec, m, device="cuda"):
     return torch.full((m, spec.n), float("nan"), dtype=dtype, device=device)
 
 
-def launch_operands(spec, inputs, d):
+def launch_operands(spec, inputs, d, amax=None):
     wanted = metadata_operand_names(spec)
     ops = dict(inputs.operands(), d=d)
+    if amax is not None:
+        ops["amax"] = amax
     return {name: t for name, t in ops.items() if name in wanted}
+
+
+def zeroed_amax(spec, device="cuda"):
+    """The output-amax buffer (max-accumulated into: starts at 0), or None."""
+    return torch.zeros((), dtype=torch.float32, device=device) if spec.output_amax else None
 
 
 def launch_and_wait(kernel, operands, stream):
@@ -100,7 +108,7 @@ def case_record(spec, m, seed):
             "recipe": spec.recipe, "a_dtype": spec.a_dtype, "b_dtype": spec.b_dtype,
             "out_dtype": spec.out_dtype, "accumulation": spec.accumulation,
             "bias": spec.bias, "accumulate_into_c": spec.accumulate_into_c,
-            "activation": spec.activation,
+            "activation": spec.activation, "output_amax": spec.output_amax,
             "tolerance": spec.tolerance, "seed": seed,
             "rel_err": None, "worst_row_err": None, "unwritten": None,
             "deterministic": None, "passed": False, "error": None}
@@ -113,16 +121,24 @@ def check_case(kernel, spec, m, seed, stream, device="cuda"):
         inputs = inputs_for(spec, m, seed, device)
         ref = gi.reference(inputs, spec.activation)
         d1, d2 = poisoned_output(spec, m, device), poisoned_output(spec, m, device)
-        launch_and_wait(kernel, launch_operands(spec, inputs, d1), stream)
-        launch_and_wait(kernel, launch_operands(spec, inputs, d2), stream)
+        amax1, amax2 = zeroed_amax(spec, device), zeroed_amax(spec, device)
+        launch_and_wait(kernel, launch_operands(spec, inputs, d1, amax1), stream)
+        launch_and_wait(kernel, launch_operands(spec, inputs, d2, amax2), stream)
         record["unwritten"] = int(torch.isnan(d1).sum().item())
         record["rel_err"] = gi.relative_error(d1, ref)
         record["worst_row_err"] = gi.worst_row_error(d1, ref)
         record["deterministic"] = gi.bitwise_equal(d1, d2)
+        amax_ok = True
+        if amax1 is not None:
+            # Exact: the max |D| of the stored output, bit for bit.
+            expected = d1.float().abs().max()
+            record["amax"] = amax1.item()
+            record["amax_expected"] = expected.item()
+            amax_ok = gi.bitwise_equal(amax1, expected) and gi.bitwise_equal(amax1, amax2)
         record["passed"] = (record["unwritten"] == 0
                             and record["rel_err"] <= spec.tolerance
                             and record["worst_row_err"] <= ROW_TOLERANCE_FACTOR * spec.tolerance
-                            and record["deterministic"])
+                            and record["deterministic"] and amax_ok)
     except Exception as e:  # report and go on with the next case
         record["error"] = f"{type(e).__name__}: {e}"
         if not isinstance(e, RuntimeError):

@@ -180,6 +180,7 @@ class GemmSpec:
     bias: bool
     accumulate_into_c: bool
     activation: str = None  # gelu, gelu_tanh, silu (epilogue), or None
+    output_amax: bool = False  # the epilogue also reduces max |D|
     operands: list = field(default_factory=list)
     tile: list = field(default_factory=list)
     stages: int = 0
@@ -257,6 +258,7 @@ def spec_from_meta(meta, json_path="<memory>"):
         bias=bool(gemm.get("bias", False)),
         accumulate_into_c=bool(gemm.get("accumulate_into_c", False)),
         activation=gemm.get("activation"),
+        output_amax=bool(gemm.get("output_amax", False)),
         operands=list(meta.get("operands", [])),
         tile=list(gemm.get("tile", [])), stages=int(gemm.get("stages", 0)),
         cluster=list(gemm.get("cluster", [])))

@@ -1,6 +1,7 @@
 // Stock Debian mlir-opt, not fp8-opt, with FP8Plugin.so: parses fp8 IR
 // mixed with upstream dialects, runs fp8 passes and the whole fp8-to-ptx
 // pipeline.
+// UNSUPPORTED: sanitizers
 // RUN: %mlir_opt --load-dialect-plugin=%fp8_plugin --load-pass-plugin=%fp8_plugin %s \
 // RUN:   | FileCheck %s --check-prefix=PARSE
 // RUN: %mlir_opt --load-dialect-plugin=%fp8_plugin --load-pass-plugin=%fp8_plugin %s \

@@ -849,6 +849,8 @@ static void emitEpilogue(KernelBuilder &kb, const BlackwellGemm &g,
         emitFenceAfterThreadSync(kb);
         Value accColumn = kb.add(kb.mul(accStage, kb.i32(t.tileN)), halfColumn);
         Value rowInBounds = kb.ult(row, v.m);
+        // This tile's max |D| (elements inside D only), flushed below.
+        Value runningAmax = p.outputAmax ? kb.f32(0.0f) : Value();
         for (auto [pieceIndex, piece] : llvm::enumerate(pieces)) {
           auto [start, width] = piece;
           SmallVector<Value> acc = emitTmemLoad32x32b(
@@ -899,6 +901,12 @@ static void emitEpilogue(KernelBuilder &kb, const BlackwellGemm &g,
             }
             if (p.activation)
               x = emitActivation(kb, *p.activation, x);
+            if (runningAmax)
+              runningAmax = emitAmaxUpdate(
+                  kb, runningAmax, x, p.outElementType,
+                  kb.andi(rowInBounds,
+                          kb.ult(kb.add(firstColumn, kb.i32(j)),
+                                 kb.i32(p.n))));
             acc[j] = x;
           }
           if (t.tmaStoreEpilogue) {
@@ -951,6 +959,8 @@ static void emitEpilogue(KernelBuilder &kb, const BlackwellGemm &g,
             }
           }
         }
+        if (runningAmax)
+          emitAmaxFlush(kb, runningAmax, v.amax, lane);
         if (t.tmaStoreEpilogue) {
           kb.fenceProxyAsyncShared();
           kb.namedBarrier(kEpilogueBarrierId, kEpilogueThreads);

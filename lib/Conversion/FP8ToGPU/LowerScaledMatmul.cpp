@@ -114,10 +114,12 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
   ModuleOp module = getOperation();
   std::string launcherName =
       name + (op.hasBufferSemantics() ? "_launch_into" : "_launch");
-  // The launcher only reads its inputs; it writes only the `outs` buffer.
+  // The launcher only reads its inputs; it writes only the `outs` buffers
+  // (D and the amax).
   SmallVector<bool> written(op->getNumOperands(), false);
-  if (op.hasBufferSemantics())
-    written.back() = true;
+  for (OpOperand &operand : op->getOpOperands())
+    written[operand.getOperandNumber()] =
+        operand.get() == op.getOut() || operand.get() == op.getAmaxOut();
   func::FuncOp launcher = getOrCreateLauncher(
       module, op, kernels, name, launcherName,
       builder.getFunctionType(op->getOperandTypes(), op->getResultTypes()),

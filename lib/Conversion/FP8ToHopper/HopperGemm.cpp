@@ -555,6 +555,23 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
         SmallVector<Value> values =
             emitEpilogueValues(kb, p, t, v, result, rows, nOffset,
                                colInFragment, tensorScale);
+        if (p.outputAmax) {
+          // This tile's max |D| (elements inside D only), one atomic per
+          // warp.
+          Value running = kb.f32(0.0f);
+          Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
+          for (int64_t j = 0; j < t.tileN / 8; ++j)
+            for (int e = 0; e < 2; ++e) {
+              Value col = kb.add(
+                  nOffset, kb.add(kb.i32(8 * j + e), colInFragment));
+              Value colInBounds = kb.ult(col, kb.i32(p.n));
+              for (int h = 0; h < 2; ++h)
+                running = emitAmaxUpdate(
+                    kb, running, values[4 * j + 2 * h + e], p.outElementType,
+                    kb.andi(rowInBounds[h], colInBounds));
+            }
+          emitAmaxFlush(kb, running, v.amax, lane);
+        }
         if (t.tmaStoreEpilogue) {
           Value rowsInTile[2] = {rowInTile, kb.add(rowInTile, kb.i32(8))};
           emitTmaStoreEpilogue(kb, p, t, v, values, rowsInTile, lane,

@@ -97,7 +97,47 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op,
     p.biasElementType = cast<ShapedType>(bias.getType()).getElementType();
   p.accumulateIntoC = static_cast<bool>(op.getC());
   p.activation = op.getActivation();
+  p.outputAmax = op.getAmax() || op.getAmaxOut();
+  if (p.outputAmax && p.accumulateIntoC)
+    return op.emitOpError() << "the GEMM kernels compute the output amax "
+                               "without accumulate_into (C is added at the "
+                               "store)";
   return p;
+}
+
+Value mlir::fp8::emitAmaxUpdate(KernelBuilder &kb, Value runningAmax, Value x,
+                                Type outType, Value inBounds) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  // The value as stored: RNE to the output type (monotonic, so the max of
+  // the rounded values is the rounded max), then |.| by clearing the sign.
+  if (!outType.isF32())
+    x = arith::ExtFOp::create(b, b.getF32Type(),
+                              arith::TruncFOp::create(b, outType, x).getResult());
+  Value magnitude = arith::BitcastOp::create(
+      b, b.getF32Type(),
+      arith::AndIOp::create(b, arith::BitcastOp::create(b, b.getI32Type(), x),
+                            kb.i32(0x7fffffff)));
+  if (inBounds)
+    magnitude = arith::SelectOp::create(b, inBounds, magnitude, kb.f32(0.0f));
+  return arith::MaximumFOp::create(b, runningAmax, magnitude);
+}
+
+void mlir::fp8::emitAmaxFlush(KernelBuilder &kb, Value runningAmax,
+                              Value amaxPtr, Value lane) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value bits = arith::BitcastOp::create(b, b.getI32Type(), runningAmax);
+  Value allLanes = kb.i32(-1);
+  for (int64_t offset = 16; offset >= 1; offset /= 2) {
+    Value other = NVVM::ShflOp::create(b, b.getI32Type(), allLanes, bits,
+                                       kb.i32(offset), kb.i32(31),
+                                       NVVM::ShflKind::bfly,
+                                       /*return_value_and_is_valid=*/nullptr);
+    bits = arith::MaxUIOp::create(b, bits, other);
+  }
+  kb.ifThen(kb.eq(lane, kb.i32(0)), [&] {
+    LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::umax, amaxPtr, bits,
+                              LLVM::AtomicOrdering::monotonic);
+  });
 }
 
 Value mlir::fp8::emitActivation(KernelBuilder &kb, Activation activation,
@@ -199,6 +239,8 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
     name += "_acc";
   if (p.activation)
     name += "_" + stringifyActivation(*p.activation).str();
+  if (p.outputAmax)
+    name += "_amax";
   return name;
 }
 
@@ -243,6 +285,8 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
     argTypes.push_back(global);
   if (p.accumulateIntoC)
     argTypes.push_back(global);
+  if (p.outputAmax)
+    argTypes.push_back(global);
   argTypes.push_back(b.getI32Type());
 
   auto func = gpu::GPUFuncOp::create(b, loc, name,
@@ -272,6 +316,8 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
     params.bias = entry.getArgument(arg++);
   if (p.accumulateIntoC)
     params.c = entry.getArgument(arg++);
+  if (p.outputAmax)
+    params.amax = entry.getArgument(arg++);
   params.m = entry.getArgument(arg++);
   return func;
 }
@@ -375,6 +421,9 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
     operands.push_back(operand("c", f32, {m.dim("M"), m.dim(p.n)}, "input"));
   operands.push_back(
       operand("d", p.outElementType, {m.dim("M"), m.dim(p.n)}, "output"));
+  // max |D| is max-accumulated into it: the caller zeroes it first.
+  if (p.outputAmax)
+    operands.push_back(operand("amax", f32, {}, "output"));
 
   auto tensorMap = [&](StringRef mapName, StringRef opName, Type type,
                        Attribute outer, int64_t boxOuter) {
@@ -465,6 +514,8 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
     params.push_back(param("bias", "pointer", "operand", m.str("bias")));
   if (p.accumulateIntoC)
     params.push_back(param("c", "pointer", "operand", m.str("c")));
+  if (p.outputAmax)
+    params.push_back(param("amax", "pointer", "operand", m.str("amax")));
   params.push_back(param("m", "i32", "value", m.str("M")));
 
   auto granularity = [&](ScaleMode mode, bool isA) -> StringRef {
@@ -503,6 +554,8 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
   if (p.activation)
     gemmEntries.push_back(
         {"activation", m.str(stringifyActivation(*p.activation))});
+  if (p.outputAmax)
+    gemmEntries.push_back({"output_amax", m.flag(true)});
   if (p.blockwiseAsMX) {
     // What the caller must pass as a_scale_inv / b_scale_inv (the runtime's
     // operand schema has no layout key; tools read it here): the blockwise

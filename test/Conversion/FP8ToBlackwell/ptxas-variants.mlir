@@ -19,7 +19,7 @@
 // RUN: FileCheck %s --check-prefix=SPILLS < %t/ptxas.log
 // RUN: FileCheck %s --check-prefix=MXPTX < %t/fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast.ptx
 // RUN: FileCheck %s --check-prefix=PAIRPTX < %t/fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast.ptx
-// REPORT: 14 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
+// REPORT: 15 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e5m2_e4m3_f32_n2112_k4096_t128x192x128_s5_fast_acc' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e4m3_e4m3_bf16_n2112_k7168_t128x192x128_s4_fast_bias' for 'sm_100a'
@@ -33,9 +33,10 @@
 // ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k7168_t128x256x128_s3' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_mxfp8_e4m3_e4m3_f32_n1024_k4096_t128x256x128_s4_acc_amn_bmn' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e4m3_e4m3_bf16_n2112_k2048_t128x192x128_s4_fast_gelu_amax' for 'sm_100a'
 // SPILLS-NOT: error
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast' for 'sm_100a'
-// SPILLS-COUNT-14: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// SPILLS-COUNT-15: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // SPILLS-NOT: bytes spill
 // PAIRPTX: .entry fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast
 // PAIRPTX: .reqnctapercluster 2, 1, 1
@@ -136,4 +137,10 @@ func.func @cta_pair(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>,
 func.func @blockwise_wgrad_as_mx(%a: tensor<4096x512xf8E4M3FN>, %b: tensor<4096x1024xf8E4M3FN>, %sa: tensor<512x32xf32>, %sb: tensor<1024x32xf32>, %c: tensor<512x1024xf32>) -> tensor<512x1024xf32> {
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb accumulate_into %c {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, a_major = #fp8.major<mn>, b_major = #fp8.major<mn>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<>} : (tensor<4096x512xf8E4M3FN>, tensor<4096x1024xf8E4M3FN>, tensor<512x32xf32>, tensor<1024x32xf32>, tensor<512x1024xf32>) -> tensor<512x1024xf32>
   return %0 : tensor<512x1024xf32>
+}
+
+// GELU and the output amax in the epilogue (rowwise scales, N tail).
+func.func @rowwise_gelu_amax(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<2112x2048xf8E4M3FN>, %sa: tensor<?x1xf32>, %sb: tensor<2112x1xf32>) -> (tensor<?x2112xbf16>, tensor<f32>) {
+  %0, %1 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<row>, b_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>, activation = #fp8.activation<gelu>} : (tensor<?x2048xf8E4M3FN>, tensor<2112x2048xf8E4M3FN>, tensor<?x1xf32>, tensor<2112x1xf32>) -> (tensor<?x2112xbf16>, tensor<f32>)
+  return %0, %1 : tensor<?x2112xbf16>, tensor<f32>
 }

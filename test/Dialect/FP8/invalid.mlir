@@ -565,7 +565,7 @@ func.func @matmul_output_type(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8
 
 func.func @matmul_memref_result(%a: memref<128x256xf8E4M3FN>, %b: memref<64x256xf8E4M3FN>, %s: memref<f32>, %d: memref<128x64xbf16>) {
   // expected-error @+1 {{expected a result on tensors or an `outs` buffer on memrefs, not both or neither}}
-  %0 = "fp8.scaled_matmul"(%a, %b, %s, %s, %d) <{a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1>}> : (memref<128x256xf8E4M3FN>, memref<64x256xf8E4M3FN>, memref<f32>, memref<f32>, memref<128x64xbf16>) -> tensor<128x64xbf16>
+  %0 = "fp8.scaled_matmul"(%a, %b, %s, %s, %d) <{a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0>, resultSegmentSizes = array<i32: 1, 0>}> : (memref<128x256xf8E4M3FN>, memref<64x256xf8E4M3FN>, memref<f32>, memref<f32>, memref<128x64xbf16>) -> tensor<128x64xbf16>
   return
 }
 
@@ -731,4 +731,12 @@ func.func @activation_with_accumulate(%a: tensor<128x256xf8E4M3FN>, %b: tensor<6
   // expected-error @+1 {{an activation cannot be fused with accumulate_into (it would apply to C + AB)}}
   %0 = fp8.scaled_matmul %a, %b, %s, %s accumulate_into %c {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, activation = #fp8.activation<silu>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>, tensor<128x64xf32>) -> tensor<128x64xf32>
   return %0 : tensor<128x64xf32>
+}
+
+// -----
+
+func.func @amax_outs_on_tensors(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>, %amax: memref<f32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{expected an `amax_outs` buffer only with an `outs` buffer}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s amax_outs %amax {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>, memref<f32>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
 }

@@ -197,3 +197,15 @@ func.func @linear_layer(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>, %b: te
   %dx, %dw, %ady = fp8.linear_backward %x, %w, %dy accumulate_into %acc scales(%s, %s, %s) {recipe = #fp8.delayed<>} : (tensor<?x256xbf16>, tensor<128x256xbf16>, tensor<?x128xbf16>, tensor<128x256xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<?x256xbf16>, tensor<128x256xf32>, tensor<f32>)
   return
 }
+
+// The output amax: a second result on tensors, an `amax_outs` buffer on
+// memrefs.
+// CHECK-LABEL: func.func @scaled_matmul_amax
+// CHECK: %{{.*}}, %{{.*}} = fp8.scaled_matmul %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {a_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, b_granularity = #fp8.granularity<tensor>} : (tensor<?x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> (tensor<?x128xbf16>, tensor<f32>)
+// CHECK: fp8.scaled_matmul %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} outs %{{.*}} amax_outs %{{.*}} {{{.*}}} : (memref<?x256xf8E4M3FN>, memref<128x256xf8E4M3FN>, memref<f32>, memref<f32>, memref<?x128xbf16>, memref<f32>) -> ()
+func.func @scaled_matmul_amax(%a: tensor<?x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>, %s: tensor<f32>,
+                              %ma: memref<?x256xf8E4M3FN>, %mb: memref<128x256xf8E4M3FN>, %ms: memref<f32>, %md: memref<?x128xbf16>, %mamax: memref<f32>) -> (tensor<?x128xbf16>, tensor<f32>) {
+  %d, %amax = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<?x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> (tensor<?x128xbf16>, tensor<f32>)
+  fp8.scaled_matmul %ma, %mb, %ms, %ms outs %md amax_outs %mamax {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (memref<?x256xf8E4M3FN>, memref<128x256xf8E4M3FN>, memref<f32>, memref<f32>, memref<?x128xbf16>, memref<f32>) -> ()
+  return %d, %amax : tensor<?x128xbf16>, tensor<f32>
+}

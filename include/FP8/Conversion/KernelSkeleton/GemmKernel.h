@@ -65,6 +65,8 @@ struct GemmProblem {
   bool accumulateIntoC = false;
   /// Applied in the epilogue after the scales and the bias.
   std::optional<Activation> activation;
+  /// The epilogue also max-accumulates |D| (as stored) into an f32 scalar.
+  bool outputAmax = false;
   /// Rows of B (output columns) that share a blockwise B scale: 128 for
   /// DeepSeek-V3's 128x128 weight tiles ("1D x 2D"), 1 for 1x128 tiles
   /// ("1D x 1D": the wgrad GEMM of two activation gradients).
@@ -144,6 +146,19 @@ GemmTiling getGemmTiling(GemmConfigAttr config, int64_t outputBytes,
 /// `fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s4`.
 class KernelBuilder;
 
+/// Folds `x` (the f32 value of an output element about to be stored as
+/// `outType`) into a thread's running amax: max(runningAmax, |round(x)|),
+/// NaN-propagating; `inBounds` (i1, may be null) masks elements outside D.
+Value emitAmaxUpdate(KernelBuilder &kb, Value runningAmax, Value x,
+                     Type outType, Value inBounds);
+
+/// Max-accumulates each thread's `runningAmax` into the f32 at `amaxPtr`
+/// (global): a warp-wide max by shuffles, then one `atom.global.max.u32` of
+/// the f32 bits per warp from lane 0 (non-negative floats order as their bit
+/// patterns, and NaN's above inf). `lane` is the thread's lane index.
+void emitAmaxFlush(KernelBuilder &kb, Value runningAmax, Value amaxPtr,
+                   Value lane);
+
 /// `activation(x)` of an f32 `x`, for an epilogue (see #fp8.activation):
 /// SiLU as x / (1 + 2^(-x log2 e)); GELU(tanh) as x / (1 + e^(-2u)), which
 /// equals 0.5 x (1 + tanh(u)); GELU(erf) with erfc(|x|/sqrt 2) from
@@ -171,7 +186,7 @@ SmallVector<int32_t> getGridConstantParams(const GemmTiling &tiling);
 /// list. `d` or `tmaD` is set (TMA-store epilogue); `bias` and `c` are null
 /// when the problem has none.
 struct GemmKernelParams {
-  Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, m;
+  Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, amax, m;
 };
 
 /// Creates the `gpu.func` of a GEMM kernel at `b`'s insertion point with the

@@ -338,6 +338,30 @@ LogicalResult DequantizeOp::verify() {
 
 static ShapedType shapedType(Value v) { return cast<ShapedType>(v.getType()); }
 
+/// `D`, `(D, amax)` or `()`: the result part of scaled_matmul's function type.
+static ParseResult parseScaledMatmulResults(OpAsmParser &parser, Type &result,
+                                            Type &amax) {
+  if (succeeded(parser.parseOptionalLParen())) {
+    if (succeeded(parser.parseOptionalRParen()))
+      return success();
+    if (parser.parseType(result) || parser.parseComma() ||
+        parser.parseType(amax) || parser.parseRParen())
+      return failure();
+    return success();
+  }
+  return parser.parseType(result);
+}
+
+static void printScaledMatmulResults(OpAsmPrinter &printer, Operation *,
+                                     Type result, Type amax) {
+  if (!result)
+    printer << "()";
+  else if (!amax)
+    printer << result;
+  else
+    printer << "(" << result << ", " << amax << ")";
+}
+
 int64_t ScaledMatmulOp::getM() {
   return shapedType(getA()).getDimSize(getAMajor() == OperandMajor::K ? 0 : 1);
 }
@@ -355,11 +379,13 @@ void ScaledMatmulOp::getEffects(
   if (!hasBufferSemantics())
     return;
   for (OpOperand &operand : getOperation()->getOpOperands()) {
-    if (&operand == &getOutMutable()[0])
-      effects.emplace_back(MemoryEffects::Write::get(), &operand,
-                           SideEffects::DefaultResource::get());
-    else
+    // The amax buffer is max-accumulated into: read and written.
+    bool isAmax = getAmaxOut() && &operand == &getAmaxOutMutable()[0];
+    if (&operand != &getOutMutable()[0])
       effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    if (isAmax || &operand == &getOutMutable()[0])
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
                            SideEffects::DefaultResource::get());
   }
 }
@@ -379,6 +405,12 @@ LogicalResult ScaledMatmulOp::verify() {
   if (buffers == static_cast<bool>(getResult()))
     return emitOpError() << "expected a result on tensors or an `outs` buffer "
                             "on memrefs, not both or neither";
+  if (getAmaxOut() && !buffers)
+    return emitOpError() << "expected an `amax_outs` buffer only with an "
+                            "`outs` buffer";
+  if (getAmax() && buffers)
+    return emitOpError() << "expected the amax as an `amax_outs` buffer on "
+                            "memrefs, not a result";
   for (Value operand : getOperation()->getOperands())
     if (isa<MemRefType>(operand.getType()) != buffers)
       return emitOpError() << (buffers ? "expected every operand to be a "

@@ -1,13 +1,15 @@
 //===- BufferizableOpInterfaceImpl.cpp - fp8 ops and bufferization --------===//
 //
 // fp8.scaled_matmul on tensors bufferizes to its destination-passing memref
-// form: it reads its operands in place and writes D into a new buffer.
+// form: it reads its operands in place and writes D (and its amax) into new
+// buffers.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FP8/Dialect/FP8/Transforms/BufferizableOpInterfaceImpl.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -73,13 +75,32 @@ struct ScaledMatmulOpInterface
     if (failed(out))
       return failure();
 
+    // The amax: a new scalar buffer holding 0, which the kernel
+    // max-accumulates into.
+    Value amax;
+    SmallVector<Value> replacements = {*out};
+    if (matmul.getAmax()) {
+      FailureOr<Value> alloc = options.createAlloc(
+          rewriter, loc, MemRefType::get({}, rewriter.getF32Type()), {});
+      if (failed(alloc))
+        return failure();
+      amax = *alloc;
+      memref::StoreOp::create(
+          rewriter, loc,
+          arith::ConstantOp::create(rewriter, loc,
+                                    rewriter.getF32FloatAttr(0.0f)),
+          amax);
+      replacements.push_back(amax);
+    }
+
     ScaledMatmulOp::create(
-        rewriter, loc, /*result=*/Type(), *a, *b, *sa, *sb, *bias, *c, *out,
-        matmul.getAGranularity(), matmul.getBGranularity(),
-        matmul.getAMajorAttr(), matmul.getBMajorAttr(),
-        matmul.getAccumulation(), matmul.getRecipeAttr(),
-        matmul.getConfigAttr(), matmul.getActivationAttr());
-    replaceOpWithBufferizedValues(rewriter, op, *out);
+        rewriter, loc, /*result=*/Type(), /*amax=*/Type(), *a, *b, *sa, *sb,
+        *bias, *c, *out, amax, matmul.getAGranularity(),
+        matmul.getBGranularity(), matmul.getAMajorAttr(),
+        matmul.getBMajorAttr(), matmul.getAccumulation(),
+        matmul.getRecipeAttr(), matmul.getConfigAttr(),
+        matmul.getActivationAttr());
+    replaceOpWithBufferizedValues(rewriter, op, replacements);
     return success();
   }
 };

@@ -280,8 +280,9 @@ Value LinearExpander::createGemm(OpBuilder &b, Location loc,
                                  Value c) {
   MLIRContext *ctx = b.getContext();
   auto gemm = ScaledMatmulOp::create(
-      b, loc, resultType, a.data, bOperand.data, a.scaleInv,
-      bOperand.scaleInv, bias, c, /*out=*/Value(), a.granularity,
+      b, loc, resultType, /*amax=*/Type(), a.data, bOperand.data, a.scaleInv,
+      bOperand.scaleInv, bias, c, /*out=*/Value(), /*amax_out=*/Value(),
+      a.granularity,
       bOperand.granularity, OperandMajorAttr::get(ctx, a.major),
       OperandMajorAttr::get(ctx, bOperand.major),
       AccumulationAttr::get(ctx, recipe.getAccumulate()), recipe,

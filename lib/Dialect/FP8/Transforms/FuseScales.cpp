@@ -118,9 +118,9 @@ struct FuseDequantizeMatmul : OpRewritePattern<linalg::MatmulOp> {
       accumulation = Accumulation::fast();
 
     rewriter.replaceOpWithNewOp<ScaledMatmulOp>(
-        matmul, resultType, lhs.getInput(), rhs.getInput(),
+        matmul, resultType, /*amax=*/Type(), lhs.getInput(), rhs.getInput(),
         lhs.getScaleInv(), rhs.getScaleInv(), /*bias=*/Value(), c,
-        /*out=*/Value(), aGranularity, bGranularity, *aMajor, *bMajor,
+        /*out=*/Value(), /*amax_out=*/Value(), aGranularity, bGranularity, *aMajor, *bMajor,
         AccumulationAttr::get(ctx, accumulation),
         /*recipe=*/RecipeAttrInterface(), /*config=*/GemmConfigAttr(),
         /*activation=*/ActivationAttr());
@@ -144,7 +144,7 @@ struct FuseBiasAdd : OpRewritePattern<arith::AddFOp> {
       auto broadcast = rhs.getDefiningOp<linalg::BroadcastOp>();
       if (!matmul || !broadcast || !matmul.getResult() ||
           !matmul.getResult().hasOneUse() || matmul.getBias() ||
-          matmul.getC() || matmul.getActivation())
+          matmul.getC() || matmul.getActivation() || matmul.getAmax())
         continue;
       auto resultType = cast<RankedTensorType>(matmul.getResult().getType());
       Value bias = broadcast.getInput();
@@ -174,8 +174,9 @@ struct FuseOutputCast : OpRewritePattern<arith::TruncFOp> {
   LogicalResult matchAndRewrite(arith::TruncFOp cast,
                                 PatternRewriter &rewriter) const override {
     auto matmul = cast.getIn().getDefiningOp<ScaledMatmulOp>();
+    // (Not after the amax was fused: it is the amax of the unrounded D.)
     if (!matmul || !matmul.getResult() || !matmul.getResult().hasOneUse() ||
-        matmul.getC())
+        matmul.getC() || matmul.getAmax())
       return rewriter.notifyMatchFailure(cast, "not a scaled_matmul result");
     if (cast.getRoundingmodeAttr() &&
         cast.getRoundingmode() != arith::RoundingMode::to_nearest_even)
@@ -343,7 +344,7 @@ struct FuseActivation : OpRewritePattern<linalg::GenericOp> {
     auto matmul =
         generic.getDpsInputs()[0].getDefiningOp<ScaledMatmulOp>();
     if (!matmul || !matmul.getResult() || matmul.getC() ||
-        matmul.getActivation() ||
+        matmul.getActivation() || matmul.getAmax() ||
         !matmul.getOutputType().getElementType().isF32())
       return rewriter.notifyMatchFailure(generic, "not an f32 scaled_matmul");
     // Nothing else reads the result (it may also be the generic's init, if
@@ -378,13 +379,42 @@ struct FuseActivation : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// fp8.amax(scaled_matmul result) -> the op's amax result: the epilogue
+/// reduces |D| as it stores D (for current scaling of the next layer), so D
+/// is not read again. The result may have other users (the next quantize).
+struct FuseOutputAmax : OpRewritePattern<AmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AmaxOp amax,
+                                PatternRewriter &rewriter) const override {
+    auto matmul = amax.getInput().getDefiningOp<ScaledMatmulOp>();
+    if (!matmul || matmul.hasBufferSemantics() || matmul.getAmax() ||
+        matmul.getC())
+      return rewriter.notifyMatchFailure(amax, "not a scaled_matmul result");
+    rewriter.setInsertionPoint(matmul);
+    auto fused = ScaledMatmulOp::create(
+        rewriter, matmul.getLoc(), matmul.getResult().getType(),
+        amax.getType(), matmul.getA(), matmul.getB(), matmul.getAScaleInv(),
+        matmul.getBScaleInv(), matmul.getBias(), /*c=*/Value(),
+        /*out=*/Value(), /*amax_out=*/Value(), matmul.getAGranularity(),
+        matmul.getBGranularity(), matmul.getAMajorAttr(),
+        matmul.getBMajorAttr(), matmul.getAccumulation(),
+        matmul.getRecipeAttr(), matmul.getConfigAttr(),
+        matmul.getActivationAttr());
+    rewriter.replaceOp(amax, fused.getAmax());
+    rewriter.replaceOp(matmul, fused.getResult());
+    return success();
+  }
+};
+
 struct FuseScalesPass : public fp8::impl::FP8FuseScalesBase<FuseScalesPass> {
   using FP8FuseScalesBase::FP8FuseScalesBase;
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseDequantizeMatmul>(&getContext(), fastAccumulation);
-    patterns.add<FuseBiasAdd, FuseOutputCast, FuseActivation>(&getContext());
+    patterns.add<FuseBiasAdd, FuseOutputCast, FuseActivation, FuseOutputAmax>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -324,3 +324,34 @@ func.func @not_fused(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, 
   } -> tensor<128x64xf32>
   return %y0, %y1, %y2 : tensor<128x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>
 }
+
+// -----
+
+// The output amax (current scaling of the next layer): fp8.amax of a
+// scaled_matmul result becomes the op's amax result, computed by the
+// epilogue as it stores D; D keeps its other users. Fused after the bias and
+// the cast it sees (the amax of the rounded bf16 D); an amax of the f32 D
+// that another op then rounds stops the cast from fusing.
+// CHECK-LABEL: func.func @output_amax
+// CHECK: %[[D:.*]], %[[A:.*]] = fp8.scaled_matmul {{.*}} bias %arg4 {{.*}} -> (tensor<128x64xbf16>, tensor<f32>)
+// CHECK-NOT: fp8.amax
+// CHECK: return %[[D]], %[[A]]
+// CHECK-LABEL: func.func @amax_before_cast
+// CHECK: %[[D:.*]], %{{.*}} = fp8.scaled_matmul {{.*}} -> (tensor<128x64xf32>, tensor<f32>)
+// CHECK: arith.truncf %[[D]] :
+#bias_map = affine_map<(m, n) -> (n)>
+func.func @output_amax(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>, %bias: tensor<64xf32>) -> (tensor<128x64xbf16>, tensor<f32>) {
+  %mm = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf32>
+  %e = tensor.empty() : tensor<128x64xf32>
+  %bb = linalg.broadcast ins(%bias : tensor<64xf32>) outs(%e : tensor<128x64xf32>) dimensions = [0]
+  %y = arith.addf %mm, %bb : tensor<128x64xf32>
+  %yb = arith.truncf %y : tensor<128x64xf32> to tensor<128x64xbf16>
+  %amax = fp8.amax %yb : tensor<128x64xbf16> -> tensor<f32>
+  return %yb, %amax : tensor<128x64xbf16>, tensor<f32>
+}
+func.func @amax_before_cast(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>) -> (tensor<128x64xbf16>, tensor<f32>) {
+  %mm = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf32>
+  %amax = fp8.amax %mm : tensor<128x64xf32> -> tensor<f32>
+  %yb = arith.truncf %mm : tensor<128x64xf32> to tensor<128x64xbf16>
+  return %yb, %amax : tensor<128x64xbf16>, tensor<f32>
+}

@@ -229,7 +229,7 @@ class FP8_TensorOrMemRefOf<list<Type> types, list<int> ranks>
     : AnyTypeOf<[TensorRankOf<types, ranks>, MemRefRankOf<types, ranks>]>;
 
 def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
-    [AttrSizedOperandSegments,
+    [AttrSizedOperandSegments, AttrSizedResultSegments,
      DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "FP8 GEMM with scales: D = (A * sA)(B * sB)^T [+ bias] [+ C]";
   let description = [{
@@ -253,6 +253,11 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
       result.
     * `activation`: optional `#fp8.activation<gelu|gelu_tanh|silu>` applied
       in f32 after the scales and the bias (not with `c`).
+    * `amax` (optional second result, `tensor<f32>`): `max |D|` over the
+      output as stored (after rounding to its element type; NaN if any
+      element is NaN), for current scaling of the next layer's input. On
+      memrefs the kernel max-accumulates into an `amax_outs` buffer, which
+      must hold 0 (or an earlier amax to fold in) before it runs.
     * `recipe`: optional; when present the operands must be consistent with it.
     * `config`: optional `#fp8.gemm_config` overriding the target lowering's
       choice of tile, pipeline depth, cluster and rasterization.
@@ -284,6 +289,7 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
                        Optional<FP8_TensorOrMemRefOf<[BF16, F32], [1]>>:$bias,
                        Optional<FP8_TensorOrMemRefOf<[F32], [2]>>:$c,
                        Optional<MemRefRankOf<[BF16, F16, F32], [2]>>:$out,
+                       Optional<MemRefRankOf<[F32], [0]>>:$amax_out,
                        FP8_GranularityAttr:$a_granularity,
                        FP8_GranularityAttr:$b_granularity,
                        DefaultValuedAttr<FP8_OperandMajorAttr,
@@ -294,11 +300,15 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
                        OptionalAttr<FP8_RecipeAttr>:$recipe,
                        OptionalAttr<FP8_GemmConfigAttr>:$config,
                        OptionalAttr<FP8_ActivationAttr>:$activation);
-  let results = (outs Optional<2DTensorOf<[BF16, F16, F32]>>:$result);
+  let results = (outs Optional<2DTensorOf<[BF16, F16, F32]>>:$result,
+                      Optional<FP8_F32Scalar>:$amax);
+  // The types print as a function type, `(operands) -> D`, `-> (D, amax)`
+  // or `-> ()`.
   let assemblyFormat = [{
     $a `,` $b `,` $a_scale_inv `,` $b_scale_inv
-    (`bias` $bias^)? (`accumulate_into` $c^)? (`outs` $out^)? attr-dict `:`
-    functional-type(operands, results)
+    (`bias` $bias^)? (`accumulate_into` $c^)? (`outs` $out^)?
+    (`amax_outs` $amax_out^)? attr-dict `:` `(` type(operands) `)` `->`
+    custom<ScaledMatmulResults>(type($result), type($amax))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

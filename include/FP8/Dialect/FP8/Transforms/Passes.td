@@ -209,8 +209,13 @@ def FP8FuseScales : Pass<"fp8-fuse-scales"> {
       `linalg-fuse-elementwise-ops` make of elementwise tensor ops. The
       kernels evaluate the function in f32 after the scales and bias.
 
-    Not yet: the output amax for current scaling of the next layer, scalar
-    rescaling of the result (they need an extra kernel output).
+    * Output amax: `fp8.amax` of a scaled_matmul result (the amax current
+      scaling of the next layer needs) becomes the op's second result,
+      which the epilogue reduces as it stores D, so D is not read again.
+      It is the amax of D as stored: bias, activation and cast fold in
+      first, and once the amax is fused they no longer do.
+
+    Not yet: scalar rescaling of the result.
 
     Graphs that do not match exactly (a non-zero bf16/f16 init, scales the kernels
     cannot apply, MXFP8 with an MN-major operand) are left alone.
