@@ -6,7 +6,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -379,6 +381,110 @@ struct FuseActivation : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// D * s for an f32 scaled_matmul result D and s a linalg.broadcast of a
+/// scalar (to [M, N]), of a per-row vector [M] (along N) or of a per-column
+/// vector [N] (along M) -> the same op with that factor folded into A's
+/// (scalar, rows) or B's (columns) tensor/row scales: the kernels multiply
+/// those in the epilogue, so no separate scale op is left. Only before a
+/// bias, activation or amax is fused (they would see the unscaled D).
+struct FuseOutputScale : OpRewritePattern<arith::MulFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::MulFOp mul,
+                                PatternRewriter &rewriter) const override {
+    for (auto [lhs, rhs] : {std::pair(mul.getLhs(), mul.getRhs()),
+                            std::pair(mul.getRhs(), mul.getLhs())}) {
+      auto matmul = lhs.getDefiningOp<ScaledMatmulOp>();
+      auto broadcast = rhs.getDefiningOp<linalg::BroadcastOp>();
+      if (!matmul || !broadcast || !matmul.getResult() ||
+          !matmul.getResult().hasOneUse() || matmul.getBias() ||
+          matmul.getC() || matmul.getActivation() || matmul.getAmax() ||
+          !matmul.getOutputType().getElementType().isF32() ||
+          !matmul.getAGranularity().isEpilogueScaled() ||
+          !matmul.getBGranularity().isEpilogueScaled() ||
+          mul.getType() != matmul.getResult().getType())
+        continue;
+      Value factor = broadcast.getInput();
+      auto factorType = dyn_cast<RankedTensorType>(factor.getType());
+      if (!factorType || !factorType.getElementType().isF32())
+        continue;
+      ArrayRef<int64_t> dims = broadcast.getDimensions();
+      bool scalar = factorType.getRank() == 0;
+      bool perRow = factorType.getRank() == 1 && dims == ArrayRef<int64_t>{1};
+      bool perColumn =
+          factorType.getRank() == 1 && dims == ArrayRef<int64_t>{0};
+      if (!scalar && !perRow && !perColumn)
+        continue;
+      // The new scales are computed before the matmul, from a factor that
+      // must already exist there.
+      if (!DominanceInfo(matmul->getParentOp())
+               .properlyDominates(factor, matmul))
+        continue;
+      rewriter.setInsertionPoint(matmul);
+      // Scalars and rows scale A (tensor -> row for a row factor), columns
+      // scale B (its per-row scales are D's columns).
+      bool onA = !perColumn;
+      Value scale = onA ? matmul.getAScaleInv() : matmul.getBScaleInv();
+      GranularityAttr g =
+          onA ? matmul.getAGranularity() : matmul.getBGranularity();
+      Value scaled =
+          multiplyScale(rewriter, matmul.getLoc(), scale, g, factor);
+      GranularityAttr newG =
+          scalar ? g : GranularityAttr::getRow(getContext());
+      rewriter.modifyOpInPlace(matmul, [&] {
+        if (onA) {
+          matmul.getAScaleInvMutable().assign(scaled);
+          matmul.setAGranularityAttr(newG);
+        } else {
+          matmul.getBScaleInvMutable().assign(scaled);
+          matmul.setBGranularityAttr(newG);
+        }
+      });
+      rewriter.replaceOp(mul, matmul.getResult());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(mul, "not scaled_matmul * scale");
+  }
+
+  /// `scale` (tensor<f32> or [R, 1] row scales) times `factor` (tensor<f32>,
+  /// or [R] per row): tensor<f32> for two scalars, [R, 1] otherwise.
+  static Value multiplyScale(PatternRewriter &rewriter, Location loc,
+                             Value scale, GranularityAttr g, Value factor) {
+    auto factorType = cast<RankedTensorType>(factor.getType());
+    if (g.isTensor() && factorType.getRank() == 0)
+      return arith::MulFOp::create(rewriter, loc, scale, factor);
+    MLIRContext *ctx = rewriter.getContext();
+    // The [R, 1] result; R from whichever operand is a vector.
+    Value rowsOf = factorType.getRank() == 1 ? factor : scale;
+    OpFoldResult rows = tensor::getMixedSize(rewriter, loc, rowsOf, 0);
+    Value init = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rows, rewriter.getIndexAttr(1)},
+        rewriter.getF32Type());
+    AffineExpr r, c;
+    bindDims(ctx, r, c);
+    auto mapOf = [&](Value v) {
+      int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+      SmallVector<AffineExpr> exprs;
+      if (rank >= 1)
+        exprs.push_back(r);
+      if (rank == 2)
+        exprs.push_back(c);
+      return AffineMap::get(2, 0, exprs, ctx);
+    };
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, init.getType(), ValueRange{scale, factor}, init,
+        ArrayRef<AffineMap>{mapOf(scale), mapOf(factor),
+                            rewriter.getMultiDimIdentityMap(2)},
+        ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                      utils::IteratorType::parallel},
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          linalg::YieldOp::create(
+              b, loc, arith::MulFOp::create(b, loc, args[0], args[1]).getResult());
+        });
+    return generic.getResult(0);
+  }
+};
+
 /// fp8.amax(scaled_matmul result) -> the op's amax result: the epilogue
 /// reduces |D| as it stores D (for current scaling of the next layer), so D
 /// is not read again. The result may have other users (the next quantize).
@@ -413,8 +519,8 @@ struct FuseScalesPass : public fp8::impl::FP8FuseScalesBase<FuseScalesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseDequantizeMatmul>(&getContext(), fastAccumulation);
-    patterns.add<FuseBiasAdd, FuseOutputCast, FuseActivation, FuseOutputAmax>(
-        &getContext());
+    patterns.add<FuseOutputScale, FuseBiasAdd, FuseOutputCast, FuseActivation,
+                 FuseOutputAmax>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -355,3 +355,45 @@ func.func @amax_before_cast(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4
   %yb = arith.truncf %mm : tensor<128x64xf32> to tensor<128x64xbf16>
   return %yb, %amax : tensor<128x64xbf16>, tensor<f32>
 }
+
+// -----
+
+// Scale multiplications after the matmul: a per-row vector (along N), a
+// per-column vector (along M) and a scalar fold into A's and B's epilogue
+// scales (tensor -> row granularity), then the bias and the cast: one op,
+// no separate scale, bias or cast ops left.
+// CHECK-LABEL: func.func @output_scales
+// CHECK-SAME: (%[[A:.*]]: tensor<128x256xf8E4M3FN>, %[[B:.*]]: tensor<64x256xf8E4M3FN>, %[[SA:.*]]: tensor<f32>, %[[SB:.*]]: tensor<f32>, %[[R:.*]]: tensor<128xf32>, %[[C:.*]]: tensor<64xf32>, %[[ALPHA:.*]]: tensor<f32>, %[[BIAS:.*]]: tensor<64xf32>)
+// CHECK-DAG: %[[SA1:.*]] = linalg.generic {{.*}} ins(%[[SA]], %[[R]] : tensor<f32>, tensor<128xf32>) outs(%{{.*}} : tensor<128x1xf32>)
+// CHECK-DAG: %[[SB1:.*]] = linalg.generic {{.*}} ins(%[[SB]], %[[C]] : tensor<f32>, tensor<64xf32>) outs(%{{.*}} : tensor<64x1xf32>)
+// CHECK-DAG: %[[SA2:.*]] = linalg.generic {{.*}} ins(%[[SA1]], %[[ALPHA]] : tensor<128x1xf32>, tensor<f32>) outs(%{{.*}} : tensor<128x1xf32>)
+// CHECK: %[[D:.*]] = fp8.scaled_matmul %[[A]], %[[B]], %[[SA2]], %[[SB1]] bias %[[BIAS]] {a_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>, b_granularity = #fp8.granularity<row>} : {{.*}} -> tensor<128x64xbf16>
+// CHECK-NOT: arith.mulf
+// CHECK-NOT: arith.addf
+// CHECK: return %[[D]]
+// CHECK-LABEL: func.func @scale_after_bias
+// CHECK: fp8.scaled_matmul {{.*}} bias
+// CHECK: arith.mulf
+func.func @output_scales(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>, %r: tensor<128xf32>, %c: tensor<64xf32>, %alpha: tensor<f32>, %bias: tensor<64xf32>) -> tensor<128x64xbf16> {
+  %mm = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf32>
+  %e = tensor.empty() : tensor<128x64xf32>
+  %rb = linalg.broadcast ins(%r : tensor<128xf32>) outs(%e : tensor<128x64xf32>) dimensions = [1]
+  %cb = linalg.broadcast ins(%c : tensor<64xf32>) outs(%e : tensor<128x64xf32>) dimensions = [0]
+  %ab = linalg.broadcast ins(%alpha : tensor<f32>) outs(%e : tensor<128x64xf32>) dimensions = [0, 1]
+  %bb = linalg.broadcast ins(%bias : tensor<64xf32>) outs(%e : tensor<128x64xf32>) dimensions = [0]
+  %y0 = arith.mulf %mm, %rb : tensor<128x64xf32>
+  %y1 = arith.mulf %cb, %y0 : tensor<128x64xf32>
+  %y2 = arith.mulf %y1, %ab : tensor<128x64xf32>
+  %y3 = arith.addf %y2, %bb : tensor<128x64xf32>
+  %y4 = arith.truncf %y3 : tensor<128x64xf32> to tensor<128x64xbf16>
+  return %y4 : tensor<128x64xbf16>
+}
+func.func @scale_after_bias(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>, %alpha: tensor<f32>, %bias: tensor<64xf32>) -> tensor<128x64xf32> {
+  %mm = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf32>
+  %e = tensor.empty() : tensor<128x64xf32>
+  %bb = linalg.broadcast ins(%bias : tensor<64xf32>) outs(%e : tensor<128x64xf32>) dimensions = [0]
+  %ab = linalg.broadcast ins(%alpha : tensor<f32>) outs(%e : tensor<128x64xf32>) dimensions = [0, 1]
+  %y0 = arith.addf %mm, %bb : tensor<128x64xf32>
+  %y1 = arith.mulf %y0, %ab : tensor<128x64xf32>
+  return %y1 : tensor<128x64xf32>
+}

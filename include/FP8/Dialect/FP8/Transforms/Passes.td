@@ -215,7 +215,12 @@ def FP8FuseScales : Pass<"fp8-fuse-scales"> {
       It is the amax of D as stored: bias, activation and cast fold in
       first, and once the amax is fused they no longer do.
 
-    Not yet: scalar rescaling of the result.
+    * Scales after the matmul: `arith.mulf` of an f32 result (before any
+      bias, activation or amax is fused) by a `linalg.broadcast` of a
+      scalar, of a per-row `[M]` vector (along N) or of a per-column `[N]`
+      vector (along M) folds into A's (scalar, rows) or B's (columns)
+      tensor/row scales, computed before the op by a `linalg.generic`
+      (tensor granularity becomes row for a vector).
 
     Graphs that do not match exactly (a non-zero bf16/f16 init, scales the kernels
     cannot apply, MXFP8 with an MN-major operand) are left alone.
