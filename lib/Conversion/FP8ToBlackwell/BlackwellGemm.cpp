@@ -51,8 +51,6 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::blackwell;
 
-static constexpr int64_t kWarpThreads = 32;
-static constexpr int64_t kWarpgroupThreads = 128;
 static constexpr int64_t kMaxStages = 8;
 static constexpr int64_t kTileM = 128;
 static constexpr int64_t kTileK = 128;
@@ -178,9 +176,11 @@ static Fp8Format getFp8Format(Type elementType) {
   return isa<Float8E5M2Type>(elementType) ? Fp8Format::E5M2 : Fp8Format::E4M3;
 }
 
-static BlockScaledInstrDescriptor
-getBlockScaledInstrDescriptor(const BlackwellGemm &g, const GemmTiling &t) {
-  BlockScaledInstrDescriptor d;
+/// The fields both instruction descriptors (f8f6f4 and block-scaled) share.
+template <typename Descriptor>
+static Descriptor getCommonInstrDescriptor(const BlackwellGemm &g,
+                                           const GemmTiling &t) {
+  Descriptor d;
   d.ctaGroup = getCtaGroup(t);
   d.m = t.tileM;
   d.n = t.tileN;
@@ -191,16 +191,14 @@ getBlockScaledInstrDescriptor(const BlackwellGemm &g, const GemmTiling &t) {
   return d;
 }
 
+static BlockScaledInstrDescriptor
+getBlockScaledInstrDescriptor(const BlackwellGemm &g, const GemmTiling &t) {
+  return getCommonInstrDescriptor<BlockScaledInstrDescriptor>(g, t);
+}
+
 static F8F6F4InstrDescriptor getInstrDescriptor(const BlackwellGemm &g,
                                                 const GemmTiling &t) {
-  F8F6F4InstrDescriptor d;
-  d.ctaGroup = getCtaGroup(t);
-  d.m = t.tileM;
-  d.n = t.tileN;
-  d.aFormat = getFp8Format(g.problem.aElementType);
-  d.bFormat = getFp8Format(g.problem.bElementType);
-  d.aMajor = g.aMajor;
-  d.bMajor = g.bMajor;
+  auto d = getCommonInstrDescriptor<F8F6F4InstrDescriptor>(g, t);
   d.dFormat = AccumulatorFormat::F32;
   return d;
 }

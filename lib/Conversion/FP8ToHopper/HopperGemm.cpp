@@ -22,8 +22,6 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::hopper;
 
-static constexpr int64_t kWarpgroupThreads = 128;
-static constexpr int64_t kWarpThreads = 32;
 /// setmaxnreg budgets (PTX ISA 9.7.19.5): the producer only issues TMA, the
 /// consumers hold the accumulators. 40 * 128 + 232 * 256 <= 64K registers.
 static constexpr int64_t kProducerRegisters = 40;

@@ -113,10 +113,8 @@ Value mlir::fp8::emitAmaxUpdate(KernelBuilder &kb, Value runningAmax, Value x,
   if (!outType.isF32())
     x = arith::ExtFOp::create(b, b.getF32Type(),
                               arith::TruncFOp::create(b, outType, x).getResult());
-  Value magnitude = arith::BitcastOp::create(
-      b, b.getF32Type(),
-      arith::AndIOp::create(b, arith::BitcastOp::create(b, b.getI32Type(), x),
-                            kb.i32(0x7fffffff)));
+  Value magnitude =
+      arith::BitcastOp::create(b, b.getF32Type(), kb.absF32Bits(x));
   if (inBounds)
     magnitude = arith::SelectOp::create(b, inBounds, magnitude, kb.f32(0.0f));
   return arith::MaximumFOp::create(b, runningAmax, magnitude);
@@ -170,11 +168,8 @@ Value mlir::fp8::emitActivation(KernelBuilder &kb, Activation activation,
   }
   case Activation::GELU: {
     // |x| by clearing the sign bit (llvm.intr.fabs is illegal there too).
-    Value magnitude = arith::BitcastOp::create(
-        b, b.getF32Type(),
-        arith::AndIOp::create(
-            b, arith::BitcastOp::create(b, b.getI32Type(), x),
-            kb.i32(0x7fffffff)));
+    Value magnitude =
+        arith::BitcastOp::create(b, b.getF32Type(), kb.absF32Bits(x));
     Value z = mul(magnitude, c(M_SQRT1_2));
     Value t = arith::DivFOp::create(b, c(1.0), add(c(1.0), mul(c(0.3275911), z)));
     Value poly = c(1.061405429);

@@ -25,6 +25,9 @@ Value KernelBuilder::divu(Value x, Value y) { return arith::DivUIOp::create(b, x
 Value KernelBuilder::remu(Value x, Value y) { return arith::RemUIOp::create(b, x, y); }
 Value KernelBuilder::minu(Value x, Value y) { return arith::MinUIOp::create(b, x, y); }
 Value KernelBuilder::andi(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
+Value KernelBuilder::absF32Bits(Value x) {
+  return andi(arith::BitcastOp::create(b, b.getI32Type(), x), i32(0x7fffffff));
+}
 Value KernelBuilder::ceilDiv(Value x, int64_t d) {
   return divu(add(x, i32(d - 1)), i32(d));
 }

@@ -22,7 +22,6 @@ using namespace mlir::fp8;
 namespace num = ::fp8::numerics;
 
 /// f32 bit patterns (IEEE 754 binary32).
-static constexpr int64_t kF32AbsMask = 0x7FFFFFFF;
 static constexpr int64_t kF32Inf = 0x7F800000;
 static constexpr int64_t kF32MantMask = 0x007FFFFF;
 static constexpr int64_t kF32SignAndExponentMask = 0xFF800000;
@@ -70,8 +69,8 @@ static LogicalResult checkShape(Operation *op, const QuantizeProblem &p) {
   return success();
 }
 
-static FailureOr<std::pair<int64_t, int64_t>>
-getStaticMatrix(Operation *op, Value input) {
+/// The problem's input: a static 2-D matrix (its extents and element type).
+static FailureOr<QuantizeProblem> getInputProblem(Operation *op, Value input) {
   auto type = cast<RankedTensorType>(input.getType());
   if (type.getRank() != 2)
     return op->emitOpError() << "the quantization kernels take 2-D inputs, "
@@ -81,17 +80,18 @@ getStaticMatrix(Operation *op, Value input) {
     return op->emitOpError() << "the quantization kernels are built per "
                                 "static shape, got "
                              << type;
-  return std::make_pair(type.getDimSize(0), type.getDimSize(1));
+  QuantizeProblem p;
+  p.rows = type.getDimSize(0);
+  p.cols = type.getDimSize(1);
+  p.inputType = type.getElementType();
+  return p;
 }
 
 FailureOr<QuantizeProblem> QuantizeProblem::get(AmaxOp op) {
-  FailureOr<std::pair<int64_t, int64_t>> shape =
-      getStaticMatrix(op, op.getInput());
-  if (failed(shape))
+  FailureOr<QuantizeProblem> input = getInputProblem(op, op.getInput());
+  if (failed(input))
     return failure();
-  QuantizeProblem p;
-  std::tie(p.rows, p.cols) = *shape;
-  p.inputType = op.getInput().getType().getElementType();
+  QuantizeProblem p = *input;
   p.isAmaxOnly = true;
   if (failed(checkShape(op, p)))
     return failure();
@@ -102,13 +102,10 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
                                                 const ChipInfo &chip,
                                                 bool scaleFromAmax,
                                                 int64_t historyLength) {
-  FailureOr<std::pair<int64_t, int64_t>> shape =
-      getStaticMatrix(op, op.getInput());
-  if (failed(shape))
+  FailureOr<QuantizeProblem> input = getInputProblem(op, op.getInput());
+  if (failed(input))
     return failure();
-  QuantizeProblem p;
-  std::tie(p.rows, p.cols) = *shape;
-  p.inputType = op.getInput().getType().getElementType();
+  QuantizeProblem p = *input;
   p.rowwise = static_cast<bool>(op.getRowwise());
   p.columnwise = static_cast<bool>(op.getColumnwise());
   p.elementType = cast<ShapedType>(p.rowwise ? op.getRowwise().getType()
@@ -429,7 +426,7 @@ private:
   Type f32() { return b.getF32Type(); }
   Value bits(Value f) { return arith::BitcastOp::create(b, i32(), f); }
   Value fromBits(Value i) { return arith::BitcastOp::create(b, f32(), i); }
-  Value absBits(Value f) { return kb.andi(bits(f), kb.i32(kF32AbsMask)); }
+  Value absBits(Value f) { return kb.absF32Bits(f); }
   Value umax(Value x, Value y) { return arith::MaxUIOp::create(b, x, y); }
   Value select(Value c, Value t, Value f) {
     return arith::SelectOp::create(b, c, t, f);

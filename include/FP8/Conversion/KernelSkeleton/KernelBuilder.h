@@ -31,6 +31,11 @@ enum class AddressSpace : unsigned {
 /// kernel's dynamic shared memory.
 inline constexpr llvm::StringLiteral kDynamicSharedMemorySymbol =
     "__dynamic_smem";
+/// Threads of a warp and of a warpgroup (4 warps: what wgmma and the
+/// tcgen05 epilogue loads work on).
+inline constexpr int64_t kWarpThreads = 32;
+inline constexpr int64_t kWarpgroupThreads = 128;
+
 /// Alignment of the dynamic shared memory window: 128-byte swizzled TMA
 /// tiles and wgmma descriptors need 1024-byte aligned bases.
 inline constexpr int64_t kDynamicSharedMemoryAlignment = 1024;
@@ -62,6 +67,9 @@ public:
   Value eq(Value x, Value y);
   Value ult(Value x, Value y);
   Value andi(Value x, Value y);
+  /// |x| of an f32 as its i32 bit pattern (sign cleared): non-negative
+  /// floats order as these integers, NaN above inf.
+  Value absF32Bits(Value x);
 
   // Thread geometry, as i32.
   Value threadIdX();

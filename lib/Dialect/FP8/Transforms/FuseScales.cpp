@@ -21,6 +21,13 @@ namespace mlir::fp8 {
 using namespace mlir;
 using namespace mlir::fp8;
 
+/// Whether `cast` rounds to nearest even (the default), as the kernels'
+/// epilogues round their f32 result.
+static bool roundsToNearestEven(arith::TruncFOp cast) {
+  return !cast.getRoundingmodeAttr() ||
+         cast.getRoundingmode() == arith::RoundingMode::to_nearest_even;
+}
+
 /// Whether `init` is a tensor filled with +0.0 (so the matmul adds nothing).
 static bool isZeroFilled(Value init) {
   auto fill = init.getDefiningOp<linalg::FillOp>();
@@ -180,8 +187,7 @@ struct FuseOutputCast : OpRewritePattern<arith::TruncFOp> {
     if (!matmul || !matmul.getResult() || !matmul.getResult().hasOneUse() ||
         matmul.getC() || matmul.getAmax())
       return rewriter.notifyMatchFailure(cast, "not a scaled_matmul result");
-    if (cast.getRoundingmodeAttr() &&
-        cast.getRoundingmode() != arith::RoundingMode::to_nearest_even)
+    if (!roundsToNearestEven(cast))
       return rewriter.notifyMatchFailure(cast, "not round-to-nearest-even");
     auto resultType = dyn_cast<RankedTensorType>(cast.getType());
     if (!resultType || !(resultType.getElementType().isBF16() ||
@@ -361,8 +367,7 @@ struct FuseActivation : OpRewritePattern<linalg::GenericOp> {
     auto resultType = cast<RankedTensorType>(generic.getResultTypes()[0]);
     Type elementType = resultType.getElementType();
     if (auto cast = y.getDefiningOp<arith::TruncFOp>()) {
-      if (cast.getRoundingmodeAttr() &&
-          cast.getRoundingmode() != arith::RoundingMode::to_nearest_even)
+      if (!roundsToNearestEven(cast))
         return rewriter.notifyMatchFailure(generic, "not RNE");
       y = cast.getIn();
     }
