@@ -124,6 +124,17 @@ void KernelBuilder::mbarrierWait(Value barrier, Value parity) {
                                         i32(kMBarrierSuspendTimeHintNs));
 }
 
+void KernelBuilder::cpAsync(Value dst, Value src, int64_t bytes) {
+  // .ca: 4- and 8-byte copies take no other cache operator.
+  NVVM::CpAsyncOp::create(b, dst, src, static_cast<uint32_t>(bytes),
+                          NVVM::LoadCacheModifierKind::CA,
+                          /*cpSize=*/Value());
+}
+
+void KernelBuilder::cpAsyncArriveOn(Value barrier) {
+  NVVM::CpAsyncMBarrierArriveOp::create(b, barrier, /*noinc=*/true);
+}
+
 void KernelBuilder::tmaLoad2d(Value dst, Value tensorMap, Value inner,
                               Value outer, Value barrier, Value multicastMask) {
   // The `.shared::cluster` form takes a shared::cluster address; a CTA's own
