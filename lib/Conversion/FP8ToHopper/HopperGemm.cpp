@@ -607,9 +607,13 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   // A stage is free once every consumer warp of the cluster is done with
   // it: lane 0 of each warp arrives on the stage's empty barrier in every
   // CTA of the cluster (wgmma.wait_group is warpgroup-wide, so the whole warp
-  // has finished reading).
+  // has finished reading its tiles).
   Value isWarpLeader = kb.eq(lane, kb.i32(0));
+  // The lanes' own reads of the stage (its scale slot) are ordered before
+  // the leader's release by a warp barrier.
   auto releaseStage = [&](Value stage) {
+    if (t.stageScaleBytes)
+      kb.syncWarp();
     kb.ifThen(isWarpLeader, [&] {
       Value empty = v.ring.emptyBarrier(kb, stage);
       if (t.clusterM == 1) {

@@ -174,6 +174,10 @@ void KernelBuilder::namedBarrier(int64_t id, int64_t threads) {
                           /*reductionPredicate=*/Value());
 }
 
+void KernelBuilder::syncWarp() {
+  NVVM::SyncWarpOp::create(b, i32(-1));
+}
+
 void KernelBuilder::prefetchTensorMap(Value tensorMap) {
   NVVM::PrefetchOp::create(b, /*cacheLevel=*/NVVM::PrefetchCacheLevelAttr(),
                            /*evictPriority=*/NVVM::CacheEvictionPriorityAttr(),

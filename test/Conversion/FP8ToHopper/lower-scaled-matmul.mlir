@@ -90,6 +90,10 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // CHECK: %[[SB:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK-NOT: !llvm.ptr<1> -> f32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// The lanes' scale reads are ordered before the leader frees the stage.
+// CHECK: nvvm.bar.warp.sync %c-1_i32
+// CHECK-NEXT: scf.if
+// CHECK: nvvm.mbarrier.arrive
 // CHECK: %[[S0:.*]] = arith.mulf %[[SA0]], %[[SB]] : f32
 // CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S0]], %{{.*}}) : (f32, f32, f32) -> f32
 // CHECK: %[[S1:.*]] = arith.mulf %[[SA1]], %[[SB]] : f32

@@ -129,6 +129,9 @@ public:
   void fenceProxyAsyncShared();
   /// `bar.sync id, threads`: a barrier among a subset of the CTA's warps.
   void namedBarrier(int64_t id, int64_t threads);
+  /// `bar.warp.sync` of the whole warp (also orders the lanes' memory
+  /// accesses before what any lane does after it).
+  void syncWarp();
   /// Prefetches a tensor map into the constant cache.
   void prefetchTensorMap(Value tensorMap);
 
