@@ -74,6 +74,9 @@ CHECK_KERNELS = [
     ("bw1d1d_cluster", "blockwise_1d1d", 2112, 7168,
      {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 2x1>"}),
     ("bw_7168_7168", "blockwise", 7168, 7168, {}),
+    # The 128-wide blockwise tile (one B block per tile), by override.
+    ("bw_t128", "blockwise", 7168, 2048,
+     {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 5>"}),
     # Blockwise tiles 160 wide: tiles start at any multiple of 32 of a
     # 128x128 B block and meet two of them (five column classes of B scales).
     ("bw_t160", "blockwise", 2112, 7168,

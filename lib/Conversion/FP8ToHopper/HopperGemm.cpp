@@ -96,17 +96,17 @@ static int64_t getStageScaleBytes(const GemmProblem &p, const GemmTiling &t) {
 /// SXM).
 static constexpr int64_t kMultiprocessors = 132;
 
-/// Tile N of a promoted kernel without blockwise scales: 192 or 128. A wider
+/// Tile N of a promoted kernel: 192 or 128. A wider
 /// tile spends the per-K-block wait and promotion on more MMAs (H100,
 /// tensorwise, M >= 4096: geomean 1.11x the 128-wide tile; bench/NOTES.md),
 /// a narrower one pads N less and, for a small M, keeps more SMs busy. The
 /// cost model is the number of waves (with the static M when the IR has one,
 /// else M large, where waves grow with the padded N) times the tile's time,
-/// the 128-wide tile running at 0.9 of the 192-wide one's rate. Blockwise
-/// kernels keep 128: their scale products make the 192-wide consumer
-/// spill.
+/// the 128-wide tile running at 0.9 of the 192-wide one's rate. 1x128 B
+/// scales (one per column) keep 128: a wider tile's column scales do not
+/// fit the registers.
 static int64_t pickPromotedTileN(const GemmProblem &p) {
-  if (p.isBlockwise())
+  if (p.hasBlockwiseColumnScales())
     return kScaleBlock;
   auto cost = [&](int64_t tileN, double rate) {
     int64_t nTiles = (p.n + tileN - 1) / tileN;
@@ -194,6 +194,15 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
                             << " sm_90a offers: use fewer stages or a smaller "
                                "tile";
   return t;
+}
+
+/// Arrivals that free a stage (its empty barrier's count): one per consumer
+/// warp of the cluster's CTAs, or one per consumer thread when the stage has
+/// a scale slot (each thread's arrival releases its own reads of it).
+static int64_t getConsumerArrivals(const GemmTiling &t) {
+  int64_t perWarpgroup =
+      t.stageScaleBytes ? kWarpgroupThreads : kWarpgroupThreads / kWarpThreads;
+  return t.numConsumers() * perWarpgroup * t.clusterM;
 }
 
 namespace {
@@ -605,16 +614,13 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   int64_t numBScaleClasses = bClasses.bounds.size();
 
   // A stage is free once every consumer warp of the cluster is done with
-  // it: lane 0 of each warp arrives on the stage's empty barrier in every
+  // it: one lane of each warp arrives on the stage's empty barrier in every
   // CTA of the cluster (wgmma.wait_group is warpgroup-wide, so the whole warp
-  // has finished reading its tiles).
-  Value isWarpLeader = kb.eq(lane, kb.i32(0));
-  // The lanes' own reads of the stage (its scale slot) are ordered before
-  // the leader's release by a warp barrier.
+  // has finished reading its tiles). With a scale slot, which every thread
+  // reads itself, every thread arrives, so that each one's release covers
+  // its own reads (getConsumerArrivals).
   auto releaseStage = [&](Value stage) {
-    if (t.stageScaleBytes)
-      kb.syncWarp();
-    kb.ifThen(isWarpLeader, [&] {
+    auto arrive = [&] {
       Value empty = v.ring.emptyBarrier(kb, stage);
       if (t.clusterM == 1) {
         kb.mbarrierArrive(empty);
@@ -622,7 +628,11 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
       }
       for (int64_t rank = 0; rank < t.clusterM; ++rank)
         kb.mbarrierArrive(kb.mapToClusterRank(empty, kb.i32(rank)));
-    });
+    };
+    if (t.stageScaleBytes)
+      arrive();
+    else
+      kb.ifThen(kb.electOneLane(), arrive);
   };
   kb.forLoop(
       v.firstUnit, v.numUnits, v.unitStride, {kb.i32(0)},
@@ -800,8 +810,7 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
     // The TMA thread's arrival, and one per lane of the scale loader.
     v.ring.init(kb,
                 /*producerArrivals=*/1 + (t.stageScaleBytes ? kWarpThreads : 0),
-                /*consumerArrivals=*/t.numConsumers() *
-                    (kWarpgroupThreads / kWarpThreads) * t.clusterM);
+                /*consumerArrivals=*/getConsumerArrivals(t));
     kb.prefetchTensorMap(v.tmaA);
     kb.prefetchTensorMap(v.tmaB);
     if (v.tmaD)

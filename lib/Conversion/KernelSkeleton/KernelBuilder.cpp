@@ -178,6 +178,10 @@ void KernelBuilder::syncWarp() {
   NVVM::SyncWarpOp::create(b, i32(-1));
 }
 
+Value KernelBuilder::electOneLane() {
+  return NVVM::ElectSyncOp::create(b, b.getI1Type(), /*membermask=*/Value());
+}
+
 void KernelBuilder::prefetchTensorMap(Value tensorMap) {
   NVVM::PrefetchOp::create(b, /*cacheLevel=*/NVVM::PrefetchCacheLevelAttr(),
                            /*evictPriority=*/NVVM::CacheEvictionPriorityAttr(),

@@ -56,7 +56,7 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 
 // -----
 
-// Blockwise scales: tile N 128, the first wgmma of each 128-K block restarts
+// Blockwise scales, tile N 128 (by override), the first wgmma of each 128-K block restarts
 // the partial sum (scale-d = 0), which is then promoted into the f32
 // accumulator with FMAs by sA[row, kblk] * sB[nblk, kblk]. The scales travel
 // with the stages: warp 1 of the producer copies the K block's 128 A scales
@@ -71,6 +71,8 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "M"]}
 // CHECK-SAME: {dtype = "f32", name = "b_scale_inv", role = "input", shape = [17, 56]}
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c33_i32
+// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c256_i32
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
@@ -90,16 +92,16 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // CHECK: %[[SB:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK-NOT: !llvm.ptr<1> -> f32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// The lanes' scale reads are ordered before the leader frees the stage.
-// CHECK: nvvm.bar.warp.sync %c-1_i32
-// CHECK-NEXT: scf.if
+// Every consumer thread frees the stage: each one's release covers its own
+// reads of the scale slot.
+// CHECK-NOT: scf.if
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: %[[S0:.*]] = arith.mulf %[[SA0]], %[[SB]] : f32
 // CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S0]], %{{.*}}) : (f32, f32, f32) -> f32
 // CHECK: %[[S1:.*]] = arith.mulf %[[SA1]], %[[SB]] : f32
 // CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S1]], %{{.*}}) : (f32, f32, f32) -> f32
 func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<17x56xf32>, %bias: tensor<2112xbf16>) -> tensor<?x2112xbf16> {
-  %0 = fp8.scaled_matmul %a, %b, %sa, %sb bias %bias {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>, tensor<2112xbf16>) -> tensor<?x2112xbf16>
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb bias %bias {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>, tensor<2112xbf16>) -> tensor<?x2112xbf16>
   return %0 : tensor<?x2112xbf16>
 }
 
@@ -217,15 +219,18 @@ func.func @cluster(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, 
 // -----
 
 // Promoted tiles: the heuristic takes tile N 192 for a run-time M (fewer
-// waits and promotions per MMA) and 128 for a static M = 128, where
-// 56 tiles of 128 columns keep more of the 132 SMs busy than 38 of 192.
+// waits and promotions per MMA), tensorwise and blockwise, and 128 for a
+// static M = 128, where 56 tiles of 128 columns keep more of the 132 SMs
+// busy than 38 of 192.
 // CHECK-LABEL: func.func @promoted_tile_n
 // CHECK-DAG: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x192x128_s4(
 // CHECK-DAG: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x128x128_s6(
-func.func @promoted_tile_n(%a: tensor<?x2048xf8E4M3FN>, %a128: tensor<128x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %s: tensor<f32>) -> (tensor<?x7168xbf16>, tensor<128x7168xbf16>) {
+// CHECK-DAG: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n7168_k2048_t128x192x128_s4(
+func.func @promoted_tile_n(%a: tensor<?x2048xf8E4M3FN>, %a128: tensor<128x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %s: tensor<f32>, %sa: tensor<?x16xf32>, %sb: tensor<56x16xf32>) -> (tensor<?x7168xbf16>, tensor<128x7168xbf16>, tensor<?x7168xbf16>) {
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x7168xbf16>
   %1 = fp8.scaled_matmul %a128, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x7168xbf16>
-  return %0, %1 : tensor<?x7168xbf16>, tensor<128x7168xbf16>
+  %2 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<?x16xf32>, tensor<56x16xf32>) -> tensor<?x7168xbf16>
+  return %0, %1, %2 : tensor<?x7168xbf16>, tensor<128x7168xbf16>, tensor<?x7168xbf16>
 }
 
 // -----

@@ -132,6 +132,9 @@ public:
   /// `bar.warp.sync` of the whole warp (also orders the lanes' memory
   /// accesses before what any lane does after it).
   void syncWarp();
+  /// `elect.sync`: true in one lane of the (converged) warp. Unlike a lane
+  /// index test it keeps no register live.
+  Value electOneLane();
   /// Prefetches a tensor map into the constant cache.
   void prefetchTensorMap(Value tensorMap);
 
