@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
+#include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
+#include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Numerics/Formats.h"
 #include "FP8/Numerics/Scaling.h"
 
@@ -57,29 +59,35 @@ static LogicalResult checkShape(Operation *op, const QuantizeProblem &p) {
               "multiple of 16 (16-byte vector loads and TMA-aligned FP8 rows), "
               "got "
            << p.cols;
-  if (p.columnwise && p.rows % 16 != 0)
+  if (p.needsTranspose() && p.rows % 16 != 0)
     return op->emitOpError()
            << "a columnwise (transposed) output needs R a multiple of 16 "
               "(its rows are R bytes), got "
            << p.rows;
+  return success();
+}
+
+LogicalResult mlir::fp8::checkKernelMatrix(Operation *op, ShapedType type,
+                                           StringRef kernels) {
+  if (type.getRank() != 2)
+    return op->emitOpError() << kernels << " take 2-D inputs, got rank "
+                             << type.getRank();
+  if (!type.hasStaticShape())
+    return op->emitOpError() << kernels << " are built per static shape, got "
+                             << type;
   // Element offsets are computed in i32 where they index a row.
-  if (p.rows * p.cols >= (int64_t(1) << 31))
+  if (type.getNumElements() >= (int64_t(1) << 31))
     return op->emitOpError() << "tensors of 2^31 or more elements are not "
-                                "supported by the quantization kernels";
+                                "supported by "
+                             << kernels;
   return success();
 }
 
 /// The problem's input: a static 2-D matrix (its extents and element type).
 static FailureOr<QuantizeProblem> getInputProblem(Operation *op, Value input) {
   auto type = cast<RankedTensorType>(input.getType());
-  if (type.getRank() != 2)
-    return op->emitOpError() << "the quantization kernels take 2-D inputs, "
-                                "got rank "
-                             << type.getRank();
-  if (!type.hasStaticShape())
-    return op->emitOpError() << "the quantization kernels are built per "
-                                "static shape, got "
-                             << type;
+  if (failed(checkKernelMatrix(op, type, "the quantization kernels")))
+    return failure();
   QuantizeProblem p;
   p.rows = type.getDimSize(0);
   p.cols = type.getDimSize(1);
@@ -111,10 +119,8 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
   p.elementType = cast<ShapedType>(p.rowwise ? op.getRowwise().getType()
                                              : op.getColumnwise().getType())
                       .getElementType();
-  if (p.columnwise && op.getColumnwiseLayout() != ColumnwiseLayout::Transposed)
-    return op.emitOpError()
-           << "the quantization kernels store columnwise outputs transposed "
-              "only (columnwise_layout = untransposed is not built yet)";
+  p.columnwiseTransposed =
+      op.getColumnwiseLayout() == ColumnwiseLayout::Transposed;
   GranularityAttr g = op.getGranularity();
   p.granularity = g.getKind();
   p.historyLength = historyLength;
@@ -176,18 +182,6 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
   return p;
 }
 
-static StringRef getTypeName(Type t) {
-  if (isa<Float8E4M3FNType>(t))
-    return "e4m3";
-  if (isa<Float8E5M2Type>(t))
-    return "e5m2";
-  if (t.isBF16())
-    return "bf16";
-  if (t.isF16())
-    return "f16";
-  return "f32";
-}
-
 static StringRef getRuleName(QuantizeProblem::Rule rule) {
   switch (rule) {
   case QuantizeProblem::Rule::Tensor:
@@ -214,13 +208,13 @@ static std::string getGranularityName(const QuantizeProblem &p) {
 
 std::string mlir::fp8::getQuantizeKernelName(const QuantizeProblem &p) {
   if (p.isAmaxOnly)
-    return llvm::formatv("fp8_amax_{0}_r{1}_c{2}", getTypeName(p.inputType),
+    return llvm::formatv("fp8_amax_{0}_r{1}_c{2}", getKernelDTypeName(p.inputType),
                          p.rows, p.cols)
         .str();
   std::string name = llvm::formatv(
       "fp8_quantize_{0}_{1}_{2}_{3}_r{4}_c{5}", getRuleName(p.rule),
-      getGranularityName(p), getTypeName(p.inputType),
-      getTypeName(p.elementType), p.rows, p.cols);
+      getGranularityName(p), getKernelDTypeName(p.inputType),
+      getKernelDTypeName(p.elementType), p.rows, p.cols);
   // Parameters of the rule that change the code.
   if (p.rule == QuantizeProblem::Rule::Current &&
       (p.epsilon != 0.f || p.pow2))
@@ -233,93 +227,80 @@ std::string mlir::fp8::getQuantizeKernelName(const QuantizeProblem &p) {
   if (p.rowwise)
     name += "_row";
   if (p.columnwise)
-    name += "_col";
+    name += p.columnwiseTransposed ? "_col" : "_col_untransposed";
   if (p.historyLength > 0)
     name += llvm::formatv("_hist{0}", p.historyLength).str();
   return name;
 }
 
+/// Row blocks of a tile in an untransposed columnwise output with per-block
+/// scales (128x1 blocks: 1, MX 32x1 blocks: 4).
+static int64_t getColumnBlocksPerTile(const QuantizeProblem &p) {
+  return kQuantizeTileRows / p.blockCols;
+}
+
 int64_t mlir::fp8::getQuantizeSharedMemoryBytes(const QuantizeProblem &p) {
-  int64_t transposeBytes =
-      p.needsTranspose() ? kQuantizeTileRows * kQuantizeTileCols * 4 : 0;
-  return transposeBytes + kReductionBytes;
+  int64_t tileBytes = 0;
+  if (p.needsTranspose())
+    tileBytes = kQuantizeTileRows * kQuantizeTileCols * 4;
+  // Untransposed columnwise blocks: per-warp column maxima (u32), then the
+  // blocks' multipliers (f32), per row block of the tile.
+  if (p.hasUntransposedColumnwise() &&
+      p.scaleSource == QuantizeScaleSource::PerBlock &&
+      p.blockRows != kQuantizeTileRows)
+    tileBytes = getColumnBlocksPerTile(p) * (kWarps + 1) * kQuantizeTileCols * 4;
+  return tileBytes + kReductionBytes;
 }
 
 //===----------------------------------------------------------------------===//
 // Metadata
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// The scale tensor of one output (rowwise: of x; columnwise: of x^T), as
-/// stored: `rows` x `cols` is the quantized matrix, blocks along `cols`.
-struct ScaleLayout {
-  StringRef name;
-  SmallVector<int64_t> shape;
-  StringRef dtype;
-  int64_t alignment;
-};
-} // namespace
-
-static ScaleLayout getScaleLayout(const QuantizeProblem &p, int64_t rows,
-                                  int64_t cols) {
+ScaleTensorLayout mlir::fp8::getScaleTensorLayout(GranularityKind granularity,
+                                                   int64_t blockRows,
+                                                   int64_t rows, int64_t cols) {
   using P = QuantizeProblem;
-  if (p.granularity == GranularityKind::Tensor)
+  switch (granularity) {
+  case GranularityKind::Tensor:
     return {"tensor", {}, "f32", 4};
-  if (p.isMX())
+  case GranularityKind::Row:
+    return {"row_major", {rows, 1}, "f32", 4};
+  case GranularityKind::MX:
     // The 128x4 UE8M0 atoms the sm_100a block-scaled MMA reads:
     // [ceil(rows/128), ceil(cols/128), 512] bytes.
     return {"mx_atom_128x4_ue8m0",
             {P::ceilDiv(rows, kAtomRows), P::ceilDiv(cols, 128), kAtomBytes},
             "ue8m0",
             1};
-  if (p.blockRows == 1)
-    // 1x128: MN-major [ceil(cols/128), roundup(rows, 4)] (each K block's
-    // scales contiguous, rows padded to 16 bytes for TMA; DeepGEMM's
-    // layout; the sm_90a GEMM reads [ceil(K/128), M], the same when
-    // M % 4 == 0).
+  case GranularityKind::Tile:
+    break;
+  }
+  if (blockRows == 1)
+    // 1x128: MN-major [ceil(cols/128), roundup(rows, 4)], what the GEMMs
+    // read (kMNMajorScaleAlignment).
     return {"mn_major_tma_aligned",
-            {P::ceilDiv(cols, 128), P::roundUp(rows, 4)},
+            {P::ceilDiv(cols, kBlockwiseScaleBlock),
+             P::roundUp(rows, kMNMajorScaleAlignment)},
             "f32",
             4};
   return {"row_major", {P::ceilDiv(rows, 128), P::ceilDiv(cols, 128)}, "f32", 4};
 }
 
+static ScaleTensorLayout getScaleLayout(const QuantizeProblem &p, int64_t rows,
+                                        int64_t cols) {
+  return getScaleTensorLayout(p.granularity, p.blockRows, rows, cols);
+}
+
 DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
     MLIRContext *ctx, StringRef name, const ChipInfo &chip,
     const QuantizeProblem &p) {
-  Builder b(ctx);
-  auto str = [&](StringRef s) -> Attribute { return b.getStringAttr(s); };
-  auto num = [&](int64_t v) -> Attribute { return b.getI64IntegerAttr(v); };
-  auto list = [&](ArrayRef<Attribute> items) -> Attribute {
-    return b.getArrayAttr(items);
-  };
-  auto dict = [&](ArrayRef<std::pair<StringRef, Attribute>> entries) {
-    SmallVector<NamedAttribute> named;
-    for (auto [key, value] : entries)
-      named.push_back(b.getNamedAttr(key, value));
-    return b.getDictionaryAttr(named);
-  };
-  auto shape = [&](ArrayRef<int64_t> dims) {
-    SmallVector<Attribute> attrs;
-    for (int64_t d : dims)
-      attrs.push_back(num(d));
-    return list(attrs);
-  };
-
-  SmallVector<Attribute> operands, params;
+  KernelMetadataBuilder m(ctx);
   auto operand = [&](StringRef opName, StringRef dtype, ArrayRef<int64_t> dims,
                      StringRef role, int64_t alignment) {
-    operands.push_back(dict({{"name", str(opName)},
-                             {"dtype", str(dtype)},
-                             {"shape", shape(dims)},
-                             {"role", str(role)},
-                             {"alignment", num(alignment)}}));
-    params.push_back(dict({{"name", str(opName)},
-                           {"kind", str("pointer")},
-                           {"operand", str(opName)}}));
+    m.addPointerOperand(opName, dtype, m.shape(dims), role, alignment);
   };
   // 16-byte vector loads of the input, 8-byte stores of the FP8 data.
-  operand("x", getTypeName(p.inputType), {p.rows, p.cols}, "input", 16);
+  operand("x", getKernelDTypeName(p.inputType), {p.rows, p.cols}, "input", 16);
   if (p.isAmaxOnly) {
     operand("amax", "f32", {}, "output", 4);
   } else {
@@ -327,15 +308,18 @@ DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
       operand("scale", "f32", {}, "input", 4);
     if (p.scaleSource == QuantizeScaleSource::FromAmax)
       operand("amax", "f32", {}, "input", 4);
-    StringRef elem = getTypeName(p.elementType);
+    StringRef elem = getKernelDTypeName(p.elementType);
     if (p.rowwise) {
-      ScaleLayout s = getScaleLayout(p, p.rows, p.cols);
+      ScaleTensorLayout s = getScaleLayout(p, p.rows, p.cols);
       operand("rowwise", elem, {p.rows, p.cols}, "output", 8);
       operand("rowwise_scale_inv", s.dtype, s.shape, "output", s.alignment);
     }
     if (p.columnwise) {
-      ScaleLayout s = getScaleLayout(p, p.cols, p.rows);
-      operand("columnwise", elem, {p.cols, p.rows}, "output", 8);
+      ScaleTensorLayout s = getScaleLayout(p, p.cols, p.rows);
+      SmallVector<int64_t> shape = {p.cols, p.rows};
+      if (!p.columnwiseTransposed)
+        shape = {p.rows, p.cols};
+      operand("columnwise", elem, shape, "output", 8);
       operand("columnwise_scale_inv", s.dtype, s.shape, "output",
               s.alignment);
     }
@@ -344,52 +328,41 @@ DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
   }
 
   SmallVector<std::pair<StringRef, Attribute>> info = {
-      {"rows", num(p.rows)},
-      {"cols", num(p.cols)},
-      {"input_dtype", str(getTypeName(p.inputType))}};
+      {"rows", m.num(p.rows)},
+      {"cols", m.num(p.cols)},
+      {"input_dtype", m.str(getKernelDTypeName(p.inputType))}};
   if (p.isAmaxOnly) {
-    info.push_back({"amax", str("max |x| (NaN-propagating) is max-ed into "
-                                "amax[0] with atomics: pass it zeroed")});
+    info.push_back({"amax", m.str("max |x| (NaN-propagating) is max-ed into "
+                                  "amax[0] with atomics: pass it zeroed")});
   } else {
-    info.push_back({"dtype", str(getTypeName(p.elementType))});
-    info.push_back({"rule", str(getRuleName(p.rule))});
-    info.push_back({"granularity", str(getGranularityName(p))});
+    info.push_back({"dtype", m.str(getKernelDTypeName(p.elementType))});
+    info.push_back({"rule", m.str(getRuleName(p.rule))});
+    info.push_back({"granularity", m.str(getGranularityName(p))});
     if (p.rowwise)
-      info.push_back(
-          {"rowwise_scale_layout", str(getScaleLayout(p, p.rows, p.cols).name)});
+      info.push_back({"rowwise_scale_layout",
+                      m.str(getScaleLayout(p, p.rows, p.cols).name)});
     if (p.columnwise) {
       info.push_back({"columnwise_scale_layout",
-                      str(getScaleLayout(p, p.cols, p.rows).name)});
-      info.push_back({"columnwise_layout", str("transposed")});
+                      m.str(getScaleLayout(p, p.cols, p.rows).name)});
+      info.push_back({"columnwise_layout",
+                      m.str(p.columnwiseTransposed ? "transposed"
+                                                   : "untransposed")});
     }
     if (p.rule == QuantizeProblem::Rule::Current) {
-      info.push_back({"epsilon", b.getF32FloatAttr(p.epsilon)});
-      info.push_back({"pow2", b.getBoolAttr(p.pow2)});
+      info.push_back({"epsilon", m.f32(p.epsilon)});
+      info.push_back({"pow2", m.flag(p.pow2)});
     }
     if (p.rule == QuantizeProblem::Rule::BlockwisePow2 ||
         p.rule == QuantizeProblem::Rule::BlockwiseF32)
-      info.push_back({"amax_clamp", b.getF32FloatAttr(p.amaxClamp)});
+      info.push_back({"amax_clamp", m.f32(p.amaxClamp)});
     if (p.historyLength > 0)
-      info.push_back({"amax_history", str("slot 0 becomes max(slot 0, "
-                                          "amax(x)), NaN sticky, in place")});
+      info.push_back({"amax_history", m.str("slot 0 becomes max(slot 0, "
+                                            "amax(x)), NaN sticky, in place")});
   }
-
-  return dict(
-      {{"name", str(name)},
-       {"entry", str(name)},
-       {"chip", str(chip.name)},
-       {"kind", str(p.isAmaxOnly ? "amax" : "quantize")},
-       {"block", list({num(kQuantizeThreads), num(1), num(1)})},
-       {"cluster", list({num(1), num(1), num(1)})},
-       {"dynamic_shared_memory_bytes", num(getQuantizeSharedMemoryBytes(p))},
-       {"grid", dict({{"kind", str("tiles")},
-                      {"tile_m", num(kQuantizeTileRows)},
-                      {"tile_n", num(kQuantizeTileCols)},
-                      {"operand", str("x")}})},
-       {"operands", list(operands)},
-       {"tensor_maps", list({})},
-       {"params", list(params)},
-       {"quantize", dict(info)}});
+  return m.finish(name, chip, p.isAmaxOnly ? "amax" : "quantize",
+                  kQuantizeThreads, getQuantizeSharedMemoryBytes(p),
+                  m.tilesGrid(kQuantizeTileRows, kQuantizeTileCols, "x"),
+                  "quantize", m.dict(info));
 }
 
 //===----------------------------------------------------------------------===//
@@ -454,8 +427,17 @@ private:
   /// `transposed` selects the columnwise output.
   void quantizeAndStore(ArrayRef<Value> values, bool transposed,
                         const std::optional<BlockScale> &shared);
-  /// The 8 FP8 codes of `scaled` (= `inputs` * `multiplier`) in memory order.
-  Value pack8(ArrayRef<Value> inputs, Value multiplier,
+  /// Quantizes the columnwise output from `values` (in the thread layout)
+  /// and stores it untransposed, [R, C] like the input.
+  void quantizeColumnwiseUntransposed(ArrayRef<Value> values,
+                                      const std::optional<BlockScale> &shared);
+  /// Per-block scales of an untransposed columnwise output: the thread's
+  /// multipliers, element blk * 8 + j for column chunk * 8 + j of the
+  /// tile's row block blk; the scale_inv are stored on the way.
+  SmallVector<Value> computeColumnBlockMultipliers(ArrayRef<Value> values);
+  /// The 8 FP8 codes of `scaled` (= `inputs` * `multipliers`, one for all
+  /// or one per element) in memory order.
+  Value pack8(ArrayRef<Value> inputs, ArrayRef<Value> multipliers,
               ArrayRef<Value> scaled);
 };
 } // namespace
@@ -641,23 +623,10 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
   num::Format format = isa<Float8E5M2Type>(p.elementType) ? num::Format::E5M2
                                                           : num::Format::E4M3;
   Value one = kb.f32(1.f);
-  auto finiteOrMax = [&](Value scale) {
-    return select(kb.eq(bits(scale), kb.i32(kF32Inf)), kb.f32(FLT_MAX), scale);
-  };
   auto currentRule = [&](Value amax, float epsilon, bool pow2) {
-    if (epsilon != 0.f) // amax < epsilon -> epsilon (NaN stays)
-      amax = select(arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, amax,
-                                          kb.f32(epsilon)),
-                    kb.f32(epsilon), amax);
-    Value aBits = bits(amax);
-    // finite and nonzero (amax >= 0 here).
-    Value usable = kb.andi(cmpi(arith::CmpIPredicate::ne, aBits, kb.i32(0)),
-                           kb.ult(aBits, kb.i32(kF32Inf)));
-    Value scale = select(
-        usable, finiteOrMax(divf(kb.f32(num::maxFinite(format)), amax)), one);
-    if (pow2)
-      scale = fromBits(kb.andi(bits(scale), kb.i32(kF32SignAndExponentMask)));
-    return BlockScale{scale, divf(one, scale)};
+    auto [scale, scaleInv] =
+        emitCurrentScalingScale(b, amax, p.elementType, epsilon, pow2);
+    return BlockScale{scale, scaleInv};
   };
   auto clamp = [&](Value amax) {
     if (p.amaxClamp == 0.f)
@@ -694,7 +663,7 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
         kb.andi(kb.andi(cmpi(arith::CmpIPredicate::ne, cBits, kb.i32(0)),
                         kb.ult(cBits, kb.i32(kF32Inf))),
                 cmpi(arith::CmpIPredicate::ne, bits(scaleInv), kb.i32(0)));
-    Value scale = finiteOrMax(divf(one, scaleInv));
+    Value scale = emitFiniteOrFltMax(b, divf(one, scaleInv));
     return BlockScale{select(usable, scale, one), select(usable, scaleInv, one)};
   }
   case Rule::MXRoundUp: {
@@ -709,6 +678,45 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
   llvm_unreachable("unknown rule");
 }
 
+Value mlir::fp8::emitFiniteOrFltMax(ImplicitLocOpBuilder &b, Value scale) {
+  KernelBuilder kb(b);
+  return arith::SelectOp::create(
+      b, kb.eq(kb.absF32Bits(scale), kb.i32(kF32Inf)), kb.f32(FLT_MAX), scale);
+}
+
+std::pair<Value, Value>
+mlir::fp8::emitCurrentScalingScale(ImplicitLocOpBuilder &b, Value amax,
+                                   Type elementType, float epsilon,
+                                   bool pow2) {
+  KernelBuilder kb(b);
+  num::Format format = isa<Float8E5M2Type>(elementType) ? num::Format::E5M2
+                                                        : num::Format::E4M3;
+  if (epsilon != 0.f) // amax < epsilon -> epsilon (NaN stays)
+    amax = arith::SelectOp::create(
+        b,
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, amax,
+                              kb.f32(epsilon)),
+        kb.f32(epsilon), amax);
+  // Finite and nonzero (of either sign).
+  Value absBits = kb.absF32Bits(amax);
+  Value usable =
+      kb.andi(arith::CmpIOp::create(b, arith::CmpIPredicate::ne, absBits,
+                                    kb.i32(0)),
+              kb.ult(absBits, kb.i32(kF32Inf)));
+  Value one = kb.f32(1.f);
+  Value scale = arith::SelectOp::create(
+      b, usable,
+      emitFiniteOrFltMax(
+          b, arith::DivFOp::create(b, kb.f32(num::maxFinite(format)), amax)),
+      one);
+  if (pow2)
+    scale = arith::BitcastOp::create(
+        b, b.getF32Type(),
+        kb.andi(arith::BitcastOp::create(b, b.getI32Type(), scale),
+                kb.i32(kF32SignAndExponentMask)));
+  return {scale, arith::DivFOp::create(b, one, scale)};
+}
+
 BlockScale QuantizeKernelEmitter::tensorScale() {
   Value value = kb.load(f32(), scaleOrAmax);
   if (p.scaleSource == QuantizeScaleSource::FromAmax)
@@ -716,7 +724,8 @@ BlockScale QuantizeKernelEmitter::tensorScale() {
   return BlockScale{value, divf(kb.f32(1.f), value)};
 }
 
-Value QuantizeKernelEmitter::pack8(ArrayRef<Value> inputs, Value multiplier,
+Value QuantizeKernelEmitter::pack8(ArrayRef<Value> inputs,
+                                   ArrayRef<Value> multipliers,
                                    ArrayRef<Value> scaled) {
   // cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b puts a in d[15:8] and b in
   // d[7:0]: element 2k + 1 goes in `a` so that bytes stay in memory order.
@@ -735,9 +744,10 @@ Value QuantizeKernelEmitter::pack8(ArrayRef<Value> inputs, Value multiplier,
   // (positive) NaN multiplier of a NaN MX block otherwise. Set the sign bit
   // of the bytes whose input is a negative NaN (bits above 0xFF800000) when
   // the multiplier is not NaN.
-  Value multiplierIsNumber =
-      cmpi(arith::CmpIPredicate::ule, absBits(multiplier), kb.i32(kF32Inf));
   for (int64_t j = 0; j < kVector; ++j) {
+    Value multiplier = multipliers[multipliers.size() == 1 ? 0 : j];
+    Value multiplierIsNumber =
+        cmpi(arith::CmpIPredicate::ule, absBits(multiplier), kb.i32(kF32Inf));
     Value negativeNaN = kb.andi(
         multiplierIsNumber, cmpi(arith::CmpIPredicate::ugt, bits(inputs[j]),
                                  kb.i32(kF32SignAndExponentMask)));
@@ -821,6 +831,146 @@ void QuantizeKernelEmitter::quantizeAndStore(
     };
     if (guarded)
       kb.ifThen(kb.andi(rowValid, colValid), store);
+    else
+      store();
+  }
+}
+
+SmallVector<Value>
+QuantizeKernelEmitter::computeColumnBlockMultipliers(ArrayRef<Value> values) {
+  int64_t blocks = getColumnBlocksPerTile(p);
+  int64_t iPerBlock = kRowsPerThread / blocks;
+  Value smem = kb.dynamicSharedMemory();
+  int64_t partialBytes = blocks * kWarps * kQuantizeTileCols * 4;
+  Value lane = kb.remu(tid, kb.i32(kWarpThreads));
+  Value warp = kb.divu(tid, kb.i32(kWarpThreads));
+  auto i32x8 = VectorType::get({kVector}, i32());
+  auto f32x8 = VectorType::get({kVector}, f32());
+
+  // 1. Each warp's column maxima of its two rows per i (lanes l, l ^ 16
+  //    share the chunk), u32 [blocks][warps][128].
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    Value partial = LLVM::PoisonOp::create(b, i32x8);
+    for (int64_t j = 0; j < kVector; ++j) {
+      Value m = absBits(values[blk * iPerBlock * kVector + j]);
+      for (int64_t i = blk * iPerBlock + 1; i < (blk + 1) * iPerBlock; ++i)
+        m = umax(m, absBits(values[i * kVector + j]));
+      partial = LLVM::InsertElementOp::create(b, partial, shuffleMax(m, {16}),
+                                              kb.i32(j));
+    }
+    Value offset = kb.mul(
+        kb.add(kb.mul(kb.add(kb.i32(blk * kWarps), warp),
+                      kb.i32(kQuantizeTileCols)),
+               kb.mul(chunk, kb.i32(kVector))),
+        kb.i32(4));
+    kb.ifThen(kb.ult(lane, kb.i32(kChunksPerRow)), [&] {
+      LLVM::StoreOp::create(b, partial, kb.bytePtr(smem, offset),
+                            /*alignment=*/16);
+    });
+  }
+  gpu::BarrierOp::create(b);
+
+  // 2. One thread per (block, column): the block's amax over the warps, its
+  //    scale (scale_inv to global memory, the multiplier to shared memory).
+  Value multipliers = kb.bytePtr(smem, partialBytes);
+  int64_t pairs = blocks * kQuantizeTileCols;
+  for (int64_t first = 0; first < pairs; first += kQuantizeThreads) {
+    Value pair = kb.add(tid, kb.i32(first));
+    kb.ifThen(kb.ult(pair, kb.i32(pairs)), [&] {
+      Value blk = kb.divu(pair, kb.i32(kQuantizeTileCols));
+      Value c = kb.remu(pair, kb.i32(kQuantizeTileCols));
+      Value m;
+      for (int64_t w = 0; w < kWarps; ++w) {
+        Value index = kb.add(
+            kb.mul(kb.add(kb.mul(blk, kb.i32(kWarps)), kb.i32(w)),
+                   kb.i32(kQuantizeTileCols)),
+            c);
+        Value v = kb.load(i32(), kb.bytePtr(smem, kb.mul(index, kb.i32(4))));
+        m = m ? umax(m, v) : v;
+      }
+      BlockScale scale = computeScale(m);
+      kb.store(scale.multiplier, kb.bytePtr(multipliers, kb.mul(pair, kb.i32(4))));
+      // The columnwise scales are those of x^T, whichever way its data is
+      // stored: x's column colTile * 128 + c is x^T's row.
+      Value col = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)), c);
+      if (p.isMX()) {
+        // Byte (c % 32) * 16 + (c / 32) * 4 + blk of atom (colTile, rowTile).
+        Value atom = kb.add(kb.mul(colTile, kb.i32(p.rowTiles())), rowTile);
+        Value offset = kb.add(
+            kb.add(kb.mul(atom, kb.i32(kAtomBytes)),
+                   kb.mul(kb.remu(c, kb.i32(32)), kb.i32(16))),
+            kb.add(kb.mul(kb.divu(c, kb.i32(32)), kb.i32(4)), blk));
+        kb.store(scale.stored, kb.bytePtr(columnwiseScale, offset));
+      } else {
+        // 128x1: MN-major [ceil(R/128), roundup(C, 4)].
+        Value index = kb.add(
+            kb.mul(rowTile,
+                   kb.i32(QuantizeProblem::roundUp(p.cols,
+                                                   kMNMajorScaleAlignment))),
+            col);
+        kb.ifThen(kb.ult(col, kb.i32(p.cols)), [&] {
+          kb.store(scale.stored,
+                   kb.globalElementPtr(columnwiseScale, index, 4));
+        });
+      }
+    });
+  }
+  gpu::BarrierOp::create(b);
+
+  // 3. The thread's multipliers.
+  SmallVector<Value> result;
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    Value offset = kb.mul(
+        kb.add(kb.i32(blk * kQuantizeTileCols), kb.mul(chunk, kb.i32(kVector))),
+        kb.i32(4));
+    Value v = LLVM::LoadOp::create(b, f32x8, kb.bytePtr(multipliers, offset),
+                                   /*alignment=*/16);
+    for (int64_t j = 0; j < kVector; ++j)
+      result.push_back(LLVM::ExtractElementOp::create(b, v, kb.i32(j)));
+  }
+  return result;
+}
+
+void QuantizeKernelEmitter::quantizeColumnwiseUntransposed(
+    ArrayRef<Value> values, const std::optional<BlockScale> &shared) {
+  // Per-tensor and 128x128 scales: the rowwise bytes, in another buffer.
+  SmallVector<Value> multipliers;
+  int64_t iPerBlock = kRowsPerThread;
+  if (shared) {
+    multipliers.push_back(shared->multiplier);
+  } else {
+    multipliers = computeColumnBlockMultipliers(values);
+    iPerBlock = kRowsPerThread / getColumnBlocksPerTile(p);
+  }
+  bool guarded = p.rows % kQuantizeTileRows != 0 ||
+                 p.cols % kQuantizeTileCols != 0;
+  Value col = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)),
+                     kb.mul(chunk, kb.i32(kVector)));
+  Value colValid = kb.ult(col, kb.i32(p.cols));
+  for (int64_t i = 0; i < kRowsPerThread; ++i) {
+    ArrayRef<Value> row8 = values.slice(i * kVector, kVector);
+    ArrayRef<Value> rowMultipliers =
+        shared ? ArrayRef<Value>(multipliers)
+               : ArrayRef<Value>(multipliers).slice(i / iPerBlock * kVector,
+                                                    kVector);
+    SmallVector<Value> scaled;
+    for (int64_t j = 0; j < kVector; ++j)
+      scaled.push_back(arith::MulFOp::create(
+          b, row8[j], rowMultipliers[rowMultipliers.size() == 1 ? 0 : j]));
+    Value packed = pack8(row8, rowMultipliers, scaled);
+    Value row = kb.add(kb.mul(rowTile, kb.i32(kQuantizeTileRows)),
+                       kb.add(rowInTile, kb.i32(kRowStep * i)));
+    Value index = arith::AddIOp::create(
+        b,
+        arith::MulIOp::create(b, arith::ExtUIOp::create(b, b.getI64Type(), row),
+                              kb.i64(p.cols)),
+        arith::ExtUIOp::create(b, b.getI64Type(), col));
+    auto store = [&] {
+      LLVM::StoreOp::create(b, packed, kb.bytePtr(columnwise, index),
+                            /*alignment=*/8);
+    };
+    if (guarded)
+      kb.ifThen(kb.andi(kb.ult(row, kb.i32(p.rows)), colValid), store);
     else
       store();
   }
@@ -924,8 +1074,10 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
 
   if (p.rowwise)
     quantizeAndStore(values, /*transposed=*/false, shared);
-  if (p.columnwise)
+  if (p.needsTranspose())
     quantizeAndStore(transposeTile(values), /*transposed=*/true, shared);
+  if (p.hasUntransposedColumnwise())
+    quantizeColumnwiseUntransposed(values, shared);
   gpu::ReturnOp::create(b);
 }
 
@@ -933,24 +1085,13 @@ gpu::GPUFuncOp mlir::fp8::buildQuantizeKernel(OpBuilder &builder, Location loc,
                                               gpu::GPUModuleOp module,
                                               StringRef name,
                                               const QuantizeProblem &p) {
-  OpBuilder::InsertionGuard guard(builder);
-  ensureDynamicSharedMemory(builder, loc, module);
-  builder.setInsertionPointToEnd(module.getBody());
-  MLIRContext *ctx = builder.getContext();
-  Type global = LLVM::LLVMPointerType::get(
-      ctx, static_cast<unsigned>(AddressSpace::Global));
   int64_t numPointers = 2; // x and amax
   if (!p.isAmaxOnly)
     numPointers = 1 + (p.scaleSource != QuantizeScaleSource::PerBlock) +
                   2 * p.rowwise + 2 * p.columnwise + (p.historyLength > 0);
-  SmallVector<Type> argTypes(numPointers, global);
-  auto func = gpu::GPUFuncOp::create(builder, loc, name,
-                                     builder.getFunctionType(argTypes, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                builder.getUnitAttr());
-  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
-                builder.getDenseI32ArrayAttr(
-                    {static_cast<int32_t>(kQuantizeThreads), 1, 1}));
+  gpu::GPUFuncOp func = createPointerKernel(builder, loc, module, name,
+                                            numPointers, kQuantizeThreads);
+  OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&func.getBody().front());
   ImplicitLocOpBuilder b(loc, builder);
   QuantizeKernelEmitter(b, p).emit(func);
