@@ -34,6 +34,8 @@ CASES = [
     ("rowwise", 256, 2048, 1024, "promoted(128)", "f16"),
     ("blockwise", 512, 1024, 2048, "promoted(128)", "bf16"),
     ("blockwise", 100, 2112, 7168, "promoted(128)", "bf16"),
+    # M % 4 != 0: the 1x128 scales are padded to [K/128, roundup(M, 4)].
+    ("blockwise", 127, 2112, 7168, "promoted(128)", "bf16"),
 ]
 # Relative Frobenius error of ours against torch's FP8 GEMM on the same
 # quantized inputs (both accumulate in f32; bf16/f16 outputs round at 2^-9).

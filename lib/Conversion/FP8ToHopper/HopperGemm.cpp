@@ -194,7 +194,8 @@ static void emitProducer(KernelBuilder &kb, const GemmProblem &p,
 }
 
 /// The B scales of this K block for a thread's fragment columns, 1x128 B
-/// tiles stored MN-major [ceil(K/128), N]: element 2j + e is the scale of
+/// tiles stored MN-major [ceil(K/128), N] (N % 16 == 0, so that is
+/// roundup(N, 4)): element 2j + e is the scale of
 /// column nOffset + 8j + colInFragment + e (the columns of accumulator
 /// elements 4j + e and 4j + 2 + e). Each even-aligned pair is one 8-byte
 /// load; past N (a partial last tile) the loads are clamped to the last pair,
@@ -480,12 +481,17 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
               kb.mbarrierWait(v.ring.fullBarrier(kb, stage),
                               v.ring.consumerParity(kb, iteration));
               // This K block's scales, loaded before the MMAs so their
-              // latency hides behind them. A: [K/128, M] (MN-major).
+              // latency hides behind them. A: [K/128, roundup(M, 4)]
+              // (MN-major, kMNMajorScaleAlignment).
               Value rowScale0, rowScale1;
               SmallVector<Value> columnScales;
+              Value aScaleStride =
+                  kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
+                         kb.i32(kMNMajorScaleAlignment));
               auto aScaleAt = [&](Value row) {
-                return kb.loadF32(v.aScaleInv, kb.add(kb.mul(kBlock, v.m),
-                                                      kb.minu(row, mLast)));
+                return kb.loadF32(v.aScaleInv,
+                                  kb.add(kb.mul(kBlock, aScaleStride),
+                                         kb.minu(row, mLast)));
               };
               if (p.hasBlockwiseColumnScales()) {
                 // 1x128 B: each element's scale pairs its row's A scale

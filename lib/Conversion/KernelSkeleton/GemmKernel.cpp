@@ -327,6 +327,9 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
       entries.push_back({"alignment", m.num(alignmentBytes)});
     return m.dict(entries);
   };
+  // The runtime checks the padded extent against the bound M.
+  std::string mnMajorScaleRows =
+      llvm::formatv("roundup(M, {0})", kMNMajorScaleAlignment).str();
   auto scaleShape = [&](ScaleMode mode, bool isA) -> SmallVector<Attribute> {
     switch (mode) {
     case ScaleMode::Tensor:
@@ -339,13 +342,16 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
       if (p.blockwiseAsMX)
         return {isA ? m.dim(kMXAtomRowsSymbol) : m.dim(nBlocks),
                 m.dim(kBlocks), m.dim(kMXAtomBytes)};
-      // 1x128 tiles are MN-major: A [ceil(K/128), M], B [ceil(K/128), N]
-      // (a K block's scales are contiguous). 128x128 B tiles:
+      // 1x128 tiles are MN-major: A [ceil(K/128), roundup(M, 4)], B
+      // [ceil(K/128), N] (N is a multiple of 16; a K block's scales are
+      // contiguous, kMNMajorScaleAlignment). 128x128 B tiles:
       // [ceil(N/128), ceil(K/128)].
       if (isA)
-        return {m.dim(kBlocks), m.dim("M")};
+        return {m.dim(kBlocks), m.dim(mnMajorScaleRows)};
       if (p.hasBlockwiseColumnScales())
-        return {m.dim(kBlocks), m.dim(p.n)};
+        return {m.dim(kBlocks),
+                m.dim(static_cast<int64_t>(
+                           llvm::alignTo(p.n, kMNMajorScaleAlignment)))};
       return {m.dim(nBlocks), m.dim(kBlocks)};
     case ScaleMode::MX:
       // The physical layout the kernel reads: [ceil(MN/128), ceil(K/128),
