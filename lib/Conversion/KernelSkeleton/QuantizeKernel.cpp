@@ -686,12 +686,12 @@ Value mlir::fp8::emitFiniteOrFltMax(ImplicitLocOpBuilder &b, Value scale) {
 
 std::pair<Value, Value>
 mlir::fp8::emitCurrentScalingScale(ImplicitLocOpBuilder &b, Value amax,
-                                   Type elementType, float epsilon,
-                                   bool pow2) {
+                                   Type elementType, float epsilon, bool pow2,
+                                   bool amaxMayBeNegative) {
   KernelBuilder kb(b);
   num::Format format = isa<Float8E5M2Type>(elementType) ? num::Format::E5M2
                                                         : num::Format::E4M3;
-  if (epsilon != 0.f) // amax < epsilon -> epsilon (NaN stays)
+  if (epsilon != 0.f || amaxMayBeNegative) // amax < epsilon -> epsilon
     amax = arith::SelectOp::create(
         b,
         arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, amax,

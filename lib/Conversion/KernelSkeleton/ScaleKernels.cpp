@@ -170,8 +170,10 @@ private:
 
 void ScaleKernelEmitter::emitCurrentScale(Value amax, Value scale,
                                           Value scaleInv) {
-  auto [s, inv] = emitCurrentScalingScale(b, kb.loadF32(amax, kb.i32(0)),
-                                          p.elementType, p.epsilon, p.pow2);
+  // The op's amax is any f32 (the folder's rule holds for negative ones).
+  auto [s, inv] =
+      emitCurrentScalingScale(b, kb.loadF32(amax, kb.i32(0)), p.elementType,
+                              p.epsilon, p.pow2, /*amaxMayBeNegative=*/true);
   kb.store(s, scale);
   kb.store(inv, scaleInv);
 }

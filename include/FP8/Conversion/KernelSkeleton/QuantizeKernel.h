@@ -140,10 +140,13 @@ ScaleTensorLayout getScaleTensorLayout(GranularityKind granularity,
 
 /// numerics::currentScalingScale(amax, <format of elementType>, epsilon,
 /// pow2) and 1 / scale, emitted as f32 arithmetic that gives the same bits
-/// for every amax (NaN, inf, negative and subnormal values included).
-std::pair<Value, Value> emitCurrentScalingScale(ImplicitLocOpBuilder &b,
-                                                Value amax, Type elementType,
-                                                float epsilon, bool pow2);
+/// for every amax (NaN, inf and subnormal values included, and negative
+/// ones when `amaxMayBeNegative`: the `amax < epsilon` clamp then applies
+/// for epsilon = 0 too; an amax of max |x| needs no such clamp).
+std::pair<Value, Value>
+emitCurrentScalingScale(ImplicitLocOpBuilder &b, Value amax, Type elementType,
+                        float epsilon, bool pow2,
+                        bool amaxMayBeNegative = false);
 /// numerics' finiteOrMax: +-inf becomes FLT_MAX.
 Value emitFiniteOrFltMax(ImplicitLocOpBuilder &b, Value scale);
 
