@@ -46,7 +46,7 @@ CHECK_KERNELS = [
      {"accumulation": "fast",
       "config": "#fp8.gemm_config<tile = 128x256x128, stages = 3, cluster = 2x1>"}),
     ("bw_cluster", "blockwise", 2112, 7168,
-     {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 6, cluster = 2x1>"}),
+     {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 2x1>"}),
     # Activations in the epilogue (after scales and bias).
     ("tw_silu_bias", "tensorwise", 2112, 2048,
      {"accumulation": "fast", "bias": "f32", "activation": "silu"}),
@@ -72,8 +72,17 @@ CHECK_KERNELS = [
     ("bw1d1d_wgrad_acc_k160", "blockwise_1d1d", 2112, 160,
      {"out": "f32", "accumulate": True}),
     ("bw1d1d_cluster", "blockwise_1d1d", 2112, 7168,
-     {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 6, cluster = 2x1>"}),
+     {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 2x1>"}),
     ("bw_7168_7168", "blockwise", 7168, 7168, {}),
+    # The 128-wide blockwise tile (one B block per tile), by override.
+    ("bw_t128", "blockwise", 7168, 2048,
+     {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 5>"}),
+    # Blockwise tiles 160 wide: tiles start at any multiple of 32 of a
+    # 128x128 B block and meet two of them (five column classes of B scales).
+    ("bw_t160", "blockwise", 2112, 7168,
+     {"config": "#fp8.gemm_config<tile = 128x160x128, stages = 4>"}),
+    ("tw_promoted_t160_f32", "tensorwise", 2112, 2048,
+     {"out": "f32", "config": "#fp8.gemm_config<tile = 128x160x128, stages = 4>"}),
 ]
 
 GRANULARITY = {
@@ -155,6 +164,8 @@ def kernel_specs(which):
                     tile = (f"128x{bench_tile_n(n)}x128" if accumulation == "fast"
                             else "128x128x128")
                     stages = 3 if tile.startswith("128x256") else (4 if "x192x" in tile else 6)
+                    if recipe == "blockwise":
+                        stages = 5  # the stages' scale slots take the sixth's room
                     specs.append((f"bench_{recipe}_{tag}_c2_n{n}_k{k}", recipe, n, k,
                                   {"accumulation": accumulation,
                                    "config": f"#fp8.gemm_config<tile = {tile}, "

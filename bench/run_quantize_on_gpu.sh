@@ -7,7 +7,8 @@
 #
 # Kernel dirs come from bench/make_quantize_kernels.py (build machine).
 # Environment: OUT (results; default bench/results), PYTHON (default python3),
-# SANITIZE (1: run compute-sanitizer; default 1).
+# SANITIZE (1: run compute-sanitizer; default 1), FP8RT_BUILD_DIR (default
+# /tmp/fp8rt-build).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CHECK_DIR=$(realpath "$1")
@@ -16,7 +17,7 @@ OUT_DIR=${OUT:-bench/results}
 PYTHON=${PYTHON:-python3}
 mkdir -p "$OUT_DIR"
 OUT_DIR=$(realpath "$OUT_DIR")
-BUILD_DIR=/tmp/fp8rt-build
+BUILD_DIR=${FP8RT_BUILD_DIR:-/tmp/fp8rt-build}
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader \
   | tee "$OUT_DIR/gpu.txt"
 

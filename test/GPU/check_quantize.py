@@ -20,8 +20,9 @@ before the launch, then
     (f32) rounded to the output type, bit for bit, and PyTorch's, over
     random codes (NaN/inf codes included) and scales (0, inf, NaN,
     subnormals, every UE8M0 code) in the layouts the quantize kernels write.
-With --bench, times every kernel (CUDA events, median of repeats, L2 flushed)
-against torch's device-to-device copy and PyTorch eager quantization.
+With --bench, times every kernel (CUDA events, median of repeats, L2 flushed
+by a read, see flush_l2) against torch's device-to-device copy and PyTorch
+eager quantization; also with a memset flush, for comparison.
 
     PYTHONPATH=python python3 test/GPU/check_quantize.py --kernels DIR --numerics LIB
         [--bench-kernels DIR] [--json out.json] [--markdown out.md]
@@ -498,6 +499,14 @@ CHECKS = {"compute_scale": check_compute_scale, "update_amax_history": check_upd
 # --- bandwidth ---------------------------------------------------------------
 
 def flush_l2(buf):
+    """Evicts the last launch's data from L2 by reading `buf` (larger than L2),
+    leaving L2 clean. A memset flush leaves L2 full of its dirty lines, whose
+    write-back then lands in the next timed launch: a copy pays it, a
+    read-only kernel (amax) pays it in full, 18% of its time at 8192^2."""
+    buf.sum()
+
+
+def memset_l2(buf):
     buf.zero_()
 
 
@@ -516,8 +525,9 @@ def time_fn(fn, flush, reps=20):
 
 
 def bench(kernel_dir, results):
-    l2 = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")
+    l2 = torch.zeros(256 * 2**20, dtype=torch.uint8, device="cuda")
     flush = lambda: flush_l2(l2)  # noqa: E731
+    memset = lambda: memset_l2(l2)  # noqa: E731
     by_shape = {}
     for path in sorted(Path(kernel_dir).glob("*.json")):
         meta = json.loads(path.read_text())
@@ -529,6 +539,7 @@ def bench(kernel_dir, results):
         dst = torch.empty_like(x)
         t_copy = time_fn(lambda: dst.copy_(x), flush)
         copy_bw = 2 * x.numel() * 2 / t_copy
+        memset_copy_bw = 2 * x.numel() * 2 / time_fn(lambda: dst.copy_(x), memset)
         kernels = {}
         for path in paths:
             meta = json.loads(path.read_text())
@@ -549,9 +560,13 @@ def bench(kernel_dir, results):
         amax_name = next((k for k in kernels if k.startswith("fp8_amax")), None)
         for name, (k, launch, nbytes, meta) in kernels.items():
             t = time_fn(launch, flush)
+            t_memset = time_fn(launch, memset)
             entry = {"kernel": name, "n": n, "seconds": t, "bytes": nbytes,
                      "bandwidth_GBps": nbytes / t / 1e9, "copy_GBps": copy_bw / 1e9,
-                     "fraction_of_copy": nbytes / t / copy_bw}
+                     "fraction_of_copy": nbytes / t / copy_bw,
+                     "memset_flush_seconds": t_memset,
+                     "memset_flush_copy_GBps": memset_copy_bw / 1e9,
+                     "memset_flush_fraction_of_copy": nbytes / t_memset / memset_copy_bw}
             q = meta["quantize"]
             if q.get("rule") == "current" and amax_name:
                 # Per-tensor current scaling = amax kernel + cast kernel.
@@ -565,6 +580,7 @@ def bench(kernel_dir, results):
             results.append(entry)
             print(f"{name:75s} {t * 1e6:8.1f} us {nbytes / t / 1e9:7.0f} GB/s "
                   f"({100 * nbytes / t / copy_bw:5.1f}% of copy {copy_bw / 1e9:.0f} GB/s)"
+                  + f"  memset-flush {100 * entry['memset_flush_fraction_of_copy']:5.1f}%"
                   + (f"  2-launch {100 * entry['two_launch_fraction_of_copy']:5.1f}%"
                      if "two_launch_seconds" in entry else "")
                   + (f"  torch {entry['torch_eager_seconds'] * 1e6:8.1f} us"

@@ -2,13 +2,14 @@
 //
 // A persistent kernel: CTAs stride over output tiles (grouped raster order).
 // Warpgroup 0 is the producer: one thread issues the TMA loads of A and B
-// K-blocks into a ring of shared-memory stages. Warpgroups 1.. are
-// consumers: each owns 64 rows of the tile and issues wgmma.mma_async
-// m64nNk32 over the stage, then frees it. Promoted accumulation moves the
-// partial sums of every 128-K block into an f32 accumulator (scaled by the
-// blockwise scales: per row of A, and per 128x128 tile or per column of B)
-// with FMAs on the CUDA cores. The epilogue applies the
-// remaining scales, bias and C, converts, and stores.
+// K-blocks into a ring of shared-memory stages; with blockwise scales, warp
+// 1 copies each K block's scales next to its stage (cp.async). Warpgroups
+// 1.. are consumers: each owns 64 rows of the tile and issues
+// wgmma.mma_async m64nNk32 over the stage, then frees it. Promoted
+// accumulation moves the partial sums of every 128-K block into an f32
+// accumulator (scaled by the blockwise scales: per row of A, and per
+// 128x128 tile or per column of B) with FMAs on the CUDA cores. The
+// epilogue applies the remaining scales, bias and C, converts, and stores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,8 @@
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -28,9 +31,12 @@ static constexpr int64_t kProducerRegisters = 40;
 static constexpr int64_t kConsumerRegistersTwoWarpgroups = 232;
 static constexpr int64_t kConsumerRegistersOneWarpgroup = 240;
 static constexpr int64_t kMaxStages = 8;
-/// 128x128 blockwise B scales cover 128 N rows; one scale per tile needs
-/// tile N 128.
+/// 128x128 blockwise B scales cover 128 N rows.
 static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
+/// Promoted accumulation keeps two f32 accumulators (the partial sums of the
+/// K block and the promoted sums) of tile N / 2 registers each per thread:
+/// 2 x 96 of the 232 a consumer thread gets.
+static constexpr int64_t kMaxPromotedTileN = 192;
 /// Candidate tile N for the heuristic, largest first. With a TMA-store
 /// epilogue the tile is a whole number of 128-byte store boxes.
 static constexpr int64_t kTileNCandidates[] = {256, 224, 192, 160, 128};
@@ -38,8 +44,81 @@ static constexpr int64_t kTileNCandidates[] = {256, 224, 192, 160, 128};
 static constexpr int64_t kConsumerBarrierId = 1;
 
 int64_t hopper::getDynamicSharedMemoryBytes(const GemmTiling &t) {
-  return t.stages * t.stageBytes() + t.epilogueBytes() +
+  return t.stages * (t.stageBytes() + t.stageScaleBytes) + t.epilogueBytes() +
          PipelineRing::barrierBytes(t.stages);
+}
+
+namespace {
+/// Which 128x128 B scale the 8-column groups of a tile use. Tiles start at
+/// multiples of g = gcd(tile N, 128) in their 128-row block of B and meet at
+/// most two blocks (tile N <= 128 + g). Column group j is in the tile's
+/// first block iff the tile's offset in it is below 128 - 8j, i.e. below
+/// roundup(128 - 8j, g): groups below g are always in the first block,
+/// groups from 128 on always in the second, and groups with the same bound
+/// in between choose alike. Each such class of groups gets one slot in the
+/// stage's scale slot, filled by the loader with the right block's scale, so
+/// that the consumers index scales by compile-time class only.
+struct BScaleClasses {
+  /// Per class: 0 (always the first block), kScaleBlock (always the
+  /// second), or the bound below which the tile's offset picks the first.
+  SmallVector<int64_t> bounds;
+  /// Per column group j: its class.
+  SmallVector<int64_t> classOfGroup;
+
+  explicit BScaleClasses(const GemmTiling &t) {
+    int64_t g = std::gcd(t.tileN, kScaleBlock);
+    for (int64_t j = 0; j < t.tileN / 8; ++j) {
+      int64_t bound = 8 * j < g               ? 0
+                      : 8 * j >= kScaleBlock ? kScaleBlock
+                                             : (kScaleBlock - 8 * j + g - 1) / g * g;
+      auto *it = llvm::find(bounds, bound);
+      classOfGroup.push_back(it - bounds.begin());
+      if (it == bounds.end())
+        bounds.push_back(bound);
+    }
+  }
+};
+} // namespace
+
+/// The scale slot of a blockwise stage: the K block's A scales of the tile's
+/// rows, then its B scale(s) (128x128 B tiles) or the B scales of the tile's
+/// columns (1x128 B tiles), f32, padded to 16 bytes.
+static int64_t getStageScaleBytes(const GemmProblem &p, const GemmTiling &t) {
+  if (!p.isBlockwise())
+    return 0;
+  int64_t bScales = p.hasBlockwiseColumnScales()
+                        ? t.tileN
+                        : BScaleClasses(t).bounds.size();
+  return (4 * (t.tileM + bScales) + 15) / 16 * 16;
+}
+
+/// SMs of the sm_90a parts the heuristic plans waves for (H100 and H200
+/// SXM).
+static constexpr int64_t kMultiprocessors = 132;
+
+/// Tile N of a promoted kernel: 192 or 128. A wider
+/// tile spends the per-K-block wait and promotion on more MMAs (H100,
+/// tensorwise, M >= 4096: geomean 1.11x the 128-wide tile; bench/NOTES.md),
+/// a narrower one pads N less and, for a small M, keeps more SMs busy. The
+/// cost model is the number of waves (with the static M when the IR has one,
+/// else M large, where waves grow with the padded N) times the tile's time,
+/// the 128-wide tile running at 0.9 of the 192-wide one's rate. 1x128 B
+/// scales (one per column) keep 128: a wider tile's column scales do not
+/// fit the registers.
+static int64_t pickPromotedTileN(const GemmProblem &p) {
+  if (p.hasBlockwiseColumnScales())
+    return kScaleBlock;
+  auto cost = [&](int64_t tileN, double rate) {
+    int64_t nTiles = (p.n + tileN - 1) / tileN;
+    double work = static_cast<double>(nTiles * tileN);
+    if (!ShapedType::isDynamic(p.staticM)) {
+      int64_t tiles = (p.staticM + 127) / 128 * nTiles;
+      work = static_cast<double>((tiles + kMultiprocessors - 1) /
+                                 kMultiprocessors * tileN);
+    }
+    return work / rate;
+  };
+  return cost(192, 1.0) <= cost(128, 0.9) ? 192 : 128;
 }
 
 static int64_t pickTileN(int64_t n, int64_t storeBoxColumns) {
@@ -68,14 +147,17 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
   GemmTiling t;
   if (config) {
     t = getGemmTiling(config, outputBytes, canStageOutput);
+    t.stageScaleBytes = getStageScaleBytes(p, t);
   } else {
     t.outputBytes = outputBytes;
     t.tmaStoreEpilogue = canStageOutput;
-    t.tileN = promote ? kScaleBlock
+    t.tileN = promote ? pickPromotedTileN(p)
                       : pickTileN(p.n, canStageOutput ? t.storeBoxColumns() : 0);
+    t.stageScaleBytes = getStageScaleBytes(p, t);
     int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
                         PipelineRing::barrierBytes(kMaxStages);
-    t.stages = std::min<int64_t>(kMaxStages, available / t.stageBytes());
+    t.stages = std::min<int64_t>(kMaxStages,
+                                 available / (t.stageBytes() + t.stageScaleBytes));
   }
 
   if (t.tileM != 64 && t.tileM != 128)
@@ -83,15 +165,17 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
                                "or two consumer warpgroups), got "
                             << t.tileM;
   if (p.isBlockwise() && !p.hasBlockwiseColumnScales() &&
-      t.tileN != kScaleBlock)
-    return op.emitOpError() << "the sm_90a blockwise kernels apply one B "
-                               "scale per tile: expected tile N "
-                            << kScaleBlock << ", got " << t.tileN;
-  if (promote && t.tileN > kScaleBlock)
+      t.tileN > kScaleBlock + std::gcd(t.tileN, kScaleBlock))
+    return op.emitOpError()
+           << "the sm_90a blockwise kernels take the 128x128 B scales of at "
+              "most two B blocks per tile: expected tile N <= 128 + gcd(tile "
+              "N, 128), got "
+           << t.tileN;
+  if (promote && t.tileN > kMaxPromotedTileN)
     return op.emitOpError()
            << "promoted accumulation keeps two f32 accumulators of tile N / 2 "
               "registers per thread: expected tile N <= "
-           << kScaleBlock << ", got " << t.tileN;
+           << kMaxPromotedTileN << ", got " << t.tileN;
   if (t.clusterN != 1 || (t.clusterM != 1 && t.clusterM != 2))
     return op.emitOpError() << "the sm_90a kernels take clusters of 1x1 or "
                                "2x1 (two M tiles sharing a multicast B tile), "
@@ -112,6 +196,15 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
   return t;
 }
 
+/// Arrivals that free a stage (its empty barrier's count): one per consumer
+/// warp of the cluster's CTAs, or one per consumer thread when the stage has
+/// a scale slot (each thread's arrival releases its own reads of it).
+static int64_t getConsumerArrivals(const GemmTiling &t) {
+  int64_t perWarpgroup =
+      t.stageScaleBytes ? kWarpgroupThreads : kWarpgroupThreads / kWarpThreads;
+  return t.numConsumers() * perWarpgroup * t.clusterM;
+}
+
 namespace {
 /// The values the producer and consumer code share.
 struct KernelValues : GemmKernelParams {
@@ -127,6 +220,12 @@ struct KernelValues : GemmKernelParams {
   Value firstUnit;    ///< this CTA's cluster index
   Value unitStride;   ///< number of clusters
   PipelineRing ring;
+  /// The stages' scale slots (blockwise), `stageScaleBytes` apart.
+  Value scaleSlots;
+
+  Value scaleSlot(KernelBuilder &kb, const GemmTiling &t, Value stage) const {
+    return kb.bytePtr(scaleSlots, kb.mul(stage, kb.i32(t.stageScaleBytes)));
+  }
 };
 
 /// The tile of `unit` that this CTA computes.
@@ -141,109 +240,182 @@ static TileCoordinate emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
 }
 } // namespace
 
-static void emitProducer(KernelBuilder &kb, const GemmProblem &p,
-                         const GemmTiling &t, const KernelValues &v) {
-  ImplicitLocOpBuilder &b = kb.builder();
-  NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
-                                 NVVM::SetMaxRegisterAction::decrease);
-  // One thread issues every TMA load.
-  kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
-    int64_t kBlocks = p.numKBlocks(t.tileK);
-    // With a cluster, each CTA loads 1/clusterM of the B tile and multicasts
-    // it to the whole cluster.
-    int64_t bRows = t.tileN / t.clusterM;
-    Value multicastMask;
-    Value bRowOffset = kb.i32(0);
-    if (t.clusterM > 1) {
-      multicastMask = arith::ConstantIntOp::create(
-          kb.builder(), (1 << t.clusterM) - 1, 16);
-      bRowOffset = kb.mul(v.clusterRank, kb.i32(bRows));
-    }
-    kb.forLoop(
-        v.firstUnit, v.numUnits, v.unitStride, {kb.i32(0)},
-        [&](Value unit, ValueRange state) {
-          TileCoordinate coord = emitTileOfUnit(kb, p, t, v, unit);
-          Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
-          Value nOffset =
-              kb.add(kb.mul(coord.nTile, kb.i32(t.tileN)), bRowOffset);
-          ValueRange next = kb.forLoop(
-              kb.i32(0), kb.i32(kBlocks), kb.i32(1), {state[0]},
-              [&](Value kBlock, ValueRange inner) {
-                Value iteration = inner[0];
-                Value stage = v.ring.stage(kb, iteration);
-                kb.mbarrierWait(v.ring.emptyBarrier(kb, stage),
-                                v.ring.producerParity(kb, iteration));
-                Value full = v.ring.fullBarrier(kb, stage);
-                // Out-of-bounds box elements are zero-filled and counted:
-                // every stage receives the full box bytes.
-                kb.mbarrierArriveExpectTx(full, t.stageBytes());
-                Value aTile =
-                    kb.bytePtr(v.smem, kb.mul(stage, kb.i32(t.stageBytes())));
-                Value bTile = kb.bytePtr(
-                    aTile, kb.add(kb.i32(t.tileM * t.tileK),
-                                  kb.mul(bRowOffset, kb.i32(t.tileK))));
-                Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
-                kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
-                kb.tmaLoad2d(bTile, v.tmaB, kOffset, nOffset, full,
-                             multicastMask);
-                return SmallVector<Value>{kb.add(iteration, kb.i32(1))};
-              });
-          return SmallVector<Value>{next[0]};
-        });
+/// Walks the producer side of the pipeline: for every K block of every tile
+/// of this CTA, waits until the block's stage is free and calls `body` with
+/// the tile, the K block and the stage.
+static void forEachFreeStage(
+    KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+    const KernelValues &v,
+    function_ref<void(const TileCoordinate &, Value kBlock, Value stage)>
+        body) {
+  kb.forLoop(
+      v.firstUnit, v.numUnits, v.unitStride, {kb.i32(0)},
+      [&](Value unit, ValueRange state) {
+        TileCoordinate coord = emitTileOfUnit(kb, p, t, v, unit);
+        ValueRange next = kb.forLoop(
+            kb.i32(0), kb.i32(p.numKBlocks(t.tileK)), kb.i32(1), {state[0]},
+            [&](Value kBlock, ValueRange inner) {
+              Value iteration = inner[0];
+              Value stage = v.ring.stage(kb, iteration);
+              kb.mbarrierWait(v.ring.emptyBarrier(kb, stage),
+                              v.ring.producerParity(kb, iteration));
+              body(coord, kBlock, stage);
+              return SmallVector<Value>{kb.add(iteration, kb.i32(1))};
+            });
+        return SmallVector<Value>{next[0]};
+      });
+}
+
+/// One thread issues every TMA load.
+static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
+                            const GemmTiling &t, const KernelValues &v) {
+  // With a cluster, each CTA loads 1/clusterM of the B tile and multicasts
+  // it to the whole cluster.
+  int64_t bRows = t.tileN / t.clusterM;
+  Value multicastMask;
+  Value bRowOffset = kb.i32(0);
+  if (t.clusterM > 1) {
+    multicastMask = arith::ConstantIntOp::create(kb.builder(),
+                                                 (1 << t.clusterM) - 1, 16);
+    bRowOffset = kb.mul(v.clusterRank, kb.i32(bRows));
+  }
+  forEachFreeStage(kb, p, t, v, [&](const TileCoordinate &coord, Value kBlock,
+                                    Value stage) {
+    Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
+    Value nOffset = kb.add(kb.mul(coord.nTile, kb.i32(t.tileN)), bRowOffset);
+    Value full = v.ring.fullBarrier(kb, stage);
+    // Out-of-bounds box elements are zero-filled and counted: every stage
+    // receives the full box bytes.
+    kb.mbarrierArriveExpectTx(full, t.stageBytes());
+    Value aTile = kb.bytePtr(v.smem, kb.mul(stage, kb.i32(t.stageBytes())));
+    Value bTile = kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
+                                           kb.mul(bRowOffset, kb.i32(t.tileK))));
+    Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
+    kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
+    kb.tmaLoad2d(bTile, v.tmaB, kOffset, nOffset, full, multicastMask);
   });
 }
 
-/// The B scales of this K block for a thread's fragment columns, 1x128 B
-/// tiles stored MN-major [ceil(K/128), N] (N % 16 == 0, so that is
-/// roundup(N, 4)): element 2j + e is the scale of
-/// column nOffset + 8j + colInFragment + e (the columns of accumulator
-/// elements 4j + e and 4j + 2 + e). Each even-aligned pair is one 8-byte
-/// load; past N (a partial last tile) the loads are clamped to the last pair,
-/// whose columns are never stored.
+/// Blockwise scales travel with their stage: the 32 lanes of this warp copy
+/// the K block's scales into the stage's scale slot with 4-byte cp.async
+/// (no alignment asked of the scale tensors) and each lane's copies count
+/// as one arrival on the stage's full barrier once they land. The consumers
+/// then read them from shared memory, instead of waiting on global loads
+/// between their MMAs and the promotion. Rows past M and columns past N
+/// read the last row / column (their results are never stored).
+static void emitScaleLoader(KernelBuilder &kb, const GemmProblem &p,
+                            const GemmTiling &t, const KernelValues &v,
+                            Value lane) {
+  int64_t kBlocks = p.numKBlocks(t.tileK);
+  Value mLast = kb.sub(v.m, kb.i32(1));
+  Value aScaleStride = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
+                              kb.i32(kMNMajorScaleAlignment));
+  // Copies `count` scales of one K block, element first + i (clamped to
+  // `last`) of the block's scales at `blockStart` of `src`, to slot byte
+  // offset `slotOffset` + 4 i.
+  auto copyScales = [&](Value slot, int64_t slotOffset, int64_t count,
+                        Value src, Value blockStart, Value first, Value last) {
+    for (int64_t i = 0; i < count; i += kWarpThreads) {
+      Value index = kb.add(lane, kb.i32(i));
+      auto copy = [&] {
+        Value element = kb.minu(kb.add(first, index), last);
+        kb.cpAsync(kb.bytePtr(slot, kb.add(kb.mul(index, kb.i32(4)),
+                                           kb.i32(slotOffset))),
+                   kb.globalElementPtr(src, kb.add(blockStart, element), 4),
+                   4);
+      };
+      if (i + kWarpThreads <= count)
+        copy();
+      else
+        kb.ifThen(kb.ult(index, kb.i32(count)), copy);
+    }
+  };
+  forEachFreeStage(kb, p, t, v, [&](const TileCoordinate &coord, Value kBlock,
+                                    Value stage) {
+    Value slot = v.scaleSlot(kb, t, stage);
+    Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
+    Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+    // A: 1x128 tiles, MN-major [ceil(K/128), roundup(M, 4)]
+    // (kMNMajorScaleAlignment: the layout the quantize kernels write).
+    copyScales(slot, 0, t.tileM, v.aScaleInv, kb.mul(kBlock, aScaleStride),
+               mOffset, mLast);
+    if (p.hasBlockwiseColumnScales()) {
+      // B: 1x128 tiles, MN-major [ceil(K/128), N] (N % 16 == 0, so that is
+      // roundup(N, 4) too).
+      copyScales(slot, 4 * t.tileM, t.tileN, v.bScaleInv,
+                 kb.mul(kBlock, kb.i32(p.n)), nOffset, kb.i32(p.n - 1));
+    } else {
+      // B: 128x128 tiles [ceil(N/128), ceil(K/128)]: lane c copies the
+      // scale of column class c (BScaleClasses), clamped to the last block.
+      Value firstBlock = kb.divu(nOffset, kb.i32(kScaleBlock));
+      Value offsetInBlock = kb.remu(nOffset, kb.i32(kScaleBlock));
+      for (auto [c, bound] : llvm::enumerate(BScaleClasses(t).bounds)) {
+        kb.ifThen(kb.eq(lane, kb.i32(c)), [&] {
+          Value block = firstBlock;
+          if (bound == kScaleBlock)
+            block = kb.add(block, kb.i32(1));
+          else if (bound != 0)
+            block = arith::SelectOp::create(
+                kb.builder(), kb.ult(offsetInBlock, kb.i32(bound)), block,
+                kb.add(block, kb.i32(1)));
+          block = kb.minu(block, kb.i32((p.n - 1) / kScaleBlock));
+          kb.cpAsync(
+              kb.bytePtr(slot, 4 * (t.tileM + static_cast<int64_t>(c))),
+              kb.globalElementPtr(
+                  v.bScaleInv, kb.add(kb.mul(block, kb.i32(kBlocks)), kBlock),
+                  4),
+              4);
+        });
+      }
+    }
+    kb.cpAsyncArriveOn(v.ring.fullBarrier(kb, stage));
+  });
+}
+
+static void emitProducer(KernelBuilder &kb, const GemmProblem &p,
+                         const GemmTiling &t, const KernelValues &v) {
+  NVVM::SetMaxRegisterOp::create(kb.builder(), kProducerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] { emitTmaProducer(kb, p, t, v); });
+  if (t.stageScaleBytes)
+    kb.ifThen(kb.eq(kb.divu(v.tid, kb.i32(kWarpThreads)), kb.i32(1)), [&] {
+      emitScaleLoader(kb, p, t, v, kb.remu(v.tid, kb.i32(kWarpThreads)));
+    });
+}
+
+/// The B scales of this K block for a thread's fragment columns (1x128 B
+/// tiles), from the stage's scale slot: element 2j + e is the scale of tile
+/// column 8j + colInFragment + e (the columns of accumulator elements
+/// 4j + e and 4j + 2 + e); each even-aligned pair is one 8-byte load.
 static SmallVector<Value> emitColumnScaleLoads(KernelBuilder &kb,
-                                               const GemmProblem &p,
                                                const GemmTiling &t,
-                                               const KernelValues &v,
-                                               Value kBlock, Value nOffset,
+                                               Value columnScales,
                                                Value colInFragment) {
   ImplicitLocOpBuilder &b = kb.builder();
   auto f32x2 = VectorType::get({2}, b.getF32Type());
-  bool guardColumns = p.n % t.tileN != 0;
-  Value blockStart = kb.mul(kBlock, kb.i32(p.n));
   SmallVector<Value> scales;
   for (int64_t j = 0; j < t.tileN / 8; ++j) {
-    Value col = kb.add(nOffset, kb.add(kb.i32(8 * j), colInFragment));
-    if (guardColumns)
-      col = kb.minu(col, kb.i32(p.n - 2));
-    Value pair = kb.load(
-        f32x2, kb.globalElementPtr(v.bScaleInv, kb.add(blockStart, col), 4));
+    Value col = kb.add(kb.i32(8 * j), colInFragment);
+    Value pair =
+        kb.load(f32x2, kb.bytePtr(columnScales, kb.mul(col, kb.i32(4))));
     for (int e = 0; e < 2; ++e)
       scales.push_back(LLVM::ExtractElementOp::create(b, pair, kb.i32(e)));
   }
   return scales;
 }
 
-/// final += partial * scale, element-wise over a thread's accumulator; the
-/// scale of element i depends on its row (i % 4 < 2: first row of the pair)
-/// and, with `columnScales` (1x128 B tiles), on its column: element
-/// 4j + 2h + e is scaled by rowScale_h * columnScales[2j + e].
+/// final += partial * scale, element-wise over a thread's accumulator;
+/// `elementScale(i)` is the scale of element i (null: final += partial).
 static Value emitPromotion(KernelBuilder &kb, Value final, Value partial,
-                           Value rowScale0, Value rowScale1,
-                           ArrayRef<Value> columnScales, int64_t tileN) {
+                           int64_t tileN,
+                           function_ref<Value(int64_t)> elementScale) {
   ImplicitLocOpBuilder &b = kb.builder();
   for (int64_t i = 0; i < tileN / 2; ++i) {
     Value f = LLVM::ExtractValueOp::create(b, final, i);
     Value x = LLVM::ExtractValueOp::create(b, partial, i);
-    Value updated;
-    if (rowScale0) {
-      Value scale = (i % 4) < 2 ? rowScale0 : rowScale1;
-      if (!columnScales.empty())
-        scale = arith::MulFOp::create(b, scale,
-                                      columnScales[2 * (i / 4) + i % 2]);
-      updated = LLVM::FMAOp::create(b, x, scale, f);
-    } else {
-      updated = arith::AddFOp::create(b, f, x);
-    }
+    Value scale = elementScale ? elementScale(i) : Value();
+    Value updated = scale ? LLVM::FMAOp::create(b, x, scale, f).getResult()
+                          : arith::AddFOp::create(b, f, x).getResult();
     final = LLVM::InsertValueOp::create(b, final, updated, i);
   }
   return final;
@@ -442,15 +614,17 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
     tensorScale = tensorScale ? arith::MulFOp::create(b, tensorScale, s) : s;
   }
   Value smemAddress = kb.sharedAddress(v.smem);
-  Value mLast = kb.sub(v.m, kb.i32(1));
+  BScaleClasses bClasses(t);
+  int64_t numBScaleClasses = bClasses.bounds.size();
 
   // A stage is free once every consumer warp of the cluster is done with
-  // it: lane 0 of each warp arrives on the stage's empty barrier in every
+  // it: one lane of each warp arrives on the stage's empty barrier in every
   // CTA of the cluster (wgmma.wait_group is warpgroup-wide, so the whole warp
-  // has finished reading).
-  Value isWarpLeader = kb.eq(lane, kb.i32(0));
+  // has finished reading its tiles). With a scale slot, which every thread
+  // reads itself, every thread arrives, so that each one's release covers
+  // its own reads (getConsumerArrivals).
   auto releaseStage = [&](Value stage) {
-    kb.ifThen(isWarpLeader, [&] {
+    auto arrive = [&] {
       Value empty = v.ring.emptyBarrier(kb, stage);
       if (t.clusterM == 1) {
         kb.mbarrierArrive(empty);
@@ -458,16 +632,15 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
       }
       for (int64_t rank = 0; rank < t.clusterM; ++rank)
         kb.mbarrierArrive(kb.mapToClusterRank(empty, kb.i32(rank)));
-    });
+    };
+    if (t.stageScaleBytes)
+      arrive();
+    else
+      kb.ifThen(kb.electOneLane(), arrive);
   };
   kb.forLoop(
       v.firstUnit, v.numUnits, v.unitStride, {kb.i32(0)},
       [&](Value unit, ValueRange state) {
-        TileCoordinate coord = emitTileOfUnit(kb, p, t, v, unit);
-        Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
-        Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
-        Value rows[2] = {kb.add(mOffset, rowInTile),
-                         kb.add(kb.add(mOffset, rowInTile), kb.i32(8))};
         Value zero = LLVM::ZeroOp::create(b, accType);
         SmallVector<Value> init = {state[0], zero};
         if (promote)
@@ -480,35 +653,6 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
               Value stage = v.ring.stage(kb, iteration);
               kb.mbarrierWait(v.ring.fullBarrier(kb, stage),
                               v.ring.consumerParity(kb, iteration));
-              // This K block's scales, loaded before the MMAs so their
-              // latency hides behind them. A: [K/128, roundup(M, 4)]
-              // (MN-major, kMNMajorScaleAlignment).
-              Value rowScale0, rowScale1;
-              SmallVector<Value> columnScales;
-              Value aScaleStride =
-                  kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
-                         kb.i32(kMNMajorScaleAlignment));
-              auto aScaleAt = [&](Value row) {
-                return kb.loadF32(v.aScaleInv,
-                                  kb.add(kb.mul(kBlock, aScaleStride),
-                                         kb.minu(row, mLast)));
-              };
-              if (p.hasBlockwiseColumnScales()) {
-                // 1x128 B: each element's scale pairs its row's A scale
-                // with its column's B scale (emitPromotion).
-                rowScale0 = aScaleAt(rows[0]);
-                rowScale1 = aScaleAt(rows[1]);
-                columnScales = emitColumnScaleLoads(kb, p, t, v, kBlock,
-                                                    nOffset, colInFragment);
-              } else if (p.isBlockwise()) {
-                // 128x128 B: one scale for the whole tile.
-                Value bScale = kb.loadF32(v.bScaleInv,
-                    kb.add(kb.mul(kb.divu(nOffset, kb.i32(kScaleBlock)),
-                                  kb.i32(kBlocks)),
-                           kBlock));
-                rowScale0 = arith::MulFOp::create(b, aScaleAt(rows[0]), bScale);
-                rowScale1 = arith::MulFOp::create(b, aScaleAt(rows[1]), bScale);
-              }
               Value stageAddress =
                   kb.add(smemAddress, kb.mul(stage, kb.i32(t.stageBytes())));
               Value aAddress = kb.add(
@@ -528,6 +672,51 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                     /*accumulate=*/!(promote && s == 0));
               }
               NVVM::WgmmaGroupSyncAlignedOp::create(b);
+              // This K block's scales (copied into the stage's scale slot
+              // by the producer's loader warp), read while the MMAs run (not
+              // before them: the registers are short while the wgmma
+              // descriptors are live).
+              // Element 4j + 2h + e of the accumulator (row h, column
+              // 8j + e of the fragment) is scaled by its row's A scale
+              // times its column's B scale.
+              Value rowScale[2];
+              SmallVector<Value> columnScales;
+              SmallVector<Value> bClassScales;
+              // The products rowScale[h] * bClassScales[c], made where first
+              // used (the promotion walks the classes in order).
+              DenseMap<int64_t, Value> elementScales;
+              if (p.isBlockwise()) {
+                Value slot = v.scaleSlot(kb, t, stage);
+                for (int h = 0; h < 2; ++h)
+                  rowScale[h] = kb.load(
+                      b.getF32Type(),
+                      kb.bytePtr(slot, kb.mul(kb.add(rowInTile, kb.i32(8 * h)),
+                                              kb.i32(4))));
+                Value bScales = kb.bytePtr(slot, 4 * t.tileM);
+                if (p.hasBlockwiseColumnScales()) {
+                  // 1x128 B: one scale per column.
+                  columnScales =
+                      emitColumnScaleLoads(kb, t, bScales, colInFragment);
+                } else {
+                  // 128x128 B: one scale per column class.
+                  for (int64_t c = 0; c < numBScaleClasses; ++c)
+                    bClassScales.push_back(
+                        kb.load(b.getF32Type(), kb.bytePtr(bScales, 4 * c)));
+                }
+              }
+              auto elementScale = [&](int64_t i) -> Value {
+                if (!p.isBlockwise())
+                  return Value();
+                int64_t j = i / 4, h = (i % 4) / 2, e = i % 2;
+                if (!columnScales.empty())
+                  return arith::MulFOp::create(b, rowScale[h],
+                                               columnScales[2 * j + e]);
+                int64_t c = bClasses.classOfGroup[j];
+                Value &scale = elementScales[2 * c + h];
+                if (!scale)
+                  scale = arith::MulFOp::create(b, rowScale[h], bClassScales[c]);
+                return scale;
+              };
               if (promote) {
                 // The partial sums are needed now.
                 NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
@@ -545,9 +734,8 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
               }
               SmallVector<Value> next = {kb.add(iteration, kb.i32(1)), acc};
               if (promote)
-                next.push_back(emitPromotion(kb, carried[2], acc, rowScale0,
-                                             rowScale1, columnScales,
-                                             t.tileN));
+                next.push_back(emitPromotion(kb, carried[2], acc, t.tileN,
+                                             elementScale));
               return next;
             });
         if (!promote) {
@@ -556,6 +744,14 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
           releaseStage(v.ring.stage(kb, kb.sub(loop[0], kb.i32(1))));
         }
         Value result = promote ? loop[2] : loop[1];
+        // The tile's place, computed only now: the mainloop reads nothing of
+        // it (its scales come through the stages), so nothing of it stays
+        // live across the loop, where the accumulators take the registers.
+        TileCoordinate coord = emitTileOfUnit(kb, p, t, v, unit);
+        Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
+        Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+        Value rows[2] = {kb.add(mOffset, rowInTile),
+                         kb.add(kb.add(mOffset, rowInTile), kb.i32(8))};
         SmallVector<Value> values =
             emitEpilogueValues(kb, p, t, v, result, rows, nOffset,
                                colInFragment, tensorScale);
@@ -609,13 +805,16 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   v.smem = kb.dynamicSharedMemory();
   // Shared memory: the stage ring, the output staging buffer, the barriers.
   v.epilogueBuffer = kb.bytePtr(v.smem, t.stages * t.stageBytes());
+  int64_t scaleSlotsOffset = t.stages * t.stageBytes() + t.epilogueBytes();
+  v.scaleSlots = kb.bytePtr(v.smem, scaleSlotsOffset);
   v.ring = PipelineRing(
-      kb.bytePtr(v.smem, t.stages * t.stageBytes() + t.epilogueBytes()),
+      kb.bytePtr(v.smem, scaleSlotsOffset + t.stages * t.stageScaleBytes),
       t.stages);
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
-    v.ring.init(kb, /*producerArrivals=*/1,
-                /*consumerArrivals=*/t.numConsumers() *
-                    (kWarpgroupThreads / kWarpThreads) * t.clusterM);
+    // The TMA thread's arrival, and one per lane of the scale loader.
+    v.ring.init(kb,
+                /*producerArrivals=*/1 + (t.stageScaleBytes ? kWarpThreads : 0),
+                /*consumerArrivals=*/getConsumerArrivals(t));
     kb.prefetchTensorMap(v.tmaA);
     kb.prefetchTensorMap(v.tmaB);
     if (v.tmaD)

@@ -145,6 +145,17 @@ void KernelBuilder::mbarrierWait(Value barrier, Value parity) {
                                         i32(kMBarrierSuspendTimeHintNs));
 }
 
+void KernelBuilder::cpAsync(Value dst, Value src, int64_t bytes) {
+  // .ca: 4- and 8-byte copies take no other cache operator.
+  NVVM::CpAsyncOp::create(b, dst, src, static_cast<uint32_t>(bytes),
+                          NVVM::LoadCacheModifierKind::CA,
+                          /*cpSize=*/Value());
+}
+
+void KernelBuilder::cpAsyncArriveOn(Value barrier) {
+  NVVM::CpAsyncMBarrierArriveOp::create(b, barrier, /*noinc=*/true);
+}
+
 void KernelBuilder::tmaLoad2d(Value dst, Value tensorMap, Value inner,
                               Value outer, Value barrier, Value multicastMask) {
   // The `.shared::cluster` form takes a shared::cluster address; a CTA's own
@@ -182,6 +193,14 @@ void KernelBuilder::namedBarrier(int64_t id, int64_t threads) {
   NVVM::BarrierOp::create(b, /*res=*/Type(), i32(id), i32(threads),
                           /*reductionOp=*/NVVM::BarrierReductionAttr(),
                           /*reductionPredicate=*/Value());
+}
+
+void KernelBuilder::syncWarp() {
+  NVVM::SyncWarpOp::create(b, i32(-1));
+}
+
+Value KernelBuilder::electOneLane() {
+  return NVVM::ElectSyncOp::create(b, b.getI1Type(), /*membermask=*/Value());
 }
 
 void KernelBuilder::prefetchTensorMap(Value tensorMap) {

@@ -41,9 +41,22 @@ static constexpr int64_t kChunksPerRow = kQuantizeTileCols / kVector; // 16
 static constexpr int64_t kRowsPerThread =
     kQuantizeTileRows * kChunksPerRow / kQuantizeThreads; // 8
 static constexpr int64_t kRowStep = kQuantizeThreads / kChunksPerRow; // 16
+/// A thread quantizes 8 segments of 8 consecutive elements per output.
+static constexpr int64_t kSegments = kRowsPerThread;
+/// The f32 transpose tile: 128 floats a row, in 16-byte groups of 4.
+static constexpr int64_t kTransposeRowBytes = kQuantizeTileCols * 4;
+static constexpr int64_t kGroupBytes = 16;
+
 static constexpr int64_t kWarps = kQuantizeThreads / 32;
 /// Bytes of the CTA reduction scratch (one u32 per warp).
 static constexpr int64_t kReductionBytes = 4 * kWarps;
+/// CTAs of a cast kernel that ptxas must fit on one SM: the 64 KiB transpose
+/// tile allows 3, and registers should not allow fewer (65536 / (3 * 256)
+/// caps them at 80 per thread).
+static constexpr int64_t kQuantizeMinBlocksPerSM = 3;
+/// The same for a cast with per-block untransposed columnwise scales, whose
+/// column scale pass needs more registers: 80 would spill, 128 do not.
+static constexpr int64_t kColumnBlocksMinBlocksPerSM = 2;
 /// The MX 128x4 scale-factor atom (see GemmKernel.h kMXAtom*).
 static constexpr int64_t kAtomRows = 128;
 static constexpr int64_t kAtomBytes = 512;
@@ -233,6 +246,14 @@ std::string mlir::fp8::getQuantizeKernelName(const QuantizeProblem &p) {
   return name;
 }
 
+/// Whether the cast has an untransposed columnwise output with per-block
+/// scales of its own (128x1 or MX 32x1 blocks of x: column blocks).
+static bool hasColumnBlocks(const QuantizeProblem &p) {
+  return p.hasUntransposedColumnwise() &&
+         p.scaleSource == QuantizeScaleSource::PerBlock &&
+         p.blockRows != kQuantizeTileRows;
+}
+
 /// Row blocks of a tile in an untransposed columnwise output with per-block
 /// scales (128x1 blocks: 1, MX 32x1 blocks: 4).
 static int64_t getColumnBlocksPerTile(const QuantizeProblem &p) {
@@ -245,9 +266,7 @@ int64_t mlir::fp8::getQuantizeSharedMemoryBytes(const QuantizeProblem &p) {
     tileBytes = kQuantizeTileRows * kQuantizeTileCols * 4;
   // Untransposed columnwise blocks: per-warp column maxima (u32), then the
   // blocks' multipliers (f32), per row block of the tile.
-  if (p.hasUntransposedColumnwise() &&
-      p.scaleSource == QuantizeScaleSource::PerBlock &&
-      p.blockRows != kQuantizeTileRows)
+  if (hasColumnBlocks(p))
     tileBytes = getColumnBlocksPerTile(p) * (kWarps + 1) * kQuantizeTileCols * 4;
   return tileBytes + kReductionBytes;
 }
@@ -369,12 +388,67 @@ DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
 // The kernel
 //===----------------------------------------------------------------------===//
 
+/// numerics' finiteOrMax of a scale that is not negative: +inf becomes
+/// FLT_MAX (emitFiniteOrFltMax takes either sign, one `and` more).
+static Value finiteOrMax(KernelBuilder &kb, Value scale) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  return arith::SelectOp::create(
+      b, kb.eq(arith::BitcastOp::create(b, b.getI32Type(), scale),
+               kb.i32(kF32Inf)),
+      kb.f32(FLT_MAX), scale);
+}
+
+/// The bits of 2^(127 - code) for a biased exponent `code` (i32, 1..254):
+/// the exact inverse of the power of two 2^(code - 127), without a division
+/// (2^-127 is subnormal).
+static Value powerOfTwoInverse(KernelBuilder &kb, Value code) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value biased = kb.sub(kb.i32(254), code);
+  return arith::SelectOp::create(
+      b, kb.eq(biased, kb.i32(0)), kb.i32(kF32TwoPowMinus127),
+      arith::ShLIOp::create(b, biased, kb.i32(23)));
+}
+
 namespace {
 /// A block's scale: the quantizer's multiplier and what is stored (f32
 /// scale_inv, or the UE8M0 code as i8).
 struct BlockScale {
   Value multiplier;
   Value stored;
+};
+
+/// The outputs of a cast: rowwise (x's layout), columnwise stored
+/// transposed (x^T, [C, R]) or untransposed (x's layout, [R, C]: the
+/// rowwise geometry, with the scales of x^T's blocks, i.e. of columns).
+enum class OutputKind { Rowwise, ColumnwiseTransposed, ColumnwiseUntransposed };
+
+/// One output of a cast as one thread sees it: the stored matrix (rowwise
+/// and untransposed columnwise: x, [R, C]; transposed columnwise: x^T,
+/// [C, R]), the CTA's tile of it, and the rows of the thread's segments.
+/// Segment s (< kSegments) is the 8 elements at columns 8 * chunk.. of tile
+/// row `rowBase + rowOffset(s)`.
+struct OutputTile {
+  bool transposed;
+  int64_t rows, cols;
+  Value rowTile, colTile; ///< i32
+  Value rowBase;          ///< i32
+  Value data, scales;
+
+  /// Rowwise: rows rowInTile + 16 s (the loaded rows). Transposed: the 4
+  /// rows of each of the column groups rowInTile and rowInTile + 16 of the
+  /// transpose tile, rows 4 * rowInTile + 64 (s / 4) + s % 4.
+  int64_t rowOffset(int64_t s) const {
+    return transposed ? 64 * (s / 4) + s % 4 : kRowStep * s;
+  }
+};
+
+/// The multipliers of a thread's segments under per-block scales: segment
+/// s's was computed by lane `blockFirstLane | owner[s]` as its
+/// `slots[slot[s]]`, and is fetched where it is used (one live at a time).
+struct SegmentMultipliers {
+  SmallVector<Value> slots;
+  Value blockFirstLane;
+  SmallVector<int64_t> slot, owner;
 };
 
 class QuantizeKernelEmitter {
@@ -393,7 +467,10 @@ private:
   Value x, scaleOrAmax, rowwise, rowwiseScale, columnwise, columnwiseScale,
       amaxOut;
   // Thread geometry (i32).
-  Value tid, chunk, rowInTile, colTile, rowTile;
+  Value tid, lane, chunk, rowInTile, colTile, rowTile;
+  /// Untransposed columnwise blocks: their multipliers in shared memory
+  /// (see storeColumnBlockScales).
+  Value columnBlockMultipliers;
 
   Type i32() { return b.getI32Type(); }
   Type f32() { return b.getF32Type(); }
@@ -401,6 +478,8 @@ private:
   Value fromBits(Value i) { return arith::BitcastOp::create(b, f32(), i); }
   Value absBits(Value f) { return kb.absF32Bits(f); }
   Value umax(Value x, Value y) { return arith::MaxUIOp::create(b, x, y); }
+  /// max.NaN.f32: NaN if either is NaN.
+  Value fmaxNaN(Value x, Value y) { return LLVM::MaximumOp::create(b, x, y); }
   Value select(Value c, Value t, Value f) {
     return arith::SelectOp::create(b, c, t, f);
   }
@@ -408,46 +487,69 @@ private:
     return arith::CmpIOp::create(b, pred, x, y);
   }
   Value ori(Value x, Value y) { return arith::OrIOp::create(b, x, y); }
+  Value xori(Value x, Value y) { return arith::XOrIOp::create(b, x, y); }
   Value shl(Value x, Value y) { return arith::ShLIOp::create(b, x, y); }
   Value shr(Value x, Value y) { return arith::ShRUIOp::create(b, x, y); }
   Value divf(Value x, Value y) { return arith::DivFOp::create(b, x, y); }
+  Value prmt(Value lo, Value hi, int64_t selector) {
+    return NVVM::PermuteOp::create(b, i32(), lo, hi, kb.i32(selector),
+                                   NVVM::PermuteMode::DEFAULT);
+  }
+  Value shuffleXor(Value v, int64_t offset) {
+    return gpu::ShuffleOp::create(b, v, static_cast<int32_t>(offset),
+                                  /*width=*/32, gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  }
+  Value shuffleIdx(Value v, Value srcLane) {
+    return gpu::ShuffleOp::create(b, v, srcLane, kb.i32(32),
+                                  gpu::ShuffleMode::IDX)
+        .getShuffleResult();
+  }
 
   /// Butterfly maximum over the lanes whose index differs in `offsets`.
   Value shuffleMax(Value v, ArrayRef<int64_t> offsets);
   /// Maximum of `v` over the CTA (every thread gets it).
   Value ctaMax(Value v);
+  /// max |v| (NaN if any is NaN) as an f32: what a block scale depends on.
+  Value blockAbsMax(ArrayRef<Value> values);
 
   SmallVector<Value> loadTile();
-  SmallVector<Value> transposeTile(ArrayRef<Value> values);
+  Value swizzledOffset(Value row, Value group);
+  void storeTileToShared(ArrayRef<Value> values);
+  SmallVector<Value> loadTransposedSegments();
   BlockScale computeScale(Value amaxBits);
   BlockScale tensorScale();
   Value ue8m0RoundUp(Value y);
   Value ue8m0Ocp(Value amax);
-  /// Quantizes and stores one output from `values` (in the thread layout);
-  /// `transposed` selects the columnwise output.
-  void quantizeAndStore(ArrayRef<Value> values, bool transposed,
-                        const std::optional<BlockScale> &shared);
-  /// Quantizes the columnwise output from `values` (in the thread layout)
-  /// and stores it untransposed, [R, C] like the input.
-  void quantizeColumnwiseUntransposed(ArrayRef<Value> values,
-                                      const std::optional<BlockScale> &shared);
-  /// Per-block scales of an untransposed columnwise output: the thread's
-  /// multipliers, element blk * 8 + j for column chunk * 8 + j of the
-  /// tile's row block blk; the scale_inv are stored on the way.
-  SmallVector<Value> computeColumnBlockMultipliers(ArrayRef<Value> values);
-  /// The 8 FP8 codes of `scaled` (= `inputs` * `multipliers`, one for all
-  /// or one per element) in memory order.
-  Value pack8(ArrayRef<Value> inputs, ArrayRef<Value> multipliers,
-              ArrayRef<Value> scaled);
+  /// Computes and stores the scales of the blocks of the thread's segments.
+  SegmentMultipliers blockMultipliers(ArrayRef<Value> segments,
+                                      const OutputTile &out);
+  void storeBlockScale(const OutputTile &out, Value segment, Value stored,
+                       Value isStoringLane);
+  /// Per-block scales of an untransposed columnwise output (blocks of 128
+  /// or 32 rows of one column): each warp's column maxima of `values` (the
+  /// thread layout) to shared memory, u32 [blocks][warps][128]...
+  void storeColumnMaxima(ArrayRef<Value> values);
+  /// ... then, after a barrier, each block's scale from them (scale_inv to
+  /// global memory), and its multiplier to shared memory, f32
+  /// [blocks][128], returned (valid after the closing barrier).
+  Value storeColumnBlockScales();
+  /// Quantizes and stores one output from the thread's segments (8 x 8
+  /// values); `shared` is the tile's scale when it has one. A rowwise output
+  /// with a shared scale is also the untransposed columnwise one, if any.
+  void quantizeOutput(ArrayRef<Value> segments, OutputKind kind,
+                      const std::optional<BlockScale> &shared);
+  /// The 8 FP8 codes of `scaled` (= `inputs` * multiplier) in memory order
+  /// as two i32. `signMask`: see the definition; `highSignMask`, when given,
+  /// is the second word's.
+  Value pack8(ArrayRef<Value> inputs, ArrayRef<Value> scaled, Value signMask,
+              Value highSignMask = Value());
 };
 } // namespace
 
 Value QuantizeKernelEmitter::shuffleMax(Value v, ArrayRef<int64_t> offsets) {
-  for (int64_t offset : offsets) {
-    auto shuffle = gpu::ShuffleOp::create(b, v, static_cast<int32_t>(offset),
-                                          /*width=*/32, gpu::ShuffleMode::XOR);
-    v = umax(v, shuffle.getShuffleResult());
-  }
+  for (int64_t offset : offsets)
+    v = umax(v, shuffleXor(v, offset));
   return v;
 }
 
@@ -467,6 +569,17 @@ Value QuantizeKernelEmitter::ctaMax(Value v) {
   for (int64_t w = 1; w < kWarps; ++w)
     result = umax(result, kb.load(i32(), kb.bytePtr(scratch, 4 * w)));
   return result;
+}
+
+Value QuantizeKernelEmitter::blockAbsMax(ArrayRef<Value> values) {
+  // Same scale as the unsigned maximum of |x|'s bits: the maxima agree
+  // where nothing is NaN, and are both NaN otherwise. (|x| by its bits:
+  // convert-gpu-to-nvvm sends llvm.fabs to libdevice.)
+  auto abs = [&](Value v) { return fromBits(absBits(v)); };
+  Value m = abs(values[0]);
+  for (Value v : values.drop_front())
+    m = fmaxNaN(m, abs(v));
+  return m;
 }
 
 SmallVector<Value> QuantizeKernelEmitter::loadTile() {
@@ -527,41 +640,56 @@ SmallVector<Value> QuantizeKernelEmitter::loadTile() {
   return values;
 }
 
-SmallVector<Value> QuantizeKernelEmitter::transposeTile(ArrayRef<Value> values) {
-  // f32 tile, 128 floats a row; the column's 4-float groups are XOR-swizzled
-  // by bits 3..5 of the row, so that the transposed reads (16 lanes reading
-  // rows 8 apart) spread over the banks. Writes stay 16-byte vectors.
+/// The f32 transpose tile holds row r of the input tile in 32 groups of 4
+/// floats. Group g of row r is stored at group g ^ (g >> 3 & 1) ^ (r >> 3 &
+/// 7): the column reads (a quarter warp reads one group of the rows 8c + j,
+/// c < 8) and the row writes (a quarter warp writes the groups 2c + h of a
+/// row) then both touch 8 distinct 16-byte bank quads, conflict-free.
+Value QuantizeKernelEmitter::swizzledOffset(Value row, Value group) {
+  Value physical =
+      xori(xori(group, kb.andi(shr(group, kb.i32(3)), kb.i32(1))),
+           kb.andi(shr(row, kb.i32(3)), kb.i32(7)));
+  return kb.add(kb.mul(row, kb.i32(kTransposeRowBytes)),
+                kb.mul(physical, kb.i32(kGroupBytes)));
+}
+
+void QuantizeKernelEmitter::storeTileToShared(ArrayRef<Value> values) {
   Value smem = kb.dynamicSharedMemory();
-  auto swizzled = [&](Value row, Value col) {
-    Value swz = kb.mul(kb.andi(shr(row, kb.i32(3)), kb.i32(7)), kb.i32(4));
-    Value phys = arith::XOrIOp::create(b, col, swz);
-    return kb.add(kb.mul(row, kb.i32(kQuantizeTileCols)), phys);
-  };
   auto vec4 = VectorType::get({4}, f32());
   for (int64_t i = 0; i < kRowsPerThread; ++i) {
     Value row = kb.add(rowInTile, kb.i32(kRowStep * i));
     for (int64_t h = 0; h < kVector / 4; ++h) {
-      Value col = kb.add(kb.mul(chunk, kb.i32(kVector)), kb.i32(4 * h));
+      Value group = kb.add(kb.mul(chunk, kb.i32(kVector / 4)), kb.i32(h));
       Value v = LLVM::PoisonOp::create(b, vec4);
       for (int64_t e = 0; e < 4; ++e)
         v = LLVM::InsertElementOp::create(b, v, values[i * kVector + 4 * h + e],
                                           kb.i32(e));
-      Value ptr = kb.bytePtr(smem, kb.mul(swizzled(row, col), kb.i32(4)));
-      LLVM::StoreOp::create(b, v, ptr, /*alignment=*/16);
+      LLVM::StoreOp::create(b, v, kb.bytePtr(smem, swizzledOffset(row, group)),
+                            /*alignment=*/16);
     }
   }
-  gpu::BarrierOp::create(b);
-  SmallVector<Value> transposed;
-  for (int64_t i = 0; i < kRowsPerThread; ++i) {
-    // Row i of the transposed tile is column rowInTile + 16 i of the input.
-    Value col = kb.add(rowInTile, kb.i32(kRowStep * i));
+}
+
+SmallVector<Value> QuantizeKernelEmitter::loadTransposedSegments() {
+  // 16-byte reads: group rowInTile + 16 i2 (input columns 4g..4g+3) of the
+  // input rows 8 * chunk + j give element j of 4 segments, the transposed
+  // rows 4g + k (see OutputTile::rowOffset).
+  Value smem = kb.dynamicSharedMemory();
+  auto vec4 = VectorType::get({4}, f32());
+  SmallVector<Value> segments(kSegments * kVector);
+  for (int64_t i2 = 0; i2 < 2; ++i2) {
+    Value group = kb.add(rowInTile, kb.i32(16 * i2));
     for (int64_t j = 0; j < kVector; ++j) {
       Value row = kb.add(kb.mul(chunk, kb.i32(kVector)), kb.i32(j));
-      Value ptr = kb.bytePtr(smem, kb.mul(swizzled(row, col), kb.i32(4)));
-      transposed.push_back(kb.load(f32(), ptr));
+      Value v = LLVM::LoadOp::create(
+          b, vec4, kb.bytePtr(smem, swizzledOffset(row, group)),
+          /*alignment=*/16);
+      for (int64_t k = 0; k < 4; ++k)
+        segments[(4 * i2 + k) * kVector + j] =
+            LLVM::ExtractElementOp::create(b, v, kb.i32(k));
     }
   }
-  return transposed;
+  return segments;
 }
 
 /// encodeUe8m0RoundUp (lib/Numerics/Formats.cpp) in integer arithmetic.
@@ -617,7 +745,8 @@ Value QuantizeKernelEmitter::ue8m0Ocp(Value amaxBits) {
 }
 
 /// currentScalingScale / blockwiseScale / mxScaleExponent of a block whose
-/// amax has the (sign-free) bits `amaxBits`.
+/// amax has the (sign-free) bits `amaxBits`. Every multiplier but a given
+/// scale's is positive and finite, or NaN (an MX block with a NaN).
 BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
   using Rule = QuantizeProblem::Rule;
   num::Format format = isa<Float8E5M2Type>(p.elementType) ? num::Format::E5M2
@@ -637,12 +766,8 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
   };
   auto mxCode = [&](Value code) {
     // mxQuantizeMultiplier: 2^(127 - e), exact; 0xFF -> NaN.
-    Value biased = kb.sub(kb.i32(254), code);
-    Value multBits = select(kb.eq(biased, kb.i32(0)),
-                            kb.i32(kF32TwoPowMinus127),
-                            shl(biased, kb.i32(23)));
-    multBits = select(kb.eq(code, kb.i32(kUe8m0NaN)), kb.i32(kF32QuietNaN),
-                      multBits);
+    Value multBits = select(kb.eq(code, kb.i32(kUe8m0NaN)),
+                            kb.i32(kF32QuietNaN), powerOfTwoInverse(kb, code));
     return BlockScale{fromBits(multBits),
                       arith::TruncIOp::create(b, b.getI8Type(), code)};
   };
@@ -663,7 +788,7 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
         kb.andi(kb.andi(cmpi(arith::CmpIPredicate::ne, cBits, kb.i32(0)),
                         kb.ult(cBits, kb.i32(kF32Inf))),
                 cmpi(arith::CmpIPredicate::ne, bits(scaleInv), kb.i32(0)));
-    Value scale = emitFiniteOrFltMax(b, divf(one, scaleInv));
+    Value scale = finiteOrMax(kb, divf(one, scaleInv));
     return BlockScale{select(usable, scale, one), select(usable, scaleInv, one)};
   }
   case Rule::MXRoundUp: {
@@ -688,33 +813,44 @@ std::pair<Value, Value>
 mlir::fp8::emitCurrentScalingScale(ImplicitLocOpBuilder &b, Value amax,
                                    Type elementType, float epsilon, bool pow2,
                                    bool amaxMayBeNegative) {
+  assert(epsilon >= 0.f && "the recipe's epsilon is verified non-negative");
   KernelBuilder kb(b);
   num::Format format = isa<Float8E5M2Type>(elementType) ? num::Format::E5M2
                                                         : num::Format::E4M3;
+  auto bits = [&](Value f) {
+    return arith::BitcastOp::create(b, b.getI32Type(), f);
+  };
+  auto fromBits = [&](Value i) {
+    return arith::BitcastOp::create(b, b.getF32Type(), i);
+  };
   if (epsilon != 0.f || amaxMayBeNegative) // amax < epsilon -> epsilon
     amax = arith::SelectOp::create(
         b,
         arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, amax,
                               kb.f32(epsilon)),
         kb.f32(epsilon), amax);
-  // Finite and nonzero (of either sign).
-  Value absBits = kb.absF32Bits(amax);
+  // Finite and nonzero. amax is now >= +0, -0 or NaN (a negative number is
+  // below epsilon >= 0), so its bits are nonzero and below inf's exactly
+  // then, and the scale maxFinite / amax is positive.
+  Value aBits = bits(amax);
   Value usable =
-      kb.andi(arith::CmpIOp::create(b, arith::CmpIPredicate::ne, absBits,
+      kb.andi(arith::CmpIOp::create(b, arith::CmpIPredicate::ne, aBits,
                                     kb.i32(0)),
-              kb.ult(absBits, kb.i32(kF32Inf)));
+              kb.ult(aBits, kb.i32(kF32Inf)));
   Value one = kb.f32(1.f);
   Value scale = arith::SelectOp::create(
       b, usable,
-      emitFiniteOrFltMax(
-          b, arith::DivFOp::create(b, kb.f32(num::maxFinite(format)), amax)),
+      finiteOrMax(kb, arith::DivFOp::create(
+                          b, kb.f32(num::maxFinite(format)), amax)),
       one);
-  if (pow2)
-    scale = arith::BitcastOp::create(
-        b, b.getF32Type(),
-        kb.andi(arith::BitcastOp::create(b, b.getI32Type(), scale),
-                kb.i32(kF32SignAndExponentMask)));
-  return {scale, arith::DivFOp::create(b, one, scale)};
+  if (!pow2)
+    return {scale, arith::DivFOp::create(b, one, scale)};
+  // maxFinite / amax >= maxFinite / FLT_MAX is normal, so the power of two
+  // is 2^(e - 127) with 1 <= e <= 254, and its inverse is exact.
+  Value exponentBits = kb.andi(bits(scale), kb.i32(kF32SignAndExponentMask));
+  return {fromBits(exponentBits),
+          fromBits(powerOfTwoInverse(
+              kb, arith::ShRUIOp::create(b, exponentBits, kb.i32(23))))};
 }
 
 BlockScale QuantizeKernelEmitter::tensorScale() {
@@ -725,129 +861,179 @@ BlockScale QuantizeKernelEmitter::tensorScale() {
 }
 
 Value QuantizeKernelEmitter::pack8(ArrayRef<Value> inputs,
-                                   ArrayRef<Value> multipliers,
-                                   ArrayRef<Value> scaled) {
+                                   ArrayRef<Value> scaled, Value signMask,
+                                   Value highSignMask) {
   // cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b puts a in d[15:8] and b in
   // d[7:0]: element 2k + 1 goes in `a` so that bytes stay in memory order.
-  Value packed = kb.i64(0);
-  for (int64_t k = 0; k < kVector / 2; ++k) {
-    Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
-        b, b.getI16Type(), scaled[2 * k + 1], scaled[2 * k],
-        NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
-        /*relu=*/false, p.elementType);
-    Value wide = arith::ExtUIOp::create(b, b.getI64Type(), pair);
-    packed = ori(packed, arith::ShLIOp::create(b, wide, kb.i64(16 * k)));
-  }
+  //
   // The GPU's f32 multiply returns the canonical (positive) NaN, while the
   // reference's host product keeps the NaN operand's sign (encodeSatFinite:
   // sign | NaN code): x * scale is x for a NaN x and a finite scale, and the
-  // (positive) NaN multiplier of a NaN MX block otherwise. Set the sign bit
-  // of the bytes whose input is a negative NaN (bits above 0xFF800000) when
-  // the multiplier is not NaN.
-  for (int64_t j = 0; j < kVector; ++j) {
-    Value multiplier = multipliers[multipliers.size() == 1 ? 0 : j];
-    Value multiplierIsNumber =
-        cmpi(arith::CmpIPredicate::ule, absBits(multiplier), kb.i32(kF32Inf));
-    Value negativeNaN = kb.andi(
-        multiplierIsNumber, cmpi(arith::CmpIPredicate::ugt, bits(inputs[j]),
-                                 kb.i32(kF32SignAndExponentMask)));
-    packed = ori(packed, select(negativeNaN, kb.i64(int64_t(0x80) << (8 * j)),
-                                kb.i64(0)));
+  // (positive) NaN multiplier of a NaN MX block otherwise. So the bytes of
+  // negative NaN inputs get their sign bit when the multiplier is a number.
+  // With `signMask` (0x80808080 for a positive finite multiplier, 0 for a
+  // NaN one), every byte gets its input's sign: cvt keeps the sign of every
+  // other product, which is the input's, so only NaN bytes change. Without
+  // it (a number that is not positive and finite), each input is compared.
+  // Per-element multipliers (untransposed columnwise blocks) take the masks
+  // byte by byte, `highSignMask` for the second word.
+  auto pair = VectorType::get({2}, b.getI16Type());
+  SmallVector<Value> words;
+  for (int64_t w = 0; w < 2; ++w) {
+    Value halves = LLVM::PoisonOp::create(b, pair);
+    for (int64_t k = 0; k < 2; ++k) {
+      int64_t e = 4 * w + 2 * k;
+      Value codes = NVVM::ConvertF32x2ToF8x2Op::create(
+          b, b.getI16Type(), scaled[e + 1], scaled[e],
+          NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
+          /*relu=*/false, p.elementType);
+      halves = LLVM::InsertElementOp::create(b, halves, codes, kb.i32(k));
+    }
+    Value word = LLVM::BitcastOp::create(b, i32(), halves);
+    ArrayRef<Value> four = inputs.slice(4 * w, 4);
+    if (signMask) {
+      // Byte 3 (the sign) of each input, in byte order: prmt selectors
+      // pick bytes 0-3 of the first operand and 4-7 of the second.
+      Value low = prmt(bits(four[0]), bits(four[1]), 0x0073);
+      Value high = prmt(bits(four[2]), bits(four[3]), 0x7300);
+      Value mask = w == 1 && highSignMask ? highSignMask : signMask;
+      word = ori(word, kb.andi(prmt(low, high, 0x7610), mask));
+    } else {
+      for (int64_t e = 0; e < 4; ++e) {
+        Value negativeNaN = cmpi(arith::CmpIPredicate::ugt, bits(four[e]),
+                                 kb.i32(kF32SignAndExponentMask));
+        word = ori(word, select(negativeNaN, kb.i32(0x80 << (8 * e)),
+                                kb.i32(0)));
+      }
+    }
+    words.push_back(word);
   }
+  Value packed = LLVM::PoisonOp::create(b, VectorType::get({2}, i32()));
+  for (int64_t w = 0; w < 2; ++w)
+    packed = LLVM::InsertElementOp::create(b, packed, words[w], kb.i32(w));
   return packed;
 }
 
-void QuantizeKernelEmitter::quantizeAndStore(
-    ArrayRef<Value> values, bool transposed,
-    const std::optional<BlockScale> &shared) {
-  // The stored matrix: rowwise [R, C] from tile (rowTile, colTile);
-  // columnwise [C, R] from tile (colTile, rowTile).
-  int64_t outRows = transposed ? p.cols : p.rows;
-  int64_t outCols = transposed ? p.rows : p.cols;
-  Value outRowTile = transposed ? colTile : rowTile;
-  Value outColTile = transposed ? rowTile : colTile;
-  int64_t outColTiles = QuantizeProblem::ceilDiv(outCols, kQuantizeTileCols);
-  Value data = transposed ? columnwise : rowwise;
-  Value scales = transposed ? columnwiseScale : rowwiseScale;
-  bool guarded = p.rows % kQuantizeTileRows != 0 ||
-                 p.cols % kQuantizeTileCols != 0;
-  Value col = kb.add(kb.mul(outColTile, kb.i32(kQuantizeTileCols)),
-                     kb.mul(chunk, kb.i32(kVector)));
-  Value colValid = kb.ult(col, kb.i32(outCols));
-
-  for (int64_t i = 0; i < kRowsPerThread; ++i) {
-    ArrayRef<Value> row8 = values.slice(i * kVector, kVector);
-    Value rowInOut = kb.add(rowInTile, kb.i32(kRowStep * i));
-    Value row = kb.add(kb.mul(outRowTile, kb.i32(kQuantizeTileRows)), rowInOut);
-    Value rowValid = kb.ult(row, kb.i32(outRows));
-
-    BlockScale scale;
-    if (shared) {
-      scale = *shared;
-    } else {
-      Value m = absBits(row8[0]);
-      for (Value v : row8.drop_front())
-        m = umax(m, absBits(v));
-      // 1x128: the 16 lanes of a row; 1x32: 4 lanes.
-      m = p.blockCols == 128 ? shuffleMax(m, {8, 4, 2, 1})
-                             : shuffleMax(m, {2, 1});
-      scale = computeScale(m);
-      if (p.isMX()) {
-        // Byte (r % 32) * 16 + (r % 128) / 32 * 4 + kb % 4 of atom
-        // (r / 128, kb / 4), atoms K-fastest; padding rows/blocks of an
-        // atom are written too (they lie inside the scale tensor).
-        Value atom = kb.add(kb.mul(outRowTile, kb.i32(outColTiles)), outColTile);
-        Value offset = kb.add(
-            kb.add(kb.mul(atom, kb.i32(kAtomBytes)),
-                   kb.mul(kb.remu(rowInOut, kb.i32(32)), kb.i32(16))),
-            kb.add(kb.mul(kb.divu(rowInOut, kb.i32(32)), kb.i32(4)),
-                   kb.divu(chunk, kb.i32(4))));
-        kb.ifThen(kb.eq(kb.remu(chunk, kb.i32(4)), kb.i32(0)), [&] {
-          kb.store(scale.stored, kb.bytePtr(scales, offset));
-        });
-      } else {
-        // 1x128: MN-major [ceil(outCols/128), roundup(outRows, 4)].
-        Value index = kb.add(
-            kb.mul(outColTile, kb.i32(QuantizeProblem::roundUp(outRows, 4))),
-            row);
-        kb.ifThen(kb.andi(kb.eq(chunk, kb.i32(0)), rowValid), [&] {
-          kb.store(scale.stored, kb.globalElementPtr(scales, index, 4));
-        });
-      }
-    }
-
-    SmallVector<Value> scaled;
-    for (Value v : row8)
-      scaled.push_back(arith::MulFOp::create(b, v, scale.multiplier));
-    Value packed = pack8(row8, scale.multiplier, scaled);
-    Value index = arith::AddIOp::create(
-        b,
-        arith::MulIOp::create(b, arith::ExtUIOp::create(b, b.getI64Type(), row),
-                              kb.i64(outCols)),
-        arith::ExtUIOp::create(b, b.getI64Type(), col));
-    auto store = [&] {
-      LLVM::StoreOp::create(b, packed, kb.bytePtr(data, index),
-                            /*alignment=*/8);
-    };
-    if (guarded)
-      kb.ifThen(kb.andi(rowValid, colValid), store);
+void QuantizeKernelEmitter::storeBlockScale(const OutputTile &out,
+                                            Value segment, Value stored,
+                                            Value isStoringLane) {
+  Value rowOffset =
+      out.transposed
+          ? kb.add(kb.mul(shr(segment, kb.i32(2)), kb.i32(64)),
+                   kb.andi(segment, kb.i32(3)))
+          : kb.mul(segment, kb.i32(kRowStep));
+  Value rowInOut = kb.add(out.rowBase, rowOffset);
+  if (p.isMX()) {
+    // Byte (r % 32) * 16 + (r % 128) / 32 * 4 + kb % 4 of atom
+    // (r / 128, kb / 4), atoms K-fastest; padding rows/blocks of an atom
+    // are written too (they lie inside the scale tensor).
+    int64_t outColTiles = QuantizeProblem::ceilDiv(out.cols, kQuantizeTileCols);
+    Value atom =
+        kb.add(kb.mul(out.rowTile, kb.i32(outColTiles)), out.colTile);
+    Value offset = kb.add(
+        kb.add(kb.mul(atom, kb.i32(kAtomBytes)),
+               kb.mul(kb.remu(rowInOut, kb.i32(32)), kb.i32(16))),
+        kb.add(kb.mul(kb.divu(rowInOut, kb.i32(32)), kb.i32(4)),
+               kb.divu(chunk, kb.i32(4))));
+    auto store = [&] { kb.store(stored, kb.bytePtr(out.scales, offset)); };
+    if (isStoringLane)
+      kb.ifThen(isStoringLane, store);
     else
       store();
+    return;
   }
+  // 1x128: MN-major [ceil(cols/128), roundup(rows, 4)].
+  Value row = kb.add(kb.mul(out.rowTile, kb.i32(kQuantizeTileRows)), rowInOut);
+  Value index = kb.add(
+      kb.mul(out.colTile, kb.i32(QuantizeProblem::roundUp(
+                                  out.rows, kMNMajorScaleAlignment))),
+      row);
+  Value valid = kb.ult(row, kb.i32(out.rows));
+  if (isStoringLane)
+    valid = kb.andi(valid, isStoringLane);
+  kb.ifThen(valid, [&] {
+    kb.store(stored, kb.globalElementPtr(out.scales, index, 4));
+  });
 }
 
-SmallVector<Value>
-QuantizeKernelEmitter::computeColumnBlockMultipliers(ArrayRef<Value> values) {
+/// A 1 x blockCols block is 4 (1x32) or 16 (1x128) lanes of each of the 8
+/// segments. Rather than every lane computing the scales of all 8 blocks
+/// it takes part in, the lanes of a block exchange partial maxima so that
+/// each lane ends up with the whole maxima of 8 / lanes-per-block blocks
+/// (a transposing butterfly: at each step a lane keeps the half of its
+/// partial maxima whose segments match its lane bit and sends the other
+/// half), computes those blocks' scales and stores them, then every lane
+/// fetches its segments' multipliers with one shuffle each.
+SegmentMultipliers
+QuantizeKernelEmitter::blockMultipliers(ArrayRef<Value> segments,
+                                        const OutputTile &out) {
+  int64_t lanesPerBlock = p.blockCols / kVector;
+  SmallVector<Value> slots;
+  for (int64_t s = 0; s < kSegments; ++s)
+    slots.push_back(blockAbsMax(segments.slice(s * kVector, kVector)));
+  // (lane offset, slot count kept) of each halving step; lanes differing
+  // only in `duplicateLanes` end up with the same blocks.
+  SmallVector<std::pair<int64_t, int64_t>> halvings;
+  int64_t duplicateLanes = 0;
+  for (int64_t offset = lanesPerBlock / 2; offset >= 1; offset /= 2) {
+    if (slots.size() == 1) {
+      slots[0] = fmaxNaN(slots[0], shuffleXor(slots[0], offset));
+      duplicateLanes |= offset;
+      continue;
+    }
+    int64_t half = slots.size() / 2;
+    Value upper =
+        cmpi(arith::CmpIPredicate::ne, kb.andi(lane, kb.i32(offset)), kb.i32(0));
+    SmallVector<Value> kept;
+    for (int64_t t = 0; t < half; ++t) {
+      Value send = select(upper, slots[t], slots[t + half]);
+      Value keep = select(upper, slots[t + half], slots[t]);
+      kept.push_back(fmaxNaN(keep, shuffleXor(send, offset)));
+    }
+    halvings.push_back({offset, half});
+    slots = std::move(kept);
+  }
+
+  // Slot t of a lane holds the block of segment t + sum(half * lane bit).
+  Value segmentBase = kb.i32(0);
+  for (auto [offset, half] : halvings)
+    segmentBase = kb.add(
+        segmentBase,
+        select(cmpi(arith::CmpIPredicate::ne, kb.andi(lane, kb.i32(offset)),
+                    kb.i32(0)),
+               kb.i32(half), kb.i32(0)));
+  Value isStoringLane =
+      duplicateLanes ? kb.eq(kb.andi(lane, kb.i32(duplicateLanes)), kb.i32(0))
+                     : Value();
+  SegmentMultipliers multipliers;
+  for (auto [t, maximum] : llvm::enumerate(slots)) {
+    BlockScale scale = computeScale(bits(maximum));
+    multipliers.slots.push_back(scale.multiplier);
+    storeBlockScale(out, kb.add(segmentBase, kb.i32(t)), scale.stored,
+                    isStoringLane);
+  }
+  multipliers.blockFirstLane =
+      kb.andi(lane, kb.i32(~(lanesPerBlock - 1) & (kWarpThreads - 1)));
+  for (int64_t s = 0; s < kSegments; ++s) {
+    int64_t t = s % static_cast<int64_t>(slots.size());
+    int64_t owner = 0;
+    for (auto [offset, half] : halvings)
+      if ((s - t) & half)
+        owner |= offset;
+    multipliers.slot.push_back(t);
+    multipliers.owner.push_back(owner);
+  }
+  return multipliers;
+}
+
+void QuantizeKernelEmitter::storeColumnMaxima(ArrayRef<Value> values) {
   int64_t blocks = getColumnBlocksPerTile(p);
   int64_t iPerBlock = kRowsPerThread / blocks;
   Value smem = kb.dynamicSharedMemory();
-  int64_t partialBytes = blocks * kWarps * kQuantizeTileCols * 4;
-  Value lane = kb.remu(tid, kb.i32(kWarpThreads));
   Value warp = kb.divu(tid, kb.i32(kWarpThreads));
   auto i32x8 = VectorType::get({kVector}, i32());
-  auto f32x8 = VectorType::get({kVector}, f32());
 
-  // 1. Each warp's column maxima of its two rows per i (lanes l, l ^ 16
+  // Each warp's column maxima of its two rows per i (lanes l, l ^ 16
   //    share the chunk), u32 [blocks][warps][128].
   for (int64_t blk = 0; blk < blocks; ++blk) {
     Value partial = LLVM::PoisonOp::create(b, i32x8);
@@ -868,9 +1054,15 @@ QuantizeKernelEmitter::computeColumnBlockMultipliers(ArrayRef<Value> values) {
                             /*alignment=*/16);
     });
   }
+}
+
+Value QuantizeKernelEmitter::storeColumnBlockScales() {
+  int64_t blocks = getColumnBlocksPerTile(p);
+  Value smem = kb.dynamicSharedMemory();
+  int64_t partialBytes = blocks * kWarps * kQuantizeTileCols * 4;
   gpu::BarrierOp::create(b);
 
-  // 2. One thread per (block, column): the block's amax over the warps, its
+  // One thread per (block, column): the block's amax over the warps, its
   //    scale (scale_inv to global memory, the multiplier to shared memory).
   Value multipliers = kb.bytePtr(smem, partialBytes);
   int64_t pairs = blocks * kQuantizeTileCols;
@@ -889,7 +1081,8 @@ QuantizeKernelEmitter::computeColumnBlockMultipliers(ArrayRef<Value> values) {
         m = m ? umax(m, v) : v;
       }
       BlockScale scale = computeScale(m);
-      kb.store(scale.multiplier, kb.bytePtr(multipliers, kb.mul(pair, kb.i32(4))));
+      kb.store(scale.multiplier,
+               kb.bytePtr(multipliers, kb.mul(pair, kb.i32(4))));
       // The columnwise scales are those of x^T, whichever way its data is
       // stored: x's column colTile * 128 + c is x^T's row.
       Value col = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)), c);
@@ -916,64 +1109,153 @@ QuantizeKernelEmitter::computeColumnBlockMultipliers(ArrayRef<Value> values) {
     });
   }
   gpu::BarrierOp::create(b);
-
-  // 3. The thread's multipliers.
-  SmallVector<Value> result;
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    Value offset = kb.mul(
-        kb.add(kb.i32(blk * kQuantizeTileCols), kb.mul(chunk, kb.i32(kVector))),
-        kb.i32(4));
-    Value v = LLVM::LoadOp::create(b, f32x8, kb.bytePtr(multipliers, offset),
-                                   /*alignment=*/16);
-    for (int64_t j = 0; j < kVector; ++j)
-      result.push_back(LLVM::ExtractElementOp::create(b, v, kb.i32(j)));
-  }
-  return result;
+  return multipliers;
 }
 
-void QuantizeKernelEmitter::quantizeColumnwiseUntransposed(
-    ArrayRef<Value> values, const std::optional<BlockScale> &shared) {
-  // Per-tensor and 128x128 scales: the rowwise bytes, in another buffer.
-  SmallVector<Value> multipliers;
-  int64_t iPerBlock = kRowsPerThread;
-  if (shared) {
-    multipliers.push_back(shared->multiplier);
-  } else {
-    multipliers = computeColumnBlockMultipliers(values);
-    iPerBlock = kRowsPerThread / getColumnBlocksPerTile(p);
-  }
+void QuantizeKernelEmitter::quantizeOutput(
+    ArrayRef<Value> segments, OutputKind kind,
+    const std::optional<BlockScale> &shared) {
+  bool transposed = kind == OutputKind::ColumnwiseTransposed;
+  bool columnBlocks = kind == OutputKind::ColumnwiseUntransposed && !shared;
+  bool alsoUntransposed = kind == OutputKind::Rowwise && shared &&
+                          p.hasUntransposedColumnwise();
+  OutputTile out;
+  out.transposed = transposed;
+  out.rows = transposed ? p.cols : p.rows;
+  out.cols = transposed ? p.rows : p.cols;
+  out.rowTile = transposed ? colTile : rowTile;
+  out.colTile = transposed ? rowTile : colTile;
+  out.rowBase = transposed ? kb.mul(rowInTile, kb.i32(4)) : rowInTile;
+  out.data = kind == OutputKind::Rowwise ? rowwise : columnwise;
+  out.scales = kind == OutputKind::Rowwise ? rowwiseScale : columnwiseScale;
   bool guarded = p.rows % kQuantizeTileRows != 0 ||
                  p.cols % kQuantizeTileCols != 0;
-  Value col = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)),
+
+  Value firstRow =
+      kb.add(kb.mul(out.rowTile, kb.i32(kQuantizeTileRows)), out.rowBase);
+  Value col = kb.add(kb.mul(out.colTile, kb.i32(kQuantizeTileCols)),
                      kb.mul(chunk, kb.i32(kVector)));
-  Value colValid = kb.ult(col, kb.i32(p.cols));
-  for (int64_t i = 0; i < kRowsPerThread; ++i) {
-    ArrayRef<Value> row8 = values.slice(i * kVector, kVector);
-    ArrayRef<Value> rowMultipliers =
-        shared ? ArrayRef<Value>(multipliers)
-               : ArrayRef<Value>(multipliers).slice(i / iPerBlock * kVector,
-                                                    kVector);
-    SmallVector<Value> scaled;
-    for (int64_t j = 0; j < kVector; ++j)
-      scaled.push_back(arith::MulFOp::create(
-          b, row8[j], rowMultipliers[rowMultipliers.size() == 1 ? 0 : j]));
-    Value packed = pack8(row8, rowMultipliers, scaled);
-    Value row = kb.add(kb.mul(rowTile, kb.i32(kQuantizeTileRows)),
-                       kb.add(rowInTile, kb.i32(kRowStep * i)));
-    Value index = arith::AddIOp::create(
-        b,
-        arith::MulIOp::create(b, arith::ExtUIOp::create(b, b.getI64Type(), row),
-                              kb.i64(p.cols)),
-        arith::ExtUIOp::create(b, b.getI64Type(), col));
-    auto store = [&] {
-      LLVM::StoreOp::create(b, packed, kb.bytePtr(columnwise, index),
-                            /*alignment=*/8);
-    };
-    if (guarded)
-      kb.ifThen(kb.andi(kb.ult(row, kb.i32(p.rows)), colValid), store);
-    else
-      store();
+  Value colValid = kb.ult(col, kb.i32(out.cols));
+  // Every segment's address is this one plus a constant.
+  Value firstOffset = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(
+          b, arith::ExtUIOp::create(b, b.getI64Type(), firstRow),
+          kb.i64(out.cols)),
+      arith::ExtUIOp::create(b, b.getI64Type(), col));
+  Value base = kb.bytePtr(out.data, firstOffset);
+  // The untransposed columnwise output: the same bytes at the same offsets
+  // (x's layout, the same scale).
+  Value untransposedBase =
+      alsoUntransposed ? kb.bytePtr(columnwise, firstOffset) : Value();
+
+  SegmentMultipliers perBlock;
+  // Untransposed columnwise blocks: each element has its column's
+  // multiplier, the same for the segments of one block of rows
+  // (segmentsPerColumnBlock of them), read from shared memory where a block
+  // starts, with the byte sign masks of pack8 (one per word).
+  Value columnMultipliers;
+  int64_t segmentsPerColumnBlock = 0;
+  SmallVector<Value> elementMultipliers;
+  Value columnSignMasks[2];
+  if (columnBlocks) {
+    assert(columnBlockMultipliers && "storeColumnBlockScales comes first");
+    columnMultipliers = columnBlockMultipliers;
+    segmentsPerColumnBlock = kSegments / getColumnBlocksPerTile(p);
+  } else if (!shared) {
+    perBlock = blockMultipliers(segments, out);
   }
+  auto loadColumnMultipliers = [&](int64_t blk) {
+    Value offset = kb.mul(kb.add(kb.i32(blk * kQuantizeTileCols),
+                                 kb.mul(chunk, kb.i32(kVector))),
+                          kb.i32(4));
+    Value v = LLVM::LoadOp::create(b, VectorType::get({kVector}, f32()),
+                                   kb.bytePtr(columnMultipliers, offset),
+                                   /*alignment=*/16);
+    elementMultipliers.clear();
+    for (int64_t j = 0; j < kVector; ++j)
+      elementMultipliers.push_back(
+          LLVM::ExtractElementOp::create(b, v, kb.i32(j)));
+    for (int64_t w = 0; w < 2; ++w) {
+      // Blockwise multipliers are positive and finite; MX ones may be NaN.
+      if (!p.isMX()) {
+        columnSignMasks[w] = kb.i32(0x80808080);
+        continue;
+      }
+      Value mask;
+      for (int64_t e = 0; e < 4; ++e) {
+        Value byte = select(
+            kb.ult(bits(elementMultipliers[4 * w + e]), kb.i32(kF32Inf)),
+            kb.i32(0x80 << (8 * e)), kb.i32(0));
+        mask = mask ? ori(mask, byte) : byte;
+      }
+      columnSignMasks[w] = mask;
+    }
+  };
+
+  auto emitSegments = [&](bool compareEachInput) {
+    for (int64_t s = 0; s < kSegments; ++s) {
+      ArrayRef<Value> inputs = segments.slice(s * kVector, kVector);
+      SmallVector<Value> scaled;
+      Value signMask, highSignMask;
+      if (columnBlocks) {
+        if (s % segmentsPerColumnBlock == 0)
+          loadColumnMultipliers(s / segmentsPerColumnBlock);
+        for (auto [v, m] : llvm::zip_equal(inputs, elementMultipliers))
+          scaled.push_back(arith::MulFOp::create(b, v, m));
+        signMask = columnSignMasks[0];
+        highSignMask = columnSignMasks[1];
+      } else {
+        Value multiplier =
+            shared ? shared->multiplier
+                   : shuffleIdx(perBlock.slots[perBlock.slot[s]],
+                                ori(perBlock.blockFirstLane,
+                                    kb.i32(perBlock.owner[s])));
+        for (Value v : inputs)
+          scaled.push_back(arith::MulFOp::create(b, v, multiplier));
+        if (!compareEachInput)
+          signMask = select(kb.ult(bits(multiplier), kb.i32(kF32Inf)),
+                            kb.i32(0x80808080), kb.i32(0));
+      }
+      Value packed = pack8(inputs, scaled, signMask, highSignMask);
+      int64_t rowOffset = out.rowOffset(s);
+      auto store = [&] {
+        LLVM::StoreOp::create(b, packed,
+                              kb.bytePtr(base, rowOffset * out.cols),
+                              /*alignment=*/8);
+        if (untransposedBase)
+          LLVM::StoreOp::create(
+              b, packed, kb.bytePtr(untransposedBase, rowOffset * out.cols),
+              /*alignment=*/8);
+      };
+      if (guarded)
+        kb.ifThen(kb.andi(kb.ult(kb.add(firstRow, kb.i32(rowOffset)),
+                                 kb.i32(out.rows)),
+                          colValid),
+                  store);
+      else
+        store();
+    }
+  };
+  if (p.scaleSource != QuantizeScaleSource::Given) {
+    emitSegments(/*compareEachInput=*/false);
+    return;
+  }
+  // A given scale may be anything: the sign-mask form needs it positive and
+  // finite, or NaN (one uniform branch).
+  Value scaleBits = bits(shared->multiplier);
+  Value positiveFinite = kb.ult(kb.sub(scaleBits, kb.i32(1)),
+                                kb.i32(kF32Inf - 1));
+  Value isNaN =
+      cmpi(arith::CmpIPredicate::ugt, absBits(shared->multiplier),
+           kb.i32(kF32Inf));
+  auto ifOp = scf::IfOp::create(b, TypeRange(), ori(positiveFinite, isNaN),
+                                /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  emitSegments(/*compareEachInput=*/false);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  emitSegments(/*compareEachInput=*/true);
 }
 
 void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
@@ -998,6 +1280,7 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
   }
 
   tid = kb.threadIdX();
+  lane = kb.remu(tid, kb.i32(kWarpThreads));
   chunk = kb.remu(tid, kb.i32(kChunksPerRow));
   rowInTile = kb.divu(tid, kb.i32(kChunksPerRow));
   colTile = kb.blockIdX();
@@ -1072,12 +1355,33 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
     }
   }
 
-  if (p.rowwise)
-    quantizeAndStore(values, /*transposed=*/false, shared);
+  // The transpose tile is written first so that the rowwise work hides the
+  // stores; the transposed columnwise output reads it back after one
+  // barrier. An untransposed one with a shared scale is the rowwise bytes;
+  // with per-block scales, the column maxima are taken from the registers
+  // first, then the scales computed and the inputs quantized once more.
+  if (hasColumnBlocks(p))
+    storeColumnMaxima(values);
   if (p.needsTranspose())
-    quantizeAndStore(transposeTile(values), /*transposed=*/true, shared);
-  if (p.hasUntransposedColumnwise())
-    quantizeColumnwiseUntransposed(values, shared);
+    storeTileToShared(values);
+  if (p.rowwise)
+    quantizeOutput(values, OutputKind::Rowwise, shared);
+  if (p.needsTranspose()) {
+    gpu::BarrierOp::create(b);
+    quantizeOutput(loadTransposedSegments(), OutputKind::ColumnwiseTransposed,
+                   shared);
+  }
+  if (p.hasUntransposedColumnwise()) {
+    if (hasColumnBlocks(p)) {
+      // The inputs are read again (from L2, just read) rather than kept in
+      // registers over the scale computation: those 64 live values would
+      // spill even under a 128-register cap.
+      columnBlockMultipliers = storeColumnBlockScales();
+      quantizeOutput(loadTile(), OutputKind::ColumnwiseUntransposed, shared);
+    } else if (!p.rowwise) {
+      quantizeOutput(values, OutputKind::ColumnwiseUntransposed, shared);
+    }
+  }
   gpu::ReturnOp::create(b);
 }
 
@@ -1091,6 +1395,11 @@ gpu::GPUFuncOp mlir::fp8::buildQuantizeKernel(OpBuilder &builder, Location loc,
                   2 * p.rowwise + 2 * p.columnwise + (p.historyLength > 0);
   gpu::GPUFuncOp func = createPointerKernel(builder, loc, module, name,
                                             numPointers, kQuantizeThreads);
+  if (!p.isAmaxOnly)
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  builder.getI32IntegerAttr(hasColumnBlocks(p)
+                                                ? kColumnBlocksMinBlocksPerSM
+                                                : kQuantizeMinBlocksPerSM));
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&func.getBody().front());
   ImplicitLocOpBuilder b(loc, builder);

@@ -15,9 +15,20 @@
 // CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "rowwise_scale_inv", role = "output", shape = [4, 256]}
 // CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "columnwise_scale_inv", role = "output", shape = [2, 512]}
 // CHECK-SAME: rowwise_scale_layout = "mn_major_tma_aligned"
-// The 1x128 block is 16 lanes: a 4-step butterfly of shuffles.
-// CHECK-COUNT-4: gpu.shuffle  xor
+// Registers capped so that 3 CTAs fit on an SM, as many as shared memory allows.
+// CHECK-SAME: nvvm.minctasm = 3 : i32
+// A thread holds 8 rows of 8 elements; a 1x128 block is 16 lanes. The lanes
+// trade partial maxima, each step halving the rows a lane keeps (4, 2, 1
+// shuffles), finish with one butterfly step, compute one scale each, and
+// fetch the multipliers of their 8 rows.
+// CHECK-COUNT-4: gpu.shuffle  xor %{{.*}}, %c8_i32
+// CHECK-COUNT-2: gpu.shuffle  xor %{{.*}}, %c4_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK-COUNT-8: gpu.shuffle  idx
 // CHECK: nvvm.convert.f32x2.to.f8x2 {{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
+// The sign bits of the inputs, for NaN bytes.
+// CHECK: nvvm.prmt
 // The transposed tile goes through shared memory.
 // CHECK: gpu.barrier
 // PTX-LABEL: func.func @blockwise
@@ -39,7 +50,11 @@ func.func @blockwise(%x: tensor<256x512xbf16>) -> (tensor<256x512xf8E4M3FN>, ten
 // CHECK-LABEL: func.func @mx
 // CHECK: gpu.func @fp8_quantize_mxfp8_1x32_f32_e4m3_r128_c256_row
 // CHECK-SAME: name = "rowwise_scale_inv", role = "output", shape = [1, 2, 512]
-// CHECK-COUNT-2: gpu.shuffle  xor
+// A 1x32 block is 4 lanes: after 4 + 2 shuffles each lane holds the maxima
+// of 2 of the 8 blocks its 4 lanes share.
+// CHECK-COUNT-4: gpu.shuffle  xor %{{.*}}, %c2_i32
+// CHECK-COUNT-2: gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK-COUNT-8: gpu.shuffle  idx
 // CHECK-NOT: i16(f8E8M0FNU)
 // CHECK: gpu.return
 // SM100-LABEL: func.func @mx

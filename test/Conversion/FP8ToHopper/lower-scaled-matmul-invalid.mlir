@@ -57,15 +57,15 @@ func.func @tile_m(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s:
 // -----
 
 func.func @blockwise_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<2x2xf32>) -> tensor<128x256xbf16> {
-  // expected-error @+1 {{the sm_90a blockwise kernels apply one B scale per tile: expected tile N 128, got 256}}
-  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x256x128>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<128x2xf32>, tensor<2x2xf32>) -> tensor<128x256xbf16>
+  // expected-error @+1 {{the sm_90a blockwise kernels take the 128x128 B scales of at most two B blocks per tile: expected tile N <= 128 + gcd(tile N, 128), got 176}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x176x128>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<128x2xf32>, tensor<2x2xf32>) -> tensor<128x256xbf16>
   return %0 : tensor<128x256xbf16>
 }
 
 // -----
 
 func.func @promote_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
-  // expected-error @+1 {{promoted accumulation keeps two f32 accumulators of tile N / 2 registers per thread: expected tile N <= 128, got 256}}
+  // expected-error @+1 {{promoted accumulation keeps two f32 accumulators of tile N / 2 registers per thread: expected tile N <= 192, got 256}}
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x256x128>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
   return %0 : tensor<128x256xbf16>
 }

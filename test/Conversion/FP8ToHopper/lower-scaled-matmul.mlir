@@ -56,54 +56,92 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 
 // -----
 
-// Blockwise scales: tile N 128, the first wgmma of each 128-K block restarts
+// Blockwise scales, tile N 128 (by override), the first wgmma of each 128-K block restarts
 // the partial sum (scale-d = 0), which is then promoted into the f32
-// accumulator with FMAs by sA[row, kblk] * sB[nblk, kblk].
+// accumulator with FMAs by sA[row, kblk] * sB[nblk, kblk]. The scales travel
+// with the stages: warp 1 of the producer copies the K block's 128 A scales
+// (four per lane, rows clamped to M - 1) and the tile's B scale into the
+// stage's scale slot with 4-byte cp.async, and each lane's copies count as
+// one of the 1 + 32 arrivals on the stage's full barrier. The consumers read
+// them from shared memory while their MMAs run; no global loads in the
+// mainloop.
 // CHECK-LABEL: func.func @blockwise
-// CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s6_bias
+// CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s5_bias
 // CHECK-SAME: a_granularity = "tile 1x128"
 // CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "roundup(M, 4)"]}
 // CHECK-SAME: {dtype = "f32", name = "b_scale_inv", role = "input", shape = [17, 56]}
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c33_i32
+// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c256_i32
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: arith.minui
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-COUNT-3: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca
+// CHECK: scf.if
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca
+// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true} : !llvm.ptr<3>
+// CHECK: nvvm.setmaxregister increase 232
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: %[[SA0:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: %[[SA1:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: %[[SB:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-NOT: !llvm.ptr<1> -> f32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: llvm.intr.fma
+// Every consumer thread frees the stage: each one's release covers its own
+// reads of the scale slot.
+// CHECK-NOT: scf.if
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: %[[S0:.*]] = arith.mulf %[[SA0]], %[[SB]] : f32
+// CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S0]], %{{.*}}) : (f32, f32, f32) -> f32
+// CHECK: %[[S1:.*]] = arith.mulf %[[SA1]], %[[SB]] : f32
+// CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S1]], %{{.*}}) : (f32, f32, f32) -> f32
 func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<17x56xf32>, %bias: tensor<2112xbf16>) -> tensor<?x2112xbf16> {
-  %0 = fp8.scaled_matmul %a, %b, %sa, %sb bias %bias {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>, tensor<2112xbf16>) -> tensor<?x2112xbf16>
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb bias %bias {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>, tensor<2112xbf16>) -> tensor<?x2112xbf16>
   return %0 : tensor<?x2112xbf16>
 }
 
 // -----
 
 // Blockwise 1D x 1D (1x128 scales on A and B: the wgrad GEMM), f32 output
-// accumulating into C. B's scales are MN-major [K/128, N] and 8-byte
-// aligned: before the MMAs each consumer thread loads its two row scales and
-// its 16 column-scale pairs of the K block (one 8-byte load per pair,
-// clamped to the last pair past N = 2112, a partial tile). The promotion
-// scales element 4j + 2h + e by sA[row h] * sB[column 8j + 2 (lane % 4) + e].
+// accumulating into C. B's scales are MN-major [K/128, N]: the loader warp
+// copies the K block's 128 A scales and the tile's 128 column scales
+// (columns clamped to N - 1 = 2111 past N = 2112, a partial tile) into the
+// stage's scale slot; after issuing its MMAs each consumer thread reads its
+// two row scales and its 16 column-scale pairs (one 8-byte shared load per
+// pair). The promotion scales element 4j + 2h + e by
+// sA[row h] * sB[column 8j + 2 (lane % 4) + e].
 // CHECK-LABEL: func.func @blockwise_1d1d
-// CHECK: gpu.func @fp8_gemm_blockwise_1d1d_e4m3_e4m3_f32_n2112_k7168_t128x128x128_s7_acc
+// CHECK: gpu.func @fp8_gemm_blockwise_1d1d_e4m3_e4m3_f32_n2112_k7168_t128x128x128_s6_acc
 // CHECK-SAME: a_granularity = "tile 1x128"
 // CHECK-SAME: accumulate_into_c = true
 // CHECK-SAME: b_granularity = "tile 1x128"
 // CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "roundup(M, 4)"]}
 // CHECK-SAME: {alignment = 8 : i64, dtype = "f32", name = "b_scale_inv", role = "input", shape = [56, 2112]}
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK-COUNT-4: nvvm.cp.async.shared.global
+// CHECK: arith.minui %{{.*}}, %c2111_i32 : i32
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-COUNT-3: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
 // CHECK: nvvm.setmaxregister increase 232
-// CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: %[[SA0:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> f32
-// CHECK: %[[SA1:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> f32
-// CHECK: arith.minui %{{.*}}, %c2110_i32{{.*}} : i32
-// CHECK: %[[P0:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> vector<2xf32>
-// CHECK: %[[SB0:.*]] = llvm.extractelement %[[P0]][%c0_i32{{.*}} : i32] : vector<2xf32>
-// CHECK: %[[SB1:.*]] = llvm.extractelement %[[P0]][%c1_i32{{.*}} : i32] : vector<2xf32>
-// CHECK: %[[P1:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> vector<2xf32>
-// CHECK: %[[SB2:.*]] = llvm.extractelement %[[P1]][%c0_i32{{.*}} : i32] : vector<2xf32>
-// CHECK-COUNT-14: llvm.load %{{.*}} : !llvm.ptr<1> -> vector<2xf32>
-// CHECK-NOT: llvm.load
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: %[[SA0:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: %[[SA1:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: %[[P0:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> vector<2xf32>
+// CHECK: %[[SB0:.*]] = llvm.extractelement %[[P0]][%c0_i32{{.*}} : i32] : vector<2xf32>
+// CHECK: %[[SB1:.*]] = llvm.extractelement %[[P0]][%c1_i32{{.*}} : i32] : vector<2xf32>
+// CHECK: %[[P1:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> vector<2xf32>
+// CHECK: %[[SB2:.*]] = llvm.extractelement %[[P1]][%c0_i32{{.*}} : i32] : vector<2xf32>
+// CHECK-COUNT-14: llvm.load %{{.*}} : !llvm.ptr<3> -> vector<2xf32>
+// CHECK-NOT: llvm.load
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // Elements 0 to 3: rows 0 and 8 of columns 0 and 1; element 4: column 8.
 // CHECK: %[[S0:.*]] = arith.mulf %[[SA0]], %[[SB0]] : f32
@@ -176,4 +214,55 @@ func.func @override(%a: tensor<?x4096xf8E4M3FN>, %b: tensor<4096x4096xf8E4M3FN>,
 func.func @cluster(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x7168xbf16> {
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, stages = 3, cluster = 2x1>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x7168xbf16>
   return %0 : tensor<?x7168xbf16>
+}
+
+// -----
+
+// Promoted tiles: the heuristic takes tile N 192 for a run-time M (fewer
+// waits and promotions per MMA), tensorwise and blockwise, and 128 for a
+// static M = 128, where 56 tiles of 128 columns keep more of the 132 SMs
+// busy than 38 of 192.
+// CHECK-LABEL: func.func @promoted_tile_n
+// CHECK-DAG: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x192x128_s4(
+// CHECK-DAG: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x128x128_s6(
+// CHECK-DAG: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n7168_k2048_t128x192x128_s4(
+func.func @promoted_tile_n(%a: tensor<?x2048xf8E4M3FN>, %a128: tensor<128x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %s: tensor<f32>, %sa: tensor<?x16xf32>, %sb: tensor<56x16xf32>) -> (tensor<?x7168xbf16>, tensor<128x7168xbf16>, tensor<?x7168xbf16>) {
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x7168xbf16>
+  %1 = fp8.scaled_matmul %a128, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x7168xbf16>
+  %2 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<?x16xf32>, tensor<56x16xf32>) -> tensor<?x7168xbf16>
+  return %0, %1, %2 : tensor<?x7168xbf16>, tensor<128x7168xbf16>, tensor<?x7168xbf16>
+}
+
+// -----
+
+// Blockwise tiles 160 wide start at multiples of 32 of a 128x128 B block
+// and meet two blocks: column groups 0-3 always use the tile's first block,
+// groups 16-19 the second, and groups 4-7, 8-11, 12-15 the first iff the
+// tile's offset in its block is below 96, 64, 32. The loader's lanes 0-4
+// copy the B scale of each of these five classes (picking the block by the
+// offset), so that the consumers index B scales by class only.
+// CHECK-LABEL: func.func @blockwise_tile_160
+// CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x160x128_s4
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: %[[OFF:.*]] = arith.remui %{{.*}}, %c128_i32
+// CHECK: arith.cmpi eq, %{{.*}}, %c0_i32
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: arith.cmpi eq, %{{.*}}, %c1_i32
+// CHECK: arith.cmpi ult, %[[OFF]], %c96_i32
+// CHECK: arith.select
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: arith.cmpi ult, %[[OFF]], %c64_i32
+// CHECK: arith.cmpi ult, %[[OFF]], %c32_i32
+// CHECK: arith.cmpi eq, %{{.*}}, %c4_i32
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: nvvm.cp.async.mbarrier.arrive
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-COUNT-5: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-NOT: arith.select
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+func.func @blockwise_tile_160(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<17x56xf32>) -> tensor<?x2112xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x160x128, stages = 4>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>) -> tensor<?x2112xbf16>
+  return %0 : tensor<?x2112xbf16>
 }

@@ -127,6 +127,10 @@ struct GemmTiling {
   /// parameters are the by-value tensor maps `tma_sfa`, `tma_sfb` instead of
   /// pointers.
   bool scaleTensorMaps = false;
+  /// Shared-memory bytes per pipeline stage for the K block's scales, kept
+  /// apart from the TMA stage (whose 1024-byte alignment the 128-byte
+  /// swizzle needs); 0 when no scale changes along K (sm_90a blockwise).
+  int64_t stageScaleBytes = 0;
 
   /// Consumer warpgroups: each owns 64 rows of the tile.
   int64_t numConsumers() const { return tileM / 64; }

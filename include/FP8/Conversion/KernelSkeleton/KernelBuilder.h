@@ -108,6 +108,14 @@ public:
   /// Blocks until the phase of `barrier` with parity `parity` completed.
   void mbarrierWait(Value barrier, Value parity);
 
+  /// An asynchronous copy of `bytes` (4, 8 or 16) from `src` (global) to
+  /// `dst` (shared) that the thread does not wait for (`cp.async`, PTX ISA
+  /// 9.7.9.25.3).
+  void cpAsync(Value dst, Value src, int64_t bytes);
+  /// One arrival on `barrier` once this thread's earlier cp.async copies
+  /// have landed; counted in the barrier's expected arrivals (`.noinc`).
+  void cpAsyncArriveOn(Value barrier);
+
   /// A 2-D TMA tile load (`cp.async.bulk.tensor.2d`) of the box at
   /// (`inner`, `outer`) of the tensor map `tensorMap` (generic pointer to a
   /// CUtensorMap) into `dst` (shared), completing on `barrier`.
@@ -129,6 +137,12 @@ public:
   void fenceProxyAsyncShared();
   /// `bar.sync id, threads`: a barrier among a subset of the CTA's warps.
   void namedBarrier(int64_t id, int64_t threads);
+  /// `bar.warp.sync` of the whole warp (also orders the lanes' memory
+  /// accesses before what any lane does after it).
+  void syncWarp();
+  /// `elect.sync`: true in one lane of the (converged) warp. Unlike a lane
+  /// index test it keeps no register live.
+  Value electOneLane();
   /// Prefetches a tensor map into the constant cache.
   void prefetchTensorMap(Value tensorMap);
 

@@ -8,10 +8,15 @@
 //
 // One CTA of 256 threads owns a 128x128 tile of the [R, C] input. Thread t
 // loads 8 consecutive columns (16 bytes of bf16) of 8 rows (t / 16 + 16 i),
-// so a 1x128 block is 16 lanes of one warp and a 1x32 block 4 lanes: their
-// amax is a butterfly of shuffles. Columnwise outputs (the quantization of
-// the transpose) come from the same registers through a swizzled f32 tile in
-// shared memory, read back transposed into the same thread layout; stored
+// so a 1x128 block is 16 lanes of one warp and a 1x32 block 4 lanes. A
+// thread quantizes 8 segments of 8 elements per output. With per-block
+// scales, the lanes of a block trade partial maxima by shuffles until each
+// holds whole maxima of 8 / (lanes per block) blocks, compute and store
+// only those scales, and shuffle the multipliers back: one scale per lane
+// (1x128) or two (1x32) instead of eight. Transposed columnwise outputs (the
+// quantization of the transpose) come from the same registers through a
+// swizzled f32 tile in shared memory, written before the rowwise work and
+// read back with 16-byte loads as 8 segments of transposed rows; stored
 // untransposed, each column block's scale comes from a column maximum over
 // the CTA and applies to the registers the rowwise output uses.
 //
