@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""Writes the .mlir inputs of the quantization kernels (fp8.amax and
-fp8.quantize of every recipe) for the GPU check and benchmark, and compiles
-them with fp8-compile into one directory per set.
+"""Writes the .mlir inputs of the quantization kernels (fp8.amax,
+fp8.quantize of every recipe, fp8.compute_scale, fp8.update_amax_history,
+fp8.dequantize) for the GPU check and benchmark, and compiles them with
+fp8-compile into one directory per set.
 
     bench/make_quantize_kernels.py --out DIR [--set check|bench|all]
                                    [--chip sm_90a] [--fp8-compile build/bin/fp8-compile]
 
-The check set covers every recipe, rowwise + columnwise outputs, bf16/f16/f32
-inputs and tail tiles (208 x 336: neither is a multiple of 128); the bench
-set is 8192^2 and 16384^2 bf16.
+The check set covers every recipe, rowwise + columnwise (transposed and
+untransposed) outputs, bf16/f16/f32 inputs and tail tiles (208 x 336:
+neither is a multiple of 128), the scale kernels (current, delayed with
+both algorithms and a margin, history lengths around the CTA size) and the
+dequantization of every scale layout to bf16/f16/f32; the bench set is
+8192^2 and 16384^2 bf16.
 """
 import argparse
 import os
@@ -27,29 +31,38 @@ def tensor(shape, elem):
     return "tensor<" + "x".join(str(d) for d in shape) + ("x" if shape else "") + elem + ">"
 
 
+def scale_types(r, c, granularity):
+    """The logical scale_inv types of the rowwise and the columnwise output."""
+    g = granularity
+    if g == "tensor":
+        return "tensor<f32>", "tensor<f32>"
+    if g == "row":
+        return tensor([r, 1], "f32"), tensor([c, 1], "f32")
+    if g.startswith("mx"):
+        return (tensor([r, ceil_div(c, 32)], "f8E8M0FNU"),
+                tensor([c, ceil_div(r, 32)], "f8E8M0FNU"))
+    tr, tc = (int(v) for v in g.split()[1].split("x"))
+    return (tensor([ceil_div(r, tr), ceil_div(c, tc)], "f32"),
+            tensor([ceil_div(c, tr), ceil_div(r, tc)], "f32"))
+
+
 def quantize_case(fn, r, c, in_type, recipe, granularity, elem="e4m3",
-                  rowwise=True, columnwise=True, scale_kind=None, history=0):
+                  rowwise=True, columnwise=True, scale_kind=None, history=0,
+                  untransposed=False):
     """One function quantizing x [r, c]. scale_kind: None (per-block or fused
-    current scaling, decomposed by the pipeline) or "given" (a scale operand)."""
+    current scaling, decomposed by the pipeline) or "given" (a scale operand).
+    untransposed: the columnwise output in x's layout ([r, c])."""
     x = tensor([r, c], MLIR_TYPES[in_type])
     et = ELEM[elem]
     g = granularity
-    if g == "tensor":
-        s_row = s_col = "tensor<f32>"
-    elif g.startswith("mx"):
-        s_row = tensor([r, ceil_div(c, 32)], "f8E8M0FNU")
-        s_col = tensor([c, ceil_div(r, 32)], "f8E8M0FNU")
-    else:
-        tr, tc = (int(v) for v in g.split()[1].split("x"))
-        s_row = tensor([ceil_div(r, tr), ceil_div(c, tc)], "f32")
-        s_col = tensor([ceil_div(c, tr), ceil_div(r, tc)], "f32")
+    s_row, s_col = scale_types(r, c, g)
     results, types = [], []
     if rowwise:
         results += ["%q", "%s"]
         types += [tensor([r, c], et), s_row]
     if columnwise:
         results += ["%qt", "%st"]
-        types += [tensor([c, r], et), s_col]
+        types += [tensor([r, c] if untransposed else [c, r], et), s_col]
     args = [f"%x: {x}"]
     operands = "%x"
     operand_types = x
@@ -69,8 +82,10 @@ def quantize_case(fn, r, c, in_type, recipe, granularity, elem="e4m3",
         args.append(f"%h: tensor<{history}xf32>")
         out_spec += " amax(tensor<f32>)"
         body_results.append("%amax")
+    layout = (", columnwise_layout = #fp8.columnwise_layout<untransposed>"
+              if untransposed else "")
     lines.append(f"  {', '.join(body_results)} = fp8.quantize {operands} "
-                 f"{{recipe = {recipe}, granularity = #fp8.granularity<{g}>}} "
+                 f"{{recipe = {recipe}, granularity = #fp8.granularity<{g}>{layout}}} "
                  f": {operand_types} ->{out_spec}")
     if history:
         lines.append(f"  %h1 = fp8.update_amax_history %h, %amax {{recipe = {recipe}}} "
@@ -87,6 +102,41 @@ def amax_case(fn, r, c, in_type):
     return (f"func.func @{fn}(%x: {x}) -> tensor<f32> {{\n"
             f"  %a = fp8.amax %x : {x} -> tensor<f32>\n"
             f"  return %a : tensor<f32>\n}}\n")
+
+
+def compute_scale_case(fn, recipe, elem, history=0):
+    """fp8.compute_scale alone: current (amax -> scale, scale_inv) or delayed
+    (history, previous scale -> scale, scale_inv, next history)."""
+    et = ELEM[elem]
+    if not history:
+        return (f"func.func @{fn}(%a: tensor<f32>) -> (tensor<f32>, tensor<f32>) {{\n"
+                f"  %s, %si = fp8.compute_scale %a {{recipe = {recipe}, element_type = {et}}}"
+                f" : tensor<f32> -> tensor<f32>, tensor<f32>\n"
+                f"  return %s, %si : tensor<f32>, tensor<f32>\n}}\n")
+    h = f"tensor<{history}xf32>"
+    return (f"func.func @{fn}(%h: {h}, %p: tensor<f32>) -> (tensor<f32>, tensor<f32>, {h}) {{\n"
+            f"  %s, %si, %n = fp8.compute_scale %h, %p {{recipe = {recipe}, element_type = {et}}}"
+            f" : {h}, tensor<f32> -> tensor<f32>, tensor<f32>, {h}\n"
+            f"  return %s, %si, %n : tensor<f32>, tensor<f32>, {h}\n}}\n")
+
+
+def update_history_case(fn, history):
+    h = f"tensor<{history}xf32>"
+    return (f"func.func @{fn}(%h: {h}, %a: tensor<f32>) -> {h} {{\n"
+            f"  %n = fp8.update_amax_history %h, %a {{recipe = #fp8.delayed<history = {history}>}}"
+            f" : {h}, tensor<f32>\n"
+            f"  return %n : {h}\n}}\n")
+
+
+def dequantize_case(fn, r, c, elem, out_type, granularity):
+    """fp8.dequantize of q [r, c] with its scale_inv (logical shape)."""
+    q = tensor([r, c], ELEM[elem])
+    s = scale_types(r, c, granularity)[0]
+    y = tensor([r, c], MLIR_TYPES[out_type])
+    return (f"func.func @{fn}(%q: {q}, %s: {s}) -> {y} {{\n"
+            f"  %y = fp8.dequantize %q, %s {{granularity = #fp8.granularity<{granularity}>}}"
+            f" : {q}, {s} -> {y}\n"
+            f"  return %y : {y}\n}}\n")
 
 
 def cases(which):
@@ -121,6 +171,42 @@ def cases(which):
                                      elem="e5m2"))
             out.append(quantize_case(f"mx_col_{r}", r, c, "bf16", "#fp8.mxfp8<>", "mx 1x32",
                                      rowwise=False))
+            # Untransposed columnwise outputs (MN-major operands on sm_100a).
+            out.append(quantize_case(f"bw128_untr_{r}", r, c, "bf16", "#fp8.blockwise<>",
+                                     "tile 1x128", untransposed=True))
+            out.append(quantize_case(f"bw128_f32_untr_col_{r}", r, c, "f32",
+                                     "#fp8.blockwise<scales = f32>", "tile 1x128",
+                                     rowwise=False, untransposed=True))
+            out.append(quantize_case(f"mx_untr_{r}", r, c, "bf16", "#fp8.mxfp8<>", "mx 1x32",
+                                     untransposed=True))
+            out.append(quantize_case(f"mx_ocp_e5m2_untr_col_{r}", r, c, "f16",
+                                     "#fp8.mxfp8<rounding = ocp, format = e5m2>", "mx 1x32",
+                                     elem="e5m2", rowwise=False, untransposed=True))
+            out.append(quantize_case(f"bw128x128_untr_{r}", r, c, "bf16", "#fp8.blockwise<>",
+                                     "tile 128x128", untransposed=True))
+            out.append(quantize_case(f"delayed_untr_{r}", r, c, "bf16",
+                                     "#fp8.delayed<history = 16>", "tensor",
+                                     scale_kind="given", untransposed=True))
+            # Dequantization of every scale layout the quantize kernels write.
+            for g, name in (("tensor", "tensor"), ("row", "row"), ("tile 1x128", "bw128"),
+                            ("tile 128x128", "bw128x128"), ("mx 1x32", "mx")):
+                for out_type in ("bf16", "f16", "f32"):
+                    out.append(dequantize_case(f"dq_{name}_{out_type}_{r}", r, c, "e4m3",
+                                               out_type, g))
+            out.append(dequantize_case(f"dq_mx_e5m2_{r}", r, c, "e5m2", "bf16", "mx 1x32"))
+            out.append(dequantize_case(f"dq_tensor_e5m2_{r}", r, c, "e5m2", "f16", "tensor"))
+        # The scale kernels.
+        out.append(compute_scale_case("cs_current", "#fp8.current<>", "e4m3"))
+        out.append(compute_scale_case("cs_current_eps_pow2", "#fp8.current<epsilon = 1.0e-3, "
+                                      "pow2 = true>", "e5m2"))
+        for n, algo, margin, elem in ((16, "max", 0, "e4m3"), (1024, "max", 2, "e5m2"),
+                                      (257, "most_recent", 0, "e4m3"), (1, "max", 0, "e4m3"),
+                                      (256, "max", 1, "e4m3")):
+            out.append(compute_scale_case(
+                f"cs_delayed_{n}_{algo}", f"#fp8.delayed<history = {n}, algo = {algo}, "
+                f"margin = {margin}>", elem, history=n))
+        for n in (1, 16, 1024):
+            out.append(update_history_case(f"uh_{n}", n))
     if which in ("bench", "all"):
         for n in (8192, 16384):
             out.append(amax_case(f"b_amax_{n}", n, n, "bf16"))
@@ -150,6 +236,8 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--set", default="all", choices=("check", "bench", "all"))
     p.add_argument("--chip", default="sm_90a")
+    p.add_argument("--filter", default="",
+                   help="comma-separated substrings: only cases whose function name has one")
     p.add_argument("--fp8-compile", default="build/bin/fp8-compile")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -158,7 +246,9 @@ def main():
     status = 0
     # One module per case: fp8-compile writes a module's whole PTX for each
     # of its kernels.
-    for i, case in enumerate(cases(args.set)):
+    selected = [c for c in cases(args.set)
+                if not args.filter or any(f in c.split("(")[0] for f in args.filter.split(","))]
+    for i, case in enumerate(selected):
         src = os.path.join(src_dir, f"case{i:03d}.mlir")
         with open(src, "w", encoding="utf-8") as f:
             f.write(case)

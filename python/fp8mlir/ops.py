@@ -119,6 +119,11 @@ def _dtype_name(tensor, table, what):
     return table[name]
 
 
+# 1x128 scales are MN-major [K/128, roundup(M, 4)] (the kernels'
+# kMNMajorScaleAlignment: 16-byte aligned K-block columns).
+MN_MAJOR_SCALE_ALIGNMENT = 4
+
+
 def infer_recipe(scale_a, scale_b, m, n, k):
     """tensorwise, rowwise or blockwise from the scale shapes of torch's API."""
     if scale_a.numel() == 1 and scale_b.numel() == 1:
@@ -139,12 +144,26 @@ def _kernel_scales(recipe, scale_a, scale_b, n, k):
         return scale_a.reshape(()), scale_b.reshape(())
     if recipe == "rowwise":  # the kernels take [M] and [N]
         return scale_a.reshape(-1).contiguous(), scale_b.reshape(n).contiguous()
-    # Blockwise: a's 1x128 scales stored K-block-major [K/128, M] (what
-    # torch's (M, K/128) with strides (1, M) already is); b's 128x128 scales
-    # as [N/128, K/128].
+    # Blockwise: a's 1x128 scales stored K-block-major [K/128, roundup(M, 4)]
+    # (torch's (M, K/128) with strides (1, M), padded to 16-byte aligned
+    # columns: a copy unless M % 4 == 0); b's 128x128 scales as
+    # [N/128, K/128].
     kb = -(-k // 128)
     sb = scale_b if tuple(scale_b.shape) == (-(-n // 128), kb) else scale_b.t()
-    return scale_a.t().contiguous(), sb.contiguous()
+    m = scale_a.shape[0]
+    padded_m = -(-m // MN_MAJOR_SCALE_ALIGNMENT) * MN_MAJOR_SCALE_ALIGNMENT
+    sa = scale_a.t()
+    if padded_m != m:
+        sa = torch_pad_columns(sa, padded_m)
+    return sa.contiguous(), sb.contiguous()
+
+
+def torch_pad_columns(t, columns):
+    """A copy of the 2-D tensor `t` with its columns padded to `columns`
+    (the padding is never read by the kernels)."""
+    out = t.new_zeros((t.shape[0], columns))
+    out[:, :t.shape[1]] = t
+    return out
 
 
 def scaled_mm(a, b, scale_a, scale_b, *, recipe=None, out_dtype=None, bias=None,

@@ -34,6 +34,8 @@ CASES = [
     ("rowwise", 256, 2048, 1024, "promoted(128)", "f16"),
     ("blockwise", 512, 1024, 2048, "promoted(128)", "bf16"),
     ("blockwise", 100, 2112, 7168, "promoted(128)", "bf16"),
+    # M % 4 != 0: the 1x128 scales are padded to [K/128, roundup(M, 4)].
+    ("blockwise", 127, 2112, 7168, "promoted(128)", "bf16"),
 ]
 # Relative Frobenius error of ours against torch's FP8 GEMM on the same
 # quantized inputs (both accumulate in f32; bf16/f16 outputs round at 2^-9).
@@ -90,9 +92,17 @@ def test_scaled_mm_matches_torch(case):
                              accumulation=accumulation)
     if recipe == "blockwise":
         from torch.nn.functional import ScalingType, SwizzleType, scaled_mm
-        peer = scaled_mm(a, w.t(), scale_a, ScalingType.BlockWise1x128, scale_b,
-                         ScalingType.BlockWise128x128, swizzle_a=SwizzleType.NO_SWIZZLE,
-                         swizzle_b=SwizzleType.NO_SWIZZLE, output_dtype=out_dtype)
+        # cuBLASLt takes 1x128 scales only for M % 4 == 0 (its TMA-aligned
+        # layout, the one our kernels read padded): run it on A with zero
+        # rows appended, and keep its first M rows.
+        mp = -(-m // 4) * 4
+        a_peer = torch.cat([a.view(torch.uint8),
+                            torch.zeros((mp - m, k), dtype=torch.uint8, device=dev)])
+        sa_peer = torch.cat([sa, torch.ones((mp - m, sa.shape[1]), device=dev)])
+        peer = scaled_mm(a_peer.view(torch.float8_e4m3fn), w.t(), sa_peer.t().contiguous().t(),
+                         ScalingType.BlockWise1x128, scale_b, ScalingType.BlockWise128x128,
+                         swizzle_a=SwizzleType.NO_SWIZZLE, swizzle_b=SwizzleType.NO_SWIZZLE,
+                         output_dtype=out_dtype)[:m]
         peer_name = "torch.nn.functional.scaled_mm"
     else:
         peer = torch._scaled_mm(a, w.t(), scale_a, scale_b, out_dtype=out_dtype,

@@ -92,7 +92,13 @@ const char *paramKindName(ParamKind kind) {
   return "?";
 }
 
+int64_t Extent::valueFor(int64_t symbolValue) const {
+  return (symbolValue + roundUpTo - 1) / roundUpTo * roundUpTo;
+}
+
 std::string Extent::str() const {
+  if (isRoundedUp())
+    return "roundup(" + symbol + ", " + std::to_string(roundUpTo) + ")";
   return isSymbol() ? symbol : std::to_string(constant);
 }
 
@@ -325,6 +331,35 @@ public:
                    json::kindName(v.kind));
   }
 
+  // An operand extent: readExtent's forms or "roundup(SYM, INT)" with INT
+  // in [2, 2^20].
+  Status readShapeExtent(const Value &v, const std::string &path,
+                         Extent &out) const {
+    std::string_view text =
+        v.kind == Kind::String ? trim(v.string) : std::string_view();
+    constexpr std::string_view kRoundUp = "roundup(";
+    if (text.substr(0, kRoundUp.size()) != kRoundUp)
+      return readExtent(v, path, kInt64Max, out);
+    std::string_view args = text.substr(kRoundUp.size());
+    size_t comma = args.find(',');
+    bool ok = !args.empty() && args.back() == ')' &&
+              comma != std::string_view::npos;
+    if (ok) {
+      std::string_view symbol = trim(args.substr(0, comma));
+      std::string_view multiple =
+          trim(args.substr(comma + 1, args.size() - comma - 2));
+      ok = isIdentifier(symbol) &&
+           parsePositiveDecimal(multiple, out.roundUpTo) &&
+           out.roundUpTo >= 2 && out.roundUpTo <= (int64_t(1) << 20);
+      out.symbol = std::string(symbol);
+    }
+    if (!ok)
+      return errorAt(v, path, "\"", v.string,
+                     "\" is not an extent (expected an integer, a symbol or "
+                     "\"roundup(SYM, INT)\" with INT in [2, 2^20])");
+    return Status();
+  }
+
   Status readStride(const Value &v, const std::string &path,
                     StrideExpr &out) const {
     if (v.kind == Kind::Number) {
@@ -402,7 +437,9 @@ const EnumName<GridKind> kGridKinds[] = {{"persistent", GridKind::Persistent},
                                          {"tiles", GridKind::Tiles},
                                          {"fixed", GridKind::Fixed}};
 
-const char *const kKernelKinds[] = {"gemm", "quantize", "amax"};
+const char *const kKernelKinds[] = {"gemm",          "quantize",
+                                    "amax",          "compute_scale",
+                                    "update_amax_history", "dequantize"};
 
 int64_t swizzleSpanBytes(CUtensorMapSwizzle swizzle) {
   switch (swizzle) {
@@ -449,7 +486,8 @@ public:
          "tensor_maps", "params", "kind",
          // Describe the computation for tools (checks, benchmarks); the
          // launch does not depend on them.
-         "gemm", "quantize"}));
+         "gemm", "quantize", "compute_scale", "update_amax_history",
+         "dequantize"}));
     FP8RT_RETURN_IF_ERROR(parseKind(root));
 
     FP8RT_RETURN_IF_ERROR(
@@ -509,7 +547,9 @@ private:
                              [&](const char *k) { return kind == k; });
     if (!known)
       return reader_.errorAt(*root.find("kind"), "kind", "\"", kind,
-                             "\" is not a kernel kind (gemm, quantize, amax)");
+                             "\" is not a kernel kind (gemm, quantize, amax, "
+                             "compute_scale, update_amax_history, "
+                             "dequantize)");
     meta_.kind = kind;
     return Status();
   }
@@ -589,8 +629,8 @@ private:
                                FP8RT_MAX_RANK);
       for (size_t d = 0; d < shape->array.size(); ++d) {
         Extent extent;
-        FP8RT_RETURN_IF_ERROR(reader_.readExtent(
-            shape->array[d], indexPath(path + ".shape", d), kInt64Max, extent));
+        FP8RT_RETURN_IF_ERROR(reader_.readShapeExtent(
+            shape->array[d], indexPath(path + ".shape", d), extent));
         op.shape.push_back(extent);
       }
       FP8RT_RETURN_IF_ERROR(
@@ -605,10 +645,19 @@ private:
       // Optional operands bind symbols too, but only when present; a symbol
       // that only absent operands name is reported at launch.
       for (const Extent &e : op.shape)
-        if (e.isSymbol())
+        if (e.isSymbol() && !e.isRoundedUp())
           bindableSymbols_.insert(e.symbol);
       meta_.operands.push_back(std::move(op));
     }
+    // A rounded-up extent checks a symbol some operand binds.
+    for (size_t i = 0; i < meta_.operands.size(); ++i)
+      for (size_t d = 0; d < meta_.operands[i].shape.size(); ++d)
+        if (meta_.operands[i].shape[d].isRoundedUp()) {
+          const Value &entry = list->array[i].find("shape")->array[d];
+          FP8RT_RETURN_IF_ERROR(checkBindable(
+              entry, indexPath(indexPath("operands", i) + ".shape", d),
+              meta_.operands[i].shape[d].symbol));
+        }
     return Status();
   }
 

@@ -28,13 +28,19 @@ CUtensorMapDataType tensorMapDataType(DType dtype);
 bool dtypeFromC(int value, DType &out);
 
 // A tensor extent: a constant, or a symbol ("M") bound at launch from the
-// operand shapes.
+// operand shapes. In an operand shape a symbol may be rounded up to a
+// multiple ("roundup(M, 4)": the padded extent of a TMA-aligned scale
+// tensor); such an extent checks the symbol's value but never binds it.
 struct Extent {
   std::string symbol; // empty for a constant
   int64_t constant = 0;
+  int64_t roundUpTo = 1; // > 1: the symbol's value rounded up to a multiple
 
   bool isSymbol() const { return !symbol.empty(); }
-  std::string str() const; // "M" or "2048"
+  bool isRoundedUp() const { return roundUpTo > 1; }
+  // The extent's value for the symbol's value `symbolValue`.
+  int64_t valueFor(int64_t symbolValue) const;
+  std::string str() const; // "M", "2048" or "roundup(M, 4)"
 };
 
 // A byte stride: `factor`, or `factor * symbol`. JSON forms: an integer,
@@ -107,7 +113,9 @@ struct GridSpec {
 struct KernelMetadata {
   std::string name;
   std::string entry;
-  std::string kind = "gemm"; // "gemm", "quantize" or "amax"
+  // "gemm", "quantize", "amax", "compute_scale", "update_amax_history" or
+  // "dequantize"
+  std::string kind = "gemm";
   std::string chip; // "sm_90a"
   int chipMajor = 0, chipMinor = 0;
   char chipSuffix = 0; // 0, 'a' (arch-specific) or 'f' (family)

@@ -58,6 +58,9 @@ public:
     out_.operands.assign(meta_.operands.size(), BoundOperand());
     for (size_t i = 0; i < meta_.operands.size(); ++i)
       FP8RT_RETURN_IF_ERROR(bindOperand(static_cast<int>(i)));
+    // Rounded-up extents, once every symbol is bound.
+    for (auto [index, d] : roundedUp_)
+      FP8RT_RETURN_IF_ERROR(checkRoundedUpExtent(index, d));
     for (const Binding &b : bindings_)
       out_.symbols.emplace_back(b.symbol, b.value);
     out_.tensorMaps.assign(meta_.tensorMaps.size(), ResolvedTensorMap());
@@ -81,6 +84,8 @@ private:
                            // operands array, or -1
   const fp8rt_tensor *operands_ = nullptr;
   std::vector<Binding> bindings_;
+  // (operand, dim) of the present operands' rounded-up extents.
+  std::vector<std::pair<int, int>> roundedUp_;
 
   const Binding *findBinding(const std::string &symbol) const {
     for (const Binding &b : bindings_)
@@ -179,6 +184,11 @@ private:
                              expected.isSymbol() ? expected.symbol
                                                  : std::string("it"),
                              " must be >= 1");
+    if (expected.isRoundedUp()) {
+      roundedUp_.emplace_back(static_cast<int>(&spec - meta_.operands.data()),
+                              d);
+      return Status();
+    }
     if (!expected.isSymbol()) {
       if (actual != expected.constant)
         return invalidArgument(what, " is ", actual, ", expected ",
@@ -201,6 +211,24 @@ private:
   // The kernels take no strides: operands must be dense row-major. Strides
   // are accepted so that callers holding strided views get an error rather
   // than wrong results.
+  // shape[d] of operand `index` is roundup(SYM, INT) of SYM's value.
+  Status checkRoundedUpExtent(int index, int d) {
+    const OperandSpec &spec = meta_.operands[index];
+    const Extent &expected = spec.shape[d];
+    int64_t actual = operands_[given_[index]].shape[d];
+    std::string what = strCat("operand \"", spec.name, "\": shape[", d, "] (",
+                              expected.str(), ")");
+    const Binding *b = findBinding(expected.symbol);
+    if (!b)
+      return invalidArgument(what, ": symbol \"", expected.symbol,
+                             "\" is only named by absent optional operands");
+    if (actual != expected.valueFor(b->value))
+      return invalidArgument(what, " is ", actual, ", expected ",
+                             expected.valueFor(b->value), " (", b->symbol,
+                             " is ", b->value, ", bound by ", b->origin, ")");
+    return Status();
+  }
+
   Status checkStrides(const OperandSpec &spec, const fp8rt_tensor &t) const {
     int rank = t.rank;
     bool allZero = true;

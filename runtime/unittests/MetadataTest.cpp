@@ -215,7 +215,8 @@ const BadMetadata kBadMetadata[] = {
     {"\"cluster\": [1, 1, 1],", "\"clusters\": @[1, 1, 1],",
      "(top level): unknown key \"clusters\" (allowed: format, version, name, "
      "entry, chip, ptx, cubin, block, cluster, dynamic_shared_memory_bytes, "
-     "grid, operands, tensor_maps, params, kind, gemm, quantize)"},
+     "grid, operands, tensor_maps, params, kind, gemm, quantize, "
+     "compute_scale, update_amax_history, dequantize)"},
     {"\"entry\": \"gemm_tn_e4m3_bf16_n7168_k2048\"", "\"entry\": @\"9gemm\"",
      "entry: \"9gemm\" is not a PTX identifier"},
     {"\"chip\": \"sm_90a\"", "\"chip\": @\"hopper\"",
@@ -246,6 +247,22 @@ const BadMetadata kBadMetadata[] = {
      "operands[4].shape: rank 5 exceeds the maximum of 4"},
     {"{\"name\": \"b_scale_inv\"", "{\"name\": @\"b\"",
      "operands[3].name: duplicate operand name \"b\""},
+    // Rounded-up extents: a multiple of at least 2, of a symbol some operand
+    // binds.
+    {"\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": []",
+     "\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": "
+     "[16, @\"roundup(Q, 4)\"]",
+     "operands[2].shape[1]: symbol \"Q\" does not appear in any operand "
+     "shape, so no launch can bind it"},
+    {"\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": []",
+     "\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": "
+     "[16, @\"roundup(M, 1)\"]",
+     "operands[2].shape[1]: \"roundup(M, 1)\" is not an extent (expected an "
+     "integer, a symbol or \"roundup(SYM, INT)\" with INT in [2, 2^20])"},
+    {"\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": []",
+     "\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": "
+     "[16, @\"roundup(M 4)\"]",
+     "operands[2].shape[1]: \"roundup(M 4)\" is not an extent"},
     {"\"role\": \"output\"", "\"role\": @\"out\"",
      "operands[5].role: unknown value \"out\" (expected one of: input, "
      "output)"},

@@ -3,9 +3,7 @@
 // loads, a launch passes the pointers in order on the tiles grid, and every
 // malformed argument a caller of a quantization kernel can get wrong is
 // rejected, naming the operand, before any driver call.
-#include "FakeDriver.h"
-#include "Kernel.h"
-#include "TestKernels.h"
+#include "KernelFixture.h"
 
 #include <gtest/gtest.h>
 
@@ -87,48 +85,11 @@ std::vector<fp8rt_tensor> quantizeOperands() {
           makeTensor("amax_history", kHistory, FP8RT_F32, {16})};
 }
 
-fp8rt_tensor &operand(std::vector<fp8rt_tensor> &ops, const std::string &name) {
-  for (fp8rt_tensor &t : ops)
-    if (name == t.name)
-      return t;
-  ADD_FAILURE() << "test bug: no operand " << name;
-  return ops[0];
-}
-
-class QuantizeKernelTest : public ::testing::Test {
+class QuantizeKernelTest : public KernelFixture {
 protected:
-  FakeDriver &fake = FakeDriver::get();
-  fp8rt_kernel *kernel = nullptr;
-
   void SetUp() override {
-    fake.reset();
-    setDriverForTesting(&fake.api);
-    ASSERT_EQ(fp8rt_kernel_load_from_memory(kQuantizeJson, kQuantizePtx, 0,
-                                            &kernel),
-              FP8RT_SUCCESS)
-        << fp8rt_last_error();
-    for (const ParamSpec &param : kernel->meta.params)
-      fake.paramSizes.push_back(param.size);
-  }
-  void TearDown() override {
-    fp8rt_kernel_destroy(kernel);
-    setDriverForTesting(nullptr);
-    fake.reset();
-  }
-
-  fp8rt_status launch(const std::vector<fp8rt_tensor> &ops) {
-    return fp8rt_launch(kernel, ops.data(), static_cast<int>(ops.size()),
-                        nullptr);
-  }
-
-  // `ops` is rejected as an argument error whose message contains
-  // `message`, and the driver was never asked to launch.
-  void expectRejected(const std::vector<fp8rt_tensor> &ops,
-                      const std::string &message) {
-    EXPECT_EQ(launch(ops), FP8RT_ERROR_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(fp8rt_last_error()).find(message), std::string::npos)
-        << "got:      " << fp8rt_last_error() << "\nexpected: " << message;
-    EXPECT_TRUE(fake.launches.empty());
+    KernelFixture::SetUp();
+    load(kQuantizeJson, kQuantizePtx);
   }
 };
 
@@ -141,7 +102,8 @@ TEST_F(QuantizeKernelTest, LoadsTheKind) {
             FP8RT_ERROR_INVALID_METADATA);
   EXPECT_NE(std::string(fp8rt_last_error())
                 .find("\"transpose\" is not a kernel kind (gemm, quantize, "
-                      "amax)"),
+                      "amax, compute_scale, update_amax_history, "
+                      "dequantize)"),
             std::string::npos)
       << fp8rt_last_error();
 }
@@ -156,13 +118,7 @@ TEST_F(QuantizeKernelTest, LaunchesOneCtaPerTileWithThePointersInOrder) {
   EXPECT_EQ(call.grid[2], 1u);
   EXPECT_EQ(call.block[0], 256u);
   EXPECT_EQ(call.sharedMemBytes, 65568u);
-  const uintptr_t expected[] = {kX, kScale, kQ, kQScale, kQt, kQtScale, kHistory};
-  ASSERT_EQ(call.params.size(), 7u);
-  for (size_t i = 0; i < 7; ++i) {
-    uint64_t value;
-    std::memcpy(&value, call.params[i].data(), sizeof(value));
-    EXPECT_EQ(value, expected[i]) << "param " << i;
-  }
+  expectPointers({kX, kScale, kQ, kQScale, kQt, kQtScale, kHistory});
 }
 
 TEST_F(QuantizeKernelTest, RejectsAColumnwiseOutputThatIsNotTransposed) {

@@ -36,7 +36,8 @@ from gemm_spec import (ROW_TOLERANCE_FACTOR, load_specs, parse_int_list,  # noqa
 
 DEFAULT_MS = "1,64,127,128,4096,4097"
 KNOWN_OPERANDS = ("a", "b", "a_scale_inv", "b_scale_inv", "bias", "c", "d", "amax")
-NEGATIVE_M = 128
+# Not a multiple of 4: 1x128 A scales then need their padding.
+NEGATIVE_M = 127
 
 
 def parse_args(argv=None):
@@ -169,6 +170,11 @@ def negative_cases(spec, inputs, m, device="cuda"):
     cases.append(("a given as bf16", dict(good, a=good["a"].to(torch.bfloat16)), None))
     bad_k = torch.empty((m, spec.k + 128), dtype=good["a"].dtype, device=device)
     cases.append(("a with K+128 columns", dict(good, a=bad_k), None))
+    if spec.a_gran[0] == "tile" and spec.a_gran[1] == 1 and m % 4 != 0:
+        # 1x128 A scales without the padding to roundup(M, 4).
+        unpadded = good["a_scale_inv"][:, :m].contiguous()
+        cases.append(("a_scale_inv [K/128, M], not padded to roundup(M, 4)",
+                      dict(good, a_scale_inv=unpadded), "a_scale_inv"))
     # Last: if the runtime wrongly accepted it, the kernel would read address 0.
     # (Every other bad operand is larger than the right one, so an accepted
     # launch cannot touch memory out of bounds.)

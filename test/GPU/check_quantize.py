@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
 """Bit-exact check of the quantization kernels on a GPU, and their bandwidth.
 
-For every kernel (NAME.json with "kind": "quantize" or "amax") in --kernels:
+For every kernel (NAME.json with "kind": "quantize", "amax",
+"compute_scale", "update_amax_history" or "dequantize") in --kernels:
 fresh random inputs (seeded from the clock, recorded) of several magnitudes
 plus special values (0, +-subnormals, the 448/464 and 57344/61440
 boundaries, +-inf, NaN, all-zero and all-NaN blocks), outputs poisoned
 before the launch, then
   - every data byte and every scale equals the numerics library's reference
-    (lib/Numerics through test/GPU/numerics_capi.cpp, built here);
+    (lib/Numerics through test/GPU/numerics_capi.cpp, built here), for
+    transposed and untransposed columnwise outputs alike;
   - the data equals PyTorch's float8 conversion of x * scale after clamping to
     +-max (PyTorch does not saturate), with the kernel's scales;
-  - the amax / history slot equals the reference.
+  - the amax / history slot equals the reference;
+  - compute_scale / update_amax_history: scale, scale_inv and the whole
+    history (rolled in place) equal the reference, bit for bit, over
+    histories with zeros, infs and NaNs;
+  - dequantize: every output equals the reference's decode * scale_inv
+    (f32) rounded to the output type, bit for bit, and PyTorch's, over
+    random codes (NaN/inf codes included) and scales (0, inf, NaN,
+    subnormals, every UE8M0 code) in the layouts the quantize kernels write.
 With --bench, times every kernel (CUDA events, median of repeats, L2 flushed
 by a read, see flush_l2) against torch's device-to-device copy and PyTorch
 eager quantization; also with a memset flush, for comparison.
@@ -56,6 +65,15 @@ def load_numerics(path):
                                          ctypes.c_int]
     lib.fp8ref_record_amax.restype = ctypes.c_float
     lib.fp8ref_record_amax.argtypes = [ctypes.c_float, ctypes.c_float]
+    lib.fp8ref_delayed_scale.restype = None
+    lib.fp8ref_delayed_scale.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int,
+                                         ctypes.c_int, ctypes.c_int, ctypes.c_float,
+                                         ctypes.c_void_p, ctypes.c_void_p]
+    lib.fp8ref_dequantize.restype = None
+    lib.fp8ref_dequantize.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                      ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64,
+                                      ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                      ctypes.c_void_p]
     return lib
 
 
@@ -130,6 +148,8 @@ def physical_to_grid(q, phys, out_rows, out_cols):
     phys = phys.cpu()
     if gran == "tensor":
         return phys.view(1, 1)
+    if gran == "row":
+        return phys.view(-1, 1)
     tr, tc = (int(v) for v in gran.split("x"))
     if q["rule"].startswith("mxfp8"):
         # [ceil(P/128), ceil(K/128), 512] atoms; byte (p%32)*16 + (p%128)/32*4 + kb%4.
@@ -171,6 +191,10 @@ def multiplier_grid(q, scales_grid, out_rows, out_cols, ref_scale):
 def check_kernel(path, numerics, gen, record):
     meta = json.loads(path.read_text())
     kernel = rt.Kernel(path)
+    if meta["kind"] in CHECKS:
+        failures = CHECKS[meta["kind"]](meta, kernel, numerics, gen)
+        kernel.close()
+        return failures
     q = meta["quantize"]
     rows, cols = q["rows"], q["cols"]
     in_dtype = q["input_dtype"]
@@ -225,6 +249,9 @@ def check_kernel(path, numerics, gen, record):
                 continue
             ref_data, ref_grid, _ = ref_quantize(numerics, x32, q, transposed, given_scale)
             got = outs[dname].view(torch.uint8).cpu()
+            if transposed and q.get("columnwise_layout") == "untransposed":
+                # The same data as the transposed layout, stored [R, C].
+                got = got.t().contiguous()
             bad = (got != ref_data).sum().item()
             if bad:
                 i = (got != ref_data).nonzero()[0].tolist()
@@ -270,6 +297,203 @@ def check_kernel(path, numerics, gen, record):
                 failures.append(f"amax_history: got {got[:2].tolist()} want {want[:2].tolist()}")
     kernel.close()
     return failures
+
+
+# --- scale kernels and dequantization ------------------------------------------
+
+def same_bits(got, want):
+    """Elementwise: equal bits, or both NaN (a NaN's payload is not a
+    numerics rule). got/want: float tensors of one dtype, on the CPU."""
+    ints = {torch.float32: torch.int32, torch.bfloat16: torch.int16, torch.float16: torch.int16}
+    it = ints[got.dtype]
+    return (got.view(it) == want.view(it)) | (got.isnan() & want.isnan())
+
+
+def poisoned(shape, dtype):
+    t = torch.empty(shape, dtype=dtype, device="cuda")
+    t.view(-1).view(torch.uint8).fill_(POISON)
+    return t
+
+
+def scalar(v):
+    return torch.tensor(v, dtype=torch.float32, device="cuda")
+
+
+def first_difference(name, got, want):
+    same = same_bits(got, want)
+    if bool(same.all()):
+        return None
+    i = (~same).nonzero()[0].tolist()
+    return (f"{name}: {(~same).sum().item()} values differ, first at {i}: got "
+            f"{got[tuple(i)].item()!r} want {want[tuple(i)].item()!r}")
+
+
+def special_amaxes(gen):
+    return ([0.0, -0.0, 1.0, 448.0, 3.5e-38, 1e-45, 1e-30, 1e30, 3.4e38, float("inf"),
+             float("-inf"), float("nan"), -2.5, 1e-3, 0.999e-3, 57344.0]
+            + (torch.exp2(torch.randint(-40, 40, (16,), generator=gen).float())
+               * (1 + torch.rand(16, generator=gen))).tolist())
+
+
+def random_history(n, gen, trial):
+    """Histories of amaxes, with special values as the trial asks."""
+    h = torch.rand(n, generator=gen) * torch.exp2(torch.randint(-10, 10, (n,), generator=gen).float())
+    if trial == 1:
+        h[torch.randint(0, n, (max(1, n // 4),), generator=gen)] = float("nan")
+    if trial == 2:
+        h.zero_()
+    if trial == 3:
+        h.fill_(float("nan"))
+    if trial == 4:
+        h[torch.randint(0, n, (1,), generator=gen)] = float("inf")
+    if trial == 5:
+        h = -h
+    if trial == 6:
+        h[0] = float("nan")
+    if trial == 7:
+        h[torch.randint(0, n, (max(1, n // 8),), generator=gen)] = 0.0
+    return h.float().contiguous()
+
+
+def check_compute_scale(meta, kernel, numerics, gen):
+    desc = meta["compute_scale"]
+    e5m2 = int(desc["dtype"] == "e5m2")
+    failures = []
+    if desc["rule"] == "current":
+        for a in special_amaxes(gen):
+            scale, scale_inv = poisoned((), torch.float32), poisoned((), torch.float32)
+            kernel.launch(amax=scalar(a), scale=scale, scale_inv=scale_inv)
+            torch.cuda.synchronize()
+            want = torch.tensor(numerics.fp8ref_current_scale(
+                a, e5m2, float(desc["epsilon"]), int(desc["pow2"])), dtype=torch.float32)
+            want_inv = torch.tensor(1.0, dtype=torch.float32) / want
+            for name, got, w in (("scale", scale, want), ("scale_inv", scale_inv, want_inv)):
+                diff = first_difference(f"{name} of amax {a!r}", got.cpu(), w)
+                if diff:
+                    failures.append(diff)
+        return failures
+    n = desc["history"]
+    for trial in range(8):
+        h = random_history(n, gen, trial)
+        prev = [1.5, float("inf"), 0.25, float("nan"), 3.0e38, 7.0, 1.0, 2.0**-20][trial]
+        got_h = h.cuda()
+        scale, scale_inv = poisoned((), torch.float32), poisoned((), torch.float32)
+        kernel.launch(amax_history=got_h, previous_scale=scalar(prev), scale=scale,
+                      scale_inv=scale_inv)
+        torch.cuda.synchronize()
+        want_h = h.clone()
+        want_s, want_si = ctypes.c_float(), ctypes.c_float()
+        numerics.fp8ref_delayed_scale(want_h.data_ptr(), n, int(desc["algo"] == "most_recent"),
+                                      int(desc["margin"]), e5m2, prev, ctypes.byref(want_s),
+                                      ctypes.byref(want_si))
+        checks = (("scale", scale.cpu(), torch.tensor(want_s.value, dtype=torch.float32)),
+                  ("scale_inv", scale_inv.cpu(), torch.tensor(want_si.value, dtype=torch.float32)),
+                  ("rolled amax_history", got_h.cpu(), want_h))
+        for name, got, want in checks:
+            diff = first_difference(f"trial {trial}: {name}", got, want)
+            if diff:
+                failures.append(diff)
+        # Moves keep NaN payloads too: the history must be bit-identical.
+        if not bool((got_h.cpu().view(torch.int32) == want_h.view(torch.int32)).all()):
+            failures.append(f"trial {trial}: rolled history differs in NaN payload bits")
+    return failures
+
+
+def check_update_history(meta, kernel, numerics, gen):
+    n = meta["update_amax_history"]["history"]
+    failures = []
+    for trial, a in enumerate(special_amaxes(gen)):
+        h = random_history(n, gen, trial % 8)
+        got_h = h.cuda()
+        kernel.launch(amax_history=got_h, amax=scalar(a))
+        torch.cuda.synchronize()
+        want = h.clone()
+        want[0] = numerics.fp8ref_record_amax(float(h[0]), a)
+        diff = first_difference(f"amax {a!r}: amax_history", got_h.cpu(), want)
+        if diff:
+            failures.append(diff)
+    return failures
+
+
+DEQUANT_OUT = {"bf16": (torch.bfloat16, 1), "f16": (torch.float16, 2), "f32": (torch.float32, 0)}
+
+
+def random_scales(shape, gen, specials):
+    s = (torch.exp2(torch.randint(-30, 30, shape, generator=gen).float())
+         * (1 + torch.rand(shape, generator=gen)))
+    if specials and s.numel() > 8:
+        flat = s.view(-1)
+        idx = torch.randint(0, flat.numel(), (8,), generator=gen)
+        flat[idx] = torch.tensor([0.0, float("inf"), float("nan"), 1e-40, -3.0, 2.0**-126,
+                                  3.0e38, -0.0])
+    return s.contiguous()
+
+
+def check_dequantize(meta, kernel, numerics, gen):
+    desc = meta["dequantize"]
+    rows, cols = desc["rows"], desc["cols"]
+    gran = desc["granularity"]
+    e5m2 = int(desc["dtype"] == "e5m2")
+    out_dtype, out_code = DEQUANT_OUT[desc["out_dtype"]]
+    ops = {op["name"]: op for op in meta["operands"]}
+    mx = gran.startswith("mx")
+    q = {"granularity": gran[2:] if mx else gran, "rule": "mxfp8" if mx else ""}
+    if gran in ("tensor", "row"):
+        g, tr, tc = (0, 0, 0) if gran == "tensor" else (1, 1, 0)
+    else:
+        tr, tc = (int(v) for v in q["granularity"].split("x"))
+        g = 3 if mx else 2
+    failures = []
+    for specials in (False, True):
+        codes = torch.randint(0, 256, (rows, cols), generator=gen, dtype=torch.int32)
+        codes = codes.to(torch.uint8)
+        if not specials:  # no NaN/inf codes: every output is a number
+            codes = codes & 0x77
+        shape = ops["scale_inv"]["shape"]
+        if mx:
+            phys = torch.randint(0, 256, shape, generator=gen, dtype=torch.int32).to(torch.uint8)
+            if not specials:
+                phys = phys % 64 + 96
+        else:
+            phys = random_scales(shape, gen, specials)
+        grid = physical_to_grid(q, phys, rows, cols).contiguous()
+        elem = FP8["e5m2" if e5m2 else "e4m3"]
+        y = poisoned((rows, cols), out_dtype)
+        phys_gpu = phys.cuda().view(torch.float8_e8m0fnu) if mx else phys.cuda()
+        kernel.launch(x=codes.cuda().view(elem), scale_inv=phys_gpu, y=y)
+        torch.cuda.synchronize()
+        want = torch.empty((rows, cols), dtype=out_dtype)
+        grid_f32 = grid if not mx else torch.zeros(1)
+        grid_u8 = grid if mx else torch.zeros(1, dtype=torch.uint8)
+        numerics.fp8ref_dequantize(codes.data_ptr(), rows, cols, e5m2, g, tr, tc,
+                                   grid_f32.data_ptr(), grid_u8.data_ptr(), out_code,
+                                   want.data_ptr())
+        got = y.cpu()
+        diff = first_difference("y", got, want)
+        if diff:
+            failures.append(diff)
+        # PyTorch: f32 product of the decoded codes and the expanded scales.
+        if mx:
+            e = grid.to(torch.int32)
+            sgrid = torch.pow(2.0, (e - 127).double()).float()
+            sgrid[e == 255] = float("nan")
+        else:
+            sgrid = grid.float()
+        if gran == "tensor":
+            full = sgrid.view(1, 1).expand(rows, cols)
+        else:
+            br = 1 if gran == "row" or tr == 1 else tr
+            bc = cols if gran == "row" else tc
+            full = sgrid.repeat_interleave(br, 0)[:rows].repeat_interleave(bc, 1)[:, :cols]
+        peer = (codes.view(elem).float() * full).to(out_dtype)
+        bad = (~same_bits(got, peer)).sum().item()
+        if bad:
+            failures.append(f"y: {bad} values differ from PyTorch")
+    return failures
+
+
+CHECKS = {"compute_scale": check_compute_scale, "update_amax_history": check_update_history,
+          "dequantize": check_dequantize}
 
 
 # --- bandwidth ---------------------------------------------------------------
@@ -416,7 +640,7 @@ def main():
     if args.kernels:
         for path in sorted(args.kernels.glob("*.json")):
             meta = json.loads(path.read_text())
-            if meta.get("kind") not in ("quantize", "amax"):
+            if meta.get("kind") not in ("quantize", "amax", *CHECKS):
                 continue
             if args.filter and not any(f in path.stem for f in args.filter.split(",")):
                 continue

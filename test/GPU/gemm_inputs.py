@@ -11,9 +11,10 @@ GEMM consumes scale_inv = 1 / scale, so x ~= q * scale_inv.
   two (sign and exponent bits kept), so scale_inv is exact.
 
 Scales are returned in the physical layout the runtime takes (see gemm_spec:
-1x128 scales MN-major, a's [ceil(K/128), M] and b's [ceil(K/128), N]; b's
-128x128 [ceil(N/128), ceil(K/128)]), or in the layout the kernel's metadata
-asks for when it says.
+1x128 scales MN-major, a's [ceil(K/128), roundup(M, 4)] and b's
+[ceil(K/128), roundup(N, 4)], the padding NaN (never read); b's 128x128
+[ceil(N/128), ceil(K/128)]), or in the layout the kernel's metadata asks for
+when it says.
 """
 
 import time
@@ -21,7 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
-from gemm_spec import FP8_MAX, ceil_div, physical_scale_shape, shape_matches
+from gemm_spec import (FP8_MAX, MN_MAJOR_SCALE_ALIGNMENT, ceil_div, physical_scale_shape,
+                       shape_matches)
 
 BLOCKWISE_AMAX_CLAMP = 1e-4
 FLT_MAX = 3.4028234663852886e38
@@ -169,12 +171,20 @@ def arrange_scale(scale_inv, operand, gran, rows, k, expected=None):
 
     `expected` is the metadata's shape for the operand (entries may be None);
     without it the project convention (gemm_spec.physical_scale_shape) holds.
-    Candidates, in order: the convention, the logical order, the transpose;
-    the first whose shape matches wins."""
+    Candidates, in order: the convention, the logical order, the transpose
+    (and for 1x128 tiles the transpose with its MN extent padded to a
+    multiple of 4, the padding NaN); the first whose shape matches wins."""
     logical = scale_inv.contiguous()
     candidates = [logical]
     if logical.dim() == 2:
         candidates.append(logical.t().contiguous())
+        if gran[0] == "tile" and gran[1] == 1:
+            mn, kb = logical.shape
+            padded = torch.full((kb, ceil_div(mn, MN_MAJOR_SCALE_ALIGNMENT)
+                                 * MN_MAJOR_SCALE_ALIGNMENT), float("nan"),
+                                dtype=logical.dtype, device=logical.device)
+            padded[:, :mn] = logical.t()
+            candidates.append(padded)
     convention = physical_scale_shape(operand, gran, rows, k)
     candidates.sort(key=lambda t: tuple(t.shape) != convention)
     target = convention if expected is None else expected

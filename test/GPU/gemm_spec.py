@@ -94,13 +94,19 @@ def scale_shape(gran, rows, k):
     return (ceil_div(rows, gran[1]), ceil_div(k, gran[2]))
 
 
+# 1x128 scales are MN-major with the MN extent rounded up to a multiple of
+# this (16 bytes of f32: TMA alignment; kMNMajorScaleAlignment).
+MN_MAJOR_SCALE_ALIGNMENT = 4
+
+
 def physical_scale_shape(operand, gran, rows, k):
     """Shape the runtime expects by convention: 1x128 tile scales are stored
-    MN-major (a: [K/128, M], b: [K/128, N]), so that one K block's scales are
-    contiguous; everything else in its logical order."""
+    MN-major (a: [K/128, roundup(M, 4)], b: [K/128, roundup(N, 4)]), so that
+    one K block's scales are contiguous and 16-byte aligned; everything else
+    in its logical order."""
     shape = scale_shape(gran, rows, k)
     if gran[0] == "tile" and gran[1] == 1:
-        return shape[::-1]
+        return (shape[1], ceil_div(shape[0], MN_MAJOR_SCALE_ALIGNMENT) * MN_MAJOR_SCALE_ALIGNMENT)
     return shape
 
 
@@ -111,7 +117,8 @@ _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 _FUNCTIONS = {"ceil_div": ceil_div, "cdiv": ceil_div, "ceildiv": ceil_div,
               "min": min, "max": max,
               "align": lambda x, a: ceil_div(x, a) * a,
-              "round_up": lambda x, a: ceil_div(x, a) * a}
+              "round_up": lambda x, a: ceil_div(x, a) * a,
+              "roundup": lambda x, a: ceil_div(x, a) * a}
 
 
 def _eval_node(node, env):

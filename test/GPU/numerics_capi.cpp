@@ -85,4 +85,56 @@ float fp8ref_amax(const float *x, int64_t n) {
   return amax(x, static_cast<size_t>(n));
 }
 
+/// The delayed-scaling fp8.compute_scale: historyAmax, delayedScalingScale
+/// and scaleInverse, then rollAmaxHistory of `history` in place.
+void fp8ref_delayed_scale(float *history, int64_t length, int mostRecent,
+                          int margin, int e5m2, float previousScale,
+                          float *scale, float *scaleInv) {
+  size_t n = static_cast<size_t>(length);
+  float amax = historyAmax(history, n,
+                           mostRecent ? AmaxComputeAlgo::MostRecent
+                                      : AmaxComputeAlgo::Max);
+  *scale = delayedScalingScale(amax, previousScale,
+                               e5m2 ? Format::E5M2 : Format::E4M3, margin);
+  *scaleInv = scaleInverse(*scale);
+  rollAmaxHistory(history, n);
+}
+
+/// dequantize() of the rows x cols codes with the logical scale grid
+/// (`scale_inv` f32, or `e8m0` for MX), then the op's rounding to the
+/// output type: 0 f32 (4-byte words), 1 bf16, 2 f16 (2-byte words), written
+/// to `out` as bits. granularity: 0 tensor, 1 row, 2 tile, 3 mx.
+void fp8ref_dequantize(const uint8_t *codes, int64_t rows, int64_t cols,
+                       int e5m2, int granularity, int64_t tileRows,
+                       int64_t tileCols, const float *scaleInv,
+                       const uint8_t *e8m0, int outType, void *out) {
+  QuantizedTensor q;
+  q.rows = rows;
+  q.cols = cols;
+  q.format = e5m2 ? Format::E5M2 : Format::E4M3;
+  q.granularity = granularity == 0   ? Granularity::tensor()
+                  : granularity == 1 ? Granularity::row()
+                  : granularity == 3 ? Granularity::mx(tileCols)
+                                     : Granularity::tile(tileRows, tileCols);
+  GridShape grid = q.granularity.scaleGrid(rows, cols);
+  q.scaleRows = grid.rows;
+  q.scaleCols = grid.cols;
+  size_t n = static_cast<size_t>(rows * cols);
+  size_t scales = static_cast<size_t>(grid.rows * grid.cols);
+  q.data.assign(codes, codes + n);
+  if (granularity == 3)
+    q.scaleE8m0.assign(e8m0, e8m0 + scales);
+  else
+    q.scaleInv.assign(scaleInv, scaleInv + scales);
+  std::vector<float> values = dequantize(q);
+  for (size_t i = 0; i < n; ++i) {
+    if (outType == 0) {
+      static_cast<float *>(out)[i] = values[i];
+      continue;
+    }
+    static_cast<uint16_t *>(out)[i] =
+        outType == 1 ? floatToBf16(values[i]) : floatToF16(values[i]);
+  }
+}
+
 } // extern "C"

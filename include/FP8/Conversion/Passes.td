@@ -41,19 +41,19 @@ def FP8LowerScaledMatmul : Pass<"fp8-lower-scaled-matmul", "ModuleOp"> {
 }
 
 def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
-  let summary = "Lower fp8.amax and fp8.quantize to GPU kernels";
+  let summary = "Lower the quantization ops of the fp8 dialect to GPU kernels";
   let description = [{
-    Replaces each `fp8.amax` and `fp8.quantize` that a quantization kernel
-    takes by a call of a host launcher declaration (`@NAME_launch`, tagged
-    `fp8.kernel`) of a kernel in `gpu.module @fp8_kernels`, built by the
-    shared quantization kernel builder (one kernel per shape, dtypes,
-    recipe and set of outputs; shapes are static):
+    Replaces each `fp8.amax`, `fp8.quantize`, `fp8.compute_scale`,
+    `fp8.update_amax_history` and `fp8.dequantize` that a kernel takes by a
+    call of a host launcher declaration (`@NAME_launch`, tagged
+    `fp8.kernel`) of a kernel in `gpu.module @fp8_kernels` (one kernel per
+    shape, dtypes, recipe and set of outputs; shapes are static):
 
     * `fp8.amax`: grid-wide max |x| (NaN-propagating), one atomic max per
       CTA into a zeroed scalar;
     * per-tensor `fp8.quantize` with a scale: the cast (`cvt.rn.satfinite`),
-      rowwise and/or columnwise (transposed) from one read. When the scale
-      is `fp8.compute_scale` of a `#fp8.current` amax, the kernel applies the
+      rowwise and/or columnwise from one read. When the scale is
+      `fp8.compute_scale` of a `#fp8.current` amax, the kernel applies the
       rule to the amax itself (per-tensor current scaling = amax kernel +
       cast kernel). When the op's amax result feeds an
       `fp8.update_amax_history` (delayed scaling), the kernel records the
@@ -63,13 +63,22 @@ def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
       kernels read (1x128: MN-major `[ceil(K/128), roundup(M, 4)]` f32;
       128x128: `[ceil(R/128), ceil(C/128)]` f32; MX: the 128x4 UE8M0 atom
       layout; on sm_100a the round-up UE8M0 scale comes from
-      `cvt.rp.satfinite.ue8m0x2.f32`).
+      `cvt.rp.satfinite.ue8m0x2.f32`). Columnwise outputs are stored
+      transposed (`[C, R]`) or untransposed (`[R, C]`, MN-major GEMM
+      operands), with the same scale layout;
+    * the `fp8.compute_scale` and `fp8.update_amax_history` ops no cast
+      absorbed: one-CTA kernels (current scale; delayed scale with the
+      history's amax and the history rolled in place; slot 0 recorded in
+      place);
+    * `fp8.dequantize` (tensor, row, 1x128, 128x128 and MX 1x32 scales in
+      the layouts above) to bf16, f16 or f32.
 
-    Each kernel carries `fp8.kernel_metadata` (`"kind": "quantize"` or
-    `"amax"`) for fp8-compile. Ops no kernel takes yet (dynamic shapes, row
-    granularity, untransposed columnwise outputs, per-tensor quantize
-    without a scale: run `fp8-decompose-quantize`) are left as they are, or
-    reported as errors with `strict`.
+    Each kernel carries `fp8.kernel_metadata` (`"kind"`: `quantize`, `amax`,
+    `compute_scale`, `update_amax_history` or `dequantize`) for
+    fp8-compile. Ops no kernel takes yet (dynamic shapes, row granularity
+    quantization, per-tensor quantize without a scale: run
+    `fp8-decompose-quantize`) are left as they are, or reported as errors
+    with `strict`.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",

@@ -1,4 +1,4 @@
-//===- LowerQuantize.cpp - fp8.amax and fp8.quantize to GPU kernels -------===//
+//===- LowerQuantize.cpp - Quantization ops to GPU kernels ----------------===//
 //
 // Builds one kernel per distinct quantization (shape, dtypes, recipe,
 // outputs) with the shared quantization kernel builder
@@ -13,11 +13,18 @@
 //   amax feeds an `fp8.update_amax_history`, the kernel records the amax
 //   into the history in the same pass;
 // * blockwise and MXFP8 `fp8.quantize` -> one kernel computing each block's
-//   amax and scale and casting, rowwise and/or columnwise from one read.
+//   amax and scale and casting, rowwise and/or columnwise from one read;
+// * what is left of `fp8.compute_scale` and `fp8.update_amax_history` after
+//   that fusion -> one-CTA kernels (KernelSkeleton/ScaleKernels), the
+//   history updated in place;
+// * `fp8.dequantize` -> a kernel reading the scale layouts the
+//   quantization kernels write (KernelSkeleton/DequantizeKernel).
 //
 //===----------------------------------------------------------------------===//
 
+#include "FP8/Conversion/KernelSkeleton/DequantizeKernel.h"
 #include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
+#include "FP8/Conversion/KernelSkeleton/ScaleKernels.h"
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
@@ -45,16 +52,57 @@ private:
   const ChipInfo *info = nullptr;
   gpu::GPUModuleOp kernels;
 
-  /// The kernel of `problem` (built on first use) and its launcher called
+  /// Builds a kernel (with its `fp8.kernel_metadata`) into the module.
+  using KernelBuilderFn =
+      function_ref<gpu::GPUFuncOp(OpBuilder &, gpu::GPUModuleOp)>;
+
+  /// Kernel `name` (made by `build` on first use) and its launcher called
   /// with `inputs` at `op`; returns the call's results (`resultTypes`).
   /// `written[i]`: launcher argument i is an in/out buffer.
+  FailureOr<ValueRange> launch(Operation *op, StringRef name,
+                               KernelBuilderFn build, ValueRange inputs,
+                               TypeRange resultTypes, ArrayRef<bool> written);
   FailureOr<ValueRange> launch(Operation *op, const QuantizeProblem &problem,
                                ValueRange inputs, TypeRange resultTypes,
                                ArrayRef<bool> written);
+  /// Replaces `op` by a launch of its kernel with `inputs`, the op's results
+  /// (in order) becoming the launcher's.
+  LogicalResult replaceByLaunch(Operation *op, StringRef name,
+                                KernelBuilderFn build, ValueRange inputs,
+                                ArrayRef<bool> written);
+  /// Replaces `op` by a launch of the scale kernel of `problem`.
+  LogicalResult lowerToScaleKernel(Operation *op,
+                                   const ScaleKernelProblem &problem,
+                                   ValueRange inputs, ArrayRef<bool> written);
   LogicalResult lower(AmaxOp op);
   LogicalResult lower(QuantizeOp op);
+  LogicalResult lower(ComputeScaleOp op);
+  LogicalResult lower(UpdateAmaxHistoryOp op);
+  LogicalResult lower(DequantizeOp op);
 };
 } // namespace
+
+FailureOr<ValueRange> LowerQuantizePass::launch(Operation *op, StringRef name,
+                                                KernelBuilderFn build,
+                                                ValueRange inputs,
+                                                TypeRange resultTypes,
+                                                ArrayRef<bool> written) {
+  OpBuilder builder(op);
+  if (!kernels)
+    kernels = getOrCreateKernelModule(getOperation());
+  if (!kernels.lookupSymbol(name)) {
+    gpu::GPUFuncOp kernel = build(builder, kernels);
+    kernel->setAttr(kGridConstantArgsAttrName,
+                    builder.getDenseI32ArrayAttr({}));
+  }
+  func::FuncOp launcher = getOrCreateLauncher(
+      getOperation(), op, kernels, name, (name + "_launch").str(),
+      builder.getFunctionType(inputs.getTypes(), resultTypes), written);
+  if (!launcher)
+    return failure();
+  return func::CallOp::create(builder, op->getLoc(), launcher, inputs)
+      .getResults();
+}
 
 FailureOr<ValueRange> LowerQuantizePass::launch(Operation *op,
                                                 const QuantizeProblem &problem,
@@ -62,25 +110,30 @@ FailureOr<ValueRange> LowerQuantizePass::launch(Operation *op,
                                                 TypeRange resultTypes,
                                                 ArrayRef<bool> written) {
   std::string name = getQuantizeKernelName(problem);
-  OpBuilder builder(op);
-  if (!kernels)
-    kernels = getOrCreateKernelModule(getOperation());
-  if (!kernels.lookupSymbol(name)) {
-    gpu::GPUFuncOp kernel =
-        buildQuantizeKernel(builder, op->getLoc(), kernels, name, problem);
-    kernel->setAttr(kKernelMetadataAttrName,
-                    buildQuantizeKernelMetadata(op->getContext(), name, *info,
-                                                problem));
-    kernel->setAttr(kGridConstantArgsAttrName,
-                    builder.getDenseI32ArrayAttr({}));
-  }
-  func::FuncOp launcher = getOrCreateLauncher(
-      getOperation(), op, kernels, name, name + "_launch",
-      builder.getFunctionType(inputs.getTypes(), resultTypes), written);
-  if (!launcher)
+  return launch(
+      op, name,
+      [&](OpBuilder &builder, gpu::GPUModuleOp module) {
+        gpu::GPUFuncOp kernel =
+            buildQuantizeKernel(builder, op->getLoc(), module, name, problem);
+        kernel->setAttr(kKernelMetadataAttrName,
+                        buildQuantizeKernelMetadata(op->getContext(), name,
+                                                    *info, problem));
+        return kernel;
+      },
+      inputs, resultTypes, written);
+}
+
+LogicalResult LowerQuantizePass::replaceByLaunch(Operation *op, StringRef name,
+                                                 KernelBuilderFn build,
+                                                 ValueRange inputs,
+                                                 ArrayRef<bool> written) {
+  FailureOr<ValueRange> results =
+      launch(op, name, build, inputs, op->getResultTypes(), written);
+  if (failed(results))
     return failure();
-  return func::CallOp::create(builder, op->getLoc(), launcher, inputs)
-      .getResults();
+  op->replaceAllUsesWith(*results);
+  op->erase();
+  return success();
 }
 
 /// A zero f32 tensor of `type` at `op`: what an amax accumulator starts from.
@@ -187,6 +240,57 @@ LogicalResult LowerQuantizePass::lower(QuantizeOp op) {
   return success();
 }
 
+LogicalResult LowerQuantizePass::lowerToScaleKernel(
+    Operation *op, const ScaleKernelProblem &problem, ValueRange inputs,
+    ArrayRef<bool> written) {
+  std::string name = getScaleKernelName(problem);
+  return replaceByLaunch(
+      op, name,
+      [&](OpBuilder &builder, gpu::GPUModuleOp module) {
+        gpu::GPUFuncOp kernel =
+            buildScaleKernel(builder, op->getLoc(), module, name, problem);
+        kernel->setAttr(kKernelMetadataAttrName,
+                        buildScaleKernelMetadata(&getContext(), name, *info,
+                                                 problem));
+        return kernel;
+      },
+      inputs, written);
+}
+
+LogicalResult LowerQuantizePass::lower(ComputeScaleOp op) {
+  ScaleKernelProblem problem = ScaleKernelProblem::get(op);
+  // Delayed: (history, previous_scale) -> (scale, scale_inv, next history),
+  // the history rolled in place.
+  if (problem.kind == ScaleKernelProblem::Kind::DelayedScale)
+    return lowerToScaleKernel(op, problem,
+                              {op.getAmax(), op.getPreviousScale()},
+                              {true, false});
+  return lowerToScaleKernel(op, problem, {op.getAmax()}, {false});
+}
+
+LogicalResult LowerQuantizePass::lower(UpdateAmaxHistoryOp op) {
+  return lowerToScaleKernel(op, ScaleKernelProblem::get(op),
+                            {op.getHistory(), op.getAmax()}, {true, false});
+}
+
+LogicalResult LowerQuantizePass::lower(DequantizeOp op) {
+  FailureOr<DequantizeProblem> problem = DequantizeProblem::get(op);
+  if (failed(problem))
+    return failure();
+  std::string name = getDequantizeKernelName(*problem);
+  return replaceByLaunch(
+      op, name,
+      [&](OpBuilder &builder, gpu::GPUModuleOp module) {
+        gpu::GPUFuncOp kernel =
+            buildDequantizeKernel(builder, op.getLoc(), module, name, *problem);
+        kernel->setAttr(kKernelMetadataAttrName,
+                        buildDequantizeKernelMetadata(&getContext(), name,
+                                                      *info, *problem));
+        return kernel;
+      },
+      {op.getInput(), op.getScaleInv()}, {false, false});
+}
+
 void LowerQuantizePass::runOnOperation() {
   info = lookupChip(chip);
   if (!info) {
@@ -195,22 +299,28 @@ void LowerQuantizePass::runOnOperation() {
                                << describeSupportedChips();
     return signalPassFailure();
   }
-  SmallVector<Operation *> ops;
-  getOperation().walk([&](Operation *op) {
-    if (isa<AmaxOp, QuantizeOp>(op))
-      ops.push_back(op);
-  });
+  // Casts first: they absorb the compute_scale and update_amax_history ops
+  // they can; the rest get kernels of their own.
   bool failedAny = false;
-  for (Operation *op : ops) {
-    // Outside strict mode an op no kernel takes yet stays as it is (and so
-    // does its diagnostic, unless strict).
-    std::optional<ScopedDiagnosticHandler> quiet;
-    if (!strict)
-      quiet.emplace(&getContext(), [](Diagnostic &) { return success(); });
-    LogicalResult lowered = isa<AmaxOp>(op) ? lower(cast<AmaxOp>(op))
-                                            : lower(cast<QuantizeOp>(op));
-    failedAny |= strict && failed(lowered);
-  }
+  auto lowerEach = [&](auto opTag) {
+    using OpTy = decltype(opTag);
+    SmallVector<OpTy> ops;
+    getOperation().walk([&](OpTy op) { ops.push_back(op); });
+    for (OpTy op : ops) {
+      // Outside strict mode an op no kernel takes yet stays as it is (and
+      // so does its diagnostic, unless strict).
+      std::optional<ScopedDiagnosticHandler> quiet;
+      if (!strict)
+        quiet.emplace(&getContext(), [](Diagnostic &) { return success(); });
+      LogicalResult lowered = lower(op);
+      failedAny |= strict && failed(lowered);
+    }
+  };
+  lowerEach(AmaxOp());
+  lowerEach(QuantizeOp());
+  lowerEach(ComputeScaleOp());
+  lowerEach(UpdateAmaxHistoryOp());
+  lowerEach(DequantizeOp());
   if (failedAny)
     signalPassFailure();
 }

@@ -308,6 +308,8 @@ static void emitScaleLoader(KernelBuilder &kb, const GemmProblem &p,
                             Value lane) {
   int64_t kBlocks = p.numKBlocks(t.tileK);
   Value mLast = kb.sub(v.m, kb.i32(1));
+  Value aScaleStride = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
+                              kb.i32(kMNMajorScaleAlignment));
   // Copies `count` scales of one K block, element first + i (clamped to
   // `last`) of the block's scales at `blockStart` of `src`, to slot byte
   // offset `slotOffset` + 4 i.
@@ -333,11 +335,13 @@ static void emitScaleLoader(KernelBuilder &kb, const GemmProblem &p,
     Value slot = v.scaleSlot(kb, t, stage);
     Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
     Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
-    // A: 1x128 tiles, MN-major [ceil(K/128), M].
-    copyScales(slot, 0, t.tileM, v.aScaleInv, kb.mul(kBlock, v.m), mOffset,
-               mLast);
+    // A: 1x128 tiles, MN-major [ceil(K/128), roundup(M, 4)]
+    // (kMNMajorScaleAlignment: the layout the quantize kernels write).
+    copyScales(slot, 0, t.tileM, v.aScaleInv, kb.mul(kBlock, aScaleStride),
+               mOffset, mLast);
     if (p.hasBlockwiseColumnScales()) {
-      // B: 1x128 tiles, MN-major [ceil(K/128), N].
+      // B: 1x128 tiles, MN-major [ceil(K/128), N] (N % 16 == 0, so that is
+      // roundup(N, 4) too).
       copyScales(slot, 4 * t.tileM, t.tileN, v.bScaleInv,
                  kb.mul(kBlock, kb.i32(p.n)), nOffset, kb.i32(p.n - 1));
     } else {

@@ -2,6 +2,7 @@
 
 #include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
+#include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -189,20 +190,6 @@ Value mlir::fp8::emitActivation(KernelBuilder &kb, Activation activation,
   llvm_unreachable("unknown activation");
 }
 
-static StringRef getDTypeName(Type t) {
-  if (isa<Float8E4M3FNType>(t))
-    return "e4m3";
-  if (isa<Float8E5M2Type>(t))
-    return "e5m2";
-  if (isa<Float8E8M0FNUType>(t))
-    return "ue8m0";
-  if (t.isBF16())
-    return "bf16";
-  if (t.isF16())
-    return "f16";
-  return "f32";
-}
-
 static StringRef getRecipeName(const GemmProblem &p) {
   if (p.hasBlockwiseColumnScales())
     return "blockwise_1d1d";
@@ -219,8 +206,8 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
                                          const GemmTiling &t) {
   std::string name = llvm::formatv(
       "fp8_gemm_{0}_{1}_{2}_{3}_n{4}_k{5}_t{6}x{7}x{8}_s{9}", getRecipeName(p),
-      getDTypeName(p.aElementType), getDTypeName(p.bElementType),
-      getDTypeName(p.outElementType), p.n, p.k, t.tileM, t.tileN, t.tileK,
+      getKernelDTypeName(p.aElementType), getKernelDTypeName(p.bElementType),
+      getKernelDTypeName(p.outElementType), p.n, p.k, t.tileM, t.tileN, t.tileK,
       t.stages);
   if (t.clusterM * t.clusterN > 1)
     name += llvm::formatv("_c{0}x{1}", t.clusterM, t.clusterN).str();
@@ -317,36 +304,11 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
   return func;
 }
 
-namespace {
-/// Builds the nested attributes of the metadata dictionary.
-class MetadataBuilder {
-public:
-  explicit MetadataBuilder(MLIRContext *ctx) : b(ctx) {}
-
-  Attribute str(StringRef s) { return b.getStringAttr(s); }
-  Attribute num(int64_t v) { return b.getI64IntegerAttr(v); }
-  Attribute flag(bool v) { return b.getBoolAttr(v); }
-  /// A shape entry: an extent or the symbol of a run-time extent.
-  Attribute dim(int64_t v) { return num(v); }
-  Attribute dim(StringRef symbol) { return str(symbol); }
-  Attribute list(ArrayRef<Attribute> items) { return b.getArrayAttr(items); }
-  Attribute dict(ArrayRef<std::pair<StringRef, Attribute>> entries) {
-    SmallVector<NamedAttribute> named;
-    for (auto [key, value] : entries)
-      named.push_back(b.getNamedAttr(key, value));
-    return b.getDictionaryAttr(named);
-  }
-
-private:
-  Builder b;
-};
-} // namespace
-
 DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
     MLIRContext *ctx, StringRef name, const ChipInfo &chip,
     const GemmProblem &p, const GemmTiling &t,
     int64_t dynamicSharedMemoryBytes) {
-  MetadataBuilder m(ctx);
+  KernelMetadataBuilder m(ctx);
   int64_t kBlocks = p.numKBlocks(kScaleBlock);
   int64_t nBlocks = (p.n + kScaleBlock - 1) / kScaleBlock;
 
@@ -355,7 +317,7 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
                      int64_t alignmentBytes = 0) {
     SmallVector<std::pair<StringRef, Attribute>> entries = {
         {"name", m.str(opName)},
-        {"dtype", m.str(getDTypeName(type))},
+        {"dtype", m.str(getKernelDTypeName(type))},
         {"shape", m.list(shape)},
         {"role", m.str(role)}};
     if (optional)
@@ -365,6 +327,9 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
       entries.push_back({"alignment", m.num(alignmentBytes)});
     return m.dict(entries);
   };
+  // The runtime checks the padded extent against the bound M.
+  std::string mnMajorScaleRows =
+      llvm::formatv("roundup(M, {0})", kMNMajorScaleAlignment).str();
   auto scaleShape = [&](ScaleMode mode, bool isA) -> SmallVector<Attribute> {
     switch (mode) {
     case ScaleMode::Tensor:
@@ -377,13 +342,16 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
       if (p.blockwiseAsMX)
         return {isA ? m.dim(kMXAtomRowsSymbol) : m.dim(nBlocks),
                 m.dim(kBlocks), m.dim(kMXAtomBytes)};
-      // 1x128 tiles are MN-major: A [ceil(K/128), M], B [ceil(K/128), N]
-      // (a K block's scales are contiguous). 128x128 B tiles:
+      // 1x128 tiles are MN-major: A [ceil(K/128), roundup(M, 4)], B
+      // [ceil(K/128), N] (N is a multiple of 16; a K block's scales are
+      // contiguous, kMNMajorScaleAlignment). 128x128 B tiles:
       // [ceil(N/128), ceil(K/128)].
       if (isA)
-        return {m.dim(kBlocks), m.dim("M")};
+        return {m.dim(kBlocks), m.dim(mnMajorScaleRows)};
       if (p.hasBlockwiseColumnScales())
-        return {m.dim(kBlocks), m.dim(p.n)};
+        return {m.dim(kBlocks),
+                m.dim(static_cast<int64_t>(
+                           llvm::alignTo(p.n, kMNMajorScaleAlignment)))};
       return {m.dim(nBlocks), m.dim(kBlocks)};
     case ScaleMode::MX:
       // The physical layout the kernel reads: [ceil(MN/128), ceil(K/128),
@@ -424,7 +392,7 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
                        Attribute outer, int64_t boxOuter) {
     return m.dict({{"name", m.str(mapName)},
                    {"operand", m.str(opName)},
-                   {"dtype", m.str(getDTypeName(type))},
+                   {"dtype", m.str(getKernelDTypeName(type))},
                    {"rank", m.num(2)},
                    {"dims", m.list({m.dim(p.k), outer})},
                    {"strides_bytes", m.list({m.num(p.k)})},
@@ -445,7 +413,7 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
     tensorMaps.push_back(m.dict(
         {{"name", m.str("tma_d")},
          {"operand", m.str("d")},
-         {"dtype", m.str(getDTypeName(p.outElementType))},
+         {"dtype", m.str(getKernelDTypeName(p.outElementType))},
          {"rank", m.num(2)},
          {"dims", m.list({m.dim(p.n), m.dim("M")})},
          {"strides_bytes", m.list({m.num(p.n * t.outputBytes)})},
@@ -535,9 +503,9 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
       {"m", m.dim("M")},
        {"n", m.num(p.n)},
        {"k", m.num(p.k)},
-       {"a_dtype", m.str(getDTypeName(p.aElementType))},
-       {"b_dtype", m.str(getDTypeName(p.bElementType))},
-       {"out_dtype", m.str(getDTypeName(p.outElementType))},
+       {"a_dtype", m.str(getKernelDTypeName(p.aElementType))},
+       {"b_dtype", m.str(getKernelDTypeName(p.bElementType))},
+       {"out_dtype", m.str(getKernelDTypeName(p.outElementType))},
        {"a_granularity", m.str(granularity(p.aScale, true))},
        {"b_granularity", m.str(granularity(p.bScale, false))},
        {"accumulation", m.str(accumulation)},

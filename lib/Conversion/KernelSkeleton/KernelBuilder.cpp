@@ -103,6 +103,27 @@ void mlir::fp8::ensureDynamicSharedMemory(OpBuilder &builder, Location loc,
                          static_cast<unsigned>(AddressSpace::Shared));
 }
 
+gpu::GPUFuncOp mlir::fp8::createPointerKernel(OpBuilder &builder, Location loc,
+                                              gpu::GPUModuleOp module,
+                                              StringRef name,
+                                              int64_t numPointers,
+                                              int64_t threads) {
+  OpBuilder::InsertionGuard guard(builder);
+  ensureDynamicSharedMemory(builder, loc, module);
+  builder.setInsertionPointToEnd(module.getBody());
+  Type global = LLVM::LLVMPointerType::get(
+      builder.getContext(), static_cast<unsigned>(AddressSpace::Global));
+  SmallVector<Type> argTypes(numPointers, global);
+  auto func = gpu::GPUFuncOp::create(builder, loc, name,
+                                     builder.getFunctionType(argTypes, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                builder.getDenseI32ArrayAttr(
+                    {static_cast<int32_t>(threads), 1, 1}));
+  return func;
+}
+
 void KernelBuilder::mbarrierInit(Value barrier, int64_t arrivals) {
   NVVM::MBarrierInitOp::create(b, barrier, i32(arrivals), /*predicate=*/Value());
 }

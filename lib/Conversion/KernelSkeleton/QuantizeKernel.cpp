@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
+#include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
+#include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Numerics/Formats.h"
 #include "FP8/Numerics/Scaling.h"
 
@@ -52,6 +54,9 @@ static constexpr int64_t kReductionBytes = 4 * kWarps;
 /// tile allows 3, and registers should not allow fewer (65536 / (3 * 256)
 /// caps them at 80 per thread).
 static constexpr int64_t kQuantizeMinBlocksPerSM = 3;
+/// The same for a cast with per-block untransposed columnwise scales, whose
+/// column scale pass needs more registers: 80 would spill, 128 do not.
+static constexpr int64_t kColumnBlocksMinBlocksPerSM = 2;
 /// The MX 128x4 scale-factor atom (see GemmKernel.h kMXAtom*).
 static constexpr int64_t kAtomRows = 128;
 static constexpr int64_t kAtomBytes = 512;
@@ -67,29 +72,35 @@ static LogicalResult checkShape(Operation *op, const QuantizeProblem &p) {
               "multiple of 16 (16-byte vector loads and TMA-aligned FP8 rows), "
               "got "
            << p.cols;
-  if (p.columnwise && p.rows % 16 != 0)
+  if (p.needsTranspose() && p.rows % 16 != 0)
     return op->emitOpError()
            << "a columnwise (transposed) output needs R a multiple of 16 "
               "(its rows are R bytes), got "
            << p.rows;
+  return success();
+}
+
+LogicalResult mlir::fp8::checkKernelMatrix(Operation *op, ShapedType type,
+                                           StringRef kernels) {
+  if (type.getRank() != 2)
+    return op->emitOpError() << kernels << " take 2-D inputs, got rank "
+                             << type.getRank();
+  if (!type.hasStaticShape())
+    return op->emitOpError() << kernels << " are built per static shape, got "
+                             << type;
   // Element offsets are computed in i32 where they index a row.
-  if (p.rows * p.cols >= (int64_t(1) << 31))
+  if (type.getNumElements() >= (int64_t(1) << 31))
     return op->emitOpError() << "tensors of 2^31 or more elements are not "
-                                "supported by the quantization kernels";
+                                "supported by "
+                             << kernels;
   return success();
 }
 
 /// The problem's input: a static 2-D matrix (its extents and element type).
 static FailureOr<QuantizeProblem> getInputProblem(Operation *op, Value input) {
   auto type = cast<RankedTensorType>(input.getType());
-  if (type.getRank() != 2)
-    return op->emitOpError() << "the quantization kernels take 2-D inputs, "
-                                "got rank "
-                             << type.getRank();
-  if (!type.hasStaticShape())
-    return op->emitOpError() << "the quantization kernels are built per "
-                                "static shape, got "
-                             << type;
+  if (failed(checkKernelMatrix(op, type, "the quantization kernels")))
+    return failure();
   QuantizeProblem p;
   p.rows = type.getDimSize(0);
   p.cols = type.getDimSize(1);
@@ -121,10 +132,8 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
   p.elementType = cast<ShapedType>(p.rowwise ? op.getRowwise().getType()
                                              : op.getColumnwise().getType())
                       .getElementType();
-  if (p.columnwise && op.getColumnwiseLayout() != ColumnwiseLayout::Transposed)
-    return op.emitOpError()
-           << "the quantization kernels store columnwise outputs transposed "
-              "only (columnwise_layout = untransposed is not built yet)";
+  p.columnwiseTransposed =
+      op.getColumnwiseLayout() == ColumnwiseLayout::Transposed;
   GranularityAttr g = op.getGranularity();
   p.granularity = g.getKind();
   p.historyLength = historyLength;
@@ -186,18 +195,6 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
   return p;
 }
 
-static StringRef getTypeName(Type t) {
-  if (isa<Float8E4M3FNType>(t))
-    return "e4m3";
-  if (isa<Float8E5M2Type>(t))
-    return "e5m2";
-  if (t.isBF16())
-    return "bf16";
-  if (t.isF16())
-    return "f16";
-  return "f32";
-}
-
 static StringRef getRuleName(QuantizeProblem::Rule rule) {
   switch (rule) {
   case QuantizeProblem::Rule::Tensor:
@@ -224,13 +221,13 @@ static std::string getGranularityName(const QuantizeProblem &p) {
 
 std::string mlir::fp8::getQuantizeKernelName(const QuantizeProblem &p) {
   if (p.isAmaxOnly)
-    return llvm::formatv("fp8_amax_{0}_r{1}_c{2}", getTypeName(p.inputType),
+    return llvm::formatv("fp8_amax_{0}_r{1}_c{2}", getKernelDTypeName(p.inputType),
                          p.rows, p.cols)
         .str();
   std::string name = llvm::formatv(
       "fp8_quantize_{0}_{1}_{2}_{3}_r{4}_c{5}", getRuleName(p.rule),
-      getGranularityName(p), getTypeName(p.inputType),
-      getTypeName(p.elementType), p.rows, p.cols);
+      getGranularityName(p), getKernelDTypeName(p.inputType),
+      getKernelDTypeName(p.elementType), p.rows, p.cols);
   // Parameters of the rule that change the code.
   if (p.rule == QuantizeProblem::Rule::Current &&
       (p.epsilon != 0.f || p.pow2))
@@ -243,93 +240,86 @@ std::string mlir::fp8::getQuantizeKernelName(const QuantizeProblem &p) {
   if (p.rowwise)
     name += "_row";
   if (p.columnwise)
-    name += "_col";
+    name += p.columnwiseTransposed ? "_col" : "_col_untransposed";
   if (p.historyLength > 0)
     name += llvm::formatv("_hist{0}", p.historyLength).str();
   return name;
 }
 
+/// Whether the cast has an untransposed columnwise output with per-block
+/// scales of its own (128x1 or MX 32x1 blocks of x: column blocks).
+static bool hasColumnBlocks(const QuantizeProblem &p) {
+  return p.hasUntransposedColumnwise() &&
+         p.scaleSource == QuantizeScaleSource::PerBlock &&
+         p.blockRows != kQuantizeTileRows;
+}
+
+/// Row blocks of a tile in an untransposed columnwise output with per-block
+/// scales (128x1 blocks: 1, MX 32x1 blocks: 4).
+static int64_t getColumnBlocksPerTile(const QuantizeProblem &p) {
+  return kQuantizeTileRows / p.blockCols;
+}
+
 int64_t mlir::fp8::getQuantizeSharedMemoryBytes(const QuantizeProblem &p) {
-  int64_t transposeBytes =
-      p.needsTranspose() ? kQuantizeTileRows * kQuantizeTileCols * 4 : 0;
-  return transposeBytes + kReductionBytes;
+  int64_t tileBytes = 0;
+  if (p.needsTranspose())
+    tileBytes = kQuantizeTileRows * kQuantizeTileCols * 4;
+  // Untransposed columnwise blocks: per-warp column maxima (u32), then the
+  // blocks' multipliers (f32), per row block of the tile.
+  if (hasColumnBlocks(p))
+    tileBytes = getColumnBlocksPerTile(p) * (kWarps + 1) * kQuantizeTileCols * 4;
+  return tileBytes + kReductionBytes;
 }
 
 //===----------------------------------------------------------------------===//
 // Metadata
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// The scale tensor of one output (rowwise: of x; columnwise: of x^T), as
-/// stored: `rows` x `cols` is the quantized matrix, blocks along `cols`.
-struct ScaleLayout {
-  StringRef name;
-  SmallVector<int64_t> shape;
-  StringRef dtype;
-  int64_t alignment;
-};
-} // namespace
-
-static ScaleLayout getScaleLayout(const QuantizeProblem &p, int64_t rows,
-                                  int64_t cols) {
+ScaleTensorLayout mlir::fp8::getScaleTensorLayout(GranularityKind granularity,
+                                                   int64_t blockRows,
+                                                   int64_t rows, int64_t cols) {
   using P = QuantizeProblem;
-  if (p.granularity == GranularityKind::Tensor)
+  switch (granularity) {
+  case GranularityKind::Tensor:
     return {"tensor", {}, "f32", 4};
-  if (p.isMX())
+  case GranularityKind::Row:
+    return {"row_major", {rows, 1}, "f32", 4};
+  case GranularityKind::MX:
     // The 128x4 UE8M0 atoms the sm_100a block-scaled MMA reads:
     // [ceil(rows/128), ceil(cols/128), 512] bytes.
     return {"mx_atom_128x4_ue8m0",
             {P::ceilDiv(rows, kAtomRows), P::ceilDiv(cols, 128), kAtomBytes},
             "ue8m0",
             1};
-  if (p.blockRows == 1)
-    // 1x128: MN-major [ceil(cols/128), roundup(rows, 4)] (each K block's
-    // scales contiguous, rows padded to 16 bytes for TMA; DeepGEMM's
-    // layout; the sm_90a GEMM reads [ceil(K/128), M], the same when
-    // M % 4 == 0).
+  case GranularityKind::Tile:
+    break;
+  }
+  if (blockRows == 1)
+    // 1x128: MN-major [ceil(cols/128), roundup(rows, 4)], what the GEMMs
+    // read (kMNMajorScaleAlignment).
     return {"mn_major_tma_aligned",
-            {P::ceilDiv(cols, 128), P::roundUp(rows, 4)},
+            {P::ceilDiv(cols, kBlockwiseScaleBlock),
+             P::roundUp(rows, kMNMajorScaleAlignment)},
             "f32",
             4};
   return {"row_major", {P::ceilDiv(rows, 128), P::ceilDiv(cols, 128)}, "f32", 4};
 }
 
+static ScaleTensorLayout getScaleLayout(const QuantizeProblem &p, int64_t rows,
+                                        int64_t cols) {
+  return getScaleTensorLayout(p.granularity, p.blockRows, rows, cols);
+}
+
 DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
     MLIRContext *ctx, StringRef name, const ChipInfo &chip,
     const QuantizeProblem &p) {
-  Builder b(ctx);
-  auto str = [&](StringRef s) -> Attribute { return b.getStringAttr(s); };
-  auto num = [&](int64_t v) -> Attribute { return b.getI64IntegerAttr(v); };
-  auto list = [&](ArrayRef<Attribute> items) -> Attribute {
-    return b.getArrayAttr(items);
-  };
-  auto dict = [&](ArrayRef<std::pair<StringRef, Attribute>> entries) {
-    SmallVector<NamedAttribute> named;
-    for (auto [key, value] : entries)
-      named.push_back(b.getNamedAttr(key, value));
-    return b.getDictionaryAttr(named);
-  };
-  auto shape = [&](ArrayRef<int64_t> dims) {
-    SmallVector<Attribute> attrs;
-    for (int64_t d : dims)
-      attrs.push_back(num(d));
-    return list(attrs);
-  };
-
-  SmallVector<Attribute> operands, params;
+  KernelMetadataBuilder m(ctx);
   auto operand = [&](StringRef opName, StringRef dtype, ArrayRef<int64_t> dims,
                      StringRef role, int64_t alignment) {
-    operands.push_back(dict({{"name", str(opName)},
-                             {"dtype", str(dtype)},
-                             {"shape", shape(dims)},
-                             {"role", str(role)},
-                             {"alignment", num(alignment)}}));
-    params.push_back(dict({{"name", str(opName)},
-                           {"kind", str("pointer")},
-                           {"operand", str(opName)}}));
+    m.addPointerOperand(opName, dtype, m.shape(dims), role, alignment);
   };
   // 16-byte vector loads of the input, 8-byte stores of the FP8 data.
-  operand("x", getTypeName(p.inputType), {p.rows, p.cols}, "input", 16);
+  operand("x", getKernelDTypeName(p.inputType), {p.rows, p.cols}, "input", 16);
   if (p.isAmaxOnly) {
     operand("amax", "f32", {}, "output", 4);
   } else {
@@ -337,15 +327,18 @@ DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
       operand("scale", "f32", {}, "input", 4);
     if (p.scaleSource == QuantizeScaleSource::FromAmax)
       operand("amax", "f32", {}, "input", 4);
-    StringRef elem = getTypeName(p.elementType);
+    StringRef elem = getKernelDTypeName(p.elementType);
     if (p.rowwise) {
-      ScaleLayout s = getScaleLayout(p, p.rows, p.cols);
+      ScaleTensorLayout s = getScaleLayout(p, p.rows, p.cols);
       operand("rowwise", elem, {p.rows, p.cols}, "output", 8);
       operand("rowwise_scale_inv", s.dtype, s.shape, "output", s.alignment);
     }
     if (p.columnwise) {
-      ScaleLayout s = getScaleLayout(p, p.cols, p.rows);
-      operand("columnwise", elem, {p.cols, p.rows}, "output", 8);
+      ScaleTensorLayout s = getScaleLayout(p, p.cols, p.rows);
+      SmallVector<int64_t> shape = {p.cols, p.rows};
+      if (!p.columnwiseTransposed)
+        shape = {p.rows, p.cols};
+      operand("columnwise", elem, shape, "output", 8);
       operand("columnwise_scale_inv", s.dtype, s.shape, "output",
               s.alignment);
     }
@@ -354,57 +347,67 @@ DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
   }
 
   SmallVector<std::pair<StringRef, Attribute>> info = {
-      {"rows", num(p.rows)},
-      {"cols", num(p.cols)},
-      {"input_dtype", str(getTypeName(p.inputType))}};
+      {"rows", m.num(p.rows)},
+      {"cols", m.num(p.cols)},
+      {"input_dtype", m.str(getKernelDTypeName(p.inputType))}};
   if (p.isAmaxOnly) {
-    info.push_back({"amax", str("max |x| (NaN-propagating) is max-ed into "
-                                "amax[0] with atomics: pass it zeroed")});
+    info.push_back({"amax", m.str("max |x| (NaN-propagating) is max-ed into "
+                                  "amax[0] with atomics: pass it zeroed")});
   } else {
-    info.push_back({"dtype", str(getTypeName(p.elementType))});
-    info.push_back({"rule", str(getRuleName(p.rule))});
-    info.push_back({"granularity", str(getGranularityName(p))});
+    info.push_back({"dtype", m.str(getKernelDTypeName(p.elementType))});
+    info.push_back({"rule", m.str(getRuleName(p.rule))});
+    info.push_back({"granularity", m.str(getGranularityName(p))});
     if (p.rowwise)
-      info.push_back(
-          {"rowwise_scale_layout", str(getScaleLayout(p, p.rows, p.cols).name)});
+      info.push_back({"rowwise_scale_layout",
+                      m.str(getScaleLayout(p, p.rows, p.cols).name)});
     if (p.columnwise) {
       info.push_back({"columnwise_scale_layout",
-                      str(getScaleLayout(p, p.cols, p.rows).name)});
-      info.push_back({"columnwise_layout", str("transposed")});
+                      m.str(getScaleLayout(p, p.cols, p.rows).name)});
+      info.push_back({"columnwise_layout",
+                      m.str(p.columnwiseTransposed ? "transposed"
+                                                   : "untransposed")});
     }
     if (p.rule == QuantizeProblem::Rule::Current) {
-      info.push_back({"epsilon", b.getF32FloatAttr(p.epsilon)});
-      info.push_back({"pow2", b.getBoolAttr(p.pow2)});
+      info.push_back({"epsilon", m.f32(p.epsilon)});
+      info.push_back({"pow2", m.flag(p.pow2)});
     }
     if (p.rule == QuantizeProblem::Rule::BlockwisePow2 ||
         p.rule == QuantizeProblem::Rule::BlockwiseF32)
-      info.push_back({"amax_clamp", b.getF32FloatAttr(p.amaxClamp)});
+      info.push_back({"amax_clamp", m.f32(p.amaxClamp)});
     if (p.historyLength > 0)
-      info.push_back({"amax_history", str("slot 0 becomes max(slot 0, "
-                                          "amax(x)), NaN sticky, in place")});
+      info.push_back({"amax_history", m.str("slot 0 becomes max(slot 0, "
+                                            "amax(x)), NaN sticky, in place")});
   }
-
-  return dict(
-      {{"name", str(name)},
-       {"entry", str(name)},
-       {"chip", str(chip.name)},
-       {"kind", str(p.isAmaxOnly ? "amax" : "quantize")},
-       {"block", list({num(kQuantizeThreads), num(1), num(1)})},
-       {"cluster", list({num(1), num(1), num(1)})},
-       {"dynamic_shared_memory_bytes", num(getQuantizeSharedMemoryBytes(p))},
-       {"grid", dict({{"kind", str("tiles")},
-                      {"tile_m", num(kQuantizeTileRows)},
-                      {"tile_n", num(kQuantizeTileCols)},
-                      {"operand", str("x")}})},
-       {"operands", list(operands)},
-       {"tensor_maps", list({})},
-       {"params", list(params)},
-       {"quantize", dict(info)}});
+  return m.finish(name, chip, p.isAmaxOnly ? "amax" : "quantize",
+                  kQuantizeThreads, getQuantizeSharedMemoryBytes(p),
+                  m.tilesGrid(kQuantizeTileRows, kQuantizeTileCols, "x"),
+                  "quantize", m.dict(info));
 }
 
 //===----------------------------------------------------------------------===//
 // The kernel
 //===----------------------------------------------------------------------===//
+
+/// numerics' finiteOrMax of a scale that is not negative: +inf becomes
+/// FLT_MAX (emitFiniteOrFltMax takes either sign, one `and` more).
+static Value finiteOrMax(KernelBuilder &kb, Value scale) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  return arith::SelectOp::create(
+      b, kb.eq(arith::BitcastOp::create(b, b.getI32Type(), scale),
+               kb.i32(kF32Inf)),
+      kb.f32(FLT_MAX), scale);
+}
+
+/// The bits of 2^(127 - code) for a biased exponent `code` (i32, 1..254):
+/// the exact inverse of the power of two 2^(code - 127), without a division
+/// (2^-127 is subnormal).
+static Value powerOfTwoInverse(KernelBuilder &kb, Value code) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value biased = kb.sub(kb.i32(254), code);
+  return arith::SelectOp::create(
+      b, kb.eq(biased, kb.i32(0)), kb.i32(kF32TwoPowMinus127),
+      arith::ShLIOp::create(b, biased, kb.i32(23)));
+}
 
 namespace {
 /// A block's scale: the quantizer's multiplier and what is stored (f32
@@ -414,10 +417,16 @@ struct BlockScale {
   Value stored;
 };
 
-/// One output of a cast as one thread sees it: the stored matrix (rowwise:
-/// x, [R, C]; columnwise: x^T, [C, R]), the CTA's tile of it, and the rows
-/// of the thread's segments. Segment s (< kSegments) is the 8 elements at
-/// columns 8 * chunk.. of tile row `rowBase + rowOffset(s)`.
+/// The outputs of a cast: rowwise (x's layout), columnwise stored
+/// transposed (x^T, [C, R]) or untransposed (x's layout, [R, C]: the
+/// rowwise geometry, with the scales of x^T's blocks, i.e. of columns).
+enum class OutputKind { Rowwise, ColumnwiseTransposed, ColumnwiseUntransposed };
+
+/// One output of a cast as one thread sees it: the stored matrix (rowwise
+/// and untransposed columnwise: x, [R, C]; transposed columnwise: x^T,
+/// [C, R]), the CTA's tile of it, and the rows of the thread's segments.
+/// Segment s (< kSegments) is the 8 elements at columns 8 * chunk.. of tile
+/// row `rowBase + rowOffset(s)`.
 struct OutputTile {
   bool transposed;
   int64_t rows, cols;
@@ -459,6 +468,9 @@ private:
       amaxOut;
   // Thread geometry (i32).
   Value tid, lane, chunk, rowInTile, colTile, rowTile;
+  /// Untransposed columnwise blocks: their multipliers in shared memory
+  /// (see storeColumnBlockScales).
+  Value columnBlockMultipliers;
 
   Type i32() { return b.getI32Type(); }
   Type f32() { return b.getF32Type(); }
@@ -514,13 +526,24 @@ private:
                                       const OutputTile &out);
   void storeBlockScale(const OutputTile &out, Value segment, Value stored,
                        Value isStoringLane);
+  /// Per-block scales of an untransposed columnwise output (blocks of 128
+  /// or 32 rows of one column): each warp's column maxima of `values` (the
+  /// thread layout) to shared memory, u32 [blocks][warps][128]...
+  void storeColumnMaxima(ArrayRef<Value> values);
+  /// ... then, after a barrier, each block's scale from them (scale_inv to
+  /// global memory), and its multiplier to shared memory, f32
+  /// [blocks][128], returned (valid after the closing barrier).
+  Value storeColumnBlockScales();
   /// Quantizes and stores one output from the thread's segments (8 x 8
-  /// values); `shared` is the tile's scale when it has one.
-  void quantizeOutput(ArrayRef<Value> segments, bool transposed,
+  /// values); `shared` is the tile's scale when it has one. A rowwise output
+  /// with a shared scale is also the untransposed columnwise one, if any.
+  void quantizeOutput(ArrayRef<Value> segments, OutputKind kind,
                       const std::optional<BlockScale> &shared);
   /// The 8 FP8 codes of `scaled` (= `inputs` * multiplier) in memory order
-  /// as two i32. `signMask`: see the definition.
-  Value pack8(ArrayRef<Value> inputs, ArrayRef<Value> scaled, Value signMask);
+  /// as two i32. `signMask`: see the definition; `highSignMask`, when given,
+  /// is the second word's.
+  Value pack8(ArrayRef<Value> inputs, ArrayRef<Value> scaled, Value signMask,
+              Value highSignMask = Value());
 };
 } // namespace
 
@@ -729,36 +752,10 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
   num::Format format = isa<Float8E5M2Type>(p.elementType) ? num::Format::E5M2
                                                           : num::Format::E4M3;
   Value one = kb.f32(1.f);
-  auto finiteOrMax = [&](Value scale) {
-    return select(kb.eq(bits(scale), kb.i32(kF32Inf)), kb.f32(FLT_MAX), scale);
-  };
-  /// 2^(127 - code) for a biased exponent `code` (exact; 2^-127 is
-  /// subnormal).
-  auto powerOfTwoInverse = [&](Value code) {
-    Value biased = kb.sub(kb.i32(254), code);
-    return select(kb.eq(biased, kb.i32(0)), kb.i32(kF32TwoPowMinus127),
-                  shl(biased, kb.i32(23)));
-  };
   auto currentRule = [&](Value amax, float epsilon, bool pow2) {
-    if (epsilon != 0.f) // amax < epsilon -> epsilon (NaN stays)
-      amax = select(arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, amax,
-                                          kb.f32(epsilon)),
-                    kb.f32(epsilon), amax);
-    Value aBits = bits(amax);
-    // finite and nonzero (amax >= 0 here).
-    Value usable = kb.andi(cmpi(arith::CmpIPredicate::ne, aBits, kb.i32(0)),
-                           kb.ult(aBits, kb.i32(kF32Inf)));
-    Value scale = select(
-        usable, finiteOrMax(divf(kb.f32(num::maxFinite(format)), amax)), one);
-    if (!pow2)
-      return BlockScale{scale, divf(one, scale)};
-    // maxFinite / amax >= maxFinite / FLT_MAX is normal, so the power of two
-    // is 2^(e - 127) with 1 <= e <= 254, and 1 / scale is exact.
-    Value exponentBits =
-        kb.andi(bits(scale), kb.i32(kF32SignAndExponentMask));
-    return BlockScale{fromBits(exponentBits),
-                      fromBits(powerOfTwoInverse(
-                          shr(exponentBits, kb.i32(23))))};
+    auto [scale, scaleInv] =
+        emitCurrentScalingScale(b, amax, p.elementType, epsilon, pow2);
+    return BlockScale{scale, scaleInv};
   };
   auto clamp = [&](Value amax) {
     if (p.amaxClamp == 0.f)
@@ -770,7 +767,7 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
   auto mxCode = [&](Value code) {
     // mxQuantizeMultiplier: 2^(127 - e), exact; 0xFF -> NaN.
     Value multBits = select(kb.eq(code, kb.i32(kUe8m0NaN)),
-                            kb.i32(kF32QuietNaN), powerOfTwoInverse(code));
+                            kb.i32(kF32QuietNaN), powerOfTwoInverse(kb, code));
     return BlockScale{fromBits(multBits),
                       arith::TruncIOp::create(b, b.getI8Type(), code)};
   };
@@ -791,7 +788,7 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
         kb.andi(kb.andi(cmpi(arith::CmpIPredicate::ne, cBits, kb.i32(0)),
                         kb.ult(cBits, kb.i32(kF32Inf))),
                 cmpi(arith::CmpIPredicate::ne, bits(scaleInv), kb.i32(0)));
-    Value scale = finiteOrMax(divf(one, scaleInv));
+    Value scale = finiteOrMax(kb, divf(one, scaleInv));
     return BlockScale{select(usable, scale, one), select(usable, scaleInv, one)};
   }
   case Rule::MXRoundUp: {
@@ -806,6 +803,56 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
   llvm_unreachable("unknown rule");
 }
 
+Value mlir::fp8::emitFiniteOrFltMax(ImplicitLocOpBuilder &b, Value scale) {
+  KernelBuilder kb(b);
+  return arith::SelectOp::create(
+      b, kb.eq(kb.absF32Bits(scale), kb.i32(kF32Inf)), kb.f32(FLT_MAX), scale);
+}
+
+std::pair<Value, Value>
+mlir::fp8::emitCurrentScalingScale(ImplicitLocOpBuilder &b, Value amax,
+                                   Type elementType, float epsilon, bool pow2,
+                                   bool amaxMayBeNegative) {
+  assert(epsilon >= 0.f && "the recipe's epsilon is verified non-negative");
+  KernelBuilder kb(b);
+  num::Format format = isa<Float8E5M2Type>(elementType) ? num::Format::E5M2
+                                                        : num::Format::E4M3;
+  auto bits = [&](Value f) {
+    return arith::BitcastOp::create(b, b.getI32Type(), f);
+  };
+  auto fromBits = [&](Value i) {
+    return arith::BitcastOp::create(b, b.getF32Type(), i);
+  };
+  if (epsilon != 0.f || amaxMayBeNegative) // amax < epsilon -> epsilon
+    amax = arith::SelectOp::create(
+        b,
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, amax,
+                              kb.f32(epsilon)),
+        kb.f32(epsilon), amax);
+  // Finite and nonzero. amax is now >= +0, -0 or NaN (a negative number is
+  // below epsilon >= 0), so its bits are nonzero and below inf's exactly
+  // then, and the scale maxFinite / amax is positive.
+  Value aBits = bits(amax);
+  Value usable =
+      kb.andi(arith::CmpIOp::create(b, arith::CmpIPredicate::ne, aBits,
+                                    kb.i32(0)),
+              kb.ult(aBits, kb.i32(kF32Inf)));
+  Value one = kb.f32(1.f);
+  Value scale = arith::SelectOp::create(
+      b, usable,
+      finiteOrMax(kb, arith::DivFOp::create(
+                          b, kb.f32(num::maxFinite(format)), amax)),
+      one);
+  if (!pow2)
+    return {scale, arith::DivFOp::create(b, one, scale)};
+  // maxFinite / amax >= maxFinite / FLT_MAX is normal, so the power of two
+  // is 2^(e - 127) with 1 <= e <= 254, and its inverse is exact.
+  Value exponentBits = kb.andi(bits(scale), kb.i32(kF32SignAndExponentMask));
+  return {fromBits(exponentBits),
+          fromBits(powerOfTwoInverse(
+              kb, arith::ShRUIOp::create(b, exponentBits, kb.i32(23))))};
+}
+
 BlockScale QuantizeKernelEmitter::tensorScale() {
   Value value = kb.load(f32(), scaleOrAmax);
   if (p.scaleSource == QuantizeScaleSource::FromAmax)
@@ -814,7 +861,8 @@ BlockScale QuantizeKernelEmitter::tensorScale() {
 }
 
 Value QuantizeKernelEmitter::pack8(ArrayRef<Value> inputs,
-                                   ArrayRef<Value> scaled, Value signMask) {
+                                   ArrayRef<Value> scaled, Value signMask,
+                                   Value highSignMask) {
   // cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b puts a in d[15:8] and b in
   // d[7:0]: element 2k + 1 goes in `a` so that bytes stay in memory order.
   //
@@ -827,6 +875,8 @@ Value QuantizeKernelEmitter::pack8(ArrayRef<Value> inputs,
   // NaN one), every byte gets its input's sign: cvt keeps the sign of every
   // other product, which is the input's, so only NaN bytes change. Without
   // it (a number that is not positive and finite), each input is compared.
+  // Per-element multipliers (untransposed columnwise blocks) take the masks
+  // byte by byte, `highSignMask` for the second word.
   auto pair = VectorType::get({2}, b.getI16Type());
   SmallVector<Value> words;
   for (int64_t w = 0; w < 2; ++w) {
@@ -846,7 +896,8 @@ Value QuantizeKernelEmitter::pack8(ArrayRef<Value> inputs,
       // pick bytes 0-3 of the first operand and 4-7 of the second.
       Value low = prmt(bits(four[0]), bits(four[1]), 0x0073);
       Value high = prmt(bits(four[2]), bits(four[3]), 0x7300);
-      word = ori(word, kb.andi(prmt(low, high, 0x7610), signMask));
+      Value mask = w == 1 && highSignMask ? highSignMask : signMask;
+      word = ori(word, kb.andi(prmt(low, high, 0x7610), mask));
     } else {
       for (int64_t e = 0; e < 4; ++e) {
         Value negativeNaN = cmpi(arith::CmpIPredicate::ugt, bits(four[e]),
@@ -894,7 +945,9 @@ void QuantizeKernelEmitter::storeBlockScale(const OutputTile &out,
   // 1x128: MN-major [ceil(cols/128), roundup(rows, 4)].
   Value row = kb.add(kb.mul(out.rowTile, kb.i32(kQuantizeTileRows)), rowInOut);
   Value index = kb.add(
-      kb.mul(out.colTile, kb.i32(QuantizeProblem::roundUp(out.rows, 4))), row);
+      kb.mul(out.colTile, kb.i32(QuantizeProblem::roundUp(
+                                  out.rows, kMNMajorScaleAlignment))),
+      row);
   Value valid = kb.ult(row, kb.i32(out.rows));
   if (isStoringLane)
     valid = kb.andi(valid, isStoringLane);
@@ -973,9 +1026,99 @@ QuantizeKernelEmitter::blockMultipliers(ArrayRef<Value> segments,
   return multipliers;
 }
 
+void QuantizeKernelEmitter::storeColumnMaxima(ArrayRef<Value> values) {
+  int64_t blocks = getColumnBlocksPerTile(p);
+  int64_t iPerBlock = kRowsPerThread / blocks;
+  Value smem = kb.dynamicSharedMemory();
+  Value warp = kb.divu(tid, kb.i32(kWarpThreads));
+  auto i32x8 = VectorType::get({kVector}, i32());
+
+  // Each warp's column maxima of its two rows per i (lanes l, l ^ 16
+  //    share the chunk), u32 [blocks][warps][128].
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    Value partial = LLVM::PoisonOp::create(b, i32x8);
+    for (int64_t j = 0; j < kVector; ++j) {
+      Value m = absBits(values[blk * iPerBlock * kVector + j]);
+      for (int64_t i = blk * iPerBlock + 1; i < (blk + 1) * iPerBlock; ++i)
+        m = umax(m, absBits(values[i * kVector + j]));
+      partial = LLVM::InsertElementOp::create(b, partial, shuffleMax(m, {16}),
+                                              kb.i32(j));
+    }
+    Value offset = kb.mul(
+        kb.add(kb.mul(kb.add(kb.i32(blk * kWarps), warp),
+                      kb.i32(kQuantizeTileCols)),
+               kb.mul(chunk, kb.i32(kVector))),
+        kb.i32(4));
+    kb.ifThen(kb.ult(lane, kb.i32(kChunksPerRow)), [&] {
+      LLVM::StoreOp::create(b, partial, kb.bytePtr(smem, offset),
+                            /*alignment=*/16);
+    });
+  }
+}
+
+Value QuantizeKernelEmitter::storeColumnBlockScales() {
+  int64_t blocks = getColumnBlocksPerTile(p);
+  Value smem = kb.dynamicSharedMemory();
+  int64_t partialBytes = blocks * kWarps * kQuantizeTileCols * 4;
+  gpu::BarrierOp::create(b);
+
+  // One thread per (block, column): the block's amax over the warps, its
+  //    scale (scale_inv to global memory, the multiplier to shared memory).
+  Value multipliers = kb.bytePtr(smem, partialBytes);
+  int64_t pairs = blocks * kQuantizeTileCols;
+  for (int64_t first = 0; first < pairs; first += kQuantizeThreads) {
+    Value pair = kb.add(tid, kb.i32(first));
+    kb.ifThen(kb.ult(pair, kb.i32(pairs)), [&] {
+      Value blk = kb.divu(pair, kb.i32(kQuantizeTileCols));
+      Value c = kb.remu(pair, kb.i32(kQuantizeTileCols));
+      Value m;
+      for (int64_t w = 0; w < kWarps; ++w) {
+        Value index = kb.add(
+            kb.mul(kb.add(kb.mul(blk, kb.i32(kWarps)), kb.i32(w)),
+                   kb.i32(kQuantizeTileCols)),
+            c);
+        Value v = kb.load(i32(), kb.bytePtr(smem, kb.mul(index, kb.i32(4))));
+        m = m ? umax(m, v) : v;
+      }
+      BlockScale scale = computeScale(m);
+      kb.store(scale.multiplier,
+               kb.bytePtr(multipliers, kb.mul(pair, kb.i32(4))));
+      // The columnwise scales are those of x^T, whichever way its data is
+      // stored: x's column colTile * 128 + c is x^T's row.
+      Value col = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)), c);
+      if (p.isMX()) {
+        // Byte (c % 32) * 16 + (c / 32) * 4 + blk of atom (colTile, rowTile).
+        Value atom = kb.add(kb.mul(colTile, kb.i32(p.rowTiles())), rowTile);
+        Value offset = kb.add(
+            kb.add(kb.mul(atom, kb.i32(kAtomBytes)),
+                   kb.mul(kb.remu(c, kb.i32(32)), kb.i32(16))),
+            kb.add(kb.mul(kb.divu(c, kb.i32(32)), kb.i32(4)), blk));
+        kb.store(scale.stored, kb.bytePtr(columnwiseScale, offset));
+      } else {
+        // 128x1: MN-major [ceil(R/128), roundup(C, 4)].
+        Value index = kb.add(
+            kb.mul(rowTile,
+                   kb.i32(QuantizeProblem::roundUp(p.cols,
+                                                   kMNMajorScaleAlignment))),
+            col);
+        kb.ifThen(kb.ult(col, kb.i32(p.cols)), [&] {
+          kb.store(scale.stored,
+                   kb.globalElementPtr(columnwiseScale, index, 4));
+        });
+      }
+    });
+  }
+  gpu::BarrierOp::create(b);
+  return multipliers;
+}
+
 void QuantizeKernelEmitter::quantizeOutput(
-    ArrayRef<Value> segments, bool transposed,
+    ArrayRef<Value> segments, OutputKind kind,
     const std::optional<BlockScale> &shared) {
+  bool transposed = kind == OutputKind::ColumnwiseTransposed;
+  bool columnBlocks = kind == OutputKind::ColumnwiseUntransposed && !shared;
+  bool alsoUntransposed = kind == OutputKind::Rowwise && shared &&
+                          p.hasUntransposedColumnwise();
   OutputTile out;
   out.transposed = transposed;
   out.rows = transposed ? p.cols : p.rows;
@@ -983,8 +1126,8 @@ void QuantizeKernelEmitter::quantizeOutput(
   out.rowTile = transposed ? colTile : rowTile;
   out.colTile = transposed ? rowTile : colTile;
   out.rowBase = transposed ? kb.mul(rowInTile, kb.i32(4)) : rowInTile;
-  out.data = transposed ? columnwise : rowwise;
-  out.scales = transposed ? columnwiseScale : rowwiseScale;
+  out.data = kind == OutputKind::Rowwise ? rowwise : columnwise;
+  out.scales = kind == OutputKind::Rowwise ? rowwiseScale : columnwiseScale;
   bool guarded = p.rows % kQuantizeTileRows != 0 ||
                  p.cols % kQuantizeTileCols != 0;
 
@@ -994,40 +1137,96 @@ void QuantizeKernelEmitter::quantizeOutput(
                      kb.mul(chunk, kb.i32(kVector)));
   Value colValid = kb.ult(col, kb.i32(out.cols));
   // Every segment's address is this one plus a constant.
-  Value base = kb.bytePtr(
-      out.data,
-      arith::AddIOp::create(
-          b,
-          arith::MulIOp::create(
-              b, arith::ExtUIOp::create(b, b.getI64Type(), firstRow),
-              kb.i64(out.cols)),
-          arith::ExtUIOp::create(b, b.getI64Type(), col)));
+  Value firstOffset = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(
+          b, arith::ExtUIOp::create(b, b.getI64Type(), firstRow),
+          kb.i64(out.cols)),
+      arith::ExtUIOp::create(b, b.getI64Type(), col));
+  Value base = kb.bytePtr(out.data, firstOffset);
+  // The untransposed columnwise output: the same bytes at the same offsets
+  // (x's layout, the same scale).
+  Value untransposedBase =
+      alsoUntransposed ? kb.bytePtr(columnwise, firstOffset) : Value();
 
   SegmentMultipliers perBlock;
-  if (!shared)
+  // Untransposed columnwise blocks: each element has its column's
+  // multiplier, the same for the segments of one block of rows
+  // (segmentsPerColumnBlock of them), read from shared memory where a block
+  // starts, with the byte sign masks of pack8 (one per word).
+  Value columnMultipliers;
+  int64_t segmentsPerColumnBlock = 0;
+  SmallVector<Value> elementMultipliers;
+  Value columnSignMasks[2];
+  if (columnBlocks) {
+    assert(columnBlockMultipliers && "storeColumnBlockScales comes first");
+    columnMultipliers = columnBlockMultipliers;
+    segmentsPerColumnBlock = kSegments / getColumnBlocksPerTile(p);
+  } else if (!shared) {
     perBlock = blockMultipliers(segments, out);
+  }
+  auto loadColumnMultipliers = [&](int64_t blk) {
+    Value offset = kb.mul(kb.add(kb.i32(blk * kQuantizeTileCols),
+                                 kb.mul(chunk, kb.i32(kVector))),
+                          kb.i32(4));
+    Value v = LLVM::LoadOp::create(b, VectorType::get({kVector}, f32()),
+                                   kb.bytePtr(columnMultipliers, offset),
+                                   /*alignment=*/16);
+    elementMultipliers.clear();
+    for (int64_t j = 0; j < kVector; ++j)
+      elementMultipliers.push_back(
+          LLVM::ExtractElementOp::create(b, v, kb.i32(j)));
+    for (int64_t w = 0; w < 2; ++w) {
+      // Blockwise multipliers are positive and finite; MX ones may be NaN.
+      if (!p.isMX()) {
+        columnSignMasks[w] = kb.i32(0x80808080);
+        continue;
+      }
+      Value mask;
+      for (int64_t e = 0; e < 4; ++e) {
+        Value byte = select(
+            kb.ult(bits(elementMultipliers[4 * w + e]), kb.i32(kF32Inf)),
+            kb.i32(0x80 << (8 * e)), kb.i32(0));
+        mask = mask ? ori(mask, byte) : byte;
+      }
+      columnSignMasks[w] = mask;
+    }
+  };
 
   auto emitSegments = [&](bool compareEachInput) {
     for (int64_t s = 0; s < kSegments; ++s) {
       ArrayRef<Value> inputs = segments.slice(s * kVector, kVector);
-      Value multiplier =
-          shared ? shared->multiplier
-                 : shuffleIdx(perBlock.slots[perBlock.slot[s]],
-                              ori(perBlock.blockFirstLane,
-                                  kb.i32(perBlock.owner[s])));
       SmallVector<Value> scaled;
-      for (Value v : inputs)
-        scaled.push_back(arith::MulFOp::create(b, v, multiplier));
-      Value signMask;
-      if (!compareEachInput)
-        signMask = select(kb.ult(bits(multiplier), kb.i32(kF32Inf)),
-                          kb.i32(0x80808080), kb.i32(0));
-      Value packed = pack8(inputs, scaled, signMask);
+      Value signMask, highSignMask;
+      if (columnBlocks) {
+        if (s % segmentsPerColumnBlock == 0)
+          loadColumnMultipliers(s / segmentsPerColumnBlock);
+        for (auto [v, m] : llvm::zip_equal(inputs, elementMultipliers))
+          scaled.push_back(arith::MulFOp::create(b, v, m));
+        signMask = columnSignMasks[0];
+        highSignMask = columnSignMasks[1];
+      } else {
+        Value multiplier =
+            shared ? shared->multiplier
+                   : shuffleIdx(perBlock.slots[perBlock.slot[s]],
+                                ori(perBlock.blockFirstLane,
+                                    kb.i32(perBlock.owner[s])));
+        for (Value v : inputs)
+          scaled.push_back(arith::MulFOp::create(b, v, multiplier));
+        if (!compareEachInput)
+          signMask = select(kb.ult(bits(multiplier), kb.i32(kF32Inf)),
+                            kb.i32(0x80808080), kb.i32(0));
+      }
+      Value packed = pack8(inputs, scaled, signMask, highSignMask);
       int64_t rowOffset = out.rowOffset(s);
       auto store = [&] {
         LLVM::StoreOp::create(b, packed,
                               kb.bytePtr(base, rowOffset * out.cols),
                               /*alignment=*/8);
+        if (untransposedBase)
+          LLVM::StoreOp::create(
+              b, packed, kb.bytePtr(untransposedBase, rowOffset * out.cols),
+              /*alignment=*/8);
       };
       if (guarded)
         kb.ifThen(kb.andi(kb.ult(kb.add(firstRow, kb.i32(rowOffset)),
@@ -1157,14 +1356,31 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
   }
 
   // The transpose tile is written first so that the rowwise work hides the
-  // stores; the columnwise output reads it back after one barrier.
-  if (p.columnwise)
+  // stores; the transposed columnwise output reads it back after one
+  // barrier. An untransposed one with a shared scale is the rowwise bytes;
+  // with per-block scales, the column maxima are taken from the registers
+  // first, then the scales computed and the inputs quantized once more.
+  if (hasColumnBlocks(p))
+    storeColumnMaxima(values);
+  if (p.needsTranspose())
     storeTileToShared(values);
   if (p.rowwise)
-    quantizeOutput(values, /*transposed=*/false, shared);
-  if (p.columnwise) {
+    quantizeOutput(values, OutputKind::Rowwise, shared);
+  if (p.needsTranspose()) {
     gpu::BarrierOp::create(b);
-    quantizeOutput(loadTransposedSegments(), /*transposed=*/true, shared);
+    quantizeOutput(loadTransposedSegments(), OutputKind::ColumnwiseTransposed,
+                   shared);
+  }
+  if (p.hasUntransposedColumnwise()) {
+    if (hasColumnBlocks(p)) {
+      // The inputs are read again (from L2, just read) rather than kept in
+      // registers over the scale computation: those 64 live values would
+      // spill even under a 128-register cap.
+      columnBlockMultipliers = storeColumnBlockScales();
+      quantizeOutput(loadTile(), OutputKind::ColumnwiseUntransposed, shared);
+    } else if (!p.rowwise) {
+      quantizeOutput(values, OutputKind::ColumnwiseUntransposed, shared);
+    }
   }
   gpu::ReturnOp::create(b);
 }
@@ -1173,27 +1389,18 @@ gpu::GPUFuncOp mlir::fp8::buildQuantizeKernel(OpBuilder &builder, Location loc,
                                               gpu::GPUModuleOp module,
                                               StringRef name,
                                               const QuantizeProblem &p) {
-  OpBuilder::InsertionGuard guard(builder);
-  ensureDynamicSharedMemory(builder, loc, module);
-  builder.setInsertionPointToEnd(module.getBody());
-  MLIRContext *ctx = builder.getContext();
-  Type global = LLVM::LLVMPointerType::get(
-      ctx, static_cast<unsigned>(AddressSpace::Global));
   int64_t numPointers = 2; // x and amax
   if (!p.isAmaxOnly)
     numPointers = 1 + (p.scaleSource != QuantizeScaleSource::PerBlock) +
                   2 * p.rowwise + 2 * p.columnwise + (p.historyLength > 0);
-  SmallVector<Type> argTypes(numPointers, global);
-  auto func = gpu::GPUFuncOp::create(builder, loc, name,
-                                     builder.getFunctionType(argTypes, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                builder.getUnitAttr());
-  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
-                builder.getDenseI32ArrayAttr(
-                    {static_cast<int32_t>(kQuantizeThreads), 1, 1}));
+  gpu::GPUFuncOp func = createPointerKernel(builder, loc, module, name,
+                                            numPointers, kQuantizeThreads);
   if (!p.isAmaxOnly)
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                  builder.getI32IntegerAttr(kQuantizeMinBlocksPerSM));
+                  builder.getI32IntegerAttr(hasColumnBlocks(p)
+                                                ? kColumnBlocksMinBlocksPerSM
+                                                : kQuantizeMinBlocksPerSM));
+  OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&func.getBody().front());
   ImplicitLocOpBuilder b(loc, builder);
   QuantizeKernelEmitter(b, p).emit(func);

@@ -46,3 +46,50 @@ func.func @fused_current(%x: tensor<128x256xbf16>) -> (tensor<128x256xf8E4M3FN>,
       : tensor<128x256xbf16> -> rowwise(tensor<128x256xf8E4M3FN>, tensor<f32>)
   return %q, %s : tensor<128x256xf8E4M3FN>, tensor<f32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @dequantize_dynamic
+// CHECK: fp8.dequantize
+func.func @dequantize_dynamic(%q: tensor<?x256xf8E4M3FN>, %s: tensor<?x2xf32>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{the dequantization kernels are built per static shape}}
+  %y = fp8.dequantize %q, %s {granularity = #fp8.granularity<tile 1x128>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32> -> tensor<?x256xbf16>
+  return %y : tensor<?x256xbf16>
+}
+
+// -----
+
+func.func @dequantize_cols(%q: tensor<128x100xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x100xbf16> {
+  // expected-error @+1 {{the dequantization kernels take C (the last dimension) a multiple of 8}}
+  %y = fp8.dequantize %q, %s {granularity = #fp8.granularity<tensor>}
+      : tensor<128x100xf8E4M3FN>, tensor<f32> -> tensor<128x100xbf16>
+  return %y : tensor<128x100xbf16>
+}
+
+// -----
+
+func.func @dequantize_ue8m0_tiles(%q: tensor<128x256xf8E4M3FN>, %s: tensor<128x2xf8E8M0FNU>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{the dequantization kernels read f32 scale_inv for tile granularities}}
+  %y = fp8.dequantize %q, %s {granularity = #fp8.granularity<tile 1x128>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf8E8M0FNU> -> tensor<128x256xbf16>
+  return %y : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @dequantize_tile_64(%q: tensor<128x256xf8E4M3FN>, %s: tensor<2x4xf32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{the dequantization kernels take 1x128 and 128x128 tiles, got tile 64x64}}
+  %y = fp8.dequantize %q, %s {granularity = #fp8.granularity<tile 64x64>}
+      : tensor<128x256xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x256xbf16>
+  return %y : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @dequantize_rank1(%q: tensor<256xf8E4M3FN>, %s: tensor<f32>) -> tensor<256xbf16> {
+  // expected-error @+1 {{the dequantization kernels take 2-D inputs, got rank 1}}
+  %y = fp8.dequantize %q, %s {granularity = #fp8.granularity<tensor>}
+      : tensor<256xf8E4M3FN>, tensor<f32> -> tensor<256xbf16>
+  return %y : tensor<256xbf16>
+}

@@ -68,7 +68,7 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // CHECK-LABEL: func.func @blockwise
 // CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s5_bias
 // CHECK-SAME: a_granularity = "tile 1x128"
-// CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "M"]}
+// CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "roundup(M, 4)"]}
 // CHECK-SAME: {dtype = "f32", name = "b_scale_inv", role = "input", shape = [17, 56]}
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c33_i32
 // CHECK-NOT: nvvm.mbarrier.init
@@ -120,7 +120,7 @@ func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>
 // CHECK-SAME: a_granularity = "tile 1x128"
 // CHECK-SAME: accumulate_into_c = true
 // CHECK-SAME: b_granularity = "tile 1x128"
-// CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "M"]}
+// CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "roundup(M, 4)"]}
 // CHECK-SAME: {alignment = 8 : i64, dtype = "f32", name = "b_scale_inv", role = "input", shape = [56, 2112]}
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK-COUNT-4: nvvm.cp.async.shared.global

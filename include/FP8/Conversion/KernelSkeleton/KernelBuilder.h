@@ -45,6 +45,14 @@ inline constexpr int64_t kDynamicSharedMemoryAlignment = 1024;
 void ensureDynamicSharedMemory(OpBuilder &builder, Location loc,
                                gpu::GPUModuleOp module);
 
+/// Creates kernel `name` at the end of `module`, taking `numPointers`
+/// global pointers, with at most `threads` threads per CTA (`nvvm.maxntid`)
+/// and access to the dynamic shared memory. The caller emits its body at
+/// the start of the entry block.
+gpu::GPUFuncOp createPointerKernel(OpBuilder &builder, Location loc,
+                                   gpu::GPUModuleOp module, StringRef name,
+                                   int64_t numPointers, int64_t threads);
+
 /// Emission helpers around an ImplicitLocOpBuilder, kept at i32 for index
 /// arithmetic (what the hardware registers hold).
 class KernelBuilder {

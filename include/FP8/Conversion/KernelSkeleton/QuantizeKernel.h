@@ -13,10 +13,12 @@
 // scales, the lanes of a block trade partial maxima by shuffles until each
 // holds whole maxima of 8 / (lanes per block) blocks, compute and store
 // only those scales, and shuffle the multipliers back: one scale per lane
-// (1x128) or two (1x32) instead of eight. Columnwise outputs (the
+// (1x128) or two (1x32) instead of eight. Transposed columnwise outputs (the
 // quantization of the transpose) come from the same registers through a
 // swizzled f32 tile in shared memory, written before the rowwise work and
-// read back with 16-byte loads as 8 segments of transposed rows.
+// read back with 16-byte loads as 8 segments of transposed rows; stored
+// untransposed, each column block's scale comes from a column maximum over
+// the CTA and applies to the registers the rowwise output uses.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <string>
 
@@ -61,7 +64,10 @@ struct QuantizeProblem {
   int64_t blockRows = 0, blockCols = 0; ///< tile/mx: 1x128, 128x128, 1x32
   QuantizeScaleSource scaleSource = QuantizeScaleSource::Given;
   bool rowwise = false;
-  bool columnwise = false; ///< always stored transposed ([C, R])
+  bool columnwise = false;
+  /// The columnwise output is stored transposed ([C, R], for K-major GEMM
+  /// operands) or in the input's layout ([R, C], MN-major operands).
+  bool columnwiseTransposed = true;
   /// Record the tensor's amax into slot 0 of an f32 history (in place,
   /// max with the slot's value; TE's delayed-scaling cast). Length 0: none.
   int64_t historyLength = 0;
@@ -78,7 +84,10 @@ struct QuantizeProblem {
   bool hardwareUe8m0 = false;
 
   bool isMX() const { return granularity == GranularityKind::MX; }
-  bool needsTranspose() const { return columnwise; }
+  bool needsTranspose() const { return columnwise && columnwiseTransposed; }
+  bool hasUntransposedColumnwise() const {
+    return columnwise && !columnwiseTransposed;
+  }
   int64_t rowTiles() const { return ceilDiv(rows, kQuantizeTileRows); }
   int64_t colTiles() const { return ceilDiv(cols, kQuantizeTileCols); }
   static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -95,8 +104,8 @@ struct QuantizeProblem {
   static FailureOr<QuantizeProblem> get(AmaxOp op);
 };
 
-/// `fp8_quantize_<recipe>_<granularity>_<in>_<elem>_r<R>_c<C>[_row][_col][_hist]`
-/// or `fp8_amax_<in>_r<R>_c<C>`.
+/// `fp8_quantize_<recipe>_<granularity>_<in>_<elem>_r<R>_c<C>[_row]`
+/// `[_col|_col_untransposed][_hist<L>]` or `fp8_amax_<in>_r<R>_c<C>`.
 std::string getQuantizeKernelName(const QuantizeProblem &problem);
 
 /// Dynamic shared memory of the kernel: the transposed tile (f32) and the
@@ -112,6 +121,39 @@ int64_t getQuantizeSharedMemoryBytes(const QuantizeProblem &problem);
 DictionaryAttr buildQuantizeKernelMetadata(MLIRContext *ctx, StringRef name,
                                            const ChipInfo &chip,
                                            const QuantizeProblem &problem);
+
+/// Whether `type` is what the elementwise kernels (quantization,
+/// dequantization) take: a static 2-D tensor of fewer than 2^31 elements
+/// (in-row offsets are i32). Otherwise a diagnostic on `op` naming
+/// `kernels` ("the quantization kernels").
+LogicalResult checkKernelMatrix(Operation *op, ShapedType type,
+                                StringRef kernels);
+
+/// How the quantization kernels store the scale_inv of a `rows` x `cols`
+/// quantized matrix whose blocks run along `cols` (rowwise: x; columnwise:
+/// x^T, whichever way its data is stored), i.e. what the GEMMs and the
+/// dequantization kernels read.
+struct ScaleTensorLayout {
+  StringRef name;             ///< the metadata's `*_scale_layout`
+  SmallVector<int64_t> shape; ///< physical extents, outermost first
+  StringRef dtype;            ///< "f32" or "ue8m0"
+  int64_t alignment;          ///< bytes
+};
+ScaleTensorLayout getScaleTensorLayout(GranularityKind granularity,
+                                       int64_t blockRows, int64_t rows,
+                                       int64_t cols);
+
+/// numerics::currentScalingScale(amax, <format of elementType>, epsilon,
+/// pow2) and 1 / scale, emitted as f32 arithmetic that gives the same bits
+/// for every amax (NaN, inf and subnormal values included, and negative
+/// ones when `amaxMayBeNegative`: the `amax < epsilon` clamp then applies
+/// for epsilon = 0 too; an amax of max |x| needs no such clamp).
+std::pair<Value, Value>
+emitCurrentScalingScale(ImplicitLocOpBuilder &b, Value amax, Type elementType,
+                        float epsilon, bool pow2,
+                        bool amaxMayBeNegative = false);
+/// numerics' finiteOrMax: +-inf becomes FLT_MAX.
+Value emitFiniteOrFltMax(ImplicitLocOpBuilder &b, Value scale);
 
 /// Builds the kernel `name` into `module`.
 gpu::GPUFuncOp buildQuantizeKernel(OpBuilder &builder, Location loc,
