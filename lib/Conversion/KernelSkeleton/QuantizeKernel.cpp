@@ -54,9 +54,10 @@ static constexpr int64_t kReductionBytes = 4 * kWarps;
 /// tile allows 3, and registers should not allow fewer (65536 / (3 * 256)
 /// caps them at 80 per thread).
 static constexpr int64_t kQuantizeMinBlocksPerSM = 3;
-/// The same for a cast with per-block untransposed columnwise scales, whose
-/// column scale pass needs more registers: 80 would spill, 128 do not.
-static constexpr int64_t kColumnBlocksMinBlocksPerSM = 2;
+/// The same where 80 registers spill: casts with per-block untransposed
+/// columnwise scales (their column scale pass), and on sm_100a, whose ptxas
+/// spills three of the transposing casts at 80; 128 registers do not.
+static constexpr int64_t kWideMinBlocksPerSM = 2;
 /// The MX 128x4 scale-factor atom (see GemmKernel.h kMXAtom*).
 static constexpr int64_t kAtomRows = 128;
 static constexpr int64_t kAtomBytes = 512;
@@ -138,6 +139,9 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
   p.granularity = g.getKind();
   p.historyLength = historyLength;
   p.hardwareUe8m0 = chip.supportsBlockScaledMma;
+  p.minBlocksPerSM = chip.architecture == Architecture::Hopper
+                         ? kQuantizeMinBlocksPerSM
+                         : kWideMinBlocksPerSM;
 
   auto scaleType = [&](Value v) {
     return v ? cast<ShapedType>(v.getType()).getElementType() : Type();
@@ -1398,8 +1402,8 @@ gpu::GPUFuncOp mlir::fp8::buildQuantizeKernel(OpBuilder &builder, Location loc,
   if (!p.isAmaxOnly)
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   builder.getI32IntegerAttr(hasColumnBlocks(p)
-                                                ? kColumnBlocksMinBlocksPerSM
-                                                : kQuantizeMinBlocksPerSM));
+                                                ? kWideMinBlocksPerSM
+                                                : p.minBlocksPerSM));
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&func.getBody().front());
   ImplicitLocOpBuilder b(loc, builder);

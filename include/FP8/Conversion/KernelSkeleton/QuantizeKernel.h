@@ -82,6 +82,10 @@ struct QuantizeProblem {
 
   /// sm_100a: cvt.rp.satfinite.ue8m0x2.f32 computes the MX round-up scale.
   bool hardwareUe8m0 = false;
+  /// CTAs of a cast that ptxas must fit on one SM (its register cap): 3 (80
+  /// registers) where the casts assemble without spills there (sm_90a), 2
+  /// (128) otherwise.
+  int64_t minBlocksPerSM = 3;
 
   bool isMX() const { return granularity == GranularityKind::MX; }
   bool needsTranspose() const { return columnwise && columnwiseTransposed; }
