@@ -9,7 +9,8 @@ fp8-compile into one directory per set.
 
 The check set covers every recipe, rowwise + columnwise (transposed and
 untransposed) outputs, bf16/f16/f32 inputs and tail tiles (208 x 336:
-neither is a multiple of 128), the scale kernels (current, delayed with
+neither is a multiple of 128), casts and amax with a run-time row count
+(tensor<?xC>: R a kernel parameter, the check picks several), the scale kernels (current, delayed with
 both algorithms and a margin, history lengths around the CTA size) and the
 dequantization of every scale layout to bf16/f16/f32; the bench set is
 8192^2 and 16384^2 bf16.
@@ -24,6 +25,9 @@ ELEM = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
 
 
 def ceil_div(a, b):
+    """ceil(a / b); "?" (a run-time extent) stays "?"."""
+    if a == "?" or b == "?":
+        return "?"
     return (a + b - 1) // b
 
 
@@ -195,6 +199,32 @@ def cases(which):
                                                out_type, g))
             out.append(dequantize_case(f"dq_mx_e5m2_{r}", r, c, "e5m2", "bf16", "mx 1x32"))
             out.append(dequantize_case(f"dq_tensor_e5m2_{r}", r, c, "e5m2", "f16", "tensor"))
+        # A run-time row count (R = "?"): every recipe, rowwise and
+        # untransposed columnwise outputs (a transposed one needs a static R).
+        r, c = "?", 336
+        out.append(amax_case("amax_bf16_dyn", r, c, "bf16"))
+        out.append(amax_case("amax_f32_dyn", r, c, "f32"))
+        out.append(quantize_case("current_row_dyn", r, c, "bf16", "#fp8.current<>", "tensor",
+                                 columnwise=False))
+        out.append(quantize_case("current_e5m2_eps_pow2_untr_dyn", r, c, "f16",
+                                 "#fp8.current<epsilon = 1.0, pow2 = true>", "tensor",
+                                 elem="e5m2", untransposed=True))
+        out.append(quantize_case("delayed_row_dyn", r, c, "bf16", "#fp8.delayed<history = 16>",
+                                 "tensor", columnwise=False, scale_kind="given", history=16))
+        out.append(quantize_case("bw128_row_dyn", r, c, "bf16", "#fp8.blockwise<>", "tile 1x128",
+                                 columnwise=False))
+        out.append(quantize_case("bw128_untr_dyn", r, c, "bf16", "#fp8.blockwise<>",
+                                 "tile 1x128", untransposed=True))
+        out.append(quantize_case("bw128_f32scales_f32_untr_col_dyn", r, c, "f32",
+                                 "#fp8.blockwise<scales = f32>", "tile 1x128", rowwise=False,
+                                 untransposed=True))
+        out.append(quantize_case("bw128x128_untr_dyn", r, c, "bf16", "#fp8.blockwise<>",
+                                 "tile 128x128", untransposed=True))
+        out.append(quantize_case("mx_untr_dyn", r, c, "bf16", "#fp8.mxfp8<>", "mx 1x32",
+                                 untransposed=True))
+        out.append(quantize_case("mx_ocp_e5m2_row_dyn", r, c, "f16",
+                                 "#fp8.mxfp8<rounding = ocp, format = e5m2>", "mx 1x32",
+                                 elem="e5m2", columnwise=False))
         # The scale kernels.
         out.append(compute_scale_case("cs_current", "#fp8.current<>", "e4m3"))
         out.append(compute_scale_case("cs_current_eps_pow2", "#fp8.current<epsilon = 1.0e-3, "

@@ -93,12 +93,16 @@ const char *paramKindName(ParamKind kind) {
 }
 
 int64_t Extent::valueFor(int64_t symbolValue) const {
+  if (isCeilDiv())
+    return (symbolValue + divisor - 1) / divisor;
   return (symbolValue + roundUpTo - 1) / roundUpTo * roundUpTo;
 }
 
 std::string Extent::str() const {
   if (isRoundedUp())
     return "roundup(" + symbol + ", " + std::to_string(roundUpTo) + ")";
+  if (isCeilDiv())
+    return "ceildiv(" + symbol + ", " + std::to_string(divisor) + ")";
   return isSymbol() ? symbol : std::to_string(constant);
 }
 
@@ -331,14 +335,17 @@ public:
                    json::kindName(v.kind));
   }
 
-  // An operand extent: readExtent's forms or "roundup(SYM, INT)" with INT
-  // in [2, 2^20].
+  // An operand extent: readExtent's forms, "roundup(SYM, INT)" or
+  // "ceildiv(SYM, INT)" with INT in [2, 2^20].
   Status readShapeExtent(const Value &v, const std::string &path,
                          Extent &out) const {
     std::string_view text =
         v.kind == Kind::String ? trim(v.string) : std::string_view();
     constexpr std::string_view kRoundUp = "roundup(";
-    if (text.substr(0, kRoundUp.size()) != kRoundUp)
+    constexpr std::string_view kCeilDiv = "ceildiv(";
+    bool isRoundUp = text.substr(0, kRoundUp.size()) == kRoundUp;
+    bool isCeilDiv = text.substr(0, kCeilDiv.size()) == kCeilDiv;
+    if (!isRoundUp && !isCeilDiv)
       return readExtent(v, path, kInt64Max, out);
     std::string_view args = text.substr(kRoundUp.size());
     size_t comma = args.find(',');
@@ -346,17 +353,18 @@ public:
               comma != std::string_view::npos;
     if (ok) {
       std::string_view symbol = trim(args.substr(0, comma));
-      std::string_view multiple =
+      std::string_view operand =
           trim(args.substr(comma + 1, args.size() - comma - 2));
-      ok = isIdentifier(symbol) &&
-           parsePositiveDecimal(multiple, out.roundUpTo) &&
-           out.roundUpTo >= 2 && out.roundUpTo <= (int64_t(1) << 20);
+      int64_t &value = isRoundUp ? out.roundUpTo : out.divisor;
+      ok = isIdentifier(symbol) && parsePositiveDecimal(operand, value) &&
+           value >= 2 && value <= (int64_t(1) << 20);
       out.symbol = std::string(symbol);
     }
     if (!ok)
       return errorAt(v, path, "\"", v.string,
-                     "\" is not an extent (expected an integer, a symbol or "
-                     "\"roundup(SYM, INT)\" with INT in [2, 2^20])");
+                     "\" is not an extent (expected an integer, a symbol, "
+                     "\"roundup(SYM, INT)\" or \"ceildiv(SYM, INT)\" with "
+                     "INT in [2, 2^20])");
     return Status();
   }
 
@@ -645,14 +653,14 @@ private:
       // Optional operands bind symbols too, but only when present; a symbol
       // that only absent operands name is reported at launch.
       for (const Extent &e : op.shape)
-        if (e.isSymbol() && !e.isRoundedUp())
+        if (e.isSymbol() && !e.isDerived())
           bindableSymbols_.insert(e.symbol);
       meta_.operands.push_back(std::move(op));
     }
-    // A rounded-up extent checks a symbol some operand binds.
+    // A derived extent checks a symbol some operand binds.
     for (size_t i = 0; i < meta_.operands.size(); ++i)
       for (size_t d = 0; d < meta_.operands[i].shape.size(); ++d)
-        if (meta_.operands[i].shape[d].isRoundedUp()) {
+        if (meta_.operands[i].shape[d].isDerived()) {
           const Value &entry = list->array[i].find("shape")->array[d];
           FP8RT_RETURN_IF_ERROR(checkBindable(
               entry, indexPath(indexPath("operands", i) + ".shape", d),

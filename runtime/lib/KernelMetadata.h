@@ -30,17 +30,24 @@ bool dtypeFromC(int value, DType &out);
 // A tensor extent: a constant, or a symbol ("M") bound at launch from the
 // operand shapes. In an operand shape a symbol may be rounded up to a
 // multiple ("roundup(M, 4)": the padded extent of a TMA-aligned scale
-// tensor); such an extent checks the symbol's value but never binds it.
+// tensor) or divided rounding up ("ceildiv(R, 128)": the tiles of 128 rows
+// of a scale tensor); such a derived extent checks the symbol's value but
+// never binds it.
 struct Extent {
   std::string symbol; // empty for a constant
   int64_t constant = 0;
   int64_t roundUpTo = 1; // > 1: the symbol's value rounded up to a multiple
+  int64_t divisor = 1;   // > 1: the symbol's value divided, rounding up
 
   bool isSymbol() const { return !symbol.empty(); }
   bool isRoundedUp() const { return roundUpTo > 1; }
+  bool isCeilDiv() const { return divisor > 1; }
+  // roundup or ceildiv of a symbol: checked, never bound.
+  bool isDerived() const { return isRoundedUp() || isCeilDiv(); }
   // The extent's value for the symbol's value `symbolValue`.
   int64_t valueFor(int64_t symbolValue) const;
-  std::string str() const; // "M", "2048" or "roundup(M, 4)"
+  // "M", "2048", "roundup(M, 4)" or "ceildiv(R, 128)"
+  std::string str() const;
 };
 
 // A byte stride: `factor`, or `factor * symbol`. JSON forms: an integer,

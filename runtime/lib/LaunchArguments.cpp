@@ -184,7 +184,7 @@ private:
                              expected.isSymbol() ? expected.symbol
                                                  : std::string("it"),
                              " must be >= 1");
-    if (expected.isRoundedUp()) {
+    if (expected.isDerived()) {
       roundedUp_.emplace_back(static_cast<int>(&spec - meta_.operands.data()),
                               d);
       return Status();
@@ -211,7 +211,8 @@ private:
   // The kernels take no strides: operands must be dense row-major. Strides
   // are accepted so that callers holding strided views get an error rather
   // than wrong results.
-  // shape[d] of operand `index` is roundup(SYM, INT) of SYM's value.
+  // shape[d] of operand `index` is roundup(SYM, INT) or ceildiv(SYM, INT) of
+  // SYM's value.
   Status checkRoundedUpExtent(int index, int d) {
     const OperandSpec &spec = meta_.operands[index];
     const Extent &expected = spec.shape[d];

@@ -258,7 +258,17 @@ const BadMetadata kBadMetadata[] = {
      "\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": "
      "[16, @\"roundup(M, 1)\"]",
      "operands[2].shape[1]: \"roundup(M, 1)\" is not an extent (expected an "
-     "integer, a symbol or \"roundup(SYM, INT)\" with INT in [2, 2^20])"},
+     "integer, a symbol, \"roundup(SYM, INT)\" or \"ceildiv(SYM, INT)\" with "
+     "INT in [2, 2^20])"},
+    {"\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": []",
+     "\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": "
+     "[16, @\"ceildiv(M, 0)\"]",
+     "operands[2].shape[1]: \"ceildiv(M, 0)\" is not an extent"},
+    {"\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": []",
+     "\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": "
+     "[16, @\"ceildiv(Q, 128)\"]",
+     "operands[2].shape[1]: symbol \"Q\" does not appear in any operand "
+     "shape, so no launch can bind it"},
     {"\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": []",
      "\"name\": \"a_scale_inv\", \"dtype\": \"f32\", \"shape\": "
      "[16, @\"roundup(M 4)\"]",

@@ -218,5 +218,123 @@ TEST(QuantizeKernelMetadata, MXScalesMustBeInTheAtomLayout) {
   fake.reset();
 }
 
+//===----------------------------------------------------------------------===//
+// A run-time row count R: the i32 parameter `r`, symbolic scale extents
+//===----------------------------------------------------------------------===//
+
+// As fp8-compile writes it for a 1x128 blockwise fp8.quantize of
+// tensor<?x512xbf16> with rowwise and untransposed columnwise outputs:
+// 1x128 scales [4, roundup(R, 4)], 128x1 scales [ceil(R / 128), 512]; the
+// kernel of kQuantizeJson with these operands and parameters.
+const char *const kDynamicRowsOperands = R"json("operands": [
+    {"name": "x", "dtype": "bf16", "shape": ["R", 512], "role": "input", "alignment": 16},
+    {"name": "rowwise", "dtype": "e4m3", "shape": ["R", 512], "role": "output", "alignment": 8},
+    {"name": "rowwise_scale_inv", "dtype": "f32", "shape": [4, "roundup(R, 4)"], "role": "output", "alignment": 4},
+    {"name": "columnwise", "dtype": "e4m3", "shape": ["R", 512], "role": "output", "alignment": 8},
+    {"name": "columnwise_scale_inv", "dtype": "f32", "shape": ["ceildiv(R, 128)", 512], "role": "output", "alignment": 4}
+  ],
+  "tensor_maps": [],)json";
+
+// kQuantizeJson with the operands above, a pointer parameter each, then R.
+std::string dynamicRowsJson() {
+  std::string json = kQuantizeJson;
+  json = json.substr(0, json.find("\"operands\": [")) + kDynamicRowsOperands;
+  json += "\n  \"params\": [\n";
+  for (const char *name : {"x", "rowwise", "rowwise_scale_inv", "columnwise",
+                           "columnwise_scale_inv"})
+    json += std::string("    {\"name\": \"") + name +
+            "\", \"kind\": \"pointer\", \"operand\": \"" + name + "\"},\n";
+  return json + "    {\"name\": \"r\", \"kind\": \"i32\", \"value\": \"R\"}\n"
+                "  ],\n"
+                "  \"quantize\": {\"rows\": \"R\", \"cols\": 512}\n}";
+}
+
+// kQuantizePtx with five pointers and the i32 R.
+std::string dynamicRowsPtx() {
+  return replaced(kQuantizePtx,
+                  "\t.param .u64 .ptr .global .align 1 q_param_5,\n"
+                  "\t.param .u64 .ptr .global .align 1 q_param_6\n",
+                  "\t.param .u32 q_param_5\n");
+}
+
+template <typename T> std::vector<unsigned char> bytesOf(const T &value) {
+  const auto *p = reinterpret_cast<const unsigned char *>(&value);
+  return std::vector<unsigned char>(p, p + sizeof(T));
+}
+
+class DynamicRowsQuantizeKernelTest : public KernelFixture {
+protected:
+  void SetUp() override {
+    KernelFixture::SetUp();
+    load(dynamicRowsJson(), dynamicRowsPtx());
+  }
+  static std::vector<fp8rt_tensor> operands(int64_t r) {
+    return {makeTensor("x", kX, FP8RT_BF16, {r, 512}),
+            makeTensor("rowwise", kQ, FP8RT_E4M3, {r, 512}),
+            makeTensor("rowwise_scale_inv", kQScale, FP8RT_F32,
+                       {4, (r + 3) / 4 * 4}),
+            makeTensor("columnwise", kQt, FP8RT_E4M3, {r, 512}),
+            makeTensor("columnwise_scale_inv", kQtScale, FP8RT_F32,
+                       {(r + 127) / 128, 512})};
+  }
+};
+
+TEST_F(DynamicRowsQuantizeKernelTest, ParsesTheCeilDivExtent) {
+  const Extent &e = kernel->meta.operands[4].shape[0];
+  EXPECT_TRUE(e.isSymbol());
+  EXPECT_TRUE(e.isCeilDiv());
+  EXPECT_TRUE(e.isDerived());
+  EXPECT_FALSE(e.isRoundedUp());
+  EXPECT_EQ(e.str(), "ceildiv(R, 128)");
+  EXPECT_EQ(e.valueFor(1), 1);
+  EXPECT_EQ(e.valueFor(128), 1);
+  EXPECT_EQ(e.valueFor(4097), 33);
+}
+
+TEST_F(DynamicRowsQuantizeKernelTest, BindsRAndTheGridForEveryRowCount) {
+  for (int64_t r : {1, 127, 128, 208, 4097}) {
+    fake.launches.clear();
+    ASSERT_EQ(launch(operands(r)), FP8RT_SUCCESS)
+        << "R = " << r << ": " << fp8rt_last_error();
+    ASSERT_EQ(fake.launches.size(), 1u);
+    const LaunchCall &call = fake.launches[0];
+    EXPECT_EQ(call.grid[0], 4u);
+    EXPECT_EQ(call.grid[1], static_cast<unsigned>((r + 127) / 128));
+    ASSERT_EQ(call.params.size(), 6u);
+    EXPECT_EQ(call.params[0], bytesOf(uint64_t(kX)));
+    EXPECT_EQ(call.params[4], bytesOf(uint64_t(kQtScale)));
+    EXPECT_EQ(call.params[5], bytesOf(static_cast<int32_t>(r)));
+  }
+}
+
+TEST_F(DynamicRowsQuantizeKernelTest, RejectsOutputsOfAnotherRowCount) {
+  std::vector<fp8rt_tensor> ops = operands(208);
+  operand(ops, "rowwise").shape[0] = 256;
+  expectRejected(ops, "operand \"rowwise\": shape[0] (R) is 256, but R is 208 "
+                      "(bound by operand \"x\" shape[0])");
+}
+
+// Derived extents: checked against the bound R, never binding it.
+TEST_F(DynamicRowsQuantizeKernelTest, RejectsScalesOfAnotherDerivedExtent) {
+  struct Case {
+    int64_t r;
+    const char *name;
+    int dim;
+    int64_t extent;
+    const char *message;
+  } cases[] = {
+      {127, "rowwise_scale_inv", 1, 127,
+       "operand \"rowwise_scale_inv\": shape[1] (roundup(R, 4)) is 127, "
+       "expected 128 (R is 127, bound by operand \"x\" shape[0])"},
+      {4097, "columnwise_scale_inv", 0, 32,
+       "operand \"columnwise_scale_inv\": shape[0] (ceildiv(R, 128)) is 32, "
+       "expected 33 (R is 4097, bound by operand \"x\" shape[0])"}};
+  for (const Case &c : cases) {
+    std::vector<fp8rt_tensor> ops = operands(c.r);
+    operand(ops, c.name).shape[c.dim] = c.extent;
+    expectRejected(ops, c.message);
+  }
+}
+
 } // namespace
 } // namespace fp8rt::testing

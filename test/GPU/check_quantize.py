@@ -16,6 +16,10 @@ before the launch, then
   - compute_scale / update_amax_history: scale, scale_inv and the whole
     history (rolled in place) equal the reference, bit for bit, over
     histories with zeros, infs and NaNs;
+  - casts and amax with a run-time row count ("rows": "R", an i32 kernel
+    parameter) are checked at each R of DYNAMIC_ROWS, the operand shapes
+    evaluated from the metadata's extents ("R", "roundup(R, 4)",
+    "ceildiv(R, 128)");
   - dequantize: every output equals the reference's decode * scale_inv
     (f32) rounded to the output type, bit for bit, and PyTorch's, over
     random codes (NaN/inf codes included) and scales (0, inf, NaN,
@@ -47,6 +51,27 @@ FP8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
 MAX = {"e4m3": 448.0, "e5m2": 57344.0}
 TORCH_IN = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 POISON = 0xA5
+# The row counts a kernel with a run-time R is checked at: one row, a partial
+# tile, a whole tile, a partial second tile, and 33 tiles (the last of one row).
+DYNAMIC_ROWS = (1, 127, 128, 208, 4097)
+
+
+def eval_extent(extent, rows):
+    """A metadata shape entry's value for the run-time row count `rows`."""
+    if isinstance(extent, int):
+        return extent
+    e = extent.replace(" ", "")
+    if e == "R":
+        return rows
+    for name, fn in (("roundup(R,", lambda r, k: (r + k - 1) // k * k),
+                     ("ceildiv(R,", lambda r, k: (r + k - 1) // k)):
+        if e.startswith(name) and e.endswith(")"):
+            return fn(rows, int(e[len(name):-1]))
+    raise ValueError(f"unknown extent {extent!r}")
+
+
+def eval_shape(shape, rows):
+    return [eval_extent(e, rows) for e in shape]
 
 
 def load_numerics(path):
@@ -99,8 +124,9 @@ def make_input(rows, cols, in_dtype, gen, specials):
         x[0, :128] = 0.0
         if rows > 40:
             x[8:40, 128:] = 0.0
-        x[3, 32:64] = float("nan")
-        x[5, :] = 60000.0
+        if rows > 5:  # Run-time row counts go down to 1.
+            x[3, 32:64] = float("nan")
+            x[5, :] = 60000.0
     x = x.to(TORCH_IN[in_dtype])
     return x
 
@@ -196,7 +222,23 @@ def check_kernel(path, numerics, gen, record):
         kernel.close()
         return failures
     q = meta["quantize"]
-    rows, cols = q["rows"], q["cols"]
+    if isinstance(q["rows"], str):
+        # A run-time R: every row count of DYNAMIC_ROWS.
+        failures = []
+        for rows in DYNAMIC_ROWS:
+            failures += [f"R = {rows}: {f}"
+                         for f in check_cast(meta, kernel, numerics, gen, record, rows)]
+        kernel.close()
+        return failures
+    failures = check_cast(meta, kernel, numerics, gen, record, q["rows"])
+    kernel.close()
+    return failures
+
+
+def check_cast(meta, kernel, numerics, gen, record, rows):
+    """Checks the amax or cast kernel `kernel` on [rows, C] inputs."""
+    q = meta["quantize"]
+    cols = q["cols"]
     in_dtype = q["input_dtype"]
     ops = {op["name"]: op for op in meta["operands"]}
     failures = []
@@ -238,7 +280,7 @@ def check_kernel(path, numerics, gen, record):
                 op = ops[name]
                 dt = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2,
                       "ue8m0": torch.float8_e8m0fnu, "f32": torch.float32}[op["dtype"]]
-                t = torch.empty(op["shape"], dtype=dt, device="cuda")
+                t = torch.empty(eval_shape(op["shape"], rows), dtype=dt, device="cuda")
                 t.view(-1).view(torch.uint8).fill_(POISON)
                 outs[name] = t
         kernel.launch(**args, **outs)
@@ -295,7 +337,6 @@ def check_kernel(path, numerics, gen, record):
             same = (got.view(torch.int32) == want.view(torch.int32)) | (got.isnan() & want.isnan())
             if not bool(same.all()):
                 failures.append(f"amax_history: got {got[:2].tolist()} want {want[:2].tolist()}")
-    kernel.close()
     return failures
 
 

@@ -107,13 +107,15 @@ gpu::GPUFuncOp mlir::fp8::createPointerKernel(OpBuilder &builder, Location loc,
                                               gpu::GPUModuleOp module,
                                               StringRef name,
                                               int64_t numPointers,
-                                              int64_t threads) {
+                                              int64_t threads,
+                                              TypeRange trailingArgs) {
   OpBuilder::InsertionGuard guard(builder);
   ensureDynamicSharedMemory(builder, loc, module);
   builder.setInsertionPointToEnd(module.getBody());
   Type global = LLVM::LLVMPointerType::get(
       builder.getContext(), static_cast<unsigned>(AddressSpace::Global));
   SmallVector<Type> argTypes(numPointers, global);
+  llvm::append_range(argTypes, trailingArgs);
   auto func = gpu::GPUFuncOp::create(builder, loc, name,
                                      builder.getFunctionType(argTypes, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),

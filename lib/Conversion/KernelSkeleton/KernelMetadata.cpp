@@ -48,6 +48,12 @@ void KernelMetadataBuilder::addPointerOperand(StringRef name, StringRef dtype,
       {{"name", str(name)}, {"kind", str("pointer")}, {"operand", str(name)}}));
 }
 
+void KernelMetadataBuilder::addValueParam(StringRef name, StringRef kind,
+                                          StringRef symbol) {
+  params.push_back(
+      dict({{"name", str(name)}, {"kind", str(kind)}, {"value", str(symbol)}}));
+}
+
 Attribute KernelMetadataBuilder::tilesGrid(int64_t tileRows, int64_t tileCols,
                                            StringRef operand) {
   return dict({{"kind", str("tiles")},

@@ -73,6 +73,10 @@ static LogicalResult checkShape(Operation *op, const QuantizeProblem &p) {
               "multiple of 16 (16-byte vector loads and TMA-aligned FP8 rows), "
               "got "
            << p.cols;
+  if (p.needsTranspose() && p.dynamicRows)
+    return op->emitOpError()
+           << "a columnwise (transposed) output needs a static R (its rows are "
+              "R bytes, R a multiple of 16); store it untransposed or give R";
   if (p.needsTranspose() && p.rows % 16 != 0)
     return op->emitOpError()
            << "a columnwise (transposed) output needs R a multiple of 16 "
@@ -97,12 +101,20 @@ LogicalResult mlir::fp8::checkKernelMatrix(Operation *op, ShapedType type,
   return success();
 }
 
-/// The problem's input: a static 2-D matrix (its extents and element type).
+/// The problem's input: a 2-D matrix with a static C (its extents and element
+/// type); R may be dynamic (a run-time kernel parameter).
 static FailureOr<QuantizeProblem> getInputProblem(Operation *op, Value input) {
   auto type = cast<RankedTensorType>(input.getType());
-  if (failed(checkKernelMatrix(op, type, "the quantization kernels")))
+  if (type.getRank() == 2 && type.isDynamicDim(0) && !type.isDynamicDim(1)) {
+    // In-row offsets are i32, row offsets i64: C alone must stay below 2^31.
+    if (type.getDimSize(1) >= (int64_t(1) << 31))
+      return op->emitOpError() << "rows of 2^31 or more elements are not "
+                                  "supported by the quantization kernels";
+  } else if (failed(checkKernelMatrix(op, type, "the quantization kernels"))) {
     return failure();
+  }
   QuantizeProblem p;
+  p.dynamicRows = type.isDynamicDim(0);
   p.rows = type.getDimSize(0);
   p.cols = type.getDimSize(1);
   p.inputType = type.getElementType();
@@ -224,14 +236,16 @@ static std::string getGranularityName(const QuantizeProblem &p) {
 }
 
 std::string mlir::fp8::getQuantizeKernelName(const QuantizeProblem &p) {
+  std::string rows =
+      p.dynamicRows ? std::string("dyn") : std::to_string(p.rows);
   if (p.isAmaxOnly)
     return llvm::formatv("fp8_amax_{0}_r{1}_c{2}", getKernelDTypeName(p.inputType),
-                         p.rows, p.cols)
+                         rows, p.cols)
         .str();
   std::string name = llvm::formatv(
       "fp8_quantize_{0}_{1}_{2}_{3}_r{4}_c{5}", getRuleName(p.rule),
       getGranularityName(p), getKernelDTypeName(p.inputType),
-      getKernelDTypeName(p.elementType), p.rows, p.cols);
+      getKernelDTypeName(p.elementType), rows, p.cols);
   // Parameters of the rule that change the code.
   if (p.rule == QuantizeProblem::Rule::Current &&
       (p.epsilon != 0.f || p.pow2))
@@ -314,44 +328,96 @@ static ScaleTensorLayout getScaleLayout(const QuantizeProblem &p, int64_t rows,
   return getScaleTensorLayout(p.granularity, p.blockRows, rows, cols);
 }
 
+/// The metadata shape of the rowwise (`columnwise` false) or columnwise
+/// scale tensor: getScaleLayout's extents, or for a run-time R the same
+/// extents in terms of the symbol R ("roundup(R, 4)": padded MN-major
+/// columns, "ceildiv(R, 128)": tiles and MX atoms of 128 rows).
+static Attribute getScaleShapeAttr(KernelMetadataBuilder &m,
+                                   const QuantizeProblem &p, bool columnwise) {
+  using P = QuantizeProblem;
+  if (!p.dynamicRows)
+    return m.shape(columnwise ? getScaleLayout(p, p.cols, p.rows).shape
+                              : getScaleLayout(p, p.rows, p.cols).shape);
+  Attribute rowTiles = m.dim(
+      llvm::formatv("ceildiv({0}, {1})", kQuantizeRowsSymbol, kQuantizeTileRows)
+          .str());
+  Attribute colTiles = m.dim(P::ceilDiv(p.cols, kQuantizeTileCols));
+  switch (p.granularity) {
+  case GranularityKind::Tensor:
+    return m.list({});
+  case GranularityKind::MX:
+    // Atoms [ceil(rows/128), ceil(cols/128), 512] of x or of x^T.
+    return columnwise ? m.list({colTiles, rowTiles, m.dim(kAtomBytes)})
+                      : m.list({rowTiles, colTiles, m.dim(kAtomBytes)});
+  case GranularityKind::Row:
+  case GranularityKind::Tile:
+    break;
+  }
+  assert(p.granularity == GranularityKind::Tile && "no row kernels");
+  if (p.blockRows != 1)
+    return columnwise ? m.list({colTiles, rowTiles})
+                      : m.list({rowTiles, colTiles});
+  // 1x128 blocks of x: [ceil(C/128), roundup(R, 4)]; of x^T (128x1 blocks
+  // of x): [ceil(R/128), roundup(C, 4)].
+  if (columnwise)
+    return m.list(
+        {rowTiles, m.dim(P::roundUp(p.cols, kMNMajorScaleAlignment))});
+  return m.list(
+      {m.dim(P::ceilDiv(p.cols, kBlockwiseScaleBlock)),
+       m.dim(llvm::formatv("roundup({0}, {1})", kQuantizeRowsSymbol,
+                           kMNMajorScaleAlignment)
+                 .str())});
+}
+
 DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
     MLIRContext *ctx, StringRef name, const ChipInfo &chip,
     const QuantizeProblem &p) {
   KernelMetadataBuilder m(ctx);
-  auto operand = [&](StringRef opName, StringRef dtype, ArrayRef<int64_t> dims,
+  auto operand = [&](StringRef opName, StringRef dtype, Attribute shape,
                      StringRef role, int64_t alignment) {
-    m.addPointerOperand(opName, dtype, m.shape(dims), role, alignment);
+    m.addPointerOperand(opName, dtype, shape, role, alignment);
   };
+  // x's layout, [R, C] (R the symbol of a run-time R).
+  Attribute rowsDim =
+      p.dynamicRows ? m.dim(kQuantizeRowsSymbol) : m.dim(p.rows);
+  Attribute matrix = m.list({rowsDim, m.dim(p.cols)});
   // 16-byte vector loads of the input, 8-byte stores of the FP8 data.
-  operand("x", getKernelDTypeName(p.inputType), {p.rows, p.cols}, "input", 16);
+  operand("x", getKernelDTypeName(p.inputType), matrix, "input", 16);
   if (p.isAmaxOnly) {
-    operand("amax", "f32", {}, "output", 4);
+    operand("amax", "f32", m.list({}), "output", 4);
   } else {
     if (p.scaleSource == QuantizeScaleSource::Given)
-      operand("scale", "f32", {}, "input", 4);
+      operand("scale", "f32", m.list({}), "input", 4);
     if (p.scaleSource == QuantizeScaleSource::FromAmax)
-      operand("amax", "f32", {}, "input", 4);
+      operand("amax", "f32", m.list({}), "input", 4);
     StringRef elem = getKernelDTypeName(p.elementType);
+    // With a run-time R only the layouts' names and dtypes are used.
+    int64_t rows = p.dynamicRows ? kQuantizeTileRows : p.rows;
     if (p.rowwise) {
-      ScaleTensorLayout s = getScaleLayout(p, p.rows, p.cols);
-      operand("rowwise", elem, {p.rows, p.cols}, "output", 8);
-      operand("rowwise_scale_inv", s.dtype, s.shape, "output", s.alignment);
+      ScaleTensorLayout s = getScaleLayout(p, rows, p.cols);
+      operand("rowwise", elem, matrix, "output", 8);
+      operand("rowwise_scale_inv", s.dtype,
+              getScaleShapeAttr(m, p, /*columnwise=*/false), "output",
+              s.alignment);
     }
     if (p.columnwise) {
-      ScaleTensorLayout s = getScaleLayout(p, p.cols, p.rows);
-      SmallVector<int64_t> shape = {p.cols, p.rows};
-      if (!p.columnwiseTransposed)
-        shape = {p.rows, p.cols};
+      ScaleTensorLayout s = getScaleLayout(p, p.cols, rows);
+      Attribute shape = p.columnwiseTransposed
+                            ? m.list({m.dim(p.cols), rowsDim})
+                            : matrix;
       operand("columnwise", elem, shape, "output", 8);
-      operand("columnwise_scale_inv", s.dtype, s.shape, "output",
+      operand("columnwise_scale_inv", s.dtype,
+              getScaleShapeAttr(m, p, /*columnwise=*/true), "output",
               s.alignment);
     }
     if (p.historyLength > 0)
-      operand("amax_history", "f32", {p.historyLength}, "output", 4);
+      operand("amax_history", "f32", m.shape({p.historyLength}), "output", 4);
   }
+  if (p.dynamicRows)
+    m.addValueParam("r", "i32", kQuantizeRowsSymbol);
 
   SmallVector<std::pair<StringRef, Attribute>> info = {
-      {"rows", m.num(p.rows)},
+      {"rows", rowsDim},
       {"cols", m.num(p.cols)},
       {"input_dtype", m.str(getKernelDTypeName(p.inputType))}};
   if (p.isAmaxOnly) {
@@ -361,12 +427,13 @@ DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
     info.push_back({"dtype", m.str(getKernelDTypeName(p.elementType))});
     info.push_back({"rule", m.str(getRuleName(p.rule))});
     info.push_back({"granularity", m.str(getGranularityName(p))});
+    int64_t rows = p.dynamicRows ? kQuantizeTileRows : p.rows;
     if (p.rowwise)
       info.push_back({"rowwise_scale_layout",
-                      m.str(getScaleLayout(p, p.rows, p.cols).name)});
+                      m.str(getScaleLayout(p, rows, p.cols).name)});
     if (p.columnwise) {
       info.push_back({"columnwise_scale_layout",
-                      m.str(getScaleLayout(p, p.cols, p.rows).name)});
+                      m.str(getScaleLayout(p, p.cols, rows).name)});
       info.push_back({"columnwise_layout",
                       m.str(p.columnwiseTransposed ? "transposed"
                                                    : "untransposed")});
@@ -433,7 +500,11 @@ enum class OutputKind { Rowwise, ColumnwiseTransposed, ColumnwiseUntransposed };
 /// row `rowBase + rowOffset(s)`.
 struct OutputTile {
   bool transposed;
+  /// Extents of the stored matrix (`rows` is ShapedType::kDynamic for a
+  /// run-time R; transposed outputs have static extents).
   int64_t rows, cols;
+  /// `rows` as an i32: the constant or the run-time R.
+  Value numRows;
   Value rowTile, colTile; ///< i32
   Value rowBase;          ///< i32
   Value data, scales;
@@ -470,6 +541,8 @@ private:
   // Parameters.
   Value x, scaleOrAmax, rowwise, rowwiseScale, columnwise, columnwiseScale,
       amaxOut;
+  /// R (i32) when it is a run-time value: the kernel's `r` parameter.
+  Value dynamicRows;
   // Thread geometry (i32).
   Value tid, lane, chunk, rowInTile, colTile, rowTile;
   /// Untransposed columnwise blocks: their multipliers in shared memory
@@ -478,6 +551,19 @@ private:
 
   Type i32() { return b.getI32Type(); }
   Type f32() { return b.getF32Type(); }
+  /// R as an i32: the constant, or the run-time value.
+  Value numRows() { return p.dynamicRows ? dynamicRows : kb.i32(p.rows); }
+  /// ceil(R / 128), the row tiles (the grid's y extent).
+  Value numRowTiles() {
+    return p.dynamicRows ? kb.ceilDiv(dynamicRows, kQuantizeTileRows)
+                         : kb.i32(p.rowTiles());
+  }
+  /// Whether some tile is partial, so that loads and stores need guards
+  /// (always with a run-time R).
+  bool hasPartialTiles() const {
+    return p.dynamicRows || p.rows % kQuantizeTileRows != 0 ||
+           p.cols % kQuantizeTileCols != 0;
+  }
   Value bits(Value f) { return arith::BitcastOp::create(b, i32(), f); }
   Value fromBits(Value i) { return arith::BitcastOp::create(b, f32(), i); }
   Value absBits(Value f) { return kb.absF32Bits(f); }
@@ -588,8 +674,7 @@ Value QuantizeKernelEmitter::blockAbsMax(ArrayRef<Value> values) {
 
 SmallVector<Value> QuantizeKernelEmitter::loadTile() {
   int64_t elementBytes = p.inputType.getIntOrFloatBitWidth() / 8;
-  bool guarded = p.rows % kQuantizeTileRows != 0 ||
-                 p.cols % kQuantizeTileCols != 0;
+  bool guarded = hasPartialTiles();
   Value col = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)),
                      kb.mul(chunk, kb.i32(kVector)));
   Value colValid = kb.ult(col, kb.i32(p.cols));
@@ -621,7 +706,7 @@ SmallVector<Value> QuantizeKernelEmitter::loadTile() {
     };
     SmallVector<Value> parts;
     if (guarded) {
-      Value valid = kb.andi(kb.ult(row, kb.i32(p.rows)), colValid);
+      Value valid = kb.andi(kb.ult(row, numRows()), colValid);
       SmallVector<Type> types(kVector / perLoad, f32Vector);
       auto ifOp = scf::IfOp::create(b, types, valid, /*withElse=*/true);
       {
@@ -948,11 +1033,13 @@ void QuantizeKernelEmitter::storeBlockScale(const OutputTile &out,
   }
   // 1x128: MN-major [ceil(cols/128), roundup(rows, 4)].
   Value row = kb.add(kb.mul(out.rowTile, kb.i32(kQuantizeTileRows)), rowInOut);
-  Value index = kb.add(
-      kb.mul(out.colTile, kb.i32(QuantizeProblem::roundUp(
-                                  out.rows, kMNMajorScaleAlignment))),
-      row);
-  Value valid = kb.ult(row, kb.i32(out.rows));
+  Value paddedRows =
+      p.dynamicRows && !out.transposed
+          ? kb.andi(kb.add(out.numRows, kb.i32(kMNMajorScaleAlignment - 1)),
+                    kb.i32(-kMNMajorScaleAlignment))
+          : kb.i32(QuantizeProblem::roundUp(out.rows, kMNMajorScaleAlignment));
+  Value index = kb.add(kb.mul(out.colTile, paddedRows), row);
+  Value valid = kb.ult(row, out.numRows);
   if (isStoringLane)
     valid = kb.andi(valid, isStoringLane);
   kb.ifThen(valid, [&] {
@@ -1092,7 +1179,7 @@ Value QuantizeKernelEmitter::storeColumnBlockScales() {
       Value col = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)), c);
       if (p.isMX()) {
         // Byte (c % 32) * 16 + (c / 32) * 4 + blk of atom (colTile, rowTile).
-        Value atom = kb.add(kb.mul(colTile, kb.i32(p.rowTiles())), rowTile);
+        Value atom = kb.add(kb.mul(colTile, numRowTiles()), rowTile);
         Value offset = kb.add(
             kb.add(kb.mul(atom, kb.i32(kAtomBytes)),
                    kb.mul(kb.remu(c, kb.i32(32)), kb.i32(16))),
@@ -1127,13 +1214,14 @@ void QuantizeKernelEmitter::quantizeOutput(
   out.transposed = transposed;
   out.rows = transposed ? p.cols : p.rows;
   out.cols = transposed ? p.rows : p.cols;
+  assert(!(transposed && p.dynamicRows) && "checkShape rejects these");
   out.rowTile = transposed ? colTile : rowTile;
   out.colTile = transposed ? rowTile : colTile;
   out.rowBase = transposed ? kb.mul(rowInTile, kb.i32(4)) : rowInTile;
   out.data = kind == OutputKind::Rowwise ? rowwise : columnwise;
   out.scales = kind == OutputKind::Rowwise ? rowwiseScale : columnwiseScale;
-  bool guarded = p.rows % kQuantizeTileRows != 0 ||
-                 p.cols % kQuantizeTileCols != 0;
+  out.numRows = transposed ? kb.i32(p.cols) : numRows();
+  bool guarded = hasPartialTiles();
 
   Value firstRow =
       kb.add(kb.mul(out.rowTile, kb.i32(kQuantizeTileRows)), out.rowBase);
@@ -1234,7 +1322,7 @@ void QuantizeKernelEmitter::quantizeOutput(
       };
       if (guarded)
         kb.ifThen(kb.andi(kb.ult(kb.add(firstRow, kb.i32(rowOffset)),
-                                 kb.i32(out.rows)),
+                                 out.numRows),
                           colValid),
                   store);
       else
@@ -1282,6 +1370,8 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
     if (p.historyLength > 0)
       amaxOut = entry.getArgument(arg++);
   }
+  if (p.dynamicRows)
+    dynamicRows = entry.getArgument(arg++);
 
   tid = kb.threadIdX();
   lane = kb.remu(tid, kb.i32(kWarpThreads));
@@ -1353,7 +1443,7 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
           kb.store(shared->stored,
                    kb.globalElementPtr(
                        columnwiseScale,
-                       kb.add(kb.mul(colTile, kb.i32(p.rowTiles())), rowTile),
+                       kb.add(kb.mul(colTile, numRowTiles()), rowTile),
                        4));
       });
     }
@@ -1397,8 +1487,11 @@ gpu::GPUFuncOp mlir::fp8::buildQuantizeKernel(OpBuilder &builder, Location loc,
   if (!p.isAmaxOnly)
     numPointers = 1 + (p.scaleSource != QuantizeScaleSource::PerBlock) +
                   2 * p.rowwise + 2 * p.columnwise + (p.historyLength > 0);
-  gpu::GPUFuncOp func = createPointerKernel(builder, loc, module, name,
-                                            numPointers, kQuantizeThreads);
+  SmallVector<Type> trailingArgs;
+  if (p.dynamicRows)
+    trailingArgs.push_back(builder.getI32Type());
+  gpu::GPUFuncOp func = createPointerKernel(
+      builder, loc, module, name, numPointers, kQuantizeThreads, trailingArgs);
   if (!p.isAmaxOnly)
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   builder.getI32IntegerAttr(hasColumnBlocks(p)

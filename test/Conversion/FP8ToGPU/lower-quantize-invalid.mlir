@@ -2,13 +2,25 @@
 // Without strict, what no kernel takes stays as it is.
 // RUN: fp8-opt %s -split-input-file -fp8-lower-quantize=chip=sm_90a | FileCheck %s
 
-// CHECK-LABEL: func.func @dynamic
+// A run-time R is a kernel parameter; a run-time C is not.
+// CHECK-LABEL: func.func @dynamic_cols
 // CHECK: fp8.quantize
-func.func @dynamic(%x: tensor<?x512xbf16>) -> (tensor<?x512xf8E4M3FN>, tensor<?x4xf32>) {
+func.func @dynamic_cols(%x: tensor<128x?xbf16>) -> (tensor<128x?xf8E4M3FN>, tensor<128x?xf32>) {
   // expected-error @+1 {{the quantization kernels are built per static shape}}
   %q, %s = fp8.quantize %x {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 1x128>}
-      : tensor<?x512xbf16> -> rowwise(tensor<?x512xf8E4M3FN>, tensor<?x4xf32>)
-  return %q, %s : tensor<?x512xf8E4M3FN>, tensor<?x4xf32>
+      : tensor<128x?xbf16> -> rowwise(tensor<128x?xf8E4M3FN>, tensor<128x?xf32>)
+  return %q, %s : tensor<128x?xf8E4M3FN>, tensor<128x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dynamic_rows_transposed
+// CHECK: fp8.quantize
+func.func @dynamic_rows_transposed(%x: tensor<?x512xbf16>) -> (tensor<512x?xf8E4M3FN>, tensor<512x?xf32>) {
+  // expected-error @+1 {{a columnwise (transposed) output needs a static R}}
+  %qt, %st = fp8.quantize %x {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 1x128>}
+      : tensor<?x512xbf16> -> columnwise(tensor<512x?xf8E4M3FN>, tensor<512x?xf32>)
+  return %qt, %st : tensor<512x?xf8E4M3FN>, tensor<512x?xf32>
 }
 
 // -----

@@ -48,10 +48,12 @@ void ensureDynamicSharedMemory(OpBuilder &builder, Location loc,
 /// Creates kernel `name` at the end of `module`, taking `numPointers`
 /// global pointers, with at most `threads` threads per CTA (`nvvm.maxntid`)
 /// and access to the dynamic shared memory. The caller emits its body at
-/// the start of the entry block.
+/// the start of the entry block. `trailingArgs`: scalar parameters after
+/// the pointers (e.g. an i32 run-time extent).
 gpu::GPUFuncOp createPointerKernel(OpBuilder &builder, Location loc,
                                    gpu::GPUModuleOp module, StringRef name,
-                                   int64_t numPointers, int64_t threads);
+                                   int64_t numPointers, int64_t threads,
+                                   TypeRange trailingArgs = {});
 
 /// Emission helpers around an ImplicitLocOpBuilder, kept at i32 for index
 /// arithmetic (what the hardware registers hold).

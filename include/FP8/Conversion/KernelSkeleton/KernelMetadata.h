@@ -49,6 +49,10 @@ public:
   void addPointerOperand(StringRef name, StringRef dtype, Attribute shape,
                          StringRef role, int64_t alignment);
 
+  /// Appends a by-value parameter of `kind` ("i32" or "i64") that the
+  /// runtime sets to the value of `symbol` (an extent bound by an operand).
+  void addValueParam(StringRef name, StringRef kind, StringRef symbol);
+
   /// `{"kind": "tiles", ...}`: one CTA per tile of the rank-2 operand
   /// `operand`.
   Attribute tilesGrid(int64_t tileRows, int64_t tileCols, StringRef operand);

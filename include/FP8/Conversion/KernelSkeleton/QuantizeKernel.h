@@ -55,9 +55,17 @@ enum class QuantizeScaleSource {
   PerBlock,
 };
 
+/// The metadata symbol of a run-time row count (the kernels' `r` parameter,
+/// bound by the runtime from the shape of `x`).
+inline constexpr llvm::StringLiteral kQuantizeRowsSymbol = "R";
+
 /// One quantization kernel: an amax reduction (`isAmaxOnly`) or a cast.
 struct QuantizeProblem {
+  /// The input's extents; `rows` is ShapedType::kDynamic when `dynamicRows`.
   int64_t rows = 0, cols = 0;
+  /// R is a run-time value: the kernel takes it as a trailing i32 parameter
+  /// `r` (metadata symbol kQuantizeRowsSymbol) and guards every row with it.
+  bool dynamicRows = false;
   Type inputType;   ///< bf16, f16 or f32
   Type elementType; ///< f8E4M3FN or f8E5M2
   GranularityKind granularity = GranularityKind::Tensor;
@@ -92,7 +100,11 @@ struct QuantizeProblem {
   bool hasUntransposedColumnwise() const {
     return columnwise && !columnwiseTransposed;
   }
-  int64_t rowTiles() const { return ceilDiv(rows, kQuantizeTileRows); }
+  /// Row tiles of a static R (the grid's y extent).
+  int64_t rowTiles() const {
+    assert(!dynamicRows && "R is a run-time value");
+    return ceilDiv(rows, kQuantizeTileRows);
+  }
   int64_t colTiles() const { return ceilDiv(cols, kQuantizeTileCols); }
   static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
   static int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
@@ -109,7 +121,8 @@ struct QuantizeProblem {
 };
 
 /// `fp8_quantize_<recipe>_<granularity>_<in>_<elem>_r<R>_c<C>[_row]`
-/// `[_col|_col_untransposed][_hist<L>]` or `fp8_amax_<in>_r<R>_c<C>`.
+/// `[_col|_col_untransposed][_hist<L>]` or `fp8_amax_<in>_r<R>_c<C>`, with
+/// `rdyn` in place of `r<R>` for a run-time R.
 std::string getQuantizeKernelName(const QuantizeProblem &problem);
 
 /// Dynamic shared memory of the kernel: the transposed tile (f32) and the
@@ -120,8 +133,10 @@ int64_t getQuantizeSharedMemoryBytes(const QuantizeProblem &problem);
 /// Operands, in the kernel's parameter order: `x`, then `scale` (Given) or
 /// `amax` (FromAmax; in the amax kernel its output), `rowwise`,
 /// `rowwise_scale_inv`, `columnwise`, `columnwise_scale_inv`,
-/// `amax_history`. Scale layouts are the ones the GEMMs read (see
-/// docs/design.md, "Quantization kernels").
+/// `amax_history`, then `r` (i32, the value of symbol "R") for a run-time
+/// R. Scale layouts are the ones the GEMMs read (see docs/design.md,
+/// "Quantization kernels"); with a run-time R their extents are symbolic
+/// ("R", "roundup(R, 4)", "ceildiv(R, 128)").
 DictionaryAttr buildQuantizeKernelMetadata(MLIRContext *ctx, StringRef name,
                                            const ChipInfo &chip,
                                            const QuantizeProblem &problem);
