@@ -258,6 +258,21 @@ def cases(which):
             out.append(quantize_case(f"b_mx_row_{n}", n, n, "bf16", "#fp8.mxfp8<>", "mx 1x32",
                                      columnwise=False))
             out.append(quantize_case(f"b_mx_{n}", n, n, "bf16", "#fp8.mxfp8<>", "mx 1x32"))
+            # Untransposed columnwise outputs (the sm_100a 1-D-block operands)
+            # and a run-time row count (activations), timed at R = C = n.
+            out.append(quantize_case(f"b_bw128_untr_{n}", n, n, "bf16", "#fp8.blockwise<>",
+                                     "tile 1x128", untransposed=True))
+            out.append(quantize_case(f"b_mx_untr_{n}", n, n, "bf16", "#fp8.mxfp8<>", "mx 1x32",
+                                     untransposed=True))
+            out.append(quantize_case(f"b_bw128_row_rdyn_{n}", "?", n, "bf16",
+                                     "#fp8.blockwise<>", "tile 1x128", columnwise=False))
+            out.append(quantize_case(f"b_bw128_untr_rdyn_{n}", "?", n, "bf16",
+                                     "#fp8.blockwise<>", "tile 1x128", untransposed=True))
+            out.append(quantize_case(f"b_mx_row_rdyn_{n}", "?", n, "bf16", "#fp8.mxfp8<>",
+                                     "mx 1x32", columnwise=False))
+            out.append(quantize_case(f"b_current_row_rdyn_{n}", "?", n, "bf16",
+                                     "#fp8.current<>", "tensor", columnwise=False))
+            out.append(amax_case(f"b_amax_rdyn_{n}", "?", n, "bf16"))
     return out
 
 
