@@ -182,10 +182,13 @@ void ScaleKernelEmitter::emitRecordAmax(Value history, Value amax) {
   // recordAmax: NaN if either is NaN, else the larger.
   Value slot = kb.loadF32(history, kb.i32(0));
   Value a = kb.loadF32(amax, kb.i32(0));
+  // One statement per op: the IR's order must not depend on the order in
+  // which a compiler evaluates function arguments.
+  Value larger = select(cmpf(arith::CmpFPredicate::OGT, a, slot), a, slot);
+  Value nan =
+      arith::BitcastOp::create(b, b.getF32Type(), kb.i32(kF32QuietNaN));
   Value recorded =
-      select(cmpf(arith::CmpFPredicate::UNO, slot, a),
-             arith::BitcastOp::create(b, b.getF32Type(), kb.i32(kF32QuietNaN)),
-             select(cmpf(arith::CmpFPredicate::OGT, a, slot), a, slot));
+      select(cmpf(arith::CmpFPredicate::UNO, slot, a), nan, larger);
   kb.store(recorded, history);
 }
 
@@ -260,12 +263,12 @@ void ScaleKernelEmitter::emitDelayedScale(Value history, Value previousScale,
                              : num::Format::E4M3;
     float scaledMax =
         std::ldexp(num::maxFinite(format), -static_cast<int>(p.margin));
-    Value usable =
-        kb.andi(kb.ult(kb.absF32Bits(amax), kb.i32(kF32Inf)),
-                cmpf(arith::CmpFPredicate::OGT, amax, kb.f32(0.f)));
-    Value s = select(usable,
-                     arith::DivFOp::create(b, kb.f32(scaledMax), amax),
-                     kb.loadF32(previousScale, kb.i32(0)));
+    Value finite = kb.ult(kb.absF32Bits(amax), kb.i32(kF32Inf));
+    Value positive = cmpf(arith::CmpFPredicate::OGT, amax, kb.f32(0.f));
+    Value usable = kb.andi(finite, positive);
+    Value fresh = arith::DivFOp::create(b, kb.f32(scaledMax), amax);
+    Value previous = kb.loadF32(previousScale, kb.i32(0));
+    Value s = select(usable, fresh, previous);
     s = emitFiniteOrFltMax(b, s);
     kb.store(s, scale);
     kb.store(arith::DivFOp::create(b, kb.f32(1.f), s), scaleInv);
