@@ -225,6 +225,26 @@ def cases(which):
         out.append(quantize_case("mx_ocp_e5m2_row_dyn", r, c, "f16",
                                  "#fp8.mxfp8<rounding = ocp, format = e5m2>", "mx 1x32",
                                  elem="e5m2", columnwise=False))
+        # Row granularity (one current scale per row, rowwise output):
+        # bf16/f16/f32 inputs, e4m3/e5m2, epsilon and pow2, static (tail
+        # tiles) and run-time R.
+        for rr, cc in ((208, 336), (256, 512)):
+            for t in ("bf16", "f16", "f32"):
+                out.append(quantize_case(f"rowg_{t}_{rr}", rr, cc, t, "#fp8.current<>", "row",
+                                         columnwise=False))
+            out.append(quantize_case(f"rowg_e5m2_eps_pow2_{rr}", rr, cc, "bf16",
+                                     "#fp8.current<epsilon = 1.0, pow2 = true>", "row",
+                                     elem="e5m2", columnwise=False))
+            out.append(quantize_case(f"rowg_e5m2_eps_{rr}", rr, cc, "f32",
+                                     "#fp8.current<epsilon = 1.0e-3>", "row",
+                                     elem="e5m2", columnwise=False))
+            out.append(quantize_case(f"rowg_pow2_{rr}", rr, cc, "bf16",
+                                     "#fp8.current<pow2 = true>", "row", columnwise=False))
+        out.append(quantize_case("rowg_bf16_dyn", "?", 336, "bf16", "#fp8.current<>", "row",
+                                 columnwise=False))
+        out.append(quantize_case("rowg_f32_e5m2_eps_pow2_dyn", "?", 336, "f32",
+                                 "#fp8.current<epsilon = 1.0, pow2 = true>", "row",
+                                 elem="e5m2", columnwise=False))
         # The scale kernels.
         out.append(compute_scale_case("cs_current", "#fp8.current<>", "e4m3"))
         out.append(compute_scale_case("cs_current_eps_pow2", "#fp8.current<epsilon = 1.0e-3, "

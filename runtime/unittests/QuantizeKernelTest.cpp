@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -235,18 +236,25 @@ const char *const kDynamicRowsOperands = R"json("operands": [
   ],
   "tensor_maps": [],)json";
 
-// kQuantizeJson with the operands above, a pointer parameter each, then R.
-std::string dynamicRowsJson() {
-  std::string json = kQuantizeJson;
-  json = json.substr(0, json.find("\"operands\": [")) + kDynamicRowsOperands;
+// `json` (kQuantizeJson) with `operands`, a pointer parameter for each of
+// `names`, then R.
+std::string withDynamicRows(std::string json, const char *operands,
+                            std::initializer_list<const char *> names) {
+  json = json.substr(0, json.find("\"operands\": [")) + operands;
   json += "\n  \"params\": [\n";
-  for (const char *name : {"x", "rowwise", "rowwise_scale_inv", "columnwise",
-                           "columnwise_scale_inv"})
+  for (const char *name : names)
     json += std::string("    {\"name\": \"") + name +
             "\", \"kind\": \"pointer\", \"operand\": \"" + name + "\"},\n";
   return json + "    {\"name\": \"r\", \"kind\": \"i32\", \"value\": \"R\"}\n"
                 "  ],\n"
                 "  \"quantize\": {\"rows\": \"R\", \"cols\": 512}\n}";
+}
+
+// kQuantizeJson with the operands above.
+std::string dynamicRowsJson() {
+  return withDynamicRows(kQuantizeJson, kDynamicRowsOperands,
+                         {"x", "rowwise", "rowwise_scale_inv", "columnwise",
+                          "columnwise_scale_inv"});
 }
 
 // kQuantizePtx with five pointers and the i32 R.
@@ -334,6 +342,63 @@ TEST_F(DynamicRowsQuantizeKernelTest, RejectsScalesOfAnotherDerivedExtent) {
     operand(ops, c.name).shape[c.dim] = c.extent;
     expectRejected(ops, c.message);
   }
+}
+
+// As fp8-compile writes it for a row-granularity fp8.quantize
+// (#fp8.current, #fp8.granularity<row>) of tensor<?x512xbf16>: one CTA per
+// 128-row band (tile_n = C), scale_inv [R, 1], then R.
+std::string rowGranularityJson() {
+  return withDynamicRows(
+      replaced(kQuantizeJson, "\"tile_n\": 128", "\"tile_n\": 512"),
+      R"json("operands": [
+    {"name": "x", "dtype": "bf16", "shape": ["R", 512], "role": "input", "alignment": 16},
+    {"name": "rowwise", "dtype": "e4m3", "shape": ["R", 512], "role": "output", "alignment": 8},
+    {"name": "rowwise_scale_inv", "dtype": "f32", "shape": ["R", 1], "role": "output", "alignment": 4}
+  ],
+  "tensor_maps": [],)json",
+      {"x", "rowwise", "rowwise_scale_inv"});
+}
+
+// kQuantizePtx with three pointers and the i32 R.
+std::string rowGranularityPtx() {
+  std::string ptx = kQuantizePtx;
+  size_t from = ptx.find("\t.param .u64 .ptr .global .align 1 q_param_3");
+  size_t to = ptx.find(")\n.maxntid");
+  return ptx.substr(0, from) + "\t.param .u32 q_param_3\n" + ptx.substr(to);
+}
+
+class RowGranularityQuantizeKernelTest : public KernelFixture {
+protected:
+  void SetUp() override {
+    KernelFixture::SetUp();
+    load(rowGranularityJson(), rowGranularityPtx());
+  }
+};
+
+std::vector<fp8rt_tensor> rowGranularityOperands(int64_t r) {
+  return {makeTensor("x", kX, FP8RT_BF16, {r, 512}),
+          makeTensor("rowwise", kQ, FP8RT_E4M3, {r, 512}),
+          makeTensor("rowwise_scale_inv", kQScale, FP8RT_F32, {r, 1})};
+}
+
+TEST_F(RowGranularityQuantizeKernelTest, LaunchesOneCtaPerRowBand) {
+  ASSERT_EQ(launch(rowGranularityOperands(4097)), FP8RT_SUCCESS)
+      << fp8rt_last_error();
+  ASSERT_EQ(fake.launches.size(), 1u);
+  // One CTA across C = 512, ceil(4097 / 128) row bands, R last.
+  EXPECT_EQ(fake.launches[0].grid[0], 1u);
+  EXPECT_EQ(fake.launches[0].grid[1], 33u);
+  EXPECT_EQ(fake.launches[0].params.back(), bytesOf(int32_t(4097)));
+}
+
+TEST_F(RowGranularityQuantizeKernelTest, RejectsScalesOfAnotherShape) {
+  std::vector<fp8rt_tensor> ops = rowGranularityOperands(208);
+  operand(ops, "rowwise_scale_inv").shape[0] = 256;
+  expectRejected(ops, "operand \"rowwise_scale_inv\": shape[0] (R) is 256, "
+                      "but R is 208 (bound by operand \"x\" shape[0])");
+  ops = rowGranularityOperands(208);
+  operand(ops, "rowwise_scale_inv").shape[1] = 2;
+  expectRejected(ops, "operand \"rowwise_scale_inv\": shape[1]");
 }
 
 } // namespace

@@ -141,13 +141,18 @@ def ref_quantize(lib, x32, q, transposed, scale=1.0):
     rule_name = q["rule"]
     gran = q["granularity"]
     e5m2 = int(q["dtype"] == "e5m2")
+    rule = {"tensor": 0, "current": 0, "blockwise_pow2": 2, "blockwise_f32": 2,
+            "mxfp8": 3, "mxfp8_ocp": 3}[rule_name]
+    epsilon, pow2 = 0.0, 0
     if gran == "tensor":
         g, tr, tc = 0, 0, 0
+    elif gran == "row":
+        # One scale per row, each from its row's amax (current scaling).
+        g, tr, tc = 1, 1, 0
+        rule, epsilon, pow2 = 1, float(q.get("epsilon", 0.0)), int(q.get("pow2", False))
     else:
         tr, tc = (int(v) for v in gran.split("x"))
         g = 3 if rule_name.startswith("mxfp8") else 2
-    rule = {"tensor": 0, "current": 0, "blockwise_pow2": 2, "blockwise_f32": 2,
-            "mxfp8": 3, "mxfp8_ocp": 3}[rule_name]
     out_rows, out_cols = (cols, rows) if transposed else (rows, cols)
     data = torch.empty(out_rows * out_cols, dtype=torch.uint8)
     n_scales = max(1, math.ceil(out_rows / max(tr, 1)) * math.ceil(out_cols / max(tc, 1)))
@@ -156,7 +161,7 @@ def ref_quantize(lib, x32, q, transposed, scale=1.0):
     grid = (ctypes.c_int64 * 2)()
     amax = ctypes.c_float()
     status = lib.fp8ref_quantize(
-        x32.data_ptr(), rows, cols, e5m2, g, tr, tc, rule, scale, 0.0, 0,
+        x32.data_ptr(), rows, cols, e5m2, g, tr, tc, rule, scale, epsilon, pow2,
         int(rule_name == "blockwise_f32"), float(q.get("amax_clamp", 0.0)),
         int(rule_name == "mxfp8_ocp"), int(transposed), data.data_ptr(),
         scale_inv.data_ptr(), e8m0.data_ptr(), grid, ctypes.byref(amax))
@@ -203,6 +208,9 @@ def multiplier_grid(q, scales_grid, out_rows, out_cols, ref_scale):
     gran = q["granularity"]
     if gran == "tensor":
         return torch.full((out_rows, out_cols), ref_scale)
+    if gran == "row":
+        # The kernel's multiplier: the reference current scale of each row.
+        return ref_scale.view(-1, 1).expand(out_rows, out_cols)
     tr, tc = (int(v) for v in gran.split("x"))
     if q["rule"].startswith("mxfp8"):
         e = scales_grid.to(torch.int32)
@@ -320,7 +328,15 @@ def check_cast(meta, kernel, numerics, gen, record, rows):
                 failures.append(f"{sname}: {(~same).sum().item()} scales differ, first at {i}: "
                                 f"got {grid[i[0], i[1]].item()} want {want[i[0], i[1]].item()}")
             # PyTorch, after clamping, with the kernel's own scales.
-            mult = multiplier_grid(q, grid, out_rows, out_cols, given_scale)
+            ref_scale = given_scale
+            if q["granularity"] == "row":
+                row_amax = x32.abs().amax(dim=1)
+                ref_scale = torch.tensor(
+                    [numerics.fp8ref_current_scale(
+                        float(a), int(q["dtype"] == "e5m2"), float(q.get("epsilon", 0.0)),
+                        int(q.get("pow2", False))) for a in row_amax.tolist()],
+                    dtype=torch.float32)
+            mult = multiplier_grid(q, grid, out_rows, out_cols, ref_scale)
             xin = x32.t() if transposed else x32
             tq = torch_quantize(xin, mult, q["dtype"])
             nan_in = torch.isnan(xin * mult)

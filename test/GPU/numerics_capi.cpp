@@ -20,7 +20,7 @@ extern "C" {
 /// codes into `data` (row-major, as quantized: cols x rows when transposed),
 /// the scale grid into `scale_inv` (f32, non-MX) or `e8m0` (MX), row-major
 /// scaleRows x scaleCols (written to `grid[0..1]`), the amax into `amax`.
-/// granularity: 0 tensor, 2 tile, 3 mx; rule: 0 delayed, 1 current,
+/// granularity: 0 tensor, 1 row, 2 tile, 3 mx; rule: 0 delayed, 1 current,
 /// 2 blockwise, 3 mx. Returns 0, or 1 with the reason on stderr.
 int fp8ref_quantize(const float *x, int64_t rows, int64_t cols, int e5m2,
                     int granularity, int64_t tileRows, int64_t tileCols,
@@ -30,6 +30,7 @@ int fp8ref_quantize(const float *x, int64_t rows, int64_t cols, int e5m2,
                     int64_t *grid, float *amaxOut) {
   Format format = e5m2 ? Format::E5M2 : Format::E4M3;
   Granularity g = granularity == 0   ? Granularity::tensor()
+                  : granularity == 1 ? Granularity::row()
                   : granularity == 3 ? Granularity::mx(tileCols)
                                      : Granularity::tile(tileRows, tileCols);
   ScaleRule r;

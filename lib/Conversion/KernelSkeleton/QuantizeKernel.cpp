@@ -56,7 +56,8 @@ static constexpr int64_t kReductionBytes = 4 * kWarps;
 static constexpr int64_t kQuantizeMinBlocksPerSM = 3;
 /// The same where 80 registers spill: casts with per-block untransposed
 /// columnwise scales (their column scale pass), and on sm_100a, whose ptxas
-/// spills three of the transposing casts at 80; 128 registers do not.
+/// spills three of the transposing casts at 80, and the row-granularity
+/// casts (8 row multipliers live over the cast); 128 registers do not.
 static constexpr int64_t kWideMinBlocksPerSM = 2;
 /// The MX 128x4 scale-factor atom (see GemmKernel.h kMXAtom*).
 static constexpr int64_t kAtomRows = 128;
@@ -181,7 +182,24 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
                 "grid-wide amax first: run fp8-decompose-quantize";
     }
   } else if (g.isRow()) {
-    return op.emitOpError() << "row granularity has no quantization kernel yet";
+    // One scale per row of x: a 1 x C block. One CTA per 128-row band
+    // reduces its rows' maxima over every column tile, then casts them.
+    auto current = dyn_cast<CurrentScalingAttr>(op.getRecipe());
+    if (!current || op.getScale())
+      return op.emitOpError() << "the row-granularity quantization kernel "
+                                 "takes #fp8.current scaling without a scale "
+                                 "operand (each row's scale from its amax)";
+    if (p.columnwise)
+      return op.emitOpError() << "the row-granularity quantization kernel "
+                                 "writes the rowwise output only (a "
+                                 "columnwise one has no kernel yet)";
+    if (historyLength > 0)
+      return op.emitOpError() << "the row-granularity quantization kernel "
+                                 "does not record an amax";
+    p.scaleSource = QuantizeScaleSource::PerBlock;
+    p.rule = Rule::Current;
+    p.epsilon = current.getEpsilon().convertToFloat();
+    p.pow2 = current.getPow2();
   } else {
     p.scaleSource = QuantizeScaleSource::PerBlock;
     p.blockRows = g.getTile().rows;
@@ -232,6 +250,8 @@ static StringRef getRuleName(QuantizeProblem::Rule rule) {
 static std::string getGranularityName(const QuantizeProblem &p) {
   if (p.granularity == GranularityKind::Tensor)
     return "tensor";
+  if (p.granularity == GranularityKind::Row)
+    return "row";
   return llvm::formatv("{0}x{1}", p.blockRows, p.blockCols).str();
 }
 
@@ -350,10 +370,11 @@ static Attribute getScaleShapeAttr(KernelMetadataBuilder &m,
     return columnwise ? m.list({colTiles, rowTiles, m.dim(kAtomBytes)})
                       : m.list({rowTiles, colTiles, m.dim(kAtomBytes)});
   case GranularityKind::Row:
+    // [R, 1] (rowwise only).
+    return m.list({m.dim(kQuantizeRowsSymbol), m.dim(1)});
   case GranularityKind::Tile:
     break;
   }
-  assert(p.granularity == GranularityKind::Tile && "no row kernels");
   if (p.blockRows != 1)
     return columnwise ? m.list({colTiles, rowTiles})
                       : m.list({rowTiles, colTiles});
@@ -451,7 +472,11 @@ DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
   }
   return m.finish(name, chip, p.isAmaxOnly ? "amax" : "quantize",
                   kQuantizeThreads, getQuantizeSharedMemoryBytes(p),
-                  m.tilesGrid(kQuantizeTileRows, kQuantizeTileCols, "x"),
+                  m.tilesGrid(kQuantizeTileRows,
+                              p.granularity == GranularityKind::Row
+                                  ? p.cols
+                                  : kQuantizeTileCols,
+                              "x"),
                   "quantize", m.dict(info));
 }
 
@@ -533,6 +558,15 @@ public:
 
   void emit(gpu::GPUFuncOp func);
 
+  /// Row granularity: the CTA's 128-row band, its rows' maxima over every
+  /// column tile, their scales, then the cast of every column tile.
+  void emitRows();
+  /// Runs `body` for each column tile of x (colTile its index), carrying
+  /// `inits` (i32) from one to the next; returns the last values.
+  SmallVector<Value>
+  forEachColumnTile(ValueRange inits,
+                    function_ref<SmallVector<Value>(ValueRange)> body);
+
 private:
   ImplicitLocOpBuilder &b;
   KernelBuilder kb;
@@ -548,6 +582,8 @@ private:
   /// Untransposed columnwise blocks: their multipliers in shared memory
   /// (see storeColumnBlockScales).
   Value columnBlockMultipliers;
+  /// Row granularity: the multiplier of each of the thread's 8 rows.
+  SmallVector<Value> rowMultipliers;
 
   Type i32() { return b.getI32Type(); }
   Type f32() { return b.getF32Type(); }
@@ -1254,7 +1290,7 @@ void QuantizeKernelEmitter::quantizeOutput(
     assert(columnBlockMultipliers && "storeColumnBlockScales comes first");
     columnMultipliers = columnBlockMultipliers;
     segmentsPerColumnBlock = kSegments / getColumnBlocksPerTile(p);
-  } else if (!shared) {
+  } else if (!shared && rowMultipliers.empty()) {
     perBlock = blockMultipliers(segments, out);
   }
   auto loadColumnMultipliers = [&](int64_t blk) {
@@ -1298,11 +1334,12 @@ void QuantizeKernelEmitter::quantizeOutput(
         signMask = columnSignMasks[0];
         highSignMask = columnSignMasks[1];
       } else {
-        Value multiplier =
-            shared ? shared->multiplier
-                   : shuffleIdx(perBlock.slots[perBlock.slot[s]],
-                                ori(perBlock.blockFirstLane,
-                                    kb.i32(perBlock.owner[s])));
+        Value multiplier = shared ? shared->multiplier
+                           : !rowMultipliers.empty()
+                               ? rowMultipliers[s]
+                               : shuffleIdx(perBlock.slots[perBlock.slot[s]],
+                                            ori(perBlock.blockFirstLane,
+                                                kb.i32(perBlock.owner[s])));
         for (Value v : inputs)
           scaled.push_back(arith::MulFOp::create(b, v, multiplier));
         if (!compareEachInput)
@@ -1380,6 +1417,12 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
   colTile = kb.blockIdX();
   rowTile = arith::IndexCastUIOp::create(
       b, i32(), gpu::BlockIdOp::create(b, gpu::Dimension::y));
+
+  if (p.granularity == GranularityKind::Row) {
+    emitRows();
+    gpu::ReturnOp::create(b);
+    return;
+  }
 
   SmallVector<Value> values = loadTile();
   Value isFirstThread = kb.eq(tid, kb.i32(0));
@@ -1479,6 +1522,61 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
   gpu::ReturnOp::create(b);
 }
 
+SmallVector<Value> QuantizeKernelEmitter::forEachColumnTile(
+    ValueRange inits, function_ref<SmallVector<Value>(ValueRange)> body) {
+  auto loop =
+      scf::ForOp::create(b, kb.i32(0), kb.i32(p.colTiles()), kb.i32(1), inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    // Without carried values the loop comes with its terminator.
+    if (inits.empty())
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+    else
+      b.setInsertionPointToStart(loop.getBody());
+    colTile = loop.getInductionVar();
+    SmallVector<Value> next = body(loop.getRegionIterArgs());
+    if (!inits.empty())
+      scf::YieldOp::create(b, next);
+  }
+  colTile = Value();
+  return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
+}
+
+void QuantizeKernelEmitter::emitRows() {
+  // Pass 1: each thread's maxima of |x| bits over its 8 rows (unsigned
+  // order: NaN above inf, sticky), over every column tile.
+  SmallVector<Value> zeros(kRowsPerThread, kb.i32(0));
+  SmallVector<Value> maxima = forEachColumnTile(zeros, [&](ValueRange carried) {
+    SmallVector<Value> values = loadTile();
+    SmallVector<Value> next;
+    for (int64_t i = 0; i < kRowsPerThread; ++i) {
+      Value m = carried[i];
+      for (Value v : ArrayRef<Value>(values).slice(i * kVector, kVector))
+        m = umax(m, absBits(v));
+      next.push_back(m);
+    }
+    return next;
+  });
+  // The 16 lanes of a row (chunk = tid % 16) trade maxima; each row's
+  // scale, its scale_inv stored by its chunk-0 lane ([R, 1]).
+  Value isChunk0 = kb.eq(chunk, kb.i32(0));
+  for (int64_t i = 0; i < kRowsPerThread; ++i) {
+    Value m = shuffleMax(maxima[i], {8, 4, 2, 1});
+    BlockScale scale = computeScale(m);
+    rowMultipliers.push_back(scale.multiplier);
+    Value row = kb.add(kb.mul(rowTile, kb.i32(kQuantizeTileRows)),
+                       kb.add(rowInTile, kb.i32(kRowStep * i)));
+    kb.ifThen(kb.andi(isChunk0, kb.ult(row, numRows())), [&] {
+      kb.store(scale.stored, kb.globalElementPtr(rowwiseScale, row, 4));
+    });
+  }
+  // Pass 2: the cast of every column tile (read again).
+  forEachColumnTile({}, [&](ValueRange) {
+    quantizeOutput(loadTile(), OutputKind::Rowwise, std::nullopt);
+    return SmallVector<Value>();
+  });
+}
+
 gpu::GPUFuncOp mlir::fp8::buildQuantizeKernel(OpBuilder &builder, Location loc,
                                               gpu::GPUModuleOp module,
                                               StringRef name,
@@ -1493,10 +1591,12 @@ gpu::GPUFuncOp mlir::fp8::buildQuantizeKernel(OpBuilder &builder, Location loc,
   gpu::GPUFuncOp func = createPointerKernel(
       builder, loc, module, name, numPointers, kQuantizeThreads, trailingArgs);
   if (!p.isAmaxOnly)
-    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                  builder.getI32IntegerAttr(hasColumnBlocks(p)
-                                                ? kWideMinBlocksPerSM
-                                                : p.minBlocksPerSM));
+    func->setAttr(
+        NVVM::NVVMDialect::getMinctasmAttrName(),
+        builder.getI32IntegerAttr(hasColumnBlocks(p) ||
+                                          p.granularity == GranularityKind::Row
+                                      ? kWideMinBlocksPerSM
+                                      : p.minBlocksPerSM));
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&func.getBody().front());
   ImplicitLocOpBuilder b(loc, builder);

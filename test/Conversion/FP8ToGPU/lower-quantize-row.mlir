@@ -1,0 +1,59 @@
+// RUN: fp8-opt %s -split-input-file -fp8-lower-quantize="chip=sm_90a strict=true" | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-lower-quantize="chip=sm_100a strict=true" | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-to-ptx=chip=sm_90a | FileCheck %s --check-prefix=PTX
+// The example's two row-granularity casts (run-time and static R) become
+// kernels: nothing is left for the host.
+// RUN: fp8-opt %fp8_src_root/examples/rowwise_scaling.mlir -fp8-to-ptx=chip=sm_90a | FileCheck %s --check-prefix=EXAMPLE
+// EXAMPLE-NOT: fp8.quantize
+// EXAMPLE-DAG: func.func private @fp8_quantize_current_row_bf16_e4m3_r2048_c7168_row_launch
+// EXAMPLE-DAG: func.func private @fp8_quantize_current_row_bf16_e4m3_rdyn_c7168_row_launch
+// EXAMPLE-NOT: fp8.quantize
+
+// Row granularity (current scaling, one scale per row): one kernel, one CTA
+// per 128-row band (tile_n = C). Its threads keep their 8 rows' maxima of
+// |x|'s bits over the column tiles (a loop), trade them across the 16 lanes
+// of a row, store each row's scale_inv ([R, 1]), then cast the band in a
+// second loop.
+// CHECK-LABEL: func.func @row_static
+// CHECK-NOT: fp8.quantize
+// CHECK: call @fp8_quantize_current_row_bf16_e4m3_r208_c336_eps0x3f800000_pow2_row_launch(%{{.*}}) : (tensor<208x336xbf16>) -> (tensor<208x336xf8E4M3FN>, tensor<208x1xf32>)
+// CHECK: gpu.func @fp8_quantize_current_row_bf16_e4m3_r208_c336_eps0x3f800000_pow2_row(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>) kernel
+// CHECK-SAME: grid = {kind = "tiles", operand = "x", tile_m = 128 : i64, tile_n = 336 : i64}, kind = "quantize"
+// CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "rowwise_scale_inv", role = "output", shape = [208, 1]}
+// CHECK-SAME: quantize = {cols = 336 : i64, dtype = "e4m3", epsilon = 1.000000e+00 : f32, granularity = "row", input_dtype = "bf16", pow2 = true, rows = 208 : i64, rowwise_scale_layout = "row_major", rule = "current"}
+// CHECK-SAME: nvvm.minctasm = 2 : i32
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c3_i32{{.*}} step %{{.*}} iter_args(
+// CHECK: arith.maxui
+// CHECK: scf.yield
+// CHECK-COUNT-4: gpu.shuffle xor
+// The row's scale: pow2 keeps the exponent bits of 448 / amax.
+// CHECK: arith.divf
+// CHECK: arith.andi %{{.*}}, %c-8388608_i32
+// CHECK: scf.if
+// CHECK: llvm.store
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c3_i32{{.*}} step
+// CHECK: nvvm.convert.f32x2.to.f8x2
+func.func @row_static(%x: tensor<208x336xbf16>) -> (tensor<208x336xf8E4M3FN>, tensor<208x1xf32>) {
+  %q, %s = fp8.quantize %x {recipe = #fp8.current<epsilon = 1.0, pow2 = true>, granularity = #fp8.granularity<row>} : tensor<208x336xbf16> -> rowwise(tensor<208x336xf8E4M3FN>, tensor<208x1xf32>)
+  return %q, %s : tensor<208x336xf8E4M3FN>, tensor<208x1xf32>
+}
+
+// -----
+
+// A run-time R: the trailing i32 `r`, scale_inv ["R", 1].
+// CHECK-LABEL: func.func @row_dynamic
+// CHECK: call @fp8_quantize_current_row_f32_e5m2_rdyn_c512_row_launch(%{{.*}}) : (tensor<?x512xf32>) -> (tensor<?x512xf8E5M2>, tensor<?x1xf32>)
+// CHECK: gpu.func @fp8_quantize_current_row_f32_e5m2_rdyn_c512_row(
+// CHECK-SAME: %[[R:arg[0-9]+]]: i32) kernel
+// CHECK-SAME: tile_n = 512 : i64
+// CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "rowwise_scale_inv", role = "output", shape = ["R", 1]}
+// CHECK-SAME: {kind = "i32", name = "r", value = "R"}
+// CHECK-SAME: rows = "R"
+// CHECK: arith.cmpi ult, %{{.*}}, %[[R]] : i32
+// PTX-LABEL: func.func @row_dynamic
+// PTX-NOT: fp8.quantize
+// PTX: .entry fp8_quantize_current_row_f32_e5m2_rdyn_c512_row(
+func.func @row_dynamic(%x: tensor<?x512xf32>) -> (tensor<?x512xf8E5M2>, tensor<?x1xf32>) {
+  %q, %s = fp8.quantize %x {recipe = #fp8.current<>, granularity = #fp8.granularity<row>} : tensor<?x512xf32> -> rowwise(tensor<?x512xf8E5M2>, tensor<?x1xf32>)
+  return %q, %s : tensor<?x512xf8E5M2>, tensor<?x1xf32>
+}
