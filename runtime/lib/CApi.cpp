@@ -73,6 +73,41 @@ std::string siblingPath(const std::string &jsonPath, const std::string &name) {
   return jsonPath.substr(0, slash + 1) + name;
 }
 
+Status loadFromFile(const char *jsonPath, fp8rt_kernel **out);
+
+// Loads the launch variants `kernel`'s metadata lists from its directory.
+// Each must launch like the kernel (a persistent GEMM grid, the same
+// operands) and have no variants itself.
+Status loadVariants(const char *jsonPath, fp8rt_kernel &kernel) {
+  const KernelMetadata &meta = kernel.meta;
+  for (const std::string &file : meta.variantFiles) {
+    std::string path = siblingPath(jsonPath, file);
+    fp8rt_kernel *loaded = nullptr;
+    Status status = loadFromFile(path.c_str(), &loaded);
+    std::unique_ptr<fp8rt_kernel> variant(loaded);
+    if (!status.ok()) {
+      status.prepend(strCat("launch variant \"", file, "\" of \"", meta.name,
+                            "\": "));
+      return status;
+    }
+    const KernelMetadata &other = variant->meta;
+    bool sameOperands = other.operands.size() == meta.operands.size();
+    for (size_t i = 0; sameOperands && i < meta.operands.size(); ++i)
+      sameOperands = other.operands[i].name == meta.operands[i].name &&
+                     other.operands[i].dtype == meta.operands[i].dtype &&
+                     other.operands[i].role == meta.operands[i].role;
+    if (other.kind != meta.kind || other.grid.kind != GridKind::Persistent ||
+        !sameOperands || !other.variantFiles.empty())
+      return Status(FP8RT_ERROR_INVALID_METADATA,
+                    strCat(path, ": launch variant of \"", meta.name,
+                           "\" must be a ", meta.kind,
+                           " kernel with a persistent grid, the same operands "
+                           "and no variants of its own"));
+    kernel.variants.push_back(std::move(variant));
+  }
+  return Status();
+}
+
 Status loadFromFile(const char *jsonPath, fp8rt_kernel **out) {
   if (!out)
     return invalidArgument("out is NULL");
@@ -92,6 +127,7 @@ Status loadFromFile(const char *jsonPath, fp8rt_kernel **out) {
   std::unique_ptr<fp8rt_kernel> kernel;
   FP8RT_RETURN_IF_ERROR(createKernel(std::move(meta), image.data(),
                                      image.size(), imagePath, kernel));
+  FP8RT_RETURN_IF_ERROR(loadVariants(jsonPath, *kernel));
   *out = kernel.release();
   return Status();
 }

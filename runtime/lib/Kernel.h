@@ -43,6 +43,10 @@ struct fp8rt_kernel {
   const fp8rt::DriverApi *driver = nullptr; // the driver of `contexts`
   std::map<CUcontext, std::unique_ptr<fp8rt::ContextState>> contexts;
   std::vector<fp8rt::EncodedTensorMap> encodedMaps; // per metadata map
+  // The launch variants listed by the metadata ("variants"), loaded with
+  // the kernel from its directory; a launch runs the one
+  // selectLaunchVariant picks among this kernel and them.
+  std::vector<std::unique_ptr<fp8rt_kernel>> variants;
 
   fp8rt_kernel();
   ~fp8rt_kernel(); // unloads modules, frees device buffers

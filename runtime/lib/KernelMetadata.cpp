@@ -491,7 +491,7 @@ public:
         root, "",
         {"format", "version", "name", "entry", "chip", "ptx", "cubin", "block",
          "cluster", "dynamic_shared_memory_bytes", "grid", "operands",
-         "tensor_maps", "params", "kind",
+         "tensor_maps", "params", "kind", "variants", "variant_of",
          // Describe the computation for tools (checks, benchmarks); the
          // launch does not depend on them.
          "gemm", "quantize", "compute_scale", "update_amax_history",
@@ -524,6 +524,7 @@ public:
     FP8RT_RETURN_IF_ERROR(parseTensorMaps(root));
     FP8RT_RETURN_IF_ERROR(parseParams(root));
     FP8RT_RETURN_IF_ERROR(parseGrid(root));
+    FP8RT_RETURN_IF_ERROR(parseVariants(root));
     return layoutParams(root);
   }
 
@@ -914,7 +915,14 @@ private:
       return Status();
     }
     FP8RT_RETURN_IF_ERROR(reader_.expectObject(
-        *grid, "grid", {"kind", "tile_m", "tile_n", "operand"}));
+        *grid, "grid", {"kind", "tile_m", "tile_n", "operand", "throughput"}));
+    if (const Value *throughput = grid->find("throughput")) {
+      if (spec.kind != GridKind::Persistent)
+        return reader_.errorAt(*throughput, "grid.throughput",
+                               "only a \"persistent\" grid has a throughput");
+      FP8RT_RETURN_IF_ERROR(reader_.readInt(*grid, "grid", "throughput", true,
+                                            1, 1000, spec.throughput));
+    }
     FP8RT_RETURN_IF_ERROR(reader_.readInt(*grid, "grid", "tile_m", true, 1,
                                           INT32_MAX, spec.tileM));
     FP8RT_RETURN_IF_ERROR(reader_.readInt(*grid, "grid", "tile_n", true, 1,
@@ -941,6 +949,34 @@ private:
       return reader_.errorAt(*where, "grid.operand", "operand \"", operandName,
                              "\" must be a non-optional rank-2 [M, N] operand "
                              "to define the grid");
+    return Status();
+  }
+
+  // "variants": metadata files (relative to this one's directory) of the
+  // same GEMM with other tiles, among which the launch picks by M;
+  // "variant_of": the kernel a variant belongs to (for tools).
+  Status parseVariants(const Value &root) {
+    FP8RT_RETURN_IF_ERROR(
+        reader_.readString(root, "", "variant_of", false, meta_.variantOf));
+    const Value *variants;
+    FP8RT_RETURN_IF_ERROR(reader_.member(root, "", "variants", false, variants));
+    if (!variants)
+      return Status();
+    FP8RT_RETURN_IF_ERROR(
+        reader_.expectKind(*variants, "variants", Kind::Array));
+    if (meta_.grid.kind != GridKind::Persistent)
+      return reader_.errorAt(*variants, "variants",
+                             "only a kernel with a \"persistent\" grid has "
+                             "launch variants");
+    if (!meta_.variantOf.empty())
+      return reader_.errorAt(*variants, "variants",
+                             "a variant (\"variant_of\") has no variants");
+    for (const Value &file : variants->array) {
+      FP8RT_RETURN_IF_ERROR(reader_.expectKind(file, "variants[]", Kind::String));
+      if (file.string.empty())
+        return reader_.errorAt(file, "variants[]", "must not be empty");
+      meta_.variantFiles.push_back(file.string);
+    }
     return Status();
   }
 

@@ -114,6 +114,9 @@ struct GridSpec {
   GridKind kind = GridKind::Fixed;
   int64_t tileM = 0, tileN = 0;  // Persistent, Tiles
   int problemOperand = -1;       // Persistent, Tiles: rank-2 operand [M, N]
+  // Persistent: output elements per SM and second, in percent of the
+  // fastest tile, for the choice among launch variants (selectLaunchVariant).
+  int64_t throughput = 100;
   uint32_t fixed[3] = {1, 1, 1}; // Fixed
 };
 
@@ -137,6 +140,10 @@ struct KernelMetadata {
   std::vector<ParamSpec> params;
   size_t paramBufferSize = 0;
   bool hasGlobalTensorMaps = false;
+  // Launch variants: their metadata files (relative to this file's
+  // directory); a variant names its kernel in variantOf.
+  std::vector<std::string> variantFiles;
+  std::string variantOf;
 
   int findOperand(std::string_view name) const; // -1 if absent
   uint32_t clusterSize() const { return cluster[0] * cluster[1] * cluster[2]; }

@@ -1,5 +1,7 @@
 #include "LaunchArguments.h"
 
+#include <cmath>
+
 #include <cstring>
 
 namespace fp8rt {
@@ -408,6 +410,31 @@ Status bindLaunchArguments(const KernelMetadata &meta,
                            LaunchArguments &out) {
   out = LaunchArguments();
   return Binder(meta, out).bind(operands, numOperands);
+}
+
+size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
+                           int64_t m, int64_t n, int numSMs) {
+  size_t best = 0;
+  double bestCost = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const KernelMetadata &meta = *candidates[i];
+    const GridSpec &grid = meta.grid;
+    double tiles = static_cast<double>(ceilDiv(m, grid.tileM)) *
+                   static_cast<double>(ceilDiv(n, grid.tileN));
+    // The CTAs a persistent grid runs at once (computeGrid's cap).
+    uint32_t width = meta.cluster[0];
+    double ctas = numSMs > 0 ? static_cast<double>(numSMs / width * width) : 1;
+    if (ctas < width)
+      ctas = width;
+    double waves = std::ceil(tiles / ctas);
+    double cost = waves * static_cast<double>(grid.tileM * grid.tileN) /
+                  static_cast<double>(grid.throughput);
+    if (i == 0 || cost < bestCost) {
+      best = i;
+      bestCost = cost;
+    }
+  }
+  return best;
 }
 
 Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,

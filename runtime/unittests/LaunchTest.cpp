@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -819,6 +822,139 @@ TEST_F(LaunchTest, TensorMapsReachingBeyondTheirOperandAreMetadataErrors) {
               "reaches beyond operand \"a\", which has 524288 bytes; the "
               "metadata is inconsistent");
   EXPECT_TRUE(fake.calls.empty());
+}
+
+
+//===----------------------------------------------------------------------===//
+// Launch variants
+//===----------------------------------------------------------------------===//
+
+// The example kernel named `name` with a `tile_m` x `tile_n` persistent grid
+// of `throughput` percent, plus the top-level `extra` entries.
+std::string variantJson(const std::string &name, int tileM, int tileN,
+                        int throughput, const std::string &extra = "") {
+  std::string json = replaced(
+      kExampleJson, kPersistentGrid,
+      strCat("{\"kind\": \"persistent\", \"tile_m\": ", tileM,
+             ", \"tile_n\": ", tileN, ", \"throughput\": ", throughput, "}"));
+  json = replaced(json, "\"name\": \"gemm_tn_e4m3_bf16_n7168_k2048\"",
+                  "\"name\": \"" + name + "\"");
+  return extra.empty() ? json : replaced(json, "\"version\": 1,",
+                                         "\"version\": 1, " + extra + ",");
+}
+
+KernelMetadata parsedMetadata(const std::string &json) {
+  KernelMetadata meta;
+  Status parsed = parseKernelMetadata(json, "k.json", meta);
+  EXPECT_TRUE(parsed.ok()) << parsed.message();
+  return meta;
+}
+
+TEST_F(LaunchTest, LaunchVariantWithTheFewestWeightedWavesIsChosen) {
+  KernelMetadata large = parsedMetadata(variantJson("large", 128, 192, 100));
+  KernelMetadata medium = parsedMetadata(variantJson("medium", 128, 128, 85));
+  KernelMetadata small = parsedMetadata(variantJson("small", 64, 128, 65));
+  std::vector<const KernelMetadata *> all = {&large, &medium, &small};
+  // N = 7168: 38 tile columns of 192, 56 of 128. M = 64: one wave each, the
+  // 64x128 tiles do the least work.
+  EXPECT_EQ(selectLaunchVariant(all, 64, 7168, 132), 2u);
+  // M = 256: 76 / 112 / 224 tiles, i.e. 1 / 1 / 2 waves.
+  EXPECT_EQ(selectLaunchVariant(all, 256, 7168, 132), 1u);
+  // M = 8192: 19 / 28 / 55 waves.
+  EXPECT_EQ(selectLaunchVariant(all, 8192, 7168, 132), 0u);
+  // The device's SMs count: M = 128 is 38 / 56 / 112 tiles, one wave each
+  // on 132 SMs, but 1 / 2 / 3 waves on 40.
+  EXPECT_EQ(selectLaunchVariant(all, 128, 7168, 132), 2u);
+  EXPECT_EQ(selectLaunchVariant(all, 128, 7168, 40), 0u);
+  // Ties go to the earlier candidate.
+  EXPECT_EQ(selectLaunchVariant({&medium, &medium}, 64, 7168, 132), 0u);
+}
+
+TEST_F(LaunchTest, LaunchVariantsAreLoadedFromTheKernelsDirectory) {
+  char pattern[] = "/tmp/fp8rt-variants-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  std::filesystem::path dir = pattern;
+  auto write = [&](const std::string &name, const std::string &text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  };
+  write("gemm_tn_e4m3_bf16_n7168_k2048.ptx", kExamplePtx);
+  write("small.json", variantJson("small", 64, 128, 65,
+                                  "\"variant_of\": \"large\""));
+  std::string large = write(
+      "large.json", variantJson("large", 128, 256, 100,
+                                "\"variants\": [\"small.json\"]"));
+  fp8rt_kernel *kernel = nullptr;
+  ASSERT_EQ(fp8rt_kernel_load(large.c_str(), &kernel), FP8RT_SUCCESS)
+      << fp8rt_last_error();
+  kernels.push_back(kernel);
+  ASSERT_EQ(kernel->variants.size(), 1u);
+  EXPECT_EQ(kernel->variants[0]->meta.name, "small");
+  for (const ParamSpec &param : kernel->meta.params)
+    fake.paramSizes.push_back(param.size);
+  // M = 64: the 64x128 variant (56 CTAs); M = 4096: the kernel itself (896
+  // tiles of 128x256 on 132 SMs).
+  expectSuccess(kernel, exampleOperands(64));
+  expectSuccess(kernel, exampleOperands(4096));
+  ASSERT_EQ(fake.launches.size(), 2u);
+  EXPECT_EQ(fake.launches[0].grid[0], 56u);
+  EXPECT_EQ(fake.launches[1].grid[0], 132u);
+  // A wrong launch is diagnosed the same with variants.
+  std::vector<fp8rt_tensor> wrong = exampleOperands(64);
+  findOperand(wrong, "d")->shape[0] = 65;
+  expectError(launch(kernel, wrong), FP8RT_ERROR_INVALID_ARGUMENT, "\"d\"");
+
+  // From memory there is no directory: the kernel runs every launch.
+  fp8rt_kernel *inMemory =
+      load(variantJson("large", 128, 256, 100, "\"variants\": [\"small.json\"]"));
+  ASSERT_NE(inMemory, nullptr);
+  EXPECT_TRUE(inMemory->variants.empty());
+  expectSuccess(inMemory, exampleOperands(64));
+  EXPECT_EQ(fake.launches.back().grid[0], 28u);
+
+  // A missing variant, or one that does not launch like the kernel, fails
+  // the load with the variant named.
+  std::string missing = write(
+      "missing.json", variantJson("large", 128, 256, 100,
+                                  "\"variants\": [\"nowhere.json\"]"));
+  fp8rt_kernel *failed = nullptr;
+  expectError(fp8rt_kernel_load(missing.c_str(), &failed), FP8RT_ERROR_IO,
+              "launch variant \"nowhere.json\" of \"large\": cannot open");
+  EXPECT_EQ(failed, nullptr);
+  write("other.json",
+        replaced(variantJson("other", 64, 128, 65), "\"dtype\": \"bf16\", \"shape\": [\"M\", 7168]",
+                 "\"dtype\": \"f32\", \"shape\": [\"M\", 7168]"));
+  std::string mismatched = write(
+      "mismatched.json", variantJson("large", 128, 256, 100,
+                                     "\"variants\": [\"other.json\"]"));
+  expectError(fp8rt_kernel_load(mismatched.c_str(), &failed),
+              FP8RT_ERROR_INVALID_METADATA,
+              "launch variant of \"large\" must be a gemm kernel with a "
+              "persistent grid, the same operands and no variants of its own");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(LaunchTest, LaunchVariantMetadataIsChecked) {
+  auto error = [](const std::string &json) {
+    KernelMetadata meta;
+    return parseKernelMetadata(json, "k.json", meta).message();
+  };
+  EXPECT_NE(error(replaced(kExampleJson, kPersistentGrid,
+                           "{\"kind\": \"fixed\", \"dims\": [1, 1, 1]}")
+                      .insert(1, "\"variants\": [\"v.json\"],"))
+                .find("variants: only a kernel with a \"persistent\" grid has "
+                      "launch variants"),
+            std::string::npos);
+  EXPECT_NE(error(variantJson("v", 64, 128, 65,
+                              "\"variant_of\": \"k\", \"variants\": [\"w.json\"]"))
+                .find("a variant (\"variant_of\") has no variants"),
+            std::string::npos);
+  EXPECT_NE(error(variantJson("v", 64, 128, 0)).find("grid.throughput: value 0 is "
+                                                     "out of range [1, 1000]"),
+            std::string::npos);
+  EXPECT_NE(error(variantJson("v", 64, 128, 65, "\"variants\": [\"\"]"))
+                .find("variants[]: must not be empty"),
+            std::string::npos);
 }
 
 } // namespace

@@ -91,6 +91,10 @@ typedef struct fp8rt_tensor {
 
 /* Loads NAME.json and the image it names: "cubin" if present, otherwise
  * "ptx"; relative paths are resolved against the JSON file's directory.
+ * A GEMM whose M is a run-time value may list launch variants ("variants":
+ * the metadata files of the same GEMM with smaller tiles); they are loaded
+ * too, and each launch runs the one with the fewest estimated waves for its
+ * M on the device's SMs (runtime/README.md, "Launch variants").
  * Validates the metadata (and, for PTX, that the entry's parameter list
  * matches the metadata's "params"). Does not touch the CUDA driver.
  * On success *out owns the kernel; free it with fp8rt_kernel_destroy. */
@@ -100,7 +104,8 @@ FP8RT_API fp8rt_status fp8rt_kernel_load(const char *json_path,
 /* Same as fp8rt_kernel_load with the metadata text and the image in memory
  * (both are copied). image is PTX text, a cubin (ELF) or a fatbin; for PTX,
  * image_size may be 0 to mean "NUL-terminated string". The metadata's
- * "ptx"/"cubin" file names are not used. */
+ * "ptx"/"cubin" file names and "variants" are not used (the
+ * kernel itself runs every launch). */
 FP8RT_API fp8rt_status fp8rt_kernel_load_from_memory(const char *json,
                                                      const void *image,
                                                      size_t image_size,
