@@ -317,7 +317,7 @@ def pick_kernels(specs, m, n, k, recipe):
                if s.n == n and s.k == k and s.recipe == recipe
                and s.a_dtype == "e4m3" and s.b_dtype == "e4m3" and s.out_dtype == "bf16"
                and not s.bias and not s.accumulate_into_c and not s.activation
-               and not s.output_amax
+               and not s.output_amax and s.variant_of is None
                and s.static_m in (None, m)]
     chosen = {}
     for impl, (mode, cluster_ctas) in PROJECT_IMPLS.items():
@@ -418,6 +418,9 @@ def markdown_report(report):
              f"- TFLOP/s = 2*M*N*K / median time (triton.testing.do_bench, "
              f"warmup {report['settings']['warmup_ms']} ms, rep {report['settings']['rep_ms']} ms); "
              f"inputs rotate over copies totalling > 2x L2 ({env['l2_bytes'] // 2**20} MiB)",
+             f"- {PROJECT}: one kernel per (N, K, recipe) with a run-time M; where it has "
+             f"launch variants (tiles 128x128, 64x128) the runtime launches the one with "
+             f"the fewest weighted waves for the M (runtime/README.md)",
              f"- ratio = {PROJECT} TFLOP/s / peer TFLOP/s (> 1: {PROJECT} is faster); "
              f"geomean over shapes with M >= {GEOMEAN_MIN_M}", ""]
     for recipe in report["recipes"]:

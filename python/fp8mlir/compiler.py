@@ -3,7 +3,7 @@
 import ctypes
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _capi
@@ -14,20 +14,33 @@ CHIPS = ("sm_90a", "sm_100a")
 
 @dataclass
 class Kernel:
-    """A compiled kernel: what fp8-compile writes as NAME.ptx and NAME.json."""
+    """A compiled kernel: what fp8-compile writes as NAME.ptx and NAME.json.
+
+    `variants` are its launch variants (a GEMM with a run-time M: the same
+    GEMM with smaller tiles, which the runtime picks from by M); `save`
+    writes them next to it, where the runtime looks for them."""
     name: str
     ptx: str
     metadata_json: str
     chip: str
+    variants: list = field(default_factory=list)
 
     @property
     def metadata(self):
         return json.loads(self.metadata_json)
 
+    @property
+    def variant_of(self):
+        """The kernel this one is a launch variant of, or None."""
+        return self.metadata.get("variant_of")
+
     def save(self, directory):
-        """Writes NAME.ptx and NAME.json into `directory`; returns the JSON path."""
+        """Writes NAME.ptx and NAME.json (and those of the launch variants)
+        into `directory`; returns the JSON path."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
+        for variant in self.variants:
+            variant.save(directory)
         (directory / f"{self.name}.ptx").write_text(self.ptx)
         json_path = directory / f"{self.name}.json"
         json_path.write_text(self.metadata_json)
@@ -109,9 +122,13 @@ def compile_all(source, chip="sm_90a", *, opt_level=3, default_recipe=None,
 
 
 def compile(source, chip="sm_90a", **options):  # noqa: A001 (the package's verb)
-    """Like compile_all, for a source with exactly one kernel: returns it."""
+    """Like compile_all, for a source with exactly one kernel (not counting
+    its launch variants, which it carries in `variants`): returns it."""
     kernels = compile_all(source, chip, **options)
-    if len(kernels) != 1:
-        names = ", ".join(k.name for k in kernels)
-        raise CompileError(f"expected one kernel, got {len(kernels)} ({names}): use compile_all")
-    return kernels[0]
+    primaries = [k for k in kernels if k.variant_of is None]
+    if len(primaries) != 1:
+        names = ", ".join(k.name for k in primaries)
+        raise CompileError(f"expected one kernel, got {len(primaries)} ({names}): use compile_all")
+    kernel = primaries[0]
+    kernel.variants = [k for k in kernels if k.variant_of == kernel.name]
+    return kernel

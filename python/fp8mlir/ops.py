@@ -8,6 +8,7 @@ no LLVM) the cache must have been filled elsewhere, e.g. with
 ``KernelCache(dir).compile(ScaledMatmul(...), chip)`` or fp8-compile.
 """
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -43,8 +44,10 @@ class KernelCache:
         return compile_mlir(spec, chip).save(self.path(spec, chip))
 
     def lookup(self, spec, chip):
-        """The JSON path of the cached kernel, or None."""
-        found = sorted(self.path(spec, chip).glob("*.json"))
+        """The JSON path of the cached kernel (not one of its launch
+        variants), or None."""
+        found = [p for p in sorted(self.path(spec, chip).glob("*.json"))
+                 if "variant_of" not in json.loads(p.read_text())]
         return found[0] if found else None
 
     def kernel(self, spec, chip):

@@ -192,6 +192,10 @@ class GemmSpec:
     tile: list = field(default_factory=list)
     stages: int = 0
     cluster: list = field(default_factory=list)
+    # Launch variants: the kernels the runtime may launch instead of this
+    # one (by M), and the kernel a variant belongs to.
+    variants: list = field(default_factory=list)
+    variant_of: str = None
 
     @property
     def recipe(self):
@@ -268,7 +272,8 @@ def spec_from_meta(meta, json_path="<memory>"):
         output_amax=bool(gemm.get("output_amax", False)),
         operands=list(meta.get("operands", [])),
         tile=list(gemm.get("tile", [])), stages=int(gemm.get("stages", 0)),
-        cluster=list(gemm.get("cluster", [])))
+        cluster=list(gemm.get("cluster", [])),
+        variants=list(meta.get("variants", [])), variant_of=meta.get("variant_of"))
     for dtype in (spec.a_dtype, spec.b_dtype):
         if dtype not in FP8_MAX:
             raise ValueError(f"{json_path}: unsupported FP8 dtype {dtype!r}")

@@ -58,16 +58,50 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
   if (failed(tiling))
     return failure();
   std::string name = getGemmKernelName(*problem, *tiling);
-  if (!kernels.lookupSymbol(name)) {
-    OpBuilder builder(op);
+  if (kernels.lookupSymbol(name))
+    return name;
+  OpBuilder builder(op);
+  MLIRContext *ctx = op.getContext();
+  // Builds the kernel of `t` with its metadata plus `extra` entries; the
+  // grid rule carries the tile's throughput for the runtime's choice among
+  // launch variants.
+  auto build = [&](StringRef kernelName, const GemmTiling &t,
+                   ArrayRef<NamedAttribute> extra) {
     gpu::GPUFuncOp kernel = hopper::buildGemmKernel(
-        builder, op.getLoc(), kernels, name, *problem, *tiling);
-    kernel->setAttr(kKernelMetadataAttrName,
-                    buildGemmKernelMetadata(
-                        op.getContext(), name, chip, *problem, *tiling,
-                        hopper::getDynamicSharedMemoryBytes(*tiling)));
+        builder, op.getLoc(), kernels, kernelName, *problem, t);
+    DictionaryAttr metadata = buildGemmKernelMetadata(
+        ctx, kernelName, chip, *problem, t,
+        hopper::getDynamicSharedMemoryBytes(t));
+    NamedAttrList grid(cast<DictionaryAttr>(metadata.get("grid")));
+    grid.set("throughput",
+             builder.getI64IntegerAttr(hopper::getTileThroughput(*problem, t)));
+    NamedAttrList entries(metadata);
+    entries.set("grid", grid.getDictionary(ctx));
+    for (NamedAttribute entry : extra)
+      entries.set(entry.getName(), entry.getValue());
+    kernel->setAttr(kKernelMetadataAttrName, entries.getDictionary(ctx));
     kernel->setAttr(kGridConstantArgsAttrName,
-                    builder.getDenseI32ArrayAttr(getGridConstantParams(*tiling)));
+                    builder.getDenseI32ArrayAttr(getGridConstantParams(t)));
+  };
+  // Launch variants (dynamic M): own kernels, named by their tiling, that
+  // the primary's metadata lists by metadata file; the runtime picks one per
+  // launch from M.
+  SmallVector<GemmTiling> variants =
+      hopper::selectLaunchVariants(*problem, *tiling, op.getConfigAttr());
+  SmallVector<Attribute> variantFiles;
+  for (const GemmTiling &t : variants)
+    variantFiles.push_back(
+        builder.getStringAttr(getGemmKernelName(*problem, t) + ".json"));
+  SmallVector<NamedAttribute> extra;
+  if (!variantFiles.empty())
+    extra.push_back(builder.getNamedAttr("variants",
+                                         builder.getArrayAttr(variantFiles)));
+  build(name, *tiling, extra);
+  for (const GemmTiling &t : variants) {
+    std::string variant = getGemmKernelName(*problem, t);
+    if (!kernels.lookupSymbol(variant))
+      build(variant, t,
+            {builder.getNamedAttr("variant_of", builder.getStringAttr(name))});
   }
   return name;
 }

@@ -25,6 +25,8 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::hopper;
 
+static int64_t getByteWidth(Type t) { return t.getIntOrFloatBitWidth() / 8; }
+
 /// setmaxnreg budgets (PTX ISA 9.7.19.5): the producer only issues TMA, the
 /// consumers hold the accumulators. 40 * 128 + 232 * 256 <= 64K registers.
 static constexpr int64_t kProducerRegisters = 40;
@@ -37,6 +39,10 @@ static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
 /// K block and the promoted sums) of tile N / 2 registers each per thread:
 /// 2 x 96 of the 232 a consumer thread gets.
 static constexpr int64_t kMaxPromotedTileN = 192;
+/// The tiles of the launch variants of a dynamic-M kernel (tile M, tile N):
+/// for M too small to fill the SMs with the large tiles.
+static constexpr std::pair<int64_t, int64_t> kLaunchVariantTiles[] = {
+    {128, 128}, {64, 128}};
 /// Candidate tile N for the heuristic, largest first. With a TMA-store
 /// epilogue the tile is a whole number of 128-byte store boxes.
 static constexpr int64_t kTileNCandidates[] = {256, 224, 192, 160, 128};
@@ -136,64 +142,129 @@ static int64_t pickTileN(int64_t n, int64_t storeBoxColumns) {
   return best;
 }
 
+/// f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
+/// staging buffer would halve the pipeline depth.
+static bool canStageOutput(const GemmProblem &p) {
+  return getByteWidth(p.outElementType) == 2 && !p.accumulateIntoC;
+}
+
+/// The heuristic's tiling for tile `tileM` x `tileN`: TMA-store epilogue
+/// where it fits, as many stages as shared memory holds (at most
+/// kMaxStages).
+static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
+                                   int64_t tileN) {
+  GemmTiling t;
+  t.tileM = tileM;
+  t.tileN = tileN;
+  t.outputBytes = getByteWidth(p.outElementType);
+  t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
+  t.stageScaleBytes = getStageScaleBytes(p, t);
+  int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
+                      PipelineRing::barrierBytes(kMaxStages);
+  t.stages = std::min<int64_t>(kMaxStages,
+                               available / (t.stageBytes() + t.stageScaleBytes));
+  return t;
+}
+
+/// Why the sm_90a kernel cannot take tiling `t` for `p`, or "" if it can.
+static std::string getTilingError(const GemmProblem &p, const GemmTiling &t) {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (t.tileM != 64 && t.tileM != 128)
+    os << "the sm_90a kernels take tile M 64 or 128 (one or two consumer "
+          "warpgroups), got "
+       << t.tileM;
+  else if (p.isBlockwise() && !p.hasBlockwiseColumnScales() &&
+           t.tileN > kScaleBlock + std::gcd(t.tileN, kScaleBlock))
+    os << "the sm_90a blockwise kernels take the 128x128 B scales of at most "
+          "two B blocks per tile: expected tile N <= 128 + gcd(tile N, 128), "
+          "got "
+       << t.tileN;
+  else if (p.promoteInterval != 0 && t.tileN > kMaxPromotedTileN)
+    os << "promoted accumulation keeps two f32 accumulators of tile N / 2 "
+          "registers per thread: expected tile N <= "
+       << kMaxPromotedTileN << ", got " << t.tileN;
+  else if (t.clusterN != 1 || (t.clusterM != 1 && t.clusterM != 2))
+    os << "the sm_90a kernels take clusters of 1x1 or 2x1 (two M tiles "
+          "sharing a multicast B tile), got "
+       << t.clusterM << "x" << t.clusterN;
+  else if (t.clusterM == 2 && (t.tileN / 2) % 8 != 0)
+    os << "a 2x1 cluster splits the B tile in halves of whole 8-row core "
+          "matrices: expected tile N a multiple of 16, got "
+       << t.tileN;
+  else if (int64_t smem = getDynamicSharedMemoryBytes(t);
+           smem > kMaxDynamicSharedMemoryBytes)
+    os << "the kernel configuration needs " << smem
+       << " bytes of shared memory, more than the "
+       << kMaxDynamicSharedMemoryBytes
+       << " sm_90a offers: use fewer stages or a smaller tile";
+  return message;
+}
+
 FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
                                                const GemmProblem &p,
                                                GemmConfigAttr config) {
-  bool promote = p.promoteInterval != 0;
-  int64_t outputBytes = p.outElementType.getIntOrFloatBitWidth() / 8;
-  // f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
-  // staging buffer would halve the pipeline depth.
-  bool canStageOutput = outputBytes == 2 && !p.accumulateIntoC;
   GemmTiling t;
   if (config) {
-    t = getGemmTiling(config, outputBytes, canStageOutput);
+    t = getGemmTiling(config, getByteWidth(p.outElementType),
+                      canStageOutput(p));
     t.stageScaleBytes = getStageScaleBytes(p, t);
+  } else if (p.promoteInterval != 0) {
+    t = getDefaultTiling(p, 128, pickPromotedTileN(p));
   } else {
-    t.outputBytes = outputBytes;
-    t.tmaStoreEpilogue = canStageOutput;
-    t.tileN = promote ? pickPromotedTileN(p)
-                      : pickTileN(p.n, canStageOutput ? t.storeBoxColumns() : 0);
-    t.stageScaleBytes = getStageScaleBytes(p, t);
-    int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
-                        PipelineRing::barrierBytes(kMaxStages);
-    t.stages = std::min<int64_t>(kMaxStages,
-                                 available / (t.stageBytes() + t.stageScaleBytes));
+    GemmTiling probe;
+    probe.outputBytes = getByteWidth(p.outElementType);
+    t = getDefaultTiling(
+        p, 128,
+        pickTileN(p.n, canStageOutput(p) ? probe.storeBoxColumns() : 0));
   }
-
-  if (t.tileM != 64 && t.tileM != 128)
-    return op.emitOpError() << "the sm_90a kernels take tile M 64 or 128 (one "
-                               "or two consumer warpgroups), got "
-                            << t.tileM;
-  if (p.isBlockwise() && !p.hasBlockwiseColumnScales() &&
-      t.tileN > kScaleBlock + std::gcd(t.tileN, kScaleBlock))
-    return op.emitOpError()
-           << "the sm_90a blockwise kernels take the 128x128 B scales of at "
-              "most two B blocks per tile: expected tile N <= 128 + gcd(tile "
-              "N, 128), got "
-           << t.tileN;
-  if (promote && t.tileN > kMaxPromotedTileN)
-    return op.emitOpError()
-           << "promoted accumulation keeps two f32 accumulators of tile N / 2 "
-              "registers per thread: expected tile N <= "
-           << kMaxPromotedTileN << ", got " << t.tileN;
-  if (t.clusterN != 1 || (t.clusterM != 1 && t.clusterM != 2))
-    return op.emitOpError() << "the sm_90a kernels take clusters of 1x1 or "
-                               "2x1 (two M tiles sharing a multicast B tile), "
-                               "got "
-                            << t.clusterM << "x" << t.clusterN;
-  if (t.clusterM == 2 && (t.tileN / 2) % 8 != 0)
-    return op.emitOpError() << "a 2x1 cluster splits the B tile in halves of "
-                               "whole 8-row core matrices: expected tile N a "
-                               "multiple of 16, got "
-                            << t.tileN;
-  int64_t smem = getDynamicSharedMemoryBytes(t);
-  if (smem > kMaxDynamicSharedMemoryBytes)
-    return op.emitOpError() << "the kernel configuration needs " << smem
-                            << " bytes of shared memory, more than the "
-                            << kMaxDynamicSharedMemoryBytes
-                            << " sm_90a offers: use fewer stages or a smaller "
-                               "tile";
+  std::string error = getTilingError(p, t);
+  if (!error.empty())
+    return op.emitOpError() << error;
+  // A static M picks among the tiles of the launch variants now, by the
+  // runtime's cost model on the SMs of an H100/H200.
+  if (!config && !ShapedType::isDynamic(p.staticM)) {
+    auto cost = [&](const GemmTiling &c) {
+      int64_t tiles = llvm::divideCeil(p.staticM, c.tileM) *
+                      llvm::divideCeil(p.n, c.tileN);
+      return static_cast<double>(llvm::divideCeil(tiles, kMultiprocessors) *
+                                 c.tileM * c.tileN) /
+             static_cast<double>(getTileThroughput(p, c));
+    };
+    GemmTiling best = t;
+    for (auto [tileM, tileN] : kLaunchVariantTiles) {
+      GemmTiling candidate = getDefaultTiling(p, tileM, tileN);
+      if (getTilingError(p, candidate).empty() && cost(candidate) < cost(best))
+        best = candidate;
+    }
+    t = best;
+  }
   return t;
+}
+
+int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
+  bool promote = p.promoteInterval != 0;
+  if (t.tileM == 64)
+    return promote ? 65 : 90;
+  if (t.tileN < 192)
+    return promote ? 85 : 92;
+  return 100;
+}
+
+SmallVector<GemmTiling>
+hopper::selectLaunchVariants(const GemmProblem &p, const GemmTiling &primary,
+                             GemmConfigAttr config) {
+  SmallVector<GemmTiling> variants;
+  if (config || !ShapedType::isDynamic(p.staticM))
+    return variants;
+  for (auto [tileM, tileN] : kLaunchVariantTiles) {
+    if (primary.tileM == tileM && primary.tileN == tileN)
+      continue;
+    GemmTiling t = getDefaultTiling(p, tileM, tileN);
+    if (getTilingError(p, t).empty())
+      variants.push_back(t);
+  }
+  return variants;
 }
 
 /// Arrivals that free a stage (its empty barrier's count): one per consumer
@@ -420,8 +491,6 @@ static Value emitPromotion(KernelBuilder &kb, Value final, Value partial,
   }
   return final;
 }
-
-static int64_t getByteWidth(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
 /// Converts the f32 pair to the output type and stores it at `ptr`.
 static void storePair(KernelBuilder &kb, Value v0, Value v1, Type outType,

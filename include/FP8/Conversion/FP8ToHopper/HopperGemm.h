@@ -17,13 +17,29 @@ inline constexpr int64_t kMaxDynamicSharedMemoryBytes = 227 * 1024;
 /// against what the kernel supports; failures are reported on `op`):
 /// - tile M 128 (two consumer warpgroups of 64 rows), tile K 128;
 /// - promoted accumulation keeps two f32 accumulators per thread, so tile N
-///   is 128; otherwise the N in {256, 224, 192, 160, 128} that pads N
-///   least (ties to the larger: fewer B re-reads);
+///   is 192 or 128 (a wave cost model); otherwise the N in {256, 224, 192,
+///   160, 128} that pads N least (ties to the larger: fewer B re-reads);
 /// - as many pipeline stages as fit in shared memory, at most 8;
 /// - no cluster, raster groups of 8 tile rows.
 FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
                                        const GemmProblem &problem,
                                        GemmConfigAttr config);
+
+/// Relative throughput of a tile in percent (output elements per SM and
+/// second at large M, the 128-row tiles of N >= 192 being 100), measured on
+/// an H200 (bench/NOTES.md, session 4): the launch-variant cost model's
+/// rate.
+int64_t getTileThroughput(const GemmProblem &problem, const GemmTiling &tiling);
+
+/// The launch variants of a kernel whose M is a run-time value (no `config`,
+/// dynamic M): the same GEMM with tiles 128x128 and 64x128 (those `primary`
+/// is not), each with the heuristic's stages. The runtime launches the
+/// kernel among the primary and its variants with the fewest
+/// waves(M) x tile elements / throughput (runtime/README.md), so that small
+/// M keeps the SMs busy.
+SmallVector<GemmTiling> selectLaunchVariants(const GemmProblem &problem,
+                                             const GemmTiling &primary,
+                                             GemmConfigAttr config);
 
 /// Dynamic shared memory of the kernel for `tiling`.
 int64_t getDynamicSharedMemoryBytes(const GemmTiling &tiling);
