@@ -419,7 +419,7 @@ def markdown_report(report):
              f"warmup {report['settings']['warmup_ms']} ms, rep {report['settings']['rep_ms']} ms); "
              f"inputs rotate over copies totalling > 2x L2 ({env['l2_bytes'] // 2**20} MiB)",
              f"- {PROJECT}: one kernel per (N, K, recipe) with a run-time M; where it has "
-             f"launch variants (tiles 128x128, 64x128) the runtime launches the one with "
+             f"launch variants (tiles 128x128, 64x128, 64x64) the runtime launches the one with "
              f"the fewest weighted waves for the M (runtime/README.md)",
              f"- ratio = {PROJECT} TFLOP/s / peer TFLOP/s (> 1: {PROJECT} is faster); "
              f"geomean over shapes with M >= {GEOMEAN_MIN_M}", ""]

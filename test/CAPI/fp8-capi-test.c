@@ -139,10 +139,11 @@ static void testCompile(MlirContext ctx) {
   printf("compile\n");
   Fp8CompileOptions options = fp8CompileOptionsGetDefault();
   MlirStringRef name = mlirStringRefCreateFromCString("gemm.mlir");
-  // The kernel and its launch variant (a 64-row tile for small M).
-  // CHECK: succeeded 1 kernels 2
+  // The kernel and its launch variants (64-row tiles for small M).
+  // CHECK: succeeded 1 kernels 3
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t128x128x128_s6_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x128x128_s8_fast ptx 1 json 1
+  // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x64x128_s8_fast ptx 1 json 1
   Fp8CompileResult result = fp8CompileSource(
       ctx, mlirStringRefCreateFromCString(kGemm), name, &options);
   printResult(result);

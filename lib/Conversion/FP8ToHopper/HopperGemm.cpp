@@ -42,7 +42,7 @@ static constexpr int64_t kMaxPromotedTileN = 192;
 /// The tiles of the launch variants of a dynamic-M kernel (tile M, tile N):
 /// for M too small to fill the SMs with the large tiles.
 static constexpr std::pair<int64_t, int64_t> kLaunchVariantTiles[] = {
-    {128, 128}, {64, 128}};
+    {128, 128}, {64, 128}, {64, 64}};
 /// Candidate tile N for the heuristic, largest first. With a TMA-store
 /// epilogue the tile is a whole number of 128-byte store boxes.
 static constexpr int64_t kTileNCandidates[] = {256, 224, 192, 160, 128};
@@ -244,6 +244,8 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
 
 int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
   bool promote = p.promoteInterval != 0;
+  if (t.tileM == 64 && t.tileN < 128)
+    return promote ? 45 : 57;
   if (t.tileM == 64)
     return promote ? 65 : 90;
   if (t.tileN < 192)

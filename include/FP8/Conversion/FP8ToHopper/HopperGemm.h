@@ -32,9 +32,9 @@ FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
 int64_t getTileThroughput(const GemmProblem &problem, const GemmTiling &tiling);
 
 /// The launch variants of a kernel whose M is a run-time value (no `config`,
-/// dynamic M): the same GEMM with tiles 128x128 and 64x128 (those `primary`
-/// is not), each with the heuristic's stages. The runtime launches the
-/// kernel among the primary and its variants with the fewest
+/// dynamic M): the same GEMM with tiles 128x128, 64x128 and 64x64 (those
+/// `primary` is not), each with the heuristic's stages. The runtime launches
+/// the kernel among the primary and its variants with the fewest
 /// waves(M) x tile elements / throughput (runtime/README.md), so that small
 /// M keeps the SMs busy.
 SmallVector<GemmTiling> selectLaunchVariants(const GemmProblem &problem,
