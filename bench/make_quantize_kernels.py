@@ -13,7 +13,7 @@ neither is a multiple of 128), casts and amax with a run-time row count
 (tensor<?xC>: R a kernel parameter, the check picks several), the scale kernels (current, delayed with
 both algorithms and a margin, history lengths around the CTA size) and the
 dequantization of every scale layout to bf16/f16/f32; the bench set is
-8192^2 and 16384^2 bf16.
+8192^2 and 16384^2 bf16 (row granularity also 4096 x 7168).
 """
 import argparse
 import os
@@ -293,6 +293,14 @@ def cases(which):
             out.append(quantize_case(f"b_current_row_rdyn_{n}", "?", n, "bf16",
                                      "#fp8.current<>", "tensor", columnwise=False))
             out.append(amax_case(f"b_amax_rdyn_{n}", "?", n, "bf16"))
+            # Row granularity (one scale per row), static and run-time R.
+            out.append(quantize_case(f"b_rowg_{n}", n, n, "bf16", "#fp8.current<>", "row",
+                                     columnwise=False))
+            out.append(quantize_case(f"b_rowg_rdyn_{n}", "?", n, "bf16", "#fp8.current<>",
+                                     "row", columnwise=False))
+        # An activation shape: 4096 tokens of 7168 (timed on its own shape).
+        out.append(quantize_case("b_rowg_4096x7168", 4096, 7168, "bf16", "#fp8.current<>",
+                                 "row", columnwise=False))
     return out
 
 

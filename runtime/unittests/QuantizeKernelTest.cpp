@@ -346,10 +346,13 @@ TEST_F(DynamicRowsQuantizeKernelTest, RejectsScalesOfAnotherDerivedExtent) {
 
 // As fp8-compile writes it for a row-granularity fp8.quantize
 // (#fp8.current, #fp8.granularity<row>) of tensor<?x512xbf16>: one CTA per
-// 128-row band (tile_n = C), scale_inv [R, 1], then R.
+// band of 32 rows, 8 bands along x (tile_m = 8 * 32, tile_n = C / 8),
+// scale_inv [R, 1], then R.
 std::string rowGranularityJson() {
+  std::string json =
+      replaced(kQuantizeJson, "\"tile_n\": 128", "\"tile_n\": 64");
   return withDynamicRows(
-      replaced(kQuantizeJson, "\"tile_n\": 128", "\"tile_n\": 512"),
+      replaced(json, "\"tile_m\": 128", "\"tile_m\": 256"),
       R"json("operands": [
     {"name": "x", "dtype": "bf16", "shape": ["R", 512], "role": "input", "alignment": 16},
     {"name": "rowwise", "dtype": "e4m3", "shape": ["R", 512], "role": "output", "alignment": 8},
@@ -385,9 +388,9 @@ TEST_F(RowGranularityQuantizeKernelTest, LaunchesOneCtaPerRowBand) {
   ASSERT_EQ(launch(rowGranularityOperands(4097)), FP8RT_SUCCESS)
       << fp8rt_last_error();
   ASSERT_EQ(fake.launches.size(), 1u);
-  // One CTA across C = 512, ceil(4097 / 128) row bands, R last.
-  EXPECT_EQ(fake.launches[0].grid[0], 1u);
-  EXPECT_EQ(fake.launches[0].grid[1], 33u);
+  // 8 bands of 32 rows along x, ceil(4097 / 256) along y, R last.
+  EXPECT_EQ(fake.launches[0].grid[0], 8u);
+  EXPECT_EQ(fake.launches[0].grid[1], 17u);
   EXPECT_EQ(fake.launches[0].params.back(), bytesOf(int32_t(4097)));
 }
 

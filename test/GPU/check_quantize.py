@@ -591,11 +591,11 @@ def bench(kernel_dir, results):
         if meta.get("kind") not in ("quantize", "amax"):
             continue
         # A run-time row count is timed on a square input (R = C).
-        rows = meta["quantize"]["rows"]
-        by_shape.setdefault(rows if isinstance(rows, int) else meta["quantize"]["cols"],
+        rows, cols = meta["quantize"]["rows"], meta["quantize"]["cols"]
+        by_shape.setdefault((rows if isinstance(rows, int) else cols, cols),
                             []).append(path)
-    for n, paths in sorted(by_shape.items()):
-        x = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    for (n, cols), paths in sorted(by_shape.items()):
+        x = torch.randn(n, cols, device="cuda", dtype=torch.bfloat16)
         dst = torch.empty_like(x)
         t_copy = time_fn(lambda: dst.copy_(x), flush)
         copy_bw = 2 * x.numel() * 2 / t_copy
@@ -621,14 +621,14 @@ def bench(kernel_dir, results):
         for name, (k, launch, nbytes, meta) in kernels.items():
             t = time_fn(launch, flush)
             t_memset = time_fn(launch, memset)
-            entry = {"kernel": name, "n": n, "seconds": t, "bytes": nbytes,
+            entry = {"kernel": name, "n": n, "cols": cols, "seconds": t, "bytes": nbytes,
                      "bandwidth_GBps": nbytes / t / 1e9, "copy_GBps": copy_bw / 1e9,
                      "fraction_of_copy": nbytes / t / copy_bw,
                      "memset_flush_seconds": t_memset,
                      "memset_flush_copy_GBps": memset_copy_bw / 1e9,
                      "memset_flush_fraction_of_copy": nbytes / t_memset / memset_copy_bw}
             q = meta["quantize"]
-            if q.get("rule") == "current" and amax_name:
+            if q.get("rule") == "current" and q.get("granularity") == "tensor" and amax_name:
                 # Per-tensor current scaling = amax kernel + cast kernel.
                 ak, alaunch, abytes, _ = kernels[amax_name]
                 t2 = time_fn(lambda: (alaunch(), launch()), flush)
@@ -661,6 +661,9 @@ def torch_eager_time(x, meta, flush):
 
     def run():
         xf = x.float()
+        if g == "row":
+            y = (xf * (m / xf.abs().amax(dim=1, keepdim=True))).clamp(-m, m).to(dt)
+            return y
         if g == "tensor":
             s = m / xf.abs().amax()
             y = (xf * s).clamp(-m, m).to(dt)

@@ -54,11 +54,15 @@ static constexpr int64_t kReductionBytes = 4 * kWarps;
 /// tile allows 3, and registers should not allow fewer (65536 / (3 * 256)
 /// caps them at 80 per thread).
 static constexpr int64_t kQuantizeMinBlocksPerSM = 3;
-/// The same where 80 registers spill: casts with per-block untransposed
-/// columnwise scales (their column scale pass), and on sm_100a, whose ptxas
-/// spills three of the transposing casts at 80, and the row-granularity
-/// casts (8 row multipliers live over the cast); 128 registers do not.
+/// The same where 80 registers spill: on sm_100a, whose ptxas spills three
+/// of the transposing casts at 80; 128 registers do not.
 static constexpr int64_t kWideMinBlocksPerSM = 2;
+/// Row granularity: each thread keeps at most this many 16-byte loads of its
+/// row in registers (32 registers), and the grid's x extent holds this many
+/// consecutive row bands (CTAs), so that its y extent (at most 65535)
+/// reaches R = 524280 even at one row a CTA.
+static constexpr int64_t kRowLoadsPerThread = 8;
+static constexpr int64_t kRowBandsPerGridRow = 8;
 /// The MX 128x4 scale-factor atom (see GemmKernel.h kMXAtom*).
 static constexpr int64_t kAtomRows = 128;
 static constexpr int64_t kAtomBytes = 512;
@@ -66,6 +70,43 @@ static constexpr int64_t kAtomBytes = 512;
 //===----------------------------------------------------------------------===//
 // The problem
 //===----------------------------------------------------------------------===//
+
+namespace {
+/// How a row-granularity cast spreads its rows over a CTA: `threadsPerRow`
+/// threads share a row, each loading `chunksPerThread` chunks of 8 elements
+/// of it per slab, chunk k * threadsPerRow + t for thread t (coalesced). A
+/// row of at most 2048 16-byte loads is one slab: it stays in registers
+/// from its amax to its cast, so x is read once. A longer row takes several
+/// slabs and is read twice (the second time from L2: a CTA's rows are
+/// few). A CTA casts `rowsPerCta` rows, a band.
+struct RowLayout {
+  int64_t loadsPerChunk;   ///< 16-byte loads of 8 elements: 1, or 2 (f32)
+  int64_t chunksPerRow;    ///< C / 8
+  int64_t threadsPerRow;   ///< a power of two, at most the CTA
+  int64_t chunksPerThread; ///< per slab
+  int64_t slabs;
+  int64_t rowsPerCta;
+
+  int64_t chunksPerSlab() const { return threadsPerRow * chunksPerThread; }
+  /// Whether the last slab has chunks past C (clamped loads, no stores).
+  bool hasPartialSlab() const { return chunksPerRow % chunksPerSlab() != 0; }
+};
+} // namespace
+
+static RowLayout getRowLayout(const QuantizeProblem &p) {
+  using P = QuantizeProblem;
+  RowLayout l;
+  l.loadsPerChunk = p.inputType.getIntOrFloatBitWidth() * kVector / 128;
+  l.chunksPerRow = p.cols / kVector;
+  int64_t maxChunks = kRowLoadsPerThread / l.loadsPerChunk;
+  l.threadsPerRow = std::min<int64_t>(
+      kQuantizeThreads, llvm::PowerOf2Ceil(P::ceilDiv(l.chunksPerRow, maxChunks)));
+  l.chunksPerThread =
+      std::min(maxChunks, P::ceilDiv(l.chunksPerRow, l.threadsPerRow));
+  l.slabs = P::ceilDiv(l.chunksPerRow, l.chunksPerSlab());
+  l.rowsPerCta = kQuantizeThreads / l.threadsPerRow;
+  return l;
+}
 
 static LogicalResult checkShape(Operation *op, const QuantizeProblem &p) {
   if (p.cols % 16 != 0)
@@ -182,8 +223,8 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
                 "grid-wide amax first: run fp8-decompose-quantize";
     }
   } else if (g.isRow()) {
-    // One scale per row of x: a 1 x C block. One CTA per 128-row band
-    // reduces its rows' maxima over every column tile, then casts them.
+    // One scale per row of x: a 1 x C block. A row's threads reduce its
+    // maximum, then cast it (see RowLayout).
     auto current = dyn_cast<CurrentScalingAttr>(op.getRecipe());
     if (!current || op.getScale())
       return op.emitOpError() << "the row-granularity quantization kernel "
@@ -298,14 +339,26 @@ static int64_t getColumnBlocksPerTile(const QuantizeProblem &p) {
   return kQuantizeTileRows / p.blockCols;
 }
 
+/// Bytes of the copy of the loaded tile that a cast with column blocks keeps
+/// in shared memory for its columnwise pass: each thread's 16-byte loads as
+/// loaded (in the input type), 32 KiB for 16-bit inputs.
+static int64_t getStashBytes(const QuantizeProblem &p) {
+  if (!hasColumnBlocks(p))
+    return 0;
+  return kQuantizeTileRows * kQuantizeTileCols *
+         (p.inputType.getIntOrFloatBitWidth() / 8);
+}
+
 int64_t mlir::fp8::getQuantizeSharedMemoryBytes(const QuantizeProblem &p) {
   int64_t tileBytes = 0;
   if (p.needsTranspose())
     tileBytes = kQuantizeTileRows * kQuantizeTileCols * 4;
-  // Untransposed columnwise blocks: per-warp column maxima (u32), then the
-  // blocks' multipliers (f32), per row block of the tile.
+  // Untransposed columnwise blocks: the stashed tile, then per-warp column
+  // maxima (u32) and the blocks' multipliers (f32), per row block of the
+  // tile.
   if (hasColumnBlocks(p))
-    tileBytes = getColumnBlocksPerTile(p) * (kWarps + 1) * kQuantizeTileCols * 4;
+    tileBytes = getStashBytes(p) + getColumnBlocksPerTile(p) * (kWarps + 1) *
+                                       kQuantizeTileCols * 4;
   return tileBytes + kReductionBytes;
 }
 
@@ -472,11 +525,12 @@ DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
   }
   return m.finish(name, chip, p.isAmaxOnly ? "amax" : "quantize",
                   kQuantizeThreads, getQuantizeSharedMemoryBytes(p),
-                  m.tilesGrid(kQuantizeTileRows,
-                              p.granularity == GranularityKind::Row
-                                  ? p.cols
-                                  : kQuantizeTileCols,
-                              "x"),
+                  p.granularity == GranularityKind::Row
+                      // Bands x + 8 y: tile_n = C / 8 gives x = 8.
+                      ? m.tilesGrid(getRowLayout(p).rowsPerCta *
+                                        kRowBandsPerGridRow,
+                                    p.cols / kRowBandsPerGridRow, "x")
+                      : m.tilesGrid(kQuantizeTileRows, kQuantizeTileCols, "x"),
                   "quantize", m.dict(info));
 }
 
@@ -557,15 +611,12 @@ public:
       : b(b), kb(b), p(p) {}
 
   void emit(gpu::GPUFuncOp func);
+  /// The CTA's 128x128 tile of x: amax, casts and scales.
+  void emitTile();
 
-  /// Row granularity: the CTA's 128-row band, its rows' maxima over every
-  /// column tile, their scales, then the cast of every column tile.
+  /// Row granularity: the CTA's rows (RowLayout): each row's amax, its
+  /// scale, then its cast.
   void emitRows();
-  /// Runs `body` for each column tile of x (colTile its index), carrying
-  /// `inits` (i32) from one to the next; returns the last values.
-  SmallVector<Value>
-  forEachColumnTile(ValueRange inits,
-                    function_ref<SmallVector<Value>(ValueRange)> body);
 
 private:
   ImplicitLocOpBuilder &b;
@@ -582,8 +633,6 @@ private:
   /// Untransposed columnwise blocks: their multipliers in shared memory
   /// (see storeColumnBlockScales).
   Value columnBlockMultipliers;
-  /// Row granularity: the multiplier of each of the thread's 8 rows.
-  SmallVector<Value> rowMultipliers;
 
   Type i32() { return b.getI32Type(); }
   Type f32() { return b.getF32Type(); }
@@ -594,12 +643,14 @@ private:
     return p.dynamicRows ? kb.ceilDiv(dynamicRows, kQuantizeTileRows)
                          : kb.i32(p.rowTiles());
   }
-  /// Whether some tile is partial, so that loads and stores need guards
-  /// (always with a run-time R).
+  /// Whether some tile is partial (always with a run-time R).
   bool hasPartialTiles() const {
     return p.dynamicRows || p.rows % kQuantizeTileRows != 0 ||
            p.cols % kQuantizeTileCols != 0;
   }
+  /// Whether the tile being emitted may be partial, so that its loads and
+  /// stores need guards (see emitTile).
+  bool guardTile = false;
   Value bits(Value f) { return arith::BitcastOp::create(b, i32(), f); }
   Value fromBits(Value i) { return arith::BitcastOp::create(b, f32(), i); }
   Value absBits(Value f) { return kb.absF32Bits(f); }
@@ -639,7 +690,21 @@ private:
   /// max |v| (NaN if any is NaN) as an f32: what a block scale depends on.
   Value blockAbsMax(ArrayRef<Value> values);
 
-  SmallVector<Value> loadTile();
+  /// The thread's 8 x 8 inputs of the tile (rows rowInTile + 16 i, columns
+  /// 8 * chunk..) as f32, zero outside x. With `stash`, the loaded vectors
+  /// are also kept in shared memory for loadStashedTile.
+  SmallVector<Value> loadTile(bool stash = false);
+  /// Segment `s` (8 values) of what loadTile(/*stash=*/true) loaded, from
+  /// shared memory (each thread reads back its own stores: no barrier).
+  /// Elements outside x are zero with `zeroOutside`, else undefined.
+  SmallVector<Value> loadStashedSegment(int64_t s, bool zeroOutside = false);
+  /// The byte offset in shared memory of the thread's stashed load `index`.
+  Value stashOffset(int64_t index);
+  /// Where the column maxima and multipliers of storeColumnMaxima and
+  /// storeColumnBlockScales start: after the stash.
+  Value columnScratch() {
+    return kb.bytePtr(kb.dynamicSharedMemory(), getStashBytes(p));
+  }
   Value swizzledOffset(Value row, Value group);
   void storeTileToShared(ArrayRef<Value> values);
   SmallVector<Value> loadTransposedSegments();
@@ -660,11 +725,30 @@ private:
   /// global memory), and its multiplier to shared memory, f32
   /// [blocks][128], returned (valid after the closing barrier).
   Value storeColumnBlockScales();
+  /// Row granularity: the thread's 16-byte loads (vector<4xi32>, as
+  /// loaded) of slab `slab` of x's row `row` (both i32, clamped into x: the
+  /// loads past x repeat elements of the row, and are not stored).
+  SmallVector<Value> loadRowSlab(const RowLayout &l, Value row, Value slab);
+  /// The thread's chunk `k` of slab `slab` of a row (i32), and the index of
+  /// its first element in x (i64).
+  Value rowChunk(const RowLayout &l, Value slab, int64_t k);
+  Value rowChunkIndex(Value row, Value chunk);
+  /// The maximum of |x|'s bits over `loads`, as f32 bits (NaN sticky).
+  Value rowSlabMax(ArrayRef<Value> loads);
+  /// Casts `loads` of slab `slab` of row `row` with `multiplier` and stores
+  /// them where `rowValid` (null: every row is) and the chunk is in x.
+  void castRowSlab(const RowLayout &l, ArrayRef<Value> loads, Value row,
+                   Value rowValid, Value slab, Value multiplier);
   /// Quantizes and stores one output from the thread's segments (8 x 8
   /// values); `shared` is the tile's scale when it has one. A rowwise output
   /// with a shared scale is also the untransposed columnwise one, if any.
-  void quantizeOutput(ArrayRef<Value> segments, OutputKind kind,
-                      const std::optional<BlockScale> &shared);
+  /// `loadSegment`, when given, supplies segment s where it is quantized
+  /// instead (`segments` is empty): so that the values are not all live at
+  /// once.
+  void quantizeOutput(
+      ArrayRef<Value> segments, OutputKind kind,
+      const std::optional<BlockScale> &shared,
+      function_ref<SmallVector<Value>(int64_t)> loadSegment = nullptr);
   /// The 8 FP8 codes of `scaled` (= `inputs` * multiplier) in memory order
   /// as two i32. `signMask`: see the definition; `highSignMask`, when given,
   /// is the second word's.
@@ -708,9 +792,52 @@ Value QuantizeKernelEmitter::blockAbsMax(ArrayRef<Value> values) {
   return m;
 }
 
-SmallVector<Value> QuantizeKernelEmitter::loadTile() {
+Value QuantizeKernelEmitter::stashOffset(int64_t index) {
+  // Consecutive threads' 16-byte vectors side by side: conflict-free.
+  return kb.mul(kb.add(tid, kb.i32(index * kQuantizeThreads)), kb.i32(16));
+}
+
+SmallVector<Value> QuantizeKernelEmitter::loadStashedSegment(int64_t s,
+                                                             bool zeroOutside) {
   int64_t elementBytes = p.inputType.getIntOrFloatBitWidth() / 8;
-  bool guarded = hasPartialTiles();
+  int64_t perLoad = 16 / elementBytes;
+  auto loadType = VectorType::get({perLoad}, p.inputType);
+  auto f32Vector = VectorType::get({perLoad}, f32());
+  Value smem = kb.dynamicSharedMemory();
+  // The stash holds what the thread loaded; where it loaded nothing (a
+  // partial tile), zeros are selected.
+  Value valid;
+  if (zeroOutside && guardTile) {
+    Value firstRow = kb.mul(rowTile, kb.i32(kQuantizeTileRows));
+    Value row = kb.add(firstRow, kb.add(rowInTile, kb.i32(kRowStep * s)));
+    Value firstCol = kb.mul(colTile, kb.i32(kQuantizeTileCols));
+    Value col = kb.add(firstCol, kb.mul(chunk, kb.i32(kVector)));
+    Value colValid = kb.ult(col, kb.i32(p.cols));
+    valid = kb.andi(kb.ult(row, numRows()), colValid);
+  }
+  SmallVector<Value> values;
+  for (int64_t index = s * kVector / perLoad;
+       index < (s + 1) * kVector / perLoad; ++index) {
+    Value v = LLVM::LoadOp::create(b, loadType,
+                                   kb.bytePtr(smem, stashOffset(index)),
+                                   /*alignment=*/16);
+    if (valid) {
+      Value zero = arith::ConstantOp::create(
+          b, DenseElementsAttr::get(loadType,
+                                    b.getFloatAttr(p.inputType, 0.0)));
+      v = select(valid, v, zero);
+    }
+    if (!p.inputType.isF32())
+      v = arith::ExtFOp::create(b, f32Vector, v);
+    for (int64_t e = 0; e < perLoad; ++e)
+      values.push_back(LLVM::ExtractElementOp::create(b, v, kb.i32(e)));
+  }
+  return values;
+}
+
+SmallVector<Value> QuantizeKernelEmitter::loadTile(bool stash) {
+  int64_t elementBytes = p.inputType.getIntOrFloatBitWidth() / 8;
+  bool guarded = guardTile;
   Value col = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)),
                      kb.mul(chunk, kb.i32(kVector)));
   Value colValid = kb.ult(col, kb.i32(p.cols));
@@ -734,6 +861,13 @@ SmallVector<Value> QuantizeKernelEmitter::loadTile() {
             x, arith::AddIOp::create(b, index, kb.i64(part * perLoad)),
             elementBytes);
         Value v = LLVM::LoadOp::create(b, loadType, ptr, /*alignment=*/16);
+        if (stash) {
+          Value smem = kb.dynamicSharedMemory();
+          LLVM::StoreOp::create(
+              b, v,
+              kb.bytePtr(smem, stashOffset(i * (kVector / perLoad) + part)),
+              /*alignment=*/16);
+        }
         if (!p.inputType.isF32())
           v = arith::ExtFOp::create(b, f32Vector, v);
         parts.push_back(v);
@@ -1156,7 +1290,7 @@ QuantizeKernelEmitter::blockMultipliers(ArrayRef<Value> segments,
 void QuantizeKernelEmitter::storeColumnMaxima(ArrayRef<Value> values) {
   int64_t blocks = getColumnBlocksPerTile(p);
   int64_t iPerBlock = kRowsPerThread / blocks;
-  Value smem = kb.dynamicSharedMemory();
+  Value smem = columnScratch();
   Value warp = kb.divu(tid, kb.i32(kWarpThreads));
   auto i32x8 = VectorType::get({kVector}, i32());
 
@@ -1185,7 +1319,7 @@ void QuantizeKernelEmitter::storeColumnMaxima(ArrayRef<Value> values) {
 
 Value QuantizeKernelEmitter::storeColumnBlockScales() {
   int64_t blocks = getColumnBlocksPerTile(p);
-  Value smem = kb.dynamicSharedMemory();
+  Value smem = columnScratch();
   int64_t partialBytes = blocks * kWarps * kQuantizeTileCols * 4;
   gpu::BarrierOp::create(b);
 
@@ -1241,7 +1375,8 @@ Value QuantizeKernelEmitter::storeColumnBlockScales() {
 
 void QuantizeKernelEmitter::quantizeOutput(
     ArrayRef<Value> segments, OutputKind kind,
-    const std::optional<BlockScale> &shared) {
+    const std::optional<BlockScale> &shared,
+    function_ref<SmallVector<Value>(int64_t)> loadSegment) {
   bool transposed = kind == OutputKind::ColumnwiseTransposed;
   bool columnBlocks = kind == OutputKind::ColumnwiseUntransposed && !shared;
   bool alsoUntransposed = kind == OutputKind::Rowwise && shared &&
@@ -1257,7 +1392,7 @@ void QuantizeKernelEmitter::quantizeOutput(
   out.data = kind == OutputKind::Rowwise ? rowwise : columnwise;
   out.scales = kind == OutputKind::Rowwise ? rowwiseScale : columnwiseScale;
   out.numRows = transposed ? kb.i32(p.cols) : numRows();
-  bool guarded = hasPartialTiles();
+  bool guarded = guardTile;
 
   Value firstRow =
       kb.add(kb.mul(out.rowTile, kb.i32(kQuantizeTileRows)), out.rowBase);
@@ -1290,7 +1425,7 @@ void QuantizeKernelEmitter::quantizeOutput(
     assert(columnBlockMultipliers && "storeColumnBlockScales comes first");
     columnMultipliers = columnBlockMultipliers;
     segmentsPerColumnBlock = kSegments / getColumnBlocksPerTile(p);
-  } else if (!shared && rowMultipliers.empty()) {
+  } else if (!shared) {
     perBlock = blockMultipliers(segments, out);
   }
   auto loadColumnMultipliers = [&](int64_t blk) {
@@ -1323,7 +1458,14 @@ void QuantizeKernelEmitter::quantizeOutput(
 
   auto emitSegments = [&](bool compareEachInput) {
     for (int64_t s = 0; s < kSegments; ++s) {
-      ArrayRef<Value> inputs = segments.slice(s * kVector, kVector);
+      SmallVector<Value> loaded;
+      ArrayRef<Value> inputs;
+      if (loadSegment) {
+        loaded = loadSegment(s);
+        inputs = loaded;
+      } else {
+        inputs = segments.slice(s * kVector, kVector);
+      }
       SmallVector<Value> scaled;
       Value signMask, highSignMask;
       if (columnBlocks) {
@@ -1334,12 +1476,11 @@ void QuantizeKernelEmitter::quantizeOutput(
         signMask = columnSignMasks[0];
         highSignMask = columnSignMasks[1];
       } else {
-        Value multiplier = shared ? shared->multiplier
-                           : !rowMultipliers.empty()
-                               ? rowMultipliers[s]
-                               : shuffleIdx(perBlock.slots[perBlock.slot[s]],
-                                            ori(perBlock.blockFirstLane,
-                                                kb.i32(perBlock.owner[s])));
+        Value multiplier =
+            shared ? shared->multiplier
+                   : shuffleIdx(perBlock.slots[perBlock.slot[s]],
+                                ori(perBlock.blockFirstLane,
+                                    kb.i32(perBlock.owner[s])));
         for (Value v : inputs)
           scaled.push_back(arith::MulFOp::create(b, v, multiplier));
         if (!compareEachInput)
@@ -1420,11 +1561,34 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
 
   if (p.granularity == GranularityKind::Row) {
     emitRows();
-    gpu::ReturnOp::create(b);
-    return;
+  } else if (hasColumnBlocks(p) && hasPartialTiles()) {
+    // The guards of a partial tile cost a cast with column blocks about a
+    // sixth of its bandwidth (MX, run-time R): whole tiles take a copy of
+    // the code without them (a CTA-uniform branch).
+    Value lastRow = kb.add(kb.mul(rowTile, kb.i32(kQuantizeTileRows)),
+                           kb.i32(kQuantizeTileRows));
+    Value lastCol = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)),
+                           kb.i32(kQuantizeTileCols));
+    Value rowsInside = cmpi(arith::CmpIPredicate::ule, lastRow, numRows());
+    Value colsInside =
+        cmpi(arith::CmpIPredicate::ule, lastCol, kb.i32(p.cols));
+    Value whole = kb.andi(rowsInside, colsInside);
+    auto ifOp = scf::IfOp::create(b, TypeRange(), whole, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    emitTile();
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    guardTile = true;
+    emitTile();
+  } else {
+    guardTile = hasPartialTiles();
+    emitTile();
   }
+  gpu::ReturnOp::create(b);
+}
 
-  SmallVector<Value> values = loadTile();
+void QuantizeKernelEmitter::emitTile() {
+  SmallVector<Value> values = loadTile(/*stash=*/hasColumnBlocks(p));
   Value isFirstThread = kb.eq(tid, kb.i32(0));
 
   // The tensor's amax: into amax[0] (amax kernel) or history slot 0
@@ -1447,10 +1611,8 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
                                 LLVM::AtomicOrdering::monotonic);
     });
   }
-  if (p.isAmaxOnly) {
-    gpu::ReturnOp::create(b);
+  if (p.isAmaxOnly)
     return;
-  }
 
   // Per-tensor and 128x128 scales are shared by every element of the tile.
   std::optional<BlockScale> shared;
@@ -1494,15 +1656,32 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
 
   // The transpose tile is written first so that the rowwise work hides the
   // stores; the transposed columnwise output reads it back after one
-  // barrier. An untransposed one with a shared scale is the rowwise bytes;
-  // with per-block scales, the column maxima are taken from the registers
-  // first, then the scales computed and the inputs quantized once more.
-  if (hasColumnBlocks(p))
-    storeColumnMaxima(values);
+  // barrier. An untransposed one with a shared scale is the rowwise bytes.
+  // With per-block scales, the passes after the rowwise output read the
+  // stash: the column maxima, and after the column scales the columnwise
+  // cast; x is read once.
   if (p.needsTranspose())
     storeTileToShared(values);
-  if (p.rowwise)
+  if (hasColumnBlocks(p)) {
+    // The warp barrier, which LLVM treats as touching memory, keeps it from
+    // forwarding the stash stores into the loads (which would keep the
+    // values live again).
+    NVVM::SyncWarpOp::create(b, kb.i32(-1));
+    // The rowwise cast reads the stash too (the values are live only until
+    // its block maxima) where registers are short: 1x128 blocks (58-64
+    // registers instead of 80) and partial tiles (whose guards spill at
+    // 80). Whole MX tiles keep them: at 64 registers, 4 CTAs of 50 KiB of
+    // shared memory an SM leave 28 KiB of L1 for the loads in flight, and
+    // ran 13% slower on an H200 than 3 CTAs at 80.
+    bool reload = guardTile || !p.isMX();
+    if (p.rowwise && reload)
+      quantizeOutput(values, OutputKind::Rowwise, shared,
+                     [&](int64_t s) { return loadStashedSegment(s); });
+    else if (p.rowwise)
+      quantizeOutput(values, OutputKind::Rowwise, shared);
+  } else if (p.rowwise) {
     quantizeOutput(values, OutputKind::Rowwise, shared);
+  }
   if (p.needsTranspose()) {
     gpu::BarrierOp::create(b);
     quantizeOutput(loadTransposedSegments(), OutputKind::ColumnwiseTransposed,
@@ -1510,71 +1689,195 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
   }
   if (p.hasUntransposedColumnwise()) {
     if (hasColumnBlocks(p)) {
-      // The inputs are read again (from L2, just read) rather than kept in
-      // registers over the scale computation: those 64 live values would
-      // spill even under a 128-register cap.
+      // The inputs come back from the stash rather than staying in
+      // registers over the scale computation (they spill under the
+      // 80-register cap) or being read again from global memory.
+      SmallVector<Value> stashed;
+      for (int64_t s = 0; s < kSegments; ++s)
+        llvm::append_range(stashed,
+                           loadStashedSegment(s, /*zeroOutside=*/true));
+      storeColumnMaxima(stashed);
       columnBlockMultipliers = storeColumnBlockScales();
-      quantizeOutput(loadTile(), OutputKind::ColumnwiseUntransposed, shared);
+      quantizeOutput({}, OutputKind::ColumnwiseUntransposed, shared,
+                     [&](int64_t s) { return loadStashedSegment(s); });
     } else if (!p.rowwise) {
       quantizeOutput(values, OutputKind::ColumnwiseUntransposed, shared);
     }
   }
-  gpu::ReturnOp::create(b);
 }
 
-SmallVector<Value> QuantizeKernelEmitter::forEachColumnTile(
-    ValueRange inits, function_ref<SmallVector<Value>(ValueRange)> body) {
-  auto loop =
-      scf::ForOp::create(b, kb.i32(0), kb.i32(p.colTiles()), kb.i32(1), inits);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    // Without carried values the loop comes with its terminator.
-    if (inits.empty())
-      b.setInsertionPoint(loop.getBody()->getTerminator());
-    else
-      b.setInsertionPointToStart(loop.getBody());
-    colTile = loop.getInductionVar();
-    SmallVector<Value> next = body(loop.getRegionIterArgs());
-    if (!inits.empty())
-      scf::YieldOp::create(b, next);
+Value QuantizeKernelEmitter::rowChunk(const RowLayout &l, Value slab,
+                                      int64_t k) {
+  Value slabChunk = kb.mul(slab, kb.i32(l.chunksPerSlab()));
+  Value firstChunk = kb.add(slabChunk, kb.remu(tid, kb.i32(l.threadsPerRow)));
+  return kb.add(firstChunk, kb.i32(k * l.threadsPerRow));
+}
+
+Value QuantizeKernelEmitter::rowChunkIndex(Value row, Value chunk) {
+  Value row64 = arith::ExtUIOp::create(b, b.getI64Type(), row);
+  Value rowOffset = arith::MulIOp::create(b, row64, kb.i64(p.cols));
+  Value chunkOffset = kb.mul(chunk, kb.i32(kVector));
+  return arith::AddIOp::create(
+      b, rowOffset, arith::ExtUIOp::create(b, b.getI64Type(), chunkOffset));
+}
+
+SmallVector<Value> QuantizeKernelEmitter::loadRowSlab(const RowLayout &l,
+                                                      Value row, Value slab) {
+  int64_t elementBytes = p.inputType.getIntOrFloatBitWidth() / 8;
+  auto loadType = VectorType::get({4}, i32());
+  SmallVector<Value> loads;
+  for (int64_t k = 0; k < l.chunksPerThread; ++k) {
+    Value chunk = rowChunk(l, slab, k);
+    if (l.hasPartialSlab())
+      chunk = arith::MinUIOp::create(b, chunk, kb.i32(l.chunksPerRow - 1));
+    Value index = rowChunkIndex(row, chunk);
+    for (int64_t part = 0; part < l.loadsPerChunk; ++part) {
+      Value ptr = kb.globalElementPtr(
+          x, arith::AddIOp::create(b, index, kb.i64(part * kVector / l.loadsPerChunk)),
+          elementBytes);
+      loads.push_back(LLVM::LoadOp::create(b, loadType, ptr, /*alignment=*/16));
+    }
   }
-  colTile = Value();
-  return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
+  return loads;
+}
+
+Value QuantizeKernelEmitter::rowSlabMax(ArrayRef<Value> loads) {
+  // |x|'s bits in the input type: their unsigned order is the f32 order of
+  // |x| (NaN above inf), and the conversion to f32 keeps it.
+  unsigned bitWidth = p.inputType.getIntOrFloatBitWidth();
+  Type intType = b.getIntegerType(bitWidth);
+  auto intVector = VectorType::get({128 / bitWidth}, intType);
+  APInt absBitsMask = APInt::getSignedMaxValue(bitWidth);
+  Value absMask = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(intVector, llvm::ArrayRef(absBitsMask)));
+  Value m;
+  for (Value v : loads) {
+    Value a = kb.andi(LLVM::BitcastOp::create(b, intVector, v), absMask);
+    m = m ? umax(m, a) : a;
+  }
+  Value result;
+  for (int64_t e = 0; e < intVector.getNumElements(); ++e) {
+    Value v = LLVM::ExtractElementOp::create(b, m, kb.i32(e));
+    result = result ? umax(result, v) : v;
+  }
+  if (p.inputType.isF32())
+    return result;
+  if (p.inputType.isBF16())
+    return shl(arith::ExtUIOp::create(b, i32(), result), kb.i32(16));
+  Value half = arith::BitcastOp::create(b, p.inputType, result);
+  return bits(arith::ExtFOp::create(b, f32(), half));
+}
+
+void QuantizeKernelEmitter::castRowSlab(const RowLayout &l,
+                                        ArrayRef<Value> loads, Value row,
+                                        Value rowValid, Value slab,
+                                        Value multiplier) {
+  Value signMask = select(kb.ult(bits(multiplier), kb.i32(kF32Inf)),
+                          kb.i32(0x80808080), kb.i32(0));
+  for (int64_t k = 0; k < l.chunksPerThread; ++k) {
+    SmallVector<Value> inputs;
+    for (int64_t part = 0; part < l.loadsPerChunk; ++part) {
+      Value v = loads[k * l.loadsPerChunk + part];
+      int64_t perLoad = kVector / l.loadsPerChunk;
+      v = LLVM::BitcastOp::create(b, VectorType::get({perLoad}, p.inputType), v);
+      if (!p.inputType.isF32())
+        v = arith::ExtFOp::create(b, VectorType::get({perLoad}, f32()), v);
+      for (int64_t e = 0; e < perLoad; ++e)
+        inputs.push_back(LLVM::ExtractElementOp::create(b, v, kb.i32(e)));
+    }
+    SmallVector<Value> scaled;
+    for (Value v : inputs)
+      scaled.push_back(arith::MulFOp::create(b, v, multiplier));
+    Value packed = pack8(inputs, scaled, signMask);
+    Value chunk = rowChunk(l, slab, k);
+    Value index = rowChunkIndex(row, chunk);
+    Value valid = rowValid;
+    if (l.hasPartialSlab()) {
+      Value chunkValid = kb.ult(chunk, kb.i32(l.chunksPerRow));
+      valid = valid ? kb.andi(valid, chunkValid) : chunkValid;
+    }
+    auto store = [&] {
+      LLVM::StoreOp::create(b, packed, kb.globalElementPtr(rowwise, index, 1),
+                            /*alignment=*/8);
+    };
+    if (valid)
+      kb.ifThen(valid, store);
+    else
+      store();
+  }
 }
 
 void QuantizeKernelEmitter::emitRows() {
-  // Pass 1: each thread's maxima of |x| bits over its 8 rows (unsigned
-  // order: NaN above inf, sticky), over every column tile.
-  SmallVector<Value> zeros(kRowsPerThread, kb.i32(0));
-  SmallVector<Value> maxima = forEachColumnTile(zeros, [&](ValueRange carried) {
-    SmallVector<Value> values = loadTile();
-    SmallVector<Value> next;
-    for (int64_t i = 0; i < kRowsPerThread; ++i) {
-      Value m = carried[i];
-      for (Value v : ArrayRef<Value>(values).slice(i * kVector, kVector))
-        m = umax(m, absBits(v));
-      next.push_back(m);
-    }
-    return next;
-  });
-  // The 16 lanes of a row (chunk = tid % 16) trade maxima; each row's
-  // scale, its scale_inv stored by its chunk-0 lane ([R, 1]).
-  Value isChunk0 = kb.eq(chunk, kb.i32(0));
-  for (int64_t i = 0; i < kRowsPerThread; ++i) {
-    Value m = shuffleMax(maxima[i], {8, 4, 2, 1});
-    BlockScale scale = computeScale(m);
-    rowMultipliers.push_back(scale.multiplier);
-    Value row = kb.add(kb.mul(rowTile, kb.i32(kQuantizeTileRows)),
-                       kb.add(rowInTile, kb.i32(kRowStep * i)));
-    kb.ifThen(kb.andi(isChunk0, kb.ult(row, numRows())), [&] {
-      kb.store(scale.stored, kb.globalElementPtr(rowwiseScale, row, 4));
-    });
+  RowLayout l = getRowLayout(p);
+  Value band = kb.add(kb.mul(rowTile, kb.i32(kRowBandsPerGridRow)), colTile);
+  Value rowInBand = kb.divu(tid, kb.i32(l.threadsPerRow));
+  Value row = kb.add(kb.mul(band, kb.i32(l.rowsPerCta)), rowInBand);
+  // Rows past R (in the last band, or in the grid's last row of bands) load
+  // row R - 1 (every thread takes part in the reduction's barrier) and
+  // store nothing.
+  Value rowValid, loadRow = row;
+  if (p.dynamicRows || p.rows % (l.rowsPerCta * kRowBandsPerGridRow) != 0) {
+    rowValid = kb.ult(row, numRows());
+    Value lastRow = kb.sub(numRows(), kb.i32(1));
+    loadRow = arith::MinUIOp::create(b, row, lastRow);
   }
-  // Pass 2: the cast of every column tile (read again).
-  forEachColumnTile({}, [&](ValueRange) {
-    quantizeOutput(loadTile(), OutputKind::Rowwise, std::nullopt);
-    return SmallVector<Value>();
+
+  // The row's maximum of |x|'s bits: the thread's, then the row's lanes',
+  // then (rows wider than a warp) the row's warps' through shared memory.
+  SmallVector<Value> loads;
+  Value m;
+  if (l.slabs == 1) {
+    loads = loadRowSlab(l, loadRow, kb.i32(0));
+    m = rowSlabMax(loads);
+  } else {
+    auto loop = scf::ForOp::create(b, kb.i32(0), kb.i32(l.slabs), kb.i32(1),
+                                   ValueRange{kb.i32(0)});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value slabMax = rowSlabMax(loadRowSlab(l, loadRow, loop.getInductionVar()));
+    scf::YieldOp::create(b, umax(loop.getRegionIterArgs()[0], slabMax));
+    b.setInsertionPointAfter(loop);
+    m = loop.getResult(0);
+  }
+  SmallVector<int64_t> offsets;
+  for (int64_t offset = std::min<int64_t>(l.threadsPerRow, kWarpThreads) / 2;
+       offset >= 1; offset /= 2)
+    offsets.push_back(offset);
+  m = shuffleMax(m, offsets);
+  if (l.threadsPerRow > kWarpThreads) {
+    Value scratch = kb.dynamicSharedMemory();
+    Value warp = kb.divu(tid, kb.i32(kWarpThreads));
+    kb.ifThen(kb.eq(lane, kb.i32(0)), [&] {
+      kb.store(m, kb.bytePtr(scratch, kb.mul(warp, kb.i32(4))));
+    });
+    gpu::BarrierOp::create(b);
+    int64_t warpsPerRow = l.threadsPerRow / kWarpThreads;
+    Value firstWarp = kb.mul(rowInBand, kb.i32(warpsPerRow));
+    m = Value();
+    for (int64_t w = 0; w < warpsPerRow; ++w) {
+      Value offset = kb.mul(kb.add(firstWarp, kb.i32(w)), kb.i32(4));
+      Value v = kb.load(i32(), kb.bytePtr(scratch, offset));
+      m = m ? umax(m, v) : v;
+    }
+  }
+
+  // The row's scale ([R, 1], stored by the row's first thread), then its
+  // cast.
+  BlockScale scale = computeScale(m);
+  Value isFirst = kb.eq(kb.remu(tid, kb.i32(l.threadsPerRow)), kb.i32(0));
+  kb.ifThen(rowValid ? kb.andi(isFirst, rowValid) : isFirst, [&] {
+    kb.store(scale.stored, kb.globalElementPtr(rowwiseScale, row, 4));
   });
+  if (l.slabs == 1) {
+    castRowSlab(l, loads, row, rowValid, kb.i32(0), scale.multiplier);
+    return;
+  }
+  auto loop = scf::ForOp::create(b, kb.i32(0), kb.i32(l.slabs), kb.i32(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value slab = loop.getInductionVar();
+  castRowSlab(l, loadRowSlab(l, loadRow, slab), row, rowValid, slab,
+              scale.multiplier);
 }
 
 gpu::GPUFuncOp mlir::fp8::buildQuantizeKernel(OpBuilder &builder, Location loc,
@@ -1593,10 +1896,7 @@ gpu::GPUFuncOp mlir::fp8::buildQuantizeKernel(OpBuilder &builder, Location loc,
   if (!p.isAmaxOnly)
     func->setAttr(
         NVVM::NVVMDialect::getMinctasmAttrName(),
-        builder.getI32IntegerAttr(hasColumnBlocks(p) ||
-                                          p.granularity == GranularityKind::Row
-                                      ? kWideMinBlocksPerSM
-                                      : p.minBlocksPerSM));
+        builder.getI32IntegerAttr(p.minBlocksPerSM));
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&func.getBody().front());
   ImplicitLocOpBuilder b(loc, builder);

@@ -103,17 +103,24 @@ func.func @current(%x: tensor<128x128xbf16>) -> (tensor<128x128xf8E4M3FN>, tenso
 // -----
 
 // Columnwise outputs stored untransposed ([R, C], MN-major GEMM operands on
-// sm_100a), rowwise + columnwise from one read: each 32x1 block's amax is a
-// column maximum (shuffle across the two rows of a warp, then over the warps
-// through shared memory), its scale computed once and applied to the same
-// registers as the rowwise output. Scales in the transposed output's layout.
+// sm_100a), rowwise + columnwise from one read: the loaded tile is kept in
+// shared memory as loaded (32 KiB of bf16, the stash) and read back after
+// the rowwise output; each 32x1 block's amax is a column maximum (shuffle
+// across the two rows of a warp, then over the warps through shared
+// memory), its scale computed once and applied to the stash read again.
+// Scales in the transposed output's layout.
 // CHECK-LABEL: func.func @untransposed
 // CHECK: call @fp8_quantize_mxfp8_1x32_bf16_e4m3_r256_c384_row_col_untransposed_launch(%{{.*}}) : (tensor<256x384xbf16>) -> (tensor<256x384xf8E4M3FN>, tensor<256x12xf8E8M0FNU>, tensor<256x384xf8E4M3FN>, tensor<384x8xf8E8M0FNU>)
 // CHECK: gpu.func @fp8_quantize_mxfp8_1x32_bf16_e4m3_r256_c384_row_col_untransposed
-// CHECK-SAME: dynamic_shared_memory_bytes = 18464
+// CHECK-SAME: dynamic_shared_memory_bytes = 51232
 // CHECK-SAME: {alignment = 8 : i64, dtype = "e4m3", name = "columnwise", role = "output", shape = [256, 384]}
 // CHECK-SAME: {alignment = 1 : i64, dtype = "ue8m0", name = "columnwise_scale_inv", role = "output", shape = [3, 2, 512]}
 // CHECK-SAME: columnwise_layout = "untransposed"
+// CHECK-SAME: nvvm.minctasm = 3
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+// CHECK: nvvm.bar.warp.sync
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
 // CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32
 // CHECK: gpu.barrier
 // CHECK: gpu.barrier
@@ -137,9 +144,10 @@ func.func @untransposed(%x: tensor<256x384xbf16>) -> (tensor<256x384xf8E4M3FN>, 
 
 // 128x1 blocks (1x128 columnwise, untransposed): one row block per tile, R
 // need not be a multiple of 16; scales MN-major [ceil(R/128), roundup(C, 4)].
+// Whole tiles take a copy of the code without guards.
 // CHECK-LABEL: func.func @untransposed_1x128
 // CHECK: gpu.func @fp8_quantize_blockwise_pow2_1x128_f16_e4m3_r100_c128_clamp0x38d1b717_col_untransposed
-// CHECK-SAME: dynamic_shared_memory_bytes = 4640
+// CHECK-SAME: dynamic_shared_memory_bytes = 37408
 // CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "columnwise_scale_inv", role = "output", shape = [1, 128]}
 func.func @untransposed_1x128(%x: tensor<100x128xf16>) -> (tensor<100x128xf8E4M3FN>, tensor<128x1xf32>) {
   %qc, %sc = fp8.quantize %x {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 1x128>, columnwise_layout = #fp8.columnwise_layout<untransposed>}
