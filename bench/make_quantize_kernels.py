@@ -10,7 +10,9 @@ fp8-compile into one directory per set.
 The check set covers every recipe, rowwise + columnwise (transposed and
 untransposed) outputs, bf16/f16/f32 inputs and tail tiles (208 x 336:
 neither is a multiple of 128), casts and amax with a run-time row count
-(tensor<?xC>: R a kernel parameter, the check picks several), the scale kernels (current, delayed with
+(tensor<?xC>: R a kernel parameter, the check picks several; transposed
+columnwise outputs and dequantization too), blockwise casts writing their
+scales in the MX atom layout (mxscales), the scale kernels (current, delayed with
 both algorithms and a margin, history lengths around the CTA size) and the
 dequantization of every scale layout to bf16/f16/f32; the bench set is
 8192^2 and 16384^2 bf16 (row granularity also 4096 x 7168).
@@ -35,9 +37,12 @@ def tensor(shape, elem):
     return "tensor<" + "x".join(str(d) for d in shape) + ("x" if shape else "") + elem + ">"
 
 
-def scale_types(r, c, granularity):
-    """The logical scale_inv types of the rowwise and the columnwise output."""
+def scale_types(r, c, granularity, mx_scales=False):
+    """The logical scale_inv types of the rowwise and the columnwise output
+    (mx_scales: blockwise scales given as MX 1x32 UE8M0 codes)."""
     g = granularity
+    if mx_scales:
+        g = "mx 1x32"
     if g == "tensor":
         return "tensor<f32>", "tensor<f32>"
     if g == "row":
@@ -52,14 +57,16 @@ def scale_types(r, c, granularity):
 
 def quantize_case(fn, r, c, in_type, recipe, granularity, elem="e4m3",
                   rowwise=True, columnwise=True, scale_kind=None, history=0,
-                  untransposed=False):
+                  untransposed=False, mx_scales=False):
     """One function quantizing x [r, c]. scale_kind: None (per-block or fused
     current scaling, decomposed by the pipeline) or "given" (a scale operand).
-    untransposed: the columnwise output in x's layout ([r, c])."""
+    untransposed: the columnwise output in x's layout ([r, c]). mx_scales:
+    power-of-two blockwise scales written as the MX scales of a block-scaled
+    GEMM (scale_granularity = mx 1x32: UE8M0 codes in the 128x4 atoms)."""
     x = tensor([r, c], MLIR_TYPES[in_type])
     et = ELEM[elem]
     g = granularity
-    s_row, s_col = scale_types(r, c, g)
+    s_row, s_col = scale_types(r, c, g, mx_scales)
     results, types = [], []
     if rowwise:
         results += ["%q", "%s"]
@@ -88,6 +95,8 @@ def quantize_case(fn, r, c, in_type, recipe, granularity, elem="e4m3",
         body_results.append("%amax")
     layout = (", columnwise_layout = #fp8.columnwise_layout<untransposed>"
               if untransposed else "")
+    if mx_scales:
+        layout += ", scale_granularity = #fp8.granularity<mx 1x32>"
     lines.append(f"  {', '.join(body_results)} = fp8.quantize {operands} "
                  f"{{recipe = {recipe}, granularity = #fp8.granularity<{g}>{layout}}} "
                  f": {operand_types} ->{out_spec}")
@@ -200,7 +209,7 @@ def cases(which):
             out.append(dequantize_case(f"dq_mx_e5m2_{r}", r, c, "e5m2", "bf16", "mx 1x32"))
             out.append(dequantize_case(f"dq_tensor_e5m2_{r}", r, c, "e5m2", "f16", "tensor"))
         # A run-time row count (R = "?"): every recipe, rowwise and
-        # untransposed columnwise outputs (a transposed one needs a static R).
+        # untransposed columnwise outputs (transposed ones below).
         r, c = "?", 336
         out.append(amax_case("amax_bf16_dyn", r, c, "bf16"))
         out.append(amax_case("amax_f32_dyn", r, c, "f32"))
@@ -225,6 +234,49 @@ def cases(which):
         out.append(quantize_case("mx_ocp_e5m2_row_dyn", r, c, "f16",
                                  "#fp8.mxfp8<rounding = ocp, format = e5m2>", "mx 1x32",
                                  elem="e5m2", columnwise=False))
+        # Transposed columnwise outputs with a run-time R: rows of R bytes, R
+        # a multiple of 16 checked at launch (the check also expects the
+        # runtime to reject the other row counts).
+        out.append(quantize_case("bw128_tr_dyn", "?", 336, "bf16", "#fp8.blockwise<>",
+                                 "tile 1x128"))
+        out.append(quantize_case("bw128x128_tr_dyn", "?", 336, "f16", "#fp8.blockwise<>",
+                                 "tile 128x128"))
+        out.append(quantize_case("mx_tr_col_dyn", "?", 336, "bf16", "#fp8.mxfp8<>", "mx 1x32",
+                                 rowwise=False))
+        out.append(quantize_case("current_tr_dyn", "?", 352, "f16", "#fp8.current<>", "tensor"))
+        out.append(quantize_case("delayed_e5m2_tr_dyn", "?", 336, "bf16",
+                                 "#fp8.delayed<history = 16>", "tensor", elem="e5m2",
+                                 scale_kind="given", history=16))
+        out.append(quantize_case("bw128_mxs_tr_dyn", "?", 336, "bf16", "#fp8.blockwise<>",
+                                 "tile 1x128", mx_scales=True))
+        # Dequantization with a run-time R, every scale layout.
+        for g, name in (("tensor", "tensor"), ("row", "row"), ("tile 1x128", "bw128"),
+                        ("tile 128x128", "bw128x128"), ("mx 1x32", "mx")):
+            out.append(dequantize_case(f"dq_{name}_bf16_dyn", "?", 336, "e4m3", "bf16", g))
+        out.append(dequantize_case("dq_bw128_e5m2_f32_dyn", "?", 336, "e5m2", "f32",
+                                   "tile 1x128"))
+        # Blockwise power-of-two scales written in the sm_100a GEMM's MX
+        # layout (UE8M0 128x4 atoms, each tile's code repeated over its 1x32
+        # blocks): target-neutral code, checked here on sm_90a.
+        for rr, cc in ((208, 336), (256, 512)):
+            out.append(quantize_case(f"bw128_mxs_untr_{rr}", rr, cc, "bf16", "#fp8.blockwise<>",
+                                     "tile 1x128", untransposed=True, mx_scales=True))
+            out.append(quantize_case(f"bw128_mxs_{rr}", rr, cc, "f16", "#fp8.blockwise<>",
+                                     "tile 1x128", mx_scales=True))
+            out.append(quantize_case(f"bw128x128_mxs_untr_{rr}", rr, cc, "bf16",
+                                     "#fp8.blockwise<>", "tile 128x128", untransposed=True,
+                                     mx_scales=True))
+            out.append(quantize_case(f"bw128x128_mxs_{rr}", rr, cc, "f32", "#fp8.blockwise<>",
+                                     "tile 128x128", mx_scales=True))
+        out.append(quantize_case("bw128_mxs_row_1", 1, 336, "bf16", "#fp8.blockwise<>",
+                                 "tile 1x128", columnwise=False, mx_scales=True))
+        out.append(quantize_case("bw128_mxs_untr_dyn", "?", 336, "bf16", "#fp8.blockwise<>",
+                                 "tile 1x128", untransposed=True, mx_scales=True))
+        out.append(quantize_case("bw128_mxs_noclamp_f32_row_dyn", "?", 336, "f32",
+                                 "#fp8.blockwise<amax_clamp = 0.0>", "tile 1x128",
+                                 columnwise=False, mx_scales=True))
+        out.append(quantize_case("bw128x128_mxs_untr_dyn", "?", 336, "bf16", "#fp8.blockwise<>",
+                                 "tile 128x128", untransposed=True, mx_scales=True))
         # Row granularity (one current scale per row, rowwise output):
         # bf16/f16/f32 inputs, e4m3/e5m2, epsilon and pow2, static (tail
         # tiles) and run-time R.
@@ -242,6 +294,21 @@ def cases(which):
                                      "#fp8.current<pow2 = true>", "row", columnwise=False))
         out.append(quantize_case("rowg_bf16_dyn", "?", 336, "bf16", "#fp8.current<>", "row",
                                  columnwise=False))
+        # Row granularity, columnwise output (one scale per column of x: the
+        # rows of x^T), transposed or untransposed, static and run-time R.
+        for rr, cc in ((208, 336), (256, 512)):
+            out.append(quantize_case(f"rowg_col_{rr}", rr, cc, "bf16", "#fp8.current<>", "row",
+                                     rowwise=False))
+            out.append(quantize_case(f"rowg_col_untr_{rr}", rr, cc, "f32", "#fp8.current<>",
+                                     "row", rowwise=False, untransposed=True))
+        out.append(quantize_case("rowg_col_e5m2_eps_pow2_1", 1, 336, "f16",
+                                 "#fp8.current<epsilon = 1.0, pow2 = true>", "row",
+                                 elem="e5m2", rowwise=False, untransposed=True))
+        out.append(quantize_case("rowg_col_dyn", "?", 336, "bf16", "#fp8.current<>", "row",
+                                 rowwise=False))
+        out.append(quantize_case("rowg_col_untr_dyn", "?", 336, "f16",
+                                 "#fp8.current<epsilon = 1.0e-3>", "row", rowwise=False,
+                                 untransposed=True))
         out.append(quantize_case("rowg_f32_e5m2_eps_pow2_dyn", "?", 336, "f32",
                                  "#fp8.current<epsilon = 1.0, pow2 = true>", "row",
                                  elem="e5m2", columnwise=False))

@@ -840,8 +840,8 @@ private:
         break;
       case ParamKind::I32:
       case ParamKind::I64:
-        FP8RT_RETURN_IF_ERROR(
-            reader_.expectObject(v, path, {"name", "kind", "value"}));
+        FP8RT_RETURN_IF_ERROR(reader_.expectObject(
+            v, path, {"name", "kind", "value", "multiple_of", "reason"}));
         break;
       }
       FP8RT_RETURN_IF_ERROR(
@@ -882,6 +882,11 @@ private:
               reader_.readExtent(*value, valuePath, 0, param.value));
           FP8RT_RETURN_IF_ERROR(
               checkBindable(*value, valuePath, param.value.symbol));
+          FP8RT_RETURN_IF_ERROR(reader_.readInt(v, path, "multiple_of", false,
+                                                2, int64_t(1) << 20,
+                                                param.multipleOf));
+          FP8RT_RETURN_IF_ERROR(reader_.readString(
+              v, path, "reason", false, param.multipleOfReason));
         } else {
           bool is32 = param.kind == ParamKind::I32;
           FP8RT_RETURN_IF_ERROR(reader_.readIntValue(

@@ -100,6 +100,10 @@ struct ParamSpec {
   TensorMapPassing passing = TensorMapPassing::GridConstant; // TensorMap
   int operand = -1;                                          // Pointer
   Extent value;                                              // I32, I64
+  // I32, I64 of a symbol: the symbol's value must be a multiple of this
+  // (> 1), for the reason `multipleOfReason`; checked at launch.
+  int64_t multipleOf = 1;
+  std::string multipleOfReason;
 
   // Placement in the kernel's parameter buffer (CUDA's layout: each param
   // at the next multiple of its alignment).

@@ -361,6 +361,13 @@ private:
                                  " does not fit in the kernel's i32 "
                                  "parameter (max ",
                                  INT32_MAX, ")");
+        if (value % param.multipleOf != 0)
+          return invalidArgument(
+              what, ": ", param.value.symbol, " = ", value,
+              " is not a multiple of ", param.multipleOf,
+              param.multipleOfReason.empty() ? "" : " (",
+              param.multipleOfReason,
+              param.multipleOfReason.empty() ? "" : ")");
       }
       out_.scalarValues[i] = value;
     }

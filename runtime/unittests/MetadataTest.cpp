@@ -359,7 +359,8 @@ const BadMetadata kBadMetadata[] = {
      "params[4].kind: unknown value \"u32\" (expected one of: tensor_map, "
      "pointer, i32, i64)"},
     {"\"value\": \"M\"}", "\"value\": \"M\", \"operand\": @\"d\"}",
-     "params[4]: unknown key \"operand\" (allowed: name, kind, value)"},
+     "params[4]: unknown key \"operand\" (allowed: name, kind, value, "
+     "multiple_of, reason)"},
     {"\"value\": \"M\"", "\"value\": @4294967296",
      "params[4].value: value 4294967296 is out of range [-2147483648, "
      "2147483647]"},

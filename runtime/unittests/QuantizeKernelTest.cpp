@@ -404,5 +404,120 @@ TEST_F(RowGranularityQuantizeKernelTest, RejectsScalesOfAnotherShape) {
   expectRejected(ops, "operand \"rowwise_scale_inv\": shape[1]");
 }
 
+// A transposed columnwise output with a run-time R ([512, R]: rows of R
+// bytes), as fp8-compile writes it: R is passed as "r", which must be a
+// multiple of 16; other row counts are rejected before any launch.
+std::string transposedDynamicRowsJson() {
+  std::string json = withDynamicRows(kQuantizeJson, R"json("operands": [
+    {"name": "x", "dtype": "bf16", "shape": ["R", 512], "role": "input", "alignment": 16},
+    {"name": "columnwise", "dtype": "e4m3", "shape": [512, "R"], "role": "output", "alignment": 8},
+    {"name": "columnwise_scale_inv", "dtype": "f32", "shape": ["ceildiv(R, 128)", 512], "role": "output", "alignment": 4}
+  ],
+  "tensor_maps": [],)json",
+                                     {"x", "columnwise", "columnwise_scale_inv"});
+  return replaced(json, R"json("value": "R"})json",
+                  R"json("value": "R", "multiple_of": 16, "reason": "the transposed columnwise output's rows are R bytes, 16-byte aligned"})json");
+}
+
+class TransposedDynamicRowsQuantizeKernelTest : public KernelFixture {
+protected:
+  void SetUp() override {
+    KernelFixture::SetUp();
+    load(transposedDynamicRowsJson(), rowGranularityPtx());
+  }
+  static std::vector<fp8rt_tensor> operands(int64_t r) {
+    return {makeTensor("x", kX, FP8RT_BF16, {r, 512}),
+            makeTensor("columnwise", kQt, FP8RT_E4M3, {512, r}),
+            makeTensor("columnwise_scale_inv", kQtScale, FP8RT_F32,
+                       {(r + 127) / 128, 512})};
+  }
+};
+
+TEST_F(TransposedDynamicRowsQuantizeKernelTest, ParsesTheMultiple) {
+  const ParamSpec &r = kernel->meta.params.back();
+  EXPECT_EQ(r.multipleOf, 16);
+  EXPECT_EQ(r.multipleOfReason, "the transposed columnwise output's rows are "
+                                "R bytes, 16-byte aligned");
+}
+
+TEST_F(TransposedDynamicRowsQuantizeKernelTest, LaunchesRowCountsOf16Bytes) {
+  for (int64_t r : {16, 128, 208, 4112}) {
+    fake.launches.clear();
+    ASSERT_EQ(launch(operands(r)), FP8RT_SUCCESS)
+        << "R = " << r << ": " << fp8rt_last_error();
+    ASSERT_EQ(fake.launches.size(), 1u);
+    EXPECT_EQ(fake.launches[0].grid[1], static_cast<unsigned>((r + 127) / 128));
+    EXPECT_EQ(fake.launches[0].params.back(), bytesOf(static_cast<int32_t>(r)));
+  }
+}
+
+TEST_F(TransposedDynamicRowsQuantizeKernelTest, RejectsOtherRowCounts) {
+  for (int64_t r : {1, 100, 127, 4097}) {
+    fake.launches.clear();
+    expectRejected(operands(r),
+                   "param \"r\": R = " + std::to_string(r) +
+                       " is not a multiple of 16 (the transposed columnwise "
+                       "output's rows are R bytes, 16-byte aligned)");
+    EXPECT_TRUE(fake.launches.empty());
+  }
+}
+
+TEST(QuantizeKernelMetadata, MultipleOfNeedsASymbolAndARange) {
+  std::string json = replaced(transposedDynamicRowsJson(),
+                              "\"multiple_of\": 16", "\"multiple_of\": 1");
+  KernelMetadata meta;
+  Status status = parseKernelMetadata(json, "k.json", meta);
+  EXPECT_EQ(status.code(), FP8RT_ERROR_INVALID_METADATA);
+  EXPECT_NE(status.message().find("multiple_of"), std::string::npos)
+      << status.message();
+}
+
+// Power-of-two blockwise scales written as MX scales (scale_granularity =
+// mx 1x32, "_mxscales"): UE8M0 atoms [ceil(R/128), ceil(C/128), 512],
+// 4-byte aligned (a tile's code is stored as one word).
+std::string mxScalesJson() {
+  return withDynamicRows(kQuantizeJson, R"json("operands": [
+    {"name": "x", "dtype": "bf16", "shape": ["R", 512], "role": "input", "alignment": 16},
+    {"name": "rowwise", "dtype": "e4m3", "shape": ["R", 512], "role": "output", "alignment": 8},
+    {"name": "rowwise_scale_inv", "dtype": "ue8m0", "shape": ["ceildiv(R, 128)", 4, 512], "role": "output", "alignment": 4}
+  ],
+  "tensor_maps": [],)json",
+                         {"x", "rowwise", "rowwise_scale_inv"});
+}
+
+class MXScalesQuantizeKernelTest : public KernelFixture {
+protected:
+  void SetUp() override {
+    KernelFixture::SetUp();
+    load(mxScalesJson(), rowGranularityPtx());
+  }
+  static std::vector<fp8rt_tensor> operands(int64_t r) {
+    return {makeTensor("x", kX, FP8RT_BF16, {r, 512}),
+            makeTensor("rowwise", kQ, FP8RT_E4M3, {r, 512}),
+            makeTensor("rowwise_scale_inv", kQScale, FP8RT_UE8M0,
+                       {(r + 127) / 128, 4, 512})};
+  }
+};
+
+TEST_F(MXScalesQuantizeKernelTest, LaunchesWithTheAtoms) {
+  ASSERT_EQ(launch(operands(4097)), FP8RT_SUCCESS) << fp8rt_last_error();
+  EXPECT_EQ(fake.launches[0].grid[1], 33u);
+}
+
+TEST_F(MXScalesQuantizeKernelTest, RejectsLogicalScalesAndMisalignedAtoms) {
+  // The logical [R, ceil(C/32)] tensor is not what the kernel writes.
+  std::vector<fp8rt_tensor> ops = operands(208);
+  operand(ops, "rowwise_scale_inv") =
+      makeTensor("rowwise_scale_inv", kQScale, FP8RT_UE8M0, {208, 16});
+  expectRejected(ops, "operand \"rowwise_scale_inv\": rank");
+  ops = operands(208);
+  operand(ops, "rowwise_scale_inv").data =
+      reinterpret_cast<void *>(kQScale + 2);
+  expectRejected(ops, "is not 4-byte aligned");
+  ops = operands(208);
+  operand(ops, "rowwise_scale_inv").dtype = FP8RT_F32;
+  expectRejected(ops, "operand \"rowwise_scale_inv\": dtype is f32, expected ue8m0");
+}
+
 } // namespace
 } // namespace fp8rt::testing

@@ -229,6 +229,74 @@ TEST_F(DequantizeKernelTest, RejectsAnInputOfAnotherFormat) {
   expectRejected(ops, "operand \"x\": dtype is e5m2, expected e4m3");
 }
 
+// fp8.dequantize of tensor<?x384xf8E4M3FN> with 1x128 scales, as
+// fp8-compile writes it: R bound from x, scales [3, roundup(R, 4)], R
+// passed last.
+std::string dynamicRowsDequantizeJson() {
+  std::string json = kDequantizeJson;
+  auto replace = [&](const std::string &from, const std::string &to) {
+    json.replace(json.find(from), from.size(), to);
+  };
+  replace("\"shape\": [200, 384], \"role\": \"input\"",
+          "\"shape\": [\"R\", 384], \"role\": \"input\"");
+  replace("\"shape\": [3, 200]", "\"shape\": [3, \"roundup(R, 4)\"]");
+  replace("\"shape\": [200, 384], \"role\": \"output\"",
+          "\"shape\": [\"R\", 384], \"role\": \"output\"");
+  replace("{\"name\": \"y\", \"kind\": \"pointer\", \"operand\": \"y\"}",
+          "{\"name\": \"y\", \"kind\": \"pointer\", \"operand\": \"y\"},\n"
+          "    {\"name\": \"r\", \"kind\": \"i32\", \"value\": \"R\"}");
+  replace("\"rows\": 200", "\"rows\": \"R\"");
+  return json;
+}
+
+// pointerEntryPtx(3) and an i32.
+std::string dynamicRowsDequantizePtx() {
+  std::string ptx = pointerEntryPtx(3);
+  std::string last = "cs_param_2\n";
+  ptx.replace(ptx.find(last), last.size(), "cs_param_2,\n\t.param .u32 cs_param_3\n");
+  return ptx;
+}
+
+class DynamicRowsDequantizeKernelTest : public KernelFixture {
+protected:
+  void SetUp() override {
+    KernelFixture::SetUp();
+    load(dynamicRowsDequantizeJson(), dynamicRowsDequantizePtx());
+  }
+  static std::vector<fp8rt_tensor> operands(int64_t r) {
+    return {makeTensor("x", kX, FP8RT_E4M3, {r, 384}),
+            makeTensor("scale_inv", kScale, FP8RT_F32, {3, (r + 3) / 4 * 4}),
+            makeTensor("y", kY, FP8RT_BF16, {r, 384})};
+  }
+};
+
+TEST_F(DynamicRowsDequantizeKernelTest, BindsRAndTheGridForEveryRowCount) {
+  for (int64_t r : {1, 127, 128, 208, 4097}) {
+    fake.launches.clear();
+    ASSERT_EQ(launch(operands(r)), FP8RT_SUCCESS)
+        << "R = " << r << ": " << fp8rt_last_error();
+    const LaunchCall &call = fake.launches[0];
+    EXPECT_EQ(call.grid[0], 3u);
+    EXPECT_EQ(call.grid[1], static_cast<unsigned>((r + 127) / 128));
+    ASSERT_EQ(call.params.size(), 4u);
+    int32_t value = static_cast<int32_t>(r);
+    EXPECT_EQ(call.params[3],
+              std::vector<unsigned char>(
+                  reinterpret_cast<unsigned char *>(&value),
+                  reinterpret_cast<unsigned char *>(&value) + sizeof(value)));
+  }
+}
+
+TEST_F(DynamicRowsDequantizeKernelTest, RejectsMismatchedRowCounts) {
+  std::vector<fp8rt_tensor> ops = operands(208);
+  operand(ops, "y").shape[0] = 200;
+  expectRejected(ops, "operand \"y\": shape[0] (R) is 200, but R is 208");
+  ops = operands(127);
+  operand(ops, "scale_inv").shape[1] = 127;
+  expectRejected(ops, "operand \"scale_inv\": shape[1] (roundup(R, 4)) is "
+                      "127, expected 128");
+}
+
 //===----------------------------------------------------------------------===//
 // roundup(M, 4): the sm_90a GEMM's MN-major 1x128 A scales
 //===----------------------------------------------------------------------===//

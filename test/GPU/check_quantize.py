@@ -54,6 +54,32 @@ POISON = 0xA5
 # The row counts a kernel with a run-time R is checked at: one row, a partial
 # tile, a whole tile, a partial second tile, and 33 tiles (the last of one row).
 DYNAMIC_ROWS = (1, 127, 128, 208, 4097)
+# More row counts for kernels that need R a multiple of 16 (transposed
+# columnwise outputs): of DYNAMIC_ROWS only 128 and 208 are.
+TRANSPOSED_DYNAMIC_ROWS = (16, 4112)
+
+
+def check_rejected_rows(meta, kernel, rows, multiple):
+    """A launch with R not a multiple of `multiple` must fail with the
+    runtime's argument error (nothing launched), not run."""
+    q = meta["quantize"]
+    ops = {op["name"]: op for op in meta["operands"]}
+    dtypes = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2,
+              "ue8m0": torch.float8_e8m0fnu,
+              "f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+    args = {}
+    for name, op in ops.items():
+        shape = eval_shape(op["shape"], rows)
+        args[name] = torch.empty(shape, dtype=dtypes[op["dtype"]], device="cuda")
+    try:
+        kernel.launch(**args)
+        torch.cuda.synchronize()
+    except Exception as e:  # the runtime's error, with its message
+        if f"not a multiple of {multiple}" in str(e):
+            return []
+        return [f"R = {rows}: launch failed with an unexpected error: {e}"]
+    return [f"R = {rows}: launched although R is not a multiple of {multiple} "
+            f"({q['rows']} rows of a transposed output)"]
 
 
 def eval_extent(extent, rows):
@@ -169,7 +195,25 @@ def ref_quantize(lib, x32, q, transposed, scale=1.0):
         raise RuntimeError("reference rejected the arguments")
     grid_shape = (grid[0], grid[1])
     scales = e8m0 if g == 3 else scale_inv
-    return data.view(out_rows, out_cols), scales[:grid[0] * grid[1]].view(grid_shape), amax.value
+    scales = scales[:grid[0] * grid[1]].view(grid_shape)
+    if has_mx_scales(q):
+        scales = blockwise_to_mx(scales, tr, tc, out_rows, out_cols)
+    return data.view(out_rows, out_cols), scales, amax.value
+
+
+def has_mx_scales(q):
+    """Blockwise scales written as the MX scales of a block-scaled GEMM."""
+    return q.get("scale_granularity") == "mx1x32"
+
+
+def blockwise_to_mx(scale_inv, tr, tc, out_rows, out_cols):
+    """The MX form of power-of-two blockwise scale_inv [ceil(P/tr), ceil(K/tc)]:
+    [P, ceil(K/32)] UE8M0 codes, the f32 biased exponent of each element's tile
+    (numerics.md, "Blockwise to MX on Blackwell"; NaN/inf would be 0xFF)."""
+    codes = ((scale_inv.contiguous().view(torch.int32) >> 23) & 0xFF).to(torch.uint8)
+    rows = torch.arange(out_rows) // tr
+    blocks = torch.arange(math.ceil(out_cols / 32)) * 32 // tc
+    return codes[rows][:, blocks].contiguous()
 
 
 def physical_to_grid(q, phys, out_rows, out_cols):
@@ -182,7 +226,7 @@ def physical_to_grid(q, phys, out_rows, out_cols):
     if gran == "row":
         return phys.view(-1, 1)
     tr, tc = (int(v) for v in gran.split("x"))
-    if q["rule"].startswith("mxfp8"):
+    if q["rule"].startswith("mxfp8") or has_mx_scales(q):
         # [ceil(P/128), ceil(K/128), 512] atoms; byte (p%32)*16 + (p%128)/32*4 + kb%4.
         kblocks = math.ceil(out_cols / 32)
         p = torch.arange(out_rows).view(-1, 1)
@@ -212,7 +256,9 @@ def multiplier_grid(q, scales_grid, out_rows, out_cols, ref_scale):
         # The kernel's multiplier: the reference current scale of each row.
         return ref_scale.view(-1, 1).expand(out_rows, out_cols)
     tr, tc = (int(v) for v in gran.split("x"))
-    if q["rule"].startswith("mxfp8"):
+    if has_mx_scales(q):
+        tr, tc = 1, 32
+    if q["rule"].startswith("mxfp8") or has_mx_scales(q):
         e = scales_grid.to(torch.int32)
         mult = torch.pow(2.0, (127 - e).double()).float()
         mult[e == 255] = float("nan")
@@ -231,9 +277,16 @@ def check_kernel(path, numerics, gen, record):
         return failures
     q = meta["quantize"]
     if isinstance(q["rows"], str):
-        # A run-time R: every row count of DYNAMIC_ROWS.
+        # A run-time R: every row count of DYNAMIC_ROWS (those the kernel
+        # takes: a multiple of 16 for a transposed columnwise output, the
+        # others must be rejected at launch).
         failures = []
-        for rows in DYNAMIC_ROWS:
+        multiple = next((p.get("multiple_of", 1) for p in meta["params"]
+                         if p["name"] == "r"), 1)
+        for rows in DYNAMIC_ROWS + (TRANSPOSED_DYNAMIC_ROWS if multiple > 1 else ()):
+            if rows % multiple != 0:
+                failures += check_rejected_rows(meta, kernel, rows, multiple)
+                continue
             failures += [f"R = {rows}: {f}"
                          for f in check_cast(meta, kernel, numerics, gen, record, rows)]
         kernel.close()
@@ -330,7 +383,8 @@ def check_cast(meta, kernel, numerics, gen, record, rows):
             # PyTorch, after clamping, with the kernel's own scales.
             ref_scale = given_scale
             if q["granularity"] == "row":
-                row_amax = x32.abs().amax(dim=1)
+                # Rows of x, or of x^T (x's columns) for the columnwise output.
+                row_amax = (x32.t() if transposed else x32).abs().amax(dim=1)
                 ref_scale = torch.tensor(
                     [numerics.fp8ref_current_scale(
                         float(a), int(q["dtype"] == "e5m2"), float(q.get("epsilon", 0.0)),
@@ -488,7 +542,19 @@ def random_scales(shape, gen, specials):
 
 def check_dequantize(meta, kernel, numerics, gen):
     desc = meta["dequantize"]
-    rows, cols = desc["rows"], desc["cols"]
+    if isinstance(desc["rows"], str):
+        # A run-time R: every row count of DYNAMIC_ROWS.
+        failures = []
+        for rows in DYNAMIC_ROWS:
+            failures += [f"R = {rows}: {f}"
+                         for f in check_dequantize_rows(meta, kernel, numerics, gen, rows)]
+        return failures
+    return check_dequantize_rows(meta, kernel, numerics, gen, desc["rows"])
+
+
+def check_dequantize_rows(meta, kernel, numerics, gen, rows):
+    desc = meta["dequantize"]
+    cols = desc["cols"]
     gran = desc["granularity"]
     e5m2 = int(desc["dtype"] == "e5m2")
     out_dtype, out_code = DEQUANT_OUT[desc["out_dtype"]]
@@ -506,7 +572,7 @@ def check_dequantize(meta, kernel, numerics, gen):
         codes = codes.to(torch.uint8)
         if not specials:  # no NaN/inf codes: every output is a number
             codes = codes & 0x77
-        shape = ops["scale_inv"]["shape"]
+        shape = eval_shape(ops["scale_inv"]["shape"], rows)
         if mx:
             phys = torch.randint(0, 256, shape, generator=gen, dtype=torch.int32).to(torch.uint8)
             if not specials:

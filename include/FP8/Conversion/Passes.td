@@ -47,7 +47,9 @@ def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
     `fp8.update_amax_history` and `fp8.dequantize` that a kernel takes by a
     call of a host launcher declaration (`@NAME_launch`, tagged
     `fp8.kernel`) of a kernel in `gpu.module @fp8_kernels` (one kernel per
-    shape, dtypes, recipe and set of outputs; shapes are static):
+    shape, dtypes, recipe and set of outputs; C is static, R static or a
+    run-time value: the kernels of a `tensor<?xC>` take it as a trailing i32
+    `r` that the runtime binds from the input's shape):
 
     * `fp8.amax`: grid-wide max |x| (NaN-propagating), one atomic max per
       CTA into a zeroed scalar;
@@ -64,8 +66,12 @@ def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
       128x128: `[ceil(R/128), ceil(C/128)]` f32; MX: the 128x4 UE8M0 atom
       layout; on sm_100a the round-up UE8M0 scale comes from
       `cvt.rp.satfinite.ue8m0x2.f32`). Columnwise outputs are stored
-      transposed (`[C, R]`) or untransposed (`[R, C]`, MN-major GEMM
-      operands), with the same scale layout;
+      transposed (`[C, R]`: rows of R bytes, so R a multiple of 16, a
+      diagnostic for a static R and a launch-time check of `r` by the
+      runtime otherwise) or untransposed (`[R, C]`, MN-major GEMM
+      operands), with the same scale layout. Power-of-two blockwise
+      quantizations with `scale_granularity = mx 1x32` write their scales
+      as UE8M0 codes in the MX atom layout instead;
     * the `fp8.compute_scale` and `fp8.update_amax_history` ops no cast
       absorbed: one-CTA kernels (current scale; delayed scale with the
       history's amax and the history rolled in place; slot 0 recorded in
@@ -75,8 +81,8 @@ def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
 
     Each kernel carries `fp8.kernel_metadata` (`"kind"`: `quantize`, `amax`,
     `compute_scale`, `update_amax_history` or `dequantize`) for
-    fp8-compile. Ops no kernel takes yet (dynamic shapes, row granularity
-    quantization, per-tensor quantize without a scale: run
+    fp8-compile. Ops no kernel takes yet (a dynamic C, a columnwise
+    row-granularity output, per-tensor quantize without a scale: run
     `fp8-decompose-quantize`) are left as they are, or reported as errors
     with `strict`.
   }];

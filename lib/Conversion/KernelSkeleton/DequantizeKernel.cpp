@@ -33,9 +33,19 @@ static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 FailureOr<DequantizeProblem> DequantizeProblem::get(DequantizeOp op) {
   auto type = op.getInput().getType();
-  if (failed(checkKernelMatrix(op, type, "the dequantization kernels")))
+  bool dynamicRows =
+      type.getRank() == 2 && type.isDynamicDim(0) && !type.isDynamicDim(1);
+  if (dynamicRows) {
+    // In-row offsets are i32, row offsets i64: C alone must stay below 2^31.
+    if (type.getDimSize(1) >= (int64_t(1) << 31))
+      return op.emitOpError() << "rows of 2^31 or more elements are not "
+                                 "supported by the dequantization kernels";
+  } else if (failed(checkKernelMatrix(op, type,
+                                      "the dequantization kernels"))) {
     return failure();
+  }
   DequantizeProblem p;
+  p.dynamicRows = dynamicRows;
   p.rows = type.getDimSize(0);
   p.cols = type.getDimSize(1);
   p.elementType = type.getElementType();
@@ -84,29 +94,38 @@ static std::string getGranularityName(const DequantizeProblem &p) {
 }
 
 std::string mlir::fp8::getDequantizeKernelName(const DequantizeProblem &p) {
+  std::string rows =
+      p.dynamicRows ? std::string("dyn") : std::to_string(p.rows);
   return llvm::formatv("fp8_dequantize_{0}_{1}_{2}_r{3}_c{4}",
                        getGranularityName(p), getKernelDTypeName(p.elementType),
-                       getKernelDTypeName(p.outputType), p.rows, p.cols);
-}
-
-static ScaleTensorLayout getScaleLayout(const DequantizeProblem &p) {
-  return getScaleTensorLayout(p.granularity, p.blockRows, p.rows, p.cols);
+                       getKernelDTypeName(p.outputType), rows, p.cols);
 }
 
 DictionaryAttr mlir::fp8::buildDequantizeKernelMetadata(
     MLIRContext *ctx, StringRef name, const ChipInfo &chip,
     const DequantizeProblem &p) {
   KernelMetadataBuilder m(ctx);
-  ScaleTensorLayout scales = getScaleLayout(p);
+  // With a run-time R only the layout's name, dtype and alignment are used.
+  ScaleTensorLayout scales = getScaleTensorLayout(
+      p.granularity, p.blockRows, p.dynamicRows ? kQuantizeTileRows : p.rows,
+      p.cols);
+  Attribute rows = p.dynamicRows ? m.dim(kQuantizeRowsSymbol) : m.dim(p.rows);
+  Attribute matrix = m.list({rows, m.dim(p.cols)});
+  Attribute scaleShape =
+      p.dynamicRows ? getRunTimeRowsScaleShape(m, p.granularity, p.blockRows,
+                                               p.cols, /*columnwise=*/false)
+                    : m.shape(scales.shape);
   // 8-byte loads of the FP8 rows, 16-byte stores of the output.
-  m.addPointerOperand("x", getKernelDTypeName(p.elementType),
-                      m.shape({p.rows, p.cols}), "input", 8);
-  m.addPointerOperand("scale_inv", scales.dtype, m.shape(scales.shape),
-                      "input", scales.alignment);
-  m.addPointerOperand("y", getKernelDTypeName(p.outputType),
-                      m.shape({p.rows, p.cols}), "output", 16);
+  m.addPointerOperand("x", getKernelDTypeName(p.elementType), matrix, "input",
+                      8);
+  m.addPointerOperand("scale_inv", scales.dtype, scaleShape, "input",
+                      scales.alignment);
+  m.addPointerOperand("y", getKernelDTypeName(p.outputType), matrix, "output",
+                      16);
+  if (p.dynamicRows)
+    m.addValueParam("r", "i32", kQuantizeRowsSymbol);
   Attribute info = m.dict(
-      {{"rows", m.num(p.rows)},
+      {{"rows", rows},
        {"cols", m.num(p.cols)},
        {"dtype", m.str(getKernelDTypeName(p.elementType))},
        {"out_dtype", m.str(getKernelDTypeName(p.outputType))},
@@ -131,6 +150,8 @@ private:
   KernelBuilder kb;
   const DequantizeProblem &p;
   Value x, scaleInv, y;
+  /// R (i32): the constant, or the kernel's `r` parameter.
+  Value numRows;
   Value chunk, rowInTile, colTile, rowTile;
 
   /// scale_inv of the block holding row `row` (i), tile row `rowInOut`,
@@ -149,16 +170,21 @@ Value DequantizeKernelEmitter::loadBlockScale(Value row, Value rowInOut) {
   case GranularityKind::Row:
     return kb.loadF32(scaleInv, row);
   case GranularityKind::Tile:
-    if (p.blockRows == 1)
+    if (p.blockRows == 1) {
       // MN-major [ceil(C/128), roundup(R, 4)]; the tile's columns are one
       // 128-column block.
-      return kb.loadF32(
-          scaleInv,
-          kb.add(kb.mul(colTile,
-                        kb.i32((p.rows + kMNMajorScaleAlignment - 1) /
-                               kMNMajorScaleAlignment *
-                               kMNMajorScaleAlignment)),
-                 row));
+      Value paddedRows;
+      if (p.dynamicRows) {
+        Value bumped =
+            kb.add(numRows, kb.i32(kMNMajorScaleAlignment - 1));
+        paddedRows = kb.andi(bumped, kb.i32(-kMNMajorScaleAlignment));
+      } else {
+        paddedRows = kb.i32((p.rows + kMNMajorScaleAlignment - 1) /
+                            kMNMajorScaleAlignment * kMNMajorScaleAlignment);
+      }
+      Value blockStart = kb.mul(colTile, paddedRows);
+      return kb.loadF32(scaleInv, kb.add(blockStart, row));
+    }
     // [ceil(R/128), ceil(C/128)]: the tile is one block.
     return kb.loadF32(
         scaleInv, kb.add(kb.mul(rowTile, kb.i32(ceilDiv(p.cols, 128))),
@@ -233,6 +259,7 @@ void DequantizeKernelEmitter::emit(Block &entry) {
   x = entry.getArgument(0);
   scaleInv = entry.getArgument(1);
   y = entry.getArgument(2);
+  numRows = p.dynamicRows ? entry.getArgument(3) : kb.i32(p.rows);
   Value tid = kb.threadIdX();
   chunk = kb.remu(tid, kb.i32(kChunksPerRow));
   rowInTile = kb.divu(tid, kb.i32(kChunksPerRow));
@@ -240,7 +267,7 @@ void DequantizeKernelEmitter::emit(Block &entry) {
   rowTile = arith::IndexCastUIOp::create(
       b, b.getI32Type(), gpu::BlockIdOp::create(b, gpu::Dimension::y));
 
-  bool guarded = p.rows % kQuantizeTileRows != 0 ||
+  bool guarded = p.dynamicRows || p.rows % kQuantizeTileRows != 0 ||
                  p.cols % kQuantizeTileCols != 0;
   Value col = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)),
                      kb.mul(chunk, kb.i32(kVector)));
@@ -264,7 +291,7 @@ void DequantizeKernelEmitter::emit(Block &entry) {
       storeRow(values, index);
     };
     if (guarded)
-      kb.ifThen(kb.andi(kb.ult(row, kb.i32(p.rows)), colValid), body);
+      kb.ifThen(kb.andi(kb.ult(row, numRows), colValid), body);
     else
       body();
   }
@@ -276,9 +303,12 @@ gpu::GPUFuncOp mlir::fp8::buildDequantizeKernel(OpBuilder &builder,
                                                 gpu::GPUModuleOp module,
                                                 StringRef name,
                                                 const DequantizeProblem &p) {
-  gpu::GPUFuncOp func = createPointerKernel(builder, loc, module, name,
-                                            /*numPointers=*/3,
-                                            kQuantizeThreads);
+  SmallVector<Type> trailingArgs;
+  if (p.dynamicRows)
+    trailingArgs.push_back(builder.getI32Type());
+  gpu::GPUFuncOp func =
+      createPointerKernel(builder, loc, module, name, /*numPointers=*/3,
+                          kQuantizeThreads, trailingArgs);
   OpBuilder::InsertionGuard guard(builder);
   Block &entry = func.getBody().front();
   builder.setInsertionPointToStart(&entry);

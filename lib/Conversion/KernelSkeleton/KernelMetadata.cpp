@@ -49,9 +49,15 @@ void KernelMetadataBuilder::addPointerOperand(StringRef name, StringRef dtype,
 }
 
 void KernelMetadataBuilder::addValueParam(StringRef name, StringRef kind,
-                                          StringRef symbol) {
-  params.push_back(
-      dict({{"name", str(name)}, {"kind", str(kind)}, {"value", str(symbol)}}));
+                                          StringRef symbol, int64_t multipleOf,
+                                          StringRef reason) {
+  SmallVector<std::pair<StringRef, Attribute>> entries = {
+      {"name", str(name)}, {"kind", str(kind)}, {"value", str(symbol)}};
+  if (multipleOf > 1) {
+    entries.push_back({"multiple_of", num(multipleOf)});
+    entries.push_back({"reason", str(reason)});
+  }
+  params.push_back(dict(entries));
 }
 
 Attribute KernelMetadataBuilder::tilesGrid(int64_t tileRows, int64_t tileCols,
@@ -63,8 +69,14 @@ Attribute KernelMetadataBuilder::tilesGrid(int64_t tileRows, int64_t tileCols,
 }
 
 Attribute KernelMetadataBuilder::singleCtaGrid() {
-  return dict({{"kind", str("fixed")},
-               {"dims", list({num(1), num(1), num(1)})}});
+  return fixedGrid({1, 1, 1});
+}
+
+Attribute KernelMetadataBuilder::fixedGrid(ArrayRef<int64_t> dims) {
+  SmallVector<Attribute> extents;
+  for (int64_t d : dims)
+    extents.push_back(num(d));
+  return dict({{"kind", str("fixed")}, {"dims", list(extents)}});
 }
 
 DictionaryAttr KernelMetadataBuilder::finish(

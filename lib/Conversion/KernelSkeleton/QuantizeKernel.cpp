@@ -43,9 +43,12 @@ static constexpr int64_t kRowsPerThread =
 static constexpr int64_t kRowStep = kQuantizeThreads / kChunksPerRow; // 16
 /// A thread quantizes 8 segments of 8 consecutive elements per output.
 static constexpr int64_t kSegments = kRowsPerThread;
+static_assert(kRowsPerThread == kVector, "a thread holds 8 x 8 values");
 /// The f32 transpose tile: 128 floats a row, in 16-byte groups of 4.
 static constexpr int64_t kTransposeRowBytes = kQuantizeTileCols * 4;
 static constexpr int64_t kGroupBytes = 16;
+static constexpr int64_t kTransposeTileBytes =
+    kQuantizeTileRows * kTransposeRowBytes;
 
 static constexpr int64_t kWarps = kQuantizeThreads / 32;
 /// Bytes of the CTA reduction scratch (one u32 per warp).
@@ -63,6 +66,10 @@ static constexpr int64_t kWideMinBlocksPerSM = 2;
 /// reaches R = 524280 even at one row a CTA.
 static constexpr int64_t kRowLoadsPerThread = 8;
 static constexpr int64_t kRowBandsPerGridRow = 8;
+/// A transposed columnwise output's rows are R bytes: 16-byte aligned rows
+/// (its 8-byte stores, and the TMA loads of the GEMMs reading it) need R a
+/// multiple of 16, checked at launch for a run-time R.
+static constexpr int64_t kTransposedRowAlignment = 16;
 /// The MX 128x4 scale-factor atom (see GemmKernel.h kMXAtom*).
 static constexpr int64_t kAtomRows = 128;
 static constexpr int64_t kAtomBytes = 512;
@@ -115,11 +122,8 @@ static LogicalResult checkShape(Operation *op, const QuantizeProblem &p) {
               "multiple of 16 (16-byte vector loads and TMA-aligned FP8 rows), "
               "got "
            << p.cols;
-  if (p.needsTranspose() && p.dynamicRows)
-    return op->emitOpError()
-           << "a columnwise (transposed) output needs a static R (its rows are "
-              "R bytes, R a multiple of 16); store it untransposed or give R";
-  if (p.needsTranspose() && p.rows % 16 != 0)
+  if (p.needsTranspose() && !p.dynamicRows &&
+      p.rows % kTransposedRowAlignment != 0)
     return op->emitOpError()
            << "a columnwise (transposed) output needs R a multiple of 16 "
               "(its rows are R bytes), got "
@@ -201,7 +205,8 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
     return v ? cast<ShapedType>(v.getType()).getElementType() : Type();
   };
   for (Value s : {op.getRowwiseScaleInv(), op.getColumnwiseScaleInv()})
-    if (s && !g.isMX() && !scaleType(s).isF32())
+    if (s && !g.isMX() && !op.getScaleGranularityAttr() &&
+        !scaleType(s).isF32())
       return op.emitOpError() << "the quantization kernels write f32 "
                                  "scale_inv for non-MX granularities, got "
                               << scaleType(s);
@@ -230,10 +235,12 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
       return op.emitOpError() << "the row-granularity quantization kernel "
                                  "takes #fp8.current scaling without a scale "
                                  "operand (each row's scale from its amax)";
-    if (p.columnwise)
-      return op.emitOpError() << "the row-granularity quantization kernel "
-                                 "writes the rowwise output only (a "
-                                 "columnwise one has no kernel yet)";
+    // The rows of x and those of x^T (its columns) each need a pass over
+    // the whole tensor: one kernel each.
+    if (p.rowwise && p.columnwise)
+      return op.emitOpError() << "the row-granularity quantization kernels "
+                                 "write the rowwise or the columnwise output, "
+                                 "not both: run fp8-decompose-quantize";
     if (historyLength > 0)
       return op.emitOpError() << "the row-granularity quantization kernel "
                                  "does not record an amax";
@@ -257,6 +264,9 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
       return op.emitOpError() << "the quantization kernels take tile "
                                  "granularities with #fp8.blockwise only";
     }
+    // The verifier allows scale_granularity (mx 1x32) for power-of-two
+    // blockwise tiles only.
+    p.mxScales = static_cast<bool>(op.getScaleGranularityAttr());
     bool supported = (p.blockRows == 1 && p.blockCols == 128) ||
                      (p.blockRows == 128 && p.blockCols == 128) ||
                      (g.isMX() && p.blockRows == 1 && p.blockCols == 32);
@@ -322,6 +332,8 @@ std::string mlir::fp8::getQuantizeKernelName(const QuantizeProblem &p) {
     name += p.columnwiseTransposed ? "_col" : "_col_untransposed";
   if (p.historyLength > 0)
     name += llvm::formatv("_hist{0}", p.historyLength).str();
+  if (p.mxScales)
+    name += "_mxscales";
   return name;
 }
 
@@ -330,12 +342,16 @@ std::string mlir::fp8::getQuantizeKernelName(const QuantizeProblem &p) {
 static bool hasColumnBlocks(const QuantizeProblem &p) {
   return p.hasUntransposedColumnwise() &&
          p.scaleSource == QuantizeScaleSource::PerBlock &&
+         p.granularity != GranularityKind::Row &&
          p.blockRows != kQuantizeTileRows;
 }
 
 /// Row blocks of a tile in an untransposed columnwise output with per-block
 /// scales (128x1 blocks: 1, MX 32x1 blocks: 4).
 static int64_t getColumnBlocksPerTile(const QuantizeProblem &p) {
+  // Row granularity (columnwise): a column's block is all of it.
+  if (p.granularity == GranularityKind::Row)
+    return 1;
   return kQuantizeTileRows / p.blockCols;
 }
 
@@ -352,13 +368,17 @@ static int64_t getStashBytes(const QuantizeProblem &p) {
 int64_t mlir::fp8::getQuantizeSharedMemoryBytes(const QuantizeProblem &p) {
   int64_t tileBytes = 0;
   if (p.needsTranspose())
-    tileBytes = kQuantizeTileRows * kQuantizeTileCols * 4;
+    tileBytes = kTransposeTileBytes;
   // Untransposed columnwise blocks: the stashed tile, then per-warp column
   // maxima (u32) and the blocks' multipliers (f32), per row block of the
   // tile.
   if (hasColumnBlocks(p))
     tileBytes = getStashBytes(p) + getColumnBlocksPerTile(p) * (kWarps + 1) *
                                        kQuantizeTileCols * 4;
+  // Row granularity, columnwise: the columns' maxima per warp (u32), then
+  // their multipliers (f32), after the transpose tile.
+  if (p.granularity == GranularityKind::Row && p.columnwise)
+    tileBytes += (kWarps + 1) * kQuantizeTileCols * 4;
   return tileBytes + kReductionBytes;
 }
 
@@ -396,26 +416,31 @@ ScaleTensorLayout mlir::fp8::getScaleTensorLayout(GranularityKind granularity,
   return {"row_major", {P::ceilDiv(rows, 128), P::ceilDiv(cols, 128)}, "f32", 4};
 }
 
-static ScaleTensorLayout getScaleLayout(const QuantizeProblem &p, int64_t rows,
-                                        int64_t cols) {
-  return getScaleTensorLayout(p.granularity, p.blockRows, rows, cols);
+/// The granularity whose layout the scales are stored in.
+static GranularityKind getScaleLayoutKind(const QuantizeProblem &p) {
+  return p.mxScales ? GranularityKind::MX : p.granularity;
 }
 
-/// The metadata shape of the rowwise (`columnwise` false) or columnwise
-/// scale tensor: getScaleLayout's extents, or for a run-time R the same
-/// extents in terms of the symbol R ("roundup(R, 4)": padded MN-major
-/// columns, "ceildiv(R, 128)": tiles and MX atoms of 128 rows).
-static Attribute getScaleShapeAttr(KernelMetadataBuilder &m,
-                                   const QuantizeProblem &p, bool columnwise) {
+static ScaleTensorLayout getScaleLayout(const QuantizeProblem &p, int64_t rows,
+                                        int64_t cols) {
+  ScaleTensorLayout layout =
+      getScaleTensorLayout(getScaleLayoutKind(p), p.blockRows, rows, cols);
+  // A tile's code is stored four times at once, as one 32-bit word.
+  if (p.mxScales)
+    layout.alignment = 4;
+  return layout;
+}
+
+Attribute mlir::fp8::getRunTimeRowsScaleShape(KernelMetadataBuilder &m,
+                                               GranularityKind layout,
+                                               int64_t blockRows, int64_t cols,
+                                               bool columnwise) {
   using P = QuantizeProblem;
-  if (!p.dynamicRows)
-    return m.shape(columnwise ? getScaleLayout(p, p.cols, p.rows).shape
-                              : getScaleLayout(p, p.rows, p.cols).shape);
   Attribute rowTiles = m.dim(
       llvm::formatv("ceildiv({0}, {1})", kQuantizeRowsSymbol, kQuantizeTileRows)
           .str());
-  Attribute colTiles = m.dim(P::ceilDiv(p.cols, kQuantizeTileCols));
-  switch (p.granularity) {
+  Attribute colTiles = m.dim(P::ceilDiv(cols, kQuantizeTileCols));
+  switch (layout) {
   case GranularityKind::Tensor:
     return m.list({});
   case GranularityKind::MX:
@@ -423,24 +448,36 @@ static Attribute getScaleShapeAttr(KernelMetadataBuilder &m,
     return columnwise ? m.list({colTiles, rowTiles, m.dim(kAtomBytes)})
                       : m.list({rowTiles, colTiles, m.dim(kAtomBytes)});
   case GranularityKind::Row:
-    // [R, 1] (rowwise only).
-    return m.list({m.dim(kQuantizeRowsSymbol), m.dim(1)});
+    // [R, 1], or [C, 1] for the rows of x^T.
+    return columnwise ? m.list({m.dim(cols), m.dim(1)})
+                      : m.list({m.dim(kQuantizeRowsSymbol), m.dim(1)});
   case GranularityKind::Tile:
     break;
   }
-  if (p.blockRows != 1)
+  if (blockRows != 1)
     return columnwise ? m.list({colTiles, rowTiles})
                       : m.list({rowTiles, colTiles});
   // 1x128 blocks of x: [ceil(C/128), roundup(R, 4)]; of x^T (128x1 blocks
   // of x): [ceil(R/128), roundup(C, 4)].
   if (columnwise)
     return m.list(
-        {rowTiles, m.dim(P::roundUp(p.cols, kMNMajorScaleAlignment))});
+        {rowTiles, m.dim(P::roundUp(cols, kMNMajorScaleAlignment))});
   return m.list(
-      {m.dim(P::ceilDiv(p.cols, kBlockwiseScaleBlock)),
+      {m.dim(P::ceilDiv(cols, kBlockwiseScaleBlock)),
        m.dim(llvm::formatv("roundup({0}, {1})", kQuantizeRowsSymbol,
                            kMNMajorScaleAlignment)
                  .str())});
+}
+
+/// The metadata shape of the rowwise (`columnwise` false) or columnwise
+/// scale tensor: getScaleLayout's extents, or getRunTimeRowsScaleShape's.
+static Attribute getScaleShapeAttr(KernelMetadataBuilder &m,
+                                   const QuantizeProblem &p, bool columnwise) {
+  if (!p.dynamicRows)
+    return m.shape(columnwise ? getScaleLayout(p, p.cols, p.rows).shape
+                              : getScaleLayout(p, p.rows, p.cols).shape);
+  return getRunTimeRowsScaleShape(m, getScaleLayoutKind(p), p.blockRows,
+                                  p.cols, columnwise);
 }
 
 DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
@@ -487,7 +524,12 @@ DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
     if (p.historyLength > 0)
       operand("amax_history", "f32", m.shape({p.historyLength}), "output", 4);
   }
-  if (p.dynamicRows)
+  if (p.dynamicRows && p.needsTranspose())
+    // Checked at launch: R is only known then.
+    m.addValueParam("r", "i32", kQuantizeRowsSymbol, kTransposedRowAlignment,
+                    "the transposed columnwise output's rows are R bytes, "
+                    "16-byte aligned");
+  else if (p.dynamicRows)
     m.addValueParam("r", "i32", kQuantizeRowsSymbol);
 
   SmallVector<std::pair<StringRef, Attribute>> info = {
@@ -519,18 +561,24 @@ DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
     if (p.rule == QuantizeProblem::Rule::BlockwisePow2 ||
         p.rule == QuantizeProblem::Rule::BlockwiseF32)
       info.push_back({"amax_clamp", m.f32(p.amaxClamp)});
+    if (p.mxScales)
+      info.push_back({"scale_granularity", m.str("mx1x32")});
     if (p.historyLength > 0)
       info.push_back({"amax_history", m.str("slot 0 becomes max(slot 0, "
                                             "amax(x)), NaN sticky, in place")});
   }
+  // Row granularity: rowwise, bands of RowLayout rows, kRowBandsPerGridRow
+  // of them along x (tile_n = C / 8 gives x = 8) and the rest along y;
+  // columnwise, one CTA per 128-column band (for any R).
+  Attribute grid =
+      p.granularity != GranularityKind::Row
+          ? m.tilesGrid(kQuantizeTileRows, kQuantizeTileCols, "x")
+      : p.columnwise
+          ? m.fixedGrid({p.colTiles(), 1, 1})
+          : m.tilesGrid(getRowLayout(p).rowsPerCta * kRowBandsPerGridRow,
+                        p.cols / kRowBandsPerGridRow, "x");
   return m.finish(name, chip, p.isAmaxOnly ? "amax" : "quantize",
-                  kQuantizeThreads, getQuantizeSharedMemoryBytes(p),
-                  p.granularity == GranularityKind::Row
-                      // Bands x + 8 y: tile_n = C / 8 gives x = 8.
-                      ? m.tilesGrid(getRowLayout(p).rowsPerCta *
-                                        kRowBandsPerGridRow,
-                                    p.cols / kRowBandsPerGridRow, "x")
-                      : m.tilesGrid(kQuantizeTileRows, kQuantizeTileCols, "x"),
+                  kQuantizeThreads, getQuantizeSharedMemoryBytes(p), grid,
                   "quantize", m.dict(info));
 }
 
@@ -617,11 +665,32 @@ public:
   /// Row granularity: the CTA's rows (RowLayout): each row's amax, its
   /// scale, then its cast.
   void emitRows();
+  /// Row granularity, columnwise output (the rows of x^T: x's columns):
+  /// the CTA's 128-column band, its columns' maxima over every row tile,
+  /// their scales, then the cast of every row tile.
+  void emitColumns();
+  /// Runs `body` for each column tile of x (colTile its index), carrying
+  /// `inits` (i32) from one to the next; returns the last values.
+  SmallVector<Value>
+  forEachColumnTile(ValueRange inits,
+                    function_ref<SmallVector<Value>(ValueRange)> body);
+  /// The same for each row tile (rowTile its index).
+  SmallVector<Value>
+  forEachRowTile(ValueRange inits,
+                 function_ref<SmallVector<Value>(ValueRange)> body);
 
 private:
   ImplicitLocOpBuilder &b;
   KernelBuilder kb;
   const QuantizeProblem &p;
+
+  /// Loads the tile and max-es |x|'s bits into `carried`, the thread's 8
+  /// running maxima of its rows (`perRow`) or of its columns.
+  SmallVector<Value> maxAbsBitsOfTile(ValueRange carried, bool perRow);
+  /// Runs `body` for index = 0 .. count - 1 (i32), carrying `inits`.
+  SmallVector<Value>
+  forEachTile(Value &index, Value count, ValueRange inits,
+              function_ref<SmallVector<Value>(ValueRange)> body);
 
   // Parameters.
   Value x, scaleOrAmax, rowwise, rowwiseScale, columnwise, columnwiseScale,
@@ -633,6 +702,9 @@ private:
   /// Untransposed columnwise blocks: their multipliers in shared memory
   /// (see storeColumnBlockScales).
   Value columnBlockMultipliers;
+  /// Row granularity, transposed columnwise output: the multiplier of each
+  /// of the thread's 8 output rows (x's columns).
+  SmallVector<Value> rowMultipliers;
 
   Type i32() { return b.getI32Type(); }
   Type f32() { return b.getF32Type(); }
@@ -652,6 +724,25 @@ private:
   /// stores need guards (see emitTile).
   bool guardTile = false;
   Value bits(Value f) { return arith::BitcastOp::create(b, i32(), f); }
+  /// Byte (row % 32) * 16 + row / 32 * 4 + block of MX atom `atom`, for a
+  /// row (< 128) of the atom and its 1x32 block `block` (< 4; null: the
+  /// row's first byte).
+  Value atomByteOffset(Value atom, Value row, Value block) {
+    Value quarter = kb.divu(row, kb.i32(32));
+    Value inRow = kb.mul(quarter, kb.i32(4));
+    if (block)
+      inRow = kb.add(inRow, block);
+    Value rowInQuarter = kb.remu(row, kb.i32(32));
+    Value rowBytes = kb.mul(rowInQuarter, kb.i32(16));
+    Value atomStart = kb.mul(atom, kb.i32(kAtomBytes));
+    Value rowStart = kb.add(atomStart, rowBytes);
+    return kb.add(rowStart, inRow);
+  }
+  /// The UE8M0 code `code` (i8) in each byte of an i32: a tile's code over
+  /// the four 1x32 blocks of its 128 columns (mxScales).
+  Value repeatedCode(Value code) {
+    return kb.mul(arith::ExtUIOp::create(b, i32(), code), kb.i32(0x01010101));
+  }
   Value fromBits(Value i) { return arith::BitcastOp::create(b, f32(), i); }
   Value absBits(Value f) { return kb.absF32Bits(f); }
   Value umax(Value x, Value y) { return arith::MaxUIOp::create(b, x, y); }
@@ -1037,8 +1128,16 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
     llvm_unreachable("per-tensor scales come from tensorScale()");
   case Rule::Current:
     return currentRule(amax, p.epsilon, p.pow2);
-  case Rule::BlockwisePow2:
-    return currentRule(clamp(amax), 0.f, /*pow2=*/true);
+  case Rule::BlockwisePow2: {
+    BlockScale scale = currentRule(clamp(amax), 0.f, /*pow2=*/true);
+    // As MX scales: the UE8M0 code of the power of two is its biased
+    // exponent field (scale_inv is positive and finite; 2^-127, the
+    // subnormal, has field 0, UE8M0's 2^-127).
+    if (p.mxScales)
+      scale.stored = arith::TruncIOp::create(
+          b, b.getI8Type(), shr(bits(scale.stored), kb.i32(23)));
+    return scale;
+  }
   case Rule::BlockwiseF32: {
     Value clamped = clamp(amax);
     Value cBits = bits(clamped);
@@ -1182,19 +1281,22 @@ void QuantizeKernelEmitter::storeBlockScale(const OutputTile &out,
                    kb.andi(segment, kb.i32(3)))
           : kb.mul(segment, kb.i32(kRowStep));
   Value rowInOut = kb.add(out.rowBase, rowOffset);
-  if (p.isMX()) {
+  if (p.hasMXScaleLayout()) {
     // Byte (r % 32) * 16 + (r % 128) / 32 * 4 + kb % 4 of atom
     // (r / 128, kb / 4), atoms K-fastest; padding rows/blocks of an atom
-    // are written too (they lie inside the scale tensor).
-    int64_t outColTiles = QuantizeProblem::ceilDiv(out.cols, kQuantizeTileCols);
-    Value atom =
-        kb.add(kb.mul(out.rowTile, kb.i32(outColTiles)), out.colTile);
-    Value offset = kb.add(
-        kb.add(kb.mul(atom, kb.i32(kAtomBytes)),
-               kb.mul(kb.remu(rowInOut, kb.i32(32)), kb.i32(16))),
-        kb.add(kb.mul(kb.divu(rowInOut, kb.i32(32)), kb.i32(4)),
-               kb.divu(chunk, kb.i32(4))));
-    auto store = [&] { kb.store(stored, kb.bytePtr(out.scales, offset)); };
+    // are written too (they lie inside the scale tensor). A 1x128 tile's
+    // code fills the four bytes of its row in the atom.
+    Value outColTiles =
+        ShapedType::isDynamic(out.cols)
+            ? numRowTiles()
+            : kb.i32(QuantizeProblem::ceilDiv(out.cols, kQuantizeTileCols));
+    Value atom = kb.add(kb.mul(out.rowTile, outColTiles), out.colTile);
+    Value block = p.mxScales ? Value() : kb.divu(chunk, kb.i32(4));
+    Value offset = atomByteOffset(atom, rowInOut, block);
+    auto store = [&] {
+      kb.store(p.mxScales ? repeatedCode(stored) : stored,
+               kb.bytePtr(out.scales, offset));
+    };
     if (isStoringLane)
       kb.ifThen(isStoringLane, store);
     else
@@ -1347,14 +1449,14 @@ Value QuantizeKernelEmitter::storeColumnBlockScales() {
       // The columnwise scales are those of x^T, whichever way its data is
       // stored: x's column colTile * 128 + c is x^T's row.
       Value col = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)), c);
-      if (p.isMX()) {
-        // Byte (c % 32) * 16 + (c / 32) * 4 + blk of atom (colTile, rowTile).
+      if (p.hasMXScaleLayout()) {
+        // Byte (c % 32) * 16 + (c / 32) * 4 + blk of atom (colTile, rowTile);
+        // a 128x1 block's code (mxScales) fills the four bytes of c.
         Value atom = kb.add(kb.mul(colTile, numRowTiles()), rowTile);
-        Value offset = kb.add(
-            kb.add(kb.mul(atom, kb.i32(kAtomBytes)),
-                   kb.mul(kb.remu(c, kb.i32(32)), kb.i32(16))),
-            kb.add(kb.mul(kb.divu(c, kb.i32(32)), kb.i32(4)), blk));
-        kb.store(scale.stored, kb.bytePtr(columnwiseScale, offset));
+        Value offset =
+            atomByteOffset(atom, c, p.mxScales ? Value() : blk);
+        kb.store(p.mxScales ? repeatedCode(scale.stored) : scale.stored,
+                 kb.bytePtr(columnwiseScale, offset));
       } else {
         // 128x1: MN-major [ceil(R/128), roundup(C, 4)].
         Value index = kb.add(
@@ -1385,7 +1487,6 @@ void QuantizeKernelEmitter::quantizeOutput(
   out.transposed = transposed;
   out.rows = transposed ? p.cols : p.rows;
   out.cols = transposed ? p.rows : p.cols;
-  assert(!(transposed && p.dynamicRows) && "checkShape rejects these");
   out.rowTile = transposed ? colTile : rowTile;
   out.colTile = transposed ? rowTile : colTile;
   out.rowBase = transposed ? kb.mul(rowInTile, kb.i32(4)) : rowInTile;
@@ -1398,13 +1499,19 @@ void QuantizeKernelEmitter::quantizeOutput(
       kb.add(kb.mul(out.rowTile, kb.i32(kQuantizeTileRows)), out.rowBase);
   Value col = kb.add(kb.mul(out.colTile, kb.i32(kQuantizeTileCols)),
                      kb.mul(chunk, kb.i32(kVector)));
-  Value colValid = kb.ult(col, kb.i32(out.cols));
-  // Every segment's address is this one plus a constant.
+  // A transposed output of a run-time R has rows of R bytes.
+  bool dynamicCols = ShapedType::isDynamic(out.cols);
+  Value numCols = dynamicCols ? numRows() : kb.i32(out.cols);
+  Value colValid = kb.ult(col, numCols);
+  Value rowBytes =
+      dynamicCols ? arith::ExtUIOp::create(b, b.getI64Type(), numCols).getResult()
+                  : kb.i64(out.cols);
+  // Every segment's address is this one plus a constant (plus a multiple
+  // of the run-time row length).
   Value firstOffset = arith::AddIOp::create(
       b,
       arith::MulIOp::create(
-          b, arith::ExtUIOp::create(b, b.getI64Type(), firstRow),
-          kb.i64(out.cols)),
+          b, arith::ExtUIOp::create(b, b.getI64Type(), firstRow), rowBytes),
       arith::ExtUIOp::create(b, b.getI64Type(), col));
   Value base = kb.bytePtr(out.data, firstOffset);
   // The untransposed columnwise output: the same bytes at the same offsets
@@ -1425,7 +1532,7 @@ void QuantizeKernelEmitter::quantizeOutput(
     assert(columnBlockMultipliers && "storeColumnBlockScales comes first");
     columnMultipliers = columnBlockMultipliers;
     segmentsPerColumnBlock = kSegments / getColumnBlocksPerTile(p);
-  } else if (!shared) {
+  } else if (!shared && rowMultipliers.empty()) {
     perBlock = blockMultipliers(segments, out);
   }
   auto loadColumnMultipliers = [&](int64_t blk) {
@@ -1477,10 +1584,11 @@ void QuantizeKernelEmitter::quantizeOutput(
         highSignMask = columnSignMasks[1];
       } else {
         Value multiplier =
-            shared ? shared->multiplier
-                   : shuffleIdx(perBlock.slots[perBlock.slot[s]],
-                                ori(perBlock.blockFirstLane,
-                                    kb.i32(perBlock.owner[s])));
+            shared                   ? shared->multiplier
+            : !rowMultipliers.empty() ? rowMultipliers[s]
+                                      : shuffleIdx(perBlock.slots[perBlock.slot[s]],
+                                                   ori(perBlock.blockFirstLane,
+                                                       kb.i32(perBlock.owner[s])));
         for (Value v : inputs)
           scaled.push_back(arith::MulFOp::create(b, v, multiplier));
         if (!compareEachInput)
@@ -1490,9 +1598,11 @@ void QuantizeKernelEmitter::quantizeOutput(
       Value packed = pack8(inputs, scaled, signMask, highSignMask);
       int64_t rowOffset = out.rowOffset(s);
       auto store = [&] {
-        LLVM::StoreOp::create(b, packed,
-                              kb.bytePtr(base, rowOffset * out.cols),
-                              /*alignment=*/8);
+        Value ptr = dynamicCols
+                        ? kb.bytePtr(base, arith::MulIOp::create(
+                                               b, rowBytes, kb.i64(rowOffset)))
+                        : kb.bytePtr(base, rowOffset * out.cols);
+        LLVM::StoreOp::create(b, packed, ptr, /*alignment=*/8);
         if (untransposedBase)
           LLVM::StoreOp::create(
               b, packed, kb.bytePtr(untransposedBase, rowOffset * out.cols),
@@ -1560,7 +1670,10 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
       b, i32(), gpu::BlockIdOp::create(b, gpu::Dimension::y));
 
   if (p.granularity == GranularityKind::Row) {
-    emitRows();
+    if (p.columnwise)
+      emitColumns();
+    else
+      emitRows();
   } else if (hasColumnBlocks(p) && hasPartialTiles()) {
     // The guards of a partial tile cost a cast with column blocks about a
     // sixth of its bandwidth (MX, run-time R): whole tiles take a copy of
@@ -1634,6 +1747,24 @@ void QuantizeKernelEmitter::emitTile() {
           storeScale(rowwiseScale, 0);
         if (p.columnwise)
           storeScale(columnwiseScale, 0);
+      });
+    } else if (p.mxScales) {
+      // 128x128 as MX scales: the tile is one whole atom of x (rowwise) and
+      // of x^T (columnwise), every byte its code; a word per thread.
+      Value word = repeatedCode(shared->stored);
+      Value offset = kb.mul(tid, kb.i32(4));
+      auto fillAtom = [&](Value scales, Value atom) {
+        kb.store(word,
+                 kb.bytePtr(scales, kb.add(kb.mul(atom, kb.i32(kAtomBytes)),
+                                           offset)));
+      };
+      kb.ifThen(kb.ult(tid, kb.i32(kAtomBytes / 4)), [&] {
+        if (p.rowwise)
+          fillAtom(rowwiseScale,
+                   kb.add(kb.mul(rowTile, kb.i32(p.colTiles())), colTile));
+        if (p.columnwise)
+          fillAtom(columnwiseScale,
+                   kb.add(kb.mul(colTile, numRowTiles()), rowTile));
       });
     } else {
       // 128x128: [ceil(R/128), ceil(C/128)] and its transpose.
@@ -1807,6 +1938,49 @@ void QuantizeKernelEmitter::castRowSlab(const RowLayout &l,
   }
 }
 
+SmallVector<Value> QuantizeKernelEmitter::forEachTile(
+    Value &index, Value count, ValueRange inits,
+    function_ref<SmallVector<Value>(ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, kb.i32(0), count, kb.i32(1), inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    // Without carried values the loop comes with its terminator.
+    if (inits.empty())
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+    else
+      b.setInsertionPointToStart(loop.getBody());
+    index = loop.getInductionVar();
+    SmallVector<Value> next = body(loop.getRegionIterArgs());
+    if (!inits.empty())
+      scf::YieldOp::create(b, next);
+  }
+  index = Value();
+  return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
+}
+
+SmallVector<Value> QuantizeKernelEmitter::forEachColumnTile(
+    ValueRange inits, function_ref<SmallVector<Value>(ValueRange)> body) {
+  return forEachTile(colTile, kb.i32(p.colTiles()), inits, body);
+}
+
+SmallVector<Value> QuantizeKernelEmitter::maxAbsBitsOfTile(ValueRange carried,
+                                                           bool perRow) {
+  SmallVector<Value> values = loadTile();
+  SmallVector<Value> next;
+  for (int64_t k = 0; k < kVector; ++k) {
+    Value m = carried[k];
+    for (int64_t l = 0; l < kVector; ++l)
+      m = umax(m, absBits(values[perRow ? k * kVector + l : l * kVector + k]));
+    next.push_back(m);
+  }
+  return next;
+}
+
+SmallVector<Value> QuantizeKernelEmitter::forEachRowTile(
+    ValueRange inits, function_ref<SmallVector<Value>(ValueRange)> body) {
+  return forEachTile(rowTile, numRowTiles(), inits, body);
+}
+
 void QuantizeKernelEmitter::emitRows() {
   RowLayout l = getRowLayout(p);
   Value band = kb.add(kb.mul(rowTile, kb.i32(kRowBandsPerGridRow)), colTile);
@@ -1880,6 +2054,87 @@ void QuantizeKernelEmitter::emitRows() {
               scale.multiplier);
 }
 
+void QuantizeKernelEmitter::emitColumns() {
+  // Pass 1: each thread's maxima of |x| bits in its 8 columns (chunk) over
+  // its 8 rows of every row tile (NaN above inf, sticky).
+  SmallVector<Value> zeros(kVector, kb.i32(0));
+  SmallVector<Value> maxima = forEachRowTile(zeros, [&](ValueRange carried) {
+    return maxAbsBitsOfTile(carried, /*perRow=*/false);
+  });
+  // Lanes l and l ^ 16 hold the same columns; the 8 warps' maxima meet in
+  // shared memory (u32 [warps][128], after the transpose tile if any).
+  Value scratch = kb.bytePtr(kb.dynamicSharedMemory(),
+                             p.needsTranspose() ? kTransposeTileBytes : 0);
+  Value warp = kb.divu(tid, kb.i32(kWarpThreads));
+  auto i32x8 = VectorType::get({kVector}, i32());
+  Value partial = LLVM::PoisonOp::create(b, i32x8);
+  for (int64_t j = 0; j < kVector; ++j)
+    partial = LLVM::InsertElementOp::create(
+        b, partial, shuffleMax(maxima[j], {16}), kb.i32(j));
+  Value chunkBytes = kb.mul(chunk, kb.i32(kVector * 4));
+  Value warpRow = kb.mul(warp, kb.i32(kQuantizeTileCols * 4));
+  kb.ifThen(kb.ult(lane, kb.i32(kChunksPerRow)), [&] {
+    LLVM::StoreOp::create(b, partial,
+                          kb.bytePtr(scratch, kb.add(warpRow, chunkBytes)),
+                          /*alignment=*/16);
+  });
+  gpu::BarrierOp::create(b);
+
+  // Each thread's 8 column scales (the 16 threads of a chunk alike); those
+  // of row 0 store scale_inv ([C, 1]) and the multipliers, f32 [128] after
+  // the maxima, where the cast of each row tile reads them.
+  Value multipliers =
+      kb.bytePtr(scratch, kWarps * kQuantizeTileCols * 4);
+  Value isRow0 = kb.ult(tid, kb.i32(kChunksPerRow));
+  for (int64_t j = 0; j < kVector; ++j) {
+    Value m;
+    for (int64_t w = 0; w < kWarps; ++w) {
+      Value offset =
+          kb.add(chunkBytes, kb.i32(w * kQuantizeTileCols * 4 + 4 * j));
+      Value v = kb.load(i32(), kb.bytePtr(scratch, offset));
+      m = m ? umax(m, v) : v;
+    }
+    BlockScale scale = computeScale(m);
+    Value colInTile = kb.add(kb.mul(chunk, kb.i32(kVector)), kb.i32(j));
+    Value col = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)), colInTile);
+    kb.ifThen(isRow0, [&] {
+      kb.store(scale.multiplier,
+               kb.bytePtr(multipliers, kb.mul(colInTile, kb.i32(4))));
+    });
+    kb.ifThen(kb.andi(isRow0, kb.ult(col, kb.i32(p.cols))), [&] {
+      kb.store(scale.stored, kb.globalElementPtr(columnwiseScale, col, 4));
+    });
+  }
+  gpu::BarrierOp::create(b);
+
+  // Pass 2: the cast of every row tile (read again), untransposed with the
+  // per-column multipliers, or transposed: each transposed row is a column.
+  forEachRowTile({}, [&](ValueRange) {
+    SmallVector<Value> values = loadTile();
+    if (!p.needsTranspose()) {
+      columnBlockMultipliers = multipliers;
+      quantizeOutput(values, OutputKind::ColumnwiseUntransposed, std::nullopt);
+      return SmallVector<Value>();
+    }
+    // The previous tile's transposed reads are done before it is rewritten.
+    gpu::BarrierOp::create(b);
+    storeTileToShared(values);
+    gpu::BarrierOp::create(b);
+    OutputTile shape;
+    shape.transposed = true;
+    rowMultipliers.clear();
+    for (int64_t s = 0; s < kSegments; ++s) {
+      Value column = kb.add(kb.mul(rowInTile, kb.i32(4)),
+                            kb.i32(shape.rowOffset(s)));
+      rowMultipliers.push_back(
+          kb.load(f32(), kb.bytePtr(multipliers, kb.mul(column, kb.i32(4)))));
+    }
+    quantizeOutput(loadTransposedSegments(), OutputKind::ColumnwiseTransposed,
+                   std::nullopt);
+    return SmallVector<Value>();
+  });
+}
+
 gpu::GPUFuncOp mlir::fp8::buildQuantizeKernel(OpBuilder &builder, Location loc,
                                               gpu::GPUModuleOp module,
                                               StringRef name,
@@ -1896,7 +2151,13 @@ gpu::GPUFuncOp mlir::fp8::buildQuantizeKernel(OpBuilder &builder, Location loc,
   if (!p.isAmaxOnly)
     func->setAttr(
         NVVM::NVVMDialect::getMinctasmAttrName(),
-        builder.getI32IntegerAttr(p.minBlocksPerSM));
+        // The columnwise row-granularity kernel (its columns' maxima, then
+        // a cast of every row tile) spills under the 80-register cap.
+        builder.getI32IntegerAttr(p.granularity == GranularityKind::Row &&
+                                          p.columnwise
+                                      ? std::min(p.minBlocksPerSM,
+                                                 kWideMinBlocksPerSM)
+                                      : p.minBlocksPerSM));
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&func.getBody().front());
   ImplicitLocOpBuilder b(loc, builder);

@@ -14,17 +14,6 @@ func.func @dynamic_cols(%x: tensor<128x?xbf16>) -> (tensor<128x?xf8E4M3FN>, tens
 
 // -----
 
-// CHECK-LABEL: func.func @dynamic_rows_transposed
-// CHECK: fp8.quantize
-func.func @dynamic_rows_transposed(%x: tensor<?x512xbf16>) -> (tensor<512x?xf8E4M3FN>, tensor<512x?xf32>) {
-  // expected-error @+1 {{a columnwise (transposed) output needs a static R}}
-  %qt, %st = fp8.quantize %x {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 1x128>}
-      : tensor<?x512xbf16> -> columnwise(tensor<512x?xf8E4M3FN>, tensor<512x?xf32>)
-  return %qt, %st : tensor<512x?xf8E4M3FN>, tensor<512x?xf32>
-}
-
-// -----
-
 func.func @cols(%x: tensor<128x200xbf16>) -> (tensor<128x200xf8E4M3FN>, tensor<128x2xf32>) {
   // expected-error @+1 {{the quantization kernels take C (the last dimension) a multiple of 16}}
   %q, %s = fp8.quantize %x {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 1x128>}
@@ -43,14 +32,14 @@ func.func @rows(%x: tensor<120x256xbf16>) -> (tensor<256x120xf8E4M3FN>, tensor<2
 
 // -----
 
-// Row granularity: the rowwise output only.
-// CHECK-LABEL: func.func @row_granularity_columnwise
+// Row granularity: one output per kernel (fp8-decompose-quantize splits).
+// CHECK-LABEL: func.func @row_granularity_both_outputs
 // CHECK: fp8.quantize
-func.func @row_granularity_columnwise(%x: tensor<128x256xbf16>) -> (tensor<256x128xf8E4M3FN>, tensor<256x1xf32>) {
-  // expected-error @+1 {{the row-granularity quantization kernel writes the rowwise output only}}
-  %q, %s = fp8.quantize %x {recipe = #fp8.current<>, granularity = #fp8.granularity<row>}
-      : tensor<128x256xbf16> -> columnwise(tensor<256x128xf8E4M3FN>, tensor<256x1xf32>)
-  return %q, %s : tensor<256x128xf8E4M3FN>, tensor<256x1xf32>
+func.func @row_granularity_both_outputs(%x: tensor<128x256xbf16>) -> (tensor<128x256xf8E4M3FN>, tensor<128x1xf32>, tensor<256x128xf8E4M3FN>, tensor<256x1xf32>) {
+  // expected-error @+1 {{the row-granularity quantization kernels write the rowwise or the columnwise output, not both: run fp8-decompose-quantize}}
+  %q, %s, %qt, %st = fp8.quantize %x {recipe = #fp8.current<>, granularity = #fp8.granularity<row>}
+      : tensor<128x256xbf16> -> rowwise(tensor<128x256xf8E4M3FN>, tensor<128x1xf32>) columnwise(tensor<256x128xf8E4M3FN>, tensor<256x1xf32>)
+  return %q, %s, %qt, %st : tensor<128x256xf8E4M3FN>, tensor<128x1xf32>, tensor<256x128xf8E4M3FN>, tensor<256x1xf32>
 }
 
 // -----
@@ -64,13 +53,15 @@ func.func @fused_current(%x: tensor<128x256xbf16>) -> (tensor<128x256xf8E4M3FN>,
 
 // -----
 
-// CHECK-LABEL: func.func @dequantize_dynamic
+// A run-time R is a parameter of the dequantization kernels too; a run-time
+// C is not.
+// CHECK-LABEL: func.func @dequantize_dynamic_cols
 // CHECK: fp8.dequantize
-func.func @dequantize_dynamic(%q: tensor<?x256xf8E4M3FN>, %s: tensor<?x2xf32>) -> tensor<?x256xbf16> {
+func.func @dequantize_dynamic_cols(%q: tensor<128x?xf8E4M3FN>, %s: tensor<128x?xf32>) -> tensor<128x?xbf16> {
   // expected-error @+1 {{the dequantization kernels are built per static shape}}
   %y = fp8.dequantize %q, %s {granularity = #fp8.granularity<tile 1x128>}
-      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32> -> tensor<?x256xbf16>
-  return %y : tensor<?x256xbf16>
+      : tensor<128x?xf8E4M3FN>, tensor<128x?xf32> -> tensor<128x?xbf16>
+  return %y : tensor<128x?xbf16>
 }
 
 // -----

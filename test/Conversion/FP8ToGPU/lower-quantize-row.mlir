@@ -85,3 +85,44 @@ func.func @row_wide(%x: tensor<4x32768xbf16>) -> (tensor<4x32768xf8E4M3FN>, tens
   %q, %s = fp8.quantize %x {recipe = #fp8.current<>, granularity = #fp8.granularity<row>} : tensor<4x32768xbf16> -> rowwise(tensor<4x32768xf8E4M3FN>, tensor<4x1xf32>)
   return %q, %s : tensor<4x32768xf8E4M3FN>, tensor<4x1xf32>
 }
+
+// -----
+
+// Row granularity with a columnwise output (one scale per column of x, the
+// rows of x^T): one CTA per 128-column band (a fixed grid, any R) takes its
+// columns' maxima over every row tile (the 8 warps' through shared memory),
+// stores scale_inv [C, 1], then casts every row tile, transposed here.
+// CHECK-LABEL: func.func @columns
+// CHECK: gpu.func @fp8_quantize_current_row_bf16_e4m3_rdyn_c336_col(
+// CHECK-SAME: %[[R:arg[0-9]+]]: i32) kernel
+// CHECK-SAME: dynamic_shared_memory_bytes = 70176
+// CHECK-SAME: grid = {dims = [3, 1, 1], kind = "fixed"}
+// CHECK-SAME: {alignment = 8 : i64, dtype = "e4m3", name = "columnwise", role = "output", shape = [336, "R"]}
+// CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "columnwise_scale_inv", role = "output", shape = [336, 1]}
+// CHECK-SAME: multiple_of = 16
+// CHECK: scf.for
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: gpu.barrier
+func.func @columns(%x: tensor<?x336xbf16>) -> (tensor<336x?xf8E4M3FN>, tensor<336x1xf32>) {
+  %qt, %st = fp8.quantize %x {recipe = #fp8.current<>, granularity = #fp8.granularity<row>}
+      : tensor<?x336xbf16> -> columnwise(tensor<336x?xf8E4M3FN>, tensor<336x1xf32>)
+  return %qt, %st : tensor<336x?xf8E4M3FN>, tensor<336x1xf32>
+}
+
+// -----
+
+// Untransposed: the column multipliers from shared memory, no transpose
+// tile.
+// CHECK-LABEL: func.func @columns_untransposed
+// CHECK: gpu.func @fp8_quantize_current_row_f32_e4m3_r208_c256_col_untransposed(
+// CHECK-SAME: dynamic_shared_memory_bytes = 4640
+// CHECK-SAME: grid = {dims = [2, 1, 1], kind = "fixed"}
+// CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "columnwise_scale_inv", role = "output", shape = [256, 1]}
+func.func @columns_untransposed(%x: tensor<208x256xf32>) -> (tensor<208x256xf8E4M3FN>, tensor<256x1xf32>) {
+  %qt, %st = fp8.quantize %x {recipe = #fp8.current<>, granularity = #fp8.granularity<row>, columnwise_layout = #fp8.columnwise_layout<untransposed>}
+      : tensor<208x256xf32> -> columnwise(tensor<208x256xf8E4M3FN>, tensor<256x1xf32>)
+  return %qt, %st : tensor<208x256xf8E4M3FN>, tensor<256x1xf32>
+}

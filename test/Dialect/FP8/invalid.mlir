@@ -740,3 +740,35 @@ func.func @amax_outs_on_tensors(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256x
   %0 = fp8.scaled_matmul %a, %b, %s, %s amax_outs %amax {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>, memref<f32>) -> tensor<128x64xbf16>
   return %0 : tensor<128x64xbf16>
 }
+
+// -----
+
+func.func @quantize_scale_granularity_not_mx(%x: tensor<128x256xbf16>) {
+  // expected-error @+1 {{expected scale_granularity mx 1x32, got tile 1x128}}
+  %q, %s = fp8.quantize %x {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 1x128>, scale_granularity = #fp8.granularity<tile 1x128>} : tensor<128x256xbf16> -> rowwise(tensor<128x256xf8E4M3FN>, tensor<128x2xf32>)
+  return
+}
+
+// -----
+
+func.func @quantize_scale_granularity_not_tiles(%x: tensor<128x256xbf16>) {
+  // expected-error @+1 {{scale_granularity mx 1x32 expects tiles whose K extent is a multiple of 32, got mx 1x32}}
+  %q, %s = fp8.quantize %x {recipe = #fp8.mxfp8<>, granularity = #fp8.granularity<mx 1x32>, scale_granularity = #fp8.granularity<mx 1x32>} : tensor<128x256xbf16> -> rowwise(tensor<128x256xf8E4M3FN>, tensor<128x8xf8E8M0FNU>)
+  return
+}
+
+// -----
+
+func.func @quantize_scale_granularity_f32_scales(%x: tensor<128x256xbf16>) {
+  // expected-error @+1 {{scale_granularity mx 1x32 expects #fp8.blockwise<scales = pow2> (UE8M0 holds power-of-two scales only)}}
+  %q, %s = fp8.quantize %x {recipe = #fp8.blockwise<scales = f32>, granularity = #fp8.granularity<tile 1x128>, scale_granularity = #fp8.granularity<mx 1x32>} : tensor<128x256xbf16> -> rowwise(tensor<128x256xf8E4M3FN>, tensor<128x8xf8E8M0FNU>)
+  return
+}
+
+// -----
+
+func.func @quantize_scale_granularity_shape(%x: tensor<128x256xbf16>) {
+  // expected-error @+1 {{expected rowwise_scale_inv of shape [128, 8] (granularity mx 1x32 of a [128, 256] operand), got [128, 2]}}
+  %q, %s = fp8.quantize %x {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 1x128>, scale_granularity = #fp8.granularity<mx 1x32>} : tensor<128x256xbf16> -> rowwise(tensor<128x256xf8E4M3FN>, tensor<128x2xf8E8M0FNU>)
+  return
+}

@@ -116,6 +116,14 @@ func.func @quantize_blockwise(%x: tensor<130x300xbf16>) -> (tensor<130x300xf8E4M
   return %q, %qt, %w : tensor<130x300xf8E4M3FN>, tensor<300x130xf8E4M3FN>, tensor<130x300xf8E4M3FN>
 }
 
+// Power-of-two blockwise scales given in the MX form of a block-scaled GEMM.
+// CHECK-LABEL: func.func @quantize_blockwise_mx_scales
+// CHECK: fp8.quantize %{{.*}} {columnwise_layout = #fp8.columnwise_layout<untransposed>, granularity = #fp8.granularity<tile 128x128>, recipe = #fp8.blockwise<>, scale_granularity = #fp8.granularity<mx 1x32>} : tensor<?x256xbf16> -> rowwise(tensor<?x256xf8E4M3FN>, tensor<?x8xf8E8M0FNU>) columnwise(tensor<?x256xf8E4M3FN>, tensor<256x?xf8E8M0FNU>)
+func.func @quantize_blockwise_mx_scales(%x: tensor<?x256xbf16>) -> (tensor<?x8xf8E8M0FNU>, tensor<256x?xf8E8M0FNU>) {
+  %q, %s, %qc, %sc = fp8.quantize %x {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 128x128>, columnwise_layout = #fp8.columnwise_layout<untransposed>, scale_granularity = #fp8.granularity<mx 1x32>} : tensor<?x256xbf16> -> rowwise(tensor<?x256xf8E4M3FN>, tensor<?x8xf8E8M0FNU>) columnwise(tensor<?x256xf8E4M3FN>, tensor<256x?xf8E8M0FNU>)
+  return %s, %sc : tensor<?x8xf8E8M0FNU>, tensor<256x?xf8E8M0FNU>
+}
+
 // CHECK-LABEL: func.func @quantize_mxfp8
 // CHECK: fp8.quantize %{{.*}} {columnwise_layout = #fp8.columnwise_layout<untransposed>, granularity = #fp8.granularity<mx 1x32>, recipe = #fp8.mxfp8<>} : tensor<256x100xf16> -> rowwise(tensor<256x100xf8E4M3FN>, tensor<256x4xf8E8M0FNU>) columnwise(tensor<256x100xf8E4M3FN>, tensor<100x8xf8E8M0FNU>)
 func.func @quantize_mxfp8(%x: tensor<256x100xf16>) -> (tensor<256x100xf8E4M3FN>, tensor<256x100xf8E4M3FN>) {

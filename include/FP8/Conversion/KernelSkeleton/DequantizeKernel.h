@@ -28,7 +28,11 @@ namespace mlir::fp8 {
 
 /// One dequantization kernel.
 struct DequantizeProblem {
+  /// `rows` is ShapedType::kDynamic when `dynamicRows`.
   int64_t rows = 0, cols = 0;
+  /// R is a run-time value: the kernel takes it as a trailing i32 parameter
+  /// `r` (metadata symbol kQuantizeRowsSymbol, bound from x's shape).
+  bool dynamicRows = false;
   Type elementType; ///< f8E4M3FN or f8E5M2
   Type outputType;  ///< bf16, f16 or f32
   GranularityKind granularity = GranularityKind::Tensor;
@@ -38,11 +42,13 @@ struct DequantizeProblem {
   static FailureOr<DequantizeProblem> get(DequantizeOp op);
 };
 
-/// `fp8_dequantize_<granularity>_<elem>_<out>_r<R>_c<C>`.
+/// `fp8_dequantize_<granularity>_<elem>_<out>_r<R>_c<C>`, with `rdyn` in
+/// place of `r<R>` for a run-time R.
 std::string getDequantizeKernelName(const DequantizeProblem &problem);
 
 /// The metadata dictionary: operands `x` ([R, C] FP8), `scale_inv` (its
-/// layout) and `y` ([R, C]), tiles grid over `y`.
+/// layout) and `y` ([R, C]), tiles grid over `y`; then the param `r` for a
+/// run-time R (symbolic extents as the quantization kernels').
 DictionaryAttr buildDequantizeKernelMetadata(MLIRContext *ctx, StringRef name,
                                              const ChipInfo &chip,
                                              const DequantizeProblem &problem);

@@ -50,14 +50,18 @@ public:
                          StringRef role, int64_t alignment);
 
   /// Appends a by-value parameter of `kind` ("i32" or "i64") that the
-  /// runtime sets to the value of `symbol` (an extent bound by an operand).
-  void addValueParam(StringRef name, StringRef kind, StringRef symbol);
+  /// runtime sets to the value of `symbol` (an extent bound by an operand),
+  /// checked at launch to be a multiple of `multipleOf` (said: `reason`).
+  void addValueParam(StringRef name, StringRef kind, StringRef symbol,
+                     int64_t multipleOf = 1, StringRef reason = {});
 
   /// `{"kind": "tiles", ...}`: one CTA per tile of the rank-2 operand
   /// `operand`.
   Attribute tilesGrid(int64_t tileRows, int64_t tileCols, StringRef operand);
   /// `{"kind": "fixed", "dims": [1, 1, 1]}`: a single CTA.
   Attribute singleCtaGrid();
+  /// `{"kind": "fixed", "dims": dims}`.
+  Attribute fixedGrid(ArrayRef<int64_t> dims);
 
   /// The dictionary of a kernel of `kind` with one-dimensional CTAs of
   /// `threads` threads, the operands and parameters added so far, and

@@ -88,6 +88,11 @@ struct QuantizeProblem {
   bool pow2 = false;     ///< current scaling
   float amaxClamp = 0.f; ///< blockwise
 
+  /// Power-of-two blockwise scales written as the MX scales of a
+  /// block-scaled GEMM (the op's `scale_granularity = mx 1x32`): each tile's
+  /// UE8M0 code (the biased exponent of its f32 scale_inv) repeated over its
+  /// 1x32 blocks, in the 128x4 atom layout of MX scales.
+  bool mxScales = false;
   /// sm_100a: cvt.rp.satfinite.ue8m0x2.f32 computes the MX round-up scale.
   bool hardwareUe8m0 = false;
   /// CTAs of a cast that ptxas must fit on one SM (its register cap): 3 (80
@@ -96,6 +101,9 @@ struct QuantizeProblem {
   int64_t minBlocksPerSM = 3;
 
   bool isMX() const { return granularity == GranularityKind::MX; }
+  /// Whether the scales are stored in the MX atom layout (MX blocks, or
+  /// blockwise tiles with mxScales).
+  bool hasMXScaleLayout() const { return isMX() || mxScales; }
   bool needsTranspose() const { return columnwise && columnwiseTransposed; }
   bool hasUntransposedColumnwise() const {
     return columnwise && !columnwiseTransposed;
@@ -121,7 +129,7 @@ struct QuantizeProblem {
 };
 
 /// `fp8_quantize_<recipe>_<granularity>_<in>_<elem>_r<R>_c<C>[_row]`
-/// `[_col|_col_untransposed][_hist<L>]` or `fp8_amax_<in>_r<R>_c<C>`, with
+/// `[_col|_col_untransposed][_hist<L>][_mxscales]` or `fp8_amax_<in>_r<R>_c<C>`, with
 /// `rdyn` in place of `r<R>` for a run-time R.
 std::string getQuantizeKernelName(const QuantizeProblem &problem);
 
@@ -161,6 +169,17 @@ struct ScaleTensorLayout {
 ScaleTensorLayout getScaleTensorLayout(GranularityKind granularity,
                                        int64_t blockRows, int64_t rows,
                                        int64_t cols);
+
+class KernelMetadataBuilder;
+
+/// The metadata shape, in terms of the run-time row count R (symbol
+/// kQuantizeRowsSymbol), of the scale tensor in `layout` of an R x `cols`
+/// matrix whose blocks have `blockRows` rows (`columnwise`: of its
+/// transpose): "roundup(R, 4)" for padded MN-major 1x128 scales,
+/// "ceildiv(R, 128)" for 128-row tiles and MX atoms, "R" for rows.
+Attribute getRunTimeRowsScaleShape(KernelMetadataBuilder &m,
+                                   GranularityKind layout, int64_t blockRows,
+                                   int64_t cols, bool columnwise);
 
 /// numerics::currentScalingScale(amax, <format of elementType>, epsilon,
 /// pow2) and 1 / scale, emitted as f32 arithmetic that gives the same bits

@@ -219,7 +219,8 @@ static DenseElementsAttr getScaleInvAttr(ShapedType type,
 LogicalResult QuantizeOp::fold(FoldAdaptor adaptor,
                                SmallVectorImpl<OpFoldResult> &results) {
   auto inputType = getInput().getType();
-  if (!inputType.hasStaticShape())
+  // The folder produces scales at the op's granularity only.
+  if (!inputType.hasStaticShape() || getScaleGranularityAttr())
     return failure();
   std::optional<std::vector<float>> input = getF32Values(adaptor.getInput());
   if (!input)

@@ -205,6 +205,26 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError() << "an amax result is only produced for per-tensor "
                             "granularity";
 
+  // Scales given at a finer granularity than the blocks they belong to:
+  // power-of-two blockwise tiles repeated over MX blocks, as UE8M0.
+  GranularityAttr scaleGranularity = granularity;
+  if (GranularityAttr finer = getScaleGranularityAttr()) {
+    auto blockwise = dyn_cast<BlockwiseScalingAttr>(recipe);
+    if (!finer.isMX() || finer.getTile().cols != 32)
+      return emitOpError() << "expected scale_granularity mx 1x32, got "
+                           << finer.describe();
+    if (!granularity.isTile() || granularity.getTile().cols % 32 != 0)
+      return emitOpError() << "scale_granularity mx 1x32 expects tiles whose "
+                              "K extent is a multiple of 32, got "
+                           << granularity.describe();
+    if (!blockwise || blockwise.getScales() != BlockScaleKind::PowerOfTwo)
+      return emitOpError() << "scale_granularity mx 1x32 expects "
+                              "#fp8.blockwise<scales = pow2> (UE8M0 holds "
+                              "power-of-two scales only), got "
+                           << formatRecipe(recipe);
+    scaleGranularity = finer;
+  }
+
   bool needsMatrix = !granularity.isTensor() || getColumnwise();
   if (needsMatrix && inputType.getRank() != 2)
     return emitOpError() << "expected a 2-D input for "
@@ -227,8 +247,9 @@ LogicalResult QuantizeOp::verify() {
       return failure();
     int64_t rows = shape.size() == 2 ? shape[0] : 1;
     int64_t cols = shape.size() == 2 ? shape[1] : 1;
-    if (failed(verifyScaleTensor(*this, "rowwise_scale_inv", granularity, rows,
-                                 cols, getRowwiseScaleInv().getType(), recipe)))
+    if (failed(verifyScaleTensor(*this, "rowwise_scale_inv", scaleGranularity,
+                                 rows, cols, getRowwiseScaleInv().getType(),
+                                 recipe)))
       return failure();
   }
   if (Value columnwise = getColumnwise()) {
@@ -251,8 +272,8 @@ LogicalResult QuantizeOp::verify() {
                                           type.getElementType(), recipe)))
       return failure();
     // The columnwise output quantizes the transposed input.
-    if (failed(verifyScaleTensor(*this, "columnwise_scale_inv", granularity,
-                                 shape[1], shape[0],
+    if (failed(verifyScaleTensor(*this, "columnwise_scale_inv",
+                                 scaleGranularity, shape[1], shape[0],
                                  getColumnwiseScaleInv().getType(), recipe)))
       return failure();
   }
@@ -289,7 +310,8 @@ struct DropUnusedQuantizeOutputs : public OpRewritePattern<QuantizeOp> {
         typeIf(keepColumnwise, op.getColumnwise()),
         typeIf(keepColumnwise, op.getColumnwiseScaleInv()),
         typeIf(keepAmax, op.getAmax()), op.getInput(), op.getScale(),
-        op.getRecipe(), op.getGranularity(), op.getColumnwiseLayout());
+        op.getRecipe(), op.getGranularity(), op.getColumnwiseLayout(),
+        op.getScaleGranularityAttr());
     auto replaceIf = [&](bool keep, Value oldValue, Value newValue) {
       if (keep)
         rewriter.replaceAllUsesWith(oldValue, newValue);

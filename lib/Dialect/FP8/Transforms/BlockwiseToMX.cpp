@@ -4,7 +4,10 @@
 // RxKb tiles) into the MXFP8 form (1x32 blocks, UE8M0 scales) that
 // Blackwell's block-scaled MMA runs, without touching the FP8 data: each
 // tile's scale is repeated over the 32-element blocks it covers
-// (numerics.md, "Blockwise to MX on Blackwell").
+// (numerics.md, "Blockwise to MX on Blackwell"). Scales that an
+// fp8.quantize of the same function produces are produced in that form by
+// the quantization itself (its `scale_granularity`); others are converted
+// by a linalg.generic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +15,7 @@
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
@@ -36,6 +40,10 @@ static constexpr int64_t kMXBlock = 32;
 static Value convertScales(PatternRewriter &rewriter, Location loc,
                            Value scale, TileShape tile, OpFoldResult rows,
                            int64_t k) {
+  // Already in the MX form: written so by the quantization.
+  if (auto quantize = scale.getDefiningOp<QuantizeOp>();
+      quantize && quantize.getScaleGranularityAttr())
+    return scale;
   MLIRContext *ctx = rewriter.getContext();
   Type e8m0 = Float8E8M0FNUType::get(ctx);
   int64_t mxBlocks = llvm::divideCeil(k, kMXBlock);
@@ -77,28 +85,180 @@ static bool hasPowerOfTwoScales(Value scale, RecipeAttrInterface recipe) {
   return blockwise && blockwise.getScales() == BlockScaleKind::PowerOfTwo;
 }
 
+/// Why `op` does not run as an MXFP8 GEMM, or null if it does: blockwise
+/// tiles on both sides whose K extent is a multiple of the MX block,
+/// power-of-two scales, a static K, tensors.
+static const char *getMismatch(ScaledMatmulOp op) {
+  if (op.hasBufferSemantics())
+    return "expected the tensor form";
+  GranularityAttr ga = op.getAGranularity(), gb = op.getBGranularity();
+  if (!ga.isTile() || !gb.isTile())
+    return "expected blockwise scales";
+  if (ga.getTile().cols % kMXBlock != 0)
+    return "tile K extent not a multiple of the MX block";
+  RecipeAttrInterface recipe = op.getRecipeAttr();
+  if (!hasPowerOfTwoScales(op.getAScaleInv(), recipe) ||
+      !hasPowerOfTwoScales(op.getBScaleInv(), recipe))
+    return "scales may not be powers of two";
+  if (ShapedType::isDynamic(op.getK()))
+    return "expected a static K";
+  return nullptr;
+}
+
+/// The f8E8M0FNU scale type of `granularity mx 1x32` for a `rows` x `cols`
+/// matrix (rows may be dynamic).
+static RankedTensorType getMXScaleType(MLIRContext *ctx, int64_t rows,
+                                       int64_t cols) {
+  int64_t blocks = ShapedType::isDynamic(cols)
+                       ? ShapedType::kDynamic
+                       : llvm::divideCeil(cols, kMXBlock);
+  return RankedTensorType::get({rows, blocks}, Float8E8M0FNUType::get(ctx));
+}
+
+namespace {
+/// A scale operand, of a GEMM that becomes MXFP8, that a quantization's
+/// scales feed: directly (`transpose` null), or for square tiles through
+/// the linalg.transpose that `fp8-expand-linear` adds for an MN-major
+/// operand read from the rowwise data (the tiles of x^T are those of x).
+struct ScaleUse {
+  ScaledMatmulOp gemm;
+  bool isA;
+  bool fromColumnwise;
+  linalg::TransposeOp transpose;
+};
+} // namespace
+
+/// The uses of `q`'s scales if each is a scale operand of a GEMM in
+/// `convertible`, and `q` can write its scales in the MX form.
+static std::optional<SmallVector<ScaleUse>>
+collectScaleUses(QuantizeOp q, const DenseSet<Operation *> &convertible) {
+  auto blockwise = dyn_cast<BlockwiseScalingAttr>(q.getRecipe());
+  GranularityAttr g = q.getGranularity();
+  if (!blockwise || blockwise.getScales() != BlockScaleKind::PowerOfTwo ||
+      !g.isTile() || g.getTile().cols % kMXBlock != 0 ||
+      q.getScaleGranularityAttr())
+    return std::nullopt;
+  bool squareTiles = g.getTile().rows == g.getTile().cols;
+  bool columnwiseUntransposed =
+      !q.getColumnwise() ||
+      q.getColumnwiseLayout() == ColumnwiseLayout::Untransposed;
+
+  SmallVector<ScaleUse> uses;
+  // Records `use` of a GEMM scale operand; false if it is something else.
+  auto addGemmUse = [&](OpOperand &use, bool fromColumnwise,
+                        linalg::TransposeOp transpose) {
+    auto gemm = dyn_cast<ScaledMatmulOp>(use.getOwner());
+    if (!gemm || !convertible.contains(gemm))
+      return false;
+    bool isA = &use == &gemm.getAScaleInvMutable();
+    if (!isA && &use != &gemm.getBScaleInvMutable())
+      return false;
+    // Through a transpose, the GEMM operand is the rowwise data, read
+    // MN-major: it switches to the (identical) untransposed columnwise
+    // data, whose scales are the transposed ones.
+    if (transpose && (isA ? gemm.getA() : gemm.getB()) != q.getRowwise())
+      return false;
+    uses.push_back({gemm, isA, fromColumnwise, transpose});
+    return true;
+  };
+  for (Value scale : {q.getRowwiseScaleInv(), q.getColumnwiseScaleInv()}) {
+    if (!scale)
+      continue;
+    bool fromColumnwise = scale == q.getColumnwiseScaleInv();
+    for (OpOperand &use : scale.getUses()) {
+      if (addGemmUse(use, fromColumnwise, nullptr))
+        continue;
+      auto transpose = dyn_cast<linalg::TransposeOp>(use.getOwner());
+      if (!transpose || fromColumnwise || !squareTiles ||
+          !columnwiseUntransposed || transpose->getNumResults() != 1)
+        return std::nullopt;
+      for (OpOperand &transposedUse : transpose->getResult(0).getUses())
+        if (!addGemmUse(transposedUse, /*fromColumnwise=*/true, transpose))
+          return std::nullopt;
+    }
+  }
+  if (uses.empty())
+    return std::nullopt;
+  return uses;
+}
+
+/// Recreates `q` with its scales in the MX form (`scale_granularity = mx
+/// 1x32`) when every use of its scales is a GEMM of `convertible`, adding an
+/// untransposed columnwise output where a GEMM read transposed 128x128
+/// scales of the rowwise data, and makes those GEMMs read the new scales.
+static void foldConversionIntoQuantize(
+    OpBuilder &b, QuantizeOp q, const DenseSet<Operation *> &convertible) {
+  std::optional<SmallVector<ScaleUse>> uses =
+      collectScaleUses(q, convertible);
+  if (!uses)
+    return;
+  MLIRContext *ctx = b.getContext();
+  auto inputType = q.getInput().getType();
+  int64_t rows = inputType.getDimSize(0), cols = inputType.getDimSize(1);
+  bool needsColumnwise = q.getColumnwise() ||
+                         llvm::any_of(*uses, [](const ScaleUse &use) {
+                           return use.fromColumnwise;
+                         });
+  Type rowwise, rowwiseScale, columnwise, columnwiseScale, amax;
+  if (q.getRowwise()) {
+    rowwise = q.getRowwise().getType();
+    rowwiseScale = getMXScaleType(ctx, rows, cols);
+  }
+  ColumnwiseLayout layout = q.getColumnwiseLayout();
+  if (needsColumnwise) {
+    if (q.getColumnwise()) {
+      columnwise = q.getColumnwise().getType();
+    } else {
+      columnwise = q.getRowwise().getType();
+      layout = ColumnwiseLayout::Untransposed;
+    }
+    columnwiseScale = getMXScaleType(ctx, cols, rows);
+  }
+  if (q.getAmax())
+    amax = q.getAmax().getType();
+  b.setInsertionPoint(q);
+  auto mx = QuantizeOp::create(
+      b, q.getLoc(), rowwise, rowwiseScale, columnwise, columnwiseScale, amax,
+      q.getInput(), q.getScale(), q.getRecipe(), q.getGranularity(), layout,
+      GranularityAttr::getMX(ctx, kMXBlock));
+  mx->setDiscardableAttrs(q->getDiscardableAttrDictionary());
+
+  for (ScaleUse use : *uses) {
+    Value scale = use.fromColumnwise ? mx.getColumnwiseScaleInv()
+                                     : mx.getRowwiseScaleInv();
+    if (use.isA)
+      use.gemm.getAScaleInvMutable().assign(scale);
+    else
+      use.gemm.getBScaleInvMutable().assign(scale);
+    if (use.transpose) {
+      if (use.isA)
+        use.gemm.getAMutable().assign(mx.getColumnwise());
+      else
+        use.gemm.getBMutable().assign(mx.getColumnwise());
+    }
+  }
+  for (const ScaleUse &use : *uses)
+    if (use.transpose && use.transpose->use_empty())
+      use.transpose->erase();
+  // The data and the amax are unchanged; the old scales have no uses left.
+  for (auto [from, to] : {std::pair(q.getRowwise(), mx.getRowwise()),
+                          std::pair(q.getColumnwise(), mx.getColumnwise()),
+                          std::pair(q.getAmax(), mx.getAmax())})
+    if (from)
+      from.replaceAllUsesWith(to);
+  q.erase();
+}
+
 namespace {
 struct BlockwiseToMX : public OpRewritePattern<ScaledMatmulOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ScaledMatmulOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.hasBufferSemantics())
-      return rewriter.notifyMatchFailure(op, "expected the tensor form");
+    if (const char *mismatch = getMismatch(op))
+      return rewriter.notifyMatchFailure(op, mismatch);
     GranularityAttr ga = op.getAGranularity(), gb = op.getBGranularity();
-    if (!ga.isTile() || !gb.isTile())
-      return rewriter.notifyMatchFailure(op, "expected blockwise scales");
-    if (ga.getTile().cols % kMXBlock != 0)
-      return rewriter.notifyMatchFailure(op, "tile K extent not a multiple "
-                                             "of the MX block");
-    RecipeAttrInterface recipe = op.getRecipeAttr();
-    if (!hasPowerOfTwoScales(op.getAScaleInv(), recipe) ||
-        !hasPowerOfTwoScales(op.getBScaleInv(), recipe))
-      return rewriter.notifyMatchFailure(op, "scales may not be powers of two");
     int64_t k = op.getK();
-    if (ShapedType::isDynamic(k))
-      return rewriter.notifyMatchFailure(op, "expected a static K");
-
     Location loc = op.getLoc();
     auto extent = [&](Value operand, OperandMajor major) {
       return tensor::getMixedSize(rewriter, loc, operand,
@@ -125,6 +285,19 @@ struct BlockwiseToMX : public OpRewritePattern<ScaledMatmulOp> {
 struct BlockwiseToMXPass
     : public fp8::impl::FP8BlockwiseToMXBase<BlockwiseToMXPass> {
   void runOnOperation() override {
+    // Quantizations of the same function first write their scales in the
+    // MX form for the GEMMs that become MXFP8 (no conversion left)...
+    DenseSet<Operation *> convertible;
+    getOperation()->walk([&](ScaledMatmulOp op) {
+      if (!getMismatch(op))
+        convertible.insert(op);
+    });
+    SmallVector<QuantizeOp> quantizations;
+    getOperation()->walk([&](QuantizeOp q) { quantizations.push_back(q); });
+    OpBuilder builder(&getContext());
+    for (QuantizeOp q : quantizations)
+      foldConversionIntoQuantize(builder, q, convertible);
+    // ... then every such GEMM becomes MXFP8, converting the other scales.
     RewritePatternSet patterns(&getContext());
     patterns.add<BlockwiseToMX>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

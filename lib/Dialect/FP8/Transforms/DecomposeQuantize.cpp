@@ -1,4 +1,10 @@
 //===- DecomposeQuantize.cpp - Two-pass current scaling -------------------===//
+//
+// Splits the quantizations that no single kernel computes: per-tensor
+// current scaling (amax first), and row-granularity quantizations with both
+// outputs (one cast per output).
+//
+//===----------------------------------------------------------------------===//
 
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
@@ -37,7 +43,8 @@ struct DecomposeFusedCurrentScaling : public OpRewritePattern<QuantizeOp> {
         rewriter, loc, typeOf(op.getRowwise()), typeOf(op.getRowwiseScaleInv()),
         typeOf(op.getColumnwise()), typeOf(op.getColumnwiseScaleInv()),
         /*amax=*/Type(), op.getInput(), scale.getScale(), op.getRecipe(),
-        op.getGranularity(), op.getColumnwiseLayout());
+        op.getGranularity(), op.getColumnwiseLayout(),
+        op.getScaleGranularityAttr());
     SmallVector<Value> replacements;
     if (op.getRowwise())
       replacements.append({cast.getRowwise(), cast.getRowwiseScaleInv()});
@@ -46,6 +53,37 @@ struct DecomposeFusedCurrentScaling : public OpRewritePattern<QuantizeOp> {
     if (op.getAmax())
       replacements.push_back(amax);
     rewriter.replaceOp(op, replacements);
+    return success();
+  }
+};
+
+/// A row-granularity quantize with both outputs -> one quantize per output.
+/// The rows of x and those of x^T (its columns) each take a pass over the
+/// whole tensor for their maxima; the two casts share nothing but the input.
+struct SplitRowGranularityOutputs : public OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getGranularity().isRow() || !op.getRowwise() ||
+        !op.getColumnwise())
+      return failure();
+    Location loc = op.getLoc();
+    auto rowwise = QuantizeOp::create(
+        rewriter, loc, op.getRowwise().getType(),
+        op.getRowwiseScaleInv().getType(), /*columnwise=*/Type(),
+        /*columnwise_scale_inv=*/Type(), /*amax=*/Type(), op.getInput(),
+        op.getScale(), op.getRecipe(), op.getGranularity(),
+        op.getColumnwiseLayout(), op.getScaleGranularityAttr());
+    auto columnwise = QuantizeOp::create(
+        rewriter, loc, /*rowwise=*/Type(), /*rowwise_scale_inv=*/Type(),
+        op.getColumnwise().getType(), op.getColumnwiseScaleInv().getType(),
+        /*amax=*/Type(), op.getInput(), op.getScale(), op.getRecipe(),
+        op.getGranularity(), op.getColumnwiseLayout(),
+        op.getScaleGranularityAttr());
+    rewriter.replaceOp(op, {rowwise.getRowwise(), rowwise.getRowwiseScaleInv(),
+                            columnwise.getColumnwise(),
+                            columnwise.getColumnwiseScaleInv()});
     return success();
   }
 };
@@ -62,5 +100,6 @@ struct DecomposeQuantizePass
 } // namespace
 
 void mlir::fp8::populateDecomposeQuantizePatterns(RewritePatternSet &patterns) {
-  patterns.add<DecomposeFusedCurrentScaling>(patterns.getContext());
+  patterns.add<DecomposeFusedCurrentScaling, SplitRowGranularityOutputs>(
+      patterns.getContext());
 }

@@ -358,7 +358,8 @@ void LinearExpander::rewrite(OpBuilder &b) {
         b, r.firstUser->getLoc(), rowwise, rowwiseScale, columnwise,
         columnwiseScale, amax, key.input, key.scale, r.recipe, granularity,
         r.columnwise && !transposed ? ColumnwiseLayout::Untransposed
-                                    : ColumnwiseLayout::Transposed);
+                                    : ColumnwiseLayout::Transposed,
+        /*scale_granularity=*/GranularityAttr());
   }
   for (Operation *op : layers) {
     if (auto linear = dyn_cast<LinearOp>(op))

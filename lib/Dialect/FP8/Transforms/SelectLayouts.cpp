@@ -75,7 +75,7 @@ static QuantizeOp rebuildWithTransposedColumnwise(OpBuilder &b, QuantizeOp q,
   auto flipped = QuantizeOp::create(
       b, q.getLoc(), rowwise, rowwiseScale, columnwise, columnwiseScale, amax,
       q.getInput(), q.getScale(), q.getRecipe(), q.getGranularity(),
-      ColumnwiseLayout::Transposed);
+      ColumnwiseLayout::Transposed, q.getScaleGranularityAttr());
   flipped->setDiscardableAttrs(q->getDiscardableAttrDictionary());
   return flipped;
 }

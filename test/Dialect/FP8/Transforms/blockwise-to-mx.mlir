@@ -54,3 +54,46 @@ func.func @left_alone(%a: tensor<?x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>, 
   %2 = fp8.scaled_matmul %a, %b, %t, %t {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<?x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x128xbf16>
   return %0, %1, %2 : tensor<?x128xbf16>, tensor<?x128xbf16>, tensor<?x128xbf16>
 }
+
+// -----
+
+// Scales from a quantization of the same function: the quantization writes
+// them in the MX form (scale_granularity), no conversion is left. The
+// weight's transposed 128x128 scales (an MN-major B read from its rowwise
+// data) become an untransposed columnwise output: the same bytes, whose
+// scales are those of W^T.
+// CHECK-LABEL: func.func @folded
+// CHECK-NOT: linalg.
+// CHECK:     %[[XQ:.*]], %[[XS:.*]] = fp8.quantize %{{.*}} {granularity = #fp8.granularity<tile 1x128>, recipe = #fp8.blockwise<>, scale_granularity = #fp8.granularity<mx 1x32>} : tensor<?x256xbf16> -> rowwise(tensor<?x256xf8E4M3FN>, tensor<?x8xf8E8M0FNU>)
+// CHECK:     %[[WQ:.*]], %[[WS:.*]], %[[WQT:.*]], %[[WST:.*]] = fp8.quantize %{{.*}} {columnwise_layout = #fp8.columnwise_layout<untransposed>, granularity = #fp8.granularity<tile 128x128>, recipe = #fp8.blockwise<>, scale_granularity = #fp8.granularity<mx 1x32>} : tensor<384x256xbf16> -> rowwise(tensor<384x256xf8E4M3FN>, tensor<384x8xf8E8M0FNU>) columnwise(tensor<384x256xf8E4M3FN>, tensor<256x12xf8E8M0FNU>)
+// CHECK-NOT: linalg.
+// CHECK:     fp8.scaled_matmul %[[XQ]], %[[WQ]], %[[XS]], %[[WS]] {a_granularity = #fp8.granularity<mx 1x32>
+// CHECK:     %[[DQ:.*]], %[[DS:.*]] = fp8.quantize %{{.*}} scale_granularity = #fp8.granularity<mx 1x32>} : tensor<?x384xbf16> -> rowwise(tensor<?x384xf8E4M3FN>, tensor<?x12xf8E8M0FNU>)
+// CHECK:     fp8.scaled_matmul %[[DQ]], %[[WQT]], %[[DS]], %[[WST]] {a_granularity = #fp8.granularity<mx 1x32>, {{.*}}b_major = #fp8.major<mn>}
+// CHECK-NOT: linalg.
+func.func @folded(%x: tensor<?x256xbf16>, %w: tensor<384x256xbf16>, %dy: tensor<?x384xbf16>) -> (tensor<?x384xbf16>, tensor<?x256xbf16>) {
+  %xq, %xs = fp8.quantize %x {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 1x128>} : tensor<?x256xbf16> -> rowwise(tensor<?x256xf8E4M3FN>, tensor<?x2xf32>)
+  %wq, %ws = fp8.quantize %w {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 128x128>} : tensor<384x256xbf16> -> rowwise(tensor<384x256xf8E4M3FN>, tensor<3x2xf32>)
+  %y = fp8.scaled_matmul %xq, %wq, %xs, %ws {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<>} : (tensor<?x256xf8E4M3FN>, tensor<384x256xf8E4M3FN>, tensor<?x2xf32>, tensor<3x2xf32>) -> tensor<?x384xbf16>
+  %dq, %ds = fp8.quantize %dy {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 1x128>} : tensor<?x384xbf16> -> rowwise(tensor<?x384xf8E4M3FN>, tensor<?x3xf32>)
+  %e = tensor.empty() : tensor<2x3xf32>
+  %wst = linalg.transpose ins(%ws : tensor<3x2xf32>) outs(%e : tensor<2x3xf32>) permutation = [1, 0]
+  %dx = fp8.scaled_matmul %dq, %wq, %ds, %wst {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, b_major = #fp8.major<mn>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<>} : (tensor<?x384xf8E4M3FN>, tensor<384x256xf8E4M3FN>, tensor<?x3xf32>, tensor<2x3xf32>) -> tensor<?x256xbf16>
+  return %y, %dx : tensor<?x384xbf16>, tensor<?x256xbf16>
+}
+
+// -----
+
+// A quantization whose scales something else reads too keeps its f32
+// scales; the GEMM converts them.
+// CHECK-LABEL: func.func @scales_also_returned
+// CHECK:     fp8.quantize
+// CHECK-NOT: scale_granularity
+// CHECK-SAME: -> rowwise(tensor<?x256xf8E4M3FN>, tensor<?x2xf32>)
+// CHECK:     linalg.generic {{.*}} ins(%{{.*}} : tensor<?x2xf32>) outs(%{{.*}} : tensor<?x8xf8E8M0FNU>)
+// CHECK:     fp8.scaled_matmul {{.*}} {a_granularity = #fp8.granularity<mx 1x32>
+func.func @scales_also_returned(%x: tensor<?x256xbf16>, %b: tensor<128x256xf8E4M3FN>, %sb: tensor<1x2xf32>) -> (tensor<?x128xbf16>, tensor<?x2xf32>) {
+  %xq, %xs = fp8.quantize %x {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 1x128>} : tensor<?x256xbf16> -> rowwise(tensor<?x256xf8E4M3FN>, tensor<?x2xf32>)
+  %y = fp8.scaled_matmul %xq, %b, %xs, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<>} : (tensor<?x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>, tensor<?x2xf32>, tensor<1x2xf32>) -> tensor<?x128xbf16>
+  return %y, %xs : tensor<?x128xbf16>, tensor<?x2xf32>
+}

@@ -33,3 +33,14 @@ func.func @constant_equivalence() -> (tensor<4xf8E4M3FN>, tensor<f32>) {
   %q, %s = fp8.quantize %x {recipe = #fp8.current<>, granularity = #fp8.granularity<tensor>} : tensor<4xf32> -> rowwise(tensor<4xf8E4M3FN>, tensor<f32>)
   return %q, %s : tensor<4xf8E4M3FN>, tensor<f32>
 }
+
+// A row-granularity quantize with both outputs: one per output.
+// CHECK-LABEL: func.func @row_granularity_both_outputs
+// CHECK: %[[Q:.*]], %[[S:.*]] = fp8.quantize %{{.*}} {granularity = #fp8.granularity<row>, recipe = #fp8.current<>} : tensor<?x256xbf16> -> rowwise(tensor<?x256xf8E4M3FN>, tensor<?x1xf32>)
+// CHECK: %[[QT:.*]], %[[ST:.*]] = fp8.quantize %{{.*}} {granularity = #fp8.granularity<row>, recipe = #fp8.current<>} : tensor<?x256xbf16> -> columnwise(tensor<256x?xf8E4M3FN>, tensor<256x1xf32>)
+// CHECK: return %[[Q]], %[[S]], %[[QT]], %[[ST]]
+func.func @row_granularity_both_outputs(%x: tensor<?x256xbf16>) -> (tensor<?x256xf8E4M3FN>, tensor<?x1xf32>, tensor<256x?xf8E4M3FN>, tensor<256x1xf32>) {
+  %q, %s, %qt, %st = fp8.quantize %x {recipe = #fp8.current<>, granularity = #fp8.granularity<row>}
+      : tensor<?x256xbf16> -> rowwise(tensor<?x256xf8E4M3FN>, tensor<?x1xf32>) columnwise(tensor<256x?xf8E4M3FN>, tensor<256x1xf32>)
+  return %q, %s, %qt, %st : tensor<?x256xf8E4M3FN>, tensor<?x1xf32>, tensor<256x?xf8E4M3FN>, tensor<256x1xf32>
+}

@@ -163,6 +163,18 @@ def FP8_QuantizeOp : FP8_Op<"quantize", [Pure, AttrSizedResultSegments]> {
     * `row` with `#fp8.current`; tiles with `#fp8.blockwise`; `mx 1x32`
       with `#fp8.mxfp8`: each block's scale is computed from its amax.
 
+    `scale_granularity = #fp8.granularity<mx 1x32>` (optional, power-of-two
+    blockwise tiles whose K extent is a multiple of 32 only) gives both
+    `scale_inv` results in the MX form that a block-scaled MMA reads: the
+    data and the scale values are those of `granularity`, but each tile's
+    scale is repeated over the 1x32 blocks it covers (a 1x128 tile over its
+    four blocks, a 128x128 tile over its 128 rows and four blocks) as the
+    UE8M0 code of the power-of-two f32 `scale_inv` (its biased exponent
+    field), so the scale tensors are `f8E8M0FNU` of the `mx 1x32` shapes.
+    `fp8-blockwise-to-mx` sets it when a blockwise GEMM runs as an MXFP8
+    one, so that the quantization kernel writes the GEMM's scale layout
+    itself.
+
     ```mlir
     %q, %s = fp8.quantize %x {recipe = #fp8.blockwise<>,
         granularity = #fp8.granularity<tile 1x128>}
@@ -174,7 +186,8 @@ def FP8_QuantizeOp : FP8_Op<"quantize", [Pure, AttrSizedResultSegments]> {
                        FP8_RecipeAttr:$recipe,
                        FP8_GranularityAttr:$granularity,
                        DefaultValuedAttr<FP8_ColumnwiseLayoutAttr,
-                           "::mlir::fp8::ColumnwiseLayout::Transposed">:$columnwise_layout);
+                           "::mlir::fp8::ColumnwiseLayout::Transposed">:$columnwise_layout,
+                       OptionalAttr<FP8_GranularityAttr>:$scale_granularity);
   let results = (outs Optional<FP8_Float8Tensor>:$rowwise,
                       Optional<FP8_ScaleTensor>:$rowwise_scale_inv,
                       Optional<FP8_Float8Tensor>:$columnwise,

@@ -86,9 +86,19 @@ def FP8BlockwiseToMX : Pass<"fp8-blockwise-to-mx"> {
     `#fp8.blockwise<scales = pow2>`) into the MXFP8 form: `mx 1x32`
     granularities with `f8E8M0FNU` scales `[rows, ceil(K/32)]`. The FP8 data
     are unchanged; each tile's scale is repeated over the 32-element blocks
-    of its K extent and, for an R-row tile, over its R rows (a
-    `linalg.generic` over the scales, a few bytes per 128 K elements). A
-    power-of-two f32's UE8M0 code is its exponent field; the recipe's scales
+    of its K extent and, for an R-row tile, over its R rows. A power-of-two
+    f32's UE8M0 code is its exponent field.
+
+    Where the scales come from an `fp8.quantize` of the same function whose
+    scales only such GEMMs read, the quantization produces them in that
+    form itself (`scale_granularity = #fp8.granularity<mx 1x32>`), so its
+    kernel writes the GEMM's UE8M0 atoms and nothing is left to convert. A
+    GEMM that reads a square tile's scales through the `linalg.transpose`
+    of `fp8-expand-linear` (the weight in dgrad on sm_100a, MN-major from
+    its rowwise data) reads the quantization's untransposed columnwise
+    output instead, added for it: the same bytes, with the scales of the
+    transposed tiles. Other scales (e.g. function arguments) are converted
+    by a `linalg.generic` over the scales. The recipe's scales
     are normal f32 (>= 2^-126) unless `amax_clamp = 0` meets a tile amax
     below 2^-117, which UE8M0 cannot hold exactly.
 
@@ -236,7 +246,7 @@ def FP8FuseScales : Pass<"fp8-fuse-scales"> {
 }
 
 def FP8DecomposeQuantize : Pass<"fp8-decompose-quantize"> {
-  let summary = "Split fused current-scaling quantization into amax, scale and cast";
+  let summary = "Split fused current-scaling quantization into amax, scale and cast, and row-granularity quantizations per output";
   let description = [{
     Rewrites a per-tensor current-scaling `fp8.quantize` that computes its own
     scale (no `scale` operand) into the two-pass form
@@ -250,6 +260,11 @@ def FP8DecomposeQuantize : Pass<"fp8-decompose-quantize"> {
     which targets without a grid-wide reduction lower as two kernels. The
     result is bit-identical: the fused op is defined as exactly this
     sequence.
+
+    A row-granularity `fp8.quantize` (`#fp8.granularity<row>`) with both a
+    rowwise and a columnwise output becomes two, one per output: each
+    needs its own maxima over the whole tensor (of x's rows, of its
+    columns), so each is its own kernel.
   }];
   let dependentDialects = ["::mlir::fp8::FP8Dialect"];
 }
