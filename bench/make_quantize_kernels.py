@@ -365,6 +365,13 @@ def cases(which):
                                      columnwise=False))
             out.append(quantize_case(f"b_rowg_rdyn_{n}", "?", n, "bf16", "#fp8.current<>",
                                      "row", columnwise=False))
+            # Row granularity, columnwise (one scale per column of x): one
+            # CTA per 128-column band, x read twice (maxima, then the cast).
+            out.append(quantize_case(f"b_rowg_col_{n}", n, n, "bf16", "#fp8.current<>",
+                                     "row", rowwise=False))
+            out.append(quantize_case(f"b_rowg_col_untr_{n}", n, n, "bf16",
+                                     "#fp8.current<>", "row", rowwise=False,
+                                     untransposed=True))
         # An activation shape: 4096 tokens of 7168 (timed on its own shape).
         out.append(quantize_case("b_rowg_4096x7168", 4096, 7168, "bf16", "#fp8.current<>",
                                  "row", columnwise=False))

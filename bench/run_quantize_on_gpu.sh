@@ -11,8 +11,8 @@
 # /tmp/fp8rt-build).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-CHECK_DIR=$(realpath "$1")
-BENCH_DIR=$(realpath "$2")
+CHECK_DIR=$(realpath -e "$1") || exit 2
+BENCH_DIR=$(realpath -e "$2") || exit 2
 OUT_DIR=${OUT:-bench/results}
 PYTHON=${PYTHON:-python3}
 mkdir -p "$OUT_DIR"
@@ -37,7 +37,7 @@ check_status=${PIPESTATUS[0]}
 
 if [[ "${SANITIZE:-1}" == 1 ]]; then
   echo "== compute-sanitizer (one small kernel of each kind)"
-  FILTER="fp8_amax_bf16_r208,current_tensor_bf16_e4m3_r208,tensor_tensor_bf16_e4m3_r208,blockwise_pow2_1x128_bf16_e4m3_r208_c336_clamp0x38d1b717_row_col,blockwise_pow2_128x128_bf16_e4m3_r208,mxfp8_1x32_bf16_e4m3_r208_c336_row_col,r208_c336_clamp0x38d1b717_row_col_untransposed_mxscales"
+  FILTER="fp8_amax_bf16_r208,current_tensor_bf16_e4m3_r208,tensor_tensor_bf16_e4m3_r208,blockwise_pow2_1x128_bf16_e4m3_r208_c336_clamp0x38d1b717_row_col,blockwise_pow2_128x128_bf16_e4m3_r208,mxfp8_1x32_bf16_e4m3_r208_c336_row_col,r208_c336_clamp0x38d1b717_row_col_untransposed_mxscales,current_row_bf16_e4m3_rdyn_c336_col,current_row_f32_e4m3_r208_c336_col_untransposed,current_row_bf16_e4m3_rdyn_c336_row"
   for tool in memcheck racecheck synccheck; do
     timeout 150 compute-sanitizer --tool $tool --error-exitcode 3 \
       "$PYTHON" test/GPU/check_quantize.py --kernels "$CHECK_DIR" \

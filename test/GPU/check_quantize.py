@@ -786,6 +786,11 @@ def main():
             print(f"{status} {path.stem}" + "".join(f"\n    {f}" for f in failures[:4]),
                   flush=True)
         print(f"{passed} passed, {failed} failed (seed {seed})")
+        if passed + failed == 0:
+            # A missing directory or a filter matching nothing is not a pass.
+            print(f"error: no quantization kernel in {args.kernels}"
+                  + (f" matching {args.filter!r}" if args.filter else ""))
+            failed = 1
     if args.bench_kernels:
         bench(args.bench_kernels, report["bench"])
     if args.json:

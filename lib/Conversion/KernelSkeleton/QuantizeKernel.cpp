@@ -1670,10 +1670,13 @@ void QuantizeKernelEmitter::emit(gpu::GPUFuncOp func) {
       b, i32(), gpu::BlockIdOp::create(b, gpu::Dimension::y));
 
   if (p.granularity == GranularityKind::Row) {
-    if (p.columnwise)
+    if (p.columnwise) {
+      // Its row tiles' loads and casts are guarded at the edges of x.
+      guardTile = hasPartialTiles();
       emitColumns();
-    else
+    } else {
       emitRows();
+    }
   } else if (hasColumnBlocks(p) && hasPartialTiles()) {
     // The guards of a partial tile cost a cast with column blocks about a
     // sixth of its bandwidth (MX, run-time R): whole tiles take a copy of
