@@ -341,15 +341,6 @@ Status createKernel(KernelMetadata meta, const void *image, size_t imageSize,
   return Status();
 }
 
-// The SMs of the current context's device.
-static Status multiprocessorCount(const DriverApi &api, int &out) {
-  CUdevice device;
-  FP8RT_RETURN_IF_ERROR(
-      checkCuda(api, api.ctxGetDevice(&device), "cuCtxGetDevice"));
-  return deviceAttribute(api, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                         "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)", out);
-}
-
 Status launchKernel(fp8rt_kernel &kernel, const fp8rt_tensor *operands,
                     int numOperands, CUstream stream) {
   const KernelMetadata &meta = kernel.meta;
@@ -358,22 +349,7 @@ Status launchKernel(fp8rt_kernel &kernel, const fp8rt_tensor *operands,
 
   const DriverApi *api = nullptr;
   FP8RT_RETURN_IF_ERROR(acquireDriver(api));
-  if (!kernel.variants.empty()) {
-    // Pick the launch variant for this M on this device's SMs.
-    CUcontext context = nullptr;
-    FP8RT_RETURN_IF_ERROR(currentOrPrimaryContext(*api, context));
-    int numSMs = 0;
-    FP8RT_RETURN_IF_ERROR(multiprocessorCount(*api, numSMs));
-    std::vector<const KernelMetadata *> candidates = {&meta};
-    for (const auto &variant : kernel.variants)
-      candidates.push_back(&variant->meta);
-    size_t chosen =
-        selectLaunchVariant(candidates, args.problemM, args.problemN, numSMs);
-    if (chosen > 0)
-      return launchKernel(*kernel.variants[chosen - 1], operands, numOperands,
-                          stream);
-  }
-  std::lock_guard<std::mutex> lock(kernel.mutex);
+  std::unique_lock<std::mutex> lock(kernel.mutex);
   if (kernel.driver && kernel.driver != api)
     return Status(FP8RT_ERROR_CUDA, "the CUDA driver table changed since this "
                                     "kernel was first launched");
@@ -382,6 +358,20 @@ Status launchKernel(fp8rt_kernel &kernel, const fp8rt_tensor *operands,
   kernel.driver = api;
   ContextState *state = nullptr;
   FP8RT_RETURN_IF_ERROR(contextStateFor(kernel, *api, context, state));
+
+  if (!kernel.variants.empty()) {
+    // The launch variant for this M on this context's SMs.
+    std::vector<const KernelMetadata *> candidates = {&meta};
+    for (const auto &variant : kernel.variants)
+      candidates.push_back(&variant->meta);
+    size_t chosen = selectLaunchVariant(candidates, args.problemM,
+                                        args.problemN, state->numSMs);
+    if (chosen > 0) {
+      lock.unlock();
+      return launchKernel(*kernel.variants[chosen - 1], operands, numOperands,
+                          stream);
+    }
+  }
 
   GridDims grid;
   FP8RT_RETURN_IF_ERROR(computeGrid(meta, args, state->numSMs, grid));

@@ -212,11 +212,11 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
   } else if (p.promoteInterval != 0) {
     t = getDefaultTiling(p, 128, pickPromotedTileN(p));
   } else {
-    GemmTiling probe;
-    probe.outputBytes = getByteWidth(p.outElementType);
-    t = getDefaultTiling(
-        p, 128,
-        pickTileN(p.n, canStageOutput(p) ? probe.storeBoxColumns() : 0));
+    // A TMA-store epilogue stores boxes of 128 bytes of output columns.
+    int64_t storeBoxColumns =
+        kSwizzle128BRowBytes / getByteWidth(p.outElementType);
+    t = getDefaultTiling(p, 128,
+                         pickTileN(p.n, canStageOutput(p) ? storeBoxColumns : 0));
   }
   std::string error = getTilingError(p, t);
   if (!error.empty())

@@ -669,12 +669,8 @@ public:
   /// the CTA's 128-column band, its columns' maxima over every row tile,
   /// their scales, then the cast of every row tile.
   void emitColumns();
-  /// Runs `body` for each column tile of x (colTile its index), carrying
+  /// Runs `body` for each row tile of x (rowTile its index), carrying
   /// `inits` (i32) from one to the next; returns the last values.
-  SmallVector<Value>
-  forEachColumnTile(ValueRange inits,
-                    function_ref<SmallVector<Value>(ValueRange)> body);
-  /// The same for each row tile (rowTile its index).
   SmallVector<Value>
   forEachRowTile(ValueRange inits,
                  function_ref<SmallVector<Value>(ValueRange)> body);
@@ -685,12 +681,8 @@ private:
   const QuantizeProblem &p;
 
   /// Loads the tile and max-es |x|'s bits into `carried`, the thread's 8
-  /// running maxima of its rows (`perRow`) or of its columns.
-  SmallVector<Value> maxAbsBitsOfTile(ValueRange carried, bool perRow);
-  /// Runs `body` for index = 0 .. count - 1 (i32), carrying `inits`.
-  SmallVector<Value>
-  forEachTile(Value &index, Value count, ValueRange inits,
-              function_ref<SmallVector<Value>(ValueRange)> body);
+  /// running maxima of its columns.
+  SmallVector<Value> maxAbsBitsOfColumns(ValueRange carried);
 
   // Parameters.
   Value x, scaleOrAmax, rowwise, rowwiseScale, columnwise, columnwiseScale,
@@ -1941,10 +1933,9 @@ void QuantizeKernelEmitter::castRowSlab(const RowLayout &l,
   }
 }
 
-SmallVector<Value> QuantizeKernelEmitter::forEachTile(
-    Value &index, Value count, ValueRange inits,
-    function_ref<SmallVector<Value>(ValueRange)> body) {
-  auto loop = scf::ForOp::create(b, kb.i32(0), count, kb.i32(1), inits);
+SmallVector<Value> QuantizeKernelEmitter::forEachRowTile(
+    ValueRange inits, function_ref<SmallVector<Value>(ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, kb.i32(0), numRowTiles(), kb.i32(1), inits);
   {
     OpBuilder::InsertionGuard guard(b);
     // Without carried values the loop comes with its terminator.
@@ -1952,36 +1943,26 @@ SmallVector<Value> QuantizeKernelEmitter::forEachTile(
       b.setInsertionPoint(loop.getBody()->getTerminator());
     else
       b.setInsertionPointToStart(loop.getBody());
-    index = loop.getInductionVar();
+    rowTile = loop.getInductionVar();
     SmallVector<Value> next = body(loop.getRegionIterArgs());
     if (!inits.empty())
       scf::YieldOp::create(b, next);
   }
-  index = Value();
+  rowTile = Value();
   return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
 }
 
-SmallVector<Value> QuantizeKernelEmitter::forEachColumnTile(
-    ValueRange inits, function_ref<SmallVector<Value>(ValueRange)> body) {
-  return forEachTile(colTile, kb.i32(p.colTiles()), inits, body);
-}
-
-SmallVector<Value> QuantizeKernelEmitter::maxAbsBitsOfTile(ValueRange carried,
-                                                           bool perRow) {
+SmallVector<Value>
+QuantizeKernelEmitter::maxAbsBitsOfColumns(ValueRange carried) {
   SmallVector<Value> values = loadTile();
   SmallVector<Value> next;
   for (int64_t k = 0; k < kVector; ++k) {
     Value m = carried[k];
     for (int64_t l = 0; l < kVector; ++l)
-      m = umax(m, absBits(values[perRow ? k * kVector + l : l * kVector + k]));
+      m = umax(m, absBits(values[l * kVector + k]));
     next.push_back(m);
   }
   return next;
-}
-
-SmallVector<Value> QuantizeKernelEmitter::forEachRowTile(
-    ValueRange inits, function_ref<SmallVector<Value>(ValueRange)> body) {
-  return forEachTile(rowTile, numRowTiles(), inits, body);
 }
 
 void QuantizeKernelEmitter::emitRows() {
@@ -2062,7 +2043,7 @@ void QuantizeKernelEmitter::emitColumns() {
   // its 8 rows of every row tile (NaN above inf, sticky).
   SmallVector<Value> zeros(kVector, kb.i32(0));
   SmallVector<Value> maxima = forEachRowTile(zeros, [&](ValueRange carried) {
-    return maxAbsBitsOfTile(carried, /*perRow=*/false);
+    return maxAbsBitsOfColumns(carried);
   });
   // Lanes l and l ^ 16 hold the same columns; the 8 warps' maxima meet in
   // shared memory (u32 [warps][128], after the transpose tile if any).
