@@ -33,6 +33,18 @@ static constexpr int64_t kProducerRegisters = 40;
 static constexpr int64_t kConsumerRegistersTwoWarpgroups = 232;
 static constexpr int64_t kConsumerRegistersOneWarpgroup = 240;
 static constexpr int64_t kMaxStages = 8;
+/// The column parts of a promoted tile, issued and promoted in this order
+/// (emitConsumer): the first about two thirds of the tile in a multiple of
+/// 32 columns, so that its promotion takes less time than the second
+/// part's MMAs, which alone leave the tensor cores idle while promoted.
+/// For 192: 128 + 64, measured ahead of 96 + 96, 64 + 128 and 144 + 48
+/// (H200, bench/NOTES.md v14).
+static SmallVector<int64_t> getPromotionParts(int64_t tileN) {
+  if (tileN < 64)
+    return {tileN};
+  int64_t first = std::min<int64_t>((2 * tileN + 95) / 96 * 32, tileN - 32);
+  return {first, tileN - first};
+}
 /// 128x128 blockwise B scales cover 128 N rows.
 static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
 /// Promoted accumulation keeps two f32 accumulators (the partial sums of the
@@ -477,23 +489,6 @@ static SmallVector<Value> emitColumnScaleLoads(KernelBuilder &kb,
   return scales;
 }
 
-/// final += partial * scale, element-wise over a thread's accumulator;
-/// `elementScale(i)` is the scale of element i (null: final += partial).
-static Value emitPromotion(KernelBuilder &kb, Value final, Value partial,
-                           int64_t tileN,
-                           function_ref<Value(int64_t)> elementScale) {
-  ImplicitLocOpBuilder &b = kb.builder();
-  for (int64_t i = 0; i < tileN / 2; ++i) {
-    Value f = LLVM::ExtractValueOp::create(b, final, i);
-    Value x = LLVM::ExtractValueOp::create(b, partial, i);
-    Value scale = elementScale ? elementScale(i) : Value();
-    Value updated = scale ? LLVM::FMAOp::create(b, x, scale, f).getResult()
-                          : arith::AddFOp::create(b, f, x).getResult();
-    final = LLVM::InsertValueOp::create(b, final, updated, i);
-  }
-  return final;
-}
-
 /// Converts the f32 pair to the output type and stores it at `ptr`.
 static void storePair(KernelBuilder &kb, Value v0, Value v1, Type outType,
                       Value ptr) {
@@ -663,6 +658,16 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   int64_t kBlocks = p.numKBlocks(t.tileK);
   Value consumer =
       kb.sub(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(1));
+  // The same read from lane 0, so that ptxas knows it is one value in
+  // every lane: the wgmma descriptors built from it then live in uniform
+  // registers, where wgmma takes them, instead of being moved there before
+  // every MMA. (Only the descriptors use it: with every use of the
+  // warpgroup index uniform, ptxas hoists the epilogue's addresses out of
+  // the tile loop and spills them.)
+  Value uniformConsumer =
+      NVVM::ShflOp::create(b, b.getI32Type(), kb.i32(-1), consumer, kb.i32(0),
+                           kb.i32(31), NVVM::ShflKind::idx,
+                           /*return_value_and_is_valid=*/nullptr);
   Value threadInWarpgroup = kb.remu(v.tid, kb.i32(kWarpgroupThreads));
   Value warp = kb.divu(threadInWarpgroup, kb.i32(kWarpThreads));
   Value lane = kb.remu(v.tid, kb.i32(kWarpThreads));
@@ -685,15 +690,29 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
     tensorScale = tensorScale ? arith::MulFOp::create(b, tensorScale, s) : s;
   }
   Value smemAddress = kb.sharedAddress(v.smem);
+  // Descriptor low words of stage 0's A rows of this warpgroup and of its
+  // B tile; a stage's are these plus the stage's offset
+  // (emitKMajorSwizzle128BDescriptorLow).
+  Value aDescriptorLow = emitKMajorSwizzle128BDescriptorLow(
+      kb, kb.add(smemAddress, kb.mul(uniformConsumer,
+                                     kb.i32(kWgmmaM * kSwizzle128BRowBytes))));
+  Value bDescriptorLow = emitKMajorSwizzle128BDescriptorLow(
+      kb, kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes)));
+  auto stageDescriptorLows = [&](Value stage) {
+    Value offset = kb.mul(
+        stage,
+        kb.i32(t.stageBytes() >> wgmma_descriptor::kByteOffsetEncodingShift));
+    return std::make_pair(kb.add(aDescriptorLow, offset),
+                          kb.add(bDescriptorLow, offset));
+  };
   BScaleClasses bClasses(t);
   int64_t numBScaleClasses = bClasses.bounds.size();
 
   // A stage is free once every consumer warp of the cluster is done with
   // it: one lane of each warp arrives on the stage's empty barrier in every
   // CTA of the cluster (wgmma.wait_group is warpgroup-wide, so the whole warp
-  // has finished reading its tiles). With a scale slot, which every thread
-  // reads itself, every thread arrives, so that each one's release covers
-  // its own reads (getConsumerArrivals).
+  // has finished reading its tiles); with a scale slot, every thread
+  // (getConsumerArrivals).
   auto releaseStage = [&](Value stage) {
     auto arrive = [&] {
       Value empty = v.ring.emptyBarrier(kb, stage);
@@ -704,117 +723,169 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
       for (int64_t rank = 0; rank < t.clusterM; ++rank)
         kb.mbarrierArrive(kb.mapToClusterRank(empty, kb.i32(rank)));
     };
+    // Every thread reads the stage's scale slot itself, so every thread
+    // arrives (a warp barrier and one lane's arrival order the reads as
+    // well, by the PTX memory model, but compute-sanitizer's racecheck
+    // reports them; measured no faster, bench/NOTES.md v14).
     if (t.stageScaleBytes)
       arrive();
     else
       kb.ifThen(kb.electOneLane(), arrive);
   };
+  // The wgmmas of one K block into `acc` (the first one overwriting it when
+  // `zeroFirst`), `n` columns of B from `bColumn` on, as one commit group.
+  auto issueMmas = [&](Value acc, Value aLow, Value bLow, int64_t bColumn,
+                       int64_t n, bool zeroFirst) {
+    for (int64_t s = 0; s < t.tileK / kWgmmaK; ++s) {
+      // One byte per FP8 element along K; B's rows are 128 bytes.
+      int64_t aStep =
+          (s * kWgmmaK) >> wgmma_descriptor::kByteOffsetEncodingShift;
+      int64_t bStep = (bColumn * kSwizzle128BRowBytes + s * kWgmmaK) >>
+                      wgmma_descriptor::kByteOffsetEncodingShift;
+      acc = emitWgmma(
+          kb, acc,
+          emitKMajorSwizzle128BDescriptor(
+              kb, aStep ? kb.add(aLow, kb.i32(aStep)) : aLow),
+          emitKMajorSwizzle128BDescriptor(
+              kb, bStep ? kb.add(bLow, kb.i32(bStep)) : bLow),
+          n, p.aElementType, p.bElementType,
+          /*accumulate=*/!(zeroFirst && s == 0));
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    return acc;
+  };
+  // The scale of element i of a thread's accumulator for the K block in
+  // `stage` (blockwise; null for the other recipes), read from the stage's
+  // scale slot: element 4j + 2h + e (row h, column 8j + e of the fragment)
+  // is scaled by its row's A scale times its column's B scale. Read before
+  // the block's MMAs are issued: shared-memory loads issued behind them
+  // return only once the MMAs have read their operands.
+  auto loadStageScales = [&](Value stage) -> std::function<Value(int64_t)> {
+    if (!p.isBlockwise())
+      return [](int64_t) { return Value(); };
+    Value slot = v.scaleSlot(kb, t, stage);
+    std::array<Value, 2> rowScale;
+    for (int h = 0; h < 2; ++h)
+      rowScale[h] = kb.load(
+          b.getF32Type(),
+          kb.bytePtr(slot, kb.mul(kb.add(rowInTile, kb.i32(8 * h)),
+                                  kb.i32(4))));
+    Value bScales = kb.bytePtr(slot, 4 * t.tileM);
+    if (p.hasBlockwiseColumnScales()) {
+      // 1x128 B: one scale per column.
+      SmallVector<Value> columnScales =
+          emitColumnScaleLoads(kb, t, bScales, colInFragment);
+      return [&b, rowScale, columnScales](int64_t i) -> Value {
+        int64_t j = i / 4, h = (i % 4) / 2, e = i % 2;
+        return arith::MulFOp::create(b, rowScale[h], columnScales[2 * j + e]);
+      };
+    }
+    // 128x128 B: one scale per column class; the products made once.
+    SmallVector<Value> products;
+    for (int64_t c = 0; c < numBScaleClasses; ++c) {
+      Value classScale = kb.load(b.getF32Type(), kb.bytePtr(bScales, 4 * c));
+      for (int h = 0; h < 2; ++h)
+        products.push_back(arith::MulFOp::create(b, rowScale[h], classScale));
+    }
+    return [products, &bClasses](int64_t i) -> Value {
+      return products[2 * bClasses.classOfGroup[i / 4] + (i % 4) / 2];
+    };
+  };
+
+  // Promoted accumulation splits the tile's columns into parts, each with
+  // a partial accumulator of its own and its own commit group: while the
+  // first part of a K block is promoted (wait_group 1), the second part's
+  // MMAs still run, so the tensor cores idle only for the last, narrower
+  // part's promotion (getPromotionParts). Each block's groups are complete
+  // by the end of its iteration: a partial accumulator still in flight
+  // across the loop's back edge would make ptxas serialize every wgmma
+  // (C7514).
+  SmallVector<int64_t> partColumns = getPromotionParts(t.tileN);
+  // final[i] += partial[i - first] * scale(i) for the part's elements,
+  // which are consecutive in fragment order: its column groups j have
+  // elements 4j .. 4j + 3.
+  auto promotePart = [&](Value final, Value partial, int64_t firstColumn,
+                         int64_t columns,
+                         const std::function<Value(int64_t)> &scale) {
+    int64_t first = firstColumn / 2;
+    for (int64_t i = first; i < first + columns / 2; ++i) {
+      Value f = LLVM::ExtractValueOp::create(b, final, i);
+      Value x = LLVM::ExtractValueOp::create(b, partial, i - first);
+      Value s = scale(i);
+      Value updated = s ? LLVM::FMAOp::create(b, x, s, f).getResult()
+                        : arith::AddFOp::create(b, f, x).getResult();
+      final = LLVM::InsertValueOp::create(b, final, updated, i);
+    }
+    return final;
+  };
+  // One tile's K loop from consumer iteration `firstIteration` on: the
+  // tile's sums (promoted, or the single accumulator of fast accumulation)
+  // and the iteration after the tile.
+  auto emitMainloop = [&](Value firstIteration) -> std::pair<Value, Value> {
+    Value zero = LLVM::ZeroOp::create(b, accType);
+    SmallVector<Value> init = {firstIteration, zero};
+    if (promote)
+      for (int64_t columns : partColumns)
+        init.push_back(LLVM::ZeroOp::create(
+            b, getAccumulatorType(b.getContext(), columns)));
+    ValueRange loop = kb.forLoop(
+        kb.i32(0), kb.i32(kBlocks), kb.i32(1), init,
+        [&](Value kBlock, ValueRange carried) {
+          Value iteration = carried[0];
+          Value stage = v.ring.stage(kb, iteration);
+          auto [aLow, bLow] = stageDescriptorLows(stage);
+          kb.mbarrierWait(v.ring.fullBarrier(kb, stage),
+                          v.ring.consumerParity(kb, iteration));
+          SmallVector<Value> next = {kb.add(iteration, kb.i32(1))};
+          if (!promote) {
+            NVVM::WgmmaFenceAlignedOp::create(b);
+            next.push_back(issueMmas(carried[1], aLow, bLow, 0, t.tileN,
+                                     /*zeroFirst=*/false));
+            // Keep this block's MMAs in flight; the previous block's are
+            // done, so its stage is free.
+            NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+            kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                            kBlock, kb.i32(0)),
+                      [&] {
+                        releaseStage(
+                            v.ring.stage(kb, kb.sub(iteration, kb.i32(1))));
+                      });
+            return next;
+          }
+          auto scale = loadStageScales(stage);
+          NVVM::WgmmaFenceAlignedOp::create(b);
+          SmallVector<Value> partials;
+          int64_t parts = partColumns.size();
+          for (int64_t q = 0, column = 0; q < parts;
+               column += partColumns[q++])
+            partials.push_back(issueMmas(carried[2 + q], aLow, bLow, column,
+                                         partColumns[q],
+                                         /*zeroFirst=*/true));
+          Value final = carried[1];
+          for (int64_t q = 0, column = 0; q < parts;
+               column += partColumns[q++]) {
+            NVVM::WgmmaWaitGroupSyncOp::create(b, parts - 1 - q);
+            if (q == parts - 1)
+              releaseStage(stage);
+            final = promotePart(final, partials[q], column, partColumns[q],
+                                scale);
+          }
+          next.push_back(final);
+          next.append(partials);
+          return next;
+        });
+    if (!promote) {
+      // Drain the last block and free its stage.
+      NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+      releaseStage(v.ring.stage(kb, kb.sub(loop[0], kb.i32(1))));
+    }
+    return {loop[1], loop[0]};
+  };
+
   kb.forLoop(
       v.firstUnit, v.numUnits, v.unitStride, {kb.i32(0)},
       [&](Value unit, ValueRange state) {
-        Value zero = LLVM::ZeroOp::create(b, accType);
-        SmallVector<Value> init = {state[0], zero};
-        if (promote)
-          init.push_back(zero);
-
-        ValueRange loop = kb.forLoop(
-            kb.i32(0), kb.i32(kBlocks), kb.i32(1), init,
-            [&](Value kBlock, ValueRange carried) {
-              Value iteration = carried[0];
-              Value stage = v.ring.stage(kb, iteration);
-              kb.mbarrierWait(v.ring.fullBarrier(kb, stage),
-                              v.ring.consumerParity(kb, iteration));
-              Value stageAddress =
-                  kb.add(smemAddress, kb.mul(stage, kb.i32(t.stageBytes())));
-              Value aAddress = kb.add(
-                  stageAddress,
-                  kb.mul(consumer, kb.i32(kWgmmaM * kSwizzle128BRowBytes)));
-              Value bAddress =
-                  kb.add(stageAddress, kb.i32(t.tileM * kSwizzle128BRowBytes));
-              NVVM::WgmmaFenceAlignedOp::create(b);
-              Value acc = carried[1];
-              for (int64_t s = 0; s < t.tileK / kWgmmaK; ++s) {
-                int64_t kBytes = s * kWgmmaK; // one byte per FP8 element
-                acc = emitWgmma(
-                    kb, acc,
-                    emitKMajorSwizzle128BDescriptor(kb, aAddress, kBytes),
-                    emitKMajorSwizzle128BDescriptor(kb, bAddress, kBytes),
-                    t.tileN, p.aElementType, p.bElementType,
-                    /*accumulate=*/!(promote && s == 0));
-              }
-              NVVM::WgmmaGroupSyncAlignedOp::create(b);
-              // This K block's scales (copied into the stage's scale slot
-              // by the producer's loader warp), read while the MMAs run (not
-              // before them: the registers are short while the wgmma
-              // descriptors are live).
-              // Element 4j + 2h + e of the accumulator (row h, column
-              // 8j + e of the fragment) is scaled by its row's A scale
-              // times its column's B scale.
-              Value rowScale[2];
-              SmallVector<Value> columnScales;
-              SmallVector<Value> bClassScales;
-              // The products rowScale[h] * bClassScales[c], made where first
-              // used (the promotion walks the classes in order).
-              DenseMap<int64_t, Value> elementScales;
-              if (p.isBlockwise()) {
-                Value slot = v.scaleSlot(kb, t, stage);
-                for (int h = 0; h < 2; ++h)
-                  rowScale[h] = kb.load(
-                      b.getF32Type(),
-                      kb.bytePtr(slot, kb.mul(kb.add(rowInTile, kb.i32(8 * h)),
-                                              kb.i32(4))));
-                Value bScales = kb.bytePtr(slot, 4 * t.tileM);
-                if (p.hasBlockwiseColumnScales()) {
-                  // 1x128 B: one scale per column.
-                  columnScales =
-                      emitColumnScaleLoads(kb, t, bScales, colInFragment);
-                } else {
-                  // 128x128 B: one scale per column class.
-                  for (int64_t c = 0; c < numBScaleClasses; ++c)
-                    bClassScales.push_back(
-                        kb.load(b.getF32Type(), kb.bytePtr(bScales, 4 * c)));
-                }
-              }
-              auto elementScale = [&](int64_t i) -> Value {
-                if (!p.isBlockwise())
-                  return Value();
-                int64_t j = i / 4, h = (i % 4) / 2, e = i % 2;
-                if (!columnScales.empty())
-                  return arith::MulFOp::create(b, rowScale[h],
-                                               columnScales[2 * j + e]);
-                int64_t c = bClasses.classOfGroup[j];
-                Value &scale = elementScales[2 * c + h];
-                if (!scale)
-                  scale = arith::MulFOp::create(b, rowScale[h], bClassScales[c]);
-                return scale;
-              };
-              if (promote) {
-                // The partial sums are needed now.
-                NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-                releaseStage(stage);
-              } else {
-                // Keep this block's MMAs in flight; the previous block's are
-                // done, so its stage is free.
-                NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
-                kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
-                                                kBlock, kb.i32(0)),
-                          [&] {
-                            releaseStage(v.ring.stage(
-                                kb, kb.sub(iteration, kb.i32(1))));
-                          });
-              }
-              SmallVector<Value> next = {kb.add(iteration, kb.i32(1)), acc};
-              if (promote)
-                next.push_back(emitPromotion(kb, carried[2], acc, t.tileN,
-                                             elementScale));
-              return next;
-            });
-        if (!promote) {
-          // Drain the last block and free its stage.
-          NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-          releaseStage(v.ring.stage(kb, kb.sub(loop[0], kb.i32(1))));
-        }
-        Value result = promote ? loop[2] : loop[1];
+        auto [result, iterationAfter] = emitMainloop(state[0]);
         // The tile's place, computed only now: the mainloop reads nothing of
         // it (its scales come through the stages), so nothing of it stays
         // live across the loop, where the accumulators take the registers.
@@ -850,7 +921,7 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
         } else {
           emitDirectStores(kb, p, t, v, values, rows, nOffset, colInFragment);
         }
-        return SmallVector<Value>{loop[0]};
+        return SmallVector<Value>{iterationAfter};
       });
   // Outstanding stores must finish before the CTA (and its shared memory)
   // goes away.

@@ -19,19 +19,26 @@ uint64_t hopper::getKMajorSwizzle128BDescriptorBits() {
          (static_cast<uint64_t>(LayoutType::Swizzle128B) << kLayoutTypeShift);
 }
 
-Value hopper::emitKMajorSwizzle128BDescriptor(KernelBuilder &kb,
-                                              Value sharedAddress,
-                                              int64_t kByteOffset) {
+Value hopper::emitKMajorSwizzle128BDescriptorLow(KernelBuilder &kb,
+                                                 Value sharedAddress) {
   using namespace wgmma_descriptor;
   ImplicitLocOpBuilder &b = kb.builder();
-  Value address = kByteOffset ? kb.add(sharedAddress, kb.i32(kByteOffset))
-                              : sharedAddress;
-  Value encoded = arith::ShRUIOp::create(
-      b, address, kb.i32(kByteOffsetEncodingShift));
-  Value field = arith::AndIOp::create(b, arith::ExtUIOp::create(b, b.getI64Type(), encoded),
-                                      kb.i64(kStartAddressMask));
+  Value field = arith::AndIOp::create(
+      b, arith::ShRUIOp::create(b, sharedAddress,
+                                kb.i32(kByteOffsetEncodingShift)),
+      kb.i32(kStartAddressMask));
   return arith::OrIOp::create(
-      b, field, kb.i64(static_cast<int64_t>(getKMajorSwizzle128BDescriptorBits())));
+      b, field,
+      kb.i32(static_cast<int32_t>(getKMajorSwizzle128BDescriptorBits() &
+                                  0xFFFFFFFFu)));
+}
+
+Value hopper::emitKMajorSwizzle128BDescriptor(KernelBuilder &kb, Value low) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value high = kb.i64(static_cast<int64_t>(getKMajorSwizzle128BDescriptorBits() &
+                                           ~uint64_t(0xFFFFFFFFu)));
+  return arith::OrIOp::create(
+      b, arith::ExtUIOp::create(b, b.getI64Type(), low), high);
 }
 
 Type hopper::getAccumulatorType(MLIRContext *ctx, int64_t n) {

@@ -63,8 +63,14 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // (four per lane, rows clamped to M - 1) and the tile's B scale into the
 // stage's scale slot with 4-byte cp.async, and each lane's copies count as
 // one of the 1 + 32 arrivals on the stage's full barrier. The consumers read
-// them from shared memory while their MMAs run; no global loads in the
-// mainloop.
+// them from shared memory before issuing their MMAs; no global loads in the
+// mainloop. The promoted tile's columns go in two parts (96 + 32), each its
+// own partial accumulator and commit group: the first part is promoted
+// after wait_group 1 while the second part's MMAs still run. The wgmma
+// descriptors take the warpgroup index read from lane 0 (uniform); the
+// second part's B descriptor is 96 rows (768 x 16 bytes) further on. Every
+// consumer thread frees the stage: each one's release covers its own reads
+// of the scale slot (256 arrivals).
 // CHECK-LABEL: func.func @blockwise
 // CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s5_bias
 // CHECK-SAME: a_granularity = "tile 1x128"
@@ -83,23 +89,28 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca
 // CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true} : !llvm.ptr<3>
 // CHECK: nvvm.setmaxregister increase 232
-// CHECK: nvvm.wgmma.fence.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
-// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.shfl.sync idx %{{.*}}, %{{.*}}, %c0_i32{{.*}}, %c31_i32
 // CHECK: %[[SA0:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK: %[[SA1:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK: %[[SB:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: %[[S0:.*]] = arith.mulf %[[SA0]], %[[SB]] : f32
+// CHECK: %[[S1:.*]] = arith.mulf %[[SA1]], %[[SB]] : f32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: arith.addi %{{.*}}, %c768_i32
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NOT: !llvm.ptr<1> -> f32
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: llvm.intr.fma(%{{.*}}, %[[S0]], %{{.*}}) : (f32, f32, f32) -> f32
+// CHECK: llvm.intr.fma(%{{.*}}, %[[S1]], %{{.*}}) : (f32, f32, f32) -> f32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// Every consumer thread frees the stage: each one's release covers its own
-// reads of the scale slot.
 // CHECK-NOT: scf.if
 // CHECK: nvvm.mbarrier.arrive
-// CHECK: %[[S0:.*]] = arith.mulf %[[SA0]], %[[SB]] : f32
-// CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S0]], %{{.*}}) : (f32, f32, f32) -> f32
-// CHECK: %[[S1:.*]] = arith.mulf %[[SA1]], %[[SB]] : f32
-// CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S1]], %{{.*}}) : (f32, f32, f32) -> f32
+// CHECK: llvm.intr.fma(%{{.*}}, %[[S0]], %{{.*}}) : (f32, f32, f32) -> f32
 func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<17x56xf32>, %bias: tensor<2112xbf16>) -> tensor<?x2112xbf16> {
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb bias %bias {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>, tensor<2112xbf16>) -> tensor<?x2112xbf16>
   return %0 : tensor<?x2112xbf16>
@@ -111,10 +122,11 @@ func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>
 // accumulating into C. B's scales are MN-major [K/128, N]: the loader warp
 // copies the K block's 128 A scales and the tile's 128 column scales
 // (columns clamped to N - 1 = 2111 past N = 2112, a partial tile) into the
-// stage's scale slot; after issuing its MMAs each consumer thread reads its
+// stage's scale slot; before issuing its MMAs each consumer thread reads its
 // two row scales and its 16 column-scale pairs (one 8-byte shared load per
 // pair). The promotion scales element 4j + 2h + e by
-// sA[row h] * sB[column 8j + 2 (lane % 4) + e].
+// sA[row h] * sB[column 8j + 2 (lane % 4) + e]: the first 96 columns' 48
+// elements after wait_group 1, the last 32 columns' 16 after wait_group 0.
 // CHECK-LABEL: func.func @blockwise_1d1d
 // CHECK: gpu.func @fp8_gemm_blockwise_1d1d_e4m3_e4m3_f32_n2112_k7168_t128x128x128_s6_acc
 // CHECK-SAME: a_granularity = "tile 1x128"
@@ -129,10 +141,6 @@ func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>
 // CHECK-COUNT-3: nvvm.cp.async.shared.global
 // CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
 // CHECK: nvvm.setmaxregister increase 232
-// CHECK: nvvm.wgmma.fence.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
-// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: %[[SA0:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK: %[[SA1:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK: %[[P0:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> vector<2xf32>
@@ -141,8 +149,14 @@ func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>
 // CHECK: %[[P1:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> vector<2xf32>
 // CHECK: %[[SB2:.*]] = llvm.extractelement %[[P1]][%c0_i32{{.*}} : i32] : vector<2xf32>
 // CHECK-COUNT-14: llvm.load %{{.*}} : !llvm.ptr<3> -> vector<2xf32>
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NOT: llvm.load
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // Elements 0 to 3: rows 0 and 8 of columns 0 and 1; element 4: column 8.
 // CHECK: %[[S0:.*]] = arith.mulf %[[SA0]], %[[SB0]] : f32
 // CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S0]], %{{.*}}) : (f32, f32, f32) -> f32
@@ -154,7 +168,10 @@ func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>
 // CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S3]], %{{.*}})
 // CHECK: %[[S4:.*]] = arith.mulf %[[SA0]], %[[SB2]] : f32
 // CHECK-NEXT: llvm.intr.fma(%{{.*}}, %[[S4]], %{{.*}})
-// CHECK-COUNT-59: llvm.intr.fma
+// CHECK-COUNT-43: llvm.intr.fma
+// CHECK-NOT: llvm.intr.fma
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-16: llvm.intr.fma
 // CHECK-NOT: llvm.intr.fma
 // CHECK: scf.yield
 func.func @blockwise_1d1d(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<2112x56xf32>, %c: tensor<?x2112xf32>) -> tensor<?x2112xf32> {
@@ -257,9 +274,15 @@ func.func @promoted_tile_n(%a: tensor<?x2048xf8E4M3FN>, %a128: tensor<128x2048xf
 // CHECK: nvvm.cp.async.shared.global
 // CHECK: nvvm.cp.async.mbarrier.arrive
 // CHECK: nvvm.setmaxregister increase 232
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK-COUNT-5: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-NOT: arith.select
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <zero>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: arith.select
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK-NOT: arith.select
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 func.func @blockwise_tile_160(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<17x56xf32>) -> tensor<?x2112xbf16> {

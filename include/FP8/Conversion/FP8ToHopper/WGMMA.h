@@ -53,11 +53,19 @@ inline constexpr int64_t kWgmmaM = 64;
 /// layouts (1 by convention), base offset 0.
 uint64_t getKMajorSwizzle128BDescriptorBits();
 
-/// The descriptor of the tile at 32-bit shared address `sharedAddress`,
-/// advanced by `kByteOffset` bytes along K (a multiple of 16 inside the
-/// 128-byte swizzle span: the hardware applies the swizzle to the sum).
-Value emitKMajorSwizzle128BDescriptor(KernelBuilder &kb, Value sharedAddress,
-                                      int64_t kByteOffset);
+/// The low 32 bits of the descriptor of the K-major, 128-byte swizzled tile
+/// at 32-bit shared address `sharedAddress`: its start address and leading
+/// byte offset fields. A tile `bytes` further on (a multiple of 16; along K
+/// inside the 128-byte swizzle span, where the hardware applies the swizzle
+/// to the sum, or whole stages away) has the low word plus `bytes >> 4`:
+/// shared addresses stay below 256 KiB, so the 14-bit start address field
+/// never carries into the next one.
+Value emitKMajorSwizzle128BDescriptorLow(KernelBuilder &kb,
+                                         Value sharedAddress);
+
+/// The descriptor whose low word is `low` (the upper word is the constant
+/// part of getKMajorSwizzle128BDescriptorBits).
+Value emitKMajorSwizzle128BDescriptor(KernelBuilder &kb, Value low);
 
 /// `!llvm.struct<(f32 x n/2)>`: a thread's share of an m64nN f32
 /// accumulator.
