@@ -281,6 +281,13 @@ hopper::selectLaunchVariants(const GemmProblem &p, const GemmTiling &primary,
   return variants;
 }
 
+/// Arrivals that fill a stage (its full barrier's count): the TMA thread's
+/// (with the transaction bytes), and its cp.async copies' of 128x128 B
+/// scales (emitScaleCopies).
+static int64_t getProducerArrivals(const GemmProblem &p, const GemmTiling &t) {
+  return t.stageScaleBytes && !p.hasBlockwiseColumnScales() ? 2 : 1;
+}
+
 /// Arrivals that free a stage (its empty barrier's count): one per consumer
 /// warp of the cluster's CTAs, or one per consumer thread when the stage has
 /// a scale slot (each thread's arrival releases its own reads of it).
@@ -351,6 +358,91 @@ static void forEachFreeStage(
       });
 }
 
+/// Blockwise scales travel with their stage, copied into the stage's scale
+/// slot by the TMA thread. The tile's 1x128 scales of a K block (A's rows,
+/// and B's columns for 1x128 B tiles) are contiguous in their MN-major
+/// layouts, so each is one bulk copy (cp.async.bulk) counted in the
+/// stage's transaction bytes: 16-byte aligned (the runtime checks the
+/// tensors' alignment; rows are whole multiples of 4 floats) and stopping
+/// at the end of the tensor's rows (roundup(M, 4) for A, N for B), so that
+/// the slot keeps stale values only where rows past M and columns past N
+/// read it (their results are never stored). 128x128 B scales, one per
+/// column class (BScaleClasses), are 4-byte cp.async copies that count as
+/// one more arrival on the full barrier once they land. (A warp of 4-byte
+/// cp.async copies, one arrival per lane, measured 9% slower: bench/NOTES.md
+/// v14.) Returns the bulk copies' byte count; `copies` issues them.
+namespace {
+struct ScaleCopies {
+  Value bytes;
+  std::function<void(Value full)> copies;
+};
+} // namespace
+
+static ScaleCopies emitScaleCopies(KernelBuilder &kb, const GemmProblem &p,
+                                   const GemmTiling &t, const KernelValues &v,
+                                   Value kBlock, Value slot, Value mOffset,
+                                   Value nOffset) {
+  int64_t kBlocks = p.numKBlocks(t.tileK);
+  // A: 1x128 tiles, MN-major [ceil(K/128), roundup(M, 4)]
+  // (kMNMajorScaleAlignment: the layout the quantize kernels write).
+  Value aRows = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
+                       kb.i32(kMNMajorScaleAlignment));
+  Value aBytes =
+      kb.mul(kb.minu(kb.i32(t.tileM), kb.sub(aRows, mOffset)), kb.i32(4));
+  Value aSource = kb.globalElementPtr(
+      v.aScaleInv, kb.add(kb.mul(kBlock, aRows), mOffset), 4);
+  Value bytes = aBytes;
+  Value bBytes, bSource;
+  if (p.hasBlockwiseColumnScales()) {
+    // B: 1x128 tiles, MN-major [ceil(K/128), N] (N % 16 == 0).
+    bBytes = kb.mul(kb.minu(kb.i32(t.tileN), kb.sub(kb.i32(p.n), nOffset)),
+                    kb.i32(4));
+    bSource = kb.globalElementPtr(
+        v.bScaleInv, kb.add(kb.mul(kBlock, kb.i32(p.n)), nOffset), 4);
+    bytes = kb.add(bytes, bBytes);
+  }
+  auto copies = [&kb, &p, &t, &v, kBlocks, kBlock, slot, nOffset, aBytes,
+                 aSource, bBytes, bSource](Value full) {
+    ImplicitLocOpBuilder &b = kb.builder();
+    // The `.shared::cluster` form (the `.shared::cta` one needs PTX 8.6);
+    // a CTA's own shared address is a valid shared::cluster one.
+    auto bulkCopy = [&](Value dst, Value src, Value bytes) {
+      NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+          b,
+          LLVM::AddrSpaceCastOp::create(
+              b, kb.ptrType(AddressSpace::SharedCluster), dst),
+          src, full, bytes, /*multicastMask=*/Value(),
+          /*l2CacheHint=*/Value());
+    };
+    bulkCopy(slot, aSource, aBytes);
+    if (bBytes) {
+      bulkCopy(kb.bytePtr(slot, 4 * t.tileM), bSource, bBytes);
+      return;
+    }
+    // B: 128x128 tiles [ceil(N/128), ceil(K/128)]: the scale of each column
+    // class, clamped to the last block.
+    Value firstBlock = kb.divu(nOffset, kb.i32(kScaleBlock));
+    Value offsetInBlock = kb.remu(nOffset, kb.i32(kScaleBlock));
+    for (auto [c, bound] : llvm::enumerate(BScaleClasses(t).bounds)) {
+      Value block = firstBlock;
+      if (bound == kScaleBlock)
+        block = kb.add(block, kb.i32(1));
+      else if (bound != 0)
+        block = arith::SelectOp::create(
+            b, kb.ult(offsetInBlock, kb.i32(bound)), block,
+            kb.add(block, kb.i32(1)));
+      block = kb.minu(block, kb.i32((p.n - 1) / kScaleBlock));
+      kb.cpAsync(kb.bytePtr(slot, 4 * (t.tileM + static_cast<int64_t>(c))),
+                 kb.globalElementPtr(
+                     v.bScaleInv, kb.add(kb.mul(block, kb.i32(kBlocks)), kBlock),
+                     4),
+                 4);
+    }
+    kb.cpAsyncArriveOn(full);
+  };
+  return {bytes, copies};
+}
+
 /// One thread issues every TMA load.
 static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
                             const GemmTiling &t, const KernelValues &v) {
@@ -369,91 +461,23 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
     Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
     Value nOffset = kb.add(kb.mul(coord.nTile, kb.i32(t.tileN)), bRowOffset);
     Value full = v.ring.fullBarrier(kb, stage);
+    ScaleCopies scales;
+    if (t.stageScaleBytes)
+      scales = emitScaleCopies(kb, p, t, v, kBlock, v.scaleSlot(kb, t, stage),
+                               mOffset, kb.mul(coord.nTile, kb.i32(t.tileN)));
     // Out-of-bounds box elements are zero-filled and counted: every stage
-    // receives the full box bytes.
-    kb.mbarrierArriveExpectTx(full, t.stageBytes());
+    // receives the full box bytes (and the scale copies theirs).
+    Value txBytes = kb.i32(t.stageBytes());
+    kb.mbarrierArriveExpectTx(
+        full, scales.bytes ? kb.add(txBytes, scales.bytes) : txBytes);
     Value aTile = kb.bytePtr(v.smem, kb.mul(stage, kb.i32(t.stageBytes())));
     Value bTile = kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
                                            kb.mul(bRowOffset, kb.i32(t.tileK))));
     Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
     kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
     kb.tmaLoad2d(bTile, v.tmaB, kOffset, nOffset, full, multicastMask);
-  });
-}
-
-/// Blockwise scales travel with their stage: the 32 lanes of this warp copy
-/// the K block's scales into the stage's scale slot with 4-byte cp.async
-/// (no alignment asked of the scale tensors) and each lane's copies count
-/// as one arrival on the stage's full barrier once they land. The consumers
-/// then read them from shared memory, instead of waiting on global loads
-/// between their MMAs and the promotion. Rows past M and columns past N
-/// read the last row / column (their results are never stored).
-static void emitScaleLoader(KernelBuilder &kb, const GemmProblem &p,
-                            const GemmTiling &t, const KernelValues &v,
-                            Value lane) {
-  int64_t kBlocks = p.numKBlocks(t.tileK);
-  Value mLast = kb.sub(v.m, kb.i32(1));
-  Value aScaleStride = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
-                              kb.i32(kMNMajorScaleAlignment));
-  // Copies `count` scales of one K block, element first + i (clamped to
-  // `last`) of the block's scales at `blockStart` of `src`, to slot byte
-  // offset `slotOffset` + 4 i.
-  auto copyScales = [&](Value slot, int64_t slotOffset, int64_t count,
-                        Value src, Value blockStart, Value first, Value last) {
-    for (int64_t i = 0; i < count; i += kWarpThreads) {
-      Value index = kb.add(lane, kb.i32(i));
-      auto copy = [&] {
-        Value element = kb.minu(kb.add(first, index), last);
-        kb.cpAsync(kb.bytePtr(slot, kb.add(kb.mul(index, kb.i32(4)),
-                                           kb.i32(slotOffset))),
-                   kb.globalElementPtr(src, kb.add(blockStart, element), 4),
-                   4);
-      };
-      if (i + kWarpThreads <= count)
-        copy();
-      else
-        kb.ifThen(kb.ult(index, kb.i32(count)), copy);
-    }
-  };
-  forEachFreeStage(kb, p, t, v, [&](const TileCoordinate &coord, Value kBlock,
-                                    Value stage) {
-    Value slot = v.scaleSlot(kb, t, stage);
-    Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
-    Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
-    // A: 1x128 tiles, MN-major [ceil(K/128), roundup(M, 4)]
-    // (kMNMajorScaleAlignment: the layout the quantize kernels write).
-    copyScales(slot, 0, t.tileM, v.aScaleInv, kb.mul(kBlock, aScaleStride),
-               mOffset, mLast);
-    if (p.hasBlockwiseColumnScales()) {
-      // B: 1x128 tiles, MN-major [ceil(K/128), N] (N % 16 == 0, so that is
-      // roundup(N, 4) too).
-      copyScales(slot, 4 * t.tileM, t.tileN, v.bScaleInv,
-                 kb.mul(kBlock, kb.i32(p.n)), nOffset, kb.i32(p.n - 1));
-    } else {
-      // B: 128x128 tiles [ceil(N/128), ceil(K/128)]: lane c copies the
-      // scale of column class c (BScaleClasses), clamped to the last block.
-      Value firstBlock = kb.divu(nOffset, kb.i32(kScaleBlock));
-      Value offsetInBlock = kb.remu(nOffset, kb.i32(kScaleBlock));
-      for (auto [c, bound] : llvm::enumerate(BScaleClasses(t).bounds)) {
-        kb.ifThen(kb.eq(lane, kb.i32(c)), [&] {
-          Value block = firstBlock;
-          if (bound == kScaleBlock)
-            block = kb.add(block, kb.i32(1));
-          else if (bound != 0)
-            block = arith::SelectOp::create(
-                kb.builder(), kb.ult(offsetInBlock, kb.i32(bound)), block,
-                kb.add(block, kb.i32(1)));
-          block = kb.minu(block, kb.i32((p.n - 1) / kScaleBlock));
-          kb.cpAsync(
-              kb.bytePtr(slot, 4 * (t.tileM + static_cast<int64_t>(c))),
-              kb.globalElementPtr(
-                  v.bScaleInv, kb.add(kb.mul(block, kb.i32(kBlocks)), kBlock),
-                  4),
-              4);
-        });
-      }
-    }
-    kb.cpAsyncArriveOn(v.ring.fullBarrier(kb, stage));
+    if (scales.copies)
+      scales.copies(full);
   });
 }
 
@@ -462,10 +486,6 @@ static void emitProducer(KernelBuilder &kb, const GemmProblem &p,
   NVVM::SetMaxRegisterOp::create(kb.builder(), kProducerRegisters,
                                  NVVM::SetMaxRegisterAction::decrease);
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] { emitTmaProducer(kb, p, t, v); });
-  if (t.stageScaleBytes)
-    kb.ifThen(kb.eq(kb.divu(v.tid, kb.i32(kWarpThreads)), kb.i32(1)), [&] {
-      emitScaleLoader(kb, p, t, v, kb.remu(v.tid, kb.i32(kWarpThreads)));
-    });
 }
 
 /// The B scales of this K block for a thread's fragment columns (1x128 B
@@ -953,9 +973,8 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
       kb.bytePtr(v.smem, scaleSlotsOffset + t.stages * t.stageScaleBytes),
       t.stages);
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
-    // The TMA thread's arrival, and one per lane of the scale loader.
     v.ring.init(kb,
-                /*producerArrivals=*/1 + (t.stageScaleBytes ? kWarpThreads : 0),
+                /*producerArrivals=*/getProducerArrivals(p, t),
                 /*consumerArrivals=*/getConsumerArrivals(t));
     kb.prefetchTensorMap(v.tmaA);
     kb.prefetchTensorMap(v.tmaB);

@@ -372,11 +372,15 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
   SmallVector<Attribute> operands = {
       operand("a", p.aElementType, {m.dim("M"), m.dim(p.k)}, "input"),
       operand("b", p.bElementType, {m.dim(p.n), m.dim(p.k)}, "input"),
-      operand("a_scale_inv", aScaleType, scaleShape(p.aScale, true), "input"),
+      // The sm_90a kernels copy a K block's 1x128 scales of a tile with
+      // one bulk copy (16-byte aligned; their rows are whole multiples of
+      // 16 bytes).
+      operand("a_scale_inv", aScaleType, scaleShape(p.aScale, true), "input",
+              /*optional=*/false,
+              p.aScale == ScaleMode::Blockwise && !p.blockwiseAsMX ? 16 : 0),
       operand("b_scale_inv", bScaleType, scaleShape(p.bScale, false), "input",
               /*optional=*/false,
-              // The sm_90a promotion reads column scales in pairs.
-              p.hasBlockwiseColumnScales() && !p.blockwiseAsMX ? 8 : 0)};
+              p.hasBlockwiseColumnScales() && !p.blockwiseAsMX ? 16 : 0)};
   if (p.biasElementType)
     operands.push_back(
         operand("bias", p.biasElementType, {m.dim(p.n)}, "input"));

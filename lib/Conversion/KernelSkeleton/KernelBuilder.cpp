@@ -131,7 +131,11 @@ void KernelBuilder::mbarrierInit(Value barrier, int64_t arrivals) {
 }
 
 void KernelBuilder::mbarrierArriveExpectTx(Value barrier, int64_t bytes) {
-  NVVM::MBarrierArriveExpectTxOp::create(b, /*res=*/Type(), barrier, i32(bytes),
+  mbarrierArriveExpectTx(barrier, i32(bytes));
+}
+
+void KernelBuilder::mbarrierArriveExpectTx(Value barrier, Value bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(b, /*res=*/Type(), barrier, bytes,
                                          NVVM::MemScopeKind::CTA,
                                          /*relaxed=*/false,
                                          /*predicate=*/Value());

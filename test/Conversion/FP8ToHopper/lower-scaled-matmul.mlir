@@ -59,10 +59,12 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // Blockwise scales, tile N 128 (by override), the first wgmma of each 128-K block restarts
 // the partial sum (scale-d = 0), which is then promoted into the f32
 // accumulator with FMAs by sA[row, kblk] * sB[nblk, kblk]. The scales travel
-// with the stages: warp 1 of the producer copies the K block's 128 A scales
-// (four per lane, rows clamped to M - 1) and the tile's B scale into the
-// stage's scale slot with 4-byte cp.async, and each lane's copies count as
-// one of the 1 + 32 arrivals on the stage's full barrier. The consumers read
+// with the stages: the TMA thread copies the K block's A scales of the tile
+// (128 rows, fewer where the tensor's roundup(M, 4) rows end) into the
+// stage's scale slot with one bulk copy counted in the stage's transaction
+// bytes (hence a_scale_inv's 16-byte alignment), and the tile's B scale with
+// a 4-byte cp.async that counts as the second of the full barrier's 2
+// arrivals. The consumers read
 // them from shared memory before issuing their MMAs; no global loads in the
 // mainloop. The promoted tile's columns go in two parts (96 + 32), each its
 // own partial accumulator and commit group: the first part is promoted
@@ -74,20 +76,22 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // CHECK-LABEL: func.func @blockwise
 // CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s5_bias
 // CHECK-SAME: a_granularity = "tile 1x128"
-// CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "roundup(M, 4)"]}
+// CHECK-SAME: {alignment = 16 : i64, dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "roundup(M, 4)"]}
 // CHECK-SAME: {dtype = "f32", name = "b_scale_inv", role = "input", shape = [17, 56]}
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c33_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c2_i32
 // CHECK-NOT: nvvm.mbarrier.init
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c256_i32
 // CHECK: nvvm.setmaxregister decrease 40
+// CHECK: %[[ROWS:.*]] = arith.minui %c128_i32{{.*}}, %{{.*}} : i32
+// CHECK: %[[ABYTES:.*]] = arith.muli %[[ROWS]], %c4_i32
+// CHECK: %[[TX:.*]] = arith.addi %c32768_i32{{.*}}, %[[ABYTES]]
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %[[TX]]
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// CHECK: arith.minui
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, %[[ABYTES]]
+// CHECK: arith.minui %{{.*}}, %c16_i32
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
-// CHECK-COUNT-3: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca
-// CHECK: scf.if
-// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca
-// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true} : !llvm.ptr<3>
+// CHECK-NEXT: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true} : !llvm.ptr<3>
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: nvvm.shfl.sync idx %{{.*}}, %{{.*}}, %c0_i32{{.*}}, %c31_i32
 // CHECK: %[[SA0:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
@@ -119,10 +123,12 @@ func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>
 // -----
 
 // Blockwise 1D x 1D (1x128 scales on A and B: the wgrad GEMM), f32 output
-// accumulating into C. B's scales are MN-major [K/128, N]: the loader warp
-// copies the K block's 128 A scales and the tile's 128 column scales
-// (columns clamped to N - 1 = 2111 past N = 2112, a partial tile) into the
-// stage's scale slot; before issuing its MMAs each consumer thread reads its
+// accumulating into C. B's scales are MN-major [K/128, N]: the TMA thread
+// copies the K block's A scales of the tile and its column scales (at most
+// N - nOffset of them: the last tile of N = 2112 is partial) into the
+// stage's scale slot with two bulk copies, both counted in the stage's
+// transaction bytes (the full barrier expects only the TMA thread's
+// arrival); before issuing its MMAs each consumer thread reads its
 // two row scales and its 16 column-scale pairs (one 8-byte shared load per
 // pair). The promotion scales element 4j + 2h + e by
 // sA[row h] * sB[column 8j + 2 (lane % 4) + e]: the first 96 columns' 48
@@ -132,14 +138,16 @@ func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>
 // CHECK-SAME: a_granularity = "tile 1x128"
 // CHECK-SAME: accumulate_into_c = true
 // CHECK-SAME: b_granularity = "tile 1x128"
-// CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "roundup(M, 4)"]}
-// CHECK-SAME: {alignment = 8 : i64, dtype = "f32", name = "b_scale_inv", role = "input", shape = [56, 2112]}
+// CHECK-SAME: {alignment = 16 : i64, dtype = "f32", name = "a_scale_inv", role = "input", shape = [56, "roundup(M, 4)"]}
+// CHECK-SAME: {alignment = 16 : i64, dtype = "f32", name = "b_scale_inv", role = "input", shape = [56, 2112]}
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
 // CHECK: nvvm.setmaxregister decrease 40
-// CHECK-COUNT-4: nvvm.cp.async.shared.global
-// CHECK: arith.minui %{{.*}}, %c2111_i32 : i32
-// CHECK: nvvm.cp.async.shared.global
-// CHECK-COUNT-3: nvvm.cp.async.shared.global
-// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
+// CHECK: %[[COLS:.*]] = arith.subi %c2112_i32, %{{.*}} : i32
+// CHECK: arith.minui %c128_i32{{.*}}, %[[COLS]] : i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-COUNT-2: nvvm.cp.async.bulk.shared.cluster.global
+// CHECK-NOT: nvvm.cp.async.shared.global
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: %[[SA0:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK: %[[SA1:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
@@ -255,24 +263,25 @@ func.func @promoted_tile_n(%a: tensor<?x2048xf8E4M3FN>, %a128: tensor<128x2048xf
 // Blockwise tiles 160 wide start at multiples of 32 of a 128x128 B block
 // and meet two blocks: column groups 0-3 always use the tile's first block,
 // groups 16-19 the second, and groups 4-7, 8-11, 12-15 the first iff the
-// tile's offset in its block is below 96, 64, 32. The loader's lanes 0-4
-// copy the B scale of each of these five classes (picking the block by the
+// tile's offset in its block is below 96, 64, 32. The TMA thread copies
+// the B scale of each of these five classes (picking the block by the
 // offset), so that the consumers index B scales by class only.
 // CHECK-LABEL: func.func @blockwise_tile_160
 // CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x160x128_s4
 // CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global
 // CHECK: %[[OFF:.*]] = arith.remui %{{.*}}, %c128_i32
-// CHECK: arith.cmpi eq, %{{.*}}, %c0_i32
 // CHECK: nvvm.cp.async.shared.global
-// CHECK: arith.cmpi eq, %{{.*}}, %c1_i32
 // CHECK: arith.cmpi ult, %[[OFF]], %c96_i32
 // CHECK: arith.select
 // CHECK: nvvm.cp.async.shared.global
 // CHECK: arith.cmpi ult, %[[OFF]], %c64_i32
-// CHECK: arith.cmpi ult, %[[OFF]], %c32_i32
-// CHECK: arith.cmpi eq, %{{.*}}, %c4_i32
 // CHECK: nvvm.cp.async.shared.global
-// CHECK: nvvm.cp.async.mbarrier.arrive
+// CHECK: arith.cmpi ult, %[[OFF]], %c32_i32
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-NOT: arith.cmpi ult, %[[OFF]]
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-NEXT: nvvm.cp.async.mbarrier.arrive
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK-COUNT-5: llvm.load %{{.*}} : !llvm.ptr<3> -> f32

@@ -106,6 +106,7 @@ public:
   // mbarrier (PTX ISA 9.7.13.15).
   void mbarrierInit(Value barrier, int64_t arrivals);
   void mbarrierArriveExpectTx(Value barrier, int64_t bytes);
+  void mbarrierArriveExpectTx(Value barrier, Value bytes);
   void mbarrierArrive(Value barrier);
   /// Blocks until the phase of `barrier` with parity `parity` completed.
   void mbarrierWait(Value barrier, Value parity);
