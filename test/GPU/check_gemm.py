@@ -175,6 +175,15 @@ def negative_cases(spec, inputs, m, device="cuda"):
         unpadded = good["a_scale_inv"][:, :m].contiguous()
         cases.append(("a_scale_inv [K/128, M], not padded to roundup(M, 4)",
                       dict(good, a_scale_inv=unpadded), "a_scale_inv"))
+    if spec.a_gran[0] == "tile" and spec.a_gran[1] == 1:
+        # 1x128 A scales 4 bytes off the 16-byte alignment the kernel's bulk
+        # copies need (same shape and strides, storage offset 1).
+        scales = good["a_scale_inv"]
+        storage = torch.empty(scales.numel() + 1, dtype=scales.dtype, device=device)
+        shifted = storage[1:].view(scales.shape)
+        shifted.copy_(scales)
+        cases.append(("a_scale_inv 4 bytes off 16-byte alignment",
+                      dict(good, a_scale_inv=shifted), "a_scale_inv"))
     # Last: if the runtime wrongly accepted it, the kernel would read address 0.
     # (Every other bad operand is larger than the right one, so an accepted
     # launch cannot touch memory out of bounds.)
