@@ -443,7 +443,7 @@ static ScaleCopies emitScaleCopies(KernelBuilder &kb, const GemmProblem &p,
   return {bytes, copies};
 }
 
-/// One thread issues every TMA load.
+/// One thread issues every TMA load, and every copy of blockwise scales.
 static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
                             const GemmTiling &t, const KernelValues &v) {
   // With a cluster, each CTA loads 1/clusterM of the B tile and multicasts
