@@ -47,9 +47,9 @@ static SmallVector<int64_t> getPromotionParts(int64_t tileN) {
 }
 /// 128x128 blockwise B scales cover 128 N rows.
 static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
-/// Promoted accumulation keeps two f32 accumulators (the partial sums of the
-/// K block and the promoted sums) of tile N / 2 registers each per thread:
-/// 2 x 96 of the 232 a consumer thread gets.
+/// Promoted accumulation keeps the K block's partial sums (in the parts of
+/// getPromotionParts) and the promoted sums, tile N / 2 registers each per
+/// thread: 2 x 96 of the 232 a consumer thread gets.
 static constexpr int64_t kMaxPromotedTileN = 192;
 /// The tiles of the launch variants of a dynamic-M kernel (tile M, tile N):
 /// for M too small to fill the SMs with the large tiles.
@@ -74,7 +74,7 @@ namespace {
 /// roundup(128 - 8j, g): groups below g are always in the first block,
 /// groups from 128 on always in the second, and groups with the same bound
 /// in between choose alike. Each such class of groups gets one slot in the
-/// stage's scale slot, filled by the loader with the right block's scale, so
+/// stage's scale slot, filled by the producer with the right block's scale, so
 /// that the consumers index scales by compile-time class only.
 struct BScaleClasses {
   /// Per class: 0 (always the first block), kScaleBlock (always the
