@@ -110,6 +110,16 @@ static int64_t getStageScaleBytes(const GemmProblem &p, const GemmTiling &t) {
   return (4 * (t.tileM + bScales) + 15) / 16 * 16;
 }
 
+/// Bulk copies (cp.async.bulk) move 16-byte aligned multiples of 16 bytes.
+static constexpr int64_t kBulkCopyAlignment = 16;
+
+/// The blockwise scale slot of `t`'s stages and the alignment its copies
+/// (emitScaleCopies) ask of the scale tensors.
+static void setScaleSlots(const GemmProblem &p, GemmTiling &t) {
+  t.stageScaleBytes = getStageScaleBytes(p, t);
+  t.blockwiseScaleAlignment = t.stageScaleBytes ? kBulkCopyAlignment : 0;
+}
+
 /// SMs of the sm_90a parts the heuristic plans waves for (H100 and H200
 /// SXM).
 static constexpr int64_t kMultiprocessors = 132;
@@ -170,7 +180,7 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
   t.tileN = tileN;
   t.outputBytes = getByteWidth(p.outElementType);
   t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
-  t.stageScaleBytes = getStageScaleBytes(p, t);
+  setScaleSlots(p, t);
   int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
                       PipelineRing::barrierBytes(kMaxStages);
   t.stages = std::min<int64_t>(kMaxStages,
@@ -220,7 +230,7 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
   if (config) {
     t = getGemmTiling(config, getByteWidth(p.outElementType),
                       canStageOutput(p));
-    t.stageScaleBytes = getStageScaleBytes(p, t);
+    setScaleSlots(p, t);
   } else if (p.promoteInterval != 0) {
     t = getDefaultTiling(p, 128, pickPromotedTileN(p));
   } else {
@@ -370,77 +380,86 @@ static void forEachFreeStage(
 /// column class (BScaleClasses), are 4-byte cp.async copies that count as
 /// one more arrival on the full barrier once they land. (A warp of 4-byte
 /// cp.async copies, one arrival per lane, measured 9% slower: bench/NOTES.md
-/// v14.) Returns the bulk copies' byte count; `copies` issues them.
+/// v14.)
 namespace {
-struct ScaleCopies {
-  Value bytes;
-  std::function<void(Value full)> copies;
+/// The bulk copies' sizes, needed for the stage's transaction bytes before
+/// the copies are issued.
+struct ScaleCopySizes {
+  Value aRows;  ///< roundup(M, 4): A's scale rows per K block
+  Value aBytes; ///< the A copy's
+  Value bBytes; ///< the B copy's (1x128 B tiles only)
+  Value total;  ///< their sum
 };
 } // namespace
 
-static ScaleCopies emitScaleCopies(KernelBuilder &kb, const GemmProblem &p,
-                                   const GemmTiling &t, const KernelValues &v,
-                                   Value kBlock, Value slot, Value mOffset,
-                                   Value nOffset) {
-  int64_t kBlocks = p.numKBlocks(t.tileK);
+static ScaleCopySizes getScaleCopySizes(KernelBuilder &kb,
+                                        const GemmProblem &p,
+                                        const GemmTiling &t,
+                                        const KernelValues &v, Value mOffset,
+                                        Value nOffset) {
+  ScaleCopySizes sizes;
   // A: 1x128 tiles, MN-major [ceil(K/128), roundup(M, 4)]
   // (kMNMajorScaleAlignment: the layout the quantize kernels write).
-  Value aRows = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
+  sizes.aRows = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
                        kb.i32(kMNMajorScaleAlignment));
-  Value aBytes =
-      kb.mul(kb.minu(kb.i32(t.tileM), kb.sub(aRows, mOffset)), kb.i32(4));
-  Value aSource = kb.globalElementPtr(
-      v.aScaleInv, kb.add(kb.mul(kBlock, aRows), mOffset), 4);
-  Value bytes = aBytes;
-  Value bBytes, bSource;
+  sizes.aBytes = kb.mul(kb.minu(kb.i32(t.tileM), kb.sub(sizes.aRows, mOffset)),
+                        kb.i32(4));
+  sizes.total = sizes.aBytes;
   if (p.hasBlockwiseColumnScales()) {
     // B: 1x128 tiles, MN-major [ceil(K/128), N] (N % 16 == 0).
-    bBytes = kb.mul(kb.minu(kb.i32(t.tileN), kb.sub(kb.i32(p.n), nOffset)),
-                    kb.i32(4));
-    bSource = kb.globalElementPtr(
-        v.bScaleInv, kb.add(kb.mul(kBlock, kb.i32(p.n)), nOffset), 4);
-    bytes = kb.add(bytes, bBytes);
+    sizes.bBytes = kb.mul(
+        kb.minu(kb.i32(t.tileN), kb.sub(kb.i32(p.n), nOffset)), kb.i32(4));
+    sizes.total = kb.add(sizes.total, sizes.bBytes);
   }
-  auto copies = [&kb, &p, &t, &v, kBlocks, kBlock, slot, nOffset, aBytes,
-                 aSource, bBytes, bSource](Value full) {
-    ImplicitLocOpBuilder &b = kb.builder();
-    // The `.shared::cluster` form (the `.shared::cta` one needs PTX 8.6);
-    // a CTA's own shared address is a valid shared::cluster one.
-    auto bulkCopy = [&](Value dst, Value src, Value bytes) {
-      NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-          b,
-          LLVM::AddrSpaceCastOp::create(
-              b, kb.ptrType(AddressSpace::SharedCluster), dst),
-          src, full, bytes, /*multicastMask=*/Value(),
-          /*l2CacheHint=*/Value());
-    };
-    bulkCopy(slot, aSource, aBytes);
-    if (bBytes) {
-      bulkCopy(kb.bytePtr(slot, 4 * t.tileM), bSource, bBytes);
-      return;
-    }
-    // B: 128x128 tiles [ceil(N/128), ceil(K/128)]: the scale of each column
-    // class, clamped to the last block.
-    Value firstBlock = kb.divu(nOffset, kb.i32(kScaleBlock));
-    Value offsetInBlock = kb.remu(nOffset, kb.i32(kScaleBlock));
-    for (auto [c, bound] : llvm::enumerate(BScaleClasses(t).bounds)) {
-      Value block = firstBlock;
-      if (bound == kScaleBlock)
-        block = kb.add(block, kb.i32(1));
-      else if (bound != 0)
-        block = arith::SelectOp::create(
-            b, kb.ult(offsetInBlock, kb.i32(bound)), block,
-            kb.add(block, kb.i32(1)));
-      block = kb.minu(block, kb.i32((p.n - 1) / kScaleBlock));
-      kb.cpAsync(kb.bytePtr(slot, 4 * (t.tileM + static_cast<int64_t>(c))),
-                 kb.globalElementPtr(
-                     v.bScaleInv, kb.add(kb.mul(block, kb.i32(kBlocks)), kBlock),
-                     4),
-                 4);
-    }
-    kb.cpAsyncArriveOn(full);
+  return sizes;
+}
+
+static void emitScaleCopies(KernelBuilder &kb, const GemmProblem &p,
+                            const GemmTiling &t, const KernelValues &v,
+                            const ScaleCopySizes &sizes, Value kBlock,
+                            Value slot, Value mOffset, Value nOffset,
+                            Value full) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  // The `.shared::cluster` form (the `.shared::cta` one needs PTX 8.6); a
+  // CTA's own shared address is a valid shared::cluster one.
+  auto bulkCopy = [&](Value dst, Value src, Value bytes) {
+    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+        b,
+        LLVM::AddrSpaceCastOp::create(
+            b, kb.ptrType(AddressSpace::SharedCluster), dst),
+        src, full, bytes, /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
   };
-  return {bytes, copies};
+  bulkCopy(slot,
+           kb.globalElementPtr(
+               v.aScaleInv, kb.add(kb.mul(kBlock, sizes.aRows), mOffset), 4),
+           sizes.aBytes);
+  if (sizes.bBytes) {
+    bulkCopy(kb.bytePtr(slot, 4 * t.tileM),
+             kb.globalElementPtr(
+                 v.bScaleInv, kb.add(kb.mul(kBlock, kb.i32(p.n)), nOffset), 4),
+             sizes.bBytes);
+    return;
+  }
+  // B: 128x128 tiles [ceil(N/128), ceil(K/128)]: the scale of each column
+  // class, clamped to the last block.
+  Value firstBlock = kb.divu(nOffset, kb.i32(kScaleBlock));
+  Value offsetInBlock = kb.remu(nOffset, kb.i32(kScaleBlock));
+  for (auto [c, bound] : llvm::enumerate(BScaleClasses(t).bounds)) {
+    Value block = firstBlock;
+    if (bound == kScaleBlock)
+      block = kb.add(block, kb.i32(1));
+    else if (bound != 0)
+      block = arith::SelectOp::create(b, kb.ult(offsetInBlock, kb.i32(bound)),
+                                      block, kb.add(block, kb.i32(1)));
+    block = kb.minu(block, kb.i32((p.n - 1) / kScaleBlock));
+    kb.cpAsync(kb.bytePtr(slot, 4 * (t.tileM + static_cast<int64_t>(c))),
+               kb.globalElementPtr(
+                   v.bScaleInv,
+                   kb.add(kb.mul(block, kb.i32(p.numKBlocks(t.tileK))), kBlock),
+                   4),
+               4);
+  }
+  kb.cpAsyncArriveOn(full);
 }
 
 /// One thread issues every TMA load, and every copy of blockwise scales.
@@ -461,23 +480,25 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
     Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
     Value nOffset = kb.add(kb.mul(coord.nTile, kb.i32(t.tileN)), bRowOffset);
     Value full = v.ring.fullBarrier(kb, stage);
-    ScaleCopies scales;
+    // The scales' tile offset (B's without the cluster rank's share).
+    Value scaleNOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+    ScaleCopySizes scales;
     if (t.stageScaleBytes)
-      scales = emitScaleCopies(kb, p, t, v, kBlock, v.scaleSlot(kb, t, stage),
-                               mOffset, kb.mul(coord.nTile, kb.i32(t.tileN)));
+      scales = getScaleCopySizes(kb, p, t, v, mOffset, scaleNOffset);
     // Out-of-bounds box elements are zero-filled and counted: every stage
     // receives the full box bytes (and the scale copies theirs).
     Value txBytes = kb.i32(t.stageBytes());
     kb.mbarrierArriveExpectTx(
-        full, scales.bytes ? kb.add(txBytes, scales.bytes) : txBytes);
+        full, scales.total ? kb.add(txBytes, scales.total) : txBytes);
     Value aTile = kb.bytePtr(v.smem, kb.mul(stage, kb.i32(t.stageBytes())));
     Value bTile = kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
                                            kb.mul(bRowOffset, kb.i32(t.tileK))));
     Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
     kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
     kb.tmaLoad2d(bTile, v.tmaB, kOffset, nOffset, full, multicastMask);
-    if (scales.copies)
-      scales.copies(full);
+    if (t.stageScaleBytes)
+      emitScaleCopies(kb, p, t, v, scales, kBlock, v.scaleSlot(kb, t, stage),
+                      mOffset, scaleNOffset, full);
   });
 }
 
@@ -719,9 +740,8 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   Value bDescriptorLow = emitKMajorSwizzle128BDescriptorLow(
       kb, kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes)));
   auto stageDescriptorLows = [&](Value stage) {
-    Value offset = kb.mul(
-        stage,
-        kb.i32(t.stageBytes() >> wgmma_descriptor::kByteOffsetEncodingShift));
+    Value offset =
+        kb.mul(stage, kb.i32(getDescriptorLowOffset(t.stageBytes())));
     return std::make_pair(kb.add(aDescriptorLow, offset),
                           kb.add(bDescriptorLow, offset));
   };
@@ -758,10 +778,9 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                        int64_t n, bool zeroFirst) {
     for (int64_t s = 0; s < t.tileK / kWgmmaK; ++s) {
       // One byte per FP8 element along K; B's rows are 128 bytes.
-      int64_t aStep =
-          (s * kWgmmaK) >> wgmma_descriptor::kByteOffsetEncodingShift;
-      int64_t bStep = (bColumn * kSwizzle128BRowBytes + s * kWgmmaK) >>
-                      wgmma_descriptor::kByteOffsetEncodingShift;
+      int64_t aStep = getDescriptorLowOffset(s * kWgmmaK);
+      int64_t bStep =
+          getDescriptorLowOffset(bColumn * kSwizzle128BRowBytes + s * kWgmmaK);
       acc = emitWgmma(
           kb, acc,
           emitKMajorSwizzle128BDescriptor(

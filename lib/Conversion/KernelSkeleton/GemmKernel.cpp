@@ -372,15 +372,13 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
   SmallVector<Attribute> operands = {
       operand("a", p.aElementType, {m.dim("M"), m.dim(p.k)}, "input"),
       operand("b", p.bElementType, {m.dim(p.n), m.dim(p.k)}, "input"),
-      // The sm_90a kernels copy a K block's 1x128 scales of a tile with
-      // one bulk copy (16-byte aligned; their rows are whole multiples of
-      // 16 bytes).
       operand("a_scale_inv", aScaleType, scaleShape(p.aScale, true), "input",
               /*optional=*/false,
-              p.aScale == ScaleMode::Blockwise && !p.blockwiseAsMX ? 16 : 0),
+              p.aScale == ScaleMode::Blockwise ? t.blockwiseScaleAlignment
+                                               : 0),
       operand("b_scale_inv", bScaleType, scaleShape(p.bScale, false), "input",
               /*optional=*/false,
-              p.hasBlockwiseColumnScales() && !p.blockwiseAsMX ? 16 : 0)};
+              p.hasBlockwiseColumnScales() ? t.blockwiseScaleAlignment : 0)};
   if (p.biasElementType)
     operands.push_back(
         operand("bias", p.biasElementType, {m.dim(p.n)}, "input"));

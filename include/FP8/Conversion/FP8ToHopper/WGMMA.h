@@ -63,6 +63,11 @@ uint64_t getKMajorSwizzle128BDescriptorBits();
 Value emitKMajorSwizzle128BDescriptorLow(KernelBuilder &kb,
                                          Value sharedAddress);
 
+/// What a tile `bytes` further on adds to the descriptor low word.
+inline constexpr int64_t getDescriptorLowOffset(int64_t bytes) {
+  return bytes >> wgmma_descriptor::kByteOffsetEncodingShift;
+}
+
 /// The descriptor whose low word is `low` (the upper word is the constant
 /// part of getKMajorSwizzle128BDescriptorBits).
 Value emitKMajorSwizzle128BDescriptor(KernelBuilder &kb, Value low);

@@ -131,6 +131,10 @@ struct GemmTiling {
   /// apart from the TMA stage (whose 1024-byte alignment the 128-byte
   /// swizzle needs); 0 when no scale changes along K (sm_90a blockwise).
   int64_t stageScaleBytes = 0;
+  /// Bytes the kernel's reads of 1x128 (MN-major) scale tensors need them
+  /// aligned to (sm_90a: one bulk copy per K block); 0 for none. Stated in
+  /// the metadata, checked by the runtime at launch.
+  int64_t blockwiseScaleAlignment = 0;
 
   /// Consumer warpgroups: each owns 64 rows of the tile.
   int64_t numConsumers() const { return tileM / 64; }
