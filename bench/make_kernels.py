@@ -83,6 +83,21 @@ CHECK_KERNELS = [
      {"config": "#fp8.gemm_config<tile = 128x160x128, stages = 4>"}),
     ("tw_promoted_t160_f32", "tensorwise", 2112, 2048,
      {"out": "f32", "config": "#fp8.gemm_config<tile = 128x160x128, stages = 4>"}),
+    # Stream-K where it is not the default (tensorwise promoted kernels above
+    # have it): the partial sums of blockwise, fast, rowwise-scaled, bias,
+    # f32 accumulate-into-C and 1D x 1D kernels meet in the same fixup.
+    ("sk_bw", "blockwise", 2112, 7168,
+     {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 5, stream_k = true>"}),
+    ("sk_tw_fast", "tensorwise", 4096, 2048,
+     {"accumulation": "fast",
+      "config": "#fp8.gemm_config<tile = 128x192x128, stages = 4, stream_k = true>"}),
+    ("sk_row_bias", "rowwise", 7168, 7168,
+     {"bias": "f32", "config": "#fp8.gemm_config<tile = 128x192x128, stages = 4, stream_k = true>"}),
+    ("sk_wgrad_acc", "blockwise_1d1d", 2112, 7168,
+     {"out": "f32", "accumulate": True,
+      "config": "#fp8.gemm_config<tile = 128x128x128, stages = 5, stream_k = true>"}),
+    ("sk_tw_t64", "tensorwise", 7168, 7168,
+     {"config": "#fp8.gemm_config<tile = 64x128x128, stages = 8, stream_k = true>"}),
 ]
 
 GRANULARITY = {

@@ -100,7 +100,7 @@ MlirAttribute fp8GemmConfigAttrGet(MlirContext ctx, int64_t tileM,
                                    int64_t clusterN, int64_t rasterGroup) {
   return getChecked<GemmConfigAttr>(ctx, GemmTileShape{tileM, tileN, tileK},
                                     stages, TileShape{clusterM, clusterN},
-                                    rasterGroup);
+                                    rasterGroup, /*stream_k=*/BoolAttr());
 }
 
 static GemmConfigAttr unwrapGemmConfig(MlirAttribute attr) {

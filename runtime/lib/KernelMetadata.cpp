@@ -88,6 +88,8 @@ const char *paramKindName(ParamKind kind) {
     return "i32";
   case ParamKind::I64:
     return "i64";
+  case ParamKind::Workspace:
+    return "workspace";
   }
   return "?";
 }
@@ -437,7 +439,8 @@ const EnumName<CUtensorMapFloatOOBfill> kOobFills[] = {
 const EnumName<ParamKind> kParamKinds[] = {{"tensor_map", ParamKind::TensorMap},
                                            {"pointer", ParamKind::Pointer},
                                            {"i32", ParamKind::I32},
-                                           {"i64", ParamKind::I64}};
+                                           {"i64", ParamKind::I64},
+                                           {"workspace", ParamKind::Workspace}};
 const EnumName<TensorMapPassing> kPassings[] = {
     {"grid_constant", TensorMapPassing::GridConstant},
     {"global", TensorMapPassing::Global}};
@@ -843,6 +846,10 @@ private:
         FP8RT_RETURN_IF_ERROR(reader_.expectObject(
             v, path, {"name", "kind", "value", "multiple_of", "reason"}));
         break;
+      case ParamKind::Workspace:
+        FP8RT_RETURN_IF_ERROR(
+            reader_.expectObject(v, path, {"name", "kind", "bytes_per_cta"}));
+        break;
       }
       FP8RT_RETURN_IF_ERROR(
           reader_.readString(v, path, "name", true, param.name));
@@ -865,6 +872,14 @@ private:
                                                kPassings, param.passing));
         if (param.passing == TensorMapPassing::Global)
           meta_.hasGlobalTensorMaps = true;
+      } else if (param.kind == ParamKind::Workspace) {
+        if (meta_.workspaceParam >= 0)
+          return reader_.errorAt(v, path,
+                                 "a kernel has at most one workspace param");
+        FP8RT_RETURN_IF_ERROR(reader_.readInt(v, path, "bytes_per_cta", true,
+                                              1, kMaxWorkspaceBytesPerCta,
+                                              param.workspaceBytesPerCta));
+        meta_.workspaceParam = static_cast<int>(meta_.params.size());
       } else if (param.kind == ParamKind::Pointer) {
         std::string operandName;
         FP8RT_RETURN_IF_ERROR(

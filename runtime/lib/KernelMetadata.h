@@ -88,7 +88,7 @@ struct TensorMapSpec {
   bool usedByParam = false; // only maps a param passes are encoded
 };
 
-enum class ParamKind { TensorMap, Pointer, I32, I64 };
+enum class ParamKind { TensorMap, Pointer, I32, I64, Workspace };
 enum class TensorMapPassing { GridConstant, Global };
 
 const char *paramKindName(ParamKind kind);
@@ -104,6 +104,9 @@ struct ParamSpec {
   // (> 1), for the reason `multipleOfReason`; checked at launch.
   int64_t multipleOf = 1;
   std::string multipleOfReason;
+  // Workspace: bytes per CTA of the launch's grid.x (runtime/README.md,
+  // "Workspace").
+  int64_t workspaceBytesPerCta = 0;
 
   // Placement in the kernel's parameter buffer (CUDA's layout: each param
   // at the next multiple of its alignment).
@@ -144,6 +147,8 @@ struct KernelMetadata {
   std::vector<ParamSpec> params;
   size_t paramBufferSize = 0;
   bool hasGlobalTensorMaps = false;
+  // The param of kind "workspace" (at most one), or -1.
+  int workspaceParam = -1;
   // Launch variants: their metadata files (relative to this file's
   // directory); a variant names its kernel in variantOf.
   std::vector<std::string> variantFiles;
@@ -152,6 +157,9 @@ struct KernelMetadata {
   int findOperand(std::string_view name) const; // -1 if absent
   uint32_t clusterSize() const { return cluster[0] * cluster[1] * cluster[2]; }
 };
+
+// Largest workspace a kernel may ask per CTA (16 MiB).
+constexpr int64_t kMaxWorkspaceBytesPerCta = int64_t(1) << 24;
 
 // Largest kernel parameter buffer the driver accepts (CUDA 12.1+, sm_70+).
 constexpr size_t kMaxParamBufferBytes = 32764;

@@ -32,6 +32,15 @@ struct ContextState {
   unsigned char *slotsHost = nullptr;
   std::vector<GlobalMapSlot> slots;
   size_t nextSlot = 0;
+
+  // The workspace of a kernel with a "workspace" param: `workspaceBytes`
+  // on the device, zeroed when allocated; `workspaceDone` is recorded on
+  // `workspaceStream` after every launch that uses it.
+  CUdeviceptr workspace = 0;
+  size_t workspaceBytes = 0;
+  CUevent workspaceDone = nullptr;
+  CUstream workspaceStream = nullptr;
+  bool workspaceUsed = false;
 };
 
 namespace {
@@ -53,6 +62,12 @@ void releaseContextState(const DriverApi &api, ContextState &state) {
     (void)api.memFree(state.slotsDevice);
   if (state.slotsHost)
     (void)api.memFreeHost(state.slotsHost);
+  if (state.workspaceUsed)
+    (void)api.eventSynchronize(state.workspaceDone);
+  if (state.workspaceDone)
+    (void)api.eventDestroy(state.workspaceDone);
+  if (state.workspace)
+    (void)api.memFree(state.workspace);
   if (state.module)
     (void)api.moduleUnload(state.module);
   CUcontext popped;
@@ -303,6 +318,46 @@ Status stageGlobalTensorMaps(fp8rt_kernel &kernel, const DriverApi &api,
   return Status();
 }
 
+// The workspace for a launch of `bytes` on `stream`: the context state's,
+// grown (reallocated and zeroed) when too small. Launches on one stream
+// use it in stream order; a launch on another stream first waits for the
+// last launch that used it (cuEventSynchronize). The kernel leaves the
+// workspace as it found it (runtime/README.md, "Workspace").
+Status acquireWorkspace(const DriverApi &api, ContextState &state,
+                        CUstream stream, size_t bytes, CUdeviceptr &out) {
+  if (state.workspaceUsed &&
+      (state.workspaceStream != stream || state.workspaceBytes < bytes)) {
+    FP8RT_RETURN_IF_ERROR(checkCuda(
+        api, api.eventSynchronize(state.workspaceDone), "cuEventSynchronize"));
+    state.workspaceUsed = false;
+  }
+  if (!state.workspaceDone)
+    FP8RT_RETURN_IF_ERROR(checkCuda(
+        api, api.eventCreate(&state.workspaceDone, CU_EVENT_DISABLE_TIMING),
+        "cuEventCreate"));
+  if (state.workspaceBytes < bytes) {
+    if (state.workspace) {
+      FP8RT_RETURN_IF_ERROR(checkCuda(api, api.memFree(state.workspace),
+                                      "cuMemFree (workspace)"));
+      state.workspace = 0;
+      state.workspaceBytes = 0;
+    }
+    CUdeviceptr workspace = 0;
+    FP8RT_RETURN_IF_ERROR(checkCuda(api, api.memAlloc(&workspace, bytes),
+                                    "cuMemAlloc (workspace)"));
+    state.workspace = workspace;
+    state.workspaceBytes = bytes;
+    // Pageable source: the call returns once the bytes are staged.
+    std::vector<unsigned char> zeros(bytes, 0);
+    FP8RT_RETURN_IF_ERROR(checkCuda(
+        api, api.memcpyHtoDAsync(workspace, zeros.data(), bytes, stream),
+        "cuMemcpyHtoDAsync (workspace)"));
+  }
+  state.workspaceStream = stream;
+  out = state.workspace;
+  return Status();
+}
+
 // 64-byte aligned storage for the parameter buffer, so grid_constant
 // tensor maps sit at 64-byte aligned host addresses too.
 struct alignas(64) ParamChunk {
@@ -376,11 +431,17 @@ Status launchKernel(fp8rt_kernel &kernel, const fp8rt_tensor *operands,
   GridDims grid;
   FP8RT_RETURN_IF_ERROR(computeGrid(meta, args, state->numSMs, grid));
   FP8RT_RETURN_IF_ERROR(encodeTensorMaps(kernel, *api, args));
-  std::vector<CUdeviceptr> globalMapAddresses(meta.params.size(), 0);
+  std::vector<CUdeviceptr> deviceAddresses(meta.params.size(), 0);
   GlobalMapSlot *slot = nullptr;
   if (meta.hasGlobalTensorMaps)
     FP8RT_RETURN_IF_ERROR(stageGlobalTensorMaps(kernel, *api, *state, stream,
-                                                globalMapAddresses, slot));
+                                                deviceAddresses, slot));
+  if (meta.workspaceParam >= 0)
+    FP8RT_RETURN_IF_ERROR(acquireWorkspace(
+        *api, *state, stream,
+        static_cast<size_t>(grid.x) *
+            meta.params[meta.workspaceParam].workspaceBytesPerCta,
+        deviceAddresses[meta.workspaceParam]));
 
   std::vector<CUtensorMap> maps(meta.tensorMaps.size());
   for (size_t i = 0; i < maps.size(); ++i)
@@ -388,7 +449,7 @@ Status launchKernel(fp8rt_kernel &kernel, const fp8rt_tensor *operands,
       maps[i] = kernel.encodedMaps[i].map;
   std::vector<ParamChunk> storage((meta.paramBufferSize + 63) / 64 + 1);
   unsigned char *buffer = storage.front().bytes;
-  packParams(meta, args, maps.data(), globalMapAddresses.data(), buffer);
+  packParams(meta, args, maps.data(), deviceAddresses.data(), buffer);
   // cuLaunchKernel reads each parameter through its own pointer.
   std::vector<void *> kernelParams(meta.params.size());
   for (size_t i = 0; i < meta.params.size(); ++i)
@@ -436,6 +497,13 @@ Status launchKernel(fp8rt_kernel &kernel, const fp8rt_tensor *operands,
   if (slot) {
     Status recorded =
         checkCuda(*api, api->eventRecord(slot->done, stream), "cuEventRecord");
+    if (status.ok())
+      status = recorded;
+  }
+  if (meta.workspaceParam >= 0) {
+    Status recorded = checkCuda(
+        *api, api->eventRecord(state->workspaceDone, stream), "cuEventRecord");
+    state->workspaceUsed = recorded.ok();
     if (status.ok())
       status = recorded;
   }

@@ -491,7 +491,7 @@ Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
 
 void packParams(const KernelMetadata &meta, const LaunchArguments &args,
                 const CUtensorMap *encodedMaps,
-                const CUdeviceptr *globalMapAddresses, unsigned char *buffer) {
+                const CUdeviceptr *deviceAddresses, unsigned char *buffer) {
   std::memset(buffer, 0, meta.paramBufferSize);
   for (size_t i = 0; i < meta.params.size(); ++i) {
     const ParamSpec &param = meta.params[i];
@@ -501,7 +501,10 @@ void packParams(const KernelMetadata &meta, const LaunchArguments &args,
       if (param.passing == TensorMapPassing::GridConstant)
         std::memcpy(slot, &encodedMaps[param.tensorMap], sizeof(CUtensorMap));
       else
-        std::memcpy(slot, &globalMapAddresses[i], sizeof(CUdeviceptr));
+        std::memcpy(slot, &deviceAddresses[i], sizeof(CUdeviceptr));
+      break;
+    case ParamKind::Workspace:
+      std::memcpy(slot, &deviceAddresses[i], sizeof(CUdeviceptr));
       break;
     case ParamKind::Pointer: {
       CUdeviceptr address = args.operands[param.operand].address;

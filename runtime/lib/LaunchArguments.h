@@ -81,11 +81,12 @@ Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
 // Writes all params into `buffer` (meta.paramBufferSize bytes, 64-byte
 // aligned), each at its metadata offset; padding is zeroed.
 // encodedMaps: per metadata tensor map (entries of unused maps are ignored).
-// globalMapAddresses: per param, the device address of the CUtensorMap for
-// tensor maps passed "global" (ignored for other params).
+// deviceAddresses: per param, the device address passed for tensor maps
+// passed "global" (of the CUtensorMap) and for the workspace (ignored for
+// other params).
 void packParams(const KernelMetadata &meta, const LaunchArguments &args,
                 const CUtensorMap *encodedMaps,
-                const CUdeviceptr *globalMapAddresses, unsigned char *buffer);
+                const CUdeviceptr *deviceAddresses, unsigned char *buffer);
 
 } // namespace fp8rt
 

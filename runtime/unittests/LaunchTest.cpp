@@ -586,6 +586,72 @@ TEST_F(LaunchTest, GlobalTensorMapsAreCopiedInStreamOrder) {
   EXPECT_EQ(fake.hostFrees, fake.hostAllocations);
 }
 
+//===----------------------------------------------------------------------===//
+// Workspace (stream-K kernels)
+//===----------------------------------------------------------------------===//
+
+TEST_F(LaunchTest, WorkspaceIsZeroedOnceGrownAndOrderedAcrossStreams) {
+  // The example kernel with a trailing workspace param of 1000 bytes/CTA.
+  fp8rt_kernel *kernel = load(
+      replaced(kExampleJson,
+               "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"}",
+               "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"},"
+               "\n    {\"name\": \"workspace\", \"kind\": \"workspace\", "
+               "\"bytes_per_cta\": 1000}"),
+      replaced(kExamplePtx, "_param_4 /* m */",
+               "_param_4,\n\t.param .u64 .ptr .global .align 1 "
+               "gemm_tn_e4m3_bf16_n7168_k2048_param_5"));
+  ASSERT_NE(kernel, nullptr);
+  // M = 128: 1 x 28 tiles of 128x256, a grid of 28 CTAs.
+  expectSuccess(kernel, exampleOperands(128), kStream);
+  ASSERT_EQ(fake.launches.size(), 1u);
+  EXPECT_EQ(fake.launches[0].grid[0], 28u);
+  ASSERT_EQ(fake.deviceAllocations.size(), 1u);
+  EXPECT_EQ(fake.deviceAllocationSizes[0], 28000u);
+  const CUdeviceptr small = fake.deviceAllocations[0];
+  ASSERT_EQ(fake.copies.size(), 1u);
+  EXPECT_EQ(fake.copies[0].destination, small);
+  EXPECT_EQ(fake.copies[0].bytes, std::vector<unsigned char>(28000, 0));
+  EXPECT_EQ(fake.copies[0].stream, reinterpret_cast<CUstream>(kStream));
+  EXPECT_EQ(fake.launches[0].params[5], bytesOf(uint64_t(small)));
+  ASSERT_EQ(fake.createdEvents.size(), 1u);
+  const CUevent done = fake.createdEvents[0];
+  ASSERT_EQ(fake.recordedEvents.size(), 1u);
+  EXPECT_EQ(fake.recordedEvents[0],
+            std::make_pair(done, reinterpret_cast<CUstream>(kStream)));
+
+  // Same stream, no larger: reused as is (the kernel leaves it zeroed).
+  expectSuccess(kernel, exampleOperands(100), kStream);
+  EXPECT_EQ(fake.copies.size(), 1u);
+  EXPECT_EQ(fake.launches[1].params[5], bytesOf(uint64_t(small)));
+  EXPECT_TRUE(fake.synchronizedEvents.empty());
+  // Another stream first waits for the last launch that used it.
+  expectSuccess(kernel, exampleOperands(128), kOtherStream);
+  EXPECT_EQ(fake.synchronizedEvents, std::vector<CUevent>{done});
+  EXPECT_EQ(fake.copies.size(), 1u);
+  EXPECT_EQ(fake.launches[2].params[5], bytesOf(uint64_t(small)));
+  // A larger grid (M = 1024: 224 tiles, 132 CTAs): waits, frees, and
+  // allocates and zeroes a larger workspace.
+  expectSuccess(kernel, exampleOperands(1024), kOtherStream);
+  EXPECT_EQ(fake.launches[3].grid[0], 132u);
+  EXPECT_EQ(fake.synchronizedEvents, (std::vector<CUevent>{done, done}));
+  EXPECT_EQ(fake.deviceFrees, std::vector<CUdeviceptr>{small});
+  ASSERT_EQ(fake.deviceAllocations.size(), 2u);
+  EXPECT_EQ(fake.deviceAllocationSizes[1], 132000u);
+  ASSERT_EQ(fake.copies.size(), 2u);
+  EXPECT_EQ(fake.copies[1].destination, fake.deviceAllocations[1]);
+  EXPECT_EQ(fake.copies[1].bytes.size(), 132000u);
+  EXPECT_EQ(fake.launches[3].params[5],
+            bytesOf(uint64_t(fake.deviceAllocations[1])));
+
+  // Destroy waits for the last launch, then frees.
+  fake.synchronizedEvents.clear();
+  destroyAll();
+  EXPECT_EQ(fake.synchronizedEvents, std::vector<CUevent>{done});
+  EXPECT_EQ(fake.destroyedEvents, std::vector<CUevent>{done});
+  EXPECT_EQ(fake.deviceFrees, fake.deviceAllocations);
+}
+
 TEST_F(LaunchTest, GlobalTensorMapsAreRejectedDuringStreamCapture) {
   fp8rt_kernel *kernel = loadGlobalVariant();
   fake.captureStatus = CU_STREAM_CAPTURE_STATUS_ACTIVE;

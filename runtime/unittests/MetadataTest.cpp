@@ -357,7 +357,17 @@ const BadMetadata kBadMetadata[] = {
      "params[3].operand: unknown operand \"e\""},
     {"\"kind\": \"i32\"", "\"kind\": @\"u32\"",
      "params[4].kind: unknown value \"u32\" (expected one of: tensor_map, "
-     "pointer, i32, i64)"},
+     "pointer, i32, i64, workspace)"},
+    {"{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"}",
+     "{\"name\": \"m\", \"kind\": \"workspace\", \"bytes_per_cta\": @0}",
+     "params[4].bytes_per_cta: "},
+    {"{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"}",
+     "{\"name\": \"m\", \"kind\": \"workspace\", \"bytes\": @8}",
+     "params[4]: unknown key \"bytes\" (allowed: name, kind, bytes_per_cta)"},
+    {"{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"}",
+     "{\"name\": \"w\", \"kind\": \"workspace\", \"bytes_per_cta\": 8}, "
+     "@{\"name\": \"m\", \"kind\": \"workspace\", \"bytes_per_cta\": 8}",
+     "params[5]: a kernel has at most one workspace param"},
     {"\"value\": \"M\"}", "\"value\": \"M\", \"operand\": @\"d\"}",
      "params[4]: unknown key \"operand\" (allowed: name, kind, value, "
      "multiple_of, reason)"},

@@ -286,6 +286,10 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
   bool canStageOutput = outputBytes == 2 && !p.accumulateIntoC;
   GemmTiling t;
   if (config) {
+    if (config.getStreamK() && config.getStreamK().getValue())
+      return op.emitOpError()
+             << "the sm_100a kernels have no stream-K schedule: drop "
+                "`stream_k = true` from the gemm_config";
     t = getGemmTiling(config, outputBytes, canStageOutput);
   } else {
     t.outputBytes = outputBytes;

@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
+#include <cmath>
 #include <numeric>
 
 using namespace mlir;
@@ -61,9 +62,17 @@ static constexpr int64_t kTileNCandidates[] = {256, 224, 192, 160, 128};
 /// Named barrier among the consumer warpgroups (0 is __syncthreads).
 static constexpr int64_t kConsumerBarrierId = 1;
 
-int64_t hopper::getDynamicSharedMemoryBytes(const GemmTiling &t) {
+/// Shared memory for the stream-K schedule (StreamKField), after the
+/// barriers.
+static constexpr int64_t kStreamKScheduleBytes = 32;
+
+static int64_t getStreamKScheduleOffset(const GemmTiling &t) {
   return t.stages * (t.stageBytes() + t.stageScaleBytes) + t.epilogueBytes() +
          PipelineRing::barrierBytes(t.stages);
+}
+
+int64_t hopper::getDynamicSharedMemoryBytes(const GemmTiling &t) {
+  return getStreamKScheduleOffset(t) + (t.streamK ? kStreamKScheduleBytes : 0);
 }
 
 namespace {
@@ -164,6 +173,20 @@ static int64_t pickTileN(int64_t n, int64_t storeBoxColumns) {
   return best;
 }
 
+/// Stream-K (GemmTiling::streamK) by default: per-tensor scales with
+/// promoted accumulation, 1x1 clusters. There it measured 1.6-2.3% faster
+/// (H100, M >= 4096 geomean; up to 7% where it splits a last wave:
+/// 4096x4096x7168). The others keep whole tiles unless the IR asks
+/// (`#fp8.gemm_config<..., stream_k = true>`): blockwise kernels measured
+/// 0.3-1.6% slower (their instruction-identical hot loops run 3-5% slower
+/// beside the stream-K code even where no tile is split, 8192^3), and the
+/// 128x192 rowwise and 128x256 fast kernels spill 12-60 bytes with it
+/// (bench/NOTES.md v15).
+static bool useStreamKByDefault(const GemmProblem &p, const GemmTiling &t) {
+  return t.clusterM == 1 && t.clusterN == 1 && p.promoteInterval != 0 &&
+         p.aScale == ScaleMode::Tensor && p.bScale == ScaleMode::Tensor;
+}
+
 /// f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
 /// staging buffer would halve the pipeline depth.
 static bool canStageOutput(const GemmProblem &p) {
@@ -180,9 +203,11 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
   t.tileN = tileN;
   t.outputBytes = getByteWidth(p.outElementType);
   t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
+  t.streamK = useStreamKByDefault(p, t);
   setScaleSlots(p, t);
   int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
-                      PipelineRing::barrierBytes(kMaxStages);
+                      PipelineRing::barrierBytes(kMaxStages) -
+                      (t.streamK ? kStreamKScheduleBytes : 0);
   t.stages = std::min<int64_t>(kMaxStages,
                                available / (t.stageBytes() + t.stageScaleBytes));
   return t;
@@ -230,6 +255,8 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
   if (config) {
     t = getGemmTiling(config, getByteWidth(p.outElementType),
                       canStageOutput(p));
+    t.streamK = config.getStreamK() ? config.getStreamK().getValue()
+                                    : useStreamKByDefault(p, t);
     setScaleSlots(p, t);
   } else if (p.promoteInterval != 0) {
     t = getDefaultTiling(p, 128, pickPromotedTileN(p));
@@ -308,6 +335,20 @@ static int64_t getConsumerArrivals(const GemmTiling &t) {
 }
 
 namespace {
+/// The stream-K schedule: the K blocks of the tiles from DpUnits on,
+/// numbered tile by tile (Blocks of them), are split evenly over Ctas
+/// CTAs; this CTA's are [Begin, End) (empty when it takes none).
+enum class StreamKField {
+  DpUnits,
+  Begin,
+  End,
+  Ctas,
+  Blocks,
+  /// This CTA's pipeline iteration at block Begin: kBlocks per whole unit.
+  FirstIteration,
+  Count
+};
+
 /// The values the producer and consumer code share.
 struct KernelValues : GemmKernelParams {
   Value tid;
@@ -321,6 +362,10 @@ struct KernelValues : GemmKernelParams {
   Value clusterRank;  ///< 0 without a cluster
   Value firstUnit;    ///< this CTA's cluster index
   Value unitStride;   ///< number of clusters
+  /// Stream-K kernels: the schedule (emitStreamKSchedule) in shared
+  /// memory, read where it is used, so that none of it holds a register
+  /// across the mainloop (held in registers, it made ptxas spill).
+  Value streamKSchedule;
   PipelineRing ring;
   /// The stages' scale slots (blockwise), `stageScaleBytes` apart.
   Value scaleSlots;
@@ -328,6 +373,42 @@ struct KernelValues : GemmKernelParams {
   Value scaleSlot(KernelBuilder &kb, const GemmTiling &t, Value stage) const {
     return kb.bytePtr(scaleSlots, kb.mul(stage, kb.i32(t.stageScaleBytes)));
   }
+  Value scheduleField(KernelBuilder &kb, StreamKField field) const {
+    return kb.load(kb.builder().getI32Type(),
+                   kb.bytePtr(streamKSchedule, 4 * static_cast<int64_t>(field)));
+  }
+  /// Units computed whole: from firstUnit on, unitStride apart, below this
+  /// (all of them without stream-K).
+  Value dpUnits(KernelBuilder &kb) const {
+    return streamKSchedule ? scheduleField(kb, StreamKField::DpUnits)
+                           : numUnits;
+  }
+  /// The first stream-K K block of CTA `cta` (< StreamKField::Ctas).
+  Value streamKStart(KernelBuilder &kb, Value cta) const {
+    return kb.divu(kb.mul(cta, scheduleField(kb, StreamKField::Blocks)),
+                   scheduleField(kb, StreamKField::Ctas));
+  }
+};
+
+/// A run of K blocks of one tile that a CTA computes.
+struct WorkSegment {
+  Value unit;
+  Value kBegin, kEnd;
+  /// A stream-K segment (of a tile that other CTAs may share).
+  bool streamK = false;
+};
+
+/// Where a stream-K segment ends, found from the pipeline iteration after
+/// it (StreamKField::FirstIteration: this CTA's first stream-K block is its
+/// iteration FirstIteration), so that nothing of the segment stays live
+/// across its mainloop but the loop bound.
+struct StreamKTile {
+  Value unit;
+  /// The stream-K block after the tile's last K block.
+  Value tileEndBlock;
+  /// The segment is not the tile's first (its CTA started inside the
+  /// tile): only a CTA's first segment can be.
+  Value isLater;
 };
 
 /// The tile of `unit` that this CTA computes.
@@ -340,7 +421,147 @@ static TileCoordinate emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
     coord.mTile = kb.add(kb.mul(coord.mTile, kb.i32(t.clusterM)), v.clusterRank);
   return coord;
 }
+
+/// The segment of the stream-K blocks that starts at block `block`: the
+/// rest of its tile, or of this CTA's blocks if they end first.
+/// The stream-K block of this CTA's pipeline iteration `iteration`.
+static Value getStreamKBlock(KernelBuilder &kb, const KernelValues &v,
+                             Value iteration) {
+  return kb.add(v.scheduleField(kb, StreamKField::Begin),
+                kb.sub(iteration,
+                       v.scheduleField(kb, StreamKField::FirstIteration)));
+}
+
+/// The stream-K segment at pipeline iteration `iteration`.
+static WorkSegment getStreamKSegment(KernelBuilder &kb, const GemmProblem &p,
+                                     const GemmTiling &t,
+                                     const KernelValues &v, Value iteration) {
+  Value kBlocks = kb.i32(p.numKBlocks(t.tileK));
+  Value block = getStreamKBlock(kb, v, iteration);
+  Value tile = kb.divu(block, kBlocks);
+  Value tileFirstBlock = kb.mul(tile, kBlocks);
+  WorkSegment segment;
+  segment.streamK = true;
+  segment.unit = kb.add(v.dpUnits(kb), tile);
+  segment.kBegin = kb.sub(block, tileFirstBlock);
+  segment.kEnd = kb.minu(
+      kb.sub(v.scheduleField(kb, StreamKField::End), tileFirstBlock), kBlocks);
+  return segment;
+}
+
+/// The tile of the stream-K segment that ended at `iterationAfter`.
+static StreamKTile getStreamKTileAfter(KernelBuilder &kb, const GemmProblem &p,
+                                       const GemmTiling &t,
+                                       const KernelValues &v,
+                                       Value iterationAfter) {
+  Value kBlocks = kb.i32(p.numKBlocks(t.tileK));
+  Value last = kb.sub(getStreamKBlock(kb, v, iterationAfter), kb.i32(1));
+  Value tile = kb.divu(last, kBlocks);
+  Value tileFirstBlock = kb.mul(tile, kBlocks);
+  StreamKTile result;
+  result.unit = kb.add(v.dpUnits(kb), tile);
+  result.tileEndBlock = kb.add(tileFirstBlock, kBlocks);
+  result.isLater =
+      arith::CmpIOp::create(kb.builder(), arith::CmpIPredicate::ugt,
+                            v.scheduleField(kb, StreamKField::Begin),
+                            tileFirstBlock);
+  return result;
+}
+
+/// Calls `body` for the work of this CTA in order: the whole units, then
+/// its stream-K segments (each the rest of a tile, or of this CTA's blocks
+/// if they end first). `body` gets the segment and the carried values, and
+/// returns the next ones. (Stream-K segments first measured slower: their
+/// waits for partial sums are not hidden behind other CTAs' whole tiles.)
+static ValueRange forEachWorkSegment(
+    KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+    const KernelValues &v, ValueRange init,
+    function_ref<SmallVector<Value>(const WorkSegment &, ValueRange)> body) {
+  ValueRange state = kb.forLoop(
+      v.firstUnit, v.dpUnits(kb), v.unitStride, init,
+      [&](Value unit, ValueRange carried) {
+        WorkSegment whole{unit, kb.i32(0), kb.i32(p.numKBlocks(t.tileK))};
+        return body(whole, carried);
+      });
+  if (!t.streamK)
+    return state;
+  // The pipeline iteration (carried[0]) tells the stream-K block.
+  return kb.whileLoop(
+      state,
+      [&](ValueRange carried) {
+        return kb.ult(getStreamKBlock(kb, v, carried[0]),
+                      v.scheduleField(kb, StreamKField::End));
+      },
+      [&](ValueRange carried) {
+        return body(getStreamKSegment(kb, p, t, v, carried[0]), carried);
+      });
+}
 } // namespace
+
+/// The partial sums of a stream-K tile cost about this many K blocks of
+/// MMA time per CTA that adds them (a 128x192 f32 tile written by one CTA,
+/// read by another, through L2).
+static constexpr int64_t kStreamKFixupBlocks = 2;
+
+/// The stream-K schedule (KernelValues::dpUnits and streamK*). When the
+/// units do not fill the last wave (W = units mod CTAs > 0), the W tiles'
+/// K blocks (W * kBlocks) can be split evenly over `ctas` CTAs of b blocks
+/// each, ctas = min(CTAs, W * kBlocks / bMin): the last wave then takes
+/// about b + F * ceil(kBlocks / b) blocks of time (F = kStreamKFixupBlocks
+/// per partial sum its first CTA adds) instead of kBlocks. bMin =
+/// max(4, sqrt(F * kBlocks)) minimizes that where the CTAs suffice. The
+/// split is taken when it saves at least a fifth of the last wave;
+/// otherwise the last wave runs whole tiles.
+static void emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
+                                const GemmTiling &t, const KernelValues &v) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  int64_t kBlocks = p.numKBlocks(t.tileK);
+  int64_t minBlocksPerCta = std::max<int64_t>(
+      4, static_cast<int64_t>(std::ceil(
+             std::sqrt(static_cast<double>(kStreamKFixupBlocks * kBlocks)))));
+  Value tail = kb.remu(v.numUnits, v.unitStride);
+  Value blocks = kb.mul(tail, kb.i32(kBlocks));
+  Value ctas = kb.minu(v.unitStride, kb.divu(blocks, kb.i32(minBlocksPerCta)));
+  auto select = [&](Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, cond, x, y).getResult();
+  };
+  auto ne0 = [&](Value x) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, x, kb.i32(0))
+        .getResult();
+  };
+  Value hasCtas = ne0(ctas);
+  Value perCta = kb.ceilDiv(blocks, select(hasCtas, ctas, kb.i32(1)));
+  Value lastWave = kb.add(
+      perCta, kb.mul(kb.i32(kStreamKFixupBlocks),
+                     kb.ceilDiv(kb.i32(kBlocks),
+                                     select(ne0(perCta), perCta, kb.i32(1)))));
+  Value split = kb.andi(
+      hasCtas, arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                                     kb.mul(lastWave, kb.i32(5)),
+                                     kb.i32(4 * kBlocks)));
+  Value splitCtas = select(split, ctas, kb.i32(1));
+  auto start = [&](Value cta) {
+    return kb.divu(kb.mul(cta, blocks), splitCtas);
+  };
+  Value takesPart = kb.andi(split, kb.ult(v.firstUnit, ctas));
+  auto store = [&](StreamKField field, Value value) {
+    kb.store(value, kb.bytePtr(v.streamKSchedule,
+                               4 * static_cast<int64_t>(field)));
+  };
+  store(StreamKField::DpUnits,
+        select(split, kb.sub(v.numUnits, tail), v.numUnits));  // TODO
+  store(StreamKField::Begin, select(takesPart, start(v.firstUnit), kb.i32(0)));
+  store(StreamKField::End,
+        select(takesPart, start(kb.add(v.firstUnit, kb.i32(1))), kb.i32(0)));
+  store(StreamKField::Ctas, splitCtas);
+  store(StreamKField::Blocks, blocks);
+  Value dpUnits = select(split, kb.sub(v.numUnits, tail), v.numUnits);
+  Value wholeUnits = select(
+      kb.ult(v.firstUnit, dpUnits),
+      kb.ceilDiv(kb.sub(dpUnits, v.firstUnit), v.unitStride), kb.i32(0));
+  store(StreamKField::FirstIteration,
+        kb.mul(wholeUnits, kb.i32(p.numKBlocks(t.tileK))));
+}
 
 /// Walks the producer side of the pipeline: for every K block of every tile
 /// of this CTA, waits until the block's stage is free and calls `body` with
@@ -350,12 +571,12 @@ static void forEachFreeStage(
     const KernelValues &v,
     function_ref<void(const TileCoordinate &, Value kBlock, Value stage)>
         body) {
-  kb.forLoop(
-      v.firstUnit, v.numUnits, v.unitStride, {kb.i32(0)},
-      [&](Value unit, ValueRange state) {
-        TileCoordinate coord = emitTileOfUnit(kb, p, t, v, unit);
+  forEachWorkSegment(
+      kb, p, t, v, {kb.i32(0)},
+      [&](const WorkSegment &segment, ValueRange state) {
+        TileCoordinate coord = emitTileOfUnit(kb, p, t, v, segment.unit);
         ValueRange next = kb.forLoop(
-            kb.i32(0), kb.i32(p.numKBlocks(t.tileK)), kb.i32(1), {state[0]},
+            segment.kBegin, segment.kEnd, kb.i32(1), {state[0]},
             [&](Value kBlock, ValueRange inner) {
               Value iteration = inner[0];
               Value stage = v.ring.stage(kb, iteration);
@@ -687,6 +908,88 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
   });
 }
 
+/// Stream-K: the partial sums of a tile's K blocks meet in the CTA that
+/// computes its K block 0; CTAs take consecutive blocks, so the others are
+/// the CTAs after it. A CTA with a later segment of the tile stores its
+/// `sums` in its workspace slot and raises its flag; the first CTA waits
+/// for each flag, clears it for the next launch, adds the sums in CTA order
+/// (the result does not depend on timing) and runs `epilogue` on the total.
+/// Only a CTA's first segment can be a later one, and it waits for nothing:
+/// no CTA waits in a cycle (every CTA of the persistent grid is resident).
+/// A slot holds the consumer threads' accumulator elements 4 at a time,
+/// [element / 4][consumer thread], so that both sides' accesses coalesce.
+static void emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
+                             const KernelValues &v, const StreamKTile &tile,
+                             Value sums, Value isSignalThread,
+                             function_ref<void(Value)> epilogue) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  int64_t consumers = t.numConsumers() * kWarpgroupThreads;
+  auto f32x4 = VectorType::get({4}, b.getF32Type());
+  Value consumerThread = kb.sub(v.tid, kb.i32(kWarpgroupThreads));
+  auto flag = [&](Value cta) {
+    return kb.globalElementPtr(v.workspace, cta, t.workspaceBytesPerCta());
+  };
+  // Chunk `group` of this thread in `cta`'s slot, after the flag.
+  auto chunkPtr = [&](Value cta, int64_t group) {
+    Value chunk = kb.add(kb.i32(group * consumers), consumerThread);
+    return kb.bytePtr(flag(cta),
+                      kb.add(kb.mul(chunk, kb.i32(16)),
+                             kb.i32(GemmTiling::kStreamKFlagBytes)));
+  };
+  int64_t groups = t.tileN / 8;
+  kb.ifThen(tile.isLater, [&] {
+    for (int64_t g = 0; g < groups; ++g) {
+      Value chunk = LLVM::UndefOp::create(b, f32x4);
+      for (int64_t e = 0; e < 4; ++e)
+        chunk = LLVM::InsertElementOp::create(
+            b, chunk, LLVM::ExtractValueOp::create(b, sums, 4 * g + e),
+            kb.i32(e));
+      kb.store(chunk, chunkPtr(v.firstUnit, g));
+    }
+    kb.namedBarrier(kConsumerBarrierId, consumers);
+    kb.ifThen(isSignalThread, [&] {
+      kb.fenceAcqRelGpu();
+      kb.storeRelaxedGpu(kb.i32(1), flag(v.firstUnit));
+    });
+  });
+  Value isFirst = arith::XOrIOp::create(
+      b, tile.isLater, arith::ConstantIntOp::create(b, 1, 1));
+  kb.ifThen(isFirst, [&] {
+    Value tileEnd = tile.tileEndBlock;
+    ValueRange total = kb.whileLoop(
+        {kb.add(v.firstUnit, kb.i32(1)), sums},
+        [&](ValueRange carried) {
+          return kb.ult(v.streamKStart(kb, carried[0]), tileEnd);
+        },
+        [&](ValueRange carried) {
+          Value cta = carried[0];
+          kb.ifThen(isSignalThread, [&] {
+            kb.whileLoop(
+                {},
+                [&](ValueRange) {
+                  return kb.eq(kb.loadAcquireGpu(flag(cta)), kb.i32(0));
+                },
+                [](ValueRange) { return SmallVector<Value>{}; });
+            kb.storeRelaxedGpu(kb.i32(0), flag(cta));
+          });
+          kb.namedBarrier(kConsumerBarrierId, consumers);
+          Value acc = carried[1];
+          for (int64_t g = 0; g < groups; ++g) {
+            Value chunk = kb.load(f32x4, chunkPtr(cta, g));
+            for (int64_t e = 0; e < 4; ++e) {
+              int64_t i = 4 * g + e;
+              Value sum = arith::AddFOp::create(
+                  b, LLVM::ExtractValueOp::create(b, acc, i),
+                  LLVM::ExtractElementOp::create(b, chunk, kb.i32(e)));
+              acc = LLVM::InsertValueOp::create(b, acc, sum, i);
+            }
+          }
+          return SmallVector<Value>{kb.add(cta, kb.i32(1)), acc};
+        });
+    epilogue(total[1]);
+  });
+}
+
 static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                          const GemmTiling &t, const KernelValues &v) {
   ImplicitLocOpBuilder &b = kb.builder();
@@ -696,7 +999,6 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                                      : kConsumerRegistersOneWarpgroup,
                                  NVVM::SetMaxRegisterAction::increase);
   bool promote = p.promoteInterval != 0;
-  int64_t kBlocks = p.numKBlocks(t.tileK);
   Value consumer =
       kb.sub(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(1));
   // The same read from lane 0, so that ptxas knows it is one value in
@@ -857,10 +1159,11 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
     }
     return final;
   };
-  // One tile's K loop from consumer iteration `firstIteration` on: the
-  // tile's sums (promoted, or the single accumulator of fast accumulation)
-  // and the iteration after the tile.
-  auto emitMainloop = [&](Value firstIteration) -> std::pair<Value, Value> {
+  // One tile's K loop over blocks [kBegin, kEnd) from consumer iteration
+  // `firstIteration` on: the tile's sums (promoted, or the single
+  // accumulator of fast accumulation) and the iteration after the blocks.
+  auto emitMainloop = [&](Value firstIteration, Value kBegin,
+                          Value kEnd) -> std::pair<Value, Value> {
     Value zero = LLVM::ZeroOp::create(b, accType);
     SmallVector<Value> init = {firstIteration, zero};
     if (promote)
@@ -868,7 +1171,7 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
         init.push_back(LLVM::ZeroOp::create(
             b, getAccumulatorType(b.getContext(), columns)));
     ValueRange loop = kb.forLoop(
-        kb.i32(0), kb.i32(kBlocks), kb.i32(1), init,
+        kBegin, kEnd, kb.i32(1), init,
         [&](Value kBlock, ValueRange carried) {
           Value iteration = carried[0];
           Value stage = v.ring.stage(kb, iteration);
@@ -884,7 +1187,7 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
             // done, so its stage is free.
             NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
             kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
-                                            kBlock, kb.i32(0)),
+                                            kBlock, kBegin),
                       [&] {
                         releaseStage(
                             v.ring.stage(kb, kb.sub(iteration, kb.i32(1))));
@@ -921,10 +1224,8 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
     return {loop[1], loop[0]};
   };
 
-  kb.forLoop(
-      v.firstUnit, v.numUnits, v.unitStride, {kb.i32(0)},
-      [&](Value unit, ValueRange state) {
-        auto [result, iterationAfter] = emitMainloop(state[0]);
+  // The tile's epilogue on its sums `result`.
+  auto emitEpilogue = [&](Value unit, Value result) {
         // The tile's place, computed only now: the mainloop reads nothing of
         // it (its scales come through the stages), so nothing of it stays
         // live across the loop, where the accumulators take the registers.
@@ -960,6 +1261,20 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
         } else {
           emitDirectStores(kb, p, t, v, values, rows, nOffset, colInFragment);
         }
+  };
+
+  forEachWorkSegment(
+      kb, p, t, v, {kb.i32(0)},
+      [&](const WorkSegment &segment, ValueRange state) {
+        auto [result, iterationAfter] =
+            emitMainloop(state[0], segment.kBegin, segment.kEnd);
+        if (!segment.streamK) {
+          emitEpilogue(segment.unit, result);
+          return SmallVector<Value>{iterationAfter};
+        }
+        StreamKTile tile = getStreamKTileAfter(kb, p, t, v, iterationAfter);
+        emitStreamKFixup(kb, t, v, tile, result, isStoreThread,
+                         [&](Value sums) { emitEpilogue(tile.unit, sums); });
         return SmallVector<Value>{iterationAfter};
       });
   // Outstanding stores must finish before the CTA (and its shared memory)
@@ -1017,6 +1332,12 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   Value numMTiles = kb.ceilDiv(v.m, t.tileM);
   v.numMUnits = t.clusterM > 1 ? kb.ceilDiv(numMTiles, t.clusterM) : numMTiles;
   v.numUnits = kb.mul(v.numMUnits, kb.i32(t.numNTiles(p.n)));
+  if (t.streamK) {
+    v.streamKSchedule = kb.bytePtr(v.smem, getStreamKScheduleOffset(t));
+    kb.ifThen(kb.eq(v.tid, kb.i32(0)),
+              [&] { emitStreamKSchedule(kb, p, t, v); });
+    gpu::BarrierOp::create(b);
+  }
 
   Value isProducer =
       kb.eq(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(0));

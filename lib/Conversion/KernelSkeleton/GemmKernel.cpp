@@ -211,6 +211,8 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
       t.stages);
   if (t.clusterM * t.clusterN > 1)
     name += llvm::formatv("_c{0}x{1}", t.clusterM, t.clusterN).str();
+  if (t.streamK)
+    name += "_sk";
   if (p.aScale != p.bScale)
     name += "_a" + std::string(p.aScale == ScaleMode::Row ? "row" : "tensor");
   if (p.promoteInterval == 0)
@@ -270,6 +272,8 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
   if (p.outputAmax)
     argTypes.push_back(global);
   argTypes.push_back(b.getI32Type());
+  if (t.streamK)
+    argTypes.push_back(global);
 
   auto func = gpu::GPUFuncOp::create(b, loc, name,
                                      b.getFunctionType(argTypes, {}));
@@ -301,6 +305,8 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
   if (p.outputAmax)
     params.amax = entry.getArgument(arg++);
   params.m = entry.getArgument(arg++);
+  if (t.streamK)
+    params.workspace = entry.getArgument(arg++);
   return func;
 }
 
@@ -482,6 +488,9 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
   if (p.outputAmax)
     params.push_back(param("amax", "pointer", "operand", m.str("amax")));
   params.push_back(param("m", "i32", "value", m.str("M")));
+  if (t.streamK)
+    params.push_back(param("workspace", "workspace", "bytes_per_cta",
+                           m.num(t.workspaceBytesPerCta())));
 
   auto granularity = [&](ScaleMode mode, bool isA) -> StringRef {
     switch (mode) {
@@ -521,6 +530,8 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
         {"activation", m.str(stringifyActivation(*p.activation))});
   if (p.outputAmax)
     gemmEntries.push_back({"output_amax", m.flag(true)});
+  if (t.streamK)
+    gemmEntries.push_back({"stream_k", m.flag(true)});
   if (p.blockwiseAsMX) {
     // What the caller must pass as a_scale_inv / b_scale_inv (the runtime's
     // operand schema has no layout key; tools read it here): the blockwise

@@ -31,6 +31,9 @@ Value KernelBuilder::absF32Bits(Value x) {
 Value KernelBuilder::ceilDiv(Value x, int64_t d) {
   return divu(add(x, i32(d - 1)), i32(d));
 }
+Value KernelBuilder::ceilDiv(Value x, Value d) {
+  return divu(sub(add(x, d), i32(1)), d);
+}
 Value KernelBuilder::eq(Value x, Value y) {
   return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y);
 }
@@ -76,6 +79,24 @@ Value KernelBuilder::load(Type type, Value ptr) {
 }
 void KernelBuilder::store(Value value, Value ptr) {
   LLVM::StoreOp::create(b, value, ptr);
+}
+
+/// The LLVM sync scope NVPTX emits as `.gpu`.
+static constexpr StringLiteral kDeviceSyncScope = "device";
+
+Value KernelBuilder::loadAcquireGpu(Value ptr) {
+  return LLVM::LoadOp::create(b, b.getI32Type(), ptr, /*alignment=*/4,
+                              /*isVolatile=*/false, /*isNonTemporal=*/false,
+                              /*isInvariant=*/false, /*isInvariantGroup=*/false,
+                              LLVM::AtomicOrdering::acquire, kDeviceSyncScope);
+}
+void KernelBuilder::storeRelaxedGpu(Value value, Value ptr) {
+  LLVM::StoreOp::create(b, value, ptr, /*alignment=*/4, /*isVolatile=*/false,
+                        /*isNonTemporal=*/false, /*isInvariantGroup=*/false,
+                        LLVM::AtomicOrdering::monotonic, kDeviceSyncScope);
+}
+void KernelBuilder::fenceAcqRelGpu() {
+  LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, kDeviceSyncScope);
 }
 
 Value KernelBuilder::globalElementPtr(Value base, Value index,
@@ -256,6 +277,34 @@ KernelBuilder::forLoop(Value lb, Value ub, Value step, ValueRange init,
     scf::YieldOp::create(b, next);
   }
   return forOp.getResults();
+}
+
+ValueRange
+KernelBuilder::whileLoop(ValueRange init, function_ref<Value(ValueRange)> cond,
+                         function_ref<SmallVector<Value>(ValueRange)> body) {
+  SmallVector<Location> locs(init.size(), b.getLoc());
+  auto whileOp = scf::WhileOp::create(b, init.getTypes(), init);
+  OpBuilder::InsertionGuard guard(b);
+  Block *before =
+      b.createBlock(&whileOp.getBefore(), {}, init.getTypes(), locs);
+  scf::ConditionOp::create(b, cond(before->getArguments()),
+                           before->getArguments());
+  Block *after = b.createBlock(&whileOp.getAfter(), {}, init.getTypes(), locs);
+  scf::YieldOp::create(b, body(after->getArguments()));
+  return whileOp.getResults();
+}
+
+ValueRange KernelBuilder::ifThenElse(Value cond,
+                                     function_ref<SmallVector<Value>()> thenBody,
+                                     ValueRange elseValues) {
+  auto ifOp = scf::IfOp::create(b, elseValues.getTypes(), cond,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(b, thenBody());
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, elseValues);
+  return ifOp.getResults();
 }
 
 //===----------------------------------------------------------------------===//

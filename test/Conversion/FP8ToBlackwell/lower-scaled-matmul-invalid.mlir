@@ -119,3 +119,12 @@ func.func @pair_mxfp8(%a: tensor<256x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 256x256x128, stages = 3, cluster = 2x1>} : (tensor<256x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<256x8xf8E8M0FNU>, tensor<256x8xf8E8M0FNU>) -> tensor<256x256xbf16>
   return %0 : tensor<256x256xbf16>
 }
+
+// -----
+
+// Stream-K is a sm_90a schedule.
+func.func @stream_k(%a: tensor<?x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{the sm_100a kernels have no stream-K schedule: drop `stream_k = true` from the gemm_config}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, stream_k = true>} : (tensor<?x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
+}

@@ -624,6 +624,11 @@ func.func private @config_cluster() attributes {c = #fp8.gemm_config<tile = 128x
 
 // -----
 
+// expected-error @+1 {{stream-K takes a 1x1 cluster, got 2x1}}
+func.func private @config_stream_k_cluster() attributes {c = #fp8.gemm_config<tile = 128x128x128, cluster = 2x1, stream_k = true>}
+
+// -----
+
 // expected-error @+1 {{expected a raster_group >= 1, got 0}}
 func.func private @config_raster() attributes {c = #fp8.gemm_config<tile = 128x128x128, raster_group = 0>}
 

@@ -135,6 +135,18 @@ struct GemmTiling {
   /// aligned to (sm_90a: one bulk copy per K block); 0 for none. Stated in
   /// the metadata, checked by the runtime at launch.
   int64_t blockwiseScaleAlignment = 0;
+  /// The tiles of the last, partial wave are split along K over all CTAs
+  /// (stream-K): the CTAs that compute a tile's later K blocks leave their
+  /// partial sums in the `workspace` parameter for the one computing its
+  /// first blocks, which adds them and runs the epilogue.
+  bool streamK = false;
+
+  /// Bytes of the workspace each CTA of a stream-K kernel owns: a flag (in
+  /// its own 128 bytes) and a tile of f32 partial sums.
+  int64_t workspaceBytesPerCta() const {
+    return streamK ? kStreamKFlagBytes + 4 * tileM * tileN : 0;
+  }
+  static constexpr int64_t kStreamKFlagBytes = 128;
 
   /// Consumer warpgroups: each owns 64 rows of the tile.
   int64_t numConsumers() const { return tileM / 64; }
@@ -200,6 +212,8 @@ SmallVector<int32_t> getGridConstantParams(const GemmTiling &tiling);
 /// when the problem has none.
 struct GemmKernelParams {
   Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, amax, m;
+  /// Stream-K kernels only (GemmTiling::streamK).
+  Value workspace;
 };
 
 /// Creates the `gpu.func` of a GEMM kernel at `b`'s insertion point with the

@@ -74,6 +74,7 @@ public:
   Value remu(Value x, Value y);
   Value minu(Value x, Value y);
   Value ceilDiv(Value x, int64_t d);
+  Value ceilDiv(Value x, Value d);
   Value eq(Value x, Value y);
   Value ult(Value x, Value y);
   Value andi(Value x, Value y);
@@ -102,6 +103,12 @@ public:
   Value globalElementPtr(Value base, Value index, int64_t elementBytes);
   /// The f32 at `base[index]` in global memory.
   Value loadF32(Value base, Value index);
+  /// GPU-scope synchronization through global memory (PTX memory model,
+  /// ISA 8): `ld.acquire.gpu` of an i32, `st.relaxed.gpu` of an i32 and
+  /// `fence.acq_rel.gpu`, as LLVM atomics with the "device" sync scope.
+  Value loadAcquireGpu(Value ptr);
+  void storeRelaxedGpu(Value value, Value ptr);
+  void fenceAcqRelGpu();
 
   // mbarrier (PTX ISA 9.7.13.15).
   void mbarrierInit(Value barrier, int64_t arrivals);
@@ -166,6 +173,15 @@ public:
   /// induction variable and the carried values and returns the next ones.
   ValueRange forLoop(Value lb, Value ub, Value step, ValueRange init,
                      function_ref<SmallVector<Value>(Value, ValueRange)> body);
+  /// An scf.while carrying `init`: runs `body` (carried values -> next
+  /// ones) while `cond` (carried values -> i1) holds.
+  ValueRange whileLoop(ValueRange init,
+                       function_ref<Value(ValueRange)> cond,
+                       function_ref<SmallVector<Value>(ValueRange)> body);
+  /// An scf.if yielding `thenBody`'s values or else `elseValues`.
+  ValueRange ifThenElse(Value cond,
+                        function_ref<SmallVector<Value>()> thenBody,
+                        ValueRange elseValues);
 
 private:
   ImplicitLocOpBuilder &b;

@@ -227,7 +227,7 @@ SmallVector<int64_t> GranularityAttr::getScaleShape(int64_t rows,
 LogicalResult
 GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        GemmTileShape tile, int64_t stages, TileShape cluster,
-                       int64_t rasterGroup) {
+                       int64_t rasterGroup, BoolAttr streamK) {
   if (tile.m <= 0 || tile.m % 64 != 0)
     return emitError() << "expected a tile M that is a positive multiple of "
                           "64 (one warpgroup MMA), got "
@@ -250,6 +250,9 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << cluster.rows << "x" << cluster.cols;
   if (rasterGroup < 1)
     return emitError() << "expected a raster_group >= 1, got " << rasterGroup;
+  if (streamK && streamK.getValue() && !(cluster.rows == 1 && cluster.cols == 1))
+    return emitError() << "stream-K takes a 1x1 cluster, got " << cluster.rows
+                       << "x" << cluster.cols;
   return success();
 }
 

@@ -380,7 +380,10 @@ def FP8_GemmConfigAttr : AttrDef<FP8_Dialect, "GemmConfig"> {
     * `cluster`: thread-block cluster shape `MxN` along the output tiles
       (1x1 or 2x1, 1x2 for TMA multicast of the shared operand);
     * `raster_group`: how many tile rows the persistent scheduler walks
-      together for L2 reuse (>= 1).
+      together for L2 reuse (>= 1);
+    * `stream_k` (optional): whether the tiles of a partial last wave are
+      split along K over all CTAs (stream-K; 1x1 clusters only); left out,
+      the lowering decides.
 
     Whether a configuration fits a chip (shared memory, registers, MMA
     shapes) is checked by the target lowering, which reports what does not.
@@ -391,7 +394,8 @@ def FP8_GemmConfigAttr : AttrDef<FP8_Dialect, "GemmConfig"> {
     FP8_TileShape3Parameter:$tile,
     DefaultValuedParameter<"int64_t", "4">:$stages,
     FP8_TileShapeParameter<"::mlir::fp8::TileShape{1, 1}">:$cluster,
-    DefaultValuedParameter<"int64_t", "8">:$raster_group
+    DefaultValuedParameter<"int64_t", "8">:$raster_group,
+    OptionalParameter<"::mlir::BoolAttr">:$stream_k
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
