@@ -34,7 +34,7 @@ import gemm_inputs as gi  # noqa: E402
 from gemm_spec import (ROW_TOLERANCE_FACTOR, load_specs, parse_int_list,  # noqa: E402
                        scale_shape)
 
-DEFAULT_MS = "1,64,127,128,4096,4097"
+DEFAULT_MS = "1,64,127,128,1600,4096,4097"
 KNOWN_OPERANDS = ("a", "b", "a_scale_inv", "b_scale_inv", "bias", "c", "d", "amax")
 # Not a multiple of 4: 1x128 A scales then need their padding.
 NEGATIVE_M = 127

@@ -173,20 +173,6 @@ static int64_t pickTileN(int64_t n, int64_t storeBoxColumns) {
   return best;
 }
 
-/// Stream-K (GemmTiling::streamK) by default: per-tensor scales with
-/// promoted accumulation, 1x1 clusters. There it measured 1.6-2.3% faster
-/// (H100, M >= 4096 geomean; up to 7% where it splits a last wave:
-/// 4096x4096x7168). The others keep whole tiles unless the IR asks
-/// (`#fp8.gemm_config<..., stream_k = true>`): blockwise kernels measured
-/// 0.3-1.6% slower (their instruction-identical hot loops run 3-5% slower
-/// beside the stream-K code even where no tile is split, 8192^3), and the
-/// 128x192 rowwise and 128x256 fast kernels spill 12-60 bytes with it
-/// (bench/NOTES.md v15).
-static bool useStreamKByDefault(const GemmProblem &p, const GemmTiling &t) {
-  return t.clusterM == 1 && t.clusterN == 1 && p.promoteInterval != 0 &&
-         p.aScale == ScaleMode::Tensor && p.bScale == ScaleMode::Tensor;
-}
-
 /// f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
 /// staging buffer would halve the pipeline depth.
 static bool canStageOutput(const GemmProblem &p) {
@@ -203,7 +189,6 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
   t.tileN = tileN;
   t.outputBytes = getByteWidth(p.outElementType);
   t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
-  t.streamK = useStreamKByDefault(p, t);
   setScaleSlots(p, t);
   int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
                       PipelineRing::barrierBytes(kMaxStages) -
@@ -255,8 +240,15 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
   if (config) {
     t = getGemmTiling(config, getByteWidth(p.outElementType),
                       canStageOutput(p));
-    t.streamK = config.getStreamK() ? config.getStreamK().getValue()
-                                    : useStreamKByDefault(p, t);
+    // Stream-K only where the IR asks for it: it is not faster yet. On an
+    // H100 (M >= 4096, in one process against the whole-tile kernels), a
+    // first version measured 1.6-2.3% faster tensorwise but 0.3-1.6% slower
+    // blockwise (instruction-identical hot loops ran 3-5% slower beside the
+    // stream-K code even where no tile is split, 8192^3), and the 128x192
+    // rowwise and 128x256 fast kernels spilled 12-60 bytes; keeping the
+    // schedule in shared memory (this version) removed the spills but
+    // measured 3% slower tensorwise (bench/NOTES.md v15).
+    t.streamK = config.getStreamK() && config.getStreamK().getValue();
     setScaleSlots(p, t);
   } else if (p.promoteInterval != 0) {
     t = getDefaultTiling(p, 128, pickPromotedTileN(p));

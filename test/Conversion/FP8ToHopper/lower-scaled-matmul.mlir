@@ -206,8 +206,8 @@ func.func @rowwise_wgrad(%a: tensor<?x4096xf8E5M2>, %b: tensor<2112x4096xf8E4M3F
 
 // The IR overrides the heuristic; two call sites of one GEMM share a kernel.
 // CHECK-LABEL: func.func @override
-// CHECK-COUNT-2: call @fp8_gemm_tensorwise_e4m3_e4m3_f16_n4096_k4096_t64x128x128_s3_sk_launch
-// CHECK: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_f16_n4096_k4096_t64x128x128_s3_sk
+// CHECK-COUNT-2: call @fp8_gemm_tensorwise_e4m3_e4m3_f16_n4096_k4096_t64x128x128_s3_launch
+// CHECK: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_f16_n4096_k4096_t64x128x128_s3
 // CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
 // CHECK: nvvm.setmaxregister increase 240
 // CHECK-NOT: gpu.func
@@ -248,8 +248,8 @@ func.func @cluster(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, 
 // static M = 128, where 56 tiles of 128 columns keep more of the 132 SMs
 // busy than 38 of 192.
 // CHECK-LABEL: func.func @promoted_tile_n
-// CHECK-DAG: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x192x128_s4_sk(
-// CHECK-DAG: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x128x128_s6_sk(
+// CHECK-DAG: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x192x128_s4(
+// CHECK-DAG: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x128x128_s6(
 // CHECK-DAG: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n7168_k2048_t128x192x128_s4(
 func.func @promoted_tile_n(%a: tensor<?x2048xf8E4M3FN>, %a128: tensor<128x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %s: tensor<f32>, %sa: tensor<?x16xf32>, %sb: tensor<56x16xf32>) -> (tensor<?x7168xbf16>, tensor<128x7168xbf16>, tensor<?x7168xbf16>) {
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x7168xbf16>
@@ -301,7 +301,7 @@ func.func @blockwise_tile_160(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168x
 
 // -----
 
-// Stream-K (per-tensor scales, promoted: on by default). The last partial
+// Stream-K (asked for in the config). The last partial
 // wave's tiles are split along K over the CTAs: thread 0 writes the
 // schedule to shared memory (6 words after the barriers), the whole units
 // come first (scf.for), then this CTA's stream-K segments (scf.while). A CTA
@@ -335,13 +335,13 @@ func.func @blockwise_tile_160(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168x
 // CHECK: arith.addf
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
 func.func @stream_k(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4096x7168xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x4096xbf16> {
-  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x7168xf8E4M3FN>, tensor<4096x7168xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4096xbf16>
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x192x128, stages = 4, stream_k = true>} : (tensor<?x7168xf8E4M3FN>, tensor<4096x7168xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4096xbf16>
   return %0 : tensor<?x4096xbf16>
 }
 
 // -----
 
-// `stream_k = false` in the config: whole tiles only, no workspace.
+// The default (and `stream_k = false`): whole tiles only, no workspace.
 // CHECK-LABEL: func.func @no_stream_k
 // CHECK: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n4096_k7168_t128x192x128_s4(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32) kernel
 // CHECK-NOT: workspace
