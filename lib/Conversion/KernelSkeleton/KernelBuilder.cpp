@@ -294,19 +294,6 @@ KernelBuilder::whileLoop(ValueRange init, function_ref<Value(ValueRange)> cond,
   return whileOp.getResults();
 }
 
-ValueRange KernelBuilder::ifThenElse(Value cond,
-                                     function_ref<SmallVector<Value>()> thenBody,
-                                     ValueRange elseValues) {
-  auto ifOp = scf::IfOp::create(b, elseValues.getTypes(), cond,
-                                /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  scf::YieldOp::create(b, thenBody());
-  b.setInsertionPointToStart(ifOp.elseBlock());
-  scf::YieldOp::create(b, elseValues);
-  return ifOp.getResults();
-}
-
 //===----------------------------------------------------------------------===//
 // PipelineRing
 //===----------------------------------------------------------------------===//

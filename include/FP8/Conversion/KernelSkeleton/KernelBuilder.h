@@ -178,10 +178,6 @@ public:
   ValueRange whileLoop(ValueRange init,
                        function_ref<Value(ValueRange)> cond,
                        function_ref<SmallVector<Value>(ValueRange)> body);
-  /// An scf.if yielding `thenBody`'s values or else `elseValues`.
-  ValueRange ifThenElse(Value cond,
-                        function_ref<SmallVector<Value>()> thenBody,
-                        ValueRange elseValues);
 
 private:
   ImplicitLocOpBuilder &b;
