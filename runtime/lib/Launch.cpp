@@ -51,23 +51,23 @@ namespace {
 void releaseContextState(const DriverApi &api, ContextState &state) {
   if (api.ctxPushCurrent(state.context) != CUDA_SUCCESS)
     return;
-  // A launch may still read a "global" tensor-map slot: wait for them.
+  // A launch may still read a "global" tensor-map slot or the workspace:
+  // wait for them.
   for (GlobalMapSlot &slot : state.slots)
     if (slot.used)
       (void)api.eventSynchronize(slot.done);
+  if (state.workspaceUsed)
+    (void)api.eventSynchronize(state.workspaceDone);
   for (GlobalMapSlot &slot : state.slots)
     if (slot.done)
       (void)api.eventDestroy(slot.done);
-  if (state.slotsDevice)
-    (void)api.memFree(state.slotsDevice);
-  if (state.slotsHost)
-    (void)api.memFreeHost(state.slotsHost);
-  if (state.workspaceUsed)
-    (void)api.eventSynchronize(state.workspaceDone);
   if (state.workspaceDone)
     (void)api.eventDestroy(state.workspaceDone);
-  if (state.workspace)
-    (void)api.memFree(state.workspace);
+  for (CUdeviceptr buffer : {state.slotsDevice, state.workspace})
+    if (buffer)
+      (void)api.memFree(buffer);
+  if (state.slotsHost)
+    (void)api.memFreeHost(state.slotsHost);
   if (state.module)
     (void)api.moduleUnload(state.module);
   CUcontext popped;

@@ -173,6 +173,16 @@ static int64_t pickTileN(int64_t n, int64_t storeBoxColumns) {
   return best;
 }
 
+/// A stream-K CTA's workspace slot: its flag, in 128 bytes of its own,
+/// then its tile of f32 partial sums (emitStreamKFixup).
+static constexpr int64_t kStreamKFlagBytes = 128;
+
+static void setStreamK(GemmTiling &t, bool streamK) {
+  t.streamK = streamK;
+  t.workspaceBytesPerCta =
+      streamK ? kStreamKFlagBytes + 4 * t.tileM * t.tileN : 0;
+}
+
 /// f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
 /// staging buffer would halve the pipeline depth.
 static bool canStageOutput(const GemmProblem &p) {
@@ -248,7 +258,7 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
     // rowwise and 128x256 fast kernels spilled 12-60 bytes; keeping the
     // schedule in shared memory (this version) removed the spills but
     // measured 3% slower tensorwise (bench/NOTES.md v15).
-    t.streamK = config.getStreamK() && config.getStreamK().getValue();
+    setStreamK(t, config.getStreamK() && config.getStreamK().getValue());
     setScaleSlots(p, t);
   } else if (p.promoteInterval != 0) {
     t = getDefaultTiling(p, 128, pickPromotedTileN(p));
@@ -555,9 +565,9 @@ static void emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
         kb.mul(wholeUnits, kb.i32(p.numKBlocks(t.tileK))));
 }
 
-/// Walks the producer side of the pipeline: for every K block of every tile
-/// of this CTA, waits until the block's stage is free and calls `body` with
-/// the tile, the K block and the stage.
+/// Walks the producer side of the pipeline: for every K block of every work
+/// segment of this CTA (forEachWorkSegment), waits until the block's stage
+/// is free and calls `body` with the tile, the K block and the stage.
 static void forEachFreeStage(
     KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
     const KernelValues &v,
@@ -919,14 +929,14 @@ static void emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
   auto f32x4 = VectorType::get({4}, b.getF32Type());
   Value consumerThread = kb.sub(v.tid, kb.i32(kWarpgroupThreads));
   auto flag = [&](Value cta) {
-    return kb.globalElementPtr(v.workspace, cta, t.workspaceBytesPerCta());
+    return kb.globalElementPtr(v.workspace, cta, t.workspaceBytesPerCta);
   };
   // Chunk `group` of this thread in `cta`'s slot, after the flag.
   auto chunkPtr = [&](Value cta, int64_t group) {
     Value chunk = kb.add(kb.i32(group * consumers), consumerThread);
     return kb.bytePtr(flag(cta),
                       kb.add(kb.mul(chunk, kb.i32(16)),
-                             kb.i32(GemmTiling::kStreamKFlagBytes)));
+                             kb.i32(kStreamKFlagBytes)));
   };
   int64_t groups = t.tileN / 8;
   kb.ifThen(tile.isLater, [&] {

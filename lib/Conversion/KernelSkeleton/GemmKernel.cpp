@@ -272,7 +272,7 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
   if (p.outputAmax)
     argTypes.push_back(global);
   argTypes.push_back(b.getI32Type());
-  if (t.streamK)
+  if (t.workspaceBytesPerCta)
     argTypes.push_back(global);
 
   auto func = gpu::GPUFuncOp::create(b, loc, name,
@@ -305,7 +305,7 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
   if (p.outputAmax)
     params.amax = entry.getArgument(arg++);
   params.m = entry.getArgument(arg++);
-  if (t.streamK)
+  if (t.workspaceBytesPerCta)
     params.workspace = entry.getArgument(arg++);
   return func;
 }
@@ -488,9 +488,9 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
   if (p.outputAmax)
     params.push_back(param("amax", "pointer", "operand", m.str("amax")));
   params.push_back(param("m", "i32", "value", m.str("M")));
-  if (t.streamK)
+  if (t.workspaceBytesPerCta)
     params.push_back(param("workspace", "workspace", "bytes_per_cta",
-                           m.num(t.workspaceBytesPerCta())));
+                           m.num(t.workspaceBytesPerCta)));
 
   auto granularity = [&](ScaleMode mode, bool isA) -> StringRef {
     switch (mode) {

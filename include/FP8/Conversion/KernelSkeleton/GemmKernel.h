@@ -140,13 +140,9 @@ struct GemmTiling {
   /// partial sums in the `workspace` parameter for the one computing its
   /// first blocks, which adds them and runs the epilogue.
   bool streamK = false;
-
-  /// Bytes of the workspace each CTA of a stream-K kernel owns: a flag (in
-  /// its own 128 bytes) and a tile of f32 partial sums.
-  int64_t workspaceBytesPerCta() const {
-    return streamK ? kStreamKFlagBytes + 4 * tileM * tileN : 0;
-  }
-  static constexpr int64_t kStreamKFlagBytes = 128;
+  /// Bytes of the `workspace` parameter each CTA owns (a stream-K kernel's,
+  /// laid out by the target lowering, which sets it); 0: no workspace.
+  int64_t workspaceBytesPerCta = 0;
 
   /// Consumer warpgroups: each owns 64 rows of the tile.
   int64_t numConsumers() const { return tileM / 64; }
@@ -212,7 +208,7 @@ SmallVector<int32_t> getGridConstantParams(const GemmTiling &tiling);
 /// when the problem has none.
 struct GemmKernelParams {
   Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, amax, m;
-  /// Stream-K kernels only (GemmTiling::streamK).
+  /// Kernels with a workspace only (GemmTiling::workspaceBytesPerCta).
   Value workspace;
 };
 
