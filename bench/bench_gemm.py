@@ -10,7 +10,8 @@ process and on the same quantized inputs, time:
     (and BlockWise1x128 x BlockWise1x128 for blockwise_1d1d, where torch
     takes it);
   - triton: bench/triton_fp8_gemm.py.
-Times are triton.testing.do_bench medians; each timed call takes the next of
+Times are medians over rounds of triton.testing.do_bench medians, the
+implementations' order rotated per round; each timed call takes the next of
 several copies of the inputs whose total size exceeds 2x the L2 cache. Each
 implementation's output is compared with an f64 reference and with fp8-mlir's
 output on the first copy. Writes gemm-<gpu>-<date>.{json,md,png} to --out.
@@ -27,6 +28,7 @@ import math
 import platform
 import re
 import shlex
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -89,6 +91,8 @@ def parse_args(argv=None):
                    help="comma-separated subset of " + ", ".join(GRANULARITIES))
     p.add_argument("--warmup", type=int, default=25, help="do_bench warmup (ms)")
     p.add_argument("--rep", type=int, default=100, help="do_bench repetition time (ms)")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="timing rounds, implementation order rotated per round (median)")
     p.add_argument("--seed", type=int, help="input seed (default: from the clock)")
     p.add_argument("--no-triton", action="store_true", help="skip the Triton peer")
     p.add_argument("--library", help="libfp8rt.so (default: $FP8RT_LIBRARY or build dirs)")
@@ -282,10 +286,11 @@ def time_ms(call, count, warmup, rep):
                     return_mode="median")
 
 
-def measure(make_call, case, project_out, args):
-    """Verify on input set 0, then time. Returns (entry, output of set 0 or None)."""
-    entry = {"status": "ok", "ms": None, "tflops": None, "rel_err_vs_ref": None,
-             "rel_diff_vs_project": None, "message": ""}
+def prepare(make_call, case, project_out):
+    """Build one implementation's call and verify it on input set 0.
+    Returns (entry, call or None, output of set 0 or None)."""
+    entry = {"status": "ok", "ms": None, "tflops": None, "round_ms": [],
+             "rel_err_vs_ref": None, "rel_diff_vs_project": None, "message": ""}
     try:
         call = make_call()
         out = call(0)
@@ -294,14 +299,35 @@ def measure(make_call, case, project_out, args):
         entry["rel_err_vs_ref"] = gi.relative_error(out, case.reference)
         if project_out is not None:
             entry["rel_diff_vs_project"] = gi.relative_error(out, project_out.to(torch.float64))
-        entry["ms"] = time_ms(call, case.count, args.warmup, args.rep)
-        entry["tflops"] = case.flop / (entry["ms"] * 1e-3) / 1e12
-        return entry, out
+        return entry, call, out
     except Unavailable as e:
         entry.update(status="unavailable", message=str(e))
     except Exception as e:  # keep going: a broken peer must not stop the benchmark
         entry.update(status="error", message=f"{type(e).__name__}: {e}".strip())
-    return entry, None
+    return entry, None, None
+
+
+def time_rounds(calls, case, args):
+    """Time every implementation in `calls` ({name: (entry, call)}) in
+    args.rounds rounds, round r starting at the r-th implementation, so that
+    none is always timed first (after the idle reference) or last (after the
+    others heated the GPU): on an H100, identical kernels timed back to back
+    in one fixed order differed by up to 10% (clock and power drift). An
+    entry's time is the median of its rounds' do_bench medians."""
+    names = list(calls)
+    for r in range(args.rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            entry, call = calls[name]
+            if entry["status"] != "ok":
+                continue
+            try:
+                entry["round_ms"].append(time_ms(call, case.count, args.warmup, args.rep))
+            except Exception as e:  # noqa: BLE001 - report it, time the others
+                entry.update(status="error", message=f"{type(e).__name__}: {e}".strip())
+    for entry, _ in calls.values():
+        if entry["status"] == "ok":
+            entry["ms"] = statistics.median(entry["round_ms"])
+            entry["tflops"] = case.flop / (entry["ms"] * 1e-3) / 1e12
 
 
 def cluster_size(spec):
@@ -343,16 +369,20 @@ def bench_case(m, n, k, recipe, chosen, kernels, args, seed, l2, device="cuda"):
               "kernel": {impl: s.name for impl, s in chosen.items()},
               "impls": {}, "ratios": {}}
     project_out = None
+    calls = {}
     for impl, impl_spec in chosen.items():
-        entry, out = measure(lambda: project_impl(case, kernels(impl_spec)),
-                             case, project_out, args)
-        result["impls"][impl] = entry
+        entry, call, out = prepare(lambda: project_impl(case, kernels(impl_spec)),
+                                   case, project_out)
+        calls[impl] = (entry, call)
         project_out = project_out if project_out is not None else out
     for peer in PEERS[recipe]:
         if peer == "triton" and args.no_triton:
             continue
-        result["impls"][peer], _ = measure(functools.partial(peer_impl, peer, case),
-                                           case, project_out, args)
+        entry, call, _ = prepare(functools.partial(peer_impl, peer, case), case,
+                                 project_out)
+        calls[peer] = (entry, call)
+    time_rounds(calls, case, args)
+    result["impls"] = {name: entry for name, (entry, _) in calls.items()}
     for impl in chosen:
         ours = result["impls"][impl].get("tflops")
         for peer in PEERS[recipe]:
@@ -416,10 +446,12 @@ def markdown_report(report):
              f"- date {env['date']}, host {env['host']}",
              f"- command: `{env['command']}`",
              f"- TFLOP/s = 2*M*N*K / median time (triton.testing.do_bench, "
-             f"warmup {report['settings']['warmup_ms']} ms, rep {report['settings']['rep_ms']} ms); "
+             f"warmup {report['settings']['warmup_ms']} ms, rep {report['settings']['rep_ms']} ms) "
+             f"of {report['settings']['rounds']} rounds, implementation order rotated per round; "
              f"inputs rotate over copies totalling > 2x L2 ({env['l2_bytes'] // 2**20} MiB)",
              f"- {PROJECT}: one kernel per (N, K, recipe) with a run-time M; where it has "
-             f"launch variants (tiles 128x128, 64x128, 64x64) the runtime launches the one with "
+             f"launch variants (tiles 128x128, 64x128, 64x64; 128x192 for a fast 128x256 kernel) "
+             f"the runtime launches the one with "
              f"the fewest weighted waves for the M (runtime/README.md)",
              f"- ratio = {PROJECT} TFLOP/s / peer TFLOP/s (> 1: {PROJECT} is faster); "
              f"geomean over shapes with M >= {GEOMEAN_MIN_M}", ""]
@@ -545,6 +577,9 @@ def main(argv=None):
     except ValueError as e:
         print(f"error: --shapes: {e}", file=sys.stderr)
         return 2
+    if args.rounds < 1:
+        print("error: --rounds must be at least 1", file=sys.stderr)
+        return 2
     recipes = [r for r in args.recipes.split(",") if r]
     unknown = [r for r in recipes if r not in GRANULARITIES]
     if unknown:
@@ -587,7 +622,7 @@ def main(argv=None):
 
     report = {"environment": env, "recipes": recipes, "seed": seed,
               "settings": {"warmup_ms": args.warmup, "rep_ms": args.rep,
-                           "return_mode": "median", "out_dtype": "bf16",
+                           "return_mode": "median", "rounds": args.rounds, "out_dtype": "bf16",
                            "rotation": "input copies totalling > 2x L2, cycled per call",
                            "geomean_min_m": GEOMEAN_MIN_M},
               "results": results, "geomean": summarize(results, recipes),
