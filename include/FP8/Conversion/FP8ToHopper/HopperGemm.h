@@ -26,14 +26,16 @@ FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
                                        GemmConfigAttr config);
 
 /// Relative throughput of a tile in percent (output elements per SM and
-/// second at large M, the 128-row tiles of N >= 192 being 100), measured on
-/// an H200 (bench/NOTES.md, session 4): the launch-variant cost model's
-/// rate.
+/// second at large M, the 128-row tiles of N >= 192 being 100, except the
+/// fast 128x192 tile at 108 of the fast 128x256 one), measured on an H200
+/// (bench/NOTES.md, session 4) and an H100 (session 7): the launch-variant
+/// cost model's rate.
 int64_t getTileThroughput(const GemmProblem &problem, const GemmTiling &tiling);
 
 /// The launch variants of a kernel whose M is a run-time value (no `config`,
 /// dynamic M): the same GEMM with tiles 128x128, 64x128 and 64x64 (those
-/// `primary` is not), each with the heuristic's stages. The runtime launches
+/// `primary` is not), and 128x192 for a fast kernel with a wider tile, each
+/// with the heuristic's stages. The runtime launches
 /// the kernel among the primary and its variants with the fewest
 /// waves(M) x tile elements / throughput (runtime/README.md), so that small
 /// M keeps the SMs busy.
