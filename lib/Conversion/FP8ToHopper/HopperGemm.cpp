@@ -56,14 +56,15 @@ static constexpr int64_t kMaxPromotedTileN = 192;
 /// for M too small to fill the SMs with the large tiles.
 static constexpr std::pair<int64_t, int64_t> kLaunchVariantTiles[] = {
     {128, 128}, {64, 128}, {64, 64}};
-/// A fast kernel's 128x192 tile (4 stages) computes more output elements per
-/// SM and second than the 128x256 one (3 stages), which the heuristic prefers
-/// where it pads N less: on an H100 (bench/NOTES.md v16), 1.05-1.07x per
-/// tile area on 12 shapes with K >= 1024, 1.16x at K = 16384. So a fast
-/// kernel with a wider tile also gets a 128x192 variant, and the wave model
-/// picks it unless the wider tile saves more than this in waves.
+/// A fast kernel wider than 192 columns also gets a 128x192 variant: on an
+/// H100 (bench/NOTES.md v16) the 192-wide fast tile and the 256-wide one
+/// (both 4 stages, the latter staging its output in two boxes) computed
+/// about the same output per SM and second (0.93-1.05x, mean 1.00x, on 13
+/// shapes), so the variant wins wherever its waves hold less work
+/// (4096x1536x7168: two waves either way, of 192-wide tiles instead of
+/// 256-wide ones: 1.25x) and takes ties.
 static constexpr std::pair<int64_t, int64_t> kFastTile = {128, 192};
-static constexpr int64_t kFastTileThroughput = 108;
+static constexpr int64_t kFastTileThroughput = 101;
 
 static SmallVector<std::pair<int64_t, int64_t>>
 getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary) {
@@ -206,9 +207,32 @@ static bool canStageOutput(const GemmProblem &p) {
   return getByteWidth(p.outElementType) == 2 && !p.accumulateIntoC;
 }
 
+/// Stages of `t` that fit in shared memory (at most kMaxStages).
+static int64_t getStagesThatFit(const GemmTiling &t) {
+  int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
+                      PipelineRing::barrierBytes(kMaxStages) -
+                      (t.streamK ? kStreamKScheduleBytes : 0);
+  return std::min<int64_t>(kMaxStages,
+                           available / (t.stageBytes() + t.stageScaleBytes));
+}
+
+/// A staging buffer of two store boxes, used in turn (emitTmaStoreEpilogue),
+/// instead of the whole tile; the tile's boxes must alternate evenly. Not
+/// with an activation: the tile's output values, computed before the first
+/// box is written, stay live across the boxes' barriers, and the GELU of a
+/// 128x256 tile spilled 296 bytes.
+static constexpr int64_t kStagingBoxPair = 2;
+
+static bool canStageInBoxPair(const GemmProblem &p, const GemmTiling &t) {
+  return t.tmaStoreEpilogue && !p.activation &&
+         t.numStoreBoxes() > kStagingBoxPair &&
+         t.numStoreBoxes() % kStagingBoxPair == 0;
+}
+
 /// The heuristic's tiling for tile `tileM` x `tileN`: TMA-store epilogue
 /// where it fits, as many stages as shared memory holds (at most
-/// kMaxStages).
+/// kMaxStages), staging the output in two boxes where that makes room for
+/// another stage (the 128x256 tile: 4 stages instead of 3).
 static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
                                    int64_t tileN) {
   GemmTiling t;
@@ -217,11 +241,14 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
   t.outputBytes = getByteWidth(p.outElementType);
   t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
   setScaleSlots(p, t);
-  int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
-                      PipelineRing::barrierBytes(kMaxStages) -
-                      (t.streamK ? kStreamKScheduleBytes : 0);
-  t.stages = std::min<int64_t>(kMaxStages,
-                               available / (t.stageBytes() + t.stageScaleBytes));
+  t.stages = getStagesThatFit(t);
+  if (canStageInBoxPair(p, t)) {
+    GemmTiling paired = t;
+    paired.stagingBoxes = kStagingBoxPair;
+    paired.stages = getStagesThatFit(paired);
+    if (paired.stages > t.stages)
+      t = paired;
+  }
   return t;
 }
 
@@ -277,6 +304,14 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
     // measured 3% slower tensorwise (bench/NOTES.md v15).
     setStreamK(t, config.getStreamK() && config.getStreamK().getValue());
     setScaleSlots(p, t);
+    // Stage the output in two boxes where that makes the configured stages
+    // fit (and they do not beside the whole tile).
+    GemmTiling paired = t;
+    paired.stagingBoxes = kStagingBoxPair;
+    if (canStageInBoxPair(p, t) &&
+        getDynamicSharedMemoryBytes(t) > kMaxDynamicSharedMemoryBytes &&
+        getDynamicSharedMemoryBytes(paired) <= kMaxDynamicSharedMemoryBytes)
+      t = paired;
   } else if (p.promoteInterval != 0) {
     t = getDefaultTiling(p, 128, pickPromotedTileN(p));
   } else {
@@ -898,35 +933,56 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
   int64_t consumers = t.numConsumers() * kWarpgroupThreads;
   int64_t boxColumns = t.storeBoxColumns();
   int64_t boxBytes = t.tileM * kSwizzle128BRowBytes;
-  // The previous tile's stores must have read the buffer before it is
-  // overwritten.
-  kb.ifThen(isStoreThread, [&] { kb.bulkWaitGroup(0, /*readOnly=*/true); });
-  kb.namedBarrier(kConsumerBarrierId, consumers);
-  Value swizzle = kb.divu(lane, kb.i32(4)); // == row % 8 for both rows
-  Value inChunk = kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(4));
-  for (int h = 0; h < 2; ++h) {
-    Value rowBase = kb.add(kb.mul(rowsInTile[h], kb.i32(kSwizzle128BRowBytes)),
-                           inChunk);
-    for (int64_t j = 0; j < t.tileN / 8; ++j) {
-      int64_t box = (8 * j) / boxColumns;
-      int64_t chunk = j % (kSwizzle128BRowBytes / 16);
-      Value offset = kb.add(
-          rowBase,
-          kb.add(kb.i32(box * boxBytes),
-                 kb.mul(arith::XOrIOp::create(b, kb.i32(chunk), swizzle),
-                        kb.i32(16))));
-      storePair(kb, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
-                p.outElementType, kb.bytePtr(v.epilogueBuffer, offset));
+  int64_t slots = t.numStagingBoxes();
+  // The boxes [first, first + count) go to consecutive staging slots from
+  // slot first % slots on, and out with one commit group. A buffer of the
+  // whole tile takes them at once, after the previous tile's stores have
+  // read it; a buffer of fewer slots takes them one at a time in turn: the
+  // tile's box count is a multiple of the slots, so box i always lands in
+  // slot i % slots, whose last store (slots groups ago, possibly the
+  // previous tile's) must have read it.
+  auto stageBoxes = [&](int64_t first, int64_t count) {
+    int64_t pending = slots == t.numStoreBoxes() ? 0 : slots - 1;
+    int64_t slot0 = first % slots;
+    kb.ifThen(isStoreThread,
+              [&] { kb.bulkWaitGroup(pending, /*readOnly=*/true); });
+    kb.namedBarrier(kConsumerBarrierId, consumers);
+    Value swizzle = kb.divu(lane, kb.i32(4)); // == row % 8 for both rows
+    Value inChunk = kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(4));
+    int64_t groupsPerBox = boxColumns / 8;
+    for (int h = 0; h < 2; ++h) {
+      Value rowBase = kb.add(
+          kb.mul(rowsInTile[h], kb.i32(kSwizzle128BRowBytes)), inChunk);
+      for (int64_t j = first * groupsPerBox; j < (first + count) * groupsPerBox;
+           ++j) {
+        int64_t slot = slot0 + j / groupsPerBox - first;
+        int64_t chunk = j % (kSwizzle128BRowBytes / 16);
+        Value offset = kb.add(
+            rowBase,
+            kb.add(kb.i32(slot * boxBytes),
+                   kb.mul(arith::XOrIOp::create(b, kb.i32(chunk), swizzle),
+                          kb.i32(16))));
+        storePair(kb, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
+                  p.outElementType, kb.bytePtr(v.epilogueBuffer, offset));
+      }
     }
+    kb.fenceProxyAsyncShared();
+    kb.namedBarrier(kConsumerBarrierId, consumers);
+    kb.ifThen(isStoreThread, [&] {
+      for (int64_t box = first; box < first + count; ++box)
+        kb.tmaStore2d(
+            v.tmaD,
+            kb.bytePtr(v.epilogueBuffer, (slot0 + box - first) * boxBytes),
+            kb.add(nOffset, kb.i32(box * boxColumns)), mOffset);
+      kb.bulkCommitGroup();
+    });
+  };
+  if (slots == t.numStoreBoxes()) {
+    stageBoxes(0, slots);
+    return;
   }
-  kb.fenceProxyAsyncShared();
-  kb.namedBarrier(kConsumerBarrierId, consumers);
-  kb.ifThen(isStoreThread, [&] {
-    for (int64_t box = 0; box < t.tileN / boxColumns; ++box)
-      kb.tmaStore2d(v.tmaD, kb.bytePtr(v.epilogueBuffer, box * boxBytes),
-                    kb.add(nOffset, kb.i32(box * boxColumns)), mOffset);
-    kb.bulkCommitGroup();
-  });
+  for (int64_t box = 0; box < t.numStoreBoxes(); ++box)
+    stageBoxes(box, 1);
 }
 
 /// Stream-K: the partial sums of a tile's K blocks meet in the CTA that

@@ -26,10 +26,10 @@ FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
                                        GemmConfigAttr config);
 
 /// Relative throughput of a tile in percent (output elements per SM and
-/// second at large M, the 128-row tiles of N >= 192 being 100, except the
-/// fast 128x192 tile at 108 of the fast 128x256 one), measured on an H200
-/// (bench/NOTES.md, session 4) and an H100 (session 7): the launch-variant
-/// cost model's rate.
+/// second at large M, the 128-row tiles of N >= 192 being 100; the fast
+/// 128x192 tile 101, so that it takes ties with the 128x256 one), measured
+/// on an H200 (bench/NOTES.md, session 4) and an H100 (session 7): the
+/// launch-variant cost model's rate.
 int64_t getTileThroughput(const GemmProblem &problem, const GemmTiling &tiling);
 
 /// The launch variants of a kernel whose M is a run-time value (no `config`,

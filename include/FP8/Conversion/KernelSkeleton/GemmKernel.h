@@ -121,6 +121,10 @@ struct GemmTiling {
   /// TMA stores (asynchronous, coalesced, clipped at the tensor's edge);
   /// otherwise each thread stores its fragment directly.
   bool tmaStoreEpilogue = false;
+  /// Store boxes the staging buffer holds, reused in turn as their stores
+  /// read them (fewer than the tile's boxes frees shared memory for a
+  /// pipeline stage); 0: the whole tile.
+  int64_t stagingBoxes = 0;
   /// Bytes per output element (for the staging buffer).
   int64_t outputBytes = 2;
   /// The scales are read with TMA (MX scales on sm_100a): the scale
@@ -149,10 +153,14 @@ struct GemmTiling {
   int64_t numThreads() const { return 128 * (1 + numConsumers()); }
   int64_t stageBytes() const { return (tileM + tileN) * tileK; }
   int64_t epilogueBytes() const {
-    return tmaStoreEpilogue ? tileM * tileN * outputBytes : 0;
+    return tmaStoreEpilogue ? tileM * 128 * numStagingBoxes() : 0;
   }
   /// Columns of one TMA store box: 128 bytes, the 128-byte swizzle span.
   int64_t storeBoxColumns() const { return 128 / outputBytes; }
+  int64_t numStoreBoxes() const { return tileN / storeBoxColumns(); }
+  int64_t numStagingBoxes() const {
+    return stagingBoxes ? stagingBoxes : numStoreBoxes();
+  }
   int64_t numNTiles(int64_t n) const { return (n + tileN - 1) / tileN; }
 };
 
