@@ -229,6 +229,11 @@ static bool canStageInBoxPair(const GemmProblem &p, const GemmTiling &t) {
          t.numStoreBoxes() % kStagingBoxPair == 0;
 }
 
+static GemmTiling withStagingBoxPair(GemmTiling t) {
+  t.stagingBoxes = kStagingBoxPair;
+  return t;
+}
+
 /// The heuristic's tiling for tile `tileM` x `tileN`: TMA-store epilogue
 /// where it fits, as many stages as shared memory holds (at most
 /// kMaxStages), staging the output in two boxes where that makes room for
@@ -243,8 +248,7 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
   setScaleSlots(p, t);
   t.stages = getStagesThatFit(t);
   if (canStageInBoxPair(p, t)) {
-    GemmTiling paired = t;
-    paired.stagingBoxes = kStagingBoxPair;
+    GemmTiling paired = withStagingBoxPair(t);
     paired.stages = getStagesThatFit(paired);
     if (paired.stages > t.stages)
       t = paired;
@@ -306,12 +310,11 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
     setScaleSlots(p, t);
     // Stage the output in two boxes where that makes the configured stages
     // fit (and they do not beside the whole tile).
-    GemmTiling paired = t;
-    paired.stagingBoxes = kStagingBoxPair;
     if (canStageInBoxPair(p, t) &&
         getDynamicSharedMemoryBytes(t) > kMaxDynamicSharedMemoryBytes &&
-        getDynamicSharedMemoryBytes(paired) <= kMaxDynamicSharedMemoryBytes)
-      t = paired;
+        getDynamicSharedMemoryBytes(withStagingBoxPair(t)) <=
+            kMaxDynamicSharedMemoryBytes)
+      t = withStagingBoxPair(t);
   } else if (p.promoteInterval != 0) {
     t = getDefaultTiling(p, 128, pickPromotedTileN(p));
   } else {
