@@ -612,7 +612,7 @@ static void emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
                                4 * static_cast<int64_t>(field)));
   };
   store(StreamKField::DpUnits,
-        select(split, kb.sub(v.numUnits, tail), v.numUnits));  // TODO
+        select(split, kb.sub(v.numUnits, tail), v.numUnits));
   store(StreamKField::Begin, select(takesPart, start(v.firstUnit), kb.i32(0)));
   store(StreamKField::End,
         select(takesPart, start(kb.add(v.firstUnit, kb.i32(1))), kb.i32(0)));
