@@ -2,7 +2,7 @@
 """Sustained FP8 GEMM throughput against the SM clock the power limit allows.
 
 Large FP8 GEMMs on an H100/H200 run at the board's power limit: the SM clock
-drops from 1980 MHz to 1100-1500 MHz within a second, so TFLOP/s alone does
+drops from 1980 MHz to about 1250-1550 MHz within a second, so TFLOP/s alone does
 not say how close a kernel is to the tensor cores' limit. For each shape and
 implementation this script calls the GEMM back to back for --seconds (same
 inputs, rotating copies as in bench_gemm.py), samples the SM clock, power
@@ -14,7 +14,7 @@ where 4096 is the dense FP8 multiply-adds per clock and SM of sm_90
 (1979 TFLOP/s = 2 * 4096 * 132 * 1.83 GHz). The samples of the first
 second (the clock's fall to the limit) are left out.
 
-It also runs a wgmma-only kernel (--peak, on by default): two warpgroups per
+It also runs a wgmma-only kernel (unless --no-peak): two warpgroups per
 SM issuing `wgmma.mma_async.m64n256k32.f32.e4m3.e4m3` from shared memory
 filled with random bytes, no global memory traffic. Its TFLOP/s at the power
 limit bounds what any FP8 GEMM on the GPU can reach. The kernel is
@@ -96,20 +96,27 @@ def utilization(tflops, clock_mhz, sms):
 
 
 def sustained(call, count, flop, seconds):
-    """Calls back to back for `seconds`; returns (TFLOP/s, wall start, wall end)."""
+    """Calls back to back for `seconds`; returns (TFLOP/s, wall start, wall end).
+    The host waits for the GPU once per batch of about 50 ms of calls, one
+    batch behind, so that the GPU never idles between calls."""
     import torch
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record()
     for i in range(count):
         call(i)
-    torch.cuda.synchronize()
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    end.record()
+    end.synchronize()
+    batch = max(count, int(50 / max(begin.elapsed_time(end) / count, 1e-3)))
+    done = torch.cuda.Event()
     calls = 0
     start = time.time()
     begin.record()
     while time.time() - start < seconds:
-        for _ in range(10):
+        for _ in range(batch):
             call(calls % count)
             calls += 1
-        torch.cuda.synchronize()
+        done.synchronize()  # the previous batch; this one stays queued
+        done.record()
     end.record()
     end.synchronize()
     ms = begin.elapsed_time(end) / calls
