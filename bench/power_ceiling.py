@@ -45,8 +45,6 @@ HERE = Path(__file__).resolve().parent
 FMA_PER_CLOCK_PER_SM = 4096  # dense FP8, sm_90
 DEFAULT_SHAPES = "8192x8192x8192,4096x7168x16384,4096x4096x7168"
 PEAK_IMPL = "wgmma only (no memory traffic)"
-PEERS = {"tensorwise": ["torch._scaled_mm", "torch._scaled_mm fast_accum"],
-         "rowwise": ["torch._scaled_mm"], "blockwise": ["F.scaled_mm"]}
 
 
 class ClockSampler:
@@ -290,9 +288,12 @@ def main(argv=None):
                 chosen, _ = bg.pick_kernels(specs, m, n, k, recipe)
                 spec = next(iter(chosen.values()), None)
                 case = bg.Case(m, n, k, recipe, spec, 1234, bg.l2_bytes())
-                impls = [(p, bg.peer_impl(p, case)) for p in PEERS[recipe]]
+                # bench_gemm.py's peers but Triton, and fp8-mlir without clusters.
+                impls = [(p, bg.peer_impl(p, case)) for p in bg.PEERS[recipe]
+                         if p != "triton"]
                 impls += [(impl, bg.project_impl(case, Kernel(s.json_path)))
-                          for impl, s in chosen.items() if "2cta" not in impl]
+                          for impl, s in chosen.items()
+                          if bg.PROJECT_IMPLS[impl][1] == 1]
                 for name, call in impls:
                     time.sleep(1.0)
                     record(f"{m}x{n}x{k}", recipe, name,
