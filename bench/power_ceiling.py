@@ -254,7 +254,7 @@ def main(argv=None):
         return 0
 
     sys.path.insert(0, str(HERE))
-    import bench_gemm as bg  # also puts python/ and test/GPU on the path
+    import bench_gemm as bg  # also puts python/ on the path
     import torch
     now = datetime.datetime.now(datetime.timezone.utc)
     env = bg.environment(now)

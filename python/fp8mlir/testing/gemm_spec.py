@@ -1,9 +1,10 @@
 """Pure-Python description of a compiled GEMM kernel (NAME.json), no torch.
 
-Shared by check_gemm.py and bench/bench_gemm.py. Knows the metadata's "gemm"
-section, the operand conventions of the runtime (TN: a [M, K], b [N, K]) and
-the physical shapes of the scale operands, and resolves the symbolic operand
-shapes of the metadata ("M", or small expressions such as "ceil(K/128)").
+Shared by test/GPU/check_gemm.py, bench/bench_gemm.py and
+bench/power_ceiling.py. Knows the metadata's "gemm" section, the operand
+conventions of the runtime (TN: a [M, K], b [N, K]) and the physical shapes
+of the scale operands, and resolves the symbolic operand shapes of the
+metadata ("M", or small expressions such as "ceil(K/128)").
 """
 
 import ast

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
-from gemm_spec import (FP8_MAX, MN_MAJOR_SCALE_ALIGNMENT, ceil_div, physical_scale_shape,
-                       shape_matches)
+from .gemm_spec import (FP8_MAX, MN_MAJOR_SCALE_ALIGNMENT, ceil_div, physical_scale_shape,
+                        shape_matches)
 
 BLOCKWISE_AMAX_CLAMP = 1e-4
 FLT_MAX = 3.4028234663852886e38
