@@ -2,7 +2,7 @@
 
 // Blockwise (DeepSeek-V3 1x128 / 128x128) power-of-two scales on the
 // block-scaled MMA without requantizing the FP8 data ("Blockwise to MX on
-// Blackwell", shared/spec/numerics.md). Design: the host converts the
+// Blackwell", docs/design.md). Design: the host converts the
 // scales (emulation::blockwiseScalesToMx, then layoutScaleFactors) into the
 // MXFP8 128x4 UE8M0 atom layout, a 1x128 tile's scale repeated over the four
 // 32-K blocks of its 128-K group and a 128x128 tile's broadcast to its 128

@@ -90,7 +90,7 @@ struct GemmProblem {
 
   /// Blockwise (1x128 / 128x128) power-of-two scales run on the sm_100a
   /// block-scaled MMA as MX ("Blockwise to MX on Blackwell",
-  /// shared/spec/numerics.md): the host converts them to UE8M0 in the 128x4
+  /// docs/design.md): the host converts them to UE8M0 in the 128x4
   /// atom layout (blackwell::emulation::blockwiseScalesToMx, then
   /// layoutScaleFactors), a 1x128 tile's scale repeated over the four 32-K
   /// blocks of its 128-K group and a 128x128 tile's broadcast to its 128

@@ -4,7 +4,7 @@
 // RxKb tiles) into the MXFP8 form (1x32 blocks, UE8M0 scales) that
 // Blackwell's block-scaled MMA runs, without touching the FP8 data: each
 // tile's scale is repeated over the 32-element blocks it covers
-// (numerics.md, "Blockwise to MX on Blackwell"). Scales that an
+// (docs/design.md, "Blockwise to MX on Blackwell"). Scales that an
 // fp8.quantize of the same function produces are produced in that form by
 // the quantization itself (its `scale_granularity`); others are converted
 // by a linalg.generic.
