@@ -69,7 +69,26 @@ def write_outputs(report, json_path, markdown, plot, write_json=True):
 def render(json_path, markdown, plot):
     """--render: the markdown and PNG of an existing JSON report."""
     report = json.loads(Path(json_path).read_text())
-    return write_outputs(report, json_path, markdown, plot, write_json=False)
+    for path in write_outputs(report, json_path, markdown, plot, write_json=False):
+        print(f"wrote {path}")
+
+
+def main(argv, parse_args, markdown, plot, run):
+    """A report script's main: --render, or run(args, torch, environment, now)
+    on a CUDA device (the environment as bench_gemm.py records it)."""
+    args = parse_args(argv)
+    if args.render:
+        render(args.render, markdown, plot)
+        return 0
+    import torch
+    if not torch.cuda.is_available():
+        print("error: no CUDA device visible to torch", file=sys.stderr)
+        return 2
+    import datetime
+
+    import bench_gemm
+    now = datetime.datetime.now().astimezone()
+    return run(args, torch, bench_gemm.environment(now), now)
 
 
 def report_path(out_dir, kind, env, now):
@@ -77,6 +96,23 @@ def report_path(out_dir, kind, env, now):
     gpu = "".join(c if c.isalnum() else "-" for c in env.get("gpu", "gpu").lower())
     gpu = "-".join(part for part in gpu.split("-") if part) or "gpu"
     return Path(out_dir) / f"{kind}-{gpu}-{now.strftime('%Y%m%d-%H%M%S')}.json"
+
+
+def parse_arguments(parser, argv, default_out):
+    """parser's arguments plus --out and --render."""
+    parser.add_argument("--out", type=Path, default=default_out, help="report directory")
+    parser.add_argument("--render", type=Path, metavar="JSON",
+                        help="rewrite the .md and .png of this report (no GPU needed)")
+    return parser.parse_args(argv)
+
+
+def one_of(allowed):
+    """A parse_list converter accepting the names in `allowed`."""
+    def convert(text):
+        if text not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}")
+        return text
+    return convert
 
 
 def parse_list(text, convert, what):

@@ -20,7 +20,6 @@ module:function any layer built as function(in, out, bias=..., recipe=...).
 """
 
 import argparse
-import datetime
 import math
 import statistics
 import sys
@@ -64,14 +63,11 @@ def parse_args(argv=None):
     p.add_argument("--timing-steps", type=int, default=5,
                    help="steps (from the middle of the run) whose linear layers are timed")
     p.add_argument("--log-every", type=int, default=10)
-    p.add_argument("--out", type=Path, default=HERE / "results")
-    p.add_argument("--render", type=Path, metavar="JSON",
-                   help="rewrite the .md and .png of this report (no GPU needed)")
-    args = p.parse_args(argv)
+    args = report_util.parse_arguments(p, argv, HERE / "results")
     if args.render:
         return args
     try:
-        args.recipe_list = report_util.parse_list(args.recipes, _recipe, "--recipes")
+        args.recipe_list = report_util.parse_list(args.recipes, report_util.one_of(RECIPES), "--recipes")
     except ValueError as e:
         p.error(str(e))
     if args.warmup is None:
@@ -95,12 +91,6 @@ def parse_args(argv=None):
         if not ok:
             p.error(message)
     return args
-
-
-def _recipe(name):
-    if name not in RECIPES:
-        raise ValueError(f"expected one of {', '.join(RECIPES)}")
-    return name
 
 
 # --- summary (pure Python: also what --render uses) ----------------------------------
@@ -280,16 +270,10 @@ def log(message):
 
 
 def main(argv=None):
-    args = parse_args(argv)
-    if args.render:
-        for path in report_util.render(args.render, markdown, plot):
-            print(f"wrote {path}")
-        return 0
-    import torch
-    if not torch.cuda.is_available():
-        print("error: no CUDA device visible to torch", file=sys.stderr)
-        return 2
-    import bench_gemm
+    return report_util.main(argv, parse_args, markdown, plot, run)
+
+
+def run(args, torch, env, now):
     import linear_factories
     import train_model
 
@@ -300,8 +284,6 @@ def main(argv=None):
         except linear_factories.FactoryError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-    now = datetime.datetime.now().astimezone()
-    env = bench_gemm.environment(now)
     cfg = config(args)
     data, info = train_model.stdlib_corpus()
     batches = train_model.Batches(data, args.seq, args.batch, args.steps, args.seed,
