@@ -307,7 +307,7 @@ def _quantize_blocks(x, block, fmt, rule, exact_nan):
     scaled = blocks * scale.reshape(grid[0], 1, grid[1], 1)
     q = _saturating_cast(scaled, fmt).reshape(grid[0] * br, grid[1] * bc)
     if pad_rows or pad_cols:
-        q = q[:rows, :cols].contiguous()
+        q = q.view(torch.uint8)[:rows, :cols].contiguous().view(q.dtype)
     if exact_nan:
         q = _with_signed_nan_codes(q, x)
     return q, scale_inv, torch.aminmax(amax).max
