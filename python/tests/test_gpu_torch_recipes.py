@@ -134,6 +134,21 @@ def test_quantize_matches_numpy(torch, tr, case, transposed, dtype, specials):
 
 
 @pytest.mark.gpu
+def test_per_recipe_wrappers(torch, tr):
+    """quantize_current / _delayed / _blockwise: (data, scale_inv) with the
+    recipe defaults (blockwise amax clamp 1e-4)."""
+    x_np = awkward_input(129, 257, False, SEED)
+    x = torch.from_numpy(x_np).cuda()
+    for ours, ref in [
+            (tr.quantize_current(x, "e5m2", True), numerics.quantize(x_np, "current", "e5m2", transposed=True)),
+            (tr.quantize_delayed(x, 0.25), numerics.quantize(x_np, "delayed", scale=0.25)),
+            (tr.quantize_blockwise(x, (128, 128)),
+             numerics.quantize(x_np, "blockwise", granularity=(128, 128), amax_clamp=1e-4))]:
+        assert np.array_equal(ours[0].view(torch.uint8).cpu().numpy(), ref.data)
+        assert np.array_equal(bits(ours[1].cpu().numpy()), bits(ref.scale_inv))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
 def test_scale_rules_match_numpy(torch, tr, fmt):
     amax = torch.from_numpy(SPECIAL_AMAX).cuda()

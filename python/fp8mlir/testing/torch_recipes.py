@@ -14,7 +14,9 @@ reference) so that the two check each other:
   the scale rule);
 - ``scaled_mm``: A B^T of two quantized operands through ``torch._scaled_mm``
   (per-tensor) or ``torch.nn.functional.scaled_mm`` (1x128 x 128x128 and
-  1x128 x 1x128 blockwise), padding to what cuBLASLt accepts;
+  1x128 x 1x128 blockwise; torch 2.11 takes 1x128 scales on both operands
+  on an H100, bench/results/blockwise-1d1d-nvidia-h100-20261121.md), padding
+  to what cuBLASLt accepts;
 - ``TorchFP8Linear``: a drop-in ``nn.Linear`` whose forward (Y = X W^T + b)
   and backward (dX = dY W, dW = dY^T X) run these FP8 GEMMs with eager
   quantization, per recipe, saving FP8 copies of X and W for the backward.
@@ -325,6 +327,8 @@ def quantize(x, recipe, fmt="e4m3", granularity="tensor", transposed=False, *,
     ``amax_clamp``; tiles such as (1, 128) and (128, 128)).
     transposed: quantize x^T (the columnwise output), stored [cols, rows].
     exact_nan: give NaN inputs the NaN code with their sign (one more pass).
+    amax_clamp defaults to 0.0 here as in numerics.quantize; the blockwise
+    recipe's default (Recipe, quantize_blockwise, TorchFP8Linear) is 1e-4.
     """
     if fmt not in FP8_DTYPES:
         raise ValueError(f"unknown fp8 format {fmt!r}: expected one of {tuple(FP8_DTYPES)}")
@@ -368,6 +372,28 @@ def quantize(x, recipe, fmt="e4m3", granularity="tensor", transposed=False, *,
         q = q.view(torch.uint8).t().contiguous().view(q.dtype)
         scale_inv = scale_inv.t().contiguous()
     return Quantized(q, scale_inv, amax, fmt, granularity, tuple(block))
+
+
+def quantize_current(x, fmt="e4m3", transposed=False, *, epsilon=0.0, pow2=False,
+                     granularity="tensor"):
+    """Current scaling (per tensor, or "row"): (fp8 data, scale_inv)."""
+    q = quantize(x, "current", fmt, granularity, transposed, epsilon=epsilon, pow2=pow2)
+    return q.data, q.scale_inv
+
+
+def quantize_delayed(x, scale, fmt="e4m3", transposed=False):
+    """Delayed scaling with the scale of the previous steps: (fp8 data,
+    scale_inv); the amax to record is quantize(...).amax."""
+    q = quantize(x, "delayed", fmt, "tensor", transposed, scale=scale)
+    return q.data, q.scale_inv
+
+
+def quantize_blockwise(x, tile=(1, BLOCK), transposed=False, *, scales="pow2", amax_clamp=1e-4):
+    """Blockwise E4M3 in tiles (1x128, 128x128): (fp8 data, scale_inv on the
+    tile grid [ceil(rows / tile[0]), ceil(cols / tile[1])])."""
+    q = quantize(x, "blockwise", "e4m3", tuple(tile), transposed, scales=scales,
+                 amax_clamp=amax_clamp)
+    return q.data, q.scale_inv
 
 
 # --- GEMMs ------------------------------------------------------------------------
