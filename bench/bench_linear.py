@@ -262,6 +262,8 @@ def bench_case(torch, case, tokens, k, n, layers, args):
     keys = list(live)
     for r in range(args.rounds if keys else 0):
         for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+            if rows[key]["status"] != "ok":
+                continue
             try:
                 ms, host = time_call(torch, lambda: case.call(live[key]), args.warmup, args.iters)
                 rows[key]["round_ms"].append(ms)

@@ -20,6 +20,7 @@ module:function any layer built as function(in, out, bias=..., recipe=...).
 """
 
 import argparse
+import gc
 import math
 import statistics
 import sys
@@ -302,6 +303,8 @@ def run(args, torch, env, now):
             record = {"name": name, "recipe": recipe, "status": "error",
                       "message": f"{type(e).__name__}: {e}".strip(),
                       "linear": "" if factory is None else factory.description}
+        if record["status"] != "ok":  # free what the failed run left
+            gc.collect()
             torch.cuda.empty_cache()
         report["runs"].append(record)
         written = report_util.write_outputs(report, json_path, markdown, plot)
