@@ -1,4 +1,10 @@
-"""References for testing fp8mlir on a GPU (not imported by the package).
+"""Shared pieces of the GPU check (test/GPU/check_gemm.py) and the benchmarks
+(bench/bench_gemm.py, bench/power_ceiling.py).
 
-Modules here may import torch; ``import fp8mlir`` never imports them.
+- gemm_spec: the "gemm" section of a kernel's NAME.json, the operand and
+  scale-layout conventions, and the check's tolerances (pure Python);
+- gemm_inputs: random GEMM inputs quantized with the recipes' arithmetic, in
+  the scale layouts the kernels take, and the f64 reference (needs torch).
+
+Nothing here is imported by `import fp8mlir`.
 """

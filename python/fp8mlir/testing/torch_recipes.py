@@ -1,8 +1,8 @@
 """The FP8 training recipes in plain PyTorch: a reference and a baseline.
 
-An implementation of ``../shared/spec/numerics.md`` with the project's
-choices (docs/design.md, "Numerics: one definition of the recipes") written
-with eager PyTorch ops only, independent of ``fp8mlir.numerics`` (the NumPy
+An implementation of the recipes' rules (docs/design.md, "Numerics: one
+definition of the recipes"; include/FP8/Numerics/Scaling.h) written with
+eager PyTorch ops only, independent of ``fp8mlir.numerics`` (the NumPy
 reference) so that the two check each other:
 
 - quantizers: per-tensor current and delayed scaling, 1x128 / 128x128
@@ -15,8 +15,8 @@ reference) so that the two check each other:
 - ``scaled_mm``: A B^T of two quantized operands through ``torch._scaled_mm``
   (per-tensor) or ``torch.nn.functional.scaled_mm`` (1x128 x 128x128 and
   1x128 x 1x128 blockwise; torch 2.11 takes 1x128 scales on both operands
-  on an H100, bench/results/blockwise-1d1d-nvidia-h100-20261121.md), padding
-  to what cuBLASLt accepts;
+  on an H100, as bench/bench_gemm.py's blockwise_1d1d peer), padding to what
+  cuBLASLt accepts;
 - ``TorchFP8Linear``: a drop-in ``nn.Linear`` whose forward (Y = X W^T + b)
   and backward (dX = dY W, dW = dY^T X) run these FP8 GEMMs with eager
   quantization, per recipe, saving FP8 copies of X and W for the backward.
