@@ -9,7 +9,7 @@ Importing the package loads no native library and does not import torch:
 libfp8rt.so, and ``fp8mlir.numerics`` is NumPy only.
 """
 
-from .compiler import CHIPS, Kernel, compile, compile_all  # noqa: F401
+from .compiler import Kernel, compile, compile_all, supported_chips  # noqa: F401
 from .errors import CompileError, CompilerUnavailableError, Diagnostic  # noqa: F401
 from .gemm import ScaledMatmul  # noqa: F401
 from .ops import KernelCache, scaled_mm  # noqa: F401

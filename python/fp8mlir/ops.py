@@ -18,7 +18,6 @@ from .errors import CompilerUnavailableError
 from .gemm import ScaledMatmul
 
 CACHE_ENV = "FP8MLIR_KERNEL_CACHE"
-_CHIPS_BY_CAPABILITY = {(9, 0): "sm_90a", (10, 0): "sm_100a"}
 _TORCH_ELEMENT = {"float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
 _TORCH_OUT = {"bfloat16": "bf16", "float16": "f16", "float32": "f32"}
 
@@ -92,11 +91,22 @@ def _cache(cache):
 
 
 def device_chip(device):
+    """The chip whose kernels run on `device`: ``sm_<major><minor>a``, the
+    architecture-specific target of its compute capability, which is the
+    runtime's own rule (fp8rt runs an ``sm_XYa`` kernel only on compute
+    capability X.Y). Where the compiler library is loaded, the chip must be
+    one it supports; elsewhere (a GPU machine without LLVM) a chip without
+    kernels in the cache is reported by the cache lookup."""
     import torch
-    capability = torch.cuda.get_device_capability(device)
-    if capability not in _CHIPS_BY_CAPABILITY:
-        raise RuntimeError(f"no FP8-MLIR target for compute capability {capability}")
-    return _CHIPS_BY_CAPABILITY[capability]
+    major, minor = torch.cuda.get_device_capability(device)
+    chip = f"sm_{major}{minor}a"
+    if _capi.available():
+        from .compiler import supported_chips
+        if chip not in supported_chips():
+            raise RuntimeError(
+                f"no FP8-MLIR target for compute capability {major}.{minor}: "
+                f"{chip} is not one of {', '.join(supported_chips())}")
+    return chip
 
 
 def _check_tensors(torch, **tensors):

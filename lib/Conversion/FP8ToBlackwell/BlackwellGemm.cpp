@@ -279,7 +279,8 @@ static const char *majorName(blackwell::OperandMajor major) {
 
 FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
                                                   const BlackwellGemm &g,
-                                                  GemmConfigAttr config) {
+                                                  GemmConfigAttr config,
+                                                  const TargetInfo &target) {
   const GemmProblem &p = g.problem;
   int64_t outputBytes = p.outElementType.getIntOrFloatBitWidth() / 8;
   // f32 outputs and accumulate-into-C keep direct stores (as on sm_90a).
@@ -304,8 +305,8 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
     if (p.isBlockScaled())
       multipleOf = std::max(multipleOf, kMXAtomRows);
     t.tileN = pickTileN(p.n, multipleOf);
-    int64_t available = kMaxDynamicSharedMemoryBytes - getCtaEpilogueBytes(t) -
-                        getBarrierBytes(kMaxStages);
+    int64_t available = target.maxSharedMemoryPerBlock -
+                        getCtaEpilogueBytes(t) - getBarrierBytes(kMaxStages);
     t.stages = std::min<int64_t>(
         kMaxStages,
         available / (getCtaStageBytes(t) + getScaleStageBytes(g, t)));
@@ -390,11 +391,12 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
                             << " columns do not fit Tensor Memory";
   }
   int64_t smem = getDynamicSharedMemoryBytes(g, t);
-  if (smem > kMaxDynamicSharedMemoryBytes)
+  if (smem > target.maxSharedMemoryPerBlock)
     return op.emitOpError() << "the kernel configuration needs " << smem
                             << " bytes of shared memory, more than the "
-                            << kMaxDynamicSharedMemoryBytes
-                            << " sm_100a offers: use fewer stages or a "
+                            << target.maxSharedMemoryPerBlock << " "
+                            << target.chip.name
+                            << " offers: use fewer stages or a "
                                "smaller tile";
   return t;
 }

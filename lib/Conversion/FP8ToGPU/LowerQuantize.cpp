@@ -27,7 +27,7 @@
 #include "FP8/Conversion/KernelSkeleton/ScaleKernels.h"
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
-#include "FP8/Target/Chip.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "KernelModule.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -292,13 +292,20 @@ LogicalResult LowerQuantizePass::lower(DequantizeOp op) {
 }
 
 void LowerQuantizePass::runOnOperation() {
-  info = lookupChip(chip);
-  if (!info) {
-    getOperation().emitError() << "unknown chip '" << chip
-                               << "': expected one of "
-                               << describeSupportedChips();
+  Operation *first = nullptr;
+  getOperation().walk([&](Operation *op) {
+    if (!isa<AmaxOp, QuantizeOp, ComputeScaleOp, UpdateAmaxHistoryOp,
+             DequantizeOp>(op))
+      return WalkResult::advance();
+    first = op;
+    return WalkResult::interrupt();
+  });
+  if (!first)
+    return;
+  FailureOr<TargetInfo> target = getTarget(first);
+  if (failed(target))
     return signalPassFailure();
-  }
+  info = &target->chip;
   // Casts first: they absorb the compute_scale and update_amax_history ops
   // they can; the rest get kernels of their own.
   bool failedAny = false;

@@ -12,7 +12,7 @@
 #include "FP8/Conversion/FP8ToHopper/HopperGemm.h"
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
-#include "FP8/Target/Chip.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "KernelModule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,7 +34,7 @@ struct LowerScaledMatmulPass
   void runOnOperation() override;
 
 private:
-  LogicalResult lower(ScaledMatmulOp op, const ChipInfo &chip,
+  LogicalResult lower(ScaledMatmulOp op, const TargetInfo &target,
                       gpu::GPUModuleOp kernels);
 };
 } // namespace
@@ -44,8 +44,9 @@ private:
 
 /// sm_90a: wgmma kernels (lib/Conversion/FP8ToHopper).
 static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
-                                                const ChipInfo &chip,
+                                                const TargetInfo &target,
                                                 gpu::GPUModuleOp kernels) {
+  const ChipInfo &chip = target.chip;
   if (op.getAMajor() != OperandMajor::K || op.getBMajor() != OperandMajor::K)
     return op.emitOpError() << chip.name
                             << " reads FP8 MMA operands K-major only (TN): "
@@ -54,7 +55,7 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
   if (failed(problem))
     return failure();
   FailureOr<GemmTiling> tiling =
-      hopper::selectGemmTiling(op, *problem, op.getConfigAttr());
+      hopper::selectGemmTiling(op, *problem, op.getConfigAttr(), target);
   if (failed(tiling))
     return failure();
   std::string name = getGemmKernelName(*problem, *tiling);
@@ -87,7 +88,8 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
   // the primary's metadata lists by metadata file; the runtime picks one per
   // launch from M.
   SmallVector<GemmTiling> variants =
-      hopper::selectLaunchVariants(*problem, *tiling, op.getConfigAttr());
+      hopper::selectLaunchVariants(*problem, *tiling, op.getConfigAttr(),
+                                   target);
   SmallVector<Attribute> variantFiles;
   for (const GemmTiling &t : variants)
     variantFiles.push_back(
@@ -108,13 +110,13 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
 
 /// sm_100a: tcgen05 kernels (lib/Conversion/FP8ToBlackwell).
 static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
-                                                   const ChipInfo &chip,
+                                                   const TargetInfo &target,
                                                    gpu::GPUModuleOp kernels) {
   FailureOr<blackwell::BlackwellGemm> gemm = blackwell::getBlackwellGemm(op);
   if (failed(gemm))
     return failure();
   FailureOr<GemmTiling> tiling =
-      blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr());
+      blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr(), target);
   if (failed(tiling))
     return failure();
   std::string name = blackwell::getKernelName(*gemm, *tiling);
@@ -123,8 +125,8 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
     gpu::GPUFuncOp kernel = blackwell::buildGemmKernel(
         builder, op.getLoc(), kernels, name, *gemm, *tiling);
     kernel->setAttr(kKernelMetadataAttrName,
-                    blackwell::buildKernelMetadata(op.getContext(), name, chip,
-                                                   *gemm, *tiling));
+                    blackwell::buildKernelMetadata(op.getContext(), name,
+                                                   target.chip, *gemm, *tiling));
     kernel->setAttr(kGridConstantArgsAttrName,
                     builder.getDenseI32ArrayAttr(getGridConstantParams(*tiling)));
   }
@@ -132,12 +134,12 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
 }
 
 LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
-                                           const ChipInfo &chip,
+                                           const TargetInfo &target,
                                            gpu::GPUModuleOp kernels) {
   FailureOr<std::string> built =
-      chip.architecture == Architecture::Blackwell
-          ? buildBlackwellKernel(op, chip, kernels)
-          : buildHopperKernel(op, chip, kernels);
+      target.chip.architecture == Architecture::Blackwell
+          ? buildBlackwellKernel(op, target, kernels)
+          : buildHopperKernel(op, target, kernels);
   if (failed(built))
     return failure();
   std::string name = *built;
@@ -168,21 +170,17 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
 }
 
 void LowerScaledMatmulPass::runOnOperation() {
-  const ChipInfo *info = lookupChip(chip);
-  if (!info) {
-    getOperation().emitError() << "unknown chip '" << chip
-                               << "': expected one of "
-                               << describeSupportedChips();
-    return signalPassFailure();
-  }
   SmallVector<ScaledMatmulOp> ops;
   getOperation().walk([&](ScaledMatmulOp op) { ops.push_back(op); });
   if (ops.empty())
     return;
+  FailureOr<TargetInfo> target = getTarget(ops.front());
+  if (failed(target))
+    return signalPassFailure();
   gpu::GPUModuleOp kernels = getOrCreateKernelModule(getOperation());
   bool failedAny = false;
   for (ScaledMatmulOp op : ops)
-    failedAny |= failed(lower(op, *info, kernels));
+    failedAny |= failed(lower(op, *target, kernels));
   if (failedAny)
     signalPassFailure();
 }

@@ -147,20 +147,16 @@ static void setScaleSlots(const GemmProblem &p, GemmTiling &t) {
   t.blockwiseScaleAlignment = t.stageScaleBytes ? kBulkCopyAlignment : 0;
 }
 
-/// SMs of the sm_90a parts the heuristic plans waves for (H100 and H200
-/// SXM).
-static constexpr int64_t kMultiprocessors = 132;
-
 /// Tile N of a promoted kernel: 192 or 128. A wider
 /// tile spends the per-K-block wait and promotion on more MMAs (H100,
 /// tensorwise, M >= 4096: geomean 1.11x the 128-wide tile; bench/NOTES.md),
 /// a narrower one pads N less and, for a small M, keeps more SMs busy. The
-/// cost model is the number of waves (with the static M when the IR has one,
-/// else M large, where waves grow with the padded N) times the tile's time,
-/// the 128-wide tile running at 0.9 of the 192-wide one's rate. 1x128 B
-/// scales (one per column) keep 128: a wider tile's column scales do not
-/// fit the registers.
-static int64_t pickPromotedTileN(const GemmProblem &p) {
+/// cost model is the number of waves over `numSMs` (with the static M when
+/// the IR has one, else M large, where waves grow with the padded N) times
+/// the tile's time, the 128-wide tile running at 0.9 of the 192-wide one's
+/// rate. 1x128 B scales (one per column) keep 128: a wider tile's column
+/// scales do not fit the registers.
+static int64_t pickPromotedTileN(const GemmProblem &p, int64_t numSMs) {
   if (p.hasBlockwiseColumnScales())
     return kScaleBlock;
   auto cost = [&](int64_t tileN, double rate) {
@@ -168,8 +164,7 @@ static int64_t pickPromotedTileN(const GemmProblem &p) {
     double work = static_cast<double>(nTiles * tileN);
     if (!ShapedType::isDynamic(p.staticM)) {
       int64_t tiles = (p.staticM + 127) / 128 * nTiles;
-      work = static_cast<double>((tiles + kMultiprocessors - 1) /
-                                 kMultiprocessors * tileN);
+      work = static_cast<double>((tiles + numSMs - 1) / numSMs * tileN);
     }
     return work / rate;
   };
@@ -207,9 +202,9 @@ static bool canStageOutput(const GemmProblem &p) {
   return getByteWidth(p.outElementType) == 2 && !p.accumulateIntoC;
 }
 
-/// Stages of `t` that fit in shared memory (at most kMaxStages).
-static int64_t getStagesThatFit(const GemmTiling &t) {
-  int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
+/// Stages of `t` that fit in `maxSharedMemory` bytes (at most kMaxStages).
+static int64_t getStagesThatFit(const GemmTiling &t, int64_t maxSharedMemory) {
+  int64_t available = maxSharedMemory - t.epilogueBytes() -
                       PipelineRing::barrierBytes(kMaxStages) -
                       (t.streamK ? kStreamKScheduleBytes : 0);
   return std::min<int64_t>(kMaxStages,
@@ -239,25 +234,27 @@ static GemmTiling withStagingBoxPair(GemmTiling t) {
 /// kMaxStages), staging the output in two boxes where that makes room for
 /// another stage (the 128x256 tile: 4 stages instead of 3).
 static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
-                                   int64_t tileN) {
+                                   int64_t tileN, int64_t maxSharedMemory) {
   GemmTiling t;
   t.tileM = tileM;
   t.tileN = tileN;
   t.outputBytes = getByteWidth(p.outElementType);
   t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
   setScaleSlots(p, t);
-  t.stages = getStagesThatFit(t);
+  t.stages = getStagesThatFit(t, maxSharedMemory);
   if (canStageInBoxPair(p, t)) {
     GemmTiling paired = withStagingBoxPair(t);
-    paired.stages = getStagesThatFit(paired);
+    paired.stages = getStagesThatFit(paired, maxSharedMemory);
     if (paired.stages > t.stages)
       t = paired;
   }
   return t;
 }
 
-/// Why the sm_90a kernel cannot take tiling `t` for `p`, or "" if it can.
-static std::string getTilingError(const GemmProblem &p, const GemmTiling &t) {
+/// Why the sm_90a kernel cannot take tiling `t` for `p` on `target`, or ""
+/// if it can.
+static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
+                                  const TargetInfo &target) {
   std::string message;
   llvm::raw_string_ostream os(message);
   if (t.tileM != 64 && t.tileM != 128)
@@ -283,17 +280,19 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t) {
           "matrices: expected tile N a multiple of 16, got "
        << t.tileN;
   else if (int64_t smem = getDynamicSharedMemoryBytes(t);
-           smem > kMaxDynamicSharedMemoryBytes)
+           smem > target.maxSharedMemoryPerBlock)
     os << "the kernel configuration needs " << smem
        << " bytes of shared memory, more than the "
-       << kMaxDynamicSharedMemoryBytes
-       << " sm_90a offers: use fewer stages or a smaller tile";
+       << target.maxSharedMemoryPerBlock << " " << target.chip.name
+       << " offers: use fewer stages or a smaller tile";
   return message;
 }
 
 FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
                                                const GemmProblem &p,
-                                               GemmConfigAttr config) {
+                                               GemmConfigAttr config,
+                                               const TargetInfo &target) {
+  int64_t maxSharedMemory = target.maxSharedMemoryPerBlock;
   GemmTiling t;
   if (config) {
     t = getGemmTiling(config, getByteWidth(p.outElementType),
@@ -311,36 +310,40 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
     // Stage the output in two boxes where that makes the configured stages
     // fit (and they do not beside the whole tile).
     if (canStageInBoxPair(p, t) &&
-        getDynamicSharedMemoryBytes(t) > kMaxDynamicSharedMemoryBytes &&
-        getDynamicSharedMemoryBytes(withStagingBoxPair(t)) <=
-            kMaxDynamicSharedMemoryBytes)
+        getDynamicSharedMemoryBytes(t) > maxSharedMemory &&
+        getDynamicSharedMemoryBytes(withStagingBoxPair(t)) <= maxSharedMemory)
       t = withStagingBoxPair(t);
   } else if (p.promoteInterval != 0) {
-    t = getDefaultTiling(p, 128, pickPromotedTileN(p));
+    t = getDefaultTiling(p, 128,
+                         pickPromotedTileN(p, target.numMultiprocessors),
+                         maxSharedMemory);
   } else {
     // A TMA-store epilogue stores boxes of 128 bytes of output columns.
     int64_t storeBoxColumns =
         kSwizzle128BRowBytes / getByteWidth(p.outElementType);
-    t = getDefaultTiling(p, 128,
-                         pickTileN(p.n, canStageOutput(p) ? storeBoxColumns : 0));
+    t = getDefaultTiling(
+        p, 128, pickTileN(p.n, canStageOutput(p) ? storeBoxColumns : 0),
+        maxSharedMemory);
   }
-  std::string error = getTilingError(p, t);
+  std::string error = getTilingError(p, t, target);
   if (!error.empty())
     return op.emitOpError() << error;
   // A static M picks among the tiles of the launch variants now, by the
-  // runtime's cost model on the SMs of an H100/H200.
+  // runtime's cost model on the target's SMs.
   if (!config && !ShapedType::isDynamic(p.staticM)) {
     auto cost = [&](const GemmTiling &c) {
       int64_t tiles = llvm::divideCeil(p.staticM, c.tileM) *
                       llvm::divideCeil(p.n, c.tileN);
-      return static_cast<double>(llvm::divideCeil(tiles, kMultiprocessors) *
+      return static_cast<double>(
+                 llvm::divideCeil(tiles, target.numMultiprocessors) *
                                  c.tileM * c.tileN) /
              static_cast<double>(getTileThroughput(p, c));
     };
     GemmTiling best = t;
     for (auto [tileM, tileN] : getLaunchVariantTiles(p, t)) {
-      GemmTiling candidate = getDefaultTiling(p, tileM, tileN);
-      if (getTilingError(p, candidate).empty() && cost(candidate) < cost(best))
+      GemmTiling candidate = getDefaultTiling(p, tileM, tileN, maxSharedMemory);
+      if (getTilingError(p, candidate, target).empty() &&
+          cost(candidate) < cost(best))
         best = candidate;
     }
     t = best;
@@ -367,15 +370,16 @@ int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
 
 SmallVector<GemmTiling>
 hopper::selectLaunchVariants(const GemmProblem &p, const GemmTiling &primary,
-                             GemmConfigAttr config) {
+                             GemmConfigAttr config, const TargetInfo &target) {
   SmallVector<GemmTiling> variants;
   if (config || !ShapedType::isDynamic(p.staticM))
     return variants;
   for (auto [tileM, tileN] : getLaunchVariantTiles(p, primary)) {
     if (primary.tileM == tileM && primary.tileN == tileN)
       continue;
-    GemmTiling t = getDefaultTiling(p, tileM, tileN);
-    if (getTilingError(p, t).empty())
+    GemmTiling t =
+        getDefaultTiling(p, tileM, tileN, target.maxSharedMemoryPerBlock);
+    if (getTilingError(p, t, target).empty())
       variants.push_back(t);
   }
   return variants;

@@ -10,10 +10,6 @@
 
 namespace mlir::fp8::blackwell {
 
-/// Shared memory one CTA may use on sm_100a (227 KiB opt-in, CUDA
-/// Programming Guide, "Compute capability 10.0").
-inline constexpr int64_t kMaxDynamicSharedMemoryBytes = 227 * 1024;
-
 /// TMEM accumulators the MMA warp and the epilogue alternate between (the
 /// epilogue of one tile overlaps the mainloop of the next).
 inline constexpr int64_t kAccumulatorStages = 2;
@@ -46,11 +42,13 @@ FailureOr<BlackwellGemm> getBlackwellGemm(ScaledMatmulOp op);
 ///   epilogue, only multiples of 128 for an MN-major B (whole swizzle
 ///   atoms along N), only multiples of 128 for MXFP8 (whole scale-factor
 ///   atoms: 128 or 256);
-/// - as many stages as fit in 227 KiB after the staging buffer, at most 8;
+/// - as many stages as fit in the target's shared memory per block (227
+///   KiB on sm_100a) after the staging buffer, at most 8;
 /// - no cluster, raster groups of 8 tile rows.
 FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
                                        const BlackwellGemm &gemm,
-                                       GemmConfigAttr config);
+                                       GemmConfigAttr config,
+                                       const TargetInfo &target);
 
 /// Dynamic shared memory of the kernel for `tiling` (stages, with MX scale
 /// atoms, staging buffer, barriers).

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -287,11 +288,22 @@ struct BlockwiseToMXPass
   void runOnOperation() override {
     // Quantizations of the same function first write their scales in the
     // MX form for the GEMMs that become MXFP8 (no conversion left)...
-    DenseSet<Operation *> convertible;
+    SmallVector<ScaledMatmulOp> matmuls;
     getOperation()->walk([&](ScaledMatmulOp op) {
       if (!getMismatch(op))
-        convertible.insert(op);
+        matmuls.push_back(op);
     });
+    if (matmuls.empty())
+      return;
+    // Only a chip with a block-scaled MMA runs them better as MXFP8.
+    FailureOr<TargetInfo> target = getTarget(matmuls.front());
+    if (failed(target))
+      return signalPassFailure();
+    if (!target->chip.supportsBlockScaledMma)
+      return;
+    DenseSet<Operation *> convertible;
+    for (ScaledMatmulOp op : matmuls)
+      convertible.insert(op);
     SmallVector<QuantizeOp> quantizations;
     getOperation()->walk([&](QuantizeOp q) { quantizations.push_back(q); });
     OpBuilder builder(&getContext());

@@ -16,10 +16,6 @@ namespace fp8 {
 struct ChipInfo;
 class ScaledMatmulOp;
 
-/// The chip named `chip`, or null after an error on `op` that lists the
-/// supported ones.
-const ChipInfo *lookupChipOrEmitError(Operation *op, StringRef chip);
-
 /// Checks `op` against what `chip`'s GEMM lowering can run (the rules of
 /// fp8-verify-target); emits an error on `op` when it cannot.
 LogicalResult verifyScaledMatmulForChip(ScaledMatmulOp op,
