@@ -26,8 +26,8 @@ import torch
 
 from . import _extension, _runtime
 from .gemm import ScaledMatmul
-from .ops import (RECIPE_CODES, KernelCache, _cache, _installed_runtime, device_chip,
-                  infer_recipe)
+from .ops import (RECIPE_CODES, GemmRequest, KernelCache, _cache, _installed_runtime,
+                  device_chip, gemm_spec, infer_recipe)
 from .quantization import (BLOCKS, MN_MAJOR_ALIGNMENT, DequantizeSpec, QuantizedTensor,
                        QuantizeSpec, granularity as recipe_granularity, scale_layout)
 
@@ -36,8 +36,6 @@ LIB = torch.library.Library(NAMESPACE, "FRAGMENT")
 
 FP8_DTYPES = {torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2"}
 HIGH_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
-# fp8rt_dtype values, in fp8rt.h's order.
-_FP8RT_NAMES = ("e4m3", "e5m2", "ue8m0", "bf16", "f16", "f32")
 
 
 def define_op(name, schema, *, cuda=None, fake=None, composite=None, cpu=None):
@@ -103,28 +101,8 @@ def kernels_for(spec, device):
     return kernels
 
 
-class GemmRequest(ctypes.Structure):
-    """fp8mlir_torch.cpp's GemmRequest."""
-    _fields_ = [("device", ctypes.c_int32), ("recipe", ctypes.c_int32),
-                ("a_dtype", ctypes.c_int32), ("b_dtype", ctypes.c_int32),
-                ("out_dtype", ctypes.c_int32), ("bias_dtype", ctypes.c_int32),
-                ("n", ctypes.c_int64), ("k", ctypes.c_int64),
-                ("accumulation", ctypes.c_int64)]
-
-
 _RESOLVE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(GemmRequest), ctypes.c_void_p,
                             ctypes.c_int64)
-
-
-def gemm_spec(request):
-    """The ScaledMatmul a GemmRequest asks for."""
-    return ScaledMatmul(
-        RECIPE_CODES[request.recipe], n=request.n, k=request.k,
-        out_dtype=_FP8RT_NAMES[request.out_dtype],
-        accumulation="fast" if request.accumulation == 0 else
-        f"promoted({request.accumulation})",
-        a_dtype=_FP8RT_NAMES[request.a_dtype], b_dtype=_FP8RT_NAMES[request.b_dtype],
-        bias_dtype=None if request.bias_dtype < 0 else _FP8RT_NAMES[request.bias_dtype])
 
 
 def _resolve(request, error, size):

@@ -9,6 +9,7 @@ no LLVM) the cache must have been filled elsewhere, e.g. with
 ``KernelCache(dir).compile(spec, chip)`` or fp8-compile.
 """
 
+import ctypes
 import json
 import os
 import threading
@@ -127,6 +128,33 @@ def device_chip(device):
 
 
 RECIPE_CODES = ("tensorwise", "rowwise", "blockwise")  # fp8mlir_torch.cpp's Recipe
+# fp8rt_dtype values, in fp8rt.h's order.
+FP8RT_DTYPE_NAMES = ("e4m3", "e5m2", "ue8m0", "bf16", "f16", "f32")
+
+
+class GemmRequest(ctypes.Structure):
+    """The GEMM kernel the C++ operators ask the package for
+    (csrc/fp8mlir_torch.cpp's GemmRequest): dtypes are fp8rt_dtype values
+    (bias_dtype -1: no bias), accumulation 0 is "fast", N "promoted(N)"."""
+    _fields_ = [("device", ctypes.c_int32), ("recipe", ctypes.c_int32),
+                ("a_dtype", ctypes.c_int32), ("b_dtype", ctypes.c_int32),
+                ("out_dtype", ctypes.c_int32), ("bias_dtype", ctypes.c_int32),
+                ("n", ctypes.c_int64), ("k", ctypes.c_int64),
+                ("accumulation", ctypes.c_int64)]
+
+
+def gemm_spec(request):
+    """The ScaledMatmul a GemmRequest asks for."""
+    names = FP8RT_DTYPE_NAMES
+    if not 0 <= request.recipe < len(RECIPE_CODES):
+        raise ValueError(f"GemmRequest: recipe code {request.recipe}")
+    return ScaledMatmul(
+        RECIPE_CODES[request.recipe], n=request.n, k=request.k,
+        out_dtype=names[request.out_dtype],
+        accumulation="fast" if request.accumulation == 0 else
+        f"promoted({request.accumulation})",
+        a_dtype=names[request.a_dtype], b_dtype=names[request.b_dtype],
+        bias_dtype=None if request.bias_dtype < 0 else names[request.bias_dtype])
 
 
 def _ceil_div(a, b):

@@ -1,12 +1,14 @@
 """fp8mlir.scaled_mm against torch._scaled_mm on a GPU (marked `gpu`).
 
-The GPU machine has no compiler: fill a kernel cache on the build machine,
+The GPU machine has no compiler: fill a kernel cache on the build machine
+(every kernel of the GPU tests and of bench/launch_overhead.py),
 
     /usr/bin/python3 python/tests/test_gpu.py --populate CACHE_DIR [--chip sm_90a]
 
-then run there with FP8MLIR_KERNEL_CACHE=CACHE_DIR and FP8RT_LIBRARY set:
+then run there with FP8MLIR_KERNEL_CACHE=CACHE_DIR and FP8RT_LIBRARY set
+(python/tests/run_gpu.sh does all of it):
 
-    python3 -m pytest -m gpu python/tests/test_gpu.py
+    python3 -m pytest -m gpu python/tests/test_gpu.py python/tests/test_torch_ops.py
 
 FP8MLIR_GPU_RESULTS=FILE writes the measured errors as JSON.
 """
@@ -50,9 +52,13 @@ def spec_of(case):
 
 
 def populate(directory, chip):
+    """Compiles every kernel the GPU tests (this file and
+    test_torch_ops.py) and bench/launch_overhead.py run into `directory`."""
+    from fp8mlir.testing.torch_ops_cases import all_specs
     cache = fp8mlir.KernelCache(directory)
-    for case in CASES:
-        print(cache.compile(spec_of(case), chip))
+    specs = {spec.cache_key: spec for spec in [spec_of(case) for case in CASES] + all_specs()}
+    for spec in specs.values():
+        print(cache.compile(spec, chip))
 
 
 def quantized_operand(rng, rows, k, gran):
