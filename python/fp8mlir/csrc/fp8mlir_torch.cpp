@@ -214,6 +214,7 @@ fp8rt_tensor denseF32(void *data, int64_t rows, int64_t cols) {
 
 void checkDevice(const at::Tensor &t, const char *what,
                  const at::Device &device) {
+  TORCH_CHECK_TYPE(t.defined(), what, ": expected a torch.Tensor, got None");
   TORCH_CHECK_VALUE(t.is_cuda(), what, ": expected a CUDA tensor, got one on ",
                     t.device());
   TORCH_CHECK_VALUE(t.device() == device, what, ": on ", t.device(),
@@ -413,6 +414,7 @@ GemmCall prepareGemm(const at::Tensor &a, const at::Tensor &b,
                      const std::optional<at::Tensor> &bias,
                      at::ScalarType outType, c10::string_view recipeName,
                      c10::string_view accumulation) {
+  TORCH_CHECK_TYPE(a.defined(), "a: expected a torch.Tensor, got None");
   const at::Device device = a.device();
   checkDevice(a, "a", device);
   checkDevice(b, "b", device);
@@ -499,9 +501,10 @@ void scaledMmOut(const at::Tensor &a, const at::Tensor &b,
                  const std::optional<at::Tensor> &bias,
                  c10::string_view recipe, c10::string_view accumulation,
                  at::Tensor &out) {
-  checkDevice(out, "out", a.device());
+  TORCH_CHECK_TYPE(out.defined(), "out: expected a torch.Tensor, got None");
   GemmCall call = prepareGemm(a, b, scaleA, scaleB, bias, out.scalar_type(),
                               recipe, accumulation);
+  checkDevice(out, "out", a.device());
   TORCH_CHECK_VALUE(hasShape(out, {call.m, call.n}) && out.is_contiguous(),
                     "out: expected a contiguous (", call.m, ", ", call.n,
                     ") tensor, got ", shapeOf(out), " with strides ",

@@ -25,6 +25,7 @@ TEST_GEMMS = [
 # amax history length)
 QUANTIZE_CASES = [
     ("tensorwise", None, "bf16", "e4m3", True, True, True, 0),
+    ("tensorwise", None, "bf16", "e4m3", True, False, True, 0),
     ("tensorwise", None, "f32", "e5m2", True, False, True, 0),
     ("rowwise", None, "bf16", "e4m3", True, True, True, 0),
     ("rowwise", None, "bf16", "e4m3", True, False, True, 0),
@@ -32,6 +33,7 @@ QUANTIZE_CASES = [
     ("blockwise", (1, 128), "bf16", "e4m3", True, False, True, 0),
     ("blockwise", (1, 128), "f16", "e4m3", True, True, False, 0),
     ("blockwise", (128, 128), "bf16", "e4m3", True, True, True, 0),
+    ("blockwise", (128, 128), "bf16", "e4m3", True, False, True, 0),
     ("delayed", None, "bf16", "e4m3", True, True, True, 0),
     ("delayed", None, "bf16", "e4m3", True, True, True, 16),
 ]
