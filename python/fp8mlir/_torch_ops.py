@@ -561,3 +561,15 @@ def dequantize(data, scale_inv=None, *, recipe=None, block=None, columnwise=Fals
     if recipe is None:
         raise ValueError("dequantize: pass recipe= (and block= for blockwise) with raw tensors")
     return _DEQUANTIZE(data, scale_inv, recipe_granularity(recipe, block), out_dtype)
+
+
+def _publish():
+    """fp8mlir.scaled_mm / quantize / dequantize as plain attributes of the
+    package (so torch.compile sees functions, not a module __getattr__)."""
+    import sys
+    package = sys.modules[__name__.rpartition(".")[0]]
+    for name in ("scaled_mm", "quantize", "dequantize"):
+        setattr(package, name, globals()[name])
+
+
+_publish()

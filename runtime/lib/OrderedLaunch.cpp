@@ -96,8 +96,14 @@ Status planFor(fp8rt_kernel &kernel, const DriverApi &api, CUcontext context,
       bound.address = address;
     }
     if (moved) {
-      FP8RT_RETURN_IF_ERROR(
-          checkOperandAddresses(plan.target->meta, plan.args));
+      Status checked = checkOperandAddresses(plan.target->meta, plan.args);
+      if (!checked.ok()) {
+        // Forget the rejected addresses: the next launch is checked again
+        // whatever its addresses are.
+        for (BoundOperand &bound : plan.args.operands)
+          bound.address = 0;
+        return checked;
+      }
       const KernelMetadata &meta = plan.target->meta;
       for (size_t m = 0; m < meta.tensorMaps.size(); ++m)
         if (meta.tensorMaps[m].usedByParam)

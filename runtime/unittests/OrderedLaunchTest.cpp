@@ -127,6 +127,8 @@ TEST_F(OrderedLaunchTest, AddressesAreCheckedOnEveryLaunch) {
   expectError(launchOrdered(misaligned),
               "tensor map \"tma_a\": operand \"a\" data 0x10000008 is not "
               "16-byte aligned");
+  // The same rejected addresses again are rejected again.
+  expectError(launchOrdered(misaligned), "is not 16-byte aligned");
   EXPECT_EQ(fake.launches.size(), 1u);
   // The plan still launches with good addresses afterwards.
   expectLaunched(ordered(256));

@@ -530,6 +530,7 @@ public:
                             c10::string_view recipe,
                             c10::string_view accumulation) {
     ctx->saved_data["recipe"] = std::string(recipe);
+    ctx->saved_data["has_bias"] = bias.has_value() && bias->defined();
     ctx->saved_data["bias_dtype"] =
         static_cast<int64_t>(bias ? bias->scalar_type() : at::kFloat);
     ctx->save_for_backward({a, b, scaleA, scaleB});
@@ -565,8 +566,8 @@ public:
       result[2] = std::get<2>(grads);
     if (mask[3])
       result[3] = std::get<3>(grads);
-    // bias is the fifth tensor input when present.
-    if (ctx->needs_input_grad(4)) {
+    // bias is the fifth tensor input, when present.
+    if (ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(4)) {
       int64_t rows[1] = {0};
       result[4] = gradOutputs[0].sum(at::IntArrayRef(rows, 1)).to(
           static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt()));
