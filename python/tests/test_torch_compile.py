@@ -44,25 +44,23 @@ def _layer(recipe):
     return forward
 
 
-@pytest.mark.parametrize("recipe", ["tensorwise", "rowwise", "blockwise"])
-def test_compile_fullgraph_is_eager_bit_for_bit(torch, recipe):
+def _compiled_matches_eager(torch, recipe, ms, **options):
     w, w_scale = _weight(torch, recipe)
     forward = _layer(recipe)
-    compiled = torch.compile(forward, fullgraph=True)
-    for m in (64, 128):
+    compiled = torch.compile(forward, fullgraph=True, **options)
+    for m in ms:
         x = _activation(torch, m)
         for got, want in zip(compiled(x, w, w_scale), forward(x, w, w_scale)):
             assert same_bits(torch, got, want)
+
+
+@pytest.mark.parametrize("recipe", ["tensorwise", "rowwise", "blockwise"])
+def test_compile_fullgraph_is_eager_bit_for_bit(torch, recipe):
+    _compiled_matches_eager(torch, recipe, (64, 128))
 
 
 def test_compile_dynamic_shapes(torch):
-    w, w_scale = _weight(torch, "rowwise")
-    forward = _layer("rowwise")
-    compiled = torch.compile(forward, fullgraph=True, dynamic=True)
-    for m in (16, 48, 208):
-        x = _activation(torch, m)
-        for got, want in zip(compiled(x, w, w_scale), forward(x, w, w_scale)):
-            assert same_bits(torch, got, want)
+    _compiled_matches_eager(torch, "rowwise", (16, 48, 208), dynamic=True)
 
 
 def test_compile_reduce_overhead_cuda_graphs(torch):
