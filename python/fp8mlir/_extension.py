@@ -57,7 +57,8 @@ def build():
         from torch.utils import cpp_extension
     except ImportError as error:
         raise ExtensionUnavailable(f"torch.utils.cpp_extension: {error}") from error
-    if "CXX" not in os.environ and Path("/usr/bin/g++").is_file():
+    default_cxx = "CXX" not in os.environ and Path("/usr/bin/g++").is_file()
+    if default_cxx:  # for this build only
         os.environ["CXX"] = "/usr/bin/g++"
     try:
         path = cpp_extension.load(
@@ -71,6 +72,9 @@ def build():
             verbose=os.environ.get("FP8MLIR_TORCH_EXTENSION_VERBOSE") == "1")
     except Exception as error:  # a compiler error, no CUDA toolkit, ...
         raise ExtensionUnavailable(f"building {SOURCE.name} failed: {error}") from error
+    finally:
+        if default_cxx:
+            del os.environ["CXX"]
     return str(path)
 
 

@@ -16,7 +16,8 @@ Operators (namespace ``fp8mlir``; see python/README.md):
 - ``_launch``: one runtime kernel, operands in metadata order (internal).
 
 ``define_op`` is the registration helper other layers of the package use
-(a schema, a CUDA kernel, a fake implementation).
+(a schema, a CUDA kernel, a fake implementation), with ``kernels_for``,
+``launch`` and ``empty_operands`` (outputs shaped by a kernel's metadata).
 """
 
 import ctypes
@@ -27,7 +28,7 @@ import torch
 from . import _extension, _runtime
 from .gemm import ScaledMatmul
 from .ops import (RECIPE_CODES, GemmRequest, KernelCache, _cache, _installed_runtime,
-                  device_chip, gemm_spec, infer_recipe)
+                  device_chip, evaluate_extent, gemm_spec, infer_recipe)
 from .quantization import (BLOCKS, MN_MAJOR_ALIGNMENT, DequantizeSpec, QuantizedTensor,
                        QuantizeSpec, granularity as recipe_granularity, scale_layout)
 
@@ -53,6 +54,23 @@ def define_op(name, schema, *, cuda=None, fake=None, composite=None, cpu=None):
     if fake is not None:
         torch.library.register_fake(f"{NAMESPACE}::{name}", fake, lib=LIB)
     return getattr(getattr(torch.ops, NAMESPACE), name).default
+
+
+_TORCH_DTYPES = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2,
+                 "bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+if hasattr(torch, "float8_e8m0fnu"):
+    _TORCH_DTYPES["ue8m0"] = torch.float8_e8m0fnu
+
+
+def empty_operands(metadata_operands, names, symbols, like):
+    """New tensors (like `like`'s device) for the operands `names` of a
+    kernel's metadata ("operands": name, dtype, shape), their extents
+    evaluated for `symbols` {"M": ..., "R": ...} (ints or torch.SymInts):
+    the outputs a kernel writes, for a real implementation to launch into
+    and a fake one to return."""
+    by_name = {op["name"]: op for op in metadata_operands}
+    return [like.new_empty(tuple(evaluate_extent(e, symbols) for e in by_name[name]["shape"]),
+                           dtype=_TORCH_DTYPES[by_name[name]["dtype"]]) for name in names]
 
 
 # --- the kernel cache and the resolver the C++ kernels call -----------------

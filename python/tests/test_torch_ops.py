@@ -269,3 +269,18 @@ def _dequantized(q, rows):
     br, bc = q.block
     full = s.repeat_interleave(br, 0)[:rows].repeat_interleave(bc, 1)[:, :data.shape[1]]
     return data * full
+
+
+def test_metadata_shapes_the_outputs(torch):
+    """empty_operands (the registration helpers' metadata-driven outputs)
+    gives the quantize kernels' operand shapes, which the operator's own
+    layouts match."""
+    from fp8mlir._torch_ops import empty_operands, kernels_for
+    spec = cases.quantize_spec(("blockwise", (1, 128), "bf16", "e4m3", True, True, True, 0))
+    (kernel,) = kernels_for(spec, 0)
+    x = torch.empty(208, K, device="cuda", dtype=torch.bfloat16)
+    names = [name for name, _, _ in spec.output_layouts(208)]
+    made = empty_operands(kernel.meta["operands"], names, {"R": 208}, x)
+    for tensor, (name, shape, _) in zip(made, spec.output_layouts(208)):
+        assert tuple(tensor.shape) == tuple(shape), name
+    assert made[0].dtype == torch.float8_e4m3fn and made[1].dtype == torch.float32
