@@ -196,6 +196,32 @@ FP8RT_API fp8rt_status fp8rt_launch(fp8rt_kernel *kernel,
   });
 }
 
+FP8RT_API fp8rt_status fp8rt_launch_ordered(fp8rt_kernel *kernel,
+                                            const fp8rt_tensor *operands,
+                                            int num_operands, void *cu_stream) {
+  return fp8rt::guarded("fp8rt_launch_ordered", [&] {
+    if (!kernel)
+      return fp8rt::invalidArgument("kernel is NULL");
+    fp8rt::Status status = fp8rt::launchKernelOrdered(
+        *kernel, operands, num_operands, static_cast<CUstream>(cu_stream));
+    if (!status.ok())
+      status.prepend(fp8rt::strCat("kernel \"", kernel->meta.name, "\": "));
+    return status;
+  });
+}
+
+FP8RT_API int fp8rt_kernel_num_operands(const fp8rt_kernel *kernel) {
+  return kernel ? static_cast<int>(kernel->meta.operands.size()) : 0;
+}
+
+FP8RT_API const char *fp8rt_kernel_operand_name(const fp8rt_kernel *kernel,
+                                                int index) {
+  if (!kernel || index < 0 ||
+      index >= static_cast<int>(kernel->meta.operands.size()))
+    return nullptr;
+  return kernel->meta.operands[index].name.c_str();
+}
+
 FP8RT_API const char *fp8rt_kernel_name(const fp8rt_kernel *kernel) {
   return kernel ? kernel->meta.name.c_str() : "";
 }

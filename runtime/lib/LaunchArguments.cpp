@@ -394,6 +394,13 @@ bool ResolvedTensorMap::operator==(const ResolvedTensorMap &other) const {
          l2Promotion == other.l2Promotion && oobFill == other.oobFill;
 }
 
+bool ResolvedTensorMap::sameExceptAddress(
+    const ResolvedTensorMap &other) const {
+  ResolvedTensorMap moved = other;
+  moved.address = address;
+  return *this == moved;
+}
+
 std::string ResolvedTensorMap::describe() const {
   return strCat(
       "address ", hex(reinterpret_cast<uintptr_t>(address)), ", dims ",
@@ -417,6 +424,34 @@ Status bindLaunchArguments(const KernelMetadata &meta,
                            LaunchArguments &out) {
   out = LaunchArguments();
   return Binder(meta, out).bind(operands, numOperands);
+}
+
+Status checkOperandAddresses(const KernelMetadata &meta,
+                             const LaunchArguments &args) {
+  for (size_t i = 0; i < meta.operands.size(); ++i) {
+    const OperandSpec &spec = meta.operands[i];
+    const BoundOperand &bound = args.operands[i];
+    if (!bound.present)
+      continue;
+    if (!bound.address)
+      return invalidArgument("operand \"", spec.name,
+                             "\": data is NULL; only optional operands may "
+                             "be NULL");
+    if (bound.address % static_cast<uint64_t>(spec.alignmentBytes) != 0)
+      return invalidArgument("operand \"", spec.name, "\": data ",
+                             hex(bound.address), " is not ",
+                             spec.alignmentBytes,
+                             "-byte aligned (the kernel requires it)");
+  }
+  for (const TensorMapSpec &map : meta.tensorMaps) {
+    CUdeviceptr address = args.operands[map.operand].address;
+    if (map.usedByParam && address % 16 != 0)
+      return invalidArgument("tensor map \"", map.name, "\": operand \"",
+                             meta.operands[map.operand].name, "\" data ",
+                             hex(address),
+                             " is not 16-byte aligned (TMA requires it)");
+  }
+  return Status();
 }
 
 size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
