@@ -61,9 +61,7 @@ bool dtypeFromC(int value, DType &out) {
   return true;
 }
 
-const char *paramKindName(ParamKind kind) {
-  return fp8schema::stringify(kind);
-}
+const char *paramKindName(ParamKind kind) { return fp8schema::stringify(kind); }
 
 int KernelMetadata::findOperand(std::string_view operandName) const {
   for (size_t i = 0; i < operands.size(); ++i)
@@ -114,13 +112,14 @@ const CUtensorMapL2promotion kL2Promotions[] = {
 const CUtensorMapFloatOOBfill kOobFills[] = {
     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
     CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA};
-static_assert(std::size(kSwizzles) ==
-                      std::size(fp8schema::EnumTraits<fp8schema::Swizzle>::names) &&
-                  std::size(kL2Promotions) ==
-                      std::size(fp8schema::EnumTraits<fp8schema::L2Promotion>::names) &&
-                  std::size(kOobFills) ==
-                      std::size(fp8schema::EnumTraits<fp8schema::OobFill>::names),
-              "one CUDA value per schema enumerator");
+static_assert(
+    std::size(kSwizzles) ==
+            std::size(fp8schema::EnumTraits<fp8schema::Swizzle>::names) &&
+        std::size(kL2Promotions) ==
+            std::size(fp8schema::EnumTraits<fp8schema::L2Promotion>::names) &&
+        std::size(kOobFills) ==
+            std::size(fp8schema::EnumTraits<fp8schema::OobFill>::names),
+    "one CUDA value per schema enumerator");
 template <typename CudaEnum, size_t N, typename SchemaEnum>
 CudaEnum toCuda(const CudaEnum (&table)[N], SchemaEnum value) {
   return table[static_cast<size_t>(value)];
@@ -244,9 +243,9 @@ private:
     // A derived extent checks symbols some operand binds.
     for (size_t i = 0; i < meta_.operands.size(); ++i)
       for (size_t d = 0; d < meta_.operands[i].shape.size(); ++d)
-        FP8RT_RETURN_IF_ERROR(checkBindable(
-            meta_.operands[i].shape[d],
-            indexPath(indexPath("operands", i) + ".shape", d)));
+        FP8RT_RETURN_IF_ERROR(
+            checkBindable(meta_.operands[i].shape[d],
+                          indexPath(indexPath("operands", i) + ".shape", d)));
     return Status();
   }
 
@@ -318,8 +317,9 @@ private:
     int64_t innerBytes = int64_t(map.box[0]) * dtypeSize(map.dtype);
     if (innerBytes % 16 != 0)
       return r_.errorAtPath(path + ".box", "inner box dimension ", map.box[0],
-                            " x ", dtypeSize(map.dtype), " bytes = ",
-                            innerBytes, " bytes is not a multiple of 16");
+                            " x ", dtypeSize(map.dtype),
+                            " bytes = ", innerBytes,
+                            " bytes is not a multiple of 16");
     int64_t span = swizzleSpanBytes(map.swizzle);
     if (span && innerBytes > span)
       return r_.errorAtPath(path + ".box", "inner box dimension is ",
@@ -339,9 +339,8 @@ private:
     for (size_t d = 0; d < file.dims.size(); ++d)
       FP8RT_RETURN_IF_ERROR(
           checkBindable(file.dims[d], indexPath(path + ".dims", d)));
-    FP8RT_RETURN_IF_ERROR(checkCount(file.stridesBytes,
-                                     path + ".strides_bytes", map.rank - 1,
-                                     "rank - 1"));
+    FP8RT_RETURN_IF_ERROR(checkCount(file.stridesBytes, path + ".strides_bytes",
+                                     map.rank - 1, "rank - 1"));
     for (size_t d = 0; d < file.stridesBytes.size(); ++d)
       FP8RT_RETURN_IF_ERROR(checkBindable(
           file.stridesBytes[d], indexPath(path + ".strides_bytes", d)));
@@ -379,8 +378,7 @@ private:
       break;
     case ParamKind::Workspace:
       if (meta_.workspaceParam >= 0)
-        return r_.errorAtPath(path,
-                              "a kernel has at most one workspace param");
+        return r_.errorAtPath(path, "a kernel has at most one workspace param");
       param.workspaceBytesPerCta = file.bytesPerCta;
       meta_.workspaceParam = static_cast<int>(meta_.params.size());
       break;
@@ -490,18 +488,33 @@ private:
 
 } // namespace
 
-Status parseKernelMetadata(std::string_view jsonText,
-                           std::string_view sourceName, KernelMetadata &out) {
+// The document's structs (SchemaReader checks types, enums, bounds, keys).
+static Status readDocument(std::string_view jsonText,
+                           std::string_view sourceName, SchemaReader &reader,
+                           fp8schema::KernelMetadata &file) {
   json::Value root;
   json::ParseError error;
   if (!json::parse(jsonText, root, error))
     return invalidMetadata(sourceName, ":", error.location.line, ":",
                            error.location.column,
                            ": invalid JSON: ", error.message);
-  out = KernelMetadata();
+  file = fp8schema::KernelMetadata();
+  return parseKernelMetadataDocument(reader, root, file);
+}
+
+Status readKernelMetadataFile(std::string_view jsonText,
+                              std::string_view sourceName,
+                              fp8schema::KernelMetadata &out) {
+  SchemaReader reader(sourceName);
+  return readDocument(jsonText, sourceName, reader, out);
+}
+
+Status parseKernelMetadata(std::string_view jsonText,
+                           std::string_view sourceName, KernelMetadata &out) {
   SchemaReader reader(sourceName);
   fp8schema::KernelMetadata file;
-  FP8RT_RETURN_IF_ERROR(parseKernelMetadataDocument(reader, root, file));
+  FP8RT_RETURN_IF_ERROR(readDocument(jsonText, sourceName, reader, file));
+  out = KernelMetadata();
   return MetadataResolver(reader, file, out).resolve();
 }
 

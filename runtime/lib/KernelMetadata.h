@@ -147,6 +147,13 @@ constexpr size_t kMaxParamBufferBytes = 32764;
 Status parseKernelMetadata(std::string_view jsonText,
                            std::string_view sourceName, KernelMetadata &out);
 
+// Reads the metadata text into the structs of its definition, checking
+// only what the definition says (types, enums, bounds, required and unknown
+// keys), not the checks across fields parseKernelMetadata adds.
+Status readKernelMetadataFile(std::string_view jsonText,
+                              std::string_view sourceName,
+                              fp8schema::KernelMetadata &out);
+
 } // namespace fp8rt
 
 #endif // FP8RT_LIB_KERNELMETADATA_H

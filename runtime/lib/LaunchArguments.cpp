@@ -195,8 +195,7 @@ private:
       return Status();
     }
     if (!expected.isSymbol()) {
-      derived_.emplace_back(static_cast<int>(&spec - meta_.operands.data()),
-                            d);
+      derived_.emplace_back(static_cast<int>(&spec - meta_.operands.data()), d);
       return Status();
     }
     if (const Binding *b = findBinding(expected.name())) {
@@ -387,12 +386,11 @@ private:
                                  "parameter (max ",
                                  INT32_MAX, ")");
         if (value % param.multipleOf != 0)
-          return invalidArgument(
-              what, ": ", expr, " = ", value,
-              " is not a multiple of ", param.multipleOf,
-              param.multipleOfReason.empty() ? "" : " (",
-              param.multipleOfReason,
-              param.multipleOfReason.empty() ? "" : ")");
+          return invalidArgument(what, ": ", expr, " = ", value,
+                                 " is not a multiple of ", param.multipleOf,
+                                 param.multipleOfReason.empty() ? "" : " (",
+                                 param.multipleOfReason,
+                                 param.multipleOfReason.empty() ? "" : ")");
       }
       out_.scalarValues[i] = value;
     }

@@ -70,10 +70,9 @@ Status SchemaReader::read(const json::Value &v, const std::string &path,
                           const Str &spec, std::string &out) {
   FP8RT_RETURN_IF_ERROR(expectKind(v, path, json::Kind::String));
   if (static_cast<int64_t>(v.string.size()) < spec.minLength)
-    return spec.minLength == 1
-               ? errorAt(v, path, "must not be empty")
-               : errorAt(v, path, "must have at least ", spec.minLength,
-                         " characters");
+    return spec.minLength == 1 ? errorAt(v, path, "must not be empty")
+                               : errorAt(v, path, "must have at least ",
+                                         spec.minLength, " characters");
   out = v.string;
   return Status();
 }
@@ -84,9 +83,9 @@ static std::string notAnInteger(const json::Value &v) {
       std::fabs(v.number) >= 9.2e18)
     return "integer does not fit in 64 bits";
   if (v.kind != json::Kind::Number || !v.isInteger)
-    return strCat("expected an integer, got ",
-                  v.kind == json::Kind::Number ? "a non-integer number"
-                                               : json::kindName(v.kind));
+    return strCat("expected an integer, got ", v.kind == json::Kind::Number
+                                                   ? "a non-integer number"
+                                                   : json::kindName(v.kind));
   return "";
 }
 
@@ -96,8 +95,8 @@ Status SchemaReader::read(const json::Value &v, const std::string &path,
   if (!problem.empty())
     return errorAt(v, path, problem);
   if (v.integer < spec.min || v.integer > spec.max)
-    return errorAt(v, path, "value ", v.integer, " is out of range [",
-                   spec.min, ", ", spec.max, "]");
+    return errorAt(v, path, "value ", v.integer, " is out of range [", spec.min,
+                   ", ", spec.max, "]");
   out = v.integer;
   return Status();
 }

@@ -50,9 +50,7 @@ template <typename Item> struct ArrayOf {
   int64_t minItems, maxItems; // maxItems < 0: no limit
   Item item;
 };
-template <typename Item> struct MapOf {
-  Item item;
-};
+template <typename Item> struct MapOf { Item item; };
 template <typename T> struct ObjectOf {
   Status (*parse)(SchemaReader &, const json::Value &, const std::string &,
                   T &);
@@ -138,8 +136,8 @@ public:
               double &out);
   Status read(const json::Value &v, const std::string &path, const Num &spec,
               float &out);
-  Status read(const json::Value &v, const std::string &path,
-              const ExprOf &spec, fp8schema::Expr &out);
+  Status read(const json::Value &v, const std::string &path, const ExprOf &spec,
+              fp8schema::Expr &out);
 
   template <typename E>
   Status read(const json::Value &v, const std::string &path, const EnumOf<E> &,
@@ -172,9 +170,8 @@ public:
     FP8RT_RETURN_IF_ERROR(expectKind(v, path, json::Kind::Object));
     out.clear();
     for (const auto &member : v.object)
-      FP8RT_RETURN_IF_ERROR(readAt(member.second,
-                                   fieldPath(path, member.first), spec.item,
-                                   out[member.first]));
+      FP8RT_RETURN_IF_ERROR(readAt(member.second, fieldPath(path, member.first),
+                                   spec.item, out[member.first]));
     return Status();
   }
 
@@ -199,8 +196,8 @@ private:
   json::Location locationOf(std::string path) const;
 
   template <typename Spec, typename T>
-  Status readAt(const json::Value &v, const std::string &path,
-                const Spec &spec, T &out) {
+  Status readAt(const json::Value &v, const std::string &path, const Spec &spec,
+                T &out) {
     locations_[path] = v.location;
     return read(v, path, spec, out);
   }

@@ -87,7 +87,9 @@ inline std::string replaced(std::string text, const std::string &from,
 inline int64_t evaluateFor(const fp8schema::Expr &e, int64_t value) {
   int64_t out = 0;
   std::string error;
-  auto lookup = [&](const std::string &, int64_t &v) { return v = value, true; };
+  auto lookup = [&](const std::string &, int64_t &v) {
+    return v = value, true;
+  };
   EXPECT_TRUE(e.evaluate(lookup, out, error)) << error;
   return out;
 }

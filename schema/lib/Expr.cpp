@@ -322,9 +322,9 @@ std::string parseExprString(std::string_view text, const ExprForm &form,
   // A single word (such as "2M" or "128") was meant as a symbol.
   size_t first = text.find_first_not_of(' ');
   size_t last = text.find_last_not_of(' ');
-  bool isWord = first != std::string_view::npos &&
-                std::all_of(text.begin() + first, text.begin() + last + 1,
-                            isWordChar);
+  bool isWord =
+      first != std::string_view::npos &&
+      std::all_of(text.begin() + first, text.begin() + last + 1, isWordChar);
   if (isWord)
     return quoted + " is not a symbol (symbols are identifiers such as \"M\")";
   return quoted + " is not " + form.noun + " (expected " + form.expected + ")";
