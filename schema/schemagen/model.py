@@ -333,8 +333,9 @@ def referenced_definitions(schema):
             for f in d.fields:
                 visit_type(f.type)
         elif isinstance(d, Union):
-            for f in d.members:
-                visit_type(f.type)
+            for v in d.variants:
+                for f in v.fields:
+                    visit_type(f.type)
 
     for d in schema.main.definitions.values():
         visit(d)
