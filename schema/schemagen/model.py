@@ -262,6 +262,8 @@ class Schema:
         where = f"{d.module.file}: $defs/{d.name}"
         if isinstance(d, Struct):
             d.fields = self.fields(d.module, d.raw, where)
+            if d.module.format and d.name == d.module.format["root"]:
+                d.fields = self._format_fields(d, where)
         elif isinstance(d, Enum):
             d.values = d.raw["enum"]
             d.enumerators = d.raw.get("x-enumerators") or [
@@ -281,6 +283,20 @@ class Schema:
             d.int_range = expr.get("int", [0, 0])
         elif isinstance(d, Union):
             self._complete_union(d, where)
+
+    def _format_fields(self, d, where):
+        """The root's fields less `format` and `version`, which must be the
+        required constants x-format names (the reader checks them first)."""
+        expected = {"format": d.module.format["name"],
+                    "version": d.module.format["version"]}
+        for key, value in expected.items():
+            f = next((f for f in d.fields if f.key == key), None)
+            if not f or f.type.kind != "const" or f.type.value != value or \
+                    not f.required:
+                raise SchemaError(f"{where}: the root needs a required "
+                                  f"\"{key}\": {{\"const\": "
+                                  f"{json.dumps(value)}}} (x-format)")
+        return [f for f in d.fields if f.key not in expected]
 
     def _complete_union(self, d, where):
         disc = d.raw["x-discriminator"]

@@ -14,8 +14,8 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
-/// Symbol of ceil(M / 128), the MX A scale tensor's atom rows (the runtime
-/// schema has symbols, not expressions: the caller's scale shape binds it).
+/// Symbol of ceil(M / 128), the MX A scale tensor's atom rows: the caller's
+/// scale shape binds it.
 static constexpr llvm::StringLiteral kMXAtomRowsSymbol = "M_ATOMS";
 /// The swizzle span of the operand tensor maps (128B).
 static constexpr int64_t kTmaSwizzleBytes = 128;
