@@ -21,6 +21,34 @@ class SchemaError(Exception):
     pass
 
 
+# The keywords of each construct (docs/metadata.md); any other is an error
+# rather than silently not generated.
+KEYWORDS = {
+    "ref": {"$ref", "description", "default"},
+    "const": {"const", "description"},
+    "string": {"type", "minLength", "description", "default"},
+    "integer": {"type", "minimum", "maximum", "description", "default"},
+    "boolean": {"type", "description", "default"},
+    "number": {"type", "format", "description", "default"},
+    "array": {"type", "items", "minItems", "maxItems", "description",
+              "default"},
+    "map": {"type", "additionalProperties", "description", "default"},
+    "struct": {"type", "title", "description", "properties", "required",
+               "additionalProperties"},
+    "union": {"x-discriminator", "oneOf", "description"},
+    "enum": {"type", "enum", "x-enumerators", "description"},
+    "expr": {"type", "minimum", "maximum", "multipleOf",
+             "x-multiple-of-reason", "x-expr", "description"},
+}
+
+
+def check_keywords(raw, construct, where):
+    unknown = set(raw) - KEYWORDS[construct]
+    if unknown:
+        raise SchemaError(f"{where}: {sorted(unknown)} not in the subset the "
+                          f"generator reads for a {construct}")
+
+
 def camel(key):
     """snake_case -> camelCase (C++ member names)."""
     parts = key.split("_")
@@ -190,6 +218,7 @@ class Schema:
         else:
             raise SchemaError(f"{module.file}: $defs/{name}: not a struct, "
                               "union, enum or expression")
+        check_keywords(raw, cls.kind, f"{module.file}: $defs/{name}")
         module.definitions[name] = cls(module, name, raw)
 
     def resolve(self, module, ref):
@@ -209,12 +238,17 @@ class Schema:
 
     def value_type(self, module, raw, where):
         if "$ref" in raw:
+            check_keywords(raw, "ref", where)
             definition = self.resolve(module, raw["$ref"])
             return Type(definition.kind, definition=definition)
         if "const" in raw:
-            # Only a union variant's tag.
+            # A union variant's tag, or a format's format and version.
+            check_keywords(raw, "const", where)
             return Type("const", value=raw["const"])
         kind = raw.get("type")
+        construct = "map" if kind == "object" else kind
+        if construct in KEYWORDS:
+            check_keywords(raw, construct, where)
         if kind == "string":
             if "enum" in raw:
                 raise SchemaError(f"{where}: name the enum in $defs")
@@ -240,7 +274,8 @@ class Schema:
                             where + "{}"))
         raise SchemaError(f"{where}: unsupported schema {json.dumps(raw)}")
 
-    def fields(self, module, raw, where, skip=()):
+    def fields(self, module, raw, where):
+        check_keywords(raw, "struct", where)
         if raw.get("additionalProperties", None) is not False:
             raise SchemaError(f"{where}: objects need "
                               "\"additionalProperties\": false")
@@ -251,8 +286,6 @@ class Schema:
                               "properties")
         out = []
         for key, prop in raw["properties"].items():
-            if key in skip:
-                continue
             type_ = self.value_type(module, prop, f"{where}.{key}")
             out.append(Field(key, type_, key in required, prop.get("default"),
                              prop.get("description", "")))
@@ -264,6 +297,11 @@ class Schema:
             d.fields = self.fields(d.module, d.raw, where)
             if d.module.format and d.name == d.module.format["root"]:
                 d.fields = self._format_fields(d, where)
+            for f in d.fields:
+                if f.type.kind == "const":
+                    raise SchemaError(f"{where}.{f.key}: a const is only a "
+                                      "union's tag or a format's format and "
+                                      "version")
         elif isinstance(d, Enum):
             d.values = d.raw["enum"]
             d.enumerators = d.raw.get("x-enumerators") or [
