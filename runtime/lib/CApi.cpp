@@ -100,7 +100,7 @@ Status loadVariants(const char *jsonPath, fp8rt_kernel &kernel) {
         !sameOperands || !other.variantFiles.empty())
       return Status(FP8RT_ERROR_INVALID_METADATA,
                     strCat(path, ": launch variant of \"", meta.name,
-                           "\" must be a ", meta.kind,
+                           "\" must be a ", fp8schema::stringify(meta.kind),
                            " kernel with a persistent grid, the same operands "
                            "and no variants of its own"));
     kernel.variants.push_back(std::move(variant));

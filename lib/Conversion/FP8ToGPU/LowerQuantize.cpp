@@ -116,8 +116,9 @@ FailureOr<ValueRange> LowerQuantizePass::launch(Operation *op,
         gpu::GPUFuncOp kernel =
             buildQuantizeKernel(builder, op->getLoc(), module, name, problem);
         kernel->setAttr(kKernelMetadataAttrName,
-                        buildQuantizeKernelMetadata(op->getContext(), name,
-                                                    *info, problem));
+                        getKernelMetadataAttr(
+                            op->getContext(),
+                            buildQuantizeKernelMetadata(name, *info, problem)));
         return kernel;
       },
       inputs, resultTypes, written);
@@ -249,9 +250,10 @@ LogicalResult LowerQuantizePass::lowerToScaleKernel(
       [&](OpBuilder &builder, gpu::GPUModuleOp module) {
         gpu::GPUFuncOp kernel =
             buildScaleKernel(builder, op->getLoc(), module, name, problem);
-        kernel->setAttr(kKernelMetadataAttrName,
-                        buildScaleKernelMetadata(&getContext(), name, *info,
-                                                 problem));
+        kernel->setAttr(
+            kKernelMetadataAttrName,
+            getKernelMetadataAttr(
+                &getContext(), buildScaleKernelMetadata(name, *info, problem)));
         return kernel;
       },
       inputs, written);
@@ -283,9 +285,10 @@ LogicalResult LowerQuantizePass::lower(DequantizeOp op) {
       [&](OpBuilder &builder, gpu::GPUModuleOp module) {
         gpu::GPUFuncOp kernel =
             buildDequantizeKernel(builder, op.getLoc(), module, name, *problem);
-        kernel->setAttr(kKernelMetadataAttrName,
-                        buildDequantizeKernelMetadata(&getContext(), name,
-                                                      *info, *problem));
+        kernel->setAttr(
+            kKernelMetadataAttrName,
+            getKernelMetadataAttr(&getContext(), buildDequantizeKernelMetadata(
+                                                     name, *info, *problem)));
         return kernel;
       },
       {op.getInput(), op.getScaleInv()}, {false, false});

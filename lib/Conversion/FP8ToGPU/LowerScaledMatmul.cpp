@@ -63,24 +63,22 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
     return name;
   OpBuilder builder(op);
   MLIRContext *ctx = op.getContext();
-  // Builds the kernel of `t` with its metadata plus `extra` entries; the
-  // grid rule carries the tile's throughput for the runtime's choice among
-  // launch variants.
+  // Builds the kernel of `t`. Its metadata names its launch variants'
+  // metadata files (or the kernel it is a variant of), and its grid carries
+  // the tile's throughput for the runtime's choice among them.
   auto build = [&](StringRef kernelName, const GemmTiling &t,
-                   ArrayRef<NamedAttribute> extra) {
+                   std::vector<std::string> variantFiles,
+                   std::optional<std::string> variantOf) {
     gpu::GPUFuncOp kernel = hopper::buildGemmKernel(
         builder, op.getLoc(), kernels, kernelName, *problem, t);
-    DictionaryAttr metadata = buildGemmKernelMetadata(
-        ctx, kernelName, chip, *problem, t,
-        hopper::getDynamicSharedMemoryBytes(t));
-    NamedAttrList grid(cast<DictionaryAttr>(metadata.get("grid")));
-    grid.set("throughput",
-             builder.getI64IntegerAttr(hopper::getTileThroughput(*problem, t)));
-    NamedAttrList entries(metadata);
-    entries.set("grid", grid.getDictionary(ctx));
-    for (NamedAttribute entry : extra)
-      entries.set(entry.getName(), entry.getValue());
-    kernel->setAttr(kKernelMetadataAttrName, entries.getDictionary(ctx));
+    md::KernelMetadata metadata =
+        hopper::buildKernelMetadata(kernelName, chip, *problem, t);
+    metadata.grid.throughput = hopper::getTileThroughput(*problem, t);
+    if (!variantFiles.empty())
+      metadata.variants = std::move(variantFiles);
+    metadata.variantOf = std::move(variantOf);
+    kernel->setAttr(kKernelMetadataAttrName,
+                    getKernelMetadataAttr(ctx, metadata));
     kernel->setAttr(kGridConstantArgsAttrName,
                     builder.getDenseI32ArrayAttr(getGridConstantParams(t)));
   };
@@ -90,20 +88,14 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
   SmallVector<GemmTiling> variants =
       hopper::selectLaunchVariants(*problem, *tiling, op.getConfigAttr(),
                                    target);
-  SmallVector<Attribute> variantFiles;
+  std::vector<std::string> variantFiles;
   for (const GemmTiling &t : variants)
-    variantFiles.push_back(
-        builder.getStringAttr(getGemmKernelName(*problem, t) + ".json"));
-  SmallVector<NamedAttribute> extra;
-  if (!variantFiles.empty())
-    extra.push_back(builder.getNamedAttr("variants",
-                                         builder.getArrayAttr(variantFiles)));
-  build(name, *tiling, extra);
+    variantFiles.push_back(getGemmKernelName(*problem, t) + ".json");
+  build(name, *tiling, variantFiles, std::nullopt);
   for (const GemmTiling &t : variants) {
     std::string variant = getGemmKernelName(*problem, t);
     if (!kernels.lookupSymbol(variant))
-      build(variant, t,
-            {builder.getNamedAttr("variant_of", builder.getStringAttr(name))});
+      build(variant, t, {}, name);
   }
   return name;
 }
@@ -125,8 +117,10 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
     gpu::GPUFuncOp kernel = blackwell::buildGemmKernel(
         builder, op.getLoc(), kernels, name, *gemm, *tiling);
     kernel->setAttr(kKernelMetadataAttrName,
-                    blackwell::buildKernelMetadata(op.getContext(), name,
-                                                   target.chip, *gemm, *tiling));
+                    getKernelMetadataAttr(op.getContext(),
+                                          blackwell::buildKernelMetadata(
+                                              name, target.chip, *gemm,
+                                              *tiling)));
     kernel->setAttr(kGridConstantArgsAttrName,
                     builder.getDenseI32ArrayAttr(getGridConstantParams(*tiling)));
   }

@@ -28,6 +28,21 @@ using namespace mlir::fp8::hopper;
 
 static int64_t getByteWidth(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
+/// Consumer warpgroups: each owns 64 rows of the tile.
+static int64_t getNumConsumers(const GemmTiling &t) { return t.tileM / 64; }
+/// A producer warpgroup and the consumers.
+static int64_t getNumThreads(const GemmTiling &t) {
+  return kWarpgroupThreads * (1 + getNumConsumers(t));
+}
+/// Shared memory of one pipeline stage's A and B tiles.
+static int64_t getStageBytes(const GemmTiling &t) {
+  return (t.tileM + t.tileN) * t.tileK;
+}
+/// The TMA-store epilogue's staging buffer.
+static int64_t getEpilogueBytes(const GemmTiling &t) {
+  return t.tmaStoreEpilogue ? t.tileM * 128 * t.numStagingBoxes() : 0;
+}
+
 /// setmaxnreg budgets (PTX ISA 9.7.19.5): the producer only issues TMA, the
 /// consumers hold the accumulators. 40 * 128 + 232 * 256 <= 64K registers.
 static constexpr int64_t kProducerRegisters = 40;
@@ -85,8 +100,8 @@ static constexpr int64_t kConsumerBarrierId = 1;
 static constexpr int64_t kStreamKScheduleBytes = 32;
 
 static int64_t getStreamKScheduleOffset(const GemmTiling &t) {
-  return t.stages * (t.stageBytes() + t.stageScaleBytes) + t.epilogueBytes() +
-         PipelineRing::barrierBytes(t.stages);
+  return t.stages * (getStageBytes(t) + t.stageScaleBytes) +
+         getEpilogueBytes(t) + PipelineRing::barrierBytes(t.stages);
 }
 
 int64_t hopper::getDynamicSharedMemoryBytes(const GemmTiling &t) {
@@ -204,11 +219,11 @@ static bool canStageOutput(const GemmProblem &p) {
 
 /// Stages of `t` that fit in `maxSharedMemory` bytes (at most kMaxStages).
 static int64_t getStagesThatFit(const GemmTiling &t, int64_t maxSharedMemory) {
-  int64_t available = maxSharedMemory - t.epilogueBytes() -
+  int64_t available = maxSharedMemory - getEpilogueBytes(t) -
                       PipelineRing::barrierBytes(kMaxStages) -
                       (t.streamK ? kStreamKScheduleBytes : 0);
   return std::min<int64_t>(kMaxStages,
-                           available / (t.stageBytes() + t.stageScaleBytes));
+                           available / (getStageBytes(t) + t.stageScaleBytes));
 }
 
 /// A staging buffer of two store boxes, used in turn (emitTmaStoreEpilogue),
@@ -398,7 +413,7 @@ static int64_t getProducerArrivals(const GemmProblem &p, const GemmTiling &t) {
 static int64_t getConsumerArrivals(const GemmTiling &t) {
   int64_t perWarpgroup =
       t.stageScaleBytes ? kWarpgroupThreads : kWarpgroupThreads / kWarpThreads;
-  return t.numConsumers() * perWarpgroup * t.clusterM;
+  return getNumConsumers(t) * perWarpgroup * t.clusterM;
 }
 
 namespace {
@@ -775,10 +790,10 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
       scales = getScaleCopySizes(kb, p, t, v, mOffset, scaleNOffset);
     // Out-of-bounds box elements are zero-filled and counted: every stage
     // receives the full box bytes (and the scale copies theirs).
-    Value txBytes = kb.i32(t.stageBytes());
+    Value txBytes = kb.i32(getStageBytes(t));
     kb.mbarrierArriveExpectTx(
         full, scales.total ? kb.add(txBytes, scales.total) : txBytes);
-    Value aTile = kb.bytePtr(v.smem, kb.mul(stage, kb.i32(t.stageBytes())));
+    Value aTile = kb.bytePtr(v.smem, kb.mul(stage, kb.i32(getStageBytes(t))));
     Value bTile = kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
                                            kb.mul(bRowOffset, kb.i32(t.tileK))));
     Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
@@ -941,7 +956,7 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
                                  Value lane, Value isStoreThread,
                                  Value mOffset, Value nOffset) {
   ImplicitLocOpBuilder &b = kb.builder();
-  int64_t consumers = t.numConsumers() * kWarpgroupThreads;
+  int64_t consumers = getNumConsumers(t) * kWarpgroupThreads;
   int64_t boxColumns = t.storeBoxColumns();
   int64_t boxBytes = t.tileM * kSwizzle128BRowBytes;
   int64_t slots = t.numStagingBoxes();
@@ -1011,7 +1026,7 @@ static void emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
                              Value sums, Value isSignalThread,
                              function_ref<void(Value)> epilogue) {
   ImplicitLocOpBuilder &b = kb.builder();
-  int64_t consumers = t.numConsumers() * kWarpgroupThreads;
+  int64_t consumers = getNumConsumers(t) * kWarpgroupThreads;
   auto f32x4 = VectorType::get({4}, b.getF32Type());
   Value consumerThread = kb.sub(v.tid, kb.i32(kWarpgroupThreads));
   auto flag = [&](Value cta) {
@@ -1082,7 +1097,7 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                          const GemmTiling &t, const KernelValues &v) {
   ImplicitLocOpBuilder &b = kb.builder();
   NVVM::SetMaxRegisterOp::create(b,
-                                 t.numConsumers() == 2
+                                 getNumConsumers(t) == 2
                                      ? kConsumerRegistersTwoWarpgroups
                                      : kConsumerRegistersOneWarpgroup,
                                  NVVM::SetMaxRegisterAction::increase);
@@ -1131,7 +1146,7 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
       kb, kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes)));
   auto stageDescriptorLows = [&](Value stage) {
     Value offset =
-        kb.mul(stage, kb.i32(getDescriptorLowOffset(t.stageBytes())));
+        kb.mul(stage, kb.i32(getDescriptorLowOffset(getStageBytes(t))));
     return std::make_pair(kb.add(aDescriptorLow, offset),
                           kb.add(bDescriptorLow, offset));
   };
@@ -1383,13 +1398,13 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   MLIRContext *ctx = builder.getContext();
 
   KernelValues v{};
-  auto func = createGemmKernelFunc(b, loc, name, p, t, t.numThreads(), v);
+  auto func = createGemmKernelFunc(b, loc, name, p, t, getNumThreads(t), v);
 
   v.tid = kb.threadIdX();
   v.smem = kb.dynamicSharedMemory();
   // Shared memory: the stage ring, the output staging buffer, the barriers.
-  v.epilogueBuffer = kb.bytePtr(v.smem, t.stages * t.stageBytes());
-  int64_t scaleSlotsOffset = t.stages * t.stageBytes() + t.epilogueBytes();
+  v.epilogueBuffer = kb.bytePtr(v.smem, t.stages * getStageBytes(t));
+  int64_t scaleSlotsOffset = t.stages * getStageBytes(t) + getEpilogueBytes(t);
   v.scaleSlots = kb.bytePtr(v.smem, scaleSlotsOffset);
   v.ring = PipelineRing(
       kb.bytePtr(v.smem, scaleSlotsOffset + t.stages * t.stageScaleBytes),
@@ -1444,4 +1459,15 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   gpu::ReturnOp::create(b);
   (void)ctx;
   return func;
+}
+
+md::KernelMetadata hopper::buildKernelMetadata(StringRef name,
+                                               const ChipInfo &chip,
+                                               const GemmProblem &problem,
+                                               const GemmTiling &tiling) {
+  GemmTargetLayout layout;
+  layout.threadsPerCta = getNumThreads(tiling);
+  layout.ctaTileM = tiling.tileM;
+  layout.dynamicSharedMemoryBytes = getDynamicSharedMemoryBytes(tiling);
+  return buildGemmKernelMetadata(name, chip, problem, tiling, layout);
 }

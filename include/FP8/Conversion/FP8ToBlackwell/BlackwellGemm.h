@@ -59,12 +59,12 @@ int64_t getDynamicSharedMemoryBytes(const BlackwellGemm &gemm,
 /// operands.
 std::string getKernelName(const BlackwellGemm &gemm, const GemmTiling &tiling);
 
-/// The metadata dictionary: buildGemmKernelMetadata's, with the operand
-/// shapes and tensor maps of MN-major operands in their stored order.
-DictionaryAttr buildKernelMetadata(MLIRContext *ctx, StringRef name,
-                                   const ChipInfo &chip,
-                                   const BlackwellGemm &gemm,
-                                   const GemmTiling &tiling);
+/// The kernel's metadata: buildGemmKernelMetadata's with this kernel's CTA
+/// (384 threads; a CTA pair's CTA takes half the tile's rows), shared
+/// memory, and MN-major operands in their stored order.
+md::KernelMetadata buildKernelMetadata(StringRef name, const ChipInfo &chip,
+                                       const BlackwellGemm &gemm,
+                                       const GemmTiling &tiling);
 
 /// Builds the kernel `name` into `module`: a persistent, warp-specialized
 /// TMA + tcgen05.mma GEMM (warp 0: TMA producer; warp 1: TMEM owner and MMA

@@ -46,6 +46,13 @@ SmallVector<GemmTiling> selectLaunchVariants(const GemmProblem &problem,
 /// Dynamic shared memory of the kernel for `tiling`.
 int64_t getDynamicSharedMemoryBytes(const GemmTiling &tiling);
 
+/// The kernel's metadata: buildGemmKernelMetadata's with the CTA of one
+/// producer and tileM/64 consumer warpgroups, the whole tile per CTA and
+/// the shared memory of `tiling`.
+md::KernelMetadata buildKernelMetadata(StringRef name, const ChipInfo &chip,
+                                       const GemmProblem &problem,
+                                       const GemmTiling &tiling);
+
 /// Builds the kernel `name` into `module`: a persistent, warp-specialized
 /// TMA + wgmma GEMM (one producer warpgroup, tileM/64 consumer warpgroups).
 gpu::GPUFuncOp buildGemmKernel(OpBuilder &builder, Location loc,
