@@ -42,12 +42,16 @@ METHOD = (
     f"once), divided by N. Every implementation of every recipe is sampled once per "
     f"round, rounds interleaved in one process after a warm-up of 2 s of all of them "
     f"(so a drift of the host or of the GPU's clocks over time moves all alike); the "
-    f"table gives the median of the rounds and their range. Host-bound check: after each sample the time the GPU "
-    f"still needed to finish (drain) is measured, and the GPU time per call is "
-    f"measured apart (calls queued behind a GPU spin); a row is host-bound when its "
-    f"GPU time is below its host time and no drain exceeded "
-    f"{lt.DRAIN_LIMIT_US:.0f} us, i.e. the GPU kept up and the host never waited on "
-    f"the launch queue. GPU idle = 1 - GPU time / host time. CUDA graphs: "
+    f"table gives the median of the rounds and their range. Host-bound check: the "
+    f"same calls are also timed with the GPU held back ({GPU_CALLS} calls queued "
+    f"behind a GPU spin, so the host cannot wait on them; checked that the host "
+    f"queued them all before the spin ended; median of 3), which also gives the GPU "
+    f"time per call (the GPU then runs them back to back), and after each sample the "
+    f"time the GPU still needed to finish (drain) is measured. A row is host-bound "
+    f"when its host time is within {lt.HELD_TOLERANCE}x (+1 us) of the held-back "
+    f"host time, its GPU time is below its host time and no drain exceeded "
+    f"{lt.DRAIN_LIMIT_US:.0f} us: the host never waited on the GPU. "
+    f"GPU idle = 1 - GPU time / host time. CUDA graphs: "
     f"{GRAPH_CALLS} calls captured in one graph; host time per replay / "
     f"{GRAPH_CALLS} and GPU time per call (events around the replays, which the GPU "
     f"runs back to back). Small shapes: kernel-only = GPU time per call of "
@@ -147,10 +151,10 @@ def overhead(torch, args):
         row = {"recipe": recipe, "impl": name, **lt.summarize(values),
                "samples": [list(v) for v in values]}
         if name != EMPTY:
-            row["gpu_us"] = lt.queued_gpu_us(torch, lambda i, fn=fns[(recipe, name)]: fn(),
-                                             GPU_CALLS)
-        row["host_bound"] = (row["drain_max_us"] <= lt.DRAIN_LIMIT_US
-                             and (row.get("gpu_us") or 0.0) < row["host_us"])
+            held = held_back(torch, fns[(recipe, name)])
+            row["gpu_us"] = None if held is None else held["gpu_us"]
+            row["held_host_us"] = None if held is None else held["host_us"]
+            row["host_bound"] = lt.host_bound(row["host_us"], row["drain_max_us"], held)
         rows.append(row)
     graph_rows = []
     for recipe, g in gemms.items():
@@ -158,6 +162,15 @@ def overhead(torch, args):
             host, gpu = graph_time(torch, fn)
             graph_rows.append({"recipe": recipe, "impl": name, "host_us": host, "gpu_us": gpu})
     return rows, graph_rows
+
+
+def held_back(torch, fn, repeats=3):
+    """queued() of GPU_CALLS calls, the median of `repeats` by host time
+    (None if one is invalid)."""
+    results = [lt.queued(torch, lambda i: fn(), GPU_CALLS) for _ in range(repeats)]
+    if any(r is None for r in results):
+        return None
+    return sorted(results, key=lambda r: r["host_us"])[len(results) // 2]
 
 
 def graph_time(torch, fn, replays=20):
@@ -303,12 +316,13 @@ def markdown(report):
               f"interleaved rounds)", ""]
     main = [r for r in report["overhead"] if r["impl"] not in (OUT, EMPTY)]
     lines += ru.table(
-        ["recipe", "implementation", "host us/call", "range", "GPU us/call", "GPU idle",
-         "max drain us", "host-bound"],
+        ["recipe", "implementation", "host us/call", "range", "GPU held back: host us/call",
+         "GPU us/call", "GPU idle", "max drain us", "host-bound"],
         [[r["recipe"], r["impl"], f(r["host_us"], ".2f"),
           f"{f(r['host_min_us'], '.1f')}-{f(r['host_max_us'], '.1f')}",
-          f(r.get("gpu_us"), ".2f"), _idle(r), f(r["drain_max_us"], ".0f"),
-          "yes" if r["host_bound"] else "NO"] for r in main])
+          f(r.get("held_host_us"), ".2f"), f(r.get("gpu_us"), ".2f"), _idle(r),
+          f(r["drain_max_us"], ".0f"), "yes" if r.get("host_bound") else "NO"]
+         for r in main])
     clocks = [c for r in report["overhead"] for c in (r.get("probe_range") or [])]
     lines += ["", f"GPU SM clock after the samples: {min(clocks)}-{max(clocks)} MHz"
               if clocks else "GPU SM clock: not read (no NVML through torch.cuda.clock_rate)"]

@@ -8,10 +8,14 @@ here imports it).
   implementations are taken interleaved, round after round in one process
   (``interleaved``), after a warm-up of all of them, so that a drift of the
   host over time moves every implementation alike.
-- GPU time per call (``queued_gpu_us``): CUDA events around N calls queued
-  behind a GPU spin (``torch.cuda._sleep``), so the GPU runs them back to
-  back without waiting for the host; valid only when the host queued all N
-  before the spin ended, which it checks (and retries with a longer spin).
+- GPU time per call and pure host time per call (``queued``): N calls
+  queued behind a GPU spin (``torch.cuda._sleep``). CUDA events around the
+  calls give the GPU time (the GPU runs them back to back without waiting
+  for the host); perf_counter around their submission gives a host time
+  that cannot include waiting on them (the GPU was spinning). Valid only
+  when the host queued all N before the spin ended, which it checks. The
+  host time of N back-to-back calls is host-bound when it agrees with this
+  one (``host_bound``).
 - Synchronous latency (``synchronous_us``): ``perf_counter`` around one call
   and ``torch.cuda.synchronize()``, implementations alternating call by
   call.
@@ -24,6 +28,19 @@ SPIN_CYCLES = 50_000_000  # torch.cuda._sleep: ~25-40 ms of GPU spinning
 # A drain longer than this means the GPU had a backlog when the host
 # stopped submitting: the host may have waited on a full launch queue.
 DRAIN_LIMIT_US = 250.0
+# Back-to-back host time within this factor (plus 1 us) of the host time
+# with the GPU held back: the host did not wait on the GPU.
+HELD_TOLERANCE = 1.2
+
+
+def host_bound(host_us, drain_max_us, held):
+    """Whether `host_us` (back-to-back) is the host's own cost: no long
+    drain, the GPU faster than the host, and the same host time as with the
+    GPU held back (`held`: queued()'s result, or None when unmeasured)."""
+    if held is None:
+        return False
+    return (drain_max_us <= DRAIN_LIMIT_US and held["gpu_us"] < host_us
+            and host_us <= HELD_TOLERANCE * held["host_us"] + 1.0)
 
 
 def host_block(torch, fn, calls):
@@ -83,12 +100,17 @@ def sm_clock_probe(torch):
     return lambda: torch.cuda.clock_rate()
 
 
-def queued_gpu_us(torch, fn, calls, copies=1, cycles=SPIN_CYCLES):
-    """GPU us per call of fn(i) (i rotating over `copies`) run back to back
-    behind a spin, or None when the host could not queue the calls before
-    the spin ended (three tries, each spinning 4x longer)."""
+def queued(torch, fn, calls, copies=1, cycles=SPIN_CYCLES):
+    """{"gpu_us", "host_us", "calls"}: `calls` calls of fn(i) (i rotating
+    over `copies`) queued behind a GPU spin. The GPU then runs them back to
+    back (gpu_us: GPU time per call), and the host queued them while the
+    GPU was held back by the spin, so it cannot have waited on our kernels
+    (host_us: pure host time per call). Valid only when the host queued all
+    of them before the spin ended; otherwise (a spin too short, or a launch
+    queue too shallow to hold them) it tries again with twice the spin and
+    half the calls, three times, then returns None."""
     events = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
-    for _ in range(3):
+    for _ in range(4):
         torch.cuda.synchronize()
         events[0].record()
         torch.cuda._sleep(cycles)
@@ -100,9 +122,17 @@ def queued_gpu_us(torch, fn, calls, copies=1, cycles=SPIN_CYCLES):
         events[2].record()
         torch.cuda.synchronize()
         if submitted_ms < 0.8 * events[0].elapsed_time(events[1]):
-            return events[1].elapsed_time(events[2]) / calls * 1e3
-        cycles *= 4
+            return {"gpu_us": events[1].elapsed_time(events[2]) / calls * 1e3,
+                    "host_us": submitted_ms / calls * 1e3, "calls": calls}
+        cycles *= 2
+        calls = max(calls // 2, 1)
     return None
+
+
+def queued_gpu_us(torch, fn, calls, copies=1):
+    """queued()'s GPU time per call, or None."""
+    result = queued(torch, fn, calls, copies)
+    return None if result is None else result["gpu_us"]
 
 
 def synchronous_us(torch, fns, copies, repeats):

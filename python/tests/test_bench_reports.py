@@ -136,16 +136,21 @@ def launch():
 
 
 def launch_report(launch, ours_us=11.0, peer_us=25.0, ours_drain=20.0):
-    def row(recipe, impl, host, drain=20.0, gpu=2.5):
+    timing = importlib.import_module("launch_timing")
+
+    def row(recipe, impl, host, drain=20.0, gpu=2.5, held_host=10.0):
+        held = {"gpu_us": gpu, "host_us": held_host, "calls": 500}
         return {"recipe": recipe, "impl": impl, "host_us": host, "host_min_us": host - 0.5,
                 "host_max_us": host + 1.0, "drain_max_us": drain, "gpu_us": gpu,
-                "host_bound": drain <= 250.0 and gpu < host, "samples": [[0.1, host, drain]]}
+                "held_host_us": held_host, "host_bound": timing.host_bound(host, drain, held),
+                "samples": [[0.1, host, drain, 1980]], "probe_range": [1755, 1980]}
     rows = []
     for recipe in ("tensorwise", "rowwise", "blockwise"):
         peer = "F.scaled_mm" if recipe == "blockwise" else "torch._scaled_mm"
         rows += [row(recipe, launch.OURS, ours_us, ours_drain), row(recipe, launch.OP, 10.5),
-                 row(recipe, peer, peer_us), row(recipe, launch.OUT, 9.0),
-                 {**row(recipe, launch.EMPTY, 2.0), "gpu_us": None}]
+                 row(recipe, peer, peer_us, gpu=3.0, held_host=peer_us - 1.0),
+                 row(recipe, launch.OUT, 9.0), {**row(recipe, launch.EMPTY, 2.0),
+                                                "gpu_us": None, "held_host_us": None}]
     report = {"environment": ENV, "method": launch.METHOD, "extension": True,
               "calls": 2000, "rounds": 9, "overhead": rows,
               "graphs": [{"recipe": "tensorwise", "impl": launch.OURS, "host_us": 0.05,
@@ -161,8 +166,9 @@ def launch_report(launch, ours_us=11.0, peer_us=25.0, ours_drain=20.0):
 
 def test_launch_verdict_needs_host_bound_rows_below_the_peer(launch):
     assert all(launch_report(launch)["verdict"].values())
+    # 16 us back to back against 10 us with the GPU held back: not host-bound.
     slow = launch_report(launch, ours_us=16.0)["verdict"]
-    assert not any(ok for name, ok in slow.items() if name.startswith(("tensorwise", "rowwise")))
+    assert not any(ok for name, ok in slow.items() if not name.startswith("C:"))
     # A drain longer than the limit: the host may have waited on the GPU.
     queued = launch_report(launch, ours_drain=5000.0)["verdict"]
     assert not any(ok for name, ok in queued.items() if not name.startswith("C:"))
@@ -178,7 +184,9 @@ def test_launch_render(launch, tmp_path):
     assert result.returncode == 0, result.stderr
     md = path.with_suffix(".md").read_text()
     assert "PASS: tensorwise: fp8mlir.scaled_mm <= 15.0 us and < torch._scaled_mm" in md
-    assert "| tensorwise | fp8mlir.scaled_mm | 11.00 | 10.5-12.0 | 2.50 | 77% | 20 | yes |" in md
+    assert ("| tensorwise | fp8mlir.scaled_mm | 11.00 | 10.5-12.0 | 10.00 | 2.50 | 77% | 20 "
+            "| yes |") in md
+    assert "GPU SM clock after the samples: 1755-1980 MHz" in md
     assert "| now | fp8mlir.scaled_mm(out=) | 9.00 |" in md
     assert "| rowwise | 1 | 4096 x 4096 | 10.00 | 14.00 | 1.40 | 25.00 | n/a | n/a |" in md
 
@@ -221,11 +229,24 @@ class _FakeCuda:
 def test_launch_gpu_time_needs_the_calls_queued_before_the_spin_ended(timing):
     from types import SimpleNamespace
     slow_host = SimpleNamespace(cuda=_FakeCuda(spin_ms=0.0, kernel_ms=1.0))
-    assert timing.queued_gpu_us(slow_host, lambda i: None, 10) is None
-    assert slow_host.cuda.sleeps == [timing.SPIN_CYCLES * 4 ** i for i in range(3)]
+    calls = []
+    assert timing.queued(slow_host, lambda i: calls.append(i), 16) is None
+    assert slow_host.cuda.sleeps == [timing.SPIN_CYCLES * 2 ** i for i in range(4)]
+    assert len(calls) == 16 + 8 + 4 + 2  # half the calls at each retry
     fast_host = SimpleNamespace(cuda=_FakeCuda(spin_ms=1000.0, kernel_ms=2.0))
-    assert timing.queued_gpu_us(fast_host, lambda i: None, 10) == pytest.approx(200.0)
+    result = timing.queued(fast_host, lambda i: None, 10)
+    assert result["gpu_us"] == pytest.approx(200.0) and result["calls"] == 10
+    assert 0 <= result["host_us"] < 1000.0
     assert len(fast_host.cuda.sleeps) == 1
+
+
+def test_launch_host_bound_means_the_host_did_not_wait(timing):
+    held = {"gpu_us": 2.5, "host_us": 10.0, "calls": 500}
+    assert timing.host_bound(11.0, 20.0, held)
+    assert not timing.host_bound(17.8, 20.0, held)  # slower than with the GPU held back
+    assert not timing.host_bound(11.0, 2000.0, held)  # the GPU had a backlog
+    assert not timing.host_bound(2.0, 20.0, held)  # the GPU is slower than the host
+    assert not timing.host_bound(11.0, 20.0, None)
 
 
 def test_launch_host_time_interleaves_every_implementation_each_round(timing):
