@@ -108,6 +108,10 @@ class Gemm:
             self.peer_sa = torch.cat([self.sa, torch.ones(mp - m, kb, device="cuda")]
                                      ).t().contiguous().t()
         self.peer_name = "torch._scaled_mm" if recipe != "blockwise" else "F.scaled_mm"
+        if recipe == "blockwise":  # imported once: the timed call is the call
+            from torch.nn.functional import ScalingType, SwizzleType, scaled_mm
+            self.blockwise = (scaled_mm, ScalingType.BlockWise1x128,
+                              ScalingType.BlockWise128x128, SwizzleType.NO_SWIZZLE)
 
     def ours(self, i=0):
         return self.scaled_mm(self.a, self.bs[i], self.sa, self.sb)
@@ -126,10 +130,9 @@ class Gemm:
         if self.recipe != "blockwise":
             return torch._scaled_mm(self.a, self.bs[i], self.sa, self.sb,
                                     out_dtype=torch.bfloat16, use_fast_accum=True)
-        from torch.nn.functional import ScalingType, SwizzleType, scaled_mm
-        return scaled_mm(self.peer_a, self.bs[i], self.peer_sa, ScalingType.BlockWise1x128,
-                         self.sb, ScalingType.BlockWise128x128,
-                         swizzle_a=SwizzleType.NO_SWIZZLE, swizzle_b=SwizzleType.NO_SWIZZLE,
+        scaled_mm, block_1x128, block_128x128, no_swizzle = self.blockwise
+        return scaled_mm(self.peer_a, self.bs[i], self.peer_sa, block_1x128, self.sb,
+                         block_128x128, swizzle_a=no_swizzle, swizzle_b=no_swizzle,
                          output_dtype=torch.bfloat16)
 
 
