@@ -11,23 +11,6 @@ namespace {
 constexpr uint64_t kTwoPow32 = uint64_t(1) << 32;
 constexpr uint64_t kTwoPow40 = uint64_t(1) << 40;
 
-std::string hex(uint64_t value) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  do {
-    out.insert(out.begin(), digits[value & 15]);
-    value >>= 4;
-  } while (value);
-  return "0x" + out;
-}
-
-template <typename T> std::string list(const T *values, size_t count) {
-  std::string out = "[";
-  for (size_t i = 0; i < count; ++i)
-    out += (i ? ", " : "") + std::to_string(values[i]);
-  return out + "]";
-}
-
 std::string shapeString(const std::vector<Expr> &shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i)
