@@ -105,6 +105,9 @@ class Linear(torch.nn.Linear):
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features)
         m = x2.shape[0]
+        if m == 0:  # no tokens: nothing to quantize
+            bias = None if self.bias is None else self.bias.to(x.dtype)
+            return F.linear(x, self.weight.to(x.dtype), bias)
         pad = -m % TOKEN_MULTIPLE
         if pad:
             x2 = F.pad(x2, (0, 0, 0, pad))
