@@ -16,6 +16,11 @@
   next scale written in place; with ``main_grad``, dW is accumulated into
   it in place and ``dw`` is an empty tensor.
 
+- ``linear_inference(x, weight, bias, x_scale, w_scale, step) -> y``: the
+  forward alone, compiled with a run-time token count (any M, also
+  symbolic under torch.compile); delayed scaling reads the scales and
+  records nothing.
+
 ``step`` is a LinearStep signature (everything but M and the chip, which
 come from ``x`` and its device). The autograd formula of linear_forward
 calls linear_backward. Fake implementations give every shape from the
@@ -28,7 +33,7 @@ from typing import List, Optional, Tuple
 import torch
 from torch import Tensor
 
-from .linear_step import BACKWARD, FORWARD, LinearStep
+from .linear_step import BACKWARD, FORWARD, FUNCTION, LinearStep
 from .ops import _cache, device_chip
 
 SAVED = 4  # X's and W's FP8 copy and scale, for every recipe and chip
@@ -62,6 +67,17 @@ def step_for(signature, m, device):
     if found is None:
         spec = LinearStep.from_signature(signature, m, device_chip(index))
         found = _STEPS[key] = _Step(spec, _cache(None).module(spec))
+    return found
+
+
+def inference_for(signature, device):
+    """The compiled inference forward of `signature` on a CUDA device."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    key = (signature, None, index)
+    found = _STEPS.get(key)
+    if found is None:
+        spec = LinearStep.from_signature(signature, None, device_chip(index))
+        found = _STEPS[key] = _cache(None).module(spec)[FUNCTION]
     return found
 
 
@@ -177,3 +193,20 @@ def _backward(ctx, dy, *unused):
 
 
 linear_forward.register_autograd(_backward, setup_context=_setup_context)
+
+
+@torch.library.custom_op("fp8mlir::linear_inference", mutates_args=(), device_types="cuda")
+def linear_inference(x: Tensor, weight: Tensor, bias: Optional[Tensor],
+                     x_scale: Optional[Tensor], w_scale: Optional[Tensor], step: str) -> Tensor:
+    forward = inference_for(step, x.device)
+    args = {"x": x, "w": weight}
+    if bias is not None:
+        args["bias"] = bias
+    if x_scale is not None:
+        args.update(x_scale=x_scale, w_scale=w_scale)
+    return forward(**args)
+
+
+@linear_inference.register_fake
+def _linear_inference_fake(x, weight, bias, x_scale, w_scale, step):
+    return x.new_empty((x.shape[0], weight.shape[0]), dtype=x.dtype)

@@ -19,6 +19,10 @@ calls from autograd. Every argument and result carries an ``fp8.name``:
 (brackets: bias with a bias, main_grad with main-gradient accumulation, the
 scaling state under the delayed recipe). A training step needs a static
 token count M (wgrad's K), so a layer has one module per M it runs with.
+
+With ``m=None`` the step is the forward alone, for inference: ``@linear``
+taking x, w, [bias], [x_scale, w_scale] and returning y, with a run-time
+token count (one module serves every M).
 """
 
 import re
@@ -54,7 +58,7 @@ class LinearStep:
     accumulated into an f32 main gradient (an argument) instead of being
     returned alone; history: the delayed recipe's amax history length."""
     recipe: str
-    m: int
+    m: Optional[int]
     n: int
     k: int
     chip: str = "sm_90a"
@@ -70,8 +74,12 @@ class LinearStep:
         if self.chip not in RECIPE_CHIPS[self.recipe]:
             raise ValueError(f"recipe {self.recipe!r} runs on {', '.join(RECIPE_CHIPS[self.recipe])}, "
                              f"not {self.chip}")
+        if self.m is None and self.main_grad:
+            raise ValueError("an inference step (m=None) has no main gradient")
         for name in ("m", "n", "k", "history"):
             value = getattr(self, name)
+            if name == "m" and value is None:
+                continue
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         for name in ("x_dtype", "w_dtype"):
@@ -85,6 +93,36 @@ class LinearStep:
     @property
     def delayed(self):
         return self.recipe == "delayed"
+
+    @property
+    def training(self):
+        """A training step (forward and backward, static M), not the
+        inference forward (m=None)."""
+        return self.m is not None
+
+    def _inference_mlir(self):
+        k, n = self.k, self.n
+        x, w = HIGH_TYPES[self.x_dtype], HIGH_TYPES[self.w_dtype]
+        args = [("x", f"tensor<?x{k}x{x}>"), ("w", f"tensor<{n}x{k}x{w}>")]
+        operands, scales, results = "%x, %w", "", ["y"]
+        if self.bias_dtype:
+            args.append(("bias", f"tensor<{n}x{self.bias_dtype}>"))
+            operands += " bias %bias"
+        y = f"tensor<?x{n}x{x}>"
+        types = [y]
+        if self.delayed:
+            args += [("x_scale", "tensor<f32>"), ("w_scale", "tensor<f32>")]
+            scales = " scales(%x_scale, %w_scale)"
+            results += ["x_amax", "w_amax"]
+            types += ["tensor<f32>", "tensor<f32>"]
+        params = ",\n    ".join(f"%{a}: {t} {{fp8.name = \"{a}\"}}" for a, t in args)
+        return (f"// {self.describe()}\n"
+                f"func.func @{FUNCTION}(\n    {params})\n"
+                f"    -> ({y} {{fp8.name = \"y\"}}) {{\n"
+                f"  {', '.join('%' + r for r in results)} = fp8.linear {operands}{scales}"
+                f" {{recipe = {_recipe_attr(self.recipe, self.history)}}}\n"
+                f"      : ({', '.join(t for _, t in args)}) -> ({', '.join(types)})\n"
+                f"  return %y : {y}\n}}\n")
 
     def _arguments(self):
         """(name, type) of the step function's arguments."""
@@ -113,7 +151,10 @@ class LinearStep:
         return results
 
     def to_mlir(self):
-        """The step function, marked fp8.split_backward (compile it for self.chip)."""
+        """The step function, marked fp8.split_backward (compile it for
+        self.chip); the forward alone for an inference step."""
+        if not self.training:
+            return self._inference_mlir()
         recipe = _recipe_attr(self.recipe, self.history)
         args, results = self._arguments(), self._results()
         types = dict(args + results)
@@ -168,7 +209,9 @@ class LinearStep:
     def describe(self):
         bias = f", bias {self.bias_dtype}" if self.bias_dtype else ""
         grad = ", main_grad" if self.main_grad else ""
-        return (f"linear {self.recipe} M={self.m} N={self.n} K={self.k} X {self.x_dtype} "
+        what = "linear" if self.training else "linear inference"
+        m = self.m if self.training else "?"
+        return (f"{what} {self.recipe} M={m} N={self.n} K={self.k} X {self.x_dtype} "
                 f"W {self.w_dtype}{bias}{grad} on {self.chip}")
 
     # --- naming -----------------------------------------------------------------
@@ -184,21 +227,27 @@ class LinearStep:
     @property
     def cache_key(self):
         """The module's directory name in the kernel cache."""
+        if not self.training:
+            return f"linear-{self.signature()}-inference"
         return f"linear-{self.signature()}-m{self.m}"
 
     @classmethod
     def from_signature(cls, signature, m, chip):
-        """The step of `signature` (see signature()) for M tokens on chip."""
+        """The step of `signature` (see signature()) for M tokens on chip;
+        M None: the inference forward (no main gradient)."""
         match = _SIGNATURE.fullmatch(signature)
         if not match:
             raise ValueError(f"not a linear-step signature: {signature!r}")
         g = match.groupdict()
-        return cls(g["recipe"], m=int(m), n=int(g["n"]), k=int(g["k"]), chip=chip,
-                   x_dtype=g["x"], w_dtype=g["w"],
+        return cls(g["recipe"], m=None if m is None else int(m), n=int(g["n"]), k=int(g["k"]),
+                   chip=chip, x_dtype=g["x"], w_dtype=g["w"],
                    bias_dtype=None if g["bias"] == "none" else g["bias"],
-                   main_grad=bool(g["mg"]), history=int(g["h"] or 1024))
+                   main_grad=bool(g["mg"]) and m is not None, history=int(g["h"] or 1024))
 
     def with_m(self, m):
+        """This step for m tokens (None: the inference forward)."""
+        if m is None:
+            return replace(self, m=None, main_grad=False)
         return replace(self, m=int(m))
 
 

@@ -12,9 +12,11 @@ quantizes dY and runs dgrad and wgrad. Both go through the operators
 ``torch.compile(fullgraph=True)`` and CUDA graphs take the layer.
 
 The module of a layer is compiled per token count M (a training step needs
-a static M): from the kernel cache ($FP8MLIR_KERNEL_CACHE), compiled on a
-miss where the compiler is installed; elsewhere a miss raises an error
-naming the module and the command that fills the cache.
+a static M); without autograd (no grad, or nothing requiring it) the layer
+runs the forward alone, compiled once for any M. Modules come from the
+kernel cache ($FP8MLIR_KERNEL_CACHE), compiled on a miss where the compiler
+is installed; elsewhere a miss raises an error naming the module and the
+command that fills the cache.
 """
 
 import torch
@@ -108,13 +110,21 @@ class Linear(torch.nn.Linear):
         if m == 0:  # no tokens: nothing to quantize
             bias = None if self.bias is None else self.bias.to(x.dtype)
             return F.linear(x, self.weight.to(x.dtype), bias)
+        bias = self.bias
+        if bias is not None and bias.dtype not in (torch.bfloat16, torch.float32):
+            bias = bias.float()
+        grad = torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad or (
+            bias is not None and bias.requires_grad))
+        if not grad:  # the inference forward: any token count, no state change
+            scales = (self.x_scale, self.w_scale) if self.recipe == "delayed" else (None, None)
+            with torch.autocast(x.device.type, enabled=False):
+                y = _linear_ops.linear_inference(x2.contiguous(), self.weight, bias, *scales,
+                                                 self.step_signature(x2.dtype))
+            return y.reshape(*lead, self.out_features)
         pad = -m % TOKEN_MULTIPLE
         if pad:
             x2 = F.pad(x2, (0, 0, 0, pad))
         x2 = x2.contiguous()
-        bias = self.bias
-        if bias is not None and bias.dtype not in (torch.bfloat16, torch.float32):
-            bias = bias.float()
         recording = self.training and torch.is_grad_enabled()
         state = [None] * 6
         if self.recipe == "delayed":

@@ -73,6 +73,7 @@ def parse_args(argv):
     p.add_argument("--train-args", default="", help="bench/train_fp8.py arguments")
     p.add_argument("--bench-args", default="", help="bench/bench_linear.py arguments")
     p.add_argument("--linear", action="append", default=[], metavar="SIGNATURE:M",
+                   # M: a token count, or "inference" for the inference forward
                    help="one module, as a cache-miss error names it")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--archive", help="also write the cache as this .tar.xz")
@@ -88,7 +89,8 @@ def steps_of(args):
         steps += linear_cases.SUITES[suite](extra.get(suite, ""), args.chip)
     for text in args.linear:
         signature, _, m = text.rpartition(":")
-        steps.append(LinearStep.from_signature(signature, int(m), args.chip))
+        steps.append(LinearStep.from_signature(signature, None if m == "inference" else int(m),
+                                               args.chip))
     unique = {}
     for step in steps:
         unique.setdefault(step.cache_key, step)

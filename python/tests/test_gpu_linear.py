@@ -206,9 +206,10 @@ def test_delayed_state_dict_round_trip():
         assert torch.equal(a, b)
     for name, value in ours.state_dict().items():
         assert torch.equal(value, copy_layer.state_dict()[name]), name
-    # Evaluation neither records nor updates.
+    # Evaluation (with and without grad) neither records nor updates.
     before = {k: v.clone() for k, v in ours.state_dict().items()}
     ours.eval()
+    run_step(ours, *inputs[0], False)
     with torch.no_grad():
         ours(inputs[0][0])
     for name, value in ours.state_dict().items():
@@ -363,9 +364,31 @@ def test_export_keeps_the_layer_operator():
     model, _ = small_model("current")
     model.eval()
     x, _ = model_inputs(10)
-    with torch.no_grad():
-        want = model(x)
+    want = model(x).detach()
     program = torch.export.export(model, (x,))
     assert "fp8mlir.linear_forward" in str(program.graph)
-    with torch.no_grad():
-        torch.testing.assert_close(program.module()(x), want, rtol=0, atol=0)
+    torch.testing.assert_close(program.module()(x).detach(), want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_inference_runs_any_token_count(recipe):
+    """Without autograd the layer runs the forward compiled for a run-time
+    token count: the reference's Y at token counts of any size, also
+    under torch.compile(dynamic=True), and the delayed state untouched."""
+    from fp8mlir import _linear_ops
+    ours, ref, _, _, _ = make_layers("tail", recipe)
+    before = {k: v.clone() for k, v in ours.state_dict().items()}
+    compiled = torch.compile(ours, fullgraph=True, dynamic=True)
+    for tokens in (336, 100, 7):
+        x = torch.randn(tokens, ours.in_features, device="cuda", dtype=torch.bfloat16)
+        with torch.no_grad():
+            got, want = ours(x), ref(x)
+            assert rel(got, want) <= GEMM_TOLERANCE[torch.bfloat16], (tokens, rel(got, want))
+            torch.testing.assert_close(compiled(x), got, rtol=0, atol=0)
+    for name, value in ours.state_dict().items():
+        assert torch.equal(value, before[name]), f"inference changed {name}"
+    x = torch.randn(40, ours.in_features, device="cuda", dtype=torch.bfloat16)
+    scales = (ours.x_scale, ours.w_scale) if recipe == "delayed" else (None, None)
+    torch.library.opcheck(_linear_ops.linear_inference,
+                          (x, ours.weight.detach(), ours.bias.detach(), *scales,
+                           ours.step_signature(x.dtype)))

@@ -39,10 +39,11 @@ def test_step_text_compiles(recipe):
     """The text parses and compiles (the step's kernels) with this compiler."""
     if not _capi.available():
         pytest.skip("the compiler library is not built")
-    step = LinearStep(recipe, m=336, n=384, k=256, bias_dtype="bf16", w_dtype="f32")
-    kernels = fp8mlir.compile_all(step.to_mlir(), "sm_90a")
-    assert any(k.name.startswith("fp8_gemm_") for k in kernels)
-    assert any("quantize" in k.name for k in kernels)
+    for m in (336, None):
+        step = LinearStep(recipe, m=m, n=384, k=256, bias_dtype="bf16", w_dtype="f32")
+        kernels = fp8mlir.compile_all(step.to_mlir(), "sm_90a")
+        assert any(k.name.startswith("fp8_gemm_") for k in kernels)
+        assert any("quantize" in k.name for k in kernels)
 
 
 def test_step_validation():
@@ -76,9 +77,10 @@ def test_signatures_round_trip_and_keys_differ():
         LinearStep.from_signature("current-n1", 16, "sm_90a")
 
 
-def test_cache_miss_without_compiler_names_module_and_command(tmp_path, monkeypatch):
+@pytest.mark.parametrize("m", [208, None])
+def test_cache_miss_without_compiler_names_module_and_command(tmp_path, monkeypatch, m):
     monkeypatch.setattr(ops, "module_compiler_available", lambda: False)
-    step = LinearStep("blockwise", m=208, n=256, k=512, w_dtype="f32", bias_dtype="f32")
+    step = LinearStep("blockwise", m=m, n=256, k=512, w_dtype="f32", bias_dtype="f32")
     with pytest.raises(CompilerUnavailableError) as error:
         ops.KernelCache(tmp_path).module(step)
     message = str(error.value)
@@ -86,6 +88,19 @@ def test_cache_miss_without_compiler_names_module_and_command(tmp_path, monkeypa
     command = re.search(r"-m fp8mlir\.populate (.*)", message).group(1).split()
     args = populate.parse_args(command)
     assert args.cache == str(tmp_path) and populate.steps_of(args) == [step]
+
+
+def test_inference_step_text():
+    step = LinearStep("delayed", m=None, n=384, k=256, bias_dtype="bf16")
+    text = step.to_mlir()
+    assert "fp8.split_backward" not in text and "linear_backward" not in text
+    assert "%x: tensor<?x256xbf16>" in text and "-> (tensor<?x384xbf16> {fp8.name = \"y\"})" in text
+    assert "scales(%x_scale, %w_scale)" in text
+    assert step.cache_key.endswith("-inference")
+    training = LinearStep("delayed", m=336, n=384, k=256, bias_dtype="bf16", main_grad=True)
+    assert training.with_m(None) == step
+    with pytest.raises(ValueError, match="no main gradient"):
+        LinearStep("current", m=None, n=128, k=128, main_grad=True)
 
 
 def test_populate_suites_cover_the_tests_and_benchmarks():
@@ -102,7 +117,7 @@ def test_populate_suites_cover_the_tests_and_benchmarks():
     smaller = populate.steps_of(populate.parse_args(
         ["cache", "--suite", "train", "--train-args", "--hidden 1024 --seq 100 --batch 3 "
          "--recipes bf16,current"]))
-    assert {s.m for s in smaller} == {304} and {s.recipe for s in smaller} == {"current"}
+    assert {s.m for s in smaller} == {304, None} and {s.recipe for s in smaller} == {"current"}
     assert {s.k for s in smaller} == {1024, 2816}
 
 

@@ -5,7 +5,8 @@ table ``python3 -m fp8mlir.populate`` compiles (pure Python).
 
 A layer compiles one module per token count (a training step needs a
 static M) and per dtypes of X, W and the bias; tokens are padded to a
-multiple of 16 (fp8mlir.nn.TOKEN_MULTIPLE).
+multiple of 16 (fp8mlir.nn.TOKEN_MULTIPLE). Without autograd it runs the
+inference forward, one module for every token count (LinearStep m=None).
 """
 
 import shlex
@@ -52,10 +53,15 @@ def model_steps(recipe, chip="sm_90a"):
             LinearStep(recipe, m=m, n=MODEL["in"], k=MODEL["hidden"], chip=chip)]
 
 
+# The layers the tests also run without autograd (evaluation, inference).
+INFERENCE_LAYERS = ("tail",)
+
+
 def gpu_test_steps(chip="sm_90a"):
     steps = []
     for recipe in RECIPES:
         steps += [layer_step(name, recipe, chip) for name in LAYERS]
+        steps += [layer_step(name, recipe, chip).with_m(None) for name in INFERENCE_LAYERS]
         steps += model_steps(recipe, chip)
     return steps
 
@@ -76,14 +82,15 @@ def ffn_size(hidden):
 def train_steps(argv="", chip="sm_90a"):
     """The modules of bench/train_fp8.py --impl fp8mlir with these
     arguments: every block's qkv, proj, gate_up and down layer (f32 master
-    weights, bf16 autocast, no bias) for batch x seq tokens, per recipe."""
+    weights, bf16 autocast, no bias) for batch x seq tokens, per recipe,
+    and their inference forwards (the evaluation runs without grad)."""
     args = _bench_module("train_fp8").parse_args(shlex.split(argv) + ["--impl", "fp8mlir"])
     hidden, ffn = args.hidden, ffn_size(args.hidden)
     shapes = [(hidden, 3 * hidden), (hidden, hidden), (hidden, 2 * ffn), (ffn, hidden)]
     recipes = [r for r in args.recipe_list if r != "bf16"]
     m = padded(args.batch * args.seq)
-    return [LinearStep(recipe, m=m, n=n, k=k, chip=chip, w_dtype="f32")
-            for recipe in recipes for k, n in shapes]
+    return [LinearStep(recipe, m=tokens, n=n, k=k, chip=chip, w_dtype="f32")
+            for recipe in recipes for k, n in shapes for tokens in (m, None)]
 
 
 def bench_linear_steps(argv="", chip="sm_90a"):
