@@ -1,11 +1,13 @@
 """The torch side of a module function call (fp8mlir.module.Function).
 
-A function whose shapes are all static (no run-time symbols) keeps its
-fp8rt_tensor arrays with every extent and dtype filled in once: a call
-checks each tensor against them in Python (shape, dtype, contiguity: cheap
-comparisons) and writes the data pointers only. Anything else (symbols, a
-tensor that does not match, where the runtime is to report what is wrong)
-takes the general path, which describes every tensor anew.
+A call runs from a plan per argument shapes (one for a function without
+run-time symbols; the last few shapes otherwise): the fp8rt_tensor arrays
+with every extent and dtype filled in, the result shapes and the workspace
+size. It checks each tensor against the plan in Python (shape, dtype,
+contiguity: cheap comparisons) and writes the data pointers only. Shapes
+without a plan, or a tensor that does not match one (where the runtime is to
+report what is wrong), take the general path, which describes every tensor
+anew and, when the call succeeds, leaves a plan for those shapes.
 """
 
 import ctypes
@@ -53,12 +55,11 @@ class FunctionCall:
         self.res_dtypes = [torch_dtype(r.dtype) for r in function.results]
         self.owned = [i for i, r in enumerate(function.results) if r.alias_of is None]
         self.static = function._static
+        self.plans = {}  # argument shapes (None when static) -> _Plan
         if self.static:
-            self.arg_shapes = [tuple(a.shape) for a in function.arguments]
-            self.res_shapes = function.result_shapes({})
-            self.args = self._array(function.arguments, self.arg_shapes)
-            self.results = self._array(function.results, self.res_shapes)
-            self.workspace = function.workspace_bytes()
+            shapes = [tuple(a.shape) for a in function.arguments]
+            self.plans[None] = _Plan(self, shapes, function.result_shapes({}),
+                                     function.workspace_bytes())
 
     @staticmethod
     def _array(infos, shapes):
@@ -117,13 +118,15 @@ class FunctionCall:
         if device.type != "cuda":
             raise ValueError(f"{self.fn.name}(): argument '{self.fn.argument_names[0]}' "
                              f"must be a CUDA tensor, got one on {device}")
-        fast = self.static and self._fill_static(self.args, tensors, self.arg_shapes,
-                                                 self.arg_dtypes)
+        key = None if self.static else tuple(t.shape for t in tensors)
+        plan = self.plans.get(key)
+        fast = plan is not None and self._fill(plan.args, tensors, plan.arg_shapes,
+                                               self.arg_dtypes)
         if fast:
-            results = self._outputs(out, device, self.res_shapes)
-            fast = self._fill_static(self.results, results, self.res_shapes, self.res_dtypes)
+            results = self._outputs(out, device, plan.res_shapes)
+            fast = self._fill(plan.results, results, plan.res_shapes, self.res_dtypes)
         if fast:
-            arg_array, res_array, workspace_bytes = self.args, self.results, self.workspace
+            arg_array, res_array, workspace_bytes = plan.args, plan.results, plan.workspace
         else:
             arg_array, res_array, results, workspace_bytes = self._general(tensors, out, device)
         workspace = (torch.empty(workspace_bytes, dtype=torch.uint8, device=device)
@@ -139,6 +142,10 @@ class FunctionCall:
         if status != _runtime.SUCCESS:
             raise RuntimeError(_runtime._error_message(self.fn._lib, status,
                                                        f"call of {self.fn.name}"))
+        if not fast and not self.static and key not in self.plans:
+            if len(self.plans) >= _PLANS:
+                self.plans.pop(next(iter(self.plans)))
+            self.plans[key] = _Plan(self, key, self._shapes_of(tensors), workspace_bytes)
         values = tuple(tensors[r.alias_of] if r.alias_of is not None else results[i]
                        for i, r in enumerate(self.fn.results))
         return values[0] if len(values) == 1 else values
@@ -149,9 +156,14 @@ class FunctionCall:
                           workspace.data_ptr() if workspace is not None else None,
                           workspace_bytes, stream or None)
 
+    def _shapes_of(self, tensors):
+        """The result shapes for these arguments."""
+        symbols = self.fn.bind_symbols([tuple(t.shape) for t in tensors])
+        return [tuple(evaluate(e, symbols) for e in r.shape) for r in self.fn.results]
+
     @staticmethod
-    def _fill_static(array, tensors, shapes, dtypes):
-        """Writes the data pointers when every tensor matches the static
+    def _fill(array, tensors, shapes, dtypes):
+        """Writes the data pointers when every tensor matches the plan's
         description (None: an aliased result, data NULL); False when one
         does not."""
         for slot, tensor, shape, dtype in zip(array, tensors, shapes, dtypes):
@@ -174,11 +186,24 @@ class FunctionCall:
                                                              len(tensors), ctypes.byref(size))
         if status != _runtime.SUCCESS:  # the arguments are wrong: the runtime says how
             raise RuntimeError(_runtime._error_message(fn._lib, status, f"call of {fn.name}"))
-        symbols = fn.bind_symbols([tuple(t.shape) for t in tensors])
-        shapes = [tuple(evaluate(e, symbols) for e in r.shape) for r in fn.results]
+        shapes = self._shapes_of(tensors)
         workspace_bytes = size.value
         results = self._outputs(out, device, shapes)
         res_array = (_Array * max(len(results), 1))()
         for slot, name, tensor in zip(res_array, fn.result_names, results):
             _describe(slot, name, tensor)
         return arg_array, res_array, results, workspace_bytes
+
+
+_PLANS = 8  # plans kept per function with run-time symbols
+
+
+class _Plan:
+    """The described arrays of one call configuration."""
+
+    def __init__(self, call, arg_shapes, res_shapes, workspace):
+        self.arg_shapes = [tuple(s) for s in arg_shapes]
+        self.res_shapes = [tuple(s) for s in res_shapes]
+        self.args = call._array(call.fn.arguments, self.arg_shapes)
+        self.results = call._array(call.fn.results, self.res_shapes)
+        self.workspace = workspace
