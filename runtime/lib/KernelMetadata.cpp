@@ -450,7 +450,8 @@ const EnumName<GridKind> kGridKinds[] = {{"persistent", GridKind::Persistent},
 
 const char *const kKernelKinds[] = {"gemm",          "quantize",
                                     "amax",          "compute_scale",
-                                    "update_amax_history", "dequantize"};
+                                    "update_amax_history", "dequantize",
+                                    "scales_to_mx"};
 
 int64_t swizzleSpanBytes(CUtensorMapSwizzle swizzle) {
   switch (swizzle) {
@@ -498,7 +499,7 @@ public:
          // Describe the computation for tools (checks, benchmarks); the
          // launch does not depend on them.
          "gemm", "quantize", "compute_scale", "update_amax_history",
-         "dequantize"}));
+         "dequantize", "scales_to_mx"}));
     FP8RT_RETURN_IF_ERROR(parseKind(root));
 
     FP8RT_RETURN_IF_ERROR(
@@ -561,7 +562,7 @@ private:
       return reader_.errorAt(*root.find("kind"), "kind", "\"", kind,
                              "\" is not a kernel kind (gemm, quantize, amax, "
                              "compute_scale, update_amax_history, "
-                             "dequantize)");
+                             "dequantize, scales_to_mx)");
     meta_.kind = kind;
     return Status();
   }

@@ -130,8 +130,8 @@ struct GridSpec {
 struct KernelMetadata {
   std::string name;
   std::string entry;
-  // "gemm", "quantize", "amax", "compute_scale", "update_amax_history" or
-  // "dequantize"
+  // "gemm", "quantize", "amax", "compute_scale", "update_amax_history",
+  // "dequantize" or "scales_to_mx"
   std::string kind = "gemm";
   std::string chip; // "sm_90a"
   int chipMajor = 0, chipMinor = 0;

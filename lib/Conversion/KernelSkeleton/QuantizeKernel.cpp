@@ -330,7 +330,9 @@ std::string mlir::fp8::getQuantizeKernelName(const QuantizeProblem &p) {
     name += "_row";
   if (p.columnwise)
     name += p.columnwiseTransposed ? "_col" : "_col_untransposed";
-  if (p.historyLength > 0)
+  if (p.amaxScalar)
+    name += "_amax";
+  else if (p.historyLength > 0)
     name += llvm::formatv("_hist{0}", p.historyLength).str();
   if (p.mxScales)
     name += "_mxscales";
@@ -521,7 +523,9 @@ DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
               getScaleShapeAttr(m, p, /*columnwise=*/true), "output",
               s.alignment);
     }
-    if (p.historyLength > 0)
+    if (p.amaxScalar)
+      operand("amax_out", "f32", m.list({}), "output", 4);
+    else if (p.historyLength > 0)
       operand("amax_history", "f32", m.shape({p.historyLength}), "output", 4);
   }
   if (p.dynamicRows && p.needsTranspose())
@@ -563,7 +567,11 @@ DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
       info.push_back({"amax_clamp", m.f32(p.amaxClamp)});
     if (p.mxScales)
       info.push_back({"scale_granularity", m.str("mx1x32")});
-    if (p.historyLength > 0)
+    if (p.amaxScalar)
+      info.push_back({"amax_out", m.str("amax(x) is max-ed into "
+                                        "amax_out[0] (NaN sticky): pass it "
+                                        "zeroed")});
+    else if (p.historyLength > 0)
       info.push_back({"amax_history", m.str("slot 0 becomes max(slot 0, "
                                             "amax(x)), NaN sticky, in place")});
   }

@@ -1,0 +1,198 @@
+//===- ScaleConversionKernel.cpp - Blockwise scales to MX atoms -----------===//
+
+#include "FP8/Conversion/KernelSkeleton/ScaleConversionKernel.h"
+#include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
+#include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
+#include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+/// The MX 128x4 scale-factor atom: 128 rows of four 1x32 blocks, 512 bytes;
+/// row r's four bytes at (r % 32) * 16 + (r / 32) * 4.
+static constexpr int64_t kAtomRows = 128;
+static constexpr int64_t kAtomBlocks = 4;
+static constexpr int64_t kAtomBytes = 512;
+static constexpr int64_t kAtomLaneBytes = 16;
+static constexpr int64_t kMXBlock = 32;
+/// One thread per row of a 128-row band of atoms.
+static constexpr int64_t kThreads = kAtomRows;
+
+int64_t ScalesToMXProblem::gridCols() const {
+  return llvm::divideCeil(mxBlocks, tileCols / kMXBlock);
+}
+
+int64_t ScalesToMXProblem::kGroups() const {
+  return llvm::divideCeil(mxBlocks, kAtomBlocks);
+}
+
+FailureOr<ScalesToMXProblem> ScalesToMXProblem::get(ScalesToMXOp op) {
+  // The verifier checked the tile and the shapes.
+  TileShape tile = op.getGranularity().getTile();
+  ScalesToMXProblem p;
+  p.rows = op.getResult().getType().getDimSize(0);
+  p.dynamicRows = ShapedType::isDynamic(p.rows);
+  p.tileRows = tile.rows;
+  p.tileCols = tile.cols;
+  p.mxBlocks = op.getResult().getType().getDimSize(1);
+  p.inputType = op.getInput().getType().getElementType();
+  // One CTA covers 128 rows: a whole number of tiles.
+  if (kAtomRows % p.tileRows != 0)
+    return op.emitOpError() << "the scale conversion kernel takes tiles whose "
+                               "row count divides 128, got "
+                            << op.getGranularity().describe();
+  // In-band offsets are i32 (band and grid row offsets i64).
+  if (p.kGroups() >= (int64_t(1) << 31) / kAtomBytes)
+    return op.emitOpError() << "the scale conversion kernel takes fewer than "
+                               "2^31 bytes of MX atoms per 128 rows; "
+                            << op.getResult().getType() << " needs more";
+  return p;
+}
+
+std::string mlir::fp8::getScalesToMXKernelName(const ScalesToMXProblem &p) {
+  std::string rows =
+      p.dynamicRows ? std::string("rdyn") : llvm::formatv("r{0}", p.rows).str();
+  return llvm::formatv("fp8_scales_to_mx_{0}_{1}x{2}_{3}_b{4}",
+                       getKernelDTypeName(p.inputType), p.tileRows, p.tileCols,
+                       rows, p.mxBlocks);
+}
+
+DictionaryAttr
+mlir::fp8::buildScalesToMXKernelMetadata(MLIRContext *ctx, StringRef name,
+                                         const ChipInfo &chip,
+                                         const ScalesToMXProblem &p) {
+  KernelMetadataBuilder m(ctx);
+  Attribute gridRows =
+      p.dynamicRows ? m.dim(kQuantizeRowsSymbol)
+                    : m.dim(llvm::divideCeil(p.rows, p.tileRows));
+  Attribute bands =
+      p.dynamicRows
+          ? m.dim(llvm::formatv("ceildiv({0}, {1})", kQuantizeRowsSymbol,
+                                kAtomRows)
+                      .str())
+          : m.dim(llvm::divideCeil(p.rows, kAtomRows));
+  bool f32 = p.inputType.isF32();
+  m.addPointerOperand("scale_inv", getKernelDTypeName(p.inputType),
+                      m.list({gridRows, m.dim(p.gridCols())}), "input",
+                      f32 ? 4 : 1);
+  // Each thread stores its row's four bytes as one word.
+  m.addPointerOperand("mx_scale_inv", "ue8m0",
+                      m.list({bands, m.dim(p.kGroups()), m.dim(kAtomBytes)}),
+                      "output", 4);
+  if (p.dynamicRows)
+    m.addValueParam("r", "i32", kQuantizeRowsSymbol);
+  SmallVector<std::pair<StringRef, Attribute>> info = {
+      {"rows", p.dynamicRows ? m.dim(kQuantizeRowsSymbol) : m.dim(p.rows)},
+      {"mx_blocks", m.num(p.mxBlocks)},
+      {"tile", m.list({m.num(p.tileRows), m.num(p.tileCols)})},
+      {"input_dtype", m.str(getKernelDTypeName(p.inputType))},
+      {"scale_layout", m.str("mx_atom_128x4_ue8m0")},
+      {"code", m.str(f32 ? "the f32 exponent field (bits 23..30) of each "
+                           "power-of-two scale_inv"
+                         : "the UE8M0 byte")}};
+  // [1, ceil(rows of the grid / (128 / Rt)), 1]: one CTA per 128 rows.
+  Attribute grid =
+      m.tilesGrid(kAtomRows / p.tileRows, p.gridCols(), "scale_inv");
+  return m.finish(name, chip, "scales_to_mx", kThreads,
+                  /*dynamicSharedMemoryBytes=*/0, grid, "scales_to_mx",
+                  m.dict(info));
+}
+
+namespace {
+/// Emits the kernel body: thread t of CTA y writes row 128 y + t of every
+/// atom of band y.
+class ScalesToMXEmitter {
+public:
+  ScalesToMXEmitter(ImplicitLocOpBuilder &b, const ScalesToMXProblem &p)
+      : b(b), kb(b), p(p) {}
+
+  void emit(Block &entry);
+
+private:
+  ImplicitLocOpBuilder &b;
+  KernelBuilder kb;
+  const ScalesToMXProblem &p;
+
+  /// The UE8M0 code (i32, 0..255) of grid element `index`.
+  Value loadCode(Value grid, Value index);
+};
+} // namespace
+
+Value ScalesToMXEmitter::loadCode(Value grid, Value index) {
+  if (!p.inputType.isF32()) {
+    Value byte = kb.load(b.getI8Type(), kb.globalElementPtr(grid, index, 1));
+    return arith::ExtUIOp::create(b, b.getI32Type(), byte);
+  }
+  Value bits =
+      kb.load(b.getI32Type(), kb.globalElementPtr(grid, index, /*bytes=*/4));
+  return kb.andi(arith::ShRUIOp::create(b, bits, kb.i32(23)), kb.i32(0xFF));
+}
+
+void ScalesToMXEmitter::emit(Block &entry) {
+  Value grid = entry.getArgument(0);
+  Value atoms = entry.getArgument(1);
+  Value rows = p.dynamicRows ? entry.getArgument(2) : kb.i32(p.rows);
+  Value band = arith::IndexCastUIOp::create(
+      b, b.getI32Type(), gpu::BlockIdOp::create(b, gpu::Dimension::y));
+  Value tid = kb.threadIdX();
+  Value row = kb.add(kb.mul(band, kb.i32(kAtomRows)), tid);
+  Value rowValid = kb.ult(row, rows);
+  // Rows past R read the last tile row (any valid one) and store 0.
+  Value gridRows = kb.ceilDiv(rows, p.tileRows);
+  Value gridRow = kb.minu(kb.divu(row, kb.i32(p.tileRows)),
+                          kb.sub(gridRows, kb.i32(1)));
+  Value gridRowStart = kb.mul(arith::ExtUIOp::create(b, b.getI64Type(), gridRow),
+                              kb.i64(p.gridCols()));
+  // Row t's word in each atom: (t % 32) * 16 + (t / 32) * 4.
+  Value wordInAtom =
+      kb.add(kb.mul(kb.remu(tid, kb.i32(kWarpThreads)), kb.i32(kAtomLaneBytes)),
+             kb.mul(kb.divu(tid, kb.i32(kWarpThreads)), kb.i32(kAtomBlocks)));
+  Value bandStart = kb.mul(arith::ExtUIOp::create(b, b.getI64Type(), band),
+                           kb.i64(p.kGroups() * kAtomBytes));
+  int64_t blocksPerTile = p.tileCols / kMXBlock;
+  kb.forLoop(
+      kb.i32(0), kb.i32(p.kGroups()), kb.i32(1), {},
+      [&](Value group, ValueRange) -> SmallVector<Value> {
+        Value word = kb.i32(0);
+        for (int64_t j = 0; j < kAtomBlocks; ++j) {
+          // MX block kb = 4 g + j covers tile column kb / (Kb / 32).
+          Value block = kb.add(kb.mul(group, kb.i32(kAtomBlocks)), kb.i32(j));
+          Value valid = kb.andi(rowValid, kb.ult(block, kb.i32(p.mxBlocks)));
+          Value col = kb.minu(kb.divu(block, kb.i32(blocksPerTile)),
+                              kb.i32(p.gridCols() - 1));
+          Value code = loadCode(
+              grid, kb.add(gridRowStart,
+                           arith::ExtUIOp::create(b, b.getI64Type(), col)));
+          code = arith::SelectOp::create(b, valid, code, kb.i32(0));
+          word = arith::OrIOp::create(
+              b, word, arith::ShLIOp::create(b, code, kb.i32(8 * j)));
+        }
+        Value inBand = kb.add(kb.mul(group, kb.i32(kAtomBytes)), wordInAtom);
+        Value offset = kb.add(
+            bandStart, arith::ExtUIOp::create(b, b.getI64Type(), inBand));
+        kb.store(word, kb.bytePtr(atoms, offset));
+        return {};
+      });
+  gpu::ReturnOp::create(b);
+}
+
+gpu::GPUFuncOp mlir::fp8::buildScalesToMXKernel(OpBuilder &builder,
+                                                Location loc,
+                                                gpu::GPUModuleOp module,
+                                                StringRef name,
+                                                const ScalesToMXProblem &p) {
+  SmallVector<Type> trailingArgs;
+  if (p.dynamicRows)
+    trailingArgs.push_back(builder.getI32Type());
+  gpu::GPUFuncOp func = createPointerKernel(builder, loc, module, name,
+                                            /*numPointers=*/2, kThreads,
+                                            trailingArgs);
+  OpBuilder::InsertionGuard guard(builder);
+  Block &entry = func.getBody().front();
+  builder.setInsertionPointToStart(&entry);
+  ImplicitLocOpBuilder b(loc, builder);
+  ScalesToMXEmitter(b, p).emit(entry);
+  return func;
+}
