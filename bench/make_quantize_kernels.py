@@ -351,12 +351,14 @@ def cases(which):
         out.append(quantize_case("delayed_amax_row_dyn", "?", 336, "bf16", "#fp8.delayed<>",
                                  "tensor", columnwise=False, scale_kind="given", amax=True))
         # Blockwise scales from elsewhere as MX atoms (the sm_100a blockwise
-        # GEMMs' scale layout): 1x128 and 128x128 tiles with tails, a 1x64
-        # tile (two codes per atom row), UE8M0 input, a run-time R.
+        # GEMMs' scale layout): f32 1x128 (MN-major, as the quantize kernels
+        # write them) and 128x128 tiles with tails, UE8M0 input (row-major),
+        # a 1x64 tile (two codes per atom row), a run-time R (UE8M0, f32).
         out.append(scales_to_mx_case("s2mx_1x128_208", 208, 336, "1x128"))
         out.append(scales_to_mx_case("s2mx_128x128_208", 208, 336, "128x128"))
-        out.append(scales_to_mx_case("s2mx_1x64_256", 256, 512, "1x64"))
+        out.append(scales_to_mx_case("s2mx_ue8m0_1x64_256", 256, 512, "1x64", "ue8m0"))
         out.append(scales_to_mx_case("s2mx_ue8m0_1x128_256", 256, 7168, "1x128", "ue8m0"))
+        out.append(scales_to_mx_case("s2mx_ue8m0_1x128_dyn", "?", 336, "1x128", "ue8m0"))
         out.append(scales_to_mx_case("s2mx_1x128_dyn", "?", 336, "1x128"))
     if which in ("bench", "all"):
         for n in (8192, 16384):

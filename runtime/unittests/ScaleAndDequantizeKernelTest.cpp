@@ -76,15 +76,15 @@ const char *const kDequantizeJson = R"json({
   "dequantize": {"rows": 200, "cols": 384, "granularity": "1x128", "scale_layout": "mn_major_tma_aligned"}
 })json";
 
-// fp8.scales_to_mx of the 1x128 scales [R, 2] of an [R, 256] operand (8 MX
-// blocks, two atoms along K) with a run-time R.
+// fp8.scales_to_mx of the UE8M0 1x128 scales [R, 2] of an [R, 256] operand
+// (8 MX blocks, two atoms along K) with a run-time R.
 const char *const kScalesToMXJson = R"json({
   "format": "fp8-mlir-kernel", "version": 1,
   "name": "cs", "entry": "cs", "chip": "sm_90a", "kind": "scales_to_mx",
   "ptx": "cs.ptx", "block": [128, 1, 1], "dynamic_shared_memory_bytes": 0,
   "grid": {"kind": "tiles", "tile_m": 128, "tile_n": 2, "operand": "scale_inv"},
   "operands": [
-    {"name": "scale_inv", "dtype": "f32", "shape": ["R", 2], "role": "input", "alignment": 4},
+    {"name": "scale_inv", "dtype": "ue8m0", "shape": ["R", 2], "role": "input", "alignment": 1},
     {"name": "mx_scale_inv", "dtype": "ue8m0", "shape": ["ceildiv(R, 128)", 2, 512], "role": "output", "alignment": 4}
   ],
   "params": [
@@ -92,7 +92,7 @@ const char *const kScalesToMXJson = R"json({
     {"name": "mx_scale_inv", "kind": "pointer", "operand": "mx_scale_inv"},
     {"name": "r", "kind": "i32", "value": "R"}
   ],
-  "scales_to_mx": {"rows": "R", "mx_blocks": 8, "tile": [1, 128], "input_dtype": "f32", "scale_layout": "mx_atom_128x4_ue8m0"}
+  "scales_to_mx": {"rows": "R", "mx_blocks": 8, "tile": [1, 128], "input_dtype": "ue8m0", "input_layout": "row_major", "scale_layout": "mx_atom_128x4_ue8m0"}
 })json";
 
 // A PTX entry `cs` with `count` pointer parameters.
@@ -423,7 +423,7 @@ protected:
     load(kScalesToMXJson, ptx);
   }
   static std::vector<fp8rt_tensor> operands(int64_t rows, int64_t bands) {
-    return {makeTensor("scale_inv", kX, FP8RT_F32, {rows, 2}),
+    return {makeTensor("scale_inv", kX, FP8RT_UE8M0, {rows, 2}),
             makeTensor("mx_scale_inv", kY, FP8RT_UE8M0, {bands, 2, 512})};
   }
 };

@@ -27,7 +27,8 @@ before the launch, then
     subnormals, every UE8M0 code) in the layouts the quantize kernels write;
   - scales_to_mx: every byte of the MX atoms (padding 0 included) equals
     blockwiseScalesToMxAtoms's, over power-of-two scales 2^-127..2^127 (f32)
-    or UE8M0 codes, static R or each R of DYNAMIC_ROWS;
+    or UE8M0 codes, static R or each R of DYNAMIC_ROWS (rounded up to a
+    multiple of 4 for MN-major f32 grids, whose padding rows are converted);
   - a delayed cast whose amax is returned (amax_out): the zeroed scalar
     holds the reference amax.
 With --bench, times every kernel (CUDA events, median of repeats, L2 flushed
@@ -648,15 +649,24 @@ def check_scales_to_mx(meta, kernel, numerics, gen):
     grid_cols = math.ceil(kblocks * 32 / tc)
     kgroups = math.ceil(kblocks / 4)
     failures = []
+    mn_major = desc["input_layout"] == "mn_major_tma_aligned"
     for rows in (DYNAMIC_ROWS if isinstance(desc["rows"], str) else (desc["rows"],)):
+        if mn_major and isinstance(desc["rows"], str):
+            # A run-time R is RP = roundup(R, 4): every row of the padded
+            # grid is converted (the padding's codes included).
+            rows = (rows + 3) // 4 * 4
         exps = torch.randint(-127, 128, (math.ceil(rows / tr), grid_cols), generator=gen)
         codes = (exps + 127).to(torch.uint8)
         if desc["input_dtype"] == "f32":
-            scales = torch.exp2(exps.double()).float()
-            assert bool(((scales.view(torch.int32) >> 23) & 0xFF == codes.int()).all())
-            given = scales.cuda()
+            given = torch.exp2(exps.double()).float()
         else:
-            given = codes.view(torch.float8_e8m0fnu).cuda()
+            given = codes.view(torch.float8_e8m0fnu)
+        if mn_major:
+            # [ceil(C/128), roundup(R, 4)], the padding poisoned.
+            padded = torch.full((grid_cols, (rows + 3) // 4 * 4), float("nan"))
+            padded[:, :rows] = given.t()
+            given = padded
+        given = given.contiguous().cuda()
         mx = codes[torch.arange(rows) // tr][:, torch.arange(kblocks) * 32 // tc]
         want = mx_atom_image(mx, kgroups)
         got = torch.empty(want.shape, dtype=torch.float8_e8m0fnu, device="cuda")

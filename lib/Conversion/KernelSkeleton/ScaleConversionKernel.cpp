@@ -1,6 +1,7 @@
 //===- ScaleConversionKernel.cpp - Blockwise scales to MX atoms -----------===//
 
 #include "FP8/Conversion/KernelSkeleton/ScaleConversionKernel.h"
+#include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
@@ -19,6 +20,9 @@ static constexpr int64_t kAtomLaneBytes = 16;
 static constexpr int64_t kMXBlock = 32;
 /// One thread per row of a 128-row band of atoms.
 static constexpr int64_t kThreads = kAtomRows;
+/// The symbol of a run-time R padded to a multiple of 4: what the shape of
+/// an MN-major 1x128 grid holds (R itself cannot be bound from it).
+static constexpr llvm::StringLiteral kPaddedRowsSymbol = "RP";
 
 int64_t ScalesToMXProblem::gridCols() const {
   return llvm::divideCeil(mxBlocks, tileCols / kMXBlock);
@@ -26,6 +30,10 @@ int64_t ScalesToMXProblem::gridCols() const {
 
 int64_t ScalesToMXProblem::kGroups() const {
   return llvm::divideCeil(mxBlocks, kAtomBlocks);
+}
+
+bool ScalesToMXProblem::mnMajorGrid() const {
+  return inputType.isF32() && tileRows == 1;
 }
 
 FailureOr<ScalesToMXProblem> ScalesToMXProblem::get(ScalesToMXOp op) {
@@ -38,6 +46,15 @@ FailureOr<ScalesToMXProblem> ScalesToMXProblem::get(ScalesToMXOp op) {
   p.tileCols = tile.cols;
   p.mxBlocks = op.getResult().getType().getDimSize(1);
   p.inputType = op.getInput().getType().getElementType();
+  // f32 grids in the quantization kernels' layouts.
+  bool f32 = p.inputType.isF32();
+  if (f32 && !(p.tileCols == kBlockwiseScaleBlock &&
+               (p.tileRows == 1 || p.tileRows == kBlockwiseScaleBlock)))
+    return op.emitOpError()
+           << "the scale conversion kernel reads f32 scales in the layouts "
+              "of 1x128 and 128x128 tiles (as the quantization kernels write "
+              "them), got "
+           << op.getGranularity().describe();
   // One CTA covers 128 rows: a whole number of tiles.
   if (kAtomRows % p.tileRows != 0)
     return op.emitOpError() << "the scale conversion kernel takes tiles whose "
@@ -64,45 +81,67 @@ mlir::fp8::buildScalesToMXKernelMetadata(MLIRContext *ctx, StringRef name,
                                          const ChipInfo &chip,
                                          const ScalesToMXProblem &p) {
   KernelMetadataBuilder m(ctx);
+  // A run-time row count: R, or for an MN-major grid RP = roundup(R, 4).
+  StringRef rowsSymbol =
+      p.mnMajorGrid() ? kPaddedRowsSymbol : kQuantizeRowsSymbol;
   Attribute gridRows =
-      p.dynamicRows ? m.dim(kQuantizeRowsSymbol)
+      p.dynamicRows ? m.dim(rowsSymbol)
                     : m.dim(llvm::divideCeil(p.rows, p.tileRows));
+  // MN-major 1x128 grids: [ceil(C/128), roundup(R, 4)].
+  Attribute paddedRows =
+      p.dynamicRows ? m.dim(rowsSymbol)
+                    : m.dim(llvm::alignTo(p.rows, kMNMajorScaleAlignment));
   Attribute bands =
-      p.dynamicRows
-          ? m.dim(llvm::formatv("ceildiv({0}, {1})", kQuantizeRowsSymbol,
-                                kAtomRows)
-                      .str())
-          : m.dim(llvm::divideCeil(p.rows, kAtomRows));
+      p.dynamicRows ? m.dim(llvm::formatv("ceildiv({0}, {1})", rowsSymbol,
+                                          kAtomRows)
+                                .str())
+                    : m.dim(llvm::divideCeil(p.rows, kAtomRows));
   bool f32 = p.inputType.isF32();
   m.addPointerOperand("scale_inv", getKernelDTypeName(p.inputType),
-                      m.list({gridRows, m.dim(p.gridCols())}), "input",
-                      f32 ? 4 : 1);
+                      p.mnMajorGrid()
+                          ? m.list({m.dim(p.gridCols()), paddedRows})
+                          : m.list({gridRows, m.dim(p.gridCols())}),
+                      "input", f32 ? 4 : 1);
   // Each thread stores its row's four bytes as one word.
   m.addPointerOperand("mx_scale_inv", "ue8m0",
                       m.list({bands, m.dim(p.kGroups()), m.dim(kAtomBytes)}),
                       "output", 4);
-  if (p.dynamicRows)
-    m.addValueParam("r", "i32", kQuantizeRowsSymbol);
+  if (p.dynamicRows && p.mnMajorGrid())
+    m.addValueParam("rp", "i32", rowsSymbol, kMNMajorScaleAlignment,
+                    "the MN-major 1x128 scales pad R to a multiple of 4");
+  else if (p.dynamicRows)
+    m.addValueParam("r", "i32", rowsSymbol);
   SmallVector<std::pair<StringRef, Attribute>> info = {
-      {"rows", p.dynamicRows ? m.dim(kQuantizeRowsSymbol) : m.dim(p.rows)},
+      {"rows", p.dynamicRows ? m.dim(rowsSymbol) : m.dim(p.rows)},
       {"mx_blocks", m.num(p.mxBlocks)},
       {"tile", m.list({m.num(p.tileRows), m.num(p.tileCols)})},
       {"input_dtype", m.str(getKernelDTypeName(p.inputType))},
+      {"input_layout",
+       m.str(p.mnMajorGrid() ? "mn_major_tma_aligned" : "row_major")},
       {"scale_layout", m.str("mx_atom_128x4_ue8m0")},
+      {"padding_rows",
+       m.str(p.dynamicRows && p.mnMajorGrid()
+                 ? "rows R..RP-1 carry the codes of the grid's padding "
+                   "entries (no GEMM reads them), the rest 0"
+                 : "0")},
       {"code", m.str(f32 ? "the f32 exponent field (bits 23..30) of each "
                            "power-of-two scale_inv"
                          : "the UE8M0 byte")}};
-  // [1, ceil(rows of the grid / (128 / Rt)), 1]: one CTA per 128 rows.
+  // One CTA per 128 rows, the tiles of the grid: [ceil(R/128), 1, 1] over
+  // an MN-major [G, roundup(R, 4)] grid, [1, ceil(R/128), 1] over a
+  // row-major one (128 / Rt grid rows per CTA).
   Attribute grid =
-      m.tilesGrid(kAtomRows / p.tileRows, p.gridCols(), "scale_inv");
+      p.mnMajorGrid()
+          ? m.tilesGrid(p.gridCols(), kAtomRows, "scale_inv")
+          : m.tilesGrid(kAtomRows / p.tileRows, p.gridCols(), "scale_inv");
   return m.finish(name, chip, "scales_to_mx", kThreads,
                   /*dynamicSharedMemoryBytes=*/0, grid, "scales_to_mx",
                   m.dict(info));
 }
 
 namespace {
-/// Emits the kernel body: thread t of CTA y writes row 128 y + t of every
-/// atom of band y.
+/// Emits the kernel body: thread t of the CTA of band b writes row
+/// 128 b + t of every atom of the band.
 class ScalesToMXEmitter {
 public:
   ScalesToMXEmitter(ImplicitLocOpBuilder &b, const ScalesToMXProblem &p)
@@ -134,8 +173,11 @@ void ScalesToMXEmitter::emit(Block &entry) {
   Value grid = entry.getArgument(0);
   Value atoms = entry.getArgument(1);
   Value rows = p.dynamicRows ? entry.getArgument(2) : kb.i32(p.rows);
+  // The tiles grid of an MN-major grid runs the bands along x.
   Value band = arith::IndexCastUIOp::create(
-      b, b.getI32Type(), gpu::BlockIdOp::create(b, gpu::Dimension::y));
+      b, b.getI32Type(),
+      gpu::BlockIdOp::create(b, p.mnMajorGrid() ? gpu::Dimension::x
+                                                : gpu::Dimension::y));
   Value tid = kb.threadIdX();
   Value row = kb.add(kb.mul(band, kb.i32(kAtomRows)), tid);
   Value rowValid = kb.ult(row, rows);
@@ -143,8 +185,17 @@ void ScalesToMXEmitter::emit(Block &entry) {
   Value gridRows = kb.ceilDiv(rows, p.tileRows);
   Value gridRow = kb.minu(kb.divu(row, kb.i32(p.tileRows)),
                           kb.sub(gridRows, kb.i32(1)));
-  Value gridRowStart = kb.mul(arith::ExtUIOp::create(b, b.getI64Type(), gridRow),
-                              kb.i64(p.gridCols()));
+  // Grid element (gridRow, col): gridRow * G + col row-major, col *
+  // roundup(R, 4) + gridRow MN-major.
+  Value gridRowStart = arith::ExtUIOp::create(b, b.getI64Type(), gridRow);
+  Value colStride;
+  if (p.mnMajorGrid())
+    colStride = arith::ExtUIOp::create(
+        b, b.getI64Type(),
+        kb.mul(kb.ceilDiv(rows, kMNMajorScaleAlignment),
+               kb.i32(kMNMajorScaleAlignment)));
+  else
+    gridRowStart = kb.mul(gridRowStart, kb.i64(p.gridCols()));
   // Row t's word in each atom: (t % 32) * 16 + (t / 32) * 4.
   Value wordInAtom =
       kb.add(kb.mul(kb.remu(tid, kb.i32(kWarpThreads)), kb.i32(kAtomLaneBytes)),
@@ -162,9 +213,10 @@ void ScalesToMXEmitter::emit(Block &entry) {
           Value valid = kb.andi(rowValid, kb.ult(block, kb.i32(p.mxBlocks)));
           Value col = kb.minu(kb.divu(block, kb.i32(blocksPerTile)),
                               kb.i32(p.gridCols() - 1));
-          Value code = loadCode(
-              grid, kb.add(gridRowStart,
-                           arith::ExtUIOp::create(b, b.getI64Type(), col)));
+          Value colOffset = arith::ExtUIOp::create(b, b.getI64Type(), col);
+          if (colStride)
+            colOffset = kb.mul(colOffset, colStride);
+          Value code = loadCode(grid, kb.add(gridRowStart, colOffset));
           code = arith::SelectOp::create(b, valid, code, kb.i32(0));
           word = arith::OrIOp::create(
               b, word, arith::ShLIOp::create(b, code, kb.i32(8 * j)));

@@ -1,15 +1,20 @@
 //===- ScaleConversionKernel.h - Blockwise scales to MX atoms ---*- C++ -*-===//
 //
 // The kernel of `fp8.scales_to_mx`: the power-of-two blockwise scale_inv
-// grid of an [R, C] operand (f32 or UE8M0, row-major `[ceil(R/Rt),
-// ceil(C/Kb)]`) written as the MX scales of the same data in the 128x4
-// UE8M0 atom layout the block-scaled GEMMs read (`[ceil(R/128),
+// grid of an [R, C] operand written as the MX scales of the same data in
+// the 128x4 UE8M0 atom layout the block-scaled GEMMs read (`[ceil(R/128),
 // ceil(ceil(C/32)/4), 512]` bytes): byte (r % 32) * 16 + (r % 128) / 32 * 4
 // + kb % 4 of atom (r / 128, kb / 4) holds the code of tile (r / Rt,
 // kb * 32 / Kb), padding 0. Bit for bit what
 // emulation::blockwiseScalesToMxAtoms computes (ScaleEmulation.h) for
 // power-of-two scales in [2^-127, 2^127]; an f32's code is its exponent
 // field. Runtime schema `"kind": "scales_to_mx"`.
+//
+// The grid is read in the layout every other kernel keeps it in: f32 1x128
+// scales MN-major `[ceil(C/128), roundup(R, 4)]` and f32 128x128 scales
+// row-major `[ceil(R/128), ceil(C/128)]`, as the quantization kernels write
+// them and the Hopper GEMMs read them (getScaleTensorLayout); UE8M0 tile
+// scales, which no kernel writes, row-major `[ceil(R/Rt), ceil(C/Kb)]`.
 //
 // One CTA of 128 threads per 128-row band of atoms: thread t writes row t's
 // 32-bit word (its four 1x32 blocks) of every atom of the band.
@@ -31,13 +36,19 @@ namespace mlir::fp8 {
 
 /// One scale conversion kernel.
 struct ScalesToMXProblem {
-  /// The operand's rows R; ShapedType::kDynamic when `dynamicRows` (a
-  /// trailing i32 parameter `r`, metadata symbol "R", 1-row tiles only).
+  /// The operand's rows R; ShapedType::kDynamic when `dynamicRows` (1-row
+  /// tiles only): a trailing i32 parameter, `r` (metadata symbol "R") for a
+  /// row-major grid, `rp` (symbol "RP" = roundup(R, 4), the rows of an
+  /// MN-major grid, which the kernel converts all of) for an MN-major one.
   int64_t rows = 0;
   bool dynamicRows = false;
   int64_t tileRows = 1, tileCols = 128; ///< Rt x Kb
   int64_t mxBlocks = 0;                 ///< ceil(C / 32)
   Type inputType;                       ///< f32 or f8E8M0FNU
+
+  /// The grid is MN-major (f32 1x128 scales): element (r, j) at
+  /// j * roundup(R, 4) + r.
+  bool mnMajorGrid() const;
 
   /// Scale columns of the input grid: ceil(C / Kb).
   int64_t gridCols() const;
@@ -52,10 +63,11 @@ struct ScalesToMXProblem {
 /// in place of `r<R>` for a run-time R.
 std::string getScalesToMXKernelName(const ScalesToMXProblem &problem);
 
-/// The metadata dictionary: operands `scale_inv` (the grid, `["R",
-/// ceil(C/Kb)]` for a run-time R) and `mx_scale_inv` (the atoms, ue8m0
-/// `[ceil(R/128), ceil(ceil(C/32)/4), 512]`), then the param `r` for a
-/// run-time R; one CTA per 128 rows.
+/// The metadata dictionary: operands `scale_inv` (the grid in its layout,
+/// `["R", ceil(C/Kb)]` or `[ceil(C/128), "RP"]` for a run-time R) and
+/// `mx_scale_inv` (the atoms, ue8m0
+/// `[ceil(R/128), ceil(ceil(C/32)/4), 512]`), then the param `r` / `rp`
+/// for a run-time R; one CTA per 128 rows.
 DictionaryAttr buildScalesToMXKernelMetadata(MLIRContext *ctx, StringRef name,
                                              const ChipInfo &chip,
                                              const ScalesToMXProblem &problem);

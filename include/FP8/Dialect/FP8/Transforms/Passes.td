@@ -98,7 +98,9 @@ def FP8BlockwiseToMX : Pass<"fp8-blockwise-to-mx"> {
     its rowwise data) reads the quantization's untransposed columnwise
     output instead, added for it: the same bytes, with the scales of the
     transposed tiles. Other scales (e.g. function arguments) are converted
-    by a `linalg.generic` over the scales. The recipe's scales
+    by an `fp8.scales_to_mx`, which `fp8-lower-quantize` makes a kernel
+    writing the MX atoms (for multi-row tiles the operand's rows must then
+    be static). The recipe's scales
     are normal f32 (>= 2^-126) unless `amax_clamp = 0` meets a tile amax
     below 2^-117, which UE8M0 cannot hold exactly.
 
@@ -110,10 +112,7 @@ def FP8BlockwiseToMX : Pass<"fp8-blockwise-to-mx"> {
 
     Example: `fp8-opt --fp8-blockwise-to-mx model.mlir`
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::fp8::FP8Dialect",
-                           "::mlir::linalg::LinalgDialect",
-                           "::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
 }
 
 def FP8SelectLayouts : Pass<"fp8-select-layouts"> {
