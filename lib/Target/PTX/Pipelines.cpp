@@ -49,6 +49,9 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
   if (chip && chip->supportsBlockScaledMma)
     pm.addPass(createFP8BlockwiseToMX());
   pm.addPass(createCanonicalizerPass());
+  // Training steps marked fp8.split_backward as a forward and a backward
+  // function, once both phases' quantizations and GEMMs are chosen together.
+  pm.addPass(createFP8SplitTrainingStep());
   // Every GEMM, then (per-tensor current scaling decomposed into amax +
   // compute_scale + cast) every quantization op, as a kernel launch on
   // tensors (fp8.launch, destination-passing style); a quantization that no
@@ -129,7 +132,8 @@ void mlir::fp8::registerFP8ToPTXPipelines() {
       "Compile fp8 ops to PTX: fp8-expand-linear, fp8-fuse-scales, "
       "fp8-set-gemm-defaults (with default-recipe or gemm-config), "
       "fp8-select-layouts (with fp8-verify-target's checks), "
-      "fp8-blockwise-to-mx (sm_100a), canonicalize, fp8-lower-scaled-matmul, "
+      "fp8-blockwise-to-mx (sm_100a), canonicalize, fp8-split-training-step, "
+      "fp8-lower-scaled-matmul, "
       "fp8-decompose-quantize, fp8-lower-quantize{strict}, one-shot-bufferize "
       "(identity layouts at function boundaries), canonicalize and cse of "
       "the host functions, then fp8-gpu-module-to-ptx. Each gpu.module "
