@@ -6,7 +6,7 @@
 include "mlir/Pass/PassBase.td"
 
 def FP8LowerScaledMatmul : Pass<"fp8-lower-scaled-matmul", "ModuleOp"> {
-  let summary = "Lower fp8.scaled_matmul to GPU kernels for a target chip";
+  let summary = "Lower fp8.scaled_matmul to GPU kernels for the module's target chip";
   let description = [{
     Replaces each `fp8.scaled_matmul` by a kernel in a `gpu.module` (one
     kernel per N, K, recipe and tile configuration; M is a run-time value)
@@ -20,7 +20,10 @@ def FP8LowerScaledMatmul : Pass<"fp8-lower-scaled-matmul", "ModuleOp"> {
     kernel is built from upstream GPU,
     NVVM, SCF, arith and LLVM ops by the shared GEMM skeleton (persistent
     tile scheduler, TMA + mbarrier producer/consumer pipeline, epilogue) and
-    the target's MMA emitter (`wgmma` on sm_90a).
+    the MMA emitter of the module's `fp8.target` chip (`wgmma` on sm_90a,
+    `tcgen05.mma` on sm_100a); the tile heuristic plans with the target's
+    `sm_count` and `max_shared_memory_per_block`. Run `fp8-attach-target`
+    first: without a target the pass reports an error.
 
     Each kernel `gpu.func` carries:
     * `fp8.kernel_metadata`: a dictionary describing the launch (block and
@@ -35,11 +38,10 @@ def FP8LowerScaledMatmul : Pass<"fp8-lower-scaled-matmul", "ModuleOp"> {
     The kernel configuration comes from `#fp8.gemm_config` on the op when
     present, otherwise from the documented heuristic. Unsupported
     combinations (run `fp8-verify-target` first) are reported as errors.
+
+    Example:
+    `fp8-opt --fp8-attach-target=chip=sm_90a --fp8-lower-scaled-matmul model.mlir`
   }];
-  let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "target GPU (sm_90a)">,
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
@@ -48,7 +50,7 @@ def FP8LowerScaledMatmul : Pass<"fp8-lower-scaled-matmul", "ModuleOp"> {
 }
 
 def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
-  let summary = "Lower the quantization ops of the fp8 dialect to GPU kernels";
+  let summary = "Lower the quantization ops of the fp8 dialect to GPU kernels for the module's target chip";
   let description = [{
     Replaces each `fp8.amax`, `fp8.quantize`, `fp8.compute_scale`,
     `fp8.update_amax_history`, `fp8.dequantize` and `fp8.scales_to_mx` (on
@@ -101,11 +103,14 @@ def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
     for fp8-compile. Ops no kernel takes yet (a dynamic C, a columnwise
     row-granularity output, per-tensor quantize without a scale: run
     `fp8-decompose-quantize`) are left as they are, or reported as errors
-    with `strict` (as `fp8-to-ptx` runs it).
+    with `strict` (as `fp8-to-ptx` runs it). The kernels are built for the
+    module's `fp8.target` chip (run `fp8-attach-target` first: without a
+    target the pass reports an error).
+
+    Example:
+    `fp8-opt --fp8-attach-target=chip=sm_100a --fp8-lower-quantize=strict=true model.mlir`
   }];
   let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "target GPU (sm_90a, sm_100a)">,
     Option<"strict", "strict", "bool", /*default=*/"false",
            "report quantization ops that no kernel takes as errors">,
   ];

@@ -35,7 +35,7 @@
 #include "FP8/Conversion/KernelSkeleton/ScaleKernels.h"
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
-#include "FP8/Target/Chip.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "KernelModule.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -67,8 +67,8 @@ private:
   using BuildFn = gpu::GPUFuncOp (*)(OpBuilder &, Location, gpu::GPUModuleOp,
                                      StringRef, const Problem &);
   template <typename Problem>
-  using MetadataFn = DictionaryAttr (*)(MLIRContext *, StringRef,
-                                        const ChipInfo &, const Problem &);
+  using MetadataFn = md::KernelMetadata (*)(StringRef, const ChipInfo &,
+                                            const Problem &);
 
   /// Kernel `name` of `problem` (made by `build` and `metadata` on first
   /// use) launched at `op` on `operands`, the kernel's in order, which the
@@ -116,7 +116,8 @@ FailureOr<ValueRange> LowerQuantizePass::launch(
     gpu::GPUFuncOp kernel =
         build(builder, op->getLoc(), kernels, name, problem);
     kernel->setAttr(kKernelMetadataAttrName,
-                    metadata(op->getContext(), name, *info, problem));
+                    getKernelMetadataAttr(op->getContext(),
+                                          metadata(name, *info, problem)));
     kernel->setAttr(kGridConstantArgsAttrName,
                     builder.getDenseI32ArrayAttr({}));
   }
@@ -321,13 +322,20 @@ LogicalResult LowerQuantizePass::lower(ScalesToMXOp op) {
 }
 
 void LowerQuantizePass::runOnOperation() {
-  info = lookupChip(chip);
-  if (!info) {
-    getOperation().emitError() << "unknown chip '" << chip
-                               << "': expected one of "
-                               << describeSupportedChips();
+  Operation *first = nullptr;
+  getOperation().walk([&](Operation *op) {
+    if (!isa<AmaxOp, QuantizeOp, ComputeScaleOp, UpdateAmaxHistoryOp,
+             DequantizeOp, ScalesToMXOp>(op))
+      return WalkResult::advance();
+    first = op;
+    return WalkResult::interrupt();
+  });
+  if (!first)
+    return;
+  FailureOr<TargetInfo> target = getTarget(first);
+  if (failed(target))
     return signalPassFailure();
-  }
+  info = &target->chip;
   // Casts first: they absorb the compute_scale and update_amax_history ops
   // they can; the rest get kernels of their own.
   bool failedAny = false;

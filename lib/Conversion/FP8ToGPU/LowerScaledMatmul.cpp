@@ -14,7 +14,7 @@
 #include "FP8/Conversion/FP8ToHopper/HopperGemm.h"
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
-#include "FP8/Target/Chip.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "KernelModule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,7 +37,7 @@ struct LowerScaledMatmulPass
   void runOnOperation() override;
 
 private:
-  LogicalResult lower(ScaledMatmulOp op, const ChipInfo &chip,
+  LogicalResult lower(ScaledMatmulOp op, const TargetInfo &target,
                       gpu::GPUModuleOp kernels);
 };
 } // namespace
@@ -47,8 +47,9 @@ private:
 
 /// sm_90a: wgmma kernels (lib/Conversion/FP8ToHopper).
 static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
-                                                const ChipInfo &chip,
+                                                const TargetInfo &target,
                                                 gpu::GPUModuleOp kernels) {
+  const ChipInfo &chip = target.chip;
   if (op.getAMajor() != OperandMajor::K || op.getBMajor() != OperandMajor::K)
     return op.emitOpError() << chip.name
                             << " reads FP8 MMA operands K-major only (TN): "
@@ -57,7 +58,7 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
   if (failed(problem))
     return failure();
   FailureOr<GemmTiling> tiling =
-      hopper::selectGemmTiling(op, *problem, op.getConfigAttr());
+      hopper::selectGemmTiling(op, *problem, op.getConfigAttr(), target);
   if (failed(tiling))
     return failure();
   std::string name = getGemmKernelName(*problem, *tiling);
@@ -65,24 +66,22 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
     return name;
   OpBuilder builder(op);
   MLIRContext *ctx = op.getContext();
-  // Builds the kernel of `t` with its metadata plus `extra` entries; the
-  // grid rule carries the tile's throughput for the runtime's choice among
-  // launch variants.
+  // Builds the kernel of `t`. Its metadata names its launch variants'
+  // metadata files (or the kernel it is a variant of), and its grid carries
+  // the tile's throughput for the runtime's choice among them.
   auto build = [&](StringRef kernelName, const GemmTiling &t,
-                   ArrayRef<NamedAttribute> extra) {
+                   std::vector<std::string> variantFiles,
+                   std::optional<std::string> variantOf) {
     gpu::GPUFuncOp kernel = hopper::buildGemmKernel(
         builder, op.getLoc(), kernels, kernelName, *problem, t);
-    DictionaryAttr metadata = buildGemmKernelMetadata(
-        ctx, kernelName, chip, *problem, t,
-        hopper::getDynamicSharedMemoryBytes(t));
-    NamedAttrList grid(cast<DictionaryAttr>(metadata.get("grid")));
-    grid.set("throughput",
-             builder.getI64IntegerAttr(hopper::getTileThroughput(*problem, t)));
-    NamedAttrList entries(metadata);
-    entries.set("grid", grid.getDictionary(ctx));
-    for (NamedAttribute entry : extra)
-      entries.set(entry.getName(), entry.getValue());
-    kernel->setAttr(kKernelMetadataAttrName, entries.getDictionary(ctx));
+    md::KernelMetadata metadata =
+        hopper::buildKernelMetadata(kernelName, chip, *problem, t);
+    metadata.grid.throughput = hopper::getTileThroughput(*problem, t);
+    if (!variantFiles.empty())
+      metadata.variants = std::move(variantFiles);
+    metadata.variantOf = std::move(variantOf);
+    kernel->setAttr(kKernelMetadataAttrName,
+                    getKernelMetadataAttr(ctx, metadata));
     kernel->setAttr(kGridConstantArgsAttrName,
                     builder.getDenseI32ArrayAttr(getGridConstantParams(t)));
   };
@@ -90,34 +89,29 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
   // the primary's metadata lists by metadata file; the runtime picks one per
   // launch from M.
   SmallVector<GemmTiling> variants =
-      hopper::selectLaunchVariants(*problem, *tiling, op.getConfigAttr());
-  SmallVector<Attribute> variantFiles;
+      hopper::selectLaunchVariants(*problem, *tiling, op.getConfigAttr(),
+                                   target);
+  std::vector<std::string> variantFiles;
   for (const GemmTiling &t : variants)
-    variantFiles.push_back(
-        builder.getStringAttr(getGemmKernelName(*problem, t) + ".json"));
-  SmallVector<NamedAttribute> extra;
-  if (!variantFiles.empty())
-    extra.push_back(builder.getNamedAttr("variants",
-                                         builder.getArrayAttr(variantFiles)));
-  build(name, *tiling, extra);
+    variantFiles.push_back(getGemmKernelName(*problem, t) + ".json");
+  build(name, *tiling, variantFiles, std::nullopt);
   for (const GemmTiling &t : variants) {
     std::string variant = getGemmKernelName(*problem, t);
     if (!kernels.lookupSymbol(variant))
-      build(variant, t,
-            {builder.getNamedAttr("variant_of", builder.getStringAttr(name))});
+      build(variant, t, {}, name);
   }
   return name;
 }
 
 /// sm_100a: tcgen05 kernels (lib/Conversion/FP8ToBlackwell).
 static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
-                                                   const ChipInfo &chip,
+                                                   const TargetInfo &target,
                                                    gpu::GPUModuleOp kernels) {
   FailureOr<blackwell::BlackwellGemm> gemm = blackwell::getBlackwellGemm(op);
   if (failed(gemm))
     return failure();
   FailureOr<GemmTiling> tiling =
-      blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr());
+      blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr(), target);
   if (failed(tiling))
     return failure();
   std::string name = blackwell::getKernelName(*gemm, *tiling);
@@ -126,8 +120,10 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
     gpu::GPUFuncOp kernel = blackwell::buildGemmKernel(
         builder, op.getLoc(), kernels, name, *gemm, *tiling);
     kernel->setAttr(kKernelMetadataAttrName,
-                    blackwell::buildKernelMetadata(op.getContext(), name, chip,
-                                                   *gemm, *tiling));
+                    getKernelMetadataAttr(op.getContext(),
+                                          blackwell::buildKernelMetadata(
+                                              name, target.chip, *gemm,
+                                              *tiling)));
     kernel->setAttr(kGridConstantArgsAttrName,
                     builder.getDenseI32ArrayAttr(getGridConstantParams(*tiling)));
   }
@@ -171,12 +167,12 @@ static LogicalResult lowerToLaunch(ScaledMatmulOp op, gpu::GPUModuleOp kernels,
 }
 
 LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
-                                           const ChipInfo &chip,
+                                           const TargetInfo &target,
                                            gpu::GPUModuleOp kernels) {
   FailureOr<std::string> built =
-      chip.architecture == Architecture::Blackwell
-          ? buildBlackwellKernel(op, chip, kernels)
-          : buildHopperKernel(op, chip, kernels);
+      target.chip.architecture == Architecture::Blackwell
+          ? buildBlackwellKernel(op, target, kernels)
+          : buildHopperKernel(op, target, kernels);
   if (failed(built))
     return failure();
   std::string name = *built;
@@ -208,21 +204,17 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
 }
 
 void LowerScaledMatmulPass::runOnOperation() {
-  const ChipInfo *info = lookupChip(chip);
-  if (!info) {
-    getOperation().emitError() << "unknown chip '" << chip
-                               << "': expected one of "
-                               << describeSupportedChips();
-    return signalPassFailure();
-  }
   SmallVector<ScaledMatmulOp> ops;
   getOperation().walk([&](ScaledMatmulOp op) { ops.push_back(op); });
   if (ops.empty())
     return;
+  FailureOr<TargetInfo> target = getTarget(ops.front());
+  if (failed(target))
+    return signalPassFailure();
   gpu::GPUModuleOp kernels = getOrCreateKernelModule(getOperation());
   bool failedAny = false;
   for (ScaledMatmulOp op : ops)
-    failedAny |= failed(lower(op, *info, kernels));
+    failedAny |= failed(lower(op, *target, kernels));
   if (failedAny)
     signalPassFailure();
 }

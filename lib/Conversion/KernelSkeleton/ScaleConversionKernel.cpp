@@ -76,67 +76,66 @@ std::string mlir::fp8::getScalesToMXKernelName(const ScalesToMXProblem &p) {
                        rows, p.mxBlocks);
 }
 
-DictionaryAttr
-mlir::fp8::buildScalesToMXKernelMetadata(MLIRContext *ctx, StringRef name,
-                                         const ChipInfo &chip,
+md::KernelMetadata
+mlir::fp8::buildScalesToMXKernelMetadata(StringRef name, const ChipInfo &chip,
                                          const ScalesToMXProblem &p) {
-  KernelMetadataBuilder m(ctx);
+  auto num = [](int64_t v) { return md::Expr::constant(v); };
   // A run-time row count: R, or for an MN-major grid RP = roundup(R, 4).
   StringRef rowsSymbol =
       p.mnMajorGrid() ? kPaddedRowsSymbol : kQuantizeRowsSymbol;
-  Attribute gridRows =
-      p.dynamicRows ? m.dim(rowsSymbol)
-                    : m.dim(llvm::divideCeil(p.rows, p.tileRows));
+  md::Expr runTimeRows = md::Expr::symbol(rowsSymbol.str());
+  md::Expr gridRows = p.dynamicRows
+                          ? runTimeRows
+                          : num(llvm::divideCeil(p.rows, p.tileRows));
   // MN-major 1x128 grids: [ceil(C/128), roundup(R, 4)].
-  Attribute paddedRows =
-      p.dynamicRows ? m.dim(rowsSymbol)
-                    : m.dim(llvm::alignTo(p.rows, kMNMajorScaleAlignment));
-  Attribute bands =
-      p.dynamicRows ? m.dim(llvm::formatv("ceildiv({0}, {1})", rowsSymbol,
-                                          kAtomRows)
-                                .str())
-                    : m.dim(llvm::divideCeil(p.rows, kAtomRows));
-  bool f32 = p.inputType.isF32();
-  m.addPointerOperand("scale_inv", getKernelDTypeName(p.inputType),
-                      p.mnMajorGrid()
-                          ? m.list({m.dim(p.gridCols()), paddedRows})
-                          : m.list({gridRows, m.dim(p.gridCols())}),
-                      "input", f32 ? 4 : 1);
-  // Each thread stores its row's four bytes as one word.
-  m.addPointerOperand("mx_scale_inv", "ue8m0",
-                      m.list({bands, m.dim(p.kGroups()), m.dim(kAtomBytes)}),
-                      "output", 4);
-  if (p.dynamicRows && p.mnMajorGrid())
-    m.addValueParam("rp", "i32", rowsSymbol, kMNMajorScaleAlignment,
-                    "the MN-major 1x128 scales pad R to a multiple of 4");
-  else if (p.dynamicRows)
-    m.addValueParam("r", "i32", rowsSymbol);
-  SmallVector<std::pair<StringRef, Attribute>> info = {
-      {"rows", p.dynamicRows ? m.dim(rowsSymbol) : m.dim(p.rows)},
-      {"mx_blocks", m.num(p.mxBlocks)},
-      {"tile", m.list({m.num(p.tileRows), m.num(p.tileCols)})},
-      {"input_dtype", m.str(getKernelDTypeName(p.inputType))},
-      {"input_layout",
-       m.str(p.mnMajorGrid() ? "mn_major_tma_aligned" : "row_major")},
-      {"scale_layout", m.str("mx_atom_128x4_ue8m0")},
-      {"padding_rows",
-       m.str(p.dynamicRows && p.mnMajorGrid()
-                 ? "rows R..RP-1 carry the codes of the grid's padding "
-                   "entries (no GEMM reads them), the rest 0"
-                 : "0")},
-      {"code", m.str(f32 ? "the f32 exponent field (bits 23..30) of each "
-                           "power-of-two scale_inv"
-                         : "the UE8M0 byte")}};
+  md::Expr paddedRows =
+      p.dynamicRows ? runTimeRows
+                    : num(llvm::alignTo(p.rows, kMNMajorScaleAlignment));
+  md::Expr bands = p.dynamicRows
+                       ? md::Expr::ceilDiv(runTimeRows, num(kAtomRows))
+                       : num(llvm::divideCeil(p.rows, kAtomRows));
   // One CTA per 128 rows, the tiles of the grid: [ceil(R/128), 1, 1] over
   // an MN-major [G, roundup(R, 4)] grid, [1, ceil(R/128), 1] over a
   // row-major one (128 / Rt grid rows per CTA).
-  Attribute grid =
+  md::Grid grid =
       p.mnMajorGrid()
-          ? m.tilesGrid(p.gridCols(), kAtomRows, "scale_inv")
-          : m.tilesGrid(kAtomRows / p.tileRows, p.gridCols(), "scale_inv");
-  return m.finish(name, chip, "scales_to_mx", kThreads,
-                  /*dynamicSharedMemoryBytes=*/0, grid, "scales_to_mx",
-                  m.dict(info));
+          ? getTilesGrid(p.gridCols(), kAtomRows, "scale_inv")
+          : getTilesGrid(kAtomRows / p.tileRows, p.gridCols(), "scale_inv");
+  md::KernelMetadata metadata =
+      makeKernelMetadata(name, chip, md::KernelKind::ScalesToMx, kThreads,
+                         /*dynamicSharedMemoryBytes=*/0, grid);
+  bool f32 = p.inputType.isF32();
+  addPointerOperand(metadata, "scale_inv", getKernelDType(p.inputType),
+                    p.mnMajorGrid()
+                        ? std::vector<md::Expr>{num(p.gridCols()), paddedRows}
+                        : std::vector<md::Expr>{gridRows, num(p.gridCols())},
+                    md::OperandRole::Input, f32 ? 4 : 1);
+  // Each thread stores its row's four bytes as one word.
+  addPointerOperand(metadata, "mx_scale_inv", md::DType::UE8M0,
+                    {bands, num(p.kGroups()), num(kAtomBytes)},
+                    md::OperandRole::Output, 4);
+  if (p.dynamicRows && p.mnMajorGrid())
+    addValueParam(metadata, "rp", md::ParamKind::I32, rowsSymbol,
+                  kMNMajorScaleAlignment,
+                  "the MN-major 1x128 scales pad R to a multiple of 4");
+  else if (p.dynamicRows)
+    addValueParam(metadata, "r", md::ParamKind::I32, rowsSymbol);
+  md::ScalesToMXInfo info;
+  info.rows = p.dynamicRows ? runTimeRows : num(p.rows);
+  info.mxBlocks = p.mxBlocks;
+  info.tile = {p.tileRows, p.tileCols};
+  info.inputDtype = getKernelDType(p.inputType);
+  info.inputLayout = p.mnMajorGrid() ? "mn_major_tma_aligned" : "row_major";
+  info.scaleLayout = "mx_atom_128x4_ue8m0";
+  info.paddingRows = p.dynamicRows && p.mnMajorGrid()
+                         ? "rows R..RP-1 carry the codes of the grid's "
+                           "padding entries (no GEMM reads them), the rest 0"
+                         : "0";
+  info.code = f32 ? "the f32 exponent field (bits 23..30) of each "
+                    "power-of-two scale_inv"
+                  : "the UE8M0 byte";
+  metadata.scalesToMx = info;
+  return metadata;
 }
 
 namespace {

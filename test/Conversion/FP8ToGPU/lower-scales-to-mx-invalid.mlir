@@ -1,4 +1,4 @@
-// RUN: fp8-opt %s -split-input-file -fp8-lower-quantize="chip=sm_100a strict=true" -verify-diagnostics
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-lower-quantize=strict=true -verify-diagnostics
 
 // A CTA covers 128 rows, a whole number of tiles: other tile heights are
 // reported.

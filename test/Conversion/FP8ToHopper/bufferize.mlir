@@ -2,8 +2,8 @@
 // destination-passing memref form (operands read in place, D in a new
 // buffer), which the lowering turns into a launcher call writing D.
 // RUN: fp8-opt %s -one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefix=BUFFERIZE
-// RUN: fp8-opt %s -one-shot-bufferize="bufferize-function-boundaries" -fp8-lower-scaled-matmul | FileCheck %s --check-prefix=LOWER
-// RUN: fp8-opt %s -fp8-to-ptx | FileCheck %s --check-prefix=PIPELINE
+// RUN: fp8-opt %s -one-shot-bufferize="bufferize-function-boundaries" -fp8-attach-target=chip=sm_90a -fp8-lower-scaled-matmul | FileCheck %s --check-prefix=LOWER
+// RUN: fp8-opt %s -fp8-to-ptx=chip=sm_90a | FileCheck %s --check-prefix=PIPELINE
 
 // BUFFERIZE-LABEL: func.func @fprop(
 // BUFFERIZE-SAME: %[[A:.*]]: memref<?x2048xf8E4M3FN, {{.*}}>, %[[B:.*]]: memref<7168x2048xf8E4M3FN

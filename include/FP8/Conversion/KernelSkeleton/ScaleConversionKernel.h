@@ -24,6 +24,7 @@
 #ifndef FP8_CONVERSION_KERNELSKELETON_SCALECONVERSIONKERNEL_H
 #define FP8_CONVERSION_KERNELSKELETON_SCALECONVERSIONKERNEL_H
 
+#include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
 
@@ -63,14 +64,14 @@ struct ScalesToMXProblem {
 /// in place of `r<R>` for a run-time R.
 std::string getScalesToMXKernelName(const ScalesToMXProblem &problem);
 
-/// The metadata dictionary: operands `scale_inv` (the grid in its layout,
+/// The metadata: operands `scale_inv` (the grid in its layout,
 /// `["R", ceil(C/Kb)]` or `[ceil(C/128), "RP"]` for a run-time R) and
 /// `mx_scale_inv` (the atoms, ue8m0
 /// `[ceil(R/128), ceil(ceil(C/32)/4), 512]`), then the param `r` / `rp`
 /// for a run-time R; one CTA per 128 rows.
-DictionaryAttr buildScalesToMXKernelMetadata(MLIRContext *ctx, StringRef name,
-                                             const ChipInfo &chip,
-                                             const ScalesToMXProblem &problem);
+md::KernelMetadata
+buildScalesToMXKernelMetadata(StringRef name, const ChipInfo &chip,
+                              const ScalesToMXProblem &problem);
 
 /// Builds the kernel `name` into `module`.
 gpu::GPUFuncOp buildScalesToMXKernel(OpBuilder &builder, Location loc,

@@ -8,7 +8,7 @@
 
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
-#include "FP8/Target/Chip.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -165,11 +165,14 @@ struct SelectLayoutsPass
   using FP8SelectLayoutsBase::FP8SelectLayoutsBase;
 
   void runOnOperation() override {
-    const ChipInfo *info = lookupChipOrEmitError(getOperation(), chip);
-    if (!info)
-      return signalPassFailure();
     SmallVector<ScaledMatmulOp> matmuls;
     getOperation()->walk([&](ScaledMatmulOp op) { matmuls.push_back(op); });
+    if (matmuls.empty())
+      return;
+    FailureOr<TargetInfo> target = getTarget(matmuls.front());
+    if (mlir::failed(target))
+      return signalPassFailure();
+    const ChipInfo *info = &target->chip;
     OpBuilder b(&getContext());
     bool failed = false;
     for (ScaledMatmulOp op : matmuls) {

@@ -2,7 +2,7 @@
 
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
-#include "FP8/Target/Chip.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8VERIFYTARGET
@@ -42,31 +42,27 @@ LogicalResult mlir::fp8::verifyScaledMatmulForChip(ScaledMatmulOp op,
   return success();
 }
 
-const ChipInfo *mlir::fp8::lookupChipOrEmitError(Operation *op,
-                                                 StringRef chip) {
-  const ChipInfo *info = lookupChip(chip);
-  // At the op's location, without the op itself: the option is wrong, not
-  // the (whole-module) IR, which a "see current operation" note would dump.
-  if (!info)
-    emitError(op->getLoc()) << "unknown chip '" << chip << "': expected one of "
-                            << describeSupportedChips();
-  return info;
-}
-
 namespace {
 struct VerifyTargetPass
     : public fp8::impl::FP8VerifyTargetBase<VerifyTargetPass> {
   using FP8VerifyTargetBase::FP8VerifyTargetBase;
 
   void runOnOperation() override {
-    const ChipInfo *info = lookupChipOrEmitError(getOperation(), chip);
-    if (!info)
-      return signalPassFailure();
+    // The target is read at the first GEMM: a module without one has
+    // nothing to check.
+    std::optional<TargetInfo> target;
     bool failed = false;
-    getOperation()->walk([&](ScaledMatmulOp op) {
-      failed |= mlir::failed(verifyScaledMatmulForChip(op, *info));
+    WalkResult walk = getOperation()->walk([&](ScaledMatmulOp op) {
+      if (!target) {
+        FailureOr<TargetInfo> found = getTarget(op);
+        if (mlir::failed(found))
+          return WalkResult::interrupt();
+        target.emplace(*found);
+      }
+      failed |= mlir::failed(verifyScaledMatmulForChip(op, target->chip));
+      return WalkResult::advance();
     });
-    if (failed)
+    if (walk.wasInterrupted() || failed)
       signalPassFailure();
   }
 };

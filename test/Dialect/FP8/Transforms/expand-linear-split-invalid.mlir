@@ -1,4 +1,4 @@
-// RUN: fp8-opt %s -split-input-file -fp8-expand-linear=chip=sm_90a -verify-diagnostics
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-expand-linear -verify-diagnostics
 
 // In a step split into forward and backward, the backward starts at the
 // output gradients passed to it: one computed inside the step cannot be.

@@ -1,4 +1,4 @@
-// RUN: fp8-opt %s -fp8-expand-linear=chip=sm_90a | FileCheck %s
+// RUN: fp8-opt %s -fp8-attach-target=chip=sm_90a -fp8-expand-linear | FileCheck %s
 
 // In a step to split into forward and backward (fp8.split_backward), the
 // expansion marks the output gradient as where the backward starts and

@@ -29,10 +29,6 @@ inline constexpr llvm::StringLiteral kGradOutputAttrName = "fp8.grad_output";
 /// quantizes ("x", "w", "dy"), which names the tensors the backward keeps.
 inline constexpr llvm::StringLiteral kNameAttrName = "fp8.name";
 
-/// The chip named `chip`, or null after an error on `op` that lists the
-/// supported ones.
-const ChipInfo *lookupChipOrEmitError(Operation *op, StringRef chip);
-
 /// Checks `op` against what `chip`'s GEMM lowering can run (the rules of
 /// fp8-verify-target); emits an error on `op` when it cannot.
 LogicalResult verifyScaledMatmulForChip(ScaledMatmulOp op,
