@@ -148,7 +148,7 @@ LogicalResult LowerQuantizePass::lower(AmaxOp op) {
   FailureOr<QuantizeProblem> problem = QuantizeProblem::get(op);
   if (failed(problem))
     return failure();
-  auto amaxType = op.getAmax().getType();
+  auto amaxType = cast<RankedTensorType>(op.getAmax().getType());
   Value zero = createZeros(op, amaxType);
   FailureOr<ValueRange> results =
       launch(op, *problem, {op.getInput(), zero}, {amaxType}, {false, true});

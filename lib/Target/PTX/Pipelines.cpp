@@ -55,6 +55,12 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.allowUnknownOps = true;
+  // Tensors are dense: their buffers get the identity layout, the only one
+  // the kernels read (fp8.scaled_matmul rejects strided memrefs).
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.unknownTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(
       createFP8LowerScaledMatmul(FP8LowerScaledMatmulOptions{options.chip}));
