@@ -13,6 +13,7 @@
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
+#include "GemmPlan.h"
 #include "KernelModule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -45,18 +46,10 @@ private:
 /// sm_90a: wgmma kernels (lib/Conversion/FP8ToHopper).
 static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
                                                 const ChipInfo &chip,
+                                                const GemmKernelPlan &plan,
                                                 gpu::GPUModuleOp kernels) {
-  if (op.getAMajor() != OperandMajor::K || op.getBMajor() != OperandMajor::K)
-    return op.emitOpError() << chip.name
-                            << " reads FP8 MMA operands K-major only (TN): "
-                               "run fp8-verify-target for the fix";
-  FailureOr<GemmProblem> problem = GemmProblem::get(op);
-  if (failed(problem))
-    return failure();
-  FailureOr<GemmTiling> tiling =
-      hopper::selectGemmTiling(op, *problem, op.getConfigAttr());
-  if (failed(tiling))
-    return failure();
+  const GemmProblem *problem = &plan.gemm.problem;
+  const GemmTiling *tiling = &plan.tiling;
   std::string name = getGemmKernelName(*problem, *tiling);
   if (kernels.lookupSymbol(name))
     return name;
@@ -109,14 +102,10 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
 /// sm_100a: tcgen05 kernels (lib/Conversion/FP8ToBlackwell).
 static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
                                                    const ChipInfo &chip,
+                                                   const GemmKernelPlan &plan,
                                                    gpu::GPUModuleOp kernels) {
-  FailureOr<blackwell::BlackwellGemm> gemm = blackwell::getBlackwellGemm(op);
-  if (failed(gemm))
-    return failure();
-  FailureOr<GemmTiling> tiling =
-      blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr());
-  if (failed(tiling))
-    return failure();
+  const blackwell::BlackwellGemm *gemm = &plan.gemm;
+  const GemmTiling *tiling = &plan.tiling;
   std::string name = blackwell::getKernelName(*gemm, *tiling);
   if (!kernels.lookupSymbol(name)) {
     OpBuilder builder(op);
@@ -134,10 +123,13 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
 LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
                                            const ChipInfo &chip,
                                            gpu::GPUModuleOp kernels) {
+  FailureOr<GemmKernelPlan> plan = planGemmKernel(op, chip);
+  if (failed(plan))
+    return failure();
   FailureOr<std::string> built =
       chip.architecture == Architecture::Blackwell
-          ? buildBlackwellKernel(op, chip, kernels)
-          : buildHopperKernel(op, chip, kernels);
+          ? buildBlackwellKernel(op, chip, *plan, kernels)
+          : buildHopperKernel(op, chip, *plan, kernels);
   if (failed(built))
     return failure();
   std::string name = *built;

@@ -33,17 +33,9 @@ static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 FailureOr<DequantizeProblem> DequantizeProblem::get(DequantizeOp op) {
   auto type = op.getInput().getType();
-  bool dynamicRows =
-      type.getRank() == 2 && type.isDynamicDim(0) && !type.isDynamicDim(1);
-  if (dynamicRows) {
-    // In-row offsets are i32, row offsets i64: C alone must stay below 2^31.
-    if (type.getDimSize(1) >= (int64_t(1) << 31))
-      return op.emitOpError() << "rows of 2^31 or more elements are not "
-                                 "supported by the dequantization kernels";
-  } else if (failed(checkKernelMatrix(op, type,
-                                      "the dequantization kernels"))) {
+  if (failed(checkKernelMatrix(op, type, "the dequantization kernels")))
     return failure();
-  }
+  bool dynamicRows = type.isDynamicDim(0);
   DequantizeProblem p;
   p.dynamicRows = dynamicRows;
   p.rows = type.getDimSize(0);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FP8/Conversion/FP8ToGPU/KernelContract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 #include "FP8/Target/Chip.h"
@@ -213,6 +214,9 @@ LogicalResult LinearExpander::plan(Operation *op) {
     return op->emitOpError()
            << "MXFP8 needs the block-scaled MMA of sm_100a; " << chip.name
            << " has none (use #fp8.blockwise or a per-tensor recipe there)";
+  // The kernels' limits in the layer's terms, before the GEMMs exist.
+  if (failed(verifyLinearKernelContract(op, chip)))
+    return failure();
 
   if (auto linear = dyn_cast<LinearOp>(op)) {
     bool amax = static_cast<bool>(linear.getInputAmax());

@@ -1,5 +1,6 @@
 //===- VerifyTarget.cpp - Reject fp8 ops the chosen GPU cannot run --------===//
 
+#include "FP8/Conversion/FP8ToGPU/KernelContract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 #include "FP8/Target/Chip.h"
@@ -42,6 +43,24 @@ LogicalResult mlir::fp8::verifyScaledMatmulForChip(ScaledMatmulOp op,
   return success();
 }
 
+LogicalResult mlir::fp8::verifyOpForChip(Operation *op, const ChipInfo &chip) {
+  if (auto matmul = dyn_cast<ScaledMatmulOp>(op))
+    if (failed(verifyScaledMatmulForChip(matmul, chip)))
+      return failure();
+  return verifyKernelContract(op, chip);
+}
+
+LogicalResult mlir::fp8::verifyOpsForChip(Operation *root,
+                                          const ChipInfo &chip) {
+  Dialect *fp8 = root->getContext()->getLoadedDialect<FP8Dialect>();
+  bool failed = false;
+  root->walk([&](Operation *op) {
+    if (op->getDialect() == fp8)
+      failed |= mlir::failed(verifyOpForChip(op, chip));
+  });
+  return failure(failed);
+}
+
 const ChipInfo *mlir::fp8::lookupChipOrEmitError(Operation *op,
                                                  StringRef chip) {
   const ChipInfo *info = lookupChip(chip);
@@ -62,11 +81,7 @@ struct VerifyTargetPass
     const ChipInfo *info = lookupChipOrEmitError(getOperation(), chip);
     if (!info)
       return signalPassFailure();
-    bool failed = false;
-    getOperation()->walk([&](ScaledMatmulOp op) {
-      failed |= mlir::failed(verifyScaledMatmulForChip(op, *info));
-    });
-    if (failed)
+    if (failed(verifyOpsForChip(getOperation(), *info)))
       signalPassFailure();
   }
 };

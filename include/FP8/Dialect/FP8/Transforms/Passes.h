@@ -25,6 +25,13 @@ const ChipInfo *lookupChipOrEmitError(Operation *op, StringRef chip);
 LogicalResult verifyScaledMatmulForChip(ScaledMatmulOp op,
                                         const ChipInfo &chip);
 
+/// Checks any fp8 `op` against what `chip`'s lowerings can run: the chip
+/// rules above and the kernels' contract (verifyKernelContract,
+/// docs/contract.md); emits an error on `op` when they cannot.
+LogicalResult verifyOpForChip(Operation *op, const ChipInfo &chip);
+/// verifyOpForChip on every fp8 op nested in `root`; fails if any fails.
+LogicalResult verifyOpsForChip(Operation *root, const ChipInfo &chip);
+
 /// Patterns of fp8-decompose-quantize.
 void populateDecomposeQuantizePatterns(RewritePatternSet &patterns);
 
