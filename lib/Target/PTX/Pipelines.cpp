@@ -67,8 +67,10 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
   // Per-tensor current scaling as amax + compute_scale + cast, then the
   // quantization ops the kernels take (the rest stay as they are).
   pm.addPass(createFP8DecomposeQuantize());
+  // Strict: an op no kernel takes is an error, never left behind.
   FP8LowerQuantizeOptions quantize;
   quantize.chip = options.chip;
+  quantize.strict = true;
   pm.addPass(createFP8LowerQuantize(quantize));
 }
 
