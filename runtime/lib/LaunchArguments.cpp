@@ -76,7 +76,8 @@ public:
       out_.problemN = problem.shape[1];
     }
     GridDims grid;
-    return computeGrid(meta_, out_, 1, grid); // checks the grid limits
+    FP8RT_RETURN_IF_ERROR(computeGrid(meta_, out_, 1, grid)); // the limits
+    return checkOutputsDoNotOverlap();
   }
 
 private:
@@ -173,6 +174,41 @@ private:
     bound.shape.assign(t.shape, t.shape + rank);
     bound.sizeBytes = bytes;
     return Status();
+  }
+
+  // The kernels read their inputs while they write their outputs, in no
+  // particular order: an output sharing a byte with any other operand
+  // (input or output) gives results that depend on the schedule.
+  Status checkOutputsDoNotOverlap() const {
+    for (size_t i = 0; i < meta_.operands.size(); ++i) {
+      const BoundOperand &out = out_.operands[i];
+      if (!out.present || meta_.operands[i].role != OperandRole::Output)
+        continue;
+      for (size_t j = 0; j < meta_.operands.size(); ++j) {
+        const BoundOperand &other = out_.operands[j];
+        if (j == i || !other.present || !overlap(out, other))
+          continue;
+        const OperandSpec &otherSpec = meta_.operands[j];
+        return invalidArgument(
+            "operand \"", meta_.operands[i].name, "\" (an output, ",
+            range(out), ") overlaps operand \"", otherSpec.name, "\" (",
+            otherSpec.role == OperandRole::Output ? "an output" : "an input",
+            ", ", range(other),
+            "); each output needs memory no other operand uses");
+      }
+    }
+    return Status();
+  }
+
+  static bool overlap(const BoundOperand &a, const BoundOperand &b) {
+    // sizeBytes is at least one element: every extent is >= 1.
+    return a.address < b.address + static_cast<uint64_t>(b.sizeBytes) &&
+           b.address < a.address + static_cast<uint64_t>(a.sizeBytes);
+  }
+
+  static std::string range(const BoundOperand &b) {
+    return strCat("bytes [", hex(b.address), ", ",
+                  hex(b.address + static_cast<uint64_t>(b.sizeBytes)), ")");
   }
 
   Status bindExtent(const OperandSpec &spec, const fp8rt_tensor &t, int d) {
@@ -360,7 +396,9 @@ private:
           return invalidArgument(what, ": ", param.value.symbol, " = ", value,
                                  " does not fit in the kernel's i32 "
                                  "parameter (max ",
-                                 INT32_MAX, ")");
+                                 INT32_MAX, "; ", param.value.symbol,
+                                 " is bound by ",
+                                 findBinding(param.value.symbol)->origin, ")");
         if (value % param.multipleOf != 0)
           return invalidArgument(
               what, ": ", param.value.symbol, " = ", value,
@@ -467,6 +505,13 @@ Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
             static_cast<uint64_t>(ceilDiv(args.problemM, grid.tileM)),
             static_cast<uint64_t>(ceilDiv(args.problemN, grid.tileN)), &tiles))
       tiles = UINT64_MAX;
+    // The kernels number tiles with 32-bit integers.
+    if (tiles > INT32_MAX)
+      return invalidArgument("M = ", args.problemM, " and N = ", args.problemN,
+                             " make ", tiles, " output tiles of ", grid.tileM,
+                             "x", grid.tileN,
+                             "; the kernel numbers its tiles in 32 bits (at "
+                             "most 2^31 - 1): split the problem along M");
     uint64_t sms = numSMs > 0 ? static_cast<uint64_t>(numSMs) : 1;
     uint64_t cap = sms / cluster[0] * cluster[0];
     if (cap == 0)
