@@ -161,6 +161,24 @@ static LinearLayer getLinearLayer(Operation *op) {
 /// The recipe's tiles and promotion interval against the GEMM kernels'.
 static LogicalResult checkLinearRecipe(Operation *op, const LinearLayer &layer,
                                        const ChipInfo &chip) {
+  if (auto blockwise = dyn_cast<BlockwiseScalingAttr>(layer.recipe)) {
+    TileShape act = blockwise.getAct(), weight = blockwise.getWeight();
+    if (act != TileShape{1, kBlockwiseScaleBlock} ||
+        (weight != TileShape{kBlockwiseScaleBlock, kBlockwiseScaleBlock} &&
+         weight != TileShape{1, kBlockwiseScaleBlock}))
+      return op->emitOpError()
+             << "the GEMM kernels take #fp8.blockwise<act = 1x128, weight = "
+                "128x128> (or weight = 1x128), got act = "
+             << act.rows << "x" << act.cols << ", weight = " << weight.rows
+             << "x" << weight.cols;
+    if (chip.supportsBlockScaledMma &&
+        blockwise.getScales() != BlockScaleKind::PowerOfTwo)
+      return op->emitOpError()
+             << chip.name
+             << " runs blockwise GEMMs on the block-scaled MMA, which takes "
+                "power-of-two scales: use #fp8.blockwise<scales = pow2> (the "
+                "default) there, or run scales = f32 on sm_90a";
+  }
   Accumulation accumulate = layer.recipe.getAccumulate();
   if (!accumulate.isFast() &&
       accumulate.promoteInterval != kBlockwiseScaleBlock)
@@ -170,31 +188,16 @@ static LogicalResult checkLinearRecipe(Operation *op, const LinearLayer &layer,
               "promoted("
            << kBlockwiseScaleBlock << "), got promoted("
            << accumulate.promoteInterval << ")";
-  auto blockwise = dyn_cast<BlockwiseScalingAttr>(layer.recipe);
-  if (!blockwise)
-    return success();
-  TileShape act = blockwise.getAct(), weight = blockwise.getWeight();
-  if (act != TileShape{1, kBlockwiseScaleBlock} ||
-      (weight != TileShape{kBlockwiseScaleBlock, kBlockwiseScaleBlock} &&
-       weight != TileShape{1, kBlockwiseScaleBlock}))
-    return op->emitOpError()
-           << "the GEMM kernels take #fp8.blockwise<act = 1x128, weight = "
-              "128x128> (or weight = 1x128), got act = "
-           << act.rows << "x" << act.cols << ", weight = " << weight.rows
-           << "x" << weight.cols;
-  if (chip.supportsBlockScaledMma &&
-      blockwise.getScales() != BlockScaleKind::PowerOfTwo)
-    return op->emitOpError()
-           << chip.name
-           << " runs blockwise GEMMs on the block-scaled MMA, which takes "
-              "power-of-two scales: use #fp8.blockwise<scales = pow2> (the "
-              "default) there, or run scales = f32 on sm_90a";
   return success();
 }
 
 LogicalResult mlir::fp8::verifyLinearKernelContract(Operation *op,
                                                     const ChipInfo &chip) {
   LinearLayer layer = getLinearLayer(op);
+  if (isa<MXScalingAttr>(layer.recipe) && !chip.supportsBlockScaledMma)
+    return op->emitOpError()
+           << "MXFP8 needs the block-scaled MMA of sm_100a; " << chip.name
+           << " has none (use #fp8.blockwise or a per-tensor recipe there)";
   if (ShapedType::isDynamic(layer.n) || ShapedType::isDynamic(layer.k))
     return op->emitOpError()
            << "expected a static N (output features) and K (input features), "

@@ -50,7 +50,7 @@ FailureOr<DequantizeProblem> DequantizeProblem::get(DequantizeOp op) {
     return op.emitOpError() << "the dequantization kernels take C (the last "
                                "dimension) a multiple of 8 (8-byte loads of "
                                "the FP8 rows), got "
-                            << p.cols;
+                            << p.cols << ": pad C to a multiple of 8";
   if (g.isTile()) {
     if (!op.getScaleInv().getType().getElementType().isF32())
       return op.emitOpError()

@@ -122,13 +122,15 @@ static LogicalResult checkShape(Operation *op, const QuantizeProblem &p) {
            << "the quantization kernels take C (the last dimension) a "
               "multiple of 16 (16-byte vector loads and TMA-aligned FP8 rows), "
               "got "
-           << p.cols;
+           << p.cols << ": pad C with zeros to a multiple of 16";
   if (p.needsTranspose() && !p.dynamicRows &&
       p.rows % kTransposedRowAlignment != 0)
     return op->emitOpError()
            << "a columnwise (transposed) output needs R a multiple of 16 "
               "(its rows are R bytes), got "
-           << p.rows;
+           << p.rows
+           << ": pad R with zeros to a multiple of 16 (or, on sm_100a, use "
+              "columnwise_layout = untransposed)";
   return success();
 }
 

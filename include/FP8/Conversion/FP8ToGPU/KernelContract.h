@@ -17,8 +17,9 @@
 namespace mlir::fp8 {
 
 /// The limits of the kernels an `fp8.linear` / `fp8.linear_backward` expands
-/// into, in the layer's terms (M the token count, N the output and K the
-/// input features): checked on the layer op before fp8-expand-linear.
+/// into on `chip` (its recipe included), in the layer's terms (M the token
+/// count, N the output and K the input features): checked on the layer op,
+/// by fp8-expand-linear before it expands it.
 LogicalResult verifyLinearKernelContract(Operation *op, const ChipInfo &chip);
 
 /// Whether the kernels of `chip` take `op` (any fp8 op; others succeed):

@@ -210,11 +210,8 @@ LogicalResult LinearExpander::plan(Operation *op) {
     recipe = linear.getRecipe();
   else
     recipe = cast<LinearBackwardOp>(op).getRecipe();
-  if (isa<MXScalingAttr>(recipe) && !chip.supportsBlockScaledMma)
-    return op->emitOpError()
-           << "MXFP8 needs the block-scaled MMA of sm_100a; " << chip.name
-           << " has none (use #fp8.blockwise or a per-tensor recipe there)";
-  // The kernels' limits in the layer's terms, before the GEMMs exist.
+  // The chip's and the kernels' limits in the layer's terms, before the
+  // GEMMs exist.
   if (failed(verifyLinearKernelContract(op, chip)))
     return failure();
 
