@@ -426,10 +426,9 @@ static LogicalResult verifyBuffers(ScaledMatmulOp op) {
                 "buffer (memref.alloc + memref.copy) first";
     if (type.getMemorySpace())
       return op.emitOpError()
-             << name << " is " << type << " in memory space "
-             << type.getMemorySpace()
-             << ": the kernels read and write global memory, a memref with "
-                "no memory space";
+             << name << " is " << type
+             << ", in a memory space: the kernels read and write global "
+                "memory, a memref with no memory space";
   }
   for (auto [name, value] : ArrayRef(operands).drop_back(2))
     if (value && (value == op.getOut() || value == op.getAmaxOut()))
