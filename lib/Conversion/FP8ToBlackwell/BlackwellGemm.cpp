@@ -264,7 +264,7 @@ static int64_t pickTileN(int64_t n, int64_t multipleOf) {
   for (int64_t candidate : kTileNCandidates) {
     if (candidate % multipleOf != 0)
       continue;
-    int64_t padded = (n + candidate - 1) / candidate * candidate;
+    int64_t padded = contract::ceilDiv(n, candidate) * candidate;
     if (padded < bestPadded) {
       best = candidate;
       bestPadded = padded;

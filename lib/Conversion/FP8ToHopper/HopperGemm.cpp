@@ -164,7 +164,7 @@ static int64_t pickPromotedTileN(const GemmProblem &p) {
   if (p.hasBlockwiseColumnScales())
     return kScaleBlock;
   auto cost = [&](int64_t tileN, double rate) {
-    int64_t nTiles = (p.n + tileN - 1) / tileN;
+    int64_t nTiles = contract::ceilDiv(p.n, tileN);
     double work = static_cast<double>(nTiles * tileN);
     if (!ShapedType::isDynamic(p.staticM)) {
       int64_t tiles = (p.staticM + 127) / 128 * nTiles;
@@ -182,7 +182,7 @@ static int64_t pickTileN(int64_t n, int64_t storeBoxColumns) {
   for (int64_t candidate : kTileNCandidates) {
     if (storeBoxColumns && candidate % storeBoxColumns != 0)
       continue;
-    int64_t padded = (n + candidate - 1) / candidate * candidate;
+    int64_t padded = contract::ceilDiv(n, candidate) * candidate;
     if (padded < bestPadded) {
       best = candidate;
       bestPadded = padded;

@@ -29,7 +29,7 @@ static constexpr int64_t kUe8m0NaN = 0xFF;
 static constexpr int64_t kF32TwoPowMinus127 = 0x00400000;
 static constexpr int64_t kF32QuietNaN = 0x7FC00000;
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+using contract::ceilDiv;
 
 FailureOr<DequantizeProblem> DequantizeProblem::get(DequantizeOp op) {
   auto type = op.getInput().getType();

@@ -318,7 +318,7 @@ DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
     int64_t dynamicSharedMemoryBytes) {
   KernelMetadataBuilder m(ctx);
   int64_t kBlocks = p.numKBlocks(kScaleBlock);
-  int64_t nBlocks = (p.n + kScaleBlock - 1) / kScaleBlock;
+  int64_t nBlocks = contract::ceilDiv(p.n, kScaleBlock);
 
   auto operand = [&](StringRef opName, Type type, ArrayRef<Attribute> shape,
                      StringRef role, bool optional = false,
