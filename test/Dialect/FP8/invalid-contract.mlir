@@ -79,6 +79,15 @@ func.func @linear_backward_unranked_dy(%x: tensor<64x256xbf16>, %w: tensor<128x2
   return
 }
 
+// -----
+
+// Encoded tensors (sparse, distributed, ...) are not dense rows.
+func.func @encoded_input(%x: tensor<128x256xbf16, "blocked">) -> tensor<f32> {
+  // expected-error @+1 {{'fp8.amax' op input is 'tensor<128x256xbf16, "blocked">', with the encoding "blocked": fp8 ops take dense tensors (no encoding)}}
+  %0 = fp8.amax %x : tensor<128x256xbf16, "blocked"> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
 //===----------------------------------------------------------------------===//
 // Extents: at least 1, at most 2^31 - 1, by the op's dimension names.
 //===----------------------------------------------------------------------===//
@@ -208,6 +217,14 @@ func.func @generic_k_mismatch(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x512xf8
   // expected-error @+1 {{'fp8.scaled_matmul' op expected A and B to have the same K: A is K-major [M, K] [128, 256] with K = 256, B is K-major [N, K] [64, 512] with K = 512}}
   %0 = "fp8.scaled_matmul"(%a, %b, %s, %s) <{a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}> : (tensor<128x256xf8E4M3FN>, tensor<64x512xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
   return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @generic_linear_k_mismatch(%x: tensor<64x256xbf16>, %w: tensor<128x512xbf16>) {
+  // expected-error @+1 {{'fp8.linear' op expected the input [M, K] and the weight [N, K] to have the same K, got [64, 256] and [128, 512]}}
+  %y = "fp8.linear"(%x, %w) {recipe = #fp8.current<>} : (tensor<64x256xbf16>, tensor<128x512xbf16>) -> tensor<64x128xbf16>
+  return
 }
 
 // -----

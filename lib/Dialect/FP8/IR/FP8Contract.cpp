@@ -91,6 +91,11 @@ LogicalResult contract::verifyExtents(Operation *op, const NamedValue &v) {
 
 LogicalResult contract::verifyRanked(Operation *op, const NamedValue &v) {
   Type type = v.value.getType();
+  if (auto tensor = dyn_cast<RankedTensorType>(type); tensor && tensor.getEncoding())
+    return op->emitOpError()
+           << v.name << " is " << type << ", with the encoding "
+           << tensor.getEncoding()
+           << ": fp8 ops take dense tensors (no encoding)";
   if (!isa<UnrankedTensorType, UnrankedMemRefType>(type))
     return success();
   return op->emitOpError()
@@ -287,6 +292,26 @@ static LogicalResult verifySameK(ScaledMatmulOp op) {
                           << " with K = " << kb;
 }
 
+/// A linear layer's input `[M, K]` and weight `[N, K]` (its first two
+/// operands) agree on K.
+static LogicalResult verifyLinearSameK(Operation *op) {
+  if (op->getNumOperands() < 2)
+    return success();
+  auto x = dyn_cast<ShapedType>(op->getOperand(0).getType());
+  auto w = dyn_cast<ShapedType>(op->getOperand(1).getType());
+  if (!x || !w || !x.hasRank() || !w.hasRank() || x.getRank() != 2 ||
+      w.getRank() != 2)
+    return success();
+  int64_t kx = x.getDimSize(1), kw = w.getDimSize(1);
+  if (ShapedType::isDynamic(kx) || ShapedType::isDynamic(kw) || kx == kw)
+    return success();
+  return op->emitOpError()
+         << "expected the input [M, K] and the weight [N, K] to have the "
+            "same K, got "
+         << contract::formatShape(x.getShape()) << " and "
+         << contract::formatShape(w.getShape());
+}
+
 /// The message for segment sizes that do not add up (the generic form of
 /// an op written without, or with wrong, `operandSegmentSizes`).
 static LogicalResult emitSegmentError(Operation *op) {
@@ -312,6 +337,8 @@ LogicalResult mlir::fp8::verifyBeforeInvariants(Operation *op) {
   if (auto matmul = dyn_cast<ScaledMatmulOp>(op))
     if (failed(verifySameK(matmul)))
       return failure();
+  if (isa<LinearOp, LinearBackwardOp>(op) && failed(verifyLinearSameK(op)))
+    return failure();
   if (!hasConsistentSegments(op))
     return emitSegmentError(op);
   for (const NamedValue &v : values)

@@ -561,13 +561,10 @@ static FailureOr<std::array<int64_t, 3>>
 verifyLinearLayer(Operation *op, Value input, Value weight,
                   RecipeAttrInterface recipe, unsigned numScales,
                   unsigned expectedScales) {
+  // The input and the weight agree on K: checked before the generic
+  // verification (verifyBeforeInvariants in FP8Contract.cpp).
   ArrayRef<int64_t> x = shapedType(input).getShape();
   ArrayRef<int64_t> w = shapedType(weight).getShape();
-  if (!isCompatibleShape({x[1]}, {w[1]}))
-    return op->emitOpError()
-           << "expected the input [M, K] and the weight [N, K] to have the "
-              "same K, got "
-           << formatShape(x) << " and " << formatShape(w);
   bool isDelayed = isa<DelayedScalingAttr>(recipe);
   if (isDelayed && numScales != expectedScales)
     return op->emitOpError()

@@ -66,7 +66,8 @@ std::string getDimensionName(const NamedValue &v, unsigned dim);
 /// on `op` naming the dimension, the operand and the limit.
 LogicalResult verifyExtents(Operation *op, const NamedValue &v);
 
-/// An error on `op` when `v` is an unranked tensor or memref.
+/// An error on `op` when `v` is an unranked tensor or memref, or a tensor
+/// with an encoding (the kernels read dense tensors).
 LogicalResult verifyRanked(Operation *op, const NamedValue &v);
 
 } // namespace mlir::fp8::contract
