@@ -256,6 +256,26 @@ func.func @generic_unranked(%a: tensor<*xf8E4M3FN>, %s: tensor<f32>) {
 }
 
 //===----------------------------------------------------------------------===//
+// The two levels of the dialect mixed up, by operand name.
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @gemm_on_bf16(%a: tensor<128x256xbf16>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op A has element type 'bf16': fp8.scaled_matmul reads FP8 data (f8E4M3FN or f8E5M2); quantize it with fp8.quantize first, or use fp8.linear, which quantizes its operands itself}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xbf16>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
+  return %0 : tensor<128x64xbf16>
+}
+
+// -----
+
+func.func @linear_on_fp8(%x: tensor<64x256xbf16>, %w: tensor<128x256xf8E4M3FN>) -> tensor<64x128xbf16> {
+  // expected-error @+1 {{'fp8.linear' op weight has element type 'f8E4M3FN': fp8.linear takes the high-precision tensors (bf16, f16 or f32) and quantizes them itself; for FP8 data use fp8.scaled_matmul}}
+  %y = fp8.linear %x, %w {recipe = #fp8.current<>} : (tensor<64x256xbf16>, tensor<128x256xf8E4M3FN>) -> tensor<64x128xbf16>
+  return %y : tensor<64x128xbf16>
+}
+
+//===----------------------------------------------------------------------===//
 // Buffers (the destination-passing form): the identity layout in global
 // memory, outputs of their own.
 //===----------------------------------------------------------------------===//

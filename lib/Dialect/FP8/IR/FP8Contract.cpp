@@ -312,6 +312,42 @@ static LogicalResult verifyLinearSameK(Operation *op) {
          << contract::formatShape(w.getShape());
 }
 
+/// The element type of operand `index` of `op` when it is a shaped value.
+static Type getElementTypeOf(Operation *op, unsigned index) {
+  if (index >= op->getNumOperands())
+    return Type();
+  auto type = dyn_cast<ShapedType>(op->getOperand(index).getType());
+  return type ? type.getElementType() : Type();
+}
+
+/// The commonest mix-up of the two levels of the dialect: a GEMM given the
+/// high-precision tensors, a linear layer given FP8 data. (A, B and the
+/// layer's input and weight are the first two operands.)
+static LogicalResult verifyDataLevel(Operation *op) {
+  bool gemm = isa<ScaledMatmulOp>(op);
+  for (auto [index, name] : {std::pair<unsigned, StringRef>{0, "A"}, {1, "B"}}) {
+    Type elem = getElementTypeOf(op, index);
+    if (!elem)
+      continue;
+    StringRef operand = gemm ? name : (index == 0 ? "input" : "weight");
+    bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(elem);
+    bool highPrecision = isa<BFloat16Type, Float16Type, Float32Type>(elem);
+    if (gemm && highPrecision)
+      return op->emitOpError()
+             << operand << " has element type " << elem
+             << ": fp8.scaled_matmul reads FP8 data (f8E4M3FN or f8E5M2); "
+                "quantize it with fp8.quantize first, or use fp8.linear, "
+                "which quantizes its operands itself";
+    if (!gemm && fp8)
+      return op->emitOpError()
+             << operand << " has element type " << elem << ": "
+             << op->getName()
+             << " takes the high-precision tensors (bf16, f16 or f32) and "
+                "quantizes them itself; for FP8 data use fp8.scaled_matmul";
+  }
+  return success();
+}
+
 /// The message for segment sizes that do not add up (the generic form of
 /// an op written without, or with wrong, `operandSegmentSizes`).
 static LogicalResult emitSegmentError(Operation *op) {
@@ -338,6 +374,9 @@ LogicalResult mlir::fp8::verifyBeforeInvariants(Operation *op) {
     if (failed(verifySameK(matmul)))
       return failure();
   if (isa<LinearOp, LinearBackwardOp>(op) && failed(verifyLinearSameK(op)))
+    return failure();
+  if (isa<ScaledMatmulOp, LinearOp, LinearBackwardOp>(op) &&
+      failed(verifyDataLevel(op)))
     return failure();
   if (!hasConsistentSegments(op))
     return emitSegmentError(op);
