@@ -36,12 +36,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path[:0] = [str(HERE), str(ROOT / "test" / "GPU"), str(ROOT / "python")]
+sys.path[:0] = [str(HERE), str(ROOT / "python")]
 
 import torch  # noqa: E402
 
-import gemm_inputs as gi  # noqa: E402
-from gemm_spec import accumulation_mode, load_specs, parse_shapes  # noqa: E402
+from fp8mlir.testing import gemm_inputs as gi  # noqa: E402
+from fp8mlir.testing.gemm_spec import accumulation_mode, load_specs, parse_shapes  # noqa: E402
 
 DEFAULT_SHAPES = ("8192x8192x8192,4096x4096x4096,16384x8192x8192,4096x7168x2048,"
                   "4096x2112x7168,4096x24576x1536,4096x7168x16384,4096x4096x7168,"

@@ -136,7 +136,7 @@ def peak_source(n=256):
 #include <cuda_runtime.h>
 constexpr int N = %N%;
 constexpr int kSmem = 2 * 64 * 128 + N * 128;  // two 64x128 A tiles, one Nx128 B tile
-// K-major, 128-byte swizzle (hardware.md): start >> 4, stride 1024 B >> 4.
+// K-major, 128B swizzle (PTX ISA wgmma descriptor): start >> 4, SBO 1024 B >> 4.
 __device__ __forceinline__ uint64_t desc(uint32_t addr) {
   return uint64_t((addr >> 4) & 0x3FFF) | (1ull << 16) | (64ull << 32) | (1ull << 62);
 }
@@ -254,7 +254,7 @@ def main(argv=None):
         return 0
 
     sys.path.insert(0, str(HERE))
-    import bench_gemm as bg  # also puts python/ and test/GPU on the path
+    import bench_gemm as bg  # also puts python/ on the path
     import torch
     now = datetime.datetime.now(datetime.timezone.utc)
     env = bg.environment(now)

@@ -24,7 +24,7 @@ foreach(library ${FP8MLIR_EXPORTED_LIBRARIES} FP8Numerics FP8CAPI)
   target_include_directories(${library} INTERFACE
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 endforeach()
-install(TARGETS FP8Numerics FP8CAPI fp8rt
+install(TARGETS FP8Numerics FP8CAPI FP8Schema fp8rt
   EXPORT ${FP8MLIR_EXPORT_SET}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -41,6 +41,11 @@ install(DIRECTORY ${FP8_BINARY_DIR}/include/FP8
   FILES_MATCHING PATTERN "*.inc")
 install(FILES runtime/include/fp8rt/fp8rt.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fp8rt)
+# The metadata structs (schema/): the expression type and the generated
+# headers.
+install(DIRECTORY schema/include/fp8schema ${FP8_SCHEMA_INCLUDE_DIR}/fp8schema
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h")
 
 install(EXPORT ${FP8MLIR_EXPORT_SET}
   NAMESPACE FP8MLIR::

@@ -27,7 +27,8 @@ for example in examples/*.mlir; do
         status=1
       else
         echo "  (not lowered for $chip yet; verifying instead)"
-        "$BUILD/bin/fp8-opt" "$example" --fp8-verify-target="chip=$chip" \
+        "$BUILD/bin/fp8-opt" "$example" --fp8-attach-target="chip=$chip" \
+          --fp8-verify-target \
           --fp8-decompose-quantize --canonicalize >/dev/null || status=1
       fi
       continue

@@ -1,6 +1,6 @@
 //===- fp8-embed.cpp - Another compiler's driver using FP8-MLIR -----------===//
 //
-//   fp8-embed INPUT.mlir [CHIP]
+//   fp8-embed INPUT.mlir CHIP
 //
 // Stands for a compiler that owns its MLIRContext and dialects and adds
 // FP8-MLIR to them from an installed package (find_package(FP8MLIR)):
@@ -77,8 +77,8 @@ static int compileFile(MLIRContext &context, StringRef path, StringRef chip) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || argc > 3) {
-    llvm::errs() << "usage: fp8-embed INPUT.mlir [CHIP]\n";
+  if (argc != 3) {
+    llvm::errs() << "usage: fp8-embed INPUT.mlir CHIP\n";
     return 2;
   }
   // The host compiler's own dialects...
@@ -90,5 +90,5 @@ int main(int argc, char **argv) {
   fp8::registerAllFP8Passes();
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
-  return compileFile(context, argv[1], argc == 3 ? argv[2] : "sm_90a");
+  return compileFile(context, argv[1], argv[2]);
 }

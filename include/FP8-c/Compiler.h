@@ -25,16 +25,26 @@ MLIR_CAPI_EXPORTED void fp8RegisterCompilerDialects(MlirDialectRegistry registry
 /// mlirParsePassPipeline and friends).
 MLIR_CAPI_EXPORTED void fp8RegisterPasses(void);
 
+/// The number of chips the compiler generates code for.
+MLIR_CAPI_EXPORTED intptr_t fp8GetNumSupportedChips(void);
+
+/// The name of supported chip `pos` (below fp8GetNumSupportedChips), e.g.
+/// "sm_90a"; the string is static.
+MLIR_CAPI_EXPORTED MlirStringRef fp8GetSupportedChipName(intptr_t pos);
+
 /// Pipeline options; strings need not be NUL-terminated.
 struct Fp8CompileOptions {
-  MlirStringRef chip;         ///< "sm_90a" or "sm_100a"
+  /// One of the supported chips, or empty for the fp8.target attribute of
+  /// the module (no chip at all is an error of the compilation).
+  MlirStringRef chip;
   unsigned optLevel;          ///< NVPTX optimization level, 0 to 3
   MlirStringRef defaultRecipe; ///< recipe attribute text, may be empty
   MlirStringRef gemmConfig;    ///< #fp8.gemm_config text, may be empty
 };
 typedef struct Fp8CompileOptions Fp8CompileOptions;
 
-/// chip sm_90a, optLevel 3, no default recipe or configuration.
+/// No chip (the module's fp8.target), optLevel 3, no default recipe or
+/// configuration.
 MLIR_CAPI_EXPORTED Fp8CompileOptions fp8CompileOptionsGetDefault(void);
 
 #define DEFINE_C_API_STRUCT(name, storage)                                     \

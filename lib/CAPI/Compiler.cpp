@@ -2,6 +2,7 @@
 
 #include "FP8-c/Compiler.h"
 #include "FP8/Compiler/Compiler.h"
+#include "FP8/Target/Chip.h"
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Support.h"
@@ -17,7 +18,13 @@ static CompileResult *unwrap(Fp8CompileResult result) {
 static Fp8CompileResult wrap(CompileResult *result) { return {result}; }
 
 static constexpr unsigned kDefaultOptLevel = 3;
-static constexpr llvm::StringLiteral kDefaultChip = "sm_90a";
+
+intptr_t fp8GetNumSupportedChips(void) { return getSupportedChips().size(); }
+
+MlirStringRef fp8GetSupportedChipName(intptr_t pos) {
+  StringRef name = getSupportedChips()[pos].name;
+  return mlirStringRefCreate(name.data(), name.size());
+}
 
 void fp8RegisterCompilerDialects(MlirDialectRegistry registry) {
   registerFP8CompilerDialects(*unwrap(registry));
@@ -26,9 +33,8 @@ void fp8RegisterCompilerDialects(MlirDialectRegistry registry) {
 void fp8RegisterPasses(void) { registerAllFP8Passes(); }
 
 Fp8CompileOptions fp8CompileOptionsGetDefault(void) {
-  return {mlirStringRefCreate(kDefaultChip.data(), kDefaultChip.size()),
-          kDefaultOptLevel, mlirStringRefCreate(nullptr, 0),
-          mlirStringRefCreate(nullptr, 0)};
+  return {mlirStringRefCreate(nullptr, 0), kDefaultOptLevel,
+          mlirStringRefCreate(nullptr, 0), mlirStringRefCreate(nullptr, 0)};
 }
 
 /// The pipeline options of `options` (the defaults when null).

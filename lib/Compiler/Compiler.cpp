@@ -3,9 +3,9 @@
 #include "FP8/Compiler/Compiler.h"
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Dialect.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "FP8/Dialect/FP8/Transforms/BufferizableOpInterfaceImpl.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
-#include "FP8/Target/Chip.h"
 #include "FP8/Target/PTX/KernelArtifacts.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -145,13 +145,10 @@ static LogicalResult generatePTX(ModuleOp module,
 }
 
 /// Errors for options that would otherwise reach the LLVM backend, which
-/// aborts the process instead of reporting them.
+/// aborts the process instead of reporting them. (The chip is checked by the
+/// pipeline's first pass, fp8-attach-target.)
 static LogicalResult verifyOptions(ModuleOp module,
                                    const FP8ToPTXOptions &options) {
-  if (!lookupChip(options.chip))
-    return module.emitError() << "unknown chip '" << options.chip
-                              << "': expected one of "
-                              << describeSupportedChips();
   if (options.optLevel > kMaxOptLevel)
     return module.emitError()
            << "optimization level " << options.optLevel.getValue()
@@ -183,14 +180,15 @@ mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
   FailureOr<SmallVector<KernelInfo>> kernels = collectKernels(module);
   if (failed(kernels))
     return failure();
-  // The runtime trusts the metadata's chip; it must be the one compiled for.
+  // The runtime trusts the metadata's chip; it must be the one compiled for
+  // (the module's fp8.target, which the pipeline attached).
+  StringRef target = lookupTarget(module).getChip();
   bool wrongChip = false;
   for (const KernelInfo &kernel : *kernels) {
     auto chip = kernel.metadata.getAs<StringAttr>(kMetadataChipKey);
-    if (chip && chip.getValue() != options.chip) {
+    if (chip && chip.getValue() != target) {
       emitError(kernel.loc) << "kernel @" << kernel.name << " is for " << chip
-                            << " but chip="
-                            << options.chip.getValue();
+                            << " but the module is compiled for " << target;
       wrongChip = true;
     }
   }

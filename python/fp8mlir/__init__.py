@@ -3,13 +3,26 @@
     import fp8mlir
     kernel = fp8mlir.compile(fp8mlir.ScaledMatmul("rowwise", n=4096, k=2048), chip="sm_90a")
     d = fp8mlir.scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)
+    q = fp8mlir.quantize(x, "blockwise")
 
 Importing the package loads no native library and does not import torch:
-``compile`` loads libFP8CAPI.so on first use, ``scaled_mm`` the runtime
-libfp8rt.so, and ``fp8mlir.numerics`` is NumPy only.
+``compile`` loads libFP8CAPI.so on first use; ``scaled_mm``, ``quantize``
+and ``dequantize`` (the PyTorch operators, fp8mlir._torch_ops) import torch,
+the runtime libfp8rt.so and the C++ operators when first looked up;
+``fp8mlir.numerics`` is NumPy only.
 """
 
-from .compiler import CHIPS, Kernel, compile, compile_all  # noqa: F401
+from .compiler import Kernel, compile, compile_all, supported_chips  # noqa: F401
 from .errors import CompileError, CompilerUnavailableError, Diagnostic  # noqa: F401
 from .gemm import ScaledMatmul  # noqa: F401
-from .ops import KernelCache, scaled_mm  # noqa: F401
+from .ops import KernelCache  # noqa: F401
+from .quantization import DequantizeSpec, QuantizedTensor, QuantizeSpec  # noqa: F401
+
+_TORCH_API = ("scaled_mm", "quantize", "dequantize")
+
+
+def __getattr__(name):
+    if name in _TORCH_API:
+        from . import _torch_ops
+        return getattr(_torch_ops, name)
+    raise AttributeError(f"module 'fp8mlir' has no attribute {name!r}")

@@ -64,6 +64,8 @@ _SIGNATURES = {
     "mlirContextCreateWithRegistry": (MlirContext, [MlirDialectRegistry, ctypes.c_bool]),
     "mlirContextDestroy": (None, [MlirContext]),
     "fp8RegisterCompilerDialects": (None, [MlirDialectRegistry]),
+    "fp8GetNumSupportedChips": (ctypes.c_ssize_t, []),
+    "fp8GetSupportedChipName": (StringRef, [ctypes.c_ssize_t]),
     "fp8CompileSource": (CompileResult, [MlirContext, StringRef, StringRef,
                                          ctypes.POINTER(CompileOptions)]),
     "fp8CompileResultSucceeded": (ctypes.c_bool, [CompileResult]),

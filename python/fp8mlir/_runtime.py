@@ -100,6 +100,14 @@ def _open_library(path):
     lib.fp8rt_launch.argtypes = [kernel_p, ctypes.POINTER(Fp8rtTensor),
                                  ctypes.c_int, ctypes.c_void_p]
     lib.fp8rt_launch.restype = ctypes.c_int
+    if hasattr(lib, "fp8rt_launch_ordered"):
+        lib.fp8rt_launch_ordered.argtypes = [kernel_p, ctypes.POINTER(Fp8rtTensor),
+                                             ctypes.c_int, ctypes.c_void_p]
+        lib.fp8rt_launch_ordered.restype = ctypes.c_int
+        lib.fp8rt_kernel_num_operands.argtypes = [kernel_p]
+        lib.fp8rt_kernel_num_operands.restype = ctypes.c_int
+        lib.fp8rt_kernel_operand_name.argtypes = [kernel_p, ctypes.c_int]
+        lib.fp8rt_kernel_operand_name.restype = ctypes.c_char_p
     lib.fp8rt_last_error.argtypes = []
     lib.fp8rt_last_error.restype = ctypes.c_char_p
     if hasattr(lib, "fp8rt_status_string"):
@@ -132,8 +140,9 @@ def dtype_name(tensor, operand="tensor"):
                          f"equivalent (supported: {', '.join(TORCH_DTYPES)})") from None
 
 
-def make_operand(name, tensor):
-    """fp8rt_tensor describing a torch CUDA tensor (shape/strides in elements)."""
+def fill_operand(operand, name, tensor):
+    """Describes a torch CUDA tensor in the fp8rt_tensor `operand`
+    (shape/strides in elements); `name` is for messages."""
     if not getattr(tensor, "is_cuda", False):
         raise ValueError(f"operand '{name}' must be a CUDA tensor "
                          f"(got {type(tensor).__name__} on "
@@ -142,14 +151,19 @@ def make_operand(name, tensor):
     if len(shape) > MAX_RANK:
         raise ValueError(f"operand '{name}' has rank {len(shape)}; "
                          f"fp8rt supports at most {MAX_RANK}")
-    operand = Fp8rtTensor()
-    operand.name = name.encode()
     operand.data = tensor.data_ptr() or None
     operand.dtype = DTYPES[dtype_name(tensor, name)]
     operand.rank = len(shape)
     for i, (extent, stride) in enumerate(zip(shape, tensor.stride())):
         operand.shape[i] = extent
         operand.strides[i] = stride
+    return operand
+
+
+def make_operand(name, tensor):
+    """fp8rt_tensor describing a torch CUDA tensor (shape/strides in elements)."""
+    operand = fill_operand(Fp8rtTensor(), name, tensor)
+    operand.name = name.encode()
     return operand
 
 
@@ -204,6 +218,40 @@ class Kernel:
     @property
     def name(self):
         return self.meta.get("name", self.path.stem)
+
+    @property
+    def handle(self):
+        """The fp8rt_kernel pointer as an int (for the C++ operators)."""
+        self._check_open()
+        return self._handle.value
+
+    @property
+    def operand_names(self):
+        """The operand names in metadata order (fp8rt_launch_ordered's)."""
+        return tuple(op["name"] for op in self.meta["operands"])
+
+    def launch_ordered(self, tensors, stream=None):
+        """fp8rt_launch_ordered: `tensors[i]` is operand i of
+        `operand_names` (None for an absent optional operand). The operand
+        array is kept per kernel, so a launch allocates no ctypes objects."""
+        self._check_open()
+        names = self.operand_names
+        if len(tensors) != len(names):
+            raise ValueError(f"{self.name}: expected {len(names)} operands "
+                             f"({', '.join(names)}), got {len(tensors)}")
+        array = self.__dict__.get("_ordered")
+        if array is None:
+            array = self._ordered = (Fp8rtTensor * max(len(names), 1))()
+        for operand, name, tensor in zip(array, names, tensors):
+            if tensor is None:
+                operand.data = None
+                operand.rank = 0
+            else:
+                fill_operand(operand, name, tensor)
+        status = self._lib.fp8rt_launch_ordered(self._handle, array, len(names),
+                                                ctypes.c_void_p(stream_handle(stream) or None))
+        if status != SUCCESS:
+            raise RuntimeError(_error_message(self._lib, status, f"launch of {self.name}"))
 
     def bind(self, **operands):
         """Prepare a launch; operands whose value is None are left out."""

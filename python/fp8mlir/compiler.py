@@ -9,7 +9,13 @@ from pathlib import Path
 from . import _capi
 from .errors import CompileError, Diagnostic
 
-CHIPS = ("sm_90a", "sm_100a")
+
+def supported_chips():
+    """The chips the compiler generates code for, from the compiler library
+    (``fp8GetSupportedChipName``), e.g. ``("sm_90a", "sm_100a")``."""
+    lib = _capi.load()
+    return tuple(lib.fp8GetSupportedChipName(i).text()
+                 for i in range(lib.fp8GetNumSupportedChips()))
 
 
 @dataclass
@@ -22,12 +28,16 @@ class Kernel:
     name: str
     ptx: str
     metadata_json: str
-    chip: str
     variants: list = field(default_factory=list)
 
     @property
     def metadata(self):
         return json.loads(self.metadata_json)
+
+    @property
+    def chip(self):
+        """The chip the kernel was compiled for (its metadata's), or None."""
+        return self.metadata.get("chip")
 
     @property
     def variant_of(self):
@@ -77,11 +87,11 @@ class _Compiler:
                            lib.fp8CompileResultGetDiagnosticText(result, i).text())
                 for i in range(lib.fp8CompileResultGetNumDiagnostics(result))]
             if not lib.fp8CompileResultSucceeded(result):
-                raise CompileError(f"compilation for {chip} failed", diagnostics)
+                target = chip or "the module's fp8.target"
+                raise CompileError(f"compilation for {target} failed", diagnostics)
             kernels = [Kernel(lib.fp8CompileResultGetKernelName(result, i).text(),
                               lib.fp8CompileResultGetKernelPTX(result, i).text(),
-                              lib.fp8CompileResultGetKernelMetadata(result, i).text(),
-                              chip)
+                              lib.fp8CompileResultGetKernelMetadata(result, i).text())
                        for i in range(lib.fp8CompileResultGetNumKernels(result))]
             return kernels, diagnostics
         finally:
@@ -100,13 +110,16 @@ def _get_compiler():
         return _compiler
 
 
-def compile_all(source, chip="sm_90a", *, opt_level=3, default_recipe=None,
+def compile_all(source, chip=None, *, opt_level=3, default_recipe=None,
                 gemm_config=None, source_name="<fp8mlir>", warnings=None):
-    """Compiles MLIR text (or a builder with ``to_mlir()``) to its kernels.
+    """Compiles MLIR text (or a builder with ``to_mlir()``) to its kernels
+    for `chip` (one of supported_chips()), or, when it is None, for the
+    ``fp8.target`` attribute the source module carries.
 
     Raises CompileError, carrying every diagnostic, when the source does not
-    parse or compile (an unknown chip, MXFP8 on sm_90a, ...). Warnings of a
-    successful compilation are appended to the list `warnings` when given.
+    parse or compile (an unknown chip, no chip and no target, MXFP8 on
+    sm_90a, ...). Warnings of a successful compilation are appended to the
+    list `warnings` when given.
     """
     if hasattr(source, "to_mlir"):
         source = source.to_mlir()
@@ -115,13 +128,14 @@ def compile_all(source, chip="sm_90a", *, opt_level=3, default_recipe=None,
     if not isinstance(opt_level, int) or isinstance(opt_level, bool) or opt_level < 0:
         raise ValueError(f"opt_level must be an integer between 0 and 3, got {opt_level!r}")
     kernels, diagnostics = _get_compiler().compile(
-        source, source_name, str(chip), opt_level, default_recipe, gemm_config)
+        source, source_name, "" if chip is None else str(chip), opt_level,
+        default_recipe, gemm_config)
     if warnings is not None:
         warnings.extend(diagnostics)
     return kernels
 
 
-def compile(source, chip="sm_90a", **options):  # noqa: A001 (the package's verb)
+def compile(source, chip=None, **options):  # noqa: A001 (the package's verb)
     """Like compile_all, for a source with exactly one kernel (not counting
     its launch variants, which it carries in `variants`): returns it."""
     kernels = compile_all(source, chip, **options)

@@ -1,13 +1,15 @@
-"""fp8mlir.scaled_mm: FP8 GEMMs on PyTorch CUDA tensors, like torch._scaled_mm.
+"""The kernel cache behind fp8mlir's PyTorch operators (torch-free).
 
 Kernels come from a cache directory keyed by chip, recipe and shape class
-(N, K and the types; M is a run-time value of every kernel):
+(N, K and the types for a GEMM; the columns and outputs for a quantization;
+M or the row count is a run-time value of every kernel):
 ``<cache>/<chip>/<key>/NAME.{ptx,json}``. A miss compiles the kernel when the
 compiler library is available; on a machine without it (the GPU machine has
 no LLVM) the cache must have been filled elsewhere, e.g. with
-``KernelCache(dir).compile(ScaledMatmul(...), chip)`` or fp8-compile.
+``KernelCache(dir).compile(spec, chip)`` or fp8-compile.
 """
 
+import ctypes
 import json
 import os
 import threading
@@ -18,9 +20,6 @@ from .errors import CompilerUnavailableError
 from .gemm import ScaledMatmul
 
 CACHE_ENV = "FP8MLIR_KERNEL_CACHE"
-_CHIPS_BY_CAPABILITY = {(9, 0): "sm_90a", (10, 0): "sm_100a"}
-_TORCH_ELEMENT = {"float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
-_TORCH_OUT = {"bfloat16": "bf16", "float16": "f16", "float32": "f32"}
 
 
 def default_cache_dir():
@@ -28,7 +27,11 @@ def default_cache_dir():
 
 
 class KernelCache:
-    """Compiled kernels on disk, and the loaded runtime kernels in memory."""
+    """Compiled kernels on disk, and the loaded runtime kernels in memory.
+
+    A spec (``ScaledMatmul``, ``QuantizeSpec``, ``DequantizeSpec``) is one
+    directory ``<cache>/<chip>/<spec.cache_key>`` holding the NAME.json +
+    NAME.ptx of each of its kernels (a GEMM's launch variants included)."""
 
     def __init__(self, directory=None):
         self.directory = Path(directory) if directory else default_cache_dir()
@@ -39,35 +42,58 @@ class KernelCache:
         return self.directory / chip / spec.cache_key
 
     def compile(self, spec, chip):
-        """Compiles `spec` for `chip` into the cache; returns the JSON path."""
-        from .compiler import compile as compile_mlir
-        return compile_mlir(spec, chip).save(self.path(spec, chip))
+        """Compiles `spec` for `chip` into the cache; returns the JSON paths
+        of its kernels (not of launch variants): one for a GEMM."""
+        from .compiler import compile_all
+        directory = self.path(spec, chip)
+        saved = [kernel.save(directory) for kernel in compile_all(spec, chip)]
+        primaries = [p for p in saved if "variant_of" not in json.loads(p.read_text())]
+        return primaries[0] if isinstance(spec, ScaledMatmul) else primaries
+
+    def lookup_all(self, spec, chip):
+        """The JSON paths of the cached kernels of `spec` (not launch
+        variants), in launch order (amax kernels first), or []."""
+        found = []
+        for path in sorted(self.path(spec, chip).glob("*.json")):
+            meta = json.loads(path.read_text())
+            if "variant_of" not in meta:
+                found.append((meta.get("kind") != "amax", path))
+        return [path for _, path in sorted(found)]
 
     def lookup(self, spec, chip):
         """The JSON path of the cached kernel (not one of its launch
         variants), or None."""
-        found = [p for p in sorted(self.path(spec, chip).glob("*.json"))
-                 if "variant_of" not in json.loads(p.read_text())]
+        found = self.lookup_all(spec, chip)
         return found[0] if found else None
 
-    def kernel(self, spec, chip):
-        """The runtime kernel for `spec` on `chip`, compiled on a miss when the
-        compiler is available."""
+    def kernels(self, spec, chip):
+        """The runtime kernels of `spec` on `chip`, in launch order,
+        compiled on a miss when the compiler is available."""
         key = (chip, spec.cache_key)
         with self._lock:
             if key in self._loaded:
                 return self._loaded[key]
-            json_path = self.lookup(spec, chip)
-            if json_path is None:
+            paths = self.lookup_all(spec, chip)
+            if not paths:
                 if not _capi.available():
                     raise CompilerUnavailableError(
                         f"no kernel {spec.cache_key} for {chip} in {self.directory} and no "
-                        f"compiler here: compile it on a machine with FP8-MLIR into this cache")
-                json_path = self.compile(spec, chip)
+                        f"compiler here: compile it on a machine with FP8-MLIR into this "
+                        f"cache (KernelCache(dir).compile(spec, chip) or python/tests/"
+                        f"test_gpu.py --populate DIR)")
+                self.compile(spec, chip)
+                paths = self.lookup_all(spec, chip)
             from ._runtime import Kernel
-            kernel = Kernel(str(json_path), library=_installed_runtime())
-            self._loaded[key] = kernel
-            return kernel
+            kernels = [Kernel(str(path), library=_installed_runtime()) for path in paths]
+            self._loaded[key] = kernels
+            return kernels
+
+    def kernel(self, spec, chip):
+        """The one runtime kernel of `spec` (a GEMM) on `chip`."""
+        kernels = self.kernels(spec, chip)
+        if len(kernels) != 1:
+            raise RuntimeError(f"{spec.cache_key}: expected one kernel, found {len(kernels)}")
+        return kernels[0]
 
 
 def _installed_runtime():
@@ -92,124 +118,83 @@ def _cache(cache):
 
 
 def device_chip(device):
+    """The chip whose kernels run on `device`: ``sm_<major><minor>a``, the
+    architecture-specific target of its compute capability, which is the
+    runtime's own rule (fp8rt runs an ``sm_XYa`` kernel only on compute
+    capability X.Y). Where the compiler library is loaded, the chip must be
+    one it supports; elsewhere (a GPU machine without LLVM) a chip without
+    kernels in the cache is reported by the cache lookup."""
     import torch
-    capability = torch.cuda.get_device_capability(device)
-    if capability not in _CHIPS_BY_CAPABILITY:
-        raise RuntimeError(f"no FP8-MLIR target for compute capability {capability}")
-    return _CHIPS_BY_CAPABILITY[capability]
+    major, minor = torch.cuda.get_device_capability(device)
+    chip = f"sm_{major}{minor}a"
+    if _capi.available():
+        from .compiler import supported_chips
+        if chip not in supported_chips():
+            raise RuntimeError(
+                f"no FP8-MLIR target for compute capability {major}.{minor}: "
+                f"{chip} is not one of {', '.join(supported_chips())}")
+    return chip
 
 
-def _check_tensors(torch, **tensors):
-    """Every given argument is a tensor on the CUDA device of the first one
-    (a kernel handed a host pointer would fault on the GPU, not here)."""
-    device = None
-    for name, t in tensors.items():
-        if t is None and name in ("bias", "out"):
-            continue
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
-        if not t.is_cuda:
-            raise ValueError(f"{name}: expected a CUDA tensor, got one on {t.device}")
-        device = device or t.device
-        if t.device != device:
-            raise ValueError(f"{name}: on {t.device}, but a is on {device}")
+RECIPE_CODES = ("tensorwise", "rowwise", "blockwise")  # fp8mlir_torch.cpp's Recipe
+# fp8rt_dtype values, in fp8rt.h's order.
+FP8RT_DTYPE_NAMES = ("e4m3", "e5m2", "ue8m0", "bf16", "f16", "f32")
 
 
-def _dtype_name(tensor, table, what):
-    name = str(tensor.dtype).replace("torch.", "")
-    if name not in table:
-        raise TypeError(f"{what}: unsupported dtype {tensor.dtype} (expected {tuple(table)})")
-    return table[name]
+class GemmRequest(ctypes.Structure):
+    """The GEMM kernel the C++ operators ask the package for
+    (csrc/fp8mlir_torch.cpp's GemmRequest): dtypes are fp8rt_dtype values
+    (bias_dtype -1: no bias), accumulation 0 is "fast", N "promoted(N)"."""
+    _fields_ = [("device", ctypes.c_int32), ("recipe", ctypes.c_int32),
+                ("a_dtype", ctypes.c_int32), ("b_dtype", ctypes.c_int32),
+                ("out_dtype", ctypes.c_int32), ("bias_dtype", ctypes.c_int32),
+                ("n", ctypes.c_int64), ("k", ctypes.c_int64),
+                ("accumulation", ctypes.c_int64)]
 
 
-# 1x128 scales are MN-major [K/128, roundup(M, 4)] (the kernels'
-# kMNMajorScaleAlignment: 16-byte aligned K-block columns).
-MN_MAJOR_SCALE_ALIGNMENT = 4
+def gemm_spec(request):
+    """The ScaledMatmul a GemmRequest asks for."""
+    names = FP8RT_DTYPE_NAMES
+    if not 0 <= request.recipe < len(RECIPE_CODES):
+        raise ValueError(f"GemmRequest: recipe code {request.recipe}")
+    return ScaledMatmul(
+        RECIPE_CODES[request.recipe], n=request.n, k=request.k,
+        out_dtype=names[request.out_dtype],
+        accumulation="fast" if request.accumulation == 0 else
+        f"promoted({request.accumulation})",
+        a_dtype=names[request.a_dtype], b_dtype=names[request.b_dtype],
+        bias_dtype=None if request.bias_dtype < 0 else names[request.bias_dtype])
+
+
+def _ceil_div(a, b):
+    return (a + b - 1) // b
 
 
 def infer_recipe(scale_a, scale_b, m, n, k):
-    """tensorwise, rowwise or blockwise from the scale shapes of torch's API."""
+    """tensorwise, rowwise or blockwise from the scale shapes of torch's
+    scaled GEMM APIs (the C++ operator's inferRecipe)."""
+    sa, sb = tuple(scale_a.shape), tuple(scale_b.shape)
     if scale_a.numel() == 1 and scale_b.numel() == 1:
         return "tensorwise"
-    if tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) in ((1, n), (n, 1)):
+    if sa in ((m, 1), (m,)) and sb in ((1, n), (n, 1), (n,)):
         return "rowwise"
-    kb = -(-k // 128)
-    if tuple(scale_a.shape) == (m, kb) and tuple(scale_b.shape) in ((kb, -(-n // 128)),
-                                                                   (-(-n // 128), kb)):
+    kb = _ceil_div(k, 128)
+    if sa == (m, kb) and sb == (kb, _ceil_div(n, 128)):
         return "blockwise"
-    raise ValueError(f"cannot tell the recipe from scale_a {tuple(scale_a.shape)} and "
-                     f"scale_b {tuple(scale_b.shape)} (M={m}, N={n}, K={k}); pass recipe=")
+    raise ValueError(f"cannot tell the recipe from scale_a {sa} and scale_b {sb} "
+                     f"(M={m}, N={n}, K={k}); pass recipe=")
 
 
-def _kernel_scales(recipe, scale_a, scale_b, n, k):
-    """torch._scaled_mm's scales as the kernel's a_scale_inv / b_scale_inv."""
-    if recipe == "tensorwise":
-        return scale_a.reshape(()), scale_b.reshape(())
-    if recipe == "rowwise":  # the kernels take [M] and [N]
-        return scale_a.reshape(-1).contiguous(), scale_b.reshape(n).contiguous()
-    # Blockwise: a's 1x128 scales stored K-block-major [K/128, roundup(M, 4)]
-    # (torch's (M, K/128) with strides (1, M), padded to 16-byte aligned
-    # columns: a copy unless M % 4 == 0); b's 128x128 scales as
-    # [N/128, K/128].
-    kb = -(-k // 128)
-    sb = scale_b if tuple(scale_b.shape) == (-(-n // 128), kb) else scale_b.t()
-    m = scale_a.shape[0]
-    padded_m = -(-m // MN_MAJOR_SCALE_ALIGNMENT) * MN_MAJOR_SCALE_ALIGNMENT
-    sa = scale_a.t()
-    if padded_m != m:
-        sa = torch_pad_columns(sa, padded_m)
-    return sa.contiguous(), sb.contiguous()
-
-
-def torch_pad_columns(t, columns):
-    """A copy of the 2-D tensor `t` with its columns padded to `columns`
-    (the padding is never read by the kernels)."""
-    out = t.new_zeros((t.shape[0], columns))
-    out[:, :t.shape[1]] = t
-    return out
-
-
-def scaled_mm(a, b, scale_a, scale_b, *, recipe=None, out_dtype=None, bias=None,
-              accumulation="fast", chip=None, cache=None, out=None):
-    """D = (a * scale_a) @ (b * scale_b) (+ bias), like torch._scaled_mm.
-
-    a: [M, K] fp8, row-major; b: [K, N] fp8, column-major (``w.t()`` of a
-    row-major [N, K] weight); scale_a / scale_b: dequantization scales
-    (scale_inv) -- tensorwise scalars, rowwise (M, 1) and (1, N), or
-    blockwise (M, K/128) and (K/128, N/128) as torch's blockwise API takes
-    them. recipe: "tensorwise", "rowwise", "blockwise" (inferred from the
-    scale shapes when None). out_dtype: torch.bfloat16 (default), float16 or
-    float32. accumulation: "fast" or "promoted(128)" (blockwise always
-    promotes). Runs on the current CUDA stream.
-    """
-    import torch
-    _check_tensors(torch, a=a, b=b, scale_a=scale_a, scale_b=scale_b, bias=bias, out=out)
-    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
-        raise ValueError(f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and {tuple(b.shape)}")
-    m, k = a.shape
-    n = b.shape[1]
-    recipe = recipe or infer_recipe(scale_a, scale_b, m, n, k)
-    if recipe == "blockwise":
-        accumulation = "promoted(128)"
-    out_dtype = out_dtype or torch.bfloat16
-    spec = ScaledMatmul(recipe=recipe, n=n, k=k,
-                        out_dtype=_dtype_name(torch.empty(0, dtype=out_dtype), _TORCH_OUT, "out_dtype"),
-                        accumulation=accumulation,
-                        a_dtype=_dtype_name(a, _TORCH_ELEMENT, "a"),
-                        b_dtype=_dtype_name(b, _TORCH_ELEMENT, "b"),
-                        bias_dtype=None if bias is None else
-                        _dtype_name(bias, {"bfloat16": "bf16", "float32": "f32"}, "bias"))
-    chip = chip or device_chip(a.device)
-    kernel = _cache(cache).kernel(spec, chip)
-    sa, sb = _kernel_scales(recipe, scale_a.float(), scale_b.float(), n, k)
-    if out is None:
-        out = torch.empty((m, n), dtype=out_dtype, device=a.device)
-    elif tuple(out.shape) != (m, n) or out.dtype != out_dtype or not out.is_contiguous():
-        raise ValueError(f"out: expected a contiguous ({m}, {n}) {out_dtype} tensor, got "
-                         f"{tuple(out.shape)} {out.dtype} with strides {out.stride()}")
-    operands = dict(a=a.contiguous(), b=b.t().contiguous(), a_scale_inv=sa,
-                    b_scale_inv=sb, d=out)
-    if bias is not None:
-        operands["bias"] = bias.contiguous()
-    kernel.launch(stream=torch.cuda.current_stream(a.device), **operands)
-    return out
+def evaluate_extent(extent, symbols):
+    """The value of a metadata extent (an int, "SYM", "roundup(SYM, INT)" or
+    "ceildiv(SYM, INT)") for `symbols` {name: value}; values may be ints or
+    torch.SymInts."""
+    if isinstance(extent, int):
+        return extent
+    text = extent.replace(" ", "")
+    for name, function in (("roundup(", lambda v, q: (v + q - 1) // q * q),
+                           ("ceildiv(", lambda v, q: (v + q - 1) // q)):
+        if text.startswith(name) and text.endswith(")"):
+            symbol, divisor = text[len(name):-1].split(",")
+            return function(symbols[symbol], int(divisor))
+    return symbols[text]

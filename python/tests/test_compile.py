@@ -48,7 +48,25 @@ def test_mxfp8_on_sm_90a_is_a_compile_error():
     assert errors and "MXFP8" in errors[0].message and "sm_90a" in errors[0].message
 
 
-@pytest.mark.parametrize("chip", ["sm_42", "sm_90", "", "sm_100a;+ptx60"])
+def test_supported_chips_come_from_the_compiler():
+    assert fp8mlir.supported_chips() == ("sm_90a", "sm_100a")
+
+
+def test_module_target_is_the_default_chip():
+    target = ('#fp8.target<chip = "sm_100a", sm_count = 148, '
+              'max_shared_memory_per_block = 232448, ptx_features = "+ptx88">')
+    body = ScaledMatmul("rowwise", n=128, k=256).to_mlir()
+    kernel = fp8mlir.compile(f"module attributes {{fp8.target = {target}}} {{\n{body}\n}}")
+    assert kernel.chip == "sm_100a"
+
+
+def test_no_chip_and_no_target_is_an_exception():
+    with pytest.raises(CompileError) as info:
+        fp8mlir.compile(ScaledMatmul("rowwise", n=128, k=256))
+    assert any("no target chip" in d.message for d in info.value.diagnostics)
+
+
+@pytest.mark.parametrize("chip", ["sm_42", "sm_90", "sm_100a;+ptx60"])
 def test_unknown_chip_is_an_exception_not_a_crash(chip):
     with pytest.raises(CompileError) as info:
         fp8mlir.compile(ScaledMatmul("rowwise", n=128, k=256), chip=chip)
@@ -81,12 +99,13 @@ def test_verifier_error_is_reported_with_its_note():
 
 def test_bad_gemm_config_text_is_an_exception():
     with pytest.raises(CompileError, match="gemm_config"):
-        fp8mlir.compile(ScaledMatmul("rowwise", n=128, k=256), gemm_config="#fp8.blockwise<>")
+        fp8mlir.compile(ScaledMatmul("rowwise", n=128, k=256), chip="sm_90a",
+                        gemm_config="#fp8.blockwise<>")
 
 
 def test_module_without_kernels_is_an_exception():
     with pytest.raises(CompileError, match="nothing to compile"):
-        fp8mlir.compile("func.func @f() { return }")
+        fp8mlir.compile("func.func @f() { return }", chip="sm_90a")
 
 
 def test_builder_rejects_bad_arguments():

@@ -1,12 +1,16 @@
 """fp8mlir.scaled_mm against torch._scaled_mm on a GPU (marked `gpu`).
 
-The GPU machine has no compiler: fill a kernel cache on the build machine,
+The GPU machine has no compiler: fill a kernel cache on the build machine
+with every kernel of the GPU tests and of bench/launch_overhead.py (the
+table fp8mlir.testing.torch_ops_cases; a GPU test using a kernel outside it
+fails, see conftest.py),
 
     /usr/bin/python3 python/tests/test_gpu.py --populate CACHE_DIR [--chip sm_90a]
 
-then run there with FP8MLIR_KERNEL_CACHE=CACHE_DIR and FP8RT_LIBRARY set:
+then run there with FP8MLIR_KERNEL_CACHE=CACHE_DIR and FP8RT_LIBRARY set
+(python/tests/run_gpu.sh does all of it):
 
-    python3 -m pytest -m gpu python/tests/test_gpu.py
+    python3 -m pytest -m gpu python/tests/test_gpu.py python/tests/test_torch_ops.py
 
 FP8MLIR_GPU_RESULTS=FILE writes the measured errors as JSON.
 """
@@ -24,19 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import fp8mlir  # noqa: E402
 from fp8mlir import numerics  # noqa: E402
+from fp8mlir.testing import torch_ops_cases as cases  # noqa: E402
 
-# (recipe, M, N, K, accumulation, out dtype); M is a run-time value, so
-# one kernel per (recipe, N, K, accumulation, out dtype).
-CASES = [
-    ("tensorwise", 512, 1024, 2048, "fast", "bf16"),
-    ("tensorwise", 127, 2112, 160, "fast", "f32"),
-    ("rowwise", 512, 1024, 2048, "fast", "bf16"),
-    ("rowwise", 256, 2048, 1024, "promoted(128)", "f16"),
-    ("blockwise", 512, 1024, 2048, "promoted(128)", "bf16"),
-    ("blockwise", 100, 2112, 7168, "promoted(128)", "bf16"),
-    # M % 4 != 0: the 1x128 scales are padded to [K/128, roundup(M, 4)].
-    ("blockwise", 127, 2112, 7168, "promoted(128)", "bf16"),
-]
+CASES = cases.SCALED_MM_CASES
 # Relative Frobenius error of ours against torch's FP8 GEMM on the same
 # quantized inputs (both accumulate in f32; bf16/f16 outputs round at 2^-9).
 TOLERANCE = {"bf16": 1e-2, "f16": 5e-3, "f32": 1e-3}
@@ -44,15 +38,13 @@ TOLERANCE = {"bf16": 1e-2, "f16": 5e-3, "f32": 1e-3}
 RESULTS = []
 
 
-def spec_of(case):
-    recipe, _, n, k, accumulation, out = case
-    return fp8mlir.ScaledMatmul(recipe, n=n, k=k, out_dtype=out, accumulation=accumulation)
-
-
 def populate(directory, chip):
+    """Compiles the table of every kernel the GPU tests and
+    bench/launch_overhead.py run (fp8mlir.testing.torch_ops_cases) into
+    `directory`."""
     cache = fp8mlir.KernelCache(directory)
-    for case in CASES:
-        print(cache.compile(spec_of(case), chip))
+    for spec in cases.all_specs():
+        print(cache.compile(spec, chip))
 
 
 def quantized_operand(rng, rows, k, gran):
@@ -143,7 +135,8 @@ BAD_ARGUMENTS = [
     ("a in bf16", lambda t, o: o.update(a=o["a"].to(t.bfloat16)), TypeError, "a: unsupported dtype"),
     ("K mismatch", lambda t, o: o.update(b=o["b"][:1024]), ValueError, "expected a [M, K] and b [K, N]"),
     ("a on the host", lambda t, o: o.update(a=o["a"].cpu()), ValueError, "a: expected a CUDA tensor"),
-    ("scale_b missing", lambda t, o: o.update(scale_b=None), TypeError, "scale_b: expected a torch.Tensor"),
+    # The operator's argument parser or its kernel rejects it, naming scale_b.
+    ("scale_b missing", lambda t, o: o.update(scale_b=None), (TypeError, RuntimeError), "scale_b"),
     ("scale_a of no recipe", lambda t, o: o.update(scale_a=t.ones(7, 3, device="cuda")), ValueError,
      "cannot tell the recipe from scale_a (7, 3)"),
     ("out of the wrong shape", lambda t, o: o.update(out=t.empty(512, 1000, device="cuda", dtype=t.bfloat16)),

@@ -100,7 +100,7 @@ Status loadVariants(const char *jsonPath, fp8rt_kernel &kernel) {
         !sameOperands || !other.variantFiles.empty())
       return Status(FP8RT_ERROR_INVALID_METADATA,
                     strCat(path, ": launch variant of \"", meta.name,
-                           "\" must be a ", meta.kind,
+                           "\" must be a ", fp8schema::stringify(meta.kind),
                            " kernel with a persistent grid, the same operands "
                            "and no variants of its own"));
     kernel.variants.push_back(std::move(variant));
@@ -194,6 +194,32 @@ FP8RT_API fp8rt_status fp8rt_launch(fp8rt_kernel *kernel,
       status.prepend(fp8rt::strCat("kernel \"", kernel->meta.name, "\": "));
     return status;
   });
+}
+
+FP8RT_API fp8rt_status fp8rt_launch_ordered(fp8rt_kernel *kernel,
+                                            const fp8rt_tensor *operands,
+                                            int num_operands, void *cu_stream) {
+  return fp8rt::guarded("fp8rt_launch_ordered", [&] {
+    if (!kernel)
+      return fp8rt::invalidArgument("kernel is NULL");
+    fp8rt::Status status = fp8rt::launchKernelOrdered(
+        *kernel, operands, num_operands, static_cast<CUstream>(cu_stream));
+    if (!status.ok())
+      status.prepend(fp8rt::strCat("kernel \"", kernel->meta.name, "\": "));
+    return status;
+  });
+}
+
+FP8RT_API int fp8rt_kernel_num_operands(const fp8rt_kernel *kernel) {
+  return kernel ? static_cast<int>(kernel->meta.operands.size()) : 0;
+}
+
+FP8RT_API const char *fp8rt_kernel_operand_name(const fp8rt_kernel *kernel,
+                                                int index) {
+  if (!kernel || index < 0 ||
+      index >= static_cast<int>(kernel->meta.operands.size()))
+    return nullptr;
+  return kernel->meta.operands[index].name.c_str();
 }
 
 FP8RT_API const char *fp8rt_kernel_name(const fp8rt_kernel *kernel) {

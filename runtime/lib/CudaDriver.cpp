@@ -15,6 +15,7 @@ namespace fp8rt {
       std::is_same_v<decltype(DriverApi::member), decltype(&::symbol)>,        \
       "DriverApi::" #member " does not match " #symbol " in cuda.h");
 FP8RT_DRIVER_FUNCTIONS(FP8RT_CHECK_SIGNATURE)
+FP8RT_OPTIONAL_DRIVER_FUNCTIONS(FP8RT_CHECK_SIGNATURE)
 #undef FP8RT_CHECK_SIGNATURE
 #endif
 
@@ -63,6 +64,11 @@ Status loadDriverLibrary(const char *library, DriverApi &api,
   }
   FP8RT_DRIVER_FUNCTIONS(FP8RT_RESOLVE)
 #undef FP8RT_RESOLVE
+#define FP8RT_RESOLVE_OPTIONAL(member, symbol, params)                         \
+  loaded.member =                                                              \
+      reinterpret_cast<decltype(loaded.member)>(dlsym(handle, #symbol));
+  FP8RT_OPTIONAL_DRIVER_FUNCTIONS(FP8RT_RESOLVE_OPTIONAL)
+#undef FP8RT_RESOLVE_OPTIONAL
   api = loaded;
   if (handleOut)
     *handleOut = handle;

@@ -60,10 +60,19 @@ namespace fp8rt {
   X(streamIsCapturing, cuStreamIsCapturing, (CUstream, CUstreamCaptureStatus *))
 // clang-format on
 
+// Entry points fp8rt uses when the driver has them (nullptr otherwise):
+// cuTensorMapReplaceAddress (CUDA 12.3) patches the address of an encoded
+// tensor map, which is cheaper than encoding it again.
+// clang-format off
+#define FP8RT_OPTIONAL_DRIVER_FUNCTIONS(X)                                     \
+  X(tensorMapReplaceAddress, cuTensorMapReplaceAddress, (CUtensorMap *, void *))
+// clang-format on
+
 struct DriverApi {
 #define FP8RT_DRIVER_MEMBER(member, symbol, params)                            \
   CUresult(*member) params = nullptr;
   FP8RT_DRIVER_FUNCTIONS(FP8RT_DRIVER_MEMBER)
+  FP8RT_OPTIONAL_DRIVER_FUNCTIONS(FP8RT_DRIVER_MEMBER)
 #undef FP8RT_DRIVER_MEMBER
 };
 

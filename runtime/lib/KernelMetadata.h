@@ -1,5 +1,9 @@
-// The kernel metadata model (NAME.json, format "fp8-mlir-kernel" version 1)
-// and its load-time validation. See runtime/README.md for the schema.
+// The kernel metadata model the launch path uses, and its load-time
+// validation. The format (NAME.json, "fp8-mlir-kernel" version 1) is defined
+// once, in schema/kernel.schema.json: the generated reader checks types,
+// enums, bounds and keys (SchemaReader.h); KernelMetadata.cpp adds the checks
+// across fields and resolves names to indices, CUDA enums and parameter
+// offsets.
 //
 // Everything here is checked once, when the kernel is loaded, so that a
 // launch only has to check the caller's operands.
@@ -9,6 +13,8 @@
 #include "CudaTypes.h"
 #include "Status.h"
 
+#include "fp8schema/KernelMetadata.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,8 +23,14 @@
 
 namespace fp8rt {
 
-// Same order as fp8rt_dtype so the two convert with a cast.
-enum class DType { E4M3, E5M2, UE8M0, BF16, F16, F32 };
+// The schema's element types, in fp8rt_dtype's order so the two convert
+// with a cast.
+using DType = fp8schema::DType;
+// Extents, strides and values: integers or expressions of symbols ("M",
+// "roundup(M, 4)", "ceildiv(R, 128)", "M*16"), bound at launch from the
+// operand shapes. A plain symbol in an operand shape binds it; any other
+// expression there checks the symbols' values but never binds them.
+using fp8schema::Expr;
 
 const char *dtypeName(DType dtype);
 int64_t dtypeSize(DType dtype); // bytes per element
@@ -27,44 +39,12 @@ CUtensorMapDataType tensorMapDataType(DType dtype);
 // False when `value` is outside the fp8rt_dtype enum.
 bool dtypeFromC(int value, DType &out);
 
-// A tensor extent: a constant, or a symbol ("M") bound at launch from the
-// operand shapes. In an operand shape a symbol may be rounded up to a
-// multiple ("roundup(M, 4)": the padded extent of a TMA-aligned scale
-// tensor) or divided rounding up ("ceildiv(R, 128)": the tiles of 128 rows
-// of a scale tensor); such a derived extent checks the symbol's value but
-// never binds it.
-struct Extent {
-  std::string symbol; // empty for a constant
-  int64_t constant = 0;
-  int64_t roundUpTo = 1; // > 1: the symbol's value rounded up to a multiple
-  int64_t divisor = 1;   // > 1: the symbol's value divided, rounding up
-
-  bool isSymbol() const { return !symbol.empty(); }
-  bool isRoundedUp() const { return roundUpTo > 1; }
-  bool isCeilDiv() const { return divisor > 1; }
-  // roundup or ceildiv of a symbol: checked, never bound.
-  bool isDerived() const { return isRoundedUp() || isCeilDiv(); }
-  // The extent's value for the symbol's value `symbolValue`.
-  int64_t valueFor(int64_t symbolValue) const;
-  // "M", "2048", "roundup(M, 4)" or "ceildiv(R, 128)"
-  std::string str() const;
-};
-
-// A byte stride: `factor`, or `factor * symbol`. JSON forms: an integer,
-// "SYM", "SYM*INT" or "INT*SYM" (spaces around '*' allowed).
-struct StrideExpr {
-  std::string symbol; // empty for a constant
-  int64_t factor = 0;
-
-  std::string str() const;
-};
-
-enum class OperandRole { Input, Output };
+using OperandRole = fp8schema::OperandRole;
 
 struct OperandSpec {
   std::string name;
   DType dtype = DType::E4M3;
-  std::vector<Extent> shape; // outermost first, rank 0..4
+  std::vector<Expr> shape; // outermost first, rank 0..4
   OperandRole role = OperandRole::Input;
   bool optional = false;
   int64_t alignmentBytes = 1; // required alignment of the device pointer
@@ -77,8 +57,8 @@ struct TensorMapSpec {
   int operand = -1; // index into KernelMetadata::operands
   DType dtype = DType::E4M3;
   int rank = 0;
-  std::vector<Extent> dims;             // innermost first, `rank` entries
-  std::vector<StrideExpr> stridesBytes; // innermost first, rank-1 entries
+  std::vector<Expr> dims;         // innermost first, `rank` entries
+  std::vector<Expr> stridesBytes; // innermost first, rank-1 entries
   uint32_t box[kMaxTensorMapRank] = {};
   uint32_t elementStrides[kMaxTensorMapRank] = {};
   CUtensorMapInterleave interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
@@ -88,8 +68,8 @@ struct TensorMapSpec {
   bool usedByParam = false; // only maps a param passes are encoded
 };
 
-enum class ParamKind { TensorMap, Pointer, I32, I64, Workspace };
-enum class TensorMapPassing { GridConstant, Global };
+using fp8schema::ParamKind;
+using fp8schema::TensorMapPassing;
 
 const char *paramKindName(ParamKind kind);
 
@@ -99,7 +79,7 @@ struct ParamSpec {
   int tensorMap = -1;                                        // TensorMap
   TensorMapPassing passing = TensorMapPassing::GridConstant; // TensorMap
   int operand = -1;                                          // Pointer
-  Extent value;                                              // I32, I64
+  Expr value;                                                // I32, I64
   // I32, I64 of a symbol: the symbol's value must be a multiple of this
   // (> 1), for the reason `multipleOfReason`; checked at launch.
   int64_t multipleOf = 1;
@@ -115,7 +95,7 @@ struct ParamSpec {
   size_t alignment = 0;
 };
 
-enum class GridKind { Persistent, Tiles, Fixed };
+using fp8schema::GridKind;
 
 struct GridSpec {
   GridKind kind = GridKind::Fixed;
@@ -130,9 +110,7 @@ struct GridSpec {
 struct KernelMetadata {
   std::string name;
   std::string entry;
-  // "gemm", "quantize", "amax", "compute_scale", "update_amax_history" or
-  // "dequantize"
-  std::string kind = "gemm";
+  fp8schema::KernelKind kind = fp8schema::KernelKind::Gemm;
   std::string chip; // "sm_90a"
   int chipMajor = 0, chipMinor = 0;
   char chipSuffix = 0; // 0, 'a' (arch-specific) or 'f' (family)
@@ -168,6 +146,13 @@ constexpr size_t kMaxParamBufferBytes = 32764;
 // FP8RT_ERROR_INVALID_METADATA with "SOURCE:LINE:COL: FIELD: problem".
 Status parseKernelMetadata(std::string_view jsonText,
                            std::string_view sourceName, KernelMetadata &out);
+
+// Reads the metadata text into the structs of its definition, checking
+// only what the definition says (types, enums, bounds, required and unknown
+// keys), not the checks across fields parseKernelMetadata adds.
+Status readKernelMetadataFile(std::string_view jsonText,
+                              std::string_view sourceName,
+                              fp8schema::KernelMetadata &out);
 
 } // namespace fp8rt
 

@@ -185,18 +185,6 @@ Status createContextState(const fp8rt_kernel &kernel, const DriverApi &api,
   return Status();
 }
 
-Status contextStateFor(fp8rt_kernel &kernel, const DriverApi &api,
-                       CUcontext context, ContextState *&out) {
-  auto it = kernel.contexts.find(context);
-  if (it == kernel.contexts.end()) {
-    std::unique_ptr<ContextState> state;
-    FP8RT_RETURN_IF_ERROR(createContextState(kernel, api, context, state));
-    it = kernel.contexts.emplace(context, std::move(state)).first;
-  }
-  out = it->second.get();
-  return Status();
-}
-
 // Encodes the tensor maps some param passes, reusing the previous encoding
 // of a map while its arguments are unchanged.
 Status encodeTensorMaps(fp8rt_kernel &kernel, const DriverApi &api,
@@ -209,6 +197,23 @@ Status encodeTensorMaps(fp8rt_kernel &kernel, const DriverApi &api,
     const ResolvedTensorMap &r = args.tensorMaps[i];
     if (cache.valid && cache.arguments == r)
       continue;
+    // Only the address changed: patch the encoding where the driver can
+    // (cuTensorMapReplaceAddress, CUDA 12.3), which is cheaper than
+    // encoding it anew.
+    if (cache.valid && api.tensorMapReplaceAddress &&
+        cache.arguments.sameExceptAddress(r)) {
+      cache.valid = false;
+      Status status = checkCuda(
+          api, api.tensorMapReplaceAddress(&cache.map, r.address),
+          "cuTensorMapReplaceAddress");
+      if (!status.ok())
+        return status.prepend(strCat("tensor map \"",
+                                     meta.tensorMaps[i].name, "\" (",
+                                     r.describe(), "): "));
+      cache.arguments.address = r.address;
+      cache.valid = true;
+      continue;
+    }
     cache.valid = false;
     Status status =
         checkCuda(api,
@@ -358,12 +363,6 @@ Status acquireWorkspace(const DriverApi &api, ContextState &state,
   return Status();
 }
 
-// 64-byte aligned storage for the parameter buffer, so grid_constant
-// tensor maps sit at 64-byte aligned host addresses too.
-struct alignas(64) ParamChunk {
-  unsigned char bytes[64];
-};
-
 } // namespace
 
 ImageKind detectImageKind(const void *image, size_t size) {
@@ -396,64 +395,103 @@ Status createKernel(KernelMetadata meta, const void *image, size_t imageSize,
   return Status();
 }
 
+Status contextStateFor(fp8rt_kernel &kernel, const DriverApi &api,
+                       CUcontext context, ContextState *&out) {
+  auto it = kernel.contexts.find(context);
+  if (it == kernel.contexts.end()) {
+    std::unique_ptr<ContextState> state;
+    FP8RT_RETURN_IF_ERROR(createContextState(kernel, api, context, state));
+    it = kernel.contexts.emplace(context, std::move(state)).first;
+  }
+  out = it->second.get();
+  return Status();
+}
+
+int contextSMs(const ContextState &state) { return state.numSMs; }
+
+Status enterLaunch(fp8rt_kernel &kernel, std::unique_lock<std::mutex> &lock,
+                   const DriverApi *&api, CUcontext &context) {
+  FP8RT_RETURN_IF_ERROR(acquireDriver(api));
+  lock = std::unique_lock<std::mutex>(kernel.mutex);
+  FP8RT_RETURN_IF_ERROR(claimDriver(kernel, *api));
+  return currentOrPrimaryContext(*api, context);
+}
+
+Status claimDriver(fp8rt_kernel &kernel, const DriverApi &api) {
+  if (kernel.driver && kernel.driver != &api)
+    return Status(FP8RT_ERROR_CUDA, "the CUDA driver table changed since this "
+                                    "kernel was first launched");
+  kernel.driver = &api;
+  return Status();
+}
+
+size_t chooseLaunchVariant(const fp8rt_kernel &kernel,
+                           const LaunchArguments &args,
+                           const ContextState &state) {
+  if (kernel.variants.empty())
+    return 0;
+  std::vector<const KernelMetadata *> candidates = {&kernel.meta};
+  for (const auto &variant : kernel.variants)
+    candidates.push_back(&variant->meta);
+  return selectLaunchVariant(candidates, args.problemM, args.problemN,
+                             state.numSMs);
+}
+
 Status launchKernel(fp8rt_kernel &kernel, const fp8rt_tensor *operands,
                     int numOperands, CUstream stream) {
   const KernelMetadata &meta = kernel.meta;
   LaunchArguments args;
   FP8RT_RETURN_IF_ERROR(bindLaunchArguments(meta, operands, numOperands, args));
 
+  std::unique_lock<std::mutex> lock;
   const DriverApi *api = nullptr;
-  FP8RT_RETURN_IF_ERROR(acquireDriver(api));
-  std::unique_lock<std::mutex> lock(kernel.mutex);
-  if (kernel.driver && kernel.driver != api)
-    return Status(FP8RT_ERROR_CUDA, "the CUDA driver table changed since this "
-                                    "kernel was first launched");
   CUcontext context = nullptr;
-  FP8RT_RETURN_IF_ERROR(currentOrPrimaryContext(*api, context));
-  kernel.driver = api;
+  FP8RT_RETURN_IF_ERROR(enterLaunch(kernel, lock, api, context));
   ContextState *state = nullptr;
   FP8RT_RETURN_IF_ERROR(contextStateFor(kernel, *api, context, state));
 
-  if (!kernel.variants.empty()) {
-    // The launch variant for this M on this context's SMs.
-    std::vector<const KernelMetadata *> candidates = {&meta};
-    for (const auto &variant : kernel.variants)
-      candidates.push_back(&variant->meta);
-    size_t chosen = selectLaunchVariant(candidates, args.problemM,
-                                        args.problemN, state->numSMs);
-    if (chosen > 0) {
-      lock.unlock();
-      return launchKernel(*kernel.variants[chosen - 1], operands, numOperands,
-                          stream);
-    }
+  // The launch variant for this M on this context's SMs.
+  if (size_t chosen = chooseLaunchVariant(kernel, args, *state)) {
+    lock.unlock();
+    return launchKernel(*kernel.variants[chosen - 1], operands, numOperands,
+                        stream);
   }
 
   GridDims grid;
   FP8RT_RETURN_IF_ERROR(computeGrid(meta, args, state->numSMs, grid));
-  FP8RT_RETURN_IF_ERROR(encodeTensorMaps(kernel, *api, args));
-  std::vector<CUdeviceptr> deviceAddresses(meta.params.size(), 0);
+  return launchBound(kernel, *api, *state, args, grid, stream);
+}
+
+Status launchBound(fp8rt_kernel &kernel, const DriverApi &api,
+                   ContextState &state, const LaunchArguments &args,
+                   const GridDims &grid, CUstream stream) {
+  const KernelMetadata &meta = kernel.meta;
+  LaunchScratch &scratch = kernel.scratch;
+  FP8RT_RETURN_IF_ERROR(encodeTensorMaps(kernel, api, args));
+  scratch.deviceAddresses.assign(meta.params.size(), 0);
   GlobalMapSlot *slot = nullptr;
   if (meta.hasGlobalTensorMaps)
-    FP8RT_RETURN_IF_ERROR(stageGlobalTensorMaps(kernel, *api, *state, stream,
-                                                deviceAddresses, slot));
+    FP8RT_RETURN_IF_ERROR(stageGlobalTensorMaps(
+        kernel, api, state, stream, scratch.deviceAddresses, slot));
   if (meta.workspaceParam >= 0)
     FP8RT_RETURN_IF_ERROR(acquireWorkspace(
-        *api, *state, stream,
+        api, state, stream,
         static_cast<size_t>(grid.x) *
             meta.params[meta.workspaceParam].workspaceBytesPerCta,
-        deviceAddresses[meta.workspaceParam]));
+        scratch.deviceAddresses[meta.workspaceParam]));
 
-  std::vector<CUtensorMap> maps(meta.tensorMaps.size());
-  for (size_t i = 0; i < maps.size(); ++i)
+  scratch.maps.resize(meta.tensorMaps.size());
+  for (size_t i = 0; i < scratch.maps.size(); ++i)
     if (kernel.encodedMaps[i].valid)
-      maps[i] = kernel.encodedMaps[i].map;
-  std::vector<ParamChunk> storage((meta.paramBufferSize + 63) / 64 + 1);
-  unsigned char *buffer = storage.front().bytes;
-  packParams(meta, args, maps.data(), deviceAddresses.data(), buffer);
+      scratch.maps[i] = kernel.encodedMaps[i].map;
+  scratch.buffer.resize((meta.paramBufferSize + 63) / 64 + 1);
+  unsigned char *buffer = scratch.buffer.front().bytes;
+  packParams(meta, args, scratch.maps.data(), scratch.deviceAddresses.data(),
+             buffer);
   // cuLaunchKernel reads each parameter through its own pointer.
-  std::vector<void *> kernelParams(meta.params.size());
+  scratch.kernelParams.resize(meta.params.size());
   for (size_t i = 0; i < meta.params.size(); ++i)
-    kernelParams[i] = buffer + meta.params[i].offset;
+    scratch.kernelParams[i] = buffer + meta.params[i].offset;
 
   CUresult result;
   const char *call;
@@ -476,17 +514,17 @@ Status launchKernel(fp8rt_kernel &kernel, const fp8rt_tensor *operands,
     config.hStream = stream;
     config.attrs = &attribute;
     config.numAttrs = 1;
-    result = api->launchKernelEx(&config, state->function, kernelParams.data(),
-                                 nullptr);
+    result = api.launchKernelEx(&config, state.function,
+                                scratch.kernelParams.data(), nullptr);
     call = "cuLaunchKernelEx";
   } else {
-    result = api->launchKernel(state->function, grid.x, grid.y, grid.z,
-                               meta.block[0], meta.block[1], meta.block[2],
-                               meta.dynamicSharedMemoryBytes, stream,
-                               kernelParams.data(), nullptr);
+    result = api.launchKernel(state.function, grid.x, grid.y, grid.z,
+                              meta.block[0], meta.block[1], meta.block[2],
+                              meta.dynamicSharedMemoryBytes, stream,
+                              scratch.kernelParams.data(), nullptr);
     call = "cuLaunchKernel";
   }
-  Status status = checkCuda(*api, result, call);
+  Status status = checkCuda(api, result, call);
   if (!status.ok())
     status.prepend(strCat(
         "grid [", grid.x, ", ", grid.y, ", ", grid.z, "], block [",
@@ -496,14 +534,14 @@ Status launchKernel(fp8rt_kernel &kernel, const fp8rt_tensor *operands,
   // Mark the slot even if the launch failed: its copy was enqueued.
   if (slot) {
     Status recorded =
-        checkCuda(*api, api->eventRecord(slot->done, stream), "cuEventRecord");
+        checkCuda(api, api.eventRecord(slot->done, stream), "cuEventRecord");
     if (status.ok())
       status = recorded;
   }
   if (meta.workspaceParam >= 0) {
     Status recorded = checkCuda(
-        *api, api->eventRecord(state->workspaceDone, stream), "cuEventRecord");
-    state->workspaceUsed = recorded.ok();
+        api, api.eventRecord(state.workspaceDone, stream), "cuEventRecord");
+    state.workspaceUsed = recorded.ok();
     if (status.ok())
       status = recorded;
   }

@@ -28,7 +28,7 @@ template <typename T> std::string list(const T *values, size_t count) {
   return out + "]";
 }
 
-std::string shapeString(const std::vector<Extent> &shape) {
+std::string shapeString(const std::vector<Expr> &shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i)
     out += (i ? ", " : "") + shape[i].str();
@@ -60,9 +60,9 @@ public:
     out_.operands.assign(meta_.operands.size(), BoundOperand());
     for (size_t i = 0; i < meta_.operands.size(); ++i)
       FP8RT_RETURN_IF_ERROR(bindOperand(static_cast<int>(i)));
-    // Rounded-up extents, once every symbol is bound.
-    for (auto [index, d] : roundedUp_)
-      FP8RT_RETURN_IF_ERROR(checkRoundedUpExtent(index, d));
+    // Derived extents, once every symbol is bound.
+    for (auto [index, d] : derived_)
+      FP8RT_RETURN_IF_ERROR(checkDerivedExtent(index, d));
     for (const Binding &b : bindings_)
       out_.symbols.emplace_back(b.symbol, b.value);
     out_.tensorMaps.assign(meta_.tensorMaps.size(), ResolvedTensorMap());
@@ -87,8 +87,20 @@ private:
                            // operands array, or -1
   const fp8rt_tensor *operands_ = nullptr;
   std::vector<Binding> bindings_;
-  // (operand, dim) of the present operands' rounded-up extents.
-  std::vector<std::pair<int, int>> roundedUp_;
+  // (operand, dim) of the present operands' derived extents (neither a
+  // constant nor a plain symbol, e.g. "roundup(M, 4)").
+  std::vector<std::pair<int, int>> derived_;
+
+  // "; M is bound by ..., N by ..." for the symbols of `expr`: where the
+  // user's value came from.
+  std::string describeBindings(const Expr &expr) const {
+    std::string text;
+    for (const std::string &symbol : expr.symbols())
+      if (const Binding *b = findBinding(symbol))
+        text += strCat(text.empty() ? "; " : ", ", symbol,
+                       text.empty() ? " is bound by " : " by ", b->origin);
+    return text;
+  }
 
   const Binding *findBinding(const std::string &symbol) const {
     for (const Binding &b : bindings_)
@@ -212,62 +224,99 @@ private:
   }
 
   Status bindExtent(const OperandSpec &spec, const fp8rt_tensor &t, int d) {
-    const Extent &expected = spec.shape[d];
+    const Expr &expected = spec.shape[d];
     int64_t actual = t.shape[d];
     std::string what = strCat("operand \"", spec.name, "\": shape[", d, "]");
     if (expected.isSymbol())
-      what += strCat(" (", expected.symbol, ")");
+      what += strCat(" (", expected.name(), ")");
     if (actual < 1)
       return invalidArgument(what, " is ", actual, "; ",
-                             expected.isSymbol() ? expected.symbol
+                             expected.isSymbol() ? expected.name()
                                                  : std::string("it"),
                              " must be >= 1");
-    if (expected.isDerived()) {
-      roundedUp_.emplace_back(static_cast<int>(&spec - meta_.operands.data()),
-                              d);
-      return Status();
-    }
-    if (!expected.isSymbol()) {
-      if (actual != expected.constant)
+    if (expected.isConstant()) {
+      if (actual != expected.value())
         return invalidArgument(what, " is ", actual, ", expected ",
-                               expected.constant, " (shape ",
+                               expected.value(), " (shape ",
                                shapeString(spec.shape), ")");
       return Status();
     }
-    if (const Binding *b = findBinding(expected.symbol)) {
+    if (!expected.isSymbol()) {
+      derived_.emplace_back(static_cast<int>(&spec - meta_.operands.data()), d);
+      return Status();
+    }
+    if (const Binding *b = findBinding(expected.name())) {
       if (b->value != actual)
         return invalidArgument(what, " is ", actual, ", but ", b->symbol,
                                " is ", b->value, " (bound by ", b->origin, ")");
       return Status();
     }
     bindings_.push_back(
-        Binding{expected.symbol, actual,
+        Binding{expected.name(), actual,
                 strCat("operand \"", spec.name, "\" shape[", d, "]")});
+    return Status();
+  }
+
+  // shape[d] of operand `index` is an expression of bound symbols, such as
+  // roundup(SYM, INT) or ceildiv(SYM, INT).
+  Status checkDerivedExtent(int index, int d) {
+    const OperandSpec &spec = meta_.operands[index];
+    const Expr &expected = spec.shape[d];
+    int64_t actual = operands_[given_[index]].shape[d];
+    std::string what = strCat("operand \"", spec.name, "\": shape[", d, "] (",
+                              expected.str(), ")");
+    std::string bound;
+    for (const std::string &symbol : expected.symbols()) {
+      const Binding *b = findBinding(symbol);
+      if (!b)
+        return invalidArgument(what, ": symbol \"", symbol,
+                               "\" is only named by absent optional operands");
+      bound += strCat(bound.empty() ? "" : "; ", b->symbol, " is ", b->value,
+                      ", bound by ", b->origin);
+    }
+    int64_t value = 0;
+    FP8RT_RETURN_IF_ERROR(evaluate(expected, what, value));
+    if (actual != value)
+      return invalidArgument(what, " is ", actual, ", expected ", value, " (",
+                             bound, ")");
+    return Status();
+  }
+
+  // Every symbol `e` names is bound (`user` names it in the error).
+  Status checkBound(const Expr &e, const std::string &user) const {
+    for (const std::string &symbol : e.symbols())
+      if (!findBinding(symbol))
+        return invalidArgument(user, " needs symbol ", symbol,
+                               ", but no operand given to this launch binds "
+                               "it (only absent optional operands name it)");
+    return Status();
+  }
+
+  // The value of `e` for the bound symbols; false on overflow.
+  bool tryEvaluate(const Expr &e, int64_t &value) const {
+    std::string error;
+    return e.evaluate(
+        [&](const std::string &symbol, int64_t &out) {
+          const Binding *b = findBinding(symbol);
+          if (b)
+            out = b->value;
+          return b != nullptr;
+        },
+        value, error);
+  }
+
+  // The value of `e` for the bound symbols (`user` names it in errors).
+  Status evaluate(const Expr &e, const std::string &user,
+                  int64_t &value) const {
+    FP8RT_RETURN_IF_ERROR(checkBound(e, user));
+    if (!tryEvaluate(e, value))
+      return invalidArgument(user, ": ", e.str(), " overflows int64");
     return Status();
   }
 
   // The kernels take no strides: operands must be dense row-major. Strides
   // are accepted so that callers holding strided views get an error rather
   // than wrong results.
-  // shape[d] of operand `index` is roundup(SYM, INT) or ceildiv(SYM, INT) of
-  // SYM's value.
-  Status checkRoundedUpExtent(int index, int d) {
-    const OperandSpec &spec = meta_.operands[index];
-    const Extent &expected = spec.shape[d];
-    int64_t actual = operands_[given_[index]].shape[d];
-    std::string what = strCat("operand \"", spec.name, "\": shape[", d, "] (",
-                              expected.str(), ")");
-    const Binding *b = findBinding(expected.symbol);
-    if (!b)
-      return invalidArgument(what, ": symbol \"", expected.symbol,
-                             "\" is only named by absent optional operands");
-    if (actual != expected.valueFor(b->value))
-      return invalidArgument(what, " is ", actual, ", expected ",
-                             expected.valueFor(b->value), " (", b->symbol,
-                             " is ", b->value, ", bound by ", b->origin, ")");
-    return Status();
-  }
-
   Status checkStrides(const OperandSpec &spec, const fp8rt_tensor &t) const {
     int rank = t.rank;
     bool allZero = true;
@@ -295,17 +344,6 @@ private:
     return Status();
   }
 
-  Status symbolValue(const std::string &symbol, const std::string &user,
-                     int64_t &value) const {
-    if (const Binding *b = findBinding(symbol)) {
-      value = b->value;
-      return Status();
-    }
-    return invalidArgument(user, " needs symbol ", symbol,
-                           ", but no operand given to this launch binds it "
-                           "(only absent optional operands name it)");
-  }
-
   Status resolveTensorMap(size_t mapIndex) {
     const TensorMapSpec &spec = meta_.tensorMaps[mapIndex];
     const BoundOperand &operand = out_.operands[spec.operand];
@@ -328,32 +366,28 @@ private:
                              hex(operand.address),
                              " is not 16-byte aligned (TMA requires it)");
     for (int d = 0; d < spec.rank; ++d) {
-      const Extent &dim = spec.dims[d];
-      int64_t value = dim.constant;
-      if (dim.isSymbol())
-        FP8RT_RETURN_IF_ERROR(
-            symbolValue(dim.symbol, strCat(what, " dims[", d, "]"), value));
+      const Expr &dim = spec.dims[d];
+      int64_t value = 0;
+      FP8RT_RETURN_IF_ERROR(
+          evaluate(dim, strCat(what, " dims[", d, "]"), value));
       if (static_cast<uint64_t>(value) > kTwoPow32)
         return invalidArgument(what, ": dims[", d, "] = ", dim.str(), " = ",
                                value, " exceeds TMA's limit of 2^32");
       map.dims[d] = static_cast<cuuint64_t>(value);
     }
     for (int d = 0; d + 1 < spec.rank; ++d) {
-      const StrideExpr &stride = spec.stridesBytes[d];
-      int64_t value = stride.factor;
-      if (!stride.symbol.empty()) {
-        int64_t symbol = 0;
-        FP8RT_RETURN_IF_ERROR(symbolValue(
-            stride.symbol, strCat(what, " strides_bytes[", d, "]"), symbol));
-        if (__builtin_mul_overflow(value, symbol, &value) ||
+      const Expr &stride = spec.stridesBytes[d];
+      int64_t value = stride.value();
+      if (!stride.isConstant()) {
+        FP8RT_RETURN_IF_ERROR(
+            checkBound(stride, strCat(what, " strides_bytes[", d, "]")));
+        std::string where =
+            strCat(what, ": strides_bytes[", d, "] = ", stride.str());
+        if (!tryEvaluate(stride, value) || value < 0 ||
             static_cast<uint64_t>(value) >= kTwoPow40)
-          return invalidArgument(what, ": strides_bytes[", d,
-                                 "] = ", stride.str(), " = ", stride.factor,
-                                 " * ", symbol,
-                                 " is not below TMA's limit of 2^40");
+          return invalidArgument(where, " is not below TMA's limit of 2^40");
         if (value % 16 != 0)
-          return invalidArgument(what, ": strides_bytes[", d,
-                                 "] = ", stride.str(), " = ", value,
+          return invalidArgument(where, " = ", value,
                                  " bytes is not a multiple of 16 (TMA "
                                  "requires it)");
       }
@@ -387,25 +421,24 @@ private:
       const ParamSpec &param = meta_.params[i];
       if (param.kind != ParamKind::I32 && param.kind != ParamKind::I64)
         continue;
-      int64_t value = param.value.constant;
-      if (param.value.isSymbol()) {
+      int64_t value = param.value.value();
+      if (!param.value.isConstant()) {
         std::string what = strCat("param \"", param.name, "\"");
-        FP8RT_RETURN_IF_ERROR(symbolValue(param.value.symbol, what, value));
+        FP8RT_RETURN_IF_ERROR(evaluate(param.value, what, value));
+        std::string expr = param.value.str();
         if (param.kind == ParamKind::I32 &&
             (value > INT32_MAX || value < INT32_MIN))
-          return invalidArgument(what, ": ", param.value.symbol, " = ", value,
+          return invalidArgument(what, ": ", expr, " = ", value,
                                  " does not fit in the kernel's i32 "
                                  "parameter (max ",
-                                 INT32_MAX, "; ", param.value.symbol,
-                                 " is bound by ",
-                                 findBinding(param.value.symbol)->origin, ")");
+                                 INT32_MAX, describeBindings(param.value),
+                                 ")");
         if (value % param.multipleOf != 0)
-          return invalidArgument(
-              what, ": ", param.value.symbol, " = ", value,
-              " is not a multiple of ", param.multipleOf,
-              param.multipleOfReason.empty() ? "" : " (",
-              param.multipleOfReason,
-              param.multipleOfReason.empty() ? "" : ")");
+          return invalidArgument(what, ": ", expr, " = ", value,
+                                 " is not a multiple of ", param.multipleOf,
+                                 param.multipleOfReason.empty() ? "" : " (",
+                                 param.multipleOfReason,
+                                 param.multipleOfReason.empty() ? "" : ")");
       }
       out_.scalarValues[i] = value;
     }
@@ -432,6 +465,13 @@ bool ResolvedTensorMap::operator==(const ResolvedTensorMap &other) const {
          l2Promotion == other.l2Promotion && oobFill == other.oobFill;
 }
 
+bool ResolvedTensorMap::sameExceptAddress(
+    const ResolvedTensorMap &other) const {
+  ResolvedTensorMap moved = other;
+  moved.address = address;
+  return *this == moved;
+}
+
 std::string ResolvedTensorMap::describe() const {
   return strCat(
       "address ", hex(reinterpret_cast<uintptr_t>(address)), ", dims ",
@@ -455,6 +495,34 @@ Status bindLaunchArguments(const KernelMetadata &meta,
                            LaunchArguments &out) {
   out = LaunchArguments();
   return Binder(meta, out).bind(operands, numOperands);
+}
+
+Status checkOperandAddresses(const KernelMetadata &meta,
+                             const LaunchArguments &args) {
+  for (size_t i = 0; i < meta.operands.size(); ++i) {
+    const OperandSpec &spec = meta.operands[i];
+    const BoundOperand &bound = args.operands[i];
+    if (!bound.present)
+      continue;
+    if (!bound.address)
+      return invalidArgument("operand \"", spec.name,
+                             "\": data is NULL; only optional operands may "
+                             "be NULL");
+    if (bound.address % static_cast<uint64_t>(spec.alignmentBytes) != 0)
+      return invalidArgument("operand \"", spec.name, "\": data ",
+                             hex(bound.address), " is not ",
+                             spec.alignmentBytes,
+                             "-byte aligned (the kernel requires it)");
+  }
+  for (const TensorMapSpec &map : meta.tensorMaps) {
+    CUdeviceptr address = args.operands[map.operand].address;
+    if (map.usedByParam && address % 16 != 0)
+      return invalidArgument("tensor map \"", map.name, "\": operand \"",
+                             meta.operands[map.operand].name, "\" data ",
+                             hex(address),
+                             " is not 16-byte aligned (TMA requires it)");
+  }
+  return Status();
 }
 
 size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,

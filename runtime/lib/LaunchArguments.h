@@ -40,6 +40,8 @@ struct ResolvedTensorMap {
   bool operator!=(const ResolvedTensorMap &other) const {
     return !(*this == other);
   }
+  // Equal in everything but the global address.
+  bool sameExceptAddress(const ResolvedTensorMap &other) const;
   std::string describe() const; // for error messages
 };
 
@@ -61,6 +63,15 @@ struct LaunchArguments {
 Status bindLaunchArguments(const KernelMetadata &meta,
                            const fp8rt_tensor *operands, int numOperands,
                            LaunchArguments &out);
+
+// The checks of bindLaunchArguments that depend on the operands' addresses
+// (not on their dtypes, shapes or strides), on `args` as bound: every
+// present operand's address meets its alignment, and every tensor map's
+// operand is 16-byte aligned. fp8rt_launch_ordered runs them on each launch
+// whose addresses differ from the validated ones, so any new
+// address-dependent check of the binder belongs here too.
+Status checkOperandAddresses(const KernelMetadata &meta,
+                             const LaunchArguments &args);
 
 struct GridDims {
   uint32_t x = 1, y = 1, z = 1;

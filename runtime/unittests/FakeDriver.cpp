@@ -211,6 +211,11 @@ struct FakeFunctions {
     d().encodes.push_back(std::move(call));
     return d().enter("cuTensorMapEncodeTiled");
   }
+  static CUresult tensorMapReplaceAddress(CUtensorMap *map, void *address) {
+    map->opaque[0] = reinterpret_cast<uintptr_t>(address);
+    d().replacedAddresses.push_back(address);
+    return d().enter("cuTensorMapReplaceAddress");
+  }
   static CUresult memAlloc(CUdeviceptr *pointer, size_t size) {
     CUresult result = d().enter("cuMemAlloc");
     if (result != CUDA_SUCCESS)
@@ -309,9 +314,15 @@ void FakeDriver::reset() {
   synchronizedEvents.clear();
   recordedEvents.clear();
   pushedContexts.clear();
+  replacedAddresses.clear();
+  api.tensorMapReplaceAddress = nullptr;
   hostBuffers_.clear();
   contextStack.clear();
   nextHandle_ = 0x5000;
+}
+
+void FakeDriver::provideReplaceAddress() {
+  api.tensorMapReplaceAddress = &FakeFunctions::tensorMapReplaceAddress;
 }
 
 int FakeDriver::count(const std::string &call) const {

@@ -79,6 +79,12 @@ public:
   std::vector<std::pair<CUevent, CUstream>> recordedEvents;
   std::vector<CUcontext> pushedContexts;
 
+  // cuTensorMapReplaceAddress is optional: absent (nullptr in `api`) after
+  // reset(), installed by this. It sets the map's first word (where
+  // fakeEncodedMap puts the address) and records the address.
+  void provideReplaceAddress();
+  std::vector<void *> replacedAddresses;
+
   int count(const std::string &call) const;
   // Helper for the fakes: records `call` and returns its configured result.
   CUresult enter(const char *call);

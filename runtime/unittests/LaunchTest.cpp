@@ -1065,7 +1065,7 @@ TEST_F(LaunchTest, LaunchVariantMetadataIsChecked) {
                                                      "out of range [1, 1000]"),
             std::string::npos);
   EXPECT_NE(error(variantJson("v", 64, 128, 65, "\"variants\": [\"\"]"))
-                .find("variants[]: must not be empty"),
+                .find("variants[0]: must not be empty"),
             std::string::npos);
 }
 

@@ -50,7 +50,7 @@ const char *const kQuantizeJson = R"json({
     {"name": "columnwise_scale_inv", "kind": "pointer", "operand": "columnwise_scale_inv"},
     {"name": "amax_history", "kind": "pointer", "operand": "amax_history"}
   ],
-  "quantize": {"rows": 256, "cols": 512, "rule": "tensor"}
+  "quantize": {"rows": 256, "cols": 512, "input_dtype": "bf16", "rule": "tensor"}
 })json";
 
 const char *const kQuantizePtx = R"ptx(
@@ -95,16 +95,16 @@ protected:
 };
 
 TEST_F(QuantizeKernelTest, LoadsTheKind) {
-  EXPECT_EQ(kernel->meta.kind, "quantize");
+  EXPECT_EQ(kernel->meta.kind, fp8schema::KernelKind::Quantize);
   fp8rt_kernel *other = nullptr;
   std::string json = replaced(kQuantizeJson, "\"kind\": \"quantize\"",
                               "\"kind\": \"transpose\"");
   EXPECT_EQ(fp8rt_kernel_load_from_memory(json.c_str(), kQuantizePtx, 0, &other),
             FP8RT_ERROR_INVALID_METADATA);
   EXPECT_NE(std::string(fp8rt_last_error())
-                .find("\"transpose\" is not a kernel kind (gemm, quantize, "
-                      "amax, compute_scale, update_amax_history, "
-                      "dequantize)"),
+                .find("kind: unknown value \"transpose\" (expected one of: "
+                      "gemm, quantize, amax, compute_scale, "
+                      "update_amax_history, dequantize)"),
             std::string::npos)
       << fp8rt_last_error();
 }
@@ -247,7 +247,8 @@ std::string withDynamicRows(std::string json, const char *operands,
             "\", \"kind\": \"pointer\", \"operand\": \"" + name + "\"},\n";
   return json + "    {\"name\": \"r\", \"kind\": \"i32\", \"value\": \"R\"}\n"
                 "  ],\n"
-                "  \"quantize\": {\"rows\": \"R\", \"cols\": 512}\n}";
+                "  \"quantize\": {\"rows\": \"R\", \"cols\": 512, "
+                "\"input_dtype\": \"bf16\"}\n}";
 }
 
 // kQuantizeJson with the operands above.
@@ -288,15 +289,13 @@ protected:
 };
 
 TEST_F(DynamicRowsQuantizeKernelTest, ParsesTheCeilDivExtent) {
-  const Extent &e = kernel->meta.operands[4].shape[0];
-  EXPECT_TRUE(e.isSymbol());
-  EXPECT_TRUE(e.isCeilDiv());
-  EXPECT_TRUE(e.isDerived());
-  EXPECT_FALSE(e.isRoundedUp());
+  const Expr &e = kernel->meta.operands[4].shape[0];
+  EXPECT_EQ(e.kind(), Expr::Kind::CeilDiv);
   EXPECT_EQ(e.str(), "ceildiv(R, 128)");
-  EXPECT_EQ(e.valueFor(1), 1);
-  EXPECT_EQ(e.valueFor(128), 1);
-  EXPECT_EQ(e.valueFor(4097), 33);
+  EXPECT_EQ(e.symbols(), std::vector<std::string>{"R"});
+  EXPECT_EQ(evaluateFor(e, 1), 1);
+  EXPECT_EQ(evaluateFor(e, 128), 1);
+  EXPECT_EQ(evaluateFor(e, 4097), 33);
 }
 
 TEST_F(DynamicRowsQuantizeKernelTest, BindsRAndTheGridForEveryRowCount) {

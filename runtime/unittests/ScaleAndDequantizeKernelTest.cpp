@@ -72,7 +72,8 @@ const char *const kDequantizeJson = R"json({
     {"name": "scale_inv", "kind": "pointer", "operand": "scale_inv"},
     {"name": "y", "kind": "pointer", "operand": "y"}
   ],
-  "dequantize": {"rows": 200, "cols": 384, "granularity": "1x128", "scale_layout": "mn_major_tma_aligned"}
+  "dequantize": {"rows": 200, "cols": 384, "dtype": "e4m3", "out_dtype": "bf16",
+                 "granularity": "1x128", "scale_layout": "mn_major_tma_aligned"}
 })json";
 
 // A PTX entry `cs` with `count` pointer parameters.
@@ -108,7 +109,7 @@ protected:
 };
 
 TEST_F(DelayedScaleKernelTest, LaunchesOneCtaWithThePointersInOrder) {
-  EXPECT_EQ(kernel->meta.kind, "compute_scale");
+  EXPECT_EQ(kernel->meta.kind, fp8schema::KernelKind::ComputeScale);
   ASSERT_EQ(launch(operands()), FP8RT_SUCCESS) << fp8rt_last_error();
   const LaunchCall &call = fake.launches[0];
   EXPECT_EQ(call.grid[0], 1u);
@@ -166,7 +167,7 @@ protected:
 };
 
 TEST_F(RecordAmaxKernelTest, LaunchesOneThread) {
-  EXPECT_EQ(kernel->meta.kind, "update_amax_history");
+  EXPECT_EQ(kernel->meta.kind, fp8schema::KernelKind::UpdateAmaxHistory);
   ASSERT_EQ(launch(operands()), FP8RT_SUCCESS) << fp8rt_last_error();
   EXPECT_EQ(fake.launches[0].block[0], 1u);
   expectPointers({kHistory, kAmax});
@@ -199,7 +200,7 @@ protected:
 };
 
 TEST_F(DequantizeKernelTest, LaunchesOneCtaPerOutputTile) {
-  EXPECT_EQ(kernel->meta.kind, "dequantize");
+  EXPECT_EQ(kernel->meta.kind, fp8schema::KernelKind::Dequantize);
   ASSERT_EQ(launch(operands()), FP8RT_SUCCESS) << fp8rt_last_error();
   const LaunchCall &call = fake.launches[0];
   EXPECT_EQ(call.grid[0], 3u); // ceil(384 / 128)
@@ -321,14 +322,12 @@ protected:
 };
 
 TEST_F(RoundedUpExtentTest, ParsesAndPrints) {
-  const Extent &e = kernel->meta.operands[2].shape[1];
-  EXPECT_TRUE(e.isSymbol());
-  EXPECT_TRUE(e.isRoundedUp());
-  EXPECT_EQ(e.roundUpTo, 4);
+  const Expr &e = kernel->meta.operands[2].shape[1];
+  EXPECT_EQ(e, Expr::roundUp(Expr::symbol("M"), Expr::constant(4)));
   EXPECT_EQ(e.str(), "roundup(M, 4)");
-  EXPECT_EQ(e.valueFor(127), 128);
-  EXPECT_EQ(e.valueFor(128), 128);
-  EXPECT_EQ(e.valueFor(1), 4);
+  EXPECT_EQ(evaluateFor(e, 127), 128);
+  EXPECT_EQ(evaluateFor(e, 128), 128);
+  EXPECT_EQ(evaluateFor(e, 1), 4);
 }
 
 TEST_F(RoundedUpExtentTest, AcceptsThePaddedExtentForEveryM) {

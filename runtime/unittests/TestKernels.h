@@ -5,6 +5,7 @@
 #define FP8RT_UNITTESTS_TESTKERNELS_H
 
 #include "fp8rt/fp8rt.h"
+#include "fp8schema/Expr.h"
 
 #include <gtest/gtest.h>
 
@@ -80,6 +81,17 @@ inline std::string replaced(std::string text, const std::string &from,
     return text;
   }
   return text.replace(at, from.size(), to);
+}
+
+// The value of an expression of one symbol when the symbol is `value`.
+inline int64_t evaluateFor(const fp8schema::Expr &e, int64_t value) {
+  int64_t out = 0;
+  std::string error;
+  auto lookup = [&](const std::string &, int64_t &v) {
+    return v = value, true;
+  };
+  EXPECT_TRUE(e.evaluate(lookup, out, error)) << error;
+  return out;
 }
 
 inline fp8rt_tensor makeTensor(const char *name, uintptr_t data,

@@ -1,7 +1,7 @@
 // Bad input never crashes fp8-opt: each case below is a located error and a
 // non-zero exit. (`not` fails the test if fp8-opt dies from a signal.)
 // RUN: not fp8-opt %s -split-input-file 2>&1 | FileCheck %s
-// RUN: not fp8-opt %s -split-input-file -canonicalize -fp8-decompose-quantize -fp8-verify-target=chip=sm_90a 2>&1 | FileCheck %s
+// RUN: not fp8-opt %s -split-input-file -canonicalize -fp8-decompose-quantize -fp8-attach-target=chip=sm_90a -fp8-verify-target 2>&1 | FileCheck %s
 
 // Truncated op.
 func.func @truncated(%x: tensor<128x256xbf16>) {

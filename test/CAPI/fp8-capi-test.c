@@ -134,18 +134,41 @@ static void printResult(Fp8CompileResult result) {
   }
 }
 
+static void testChips(void) {
+  // The chips come from the compiler's table.
+  // CHECK-LABEL: chips
+  // CHECK-NEXT: chip sm_90a
+  // CHECK-NEXT: chip sm_100a
+  // CHECK-NOT: chip
+  printf("chips\n");
+  for (intptr_t i = 0; i < fp8GetNumSupportedChips(); ++i) {
+    MlirStringRef chip = fp8GetSupportedChipName(i);
+    printf("chip %.*s\n", (int)chip.length, chip.data);
+  }
+}
+
 static void testCompile(MlirContext ctx) {
   // CHECK-LABEL: compile
   printf("compile\n");
   Fp8CompileOptions options = fp8CompileOptionsGetDefault();
   MlirStringRef name = mlirStringRefCreateFromCString("gemm.mlir");
+
+  // The default options name no chip: the module must carry its target.
+  // CHECK: succeeded 0 kernels 0
+  // CHECK-NEXT: diagnostic 0 at {{.*}}: no target chip: the module has no fp8.target and no chip was given (expected one of sm_90a, sm_100a)
+  Fp8CompileResult result = fp8CompileSource(
+      ctx, mlirStringRefCreateFromCString(kGemm), name, &options);
+  printResult(result);
+  fp8CompileResultDestroy(result);
+
+  options.chip = mlirStringRefCreateFromCString("sm_90a");
   // The kernel and its launch variants (64-row tiles for small M).
   // CHECK: succeeded 1 kernels 3
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t128x128x128_s6_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x128x128_s8_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x64x128_s8_fast ptx 1 json 1
-  Fp8CompileResult result = fp8CompileSource(
-      ctx, mlirStringRefCreateFromCString(kGemm), name, &options);
+  result = fp8CompileSource(ctx, mlirStringRefCreateFromCString(kGemm), name,
+                            &options);
   printResult(result);
   fp8CompileResultDestroy(result);
 
@@ -182,6 +205,7 @@ int main(void) {
   MlirStringRef ns = mlirDialectGetNamespace(dialect);
   printf("namespace %.*s\n", (int)ns.length, ns.data);
   testAttributes(ctx);
+  testChips();
   testCompile(ctx);
   mlirContextDestroy(ctx);
   return 0;

@@ -28,11 +28,10 @@ from pathlib import Path
 import torch
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(1, str(HERE.parents[1] / "python"))  # fp8mlir, if PYTHONPATH lacks it
-import gemm_inputs as gi  # noqa: E402
-from gemm_spec import (ROW_TOLERANCE_FACTOR, load_specs, parse_int_list,  # noqa: E402
-                       scale_shape)
+sys.path.insert(0, str(HERE.parents[1] / "python"))  # fp8mlir, if PYTHONPATH lacks it
+from fp8mlir.testing import gemm_inputs as gi  # noqa: E402
+from fp8mlir.testing.gemm_spec import (ROW_TOLERANCE_FACTOR, load_specs,  # noqa: E402
+                                       parse_int_list, scale_shape)
 
 DEFAULT_MS = "1,64,127,128,1600,4096,4097"
 KNOWN_OPERANDS = ("a", "b", "a_scale_inv", "b_scale_inv", "bias", "c", "d", "amax")

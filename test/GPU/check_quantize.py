@@ -209,7 +209,7 @@ def has_mx_scales(q):
 def blockwise_to_mx(scale_inv, tr, tc, out_rows, out_cols):
     """The MX form of power-of-two blockwise scale_inv [ceil(P/tr), ceil(K/tc)]:
     [P, ceil(K/32)] UE8M0 codes, the f32 biased exponent of each element's tile
-    (numerics.md, "Blockwise to MX on Blackwell"; NaN/inf would be 0xFF)."""
+    (docs/design.md, "Blockwise to MX on Blackwell"; NaN/inf would be 0xFF)."""
     codes = ((scale_inv.contiguous().view(torch.int32) >> 23) & 0xFF).to(torch.uint8)
     rows = torch.arange(out_rows) // tr
     blocks = torch.arange(math.ceil(out_cols / 32)) * 32 // tc

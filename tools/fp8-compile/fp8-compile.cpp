@@ -1,8 +1,11 @@
 //===- fp8-compile.cpp - Compile fp8 IR to PTX kernels and metadata -------===//
 //
-//   fp8-compile in.mlir --chip=sm_90a -o DIR [--opt-level=3] [--time]
+//   fp8-compile in.mlir --chip=sm_90a -o DIR [--sm-count=N] [--opt-level=3]
+//               [--time]
 //
-// Runs the fp8-to-ptx pipeline (mlir::fp8::compileToPTX, FP8/Compiler) and
+// Runs the fp8-to-ptx pipeline (mlir::fp8::compileToPTX, FP8/Compiler),
+// which first attaches the chip to the module as its fp8.target (without
+// --chip, the input's own fp8.target is the target), and
 // writes, for each kernel NAME, DIR/NAME.ptx and DIR/NAME.json (its
 // `fp8.kernel_metadata` plus format, version and the PTX file name), which
 // the host runtime loads and launches.
@@ -52,14 +55,16 @@ static constexpr int kMaxOptLevel = 3;
 static constexpr const char *kOverview = R"(FP8-MLIR kernel compiler
 
 Compiles the fp8 ops of an MLIR file (or already-lowered kernel gpu.modules)
-to PTX with the fp8-to-ptx pipeline and writes, for each kernel NAME:
+to PTX with the fp8-to-ptx pipeline for --chip (or, without it, for the
+fp8.target attribute of the input module) and writes, for each kernel NAME:
   DIR/NAME.ptx   the PTX text of its module
   DIR/NAME.json  its launch metadata for the FP8-MLIR runtime
                  ("format": "fp8-mlir-kernel", "version": 1)
 
 Exit codes:
   0  success
-  1  invalid command line (unknown chip, optimization level out of range)
+  1  invalid command line (unknown chip, negative SM count, optimization
+     level out of range)
   2  the input cannot be read or parsed
   3  compilation failed (diagnostics on stderr, with locations)
   4  the output directory is missing or a file cannot be written
@@ -82,9 +87,16 @@ static llvm::cl::opt<std::string>
               llvm::cl::value_desc("dir"), llvm::cl::cat(compileCategory));
 
 static llvm::cl::opt<std::string>
-    chipName("chip", llvm::cl::init("sm_90a"),
-             llvm::cl::desc("Target GPU (sm_90a, sm_100a)"),
+    chipName("chip",
+             llvm::cl::desc("Target GPU (sm_90a, sm_100a); default: the "
+                            "input module's fp8.target"),
              llvm::cl::value_desc("chip"), llvm::cl::cat(compileCategory));
+
+static llvm::cl::opt<int64_t>
+    smCount("sm-count", llvm::cl::init(0),
+            llvm::cl::desc("SMs of the GPU for the tile heuristic (default: "
+                           "the chip's, 132 on sm_90a, 148 on sm_100a)"),
+            llvm::cl::value_desc("n"), llvm::cl::cat(compileCategory));
 
 static llvm::cl::opt<unsigned>
     optLevel("opt-level", llvm::cl::init(3),
@@ -139,10 +151,13 @@ static LogicalResult writeFile(StringRef dir, const OutputFile &file) {
 
 static int compile() {
   // Everything the command line alone gets wrong fails before any work.
-  if (!lookupChip(chipName))
-    return fail(kUsageError, "unknown chip '" + chipName +
-                                 "': expected one of " +
-                                 describeSupportedChips());
+  if (!chipName.empty())
+    if (llvm::Error error = parseChip(chipName).takeError())
+      return fail(kUsageError, llvm::toString(std::move(error)));
+  if (smCount < 0)
+    return fail(kUsageError, "--sm-count=" + Twine(smCount) +
+                                 " is negative: expected a number of SMs "
+                                 "(0: the chip's)");
   if (optLevel > kMaxOptLevel)
     return fail(kUsageError, "--opt-level=" + Twine(optLevel) +
                                  " is not between 0 and " +
@@ -176,6 +191,7 @@ static int compile() {
 
   FP8ToPTXOptions options;
   options.chip = chipName;
+  options.smCount = smCount;
   options.optLevel = optLevel;
 
   OwningOpRef<ModuleOp> module;

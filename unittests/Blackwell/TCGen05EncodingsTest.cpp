@@ -119,7 +119,7 @@ TEST(InstrDescriptorBlockScaled, M128N256) {
   // No dtype field: bits [4,6) are B's scale factor ID (0).
   // N >> 3 = 32 -> 32 << 17 = 0x00400000
   // scale type UE8M0 = 1 at bit 23 = 0x00800000
-  // M >> 7 = 1 at [27,29) = 0x08000000 (hardware.md: M >> 4 = 8 at 24 is
+  // M >> 7 = 1 at [27,29) = 0x08000000 (CUTLASS's M >> 4 = 8 at 24 is
   // the same bit)
   EXPECT_EQ(encodeInstrDescriptor(d), std::optional<uint32_t>(0x08C00000u));
 }

@@ -97,4 +97,25 @@ TEST(ChipTest, Capabilities) {
   EXPECT_EQ(describeSupportedChips(), "sm_90a, sm_100a");
 }
 
+TEST(ChipTest, HardwareLimits) {
+  // H100/H200 SXM and B200; 227 KiB of opt-in shared memory per block.
+  EXPECT_EQ(lookupChip("sm_90a")->numMultiprocessors, 132);
+  EXPECT_EQ(lookupChip("sm_100a")->numMultiprocessors, 148);
+  for (const ChipInfo &chip : getSupportedChips())
+    EXPECT_EQ(chip.maxSharedMemoryPerBlock, 232448);
+  TargetInfo target = TargetInfo::getDefault(*lookupChip("sm_100a"));
+  EXPECT_EQ(target.numMultiprocessors, 148);
+  EXPECT_EQ(target.ptxFeatures, "+ptx88");
+}
+
+TEST(ChipTest, ParseChip) {
+  llvm::Expected<const ChipInfo &> hopper = parseChip("sm_90a");
+  ASSERT_TRUE(static_cast<bool>(hopper));
+  EXPECT_EQ(&*hopper, lookupChip("sm_90a"));
+  llvm::Expected<const ChipInfo &> unknown = parseChip("sm_80");
+  ASSERT_FALSE(static_cast<bool>(unknown));
+  EXPECT_EQ(llvm::toString(unknown.takeError()),
+            "unknown chip 'sm_80': expected one of sm_90a, sm_100a");
+}
+
 } // namespace

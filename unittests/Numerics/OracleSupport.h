@@ -29,13 +29,13 @@ inline FormatFields fieldsOf(Format format) {
   return format == Format::E4M3 ? FormatFields{4, 3, 7} : FormatFields{5, 2, 15};
 }
 
-/// Largest finite code, taken from numerics.md's table.
+/// Largest finite code, from the OCP 8-bit floating point (OFP8) tables.
 inline uint8_t maxFiniteCode(Format format) {
   return format == Format::E4M3 ? 0x7E : 0x7B;
 }
 
 /// Exact value of an fp8 code as a double, from sign/exponent/mantissa with
-/// ldexp; NaN/inf per numerics.md's table.
+/// ldexp; NaN/inf per the OFP8 tables.
 inline double decodeExact(Format format, uint8_t code) {
   const FormatFields f = fieldsOf(format);
   const bool negative = code & 0x80;
@@ -56,7 +56,7 @@ inline double decodeExact(Format format, uint8_t code) {
   return negative ? -magnitude : magnitude;
 }
 
-/// f32/f64 -> fp8 by the rules of numerics.md: NaN -> 0x7F | sign (our
+/// f32/f64 -> fp8 by the project's rules: NaN -> 0x7F | sign (our
 /// documented E5M2 choice too); saturation region (E4M3 |x| > 464, E5M2
 /// |x| >= 61440, inf) -> +-max; otherwise the nearest finite code by
 /// exhaustive search, a tie going to the code with LSB 0.

@@ -121,7 +121,7 @@ TEST(CurrentScaling, PowerOfTwoMasksMantissa) {
 //===----------------------------------------------------------------------===//
 
 TEST(DelayedScaling, RollMatchesTeSemantics) {
-  // numerics.md: new[i] = old[i+1], new[L-1] = old[0], then new[0] = 0.
+  // TE's roll: new[i] = old[i+1], new[L-1] = old[0], then new[0] = 0.
   std::vector<float> h = {10, 20, 30, 40};
   rollAmaxHistory(h.data(), h.size());
   EXPECT_EQ(h, (std::vector<float>{0, 30, 40, 10}));

@@ -65,8 +65,10 @@ struct CompileConfig {
   TimingScope *timer = nullptr;
 };
 
-/// Checks the options (known chip, optimization level 0-3) and compiles
-/// `module` with the fp8-to-ptx pipeline: the fp8 ops are lowered to kernels
+/// Checks the optimization level (0-3) and compiles `module` with the
+/// fp8-to-ptx pipeline for `options.chip`, or, when it is empty, for the
+/// module's own `fp8.target` (an unknown chip, no chip at all, or a chip
+/// other than the module's is an error): the fp8 ops are lowered to kernels
 /// in `module` (in place), then each kernel gpu.module is compiled to PTX on
 /// a copy. Every error is emitted as a diagnostic on the module's context
 /// (install a handler, or use compileToPTX below, to collect them); an fp8

@@ -6,14 +6,17 @@
 include "mlir/Pass/PassBase.td"
 
 def FP8LowerScaledMatmul : Pass<"fp8-lower-scaled-matmul", "ModuleOp"> {
-  let summary = "Lower fp8.scaled_matmul to GPU kernels for a target chip";
+  let summary = "Lower fp8.scaled_matmul to GPU kernels for the module's target chip";
   let description = [{
     Replaces each `fp8.scaled_matmul` by a kernel in a `gpu.module` (one
     kernel per N, K, recipe and tile configuration; M is a run-time value)
     and a `gpu.launch_func` of it. The kernel is built from upstream GPU,
     NVVM, SCF, arith and LLVM ops by the shared GEMM skeleton (persistent
     tile scheduler, TMA + mbarrier producer/consumer pipeline, epilogue) and
-    the target's MMA emitter (`wgmma` on sm_90a).
+    the MMA emitter of the module's `fp8.target` chip (`wgmma` on sm_90a,
+    `tcgen05.mma` on sm_100a); the tile heuristic plans with the target's
+    `sm_count` and `max_shared_memory_per_block`. Run `fp8-attach-target`
+    first: without a target the pass reports an error.
 
     Each kernel `gpu.func` carries:
     * `fp8.kernel_metadata`: a dictionary describing the launch (block and
@@ -28,11 +31,10 @@ def FP8LowerScaledMatmul : Pass<"fp8-lower-scaled-matmul", "ModuleOp"> {
     The kernel configuration comes from `#fp8.gemm_config` on the op when
     present, otherwise from the documented heuristic. Unsupported
     combinations (run `fp8-verify-target` first) are reported as errors.
+
+    Example:
+    `fp8-opt --fp8-attach-target=chip=sm_90a --fp8-lower-scaled-matmul model.mlir`
   }];
-  let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "target GPU (sm_90a)">,
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
@@ -41,7 +43,7 @@ def FP8LowerScaledMatmul : Pass<"fp8-lower-scaled-matmul", "ModuleOp"> {
 }
 
 def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
-  let summary = "Lower the quantization ops of the fp8 dialect to GPU kernels";
+  let summary = "Lower the quantization ops of the fp8 dialect to GPU kernels for the module's target chip";
   let description = [{
     Replaces each `fp8.amax`, `fp8.quantize`, `fp8.compute_scale`,
     `fp8.update_amax_history` and `fp8.dequantize` that a kernel takes by a
@@ -85,11 +87,14 @@ def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
     row-granularity output or a per-tensor quantize without a scale before
     `fp8-decompose-quantize`, ...) is an error naming the op, the reason
     and what would work; `strict=false` leaves such ops as they are
-    instead, for running the pass on its own.
+    instead, for running the pass on its own. The kernels are built for the
+    module's `fp8.target` chip (run `fp8-attach-target` first: without a
+    target the pass reports an error).
+
+    Example:
+    `fp8-opt --fp8-attach-target=chip=sm_100a --fp8-lower-quantize model.mlir`
   }];
   let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "target GPU (sm_90a, sm_100a)">,
     Option<"strict", "strict", "bool", /*default=*/"true",
            "report quantization ops that no kernel takes as errors (false: "
            "leave them as they are)">,

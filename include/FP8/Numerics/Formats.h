@@ -1,7 +1,7 @@
 //===- Formats.h - FP8/UE8M0/bf16/f16 element formats -----------*- C++ -*-===//
 //
 // The single definition of how an f32 becomes an fp8 code and back, as the
-// recipe kernels do it on the GPU (see docs: shared/spec/numerics.md). Every
+// recipe kernels do it on the GPU (docs/design.md, "Numerics"). Every
 // conversion is integer bit manipulation so it is exact, portable and
 // independent of the host's floating-point environment.
 //

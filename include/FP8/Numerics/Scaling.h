@@ -1,6 +1,6 @@
 //===- Scaling.h - Scale rules of the FP8 recipes ---------------*- C++ -*-===//
 //
-// How each recipe turns an amax into a scale (shared/spec/numerics.md).
+// How each recipe turns an amax into a scale (docs/design.md, "Numerics").
 // Direction convention, everywhere in the project: the quantizer MULTIPLIES,
 // q = cvt(x_f32 * scale), and the GEMM consumes scale_inv = 1 / scale, so that
 // x ~= q * scale_inv.

@@ -279,7 +279,8 @@ static const char *majorName(blackwell::OperandMajor major) {
 
 FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
                                                   const BlackwellGemm &g,
-                                                  GemmConfigAttr config) {
+                                                  GemmConfigAttr config,
+                                                  const TargetInfo &target) {
   const GemmProblem &p = g.problem;
   int64_t outputBytes = p.outElementType.getIntOrFloatBitWidth() / 8;
   // f32 outputs and accumulate-into-C keep direct stores (as on sm_90a).
@@ -304,8 +305,8 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
     if (p.isBlockScaled())
       multipleOf = std::max(multipleOf, kMXAtomRows);
     t.tileN = pickTileN(p.n, multipleOf);
-    int64_t available = kMaxDynamicSharedMemoryBytes - getCtaEpilogueBytes(t) -
-                        getBarrierBytes(kMaxStages);
+    int64_t available = target.maxSharedMemoryPerBlock -
+                        getCtaEpilogueBytes(t) - getBarrierBytes(kMaxStages);
     t.stages = std::min<int64_t>(
         kMaxStages,
         available / (getCtaStageBytes(t) + getScaleStageBytes(g, t)));
@@ -390,11 +391,12 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
                             << " columns do not fit Tensor Memory";
   }
   int64_t smem = getDynamicSharedMemoryBytes(g, t);
-  if (smem > kMaxDynamicSharedMemoryBytes)
+  if (smem > target.maxSharedMemoryPerBlock)
     return op.emitOpError() << "the kernel configuration needs " << smem
                             << " bytes of shared memory, more than the "
-                            << kMaxDynamicSharedMemoryBytes
-                            << " sm_100a offers: use fewer stages or a "
+                            << target.maxSharedMemoryPerBlock << " "
+                            << target.chip.name
+                            << " offers: use fewer stages or a "
                                "smaller tile";
   return t;
 }
@@ -416,83 +418,21 @@ std::string blackwell::getKernelName(const BlackwellGemm &g,
 // Metadata
 //===----------------------------------------------------------------------===//
 
-/// `dict` with `key` replaced by `value`.
-static DictionaryAttr withEntry(DictionaryAttr dict, StringRef key,
-                                Attribute value) {
-  NamedAttrList entries(dict);
-  entries.set(key, value);
-  return entries.getDictionary(dict.getContext());
-}
-
-DictionaryAttr blackwell::buildKernelMetadata(MLIRContext *ctx, StringRef name,
-                                              const ChipInfo &chip,
-                                              const BlackwellGemm &g,
-                                              const GemmTiling &t) {
-  DictionaryAttr meta = buildGemmKernelMetadata(
-      ctx, name, chip, g.problem, t, getDynamicSharedMemoryBytes(g, t));
-  Builder b(ctx);
-  if (isCtaPair(t)) {
-    // The CTA pair: 384 threads per CTA (not the sm_90a count of a 256-row
-    // tile), each CTA loads 128 rows of A (the skeleton already halves B's
-    // box) and stores 128 output rows; the persistent grid counts CTAs of
-    // 128 rows, so it launches one cluster per 256-row tile (rounded to the
-    // cluster by the runtime).
-    auto i64 = [&](int64_t x) { return b.getI64IntegerAttr(x); };
-    meta = withEntry(meta, "block", b.getArrayAttr({i64(kNumThreads), i64(1),
-                                                    i64(1)}));
-    auto grid = cast<DictionaryAttr>(meta.get("grid"));
-    meta = withEntry(meta, "grid",
-                     withEntry(grid, "tile_m", i64(getCtaTileM(t))));
-    SmallVector<Attribute> maps;
-    for (Attribute attr : cast<ArrayAttr>(meta.get("tensor_maps"))) {
-      auto map = cast<DictionaryAttr>(attr);
-      StringRef mapName = cast<StringAttr>(map.get("name")).getValue();
-      if (mapName == "tma_a" || mapName == "tma_d") {
-        auto box = cast<ArrayAttr>(map.get("box")).getValue();
-        map = withEntry(map, "box",
-                        b.getArrayAttr({box[0], i64(getCtaTileM(t))}));
-      }
-      maps.push_back(map);
-    }
-    meta = withEntry(meta, "tensor_maps", b.getArrayAttr(maps));
-  }
-  if (g.aMajor == blackwell::OperandMajor::K &&
-      g.bMajor == blackwell::OperandMajor::K)
-    return meta;
-  // MN-major operands are stored [K, MN]: the tensor map's inner dimension
-  // is MN, its boxes 128 MN elements (one swizzle span) x tile K.
-  auto mnMajor = [&](StringRef operand) {
-    return operand == "a" ? g.aMajor == blackwell::OperandMajor::MN
-                          : g.bMajor == blackwell::OperandMajor::MN;
-  };
-  SmallVector<Attribute> operands;
-  for (Attribute attr : cast<ArrayAttr>(meta.get("operands"))) {
-    auto entry = cast<DictionaryAttr>(attr);
-    StringRef operand = cast<StringAttr>(entry.get("name")).getValue();
-    if ((operand == "a" || operand == "b") && mnMajor(operand)) {
-      auto shape = cast<ArrayAttr>(entry.get("shape")).getValue();
-      // The runtime schema has no major key: the stored shape says it.
-      entry = withEntry(entry, "shape", b.getArrayAttr({shape[1], shape[0]}));
-    }
-    operands.push_back(entry);
-  }
-  SmallVector<Attribute> maps;
-  for (Attribute attr : cast<ArrayAttr>(meta.get("tensor_maps"))) {
-    auto map = cast<DictionaryAttr>(attr);
-    StringRef operand = cast<StringAttr>(map.get("operand")).getValue();
-    if ((operand == "a" || operand == "b") && mnMajor(operand)) {
-      auto dims = cast<ArrayAttr>(map.get("dims")).getValue();
-      Attribute mn = dims[1];
-      map = withEntry(map, "dims", b.getArrayAttr({mn, dims[0]}));
-      map = withEntry(map, "strides_bytes", b.getArrayAttr({mn}));
-      map = withEntry(map, "box",
-                      b.getArrayAttr({b.getI64IntegerAttr(kSwizzleBytes),
-                                      b.getI64IntegerAttr(t.tileK)}));
-    }
-    maps.push_back(map);
-  }
-  meta = withEntry(meta, "operands", b.getArrayAttr(operands));
-  return withEntry(meta, "tensor_maps", b.getArrayAttr(maps));
+md::KernelMetadata blackwell::buildKernelMetadata(StringRef name,
+                                                  const ChipInfo &chip,
+                                                  const BlackwellGemm &g,
+                                                  const GemmTiling &t) {
+  // A CTA pair's CTA loads and stores 128 rows of the 256-row tile (the
+  // skeleton halves B's box by the cluster); the persistent grid counts
+  // CTAs of those rows, so it launches one cluster per tile (rounded to the
+  // cluster by the runtime).
+  GemmTargetLayout layout;
+  layout.threadsPerCta = kNumThreads;
+  layout.ctaTileM = getCtaTileM(t);
+  layout.dynamicSharedMemoryBytes = getDynamicSharedMemoryBytes(g, t);
+  layout.aMNMajor = g.aMajor == blackwell::OperandMajor::MN;
+  layout.bMNMajor = g.bMajor == blackwell::OperandMajor::MN;
+  return buildGemmKernelMetadata(name, chip, g.problem, t, layout);
 }
 
 //===----------------------------------------------------------------------===//

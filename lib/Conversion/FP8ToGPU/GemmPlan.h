@@ -15,10 +15,10 @@ struct GemmKernelPlan {
   GemmTiling tiling;
 };
 
-/// The kernel `chip`'s lowering builds for `op` (KernelContract.cpp), or a
-/// diagnostic on `op` saying why there is none.
+/// The kernel the lowering for `target` builds for `op`
+/// (KernelContract.cpp), or a diagnostic on `op` saying why there is none.
 FailureOr<GemmKernelPlan> planGemmKernel(ScaledMatmulOp op,
-                                         const ChipInfo &chip);
+                                         const TargetInfo &target);
 
 } // namespace mlir::fp8
 

@@ -91,14 +91,15 @@ static LogicalResult checkIndexRanges(ScaledMatmulOp op,
 }
 
 FailureOr<GemmKernelPlan> mlir::fp8::planGemmKernel(ScaledMatmulOp op,
-                                                    const ChipInfo &chip) {
+                                                    const TargetInfo &target) {
+  const ChipInfo &chip = target.chip;
   GemmKernelPlan plan;
   if (chip.architecture == Architecture::Blackwell) {
     FailureOr<blackwell::BlackwellGemm> gemm = blackwell::getBlackwellGemm(op);
     if (failed(gemm))
       return failure();
     FailureOr<GemmTiling> tiling =
-        blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr());
+        blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr(), target);
     if (failed(tiling))
       return failure();
     plan = {*gemm, *tiling};
@@ -111,7 +112,7 @@ FailureOr<GemmKernelPlan> mlir::fp8::planGemmKernel(ScaledMatmulOp op,
     if (failed(problem))
       return failure();
     FailureOr<GemmTiling> tiling =
-        hopper::selectGemmTiling(op, *problem, op.getConfigAttr());
+        hopper::selectGemmTiling(op, *problem, op.getConfigAttr(), target);
     if (failed(tiling))
       return failure();
     plan.gemm.problem = *problem;
@@ -239,9 +240,10 @@ LogicalResult mlir::fp8::verifyLinearKernelContract(Operation *op,
 //===----------------------------------------------------------------------===//
 
 LogicalResult mlir::fp8::verifyKernelContract(Operation *op,
-                                              const ChipInfo &chip) {
+                                              const TargetInfo &target) {
+  const ChipInfo &chip = target.chip;
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](ScaledMatmulOp op) { return planGemmKernel(op, chip); })
+      .Case([&](ScaledMatmulOp op) { return planGemmKernel(op, target); })
       .Case([&](QuantizeOp op) { return verifyQuantizeKernelContract(op); })
       .Case([&](DequantizeOp op) { return DequantizeProblem::get(op); })
       .Case([&](AmaxOp op) { return QuantizeProblem::get(op); })

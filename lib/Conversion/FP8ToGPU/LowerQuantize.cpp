@@ -27,7 +27,7 @@
 #include "FP8/Conversion/KernelSkeleton/ScaleKernels.h"
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
-#include "FP8/Target/Chip.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "KernelModule.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -116,8 +116,9 @@ FailureOr<ValueRange> LowerQuantizePass::launch(Operation *op,
         gpu::GPUFuncOp kernel =
             buildQuantizeKernel(builder, op->getLoc(), module, name, problem);
         kernel->setAttr(kKernelMetadataAttrName,
-                        buildQuantizeKernelMetadata(op->getContext(), name,
-                                                    *info, problem));
+                        getKernelMetadataAttr(
+                            op->getContext(),
+                            buildQuantizeKernelMetadata(name, *info, problem)));
         return kernel;
       },
       inputs, resultTypes, written);
@@ -249,9 +250,10 @@ LogicalResult LowerQuantizePass::lowerToScaleKernel(
       [&](OpBuilder &builder, gpu::GPUModuleOp module) {
         gpu::GPUFuncOp kernel =
             buildScaleKernel(builder, op->getLoc(), module, name, problem);
-        kernel->setAttr(kKernelMetadataAttrName,
-                        buildScaleKernelMetadata(&getContext(), name, *info,
-                                                 problem));
+        kernel->setAttr(
+            kKernelMetadataAttrName,
+            getKernelMetadataAttr(
+                &getContext(), buildScaleKernelMetadata(name, *info, problem)));
         return kernel;
       },
       inputs, written);
@@ -283,22 +285,30 @@ LogicalResult LowerQuantizePass::lower(DequantizeOp op) {
       [&](OpBuilder &builder, gpu::GPUModuleOp module) {
         gpu::GPUFuncOp kernel =
             buildDequantizeKernel(builder, op.getLoc(), module, name, *problem);
-        kernel->setAttr(kKernelMetadataAttrName,
-                        buildDequantizeKernelMetadata(&getContext(), name,
-                                                      *info, *problem));
+        kernel->setAttr(
+            kKernelMetadataAttrName,
+            getKernelMetadataAttr(&getContext(), buildDequantizeKernelMetadata(
+                                                     name, *info, *problem)));
         return kernel;
       },
       {op.getInput(), op.getScaleInv()}, {false, false});
 }
 
 void LowerQuantizePass::runOnOperation() {
-  info = lookupChip(chip);
-  if (!info) {
-    getOperation().emitError() << "unknown chip '" << chip
-                               << "': expected one of "
-                               << describeSupportedChips();
+  Operation *first = nullptr;
+  getOperation().walk([&](Operation *op) {
+    if (!isa<AmaxOp, QuantizeOp, ComputeScaleOp, UpdateAmaxHistoryOp,
+             DequantizeOp>(op))
+      return WalkResult::advance();
+    first = op;
+    return WalkResult::interrupt();
+  });
+  if (!first)
+    return;
+  FailureOr<TargetInfo> target = getTarget(first);
+  if (failed(target))
     return signalPassFailure();
-  }
+  info = &target->chip;
   // Casts first: they absorb the compute_scale and update_amax_history ops
   // they can; the rest get kernels of their own.
   bool failedAny = false;

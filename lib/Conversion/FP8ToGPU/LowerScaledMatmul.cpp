@@ -12,7 +12,7 @@
 #include "FP8/Conversion/FP8ToHopper/HopperGemm.h"
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
-#include "FP8/Target/Chip.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "GemmPlan.h"
 #include "KernelModule.h"
 
@@ -35,7 +35,7 @@ struct LowerScaledMatmulPass
   void runOnOperation() override;
 
 private:
-  LogicalResult lower(ScaledMatmulOp op, const ChipInfo &chip,
+  LogicalResult lower(ScaledMatmulOp op, const TargetInfo &target,
                       gpu::GPUModuleOp kernels);
 };
 } // namespace
@@ -45,9 +45,10 @@ private:
 
 /// sm_90a: wgmma kernels (lib/Conversion/FP8ToHopper).
 static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
-                                                const ChipInfo &chip,
+                                                const TargetInfo &target,
                                                 const GemmKernelPlan &plan,
                                                 gpu::GPUModuleOp kernels) {
+  const ChipInfo &chip = target.chip;
   const GemmProblem *problem = &plan.gemm.problem;
   const GemmTiling *tiling = &plan.tiling;
   std::string name = getGemmKernelName(*problem, *tiling);
@@ -55,24 +56,22 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
     return name;
   OpBuilder builder(op);
   MLIRContext *ctx = op.getContext();
-  // Builds the kernel of `t` with its metadata plus `extra` entries; the
-  // grid rule carries the tile's throughput for the runtime's choice among
-  // launch variants.
+  // Builds the kernel of `t`. Its metadata names its launch variants'
+  // metadata files (or the kernel it is a variant of), and its grid carries
+  // the tile's throughput for the runtime's choice among them.
   auto build = [&](StringRef kernelName, const GemmTiling &t,
-                   ArrayRef<NamedAttribute> extra) {
+                   std::vector<std::string> variantFiles,
+                   std::optional<std::string> variantOf) {
     gpu::GPUFuncOp kernel = hopper::buildGemmKernel(
         builder, op.getLoc(), kernels, kernelName, *problem, t);
-    DictionaryAttr metadata = buildGemmKernelMetadata(
-        ctx, kernelName, chip, *problem, t,
-        hopper::getDynamicSharedMemoryBytes(t));
-    NamedAttrList grid(cast<DictionaryAttr>(metadata.get("grid")));
-    grid.set("throughput",
-             builder.getI64IntegerAttr(hopper::getTileThroughput(*problem, t)));
-    NamedAttrList entries(metadata);
-    entries.set("grid", grid.getDictionary(ctx));
-    for (NamedAttribute entry : extra)
-      entries.set(entry.getName(), entry.getValue());
-    kernel->setAttr(kKernelMetadataAttrName, entries.getDictionary(ctx));
+    md::KernelMetadata metadata =
+        hopper::buildKernelMetadata(kernelName, chip, *problem, t);
+    metadata.grid.throughput = hopper::getTileThroughput(*problem, t);
+    if (!variantFiles.empty())
+      metadata.variants = std::move(variantFiles);
+    metadata.variantOf = std::move(variantOf);
+    kernel->setAttr(kKernelMetadataAttrName,
+                    getKernelMetadataAttr(ctx, metadata));
     kernel->setAttr(kGridConstantArgsAttrName,
                     builder.getDenseI32ArrayAttr(getGridConstantParams(t)));
   };
@@ -80,28 +79,23 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
   // the primary's metadata lists by metadata file; the runtime picks one per
   // launch from M.
   SmallVector<GemmTiling> variants =
-      hopper::selectLaunchVariants(*problem, *tiling, op.getConfigAttr());
-  SmallVector<Attribute> variantFiles;
+      hopper::selectLaunchVariants(*problem, *tiling, op.getConfigAttr(),
+                                   target);
+  std::vector<std::string> variantFiles;
   for (const GemmTiling &t : variants)
-    variantFiles.push_back(
-        builder.getStringAttr(getGemmKernelName(*problem, t) + ".json"));
-  SmallVector<NamedAttribute> extra;
-  if (!variantFiles.empty())
-    extra.push_back(builder.getNamedAttr("variants",
-                                         builder.getArrayAttr(variantFiles)));
-  build(name, *tiling, extra);
+    variantFiles.push_back(getGemmKernelName(*problem, t) + ".json");
+  build(name, *tiling, variantFiles, std::nullopt);
   for (const GemmTiling &t : variants) {
     std::string variant = getGemmKernelName(*problem, t);
     if (!kernels.lookupSymbol(variant))
-      build(variant, t,
-            {builder.getNamedAttr("variant_of", builder.getStringAttr(name))});
+      build(variant, t, {}, name);
   }
   return name;
 }
 
 /// sm_100a: tcgen05 kernels (lib/Conversion/FP8ToBlackwell).
 static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
-                                                   const ChipInfo &chip,
+                                                   const TargetInfo &target,
                                                    const GemmKernelPlan &plan,
                                                    gpu::GPUModuleOp kernels) {
   const blackwell::BlackwellGemm *gemm = &plan.gemm;
@@ -112,8 +106,10 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
     gpu::GPUFuncOp kernel = blackwell::buildGemmKernel(
         builder, op.getLoc(), kernels, name, *gemm, *tiling);
     kernel->setAttr(kKernelMetadataAttrName,
-                    blackwell::buildKernelMetadata(op.getContext(), name, chip,
-                                                   *gemm, *tiling));
+                    getKernelMetadataAttr(op.getContext(),
+                                          blackwell::buildKernelMetadata(
+                                              name, target.chip, *gemm,
+                                              *tiling)));
     kernel->setAttr(kGridConstantArgsAttrName,
                     builder.getDenseI32ArrayAttr(getGridConstantParams(*tiling)));
   }
@@ -121,15 +117,15 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
 }
 
 LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
-                                           const ChipInfo &chip,
+                                           const TargetInfo &target,
                                            gpu::GPUModuleOp kernels) {
-  FailureOr<GemmKernelPlan> plan = planGemmKernel(op, chip);
+  FailureOr<GemmKernelPlan> plan = planGemmKernel(op, target);
   if (failed(plan))
     return failure();
   FailureOr<std::string> built =
-      chip.architecture == Architecture::Blackwell
-          ? buildBlackwellKernel(op, chip, *plan, kernels)
-          : buildHopperKernel(op, chip, *plan, kernels);
+      target.chip.architecture == Architecture::Blackwell
+          ? buildBlackwellKernel(op, target, *plan, kernels)
+          : buildHopperKernel(op, target, *plan, kernels);
   if (failed(built))
     return failure();
   std::string name = *built;
@@ -160,21 +156,17 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
 }
 
 void LowerScaledMatmulPass::runOnOperation() {
-  const ChipInfo *info = lookupChip(chip);
-  if (!info) {
-    getOperation().emitError() << "unknown chip '" << chip
-                               << "': expected one of "
-                               << describeSupportedChips();
-    return signalPassFailure();
-  }
   SmallVector<ScaledMatmulOp> ops;
   getOperation().walk([&](ScaledMatmulOp op) { ops.push_back(op); });
   if (ops.empty())
     return;
+  FailureOr<TargetInfo> target = getTarget(ops.front());
+  if (failed(target))
+    return signalPassFailure();
   gpu::GPUModuleOp kernels = getOrCreateKernelModule(getOperation());
   bool failedAny = false;
   for (ScaledMatmulOp op : ops)
-    failedAny |= failed(lower(op, *info, kernels));
+    failedAny |= failed(lower(op, *target, kernels));
   if (failedAny)
     signalPassFailure();
 }

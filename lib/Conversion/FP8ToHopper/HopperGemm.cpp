@@ -28,6 +28,21 @@ using namespace mlir::fp8::hopper;
 
 static int64_t getByteWidth(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
+/// Consumer warpgroups: each owns 64 rows of the tile.
+static int64_t getNumConsumers(const GemmTiling &t) { return t.tileM / 64; }
+/// A producer warpgroup and the consumers.
+static int64_t getNumThreads(const GemmTiling &t) {
+  return kWarpgroupThreads * (1 + getNumConsumers(t));
+}
+/// Shared memory of one pipeline stage's A and B tiles.
+static int64_t getStageBytes(const GemmTiling &t) {
+  return (t.tileM + t.tileN) * t.tileK;
+}
+/// The TMA-store epilogue's staging buffer.
+static int64_t getEpilogueBytes(const GemmTiling &t) {
+  return t.tmaStoreEpilogue ? t.tileM * 128 * t.numStagingBoxes() : 0;
+}
+
 /// setmaxnreg budgets (PTX ISA 9.7.19.5): the producer only issues TMA, the
 /// consumers hold the accumulators. 40 * 128 + 232 * 256 <= 64K registers.
 static constexpr int64_t kProducerRegisters = 40;
@@ -85,8 +100,8 @@ static constexpr int64_t kConsumerBarrierId = 1;
 static constexpr int64_t kStreamKScheduleBytes = 32;
 
 static int64_t getStreamKScheduleOffset(const GemmTiling &t) {
-  return t.stages * (t.stageBytes() + t.stageScaleBytes) + t.epilogueBytes() +
-         PipelineRing::barrierBytes(t.stages);
+  return t.stages * (getStageBytes(t) + t.stageScaleBytes) +
+         getEpilogueBytes(t) + PipelineRing::barrierBytes(t.stages);
 }
 
 int64_t hopper::getDynamicSharedMemoryBytes(const GemmTiling &t) {
@@ -147,20 +162,16 @@ static void setScaleSlots(const GemmProblem &p, GemmTiling &t) {
   t.blockwiseScaleAlignment = t.stageScaleBytes ? kBulkCopyAlignment : 0;
 }
 
-/// SMs of the sm_90a parts the heuristic plans waves for (H100 and H200
-/// SXM).
-static constexpr int64_t kMultiprocessors = 132;
-
 /// Tile N of a promoted kernel: 192 or 128. A wider
 /// tile spends the per-K-block wait and promotion on more MMAs (H100,
 /// tensorwise, M >= 4096: geomean 1.11x the 128-wide tile; bench/NOTES.md),
 /// a narrower one pads N less and, for a small M, keeps more SMs busy. The
-/// cost model is the number of waves (with the static M when the IR has one,
-/// else M large, where waves grow with the padded N) times the tile's time,
-/// the 128-wide tile running at 0.9 of the 192-wide one's rate. 1x128 B
-/// scales (one per column) keep 128: a wider tile's column scales do not
-/// fit the registers.
-static int64_t pickPromotedTileN(const GemmProblem &p) {
+/// cost model is the number of waves over `numSMs` (with the static M when
+/// the IR has one, else M large, where waves grow with the padded N) times
+/// the tile's time, the 128-wide tile running at 0.9 of the 192-wide one's
+/// rate. 1x128 B scales (one per column) keep 128: a wider tile's column
+/// scales do not fit the registers.
+static int64_t pickPromotedTileN(const GemmProblem &p, int64_t numSMs) {
   if (p.hasBlockwiseColumnScales())
     return kScaleBlock;
   auto cost = [&](int64_t tileN, double rate) {
@@ -168,8 +179,7 @@ static int64_t pickPromotedTileN(const GemmProblem &p) {
     double work = static_cast<double>(nTiles * tileN);
     if (!ShapedType::isDynamic(p.staticM)) {
       int64_t tiles = (p.staticM + 127) / 128 * nTiles;
-      work = static_cast<double>((tiles + kMultiprocessors - 1) /
-                                 kMultiprocessors * tileN);
+      work = static_cast<double>((tiles + numSMs - 1) / numSMs * tileN);
     }
     return work / rate;
   };
@@ -207,13 +217,13 @@ static bool canStageOutput(const GemmProblem &p) {
   return getByteWidth(p.outElementType) == 2 && !p.accumulateIntoC;
 }
 
-/// Stages of `t` that fit in shared memory (at most kMaxStages).
-static int64_t getStagesThatFit(const GemmTiling &t) {
-  int64_t available = kMaxDynamicSharedMemoryBytes - t.epilogueBytes() -
+/// Stages of `t` that fit in `maxSharedMemory` bytes (at most kMaxStages).
+static int64_t getStagesThatFit(const GemmTiling &t, int64_t maxSharedMemory) {
+  int64_t available = maxSharedMemory - getEpilogueBytes(t) -
                       PipelineRing::barrierBytes(kMaxStages) -
                       (t.streamK ? kStreamKScheduleBytes : 0);
   return std::min<int64_t>(kMaxStages,
-                           available / (t.stageBytes() + t.stageScaleBytes));
+                           available / (getStageBytes(t) + t.stageScaleBytes));
 }
 
 /// A staging buffer of two store boxes, used in turn (emitTmaStoreEpilogue),
@@ -239,25 +249,27 @@ static GemmTiling withStagingBoxPair(GemmTiling t) {
 /// kMaxStages), staging the output in two boxes where that makes room for
 /// another stage (the 128x256 tile: 4 stages instead of 3).
 static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
-                                   int64_t tileN) {
+                                   int64_t tileN, int64_t maxSharedMemory) {
   GemmTiling t;
   t.tileM = tileM;
   t.tileN = tileN;
   t.outputBytes = getByteWidth(p.outElementType);
   t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
   setScaleSlots(p, t);
-  t.stages = getStagesThatFit(t);
+  t.stages = getStagesThatFit(t, maxSharedMemory);
   if (canStageInBoxPair(p, t)) {
     GemmTiling paired = withStagingBoxPair(t);
-    paired.stages = getStagesThatFit(paired);
+    paired.stages = getStagesThatFit(paired, maxSharedMemory);
     if (paired.stages > t.stages)
       t = paired;
   }
   return t;
 }
 
-/// Why the sm_90a kernel cannot take tiling `t` for `p`, or "" if it can.
-static std::string getTilingError(const GemmProblem &p, const GemmTiling &t) {
+/// Why the sm_90a kernel cannot take tiling `t` for `p` on `target`, or ""
+/// if it can.
+static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
+                                  const TargetInfo &target) {
   std::string message;
   llvm::raw_string_ostream os(message);
   if (t.tileM != 64 && t.tileM != 128)
@@ -283,17 +295,19 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t) {
           "matrices: expected tile N a multiple of 16, got "
        << t.tileN;
   else if (int64_t smem = getDynamicSharedMemoryBytes(t);
-           smem > kMaxDynamicSharedMemoryBytes)
+           smem > target.maxSharedMemoryPerBlock)
     os << "the kernel configuration needs " << smem
        << " bytes of shared memory, more than the "
-       << kMaxDynamicSharedMemoryBytes
-       << " sm_90a offers: use fewer stages or a smaller tile";
+       << target.maxSharedMemoryPerBlock << " " << target.chip.name
+       << " offers: use fewer stages or a smaller tile";
   return message;
 }
 
 FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
                                                const GemmProblem &p,
-                                               GemmConfigAttr config) {
+                                               GemmConfigAttr config,
+                                               const TargetInfo &target) {
+  int64_t maxSharedMemory = target.maxSharedMemoryPerBlock;
   GemmTiling t;
   if (config) {
     t = getGemmTiling(config, getByteWidth(p.outElementType),
@@ -311,36 +325,40 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
     // Stage the output in two boxes where that makes the configured stages
     // fit (and they do not beside the whole tile).
     if (canStageInBoxPair(p, t) &&
-        getDynamicSharedMemoryBytes(t) > kMaxDynamicSharedMemoryBytes &&
-        getDynamicSharedMemoryBytes(withStagingBoxPair(t)) <=
-            kMaxDynamicSharedMemoryBytes)
+        getDynamicSharedMemoryBytes(t) > maxSharedMemory &&
+        getDynamicSharedMemoryBytes(withStagingBoxPair(t)) <= maxSharedMemory)
       t = withStagingBoxPair(t);
   } else if (p.promoteInterval != 0) {
-    t = getDefaultTiling(p, 128, pickPromotedTileN(p));
+    t = getDefaultTiling(p, 128,
+                         pickPromotedTileN(p, target.numMultiprocessors),
+                         maxSharedMemory);
   } else {
     // A TMA-store epilogue stores boxes of 128 bytes of output columns.
     int64_t storeBoxColumns =
         kSwizzle128BRowBytes / getByteWidth(p.outElementType);
-    t = getDefaultTiling(p, 128,
-                         pickTileN(p.n, canStageOutput(p) ? storeBoxColumns : 0));
+    t = getDefaultTiling(
+        p, 128, pickTileN(p.n, canStageOutput(p) ? storeBoxColumns : 0),
+        maxSharedMemory);
   }
-  std::string error = getTilingError(p, t);
+  std::string error = getTilingError(p, t, target);
   if (!error.empty())
     return op.emitOpError() << error;
   // A static M picks among the tiles of the launch variants now, by the
-  // runtime's cost model on the SMs of an H100/H200.
+  // runtime's cost model on the target's SMs.
   if (!config && !ShapedType::isDynamic(p.staticM)) {
     auto cost = [&](const GemmTiling &c) {
       int64_t tiles = llvm::divideCeil(p.staticM, c.tileM) *
                       llvm::divideCeil(p.n, c.tileN);
-      return static_cast<double>(llvm::divideCeil(tiles, kMultiprocessors) *
+      return static_cast<double>(
+                 llvm::divideCeil(tiles, target.numMultiprocessors) *
                                  c.tileM * c.tileN) /
              static_cast<double>(getTileThroughput(p, c));
     };
     GemmTiling best = t;
     for (auto [tileM, tileN] : getLaunchVariantTiles(p, t)) {
-      GemmTiling candidate = getDefaultTiling(p, tileM, tileN);
-      if (getTilingError(p, candidate).empty() && cost(candidate) < cost(best))
+      GemmTiling candidate = getDefaultTiling(p, tileM, tileN, maxSharedMemory);
+      if (getTilingError(p, candidate, target).empty() &&
+          cost(candidate) < cost(best))
         best = candidate;
     }
     t = best;
@@ -367,15 +385,16 @@ int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
 
 SmallVector<GemmTiling>
 hopper::selectLaunchVariants(const GemmProblem &p, const GemmTiling &primary,
-                             GemmConfigAttr config) {
+                             GemmConfigAttr config, const TargetInfo &target) {
   SmallVector<GemmTiling> variants;
   if (config || !ShapedType::isDynamic(p.staticM))
     return variants;
   for (auto [tileM, tileN] : getLaunchVariantTiles(p, primary)) {
     if (primary.tileM == tileM && primary.tileN == tileN)
       continue;
-    GemmTiling t = getDefaultTiling(p, tileM, tileN);
-    if (getTilingError(p, t).empty())
+    GemmTiling t =
+        getDefaultTiling(p, tileM, tileN, target.maxSharedMemoryPerBlock);
+    if (getTilingError(p, t, target).empty())
       variants.push_back(t);
   }
   return variants;
@@ -394,7 +413,7 @@ static int64_t getProducerArrivals(const GemmProblem &p, const GemmTiling &t) {
 static int64_t getConsumerArrivals(const GemmTiling &t) {
   int64_t perWarpgroup =
       t.stageScaleBytes ? kWarpgroupThreads : kWarpgroupThreads / kWarpThreads;
-  return t.numConsumers() * perWarpgroup * t.clusterM;
+  return getNumConsumers(t) * perWarpgroup * t.clusterM;
 }
 
 namespace {
@@ -771,10 +790,10 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
       scales = getScaleCopySizes(kb, p, t, v, mOffset, scaleNOffset);
     // Out-of-bounds box elements are zero-filled and counted: every stage
     // receives the full box bytes (and the scale copies theirs).
-    Value txBytes = kb.i32(t.stageBytes());
+    Value txBytes = kb.i32(getStageBytes(t));
     kb.mbarrierArriveExpectTx(
         full, scales.total ? kb.add(txBytes, scales.total) : txBytes);
-    Value aTile = kb.bytePtr(v.smem, kb.mul(stage, kb.i32(t.stageBytes())));
+    Value aTile = kb.bytePtr(v.smem, kb.mul(stage, kb.i32(getStageBytes(t))));
     Value bTile = kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
                                            kb.mul(bRowOffset, kb.i32(t.tileK))));
     Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
@@ -937,7 +956,7 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
                                  Value lane, Value isStoreThread,
                                  Value mOffset, Value nOffset) {
   ImplicitLocOpBuilder &b = kb.builder();
-  int64_t consumers = t.numConsumers() * kWarpgroupThreads;
+  int64_t consumers = getNumConsumers(t) * kWarpgroupThreads;
   int64_t boxColumns = t.storeBoxColumns();
   int64_t boxBytes = t.tileM * kSwizzle128BRowBytes;
   int64_t slots = t.numStagingBoxes();
@@ -1007,7 +1026,7 @@ static void emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
                              Value sums, Value isSignalThread,
                              function_ref<void(Value)> epilogue) {
   ImplicitLocOpBuilder &b = kb.builder();
-  int64_t consumers = t.numConsumers() * kWarpgroupThreads;
+  int64_t consumers = getNumConsumers(t) * kWarpgroupThreads;
   auto f32x4 = VectorType::get({4}, b.getF32Type());
   Value consumerThread = kb.sub(v.tid, kb.i32(kWarpgroupThreads));
   auto flag = [&](Value cta) {
@@ -1078,7 +1097,7 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                          const GemmTiling &t, const KernelValues &v) {
   ImplicitLocOpBuilder &b = kb.builder();
   NVVM::SetMaxRegisterOp::create(b,
-                                 t.numConsumers() == 2
+                                 getNumConsumers(t) == 2
                                      ? kConsumerRegistersTwoWarpgroups
                                      : kConsumerRegistersOneWarpgroup,
                                  NVVM::SetMaxRegisterAction::increase);
@@ -1127,7 +1146,7 @@ static void emitConsumer(KernelBuilder &kb, const GemmProblem &p,
       kb, kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes)));
   auto stageDescriptorLows = [&](Value stage) {
     Value offset =
-        kb.mul(stage, kb.i32(getDescriptorLowOffset(t.stageBytes())));
+        kb.mul(stage, kb.i32(getDescriptorLowOffset(getStageBytes(t))));
     return std::make_pair(kb.add(aDescriptorLow, offset),
                           kb.add(bDescriptorLow, offset));
   };
@@ -1379,13 +1398,13 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   MLIRContext *ctx = builder.getContext();
 
   KernelValues v{};
-  auto func = createGemmKernelFunc(b, loc, name, p, t, t.numThreads(), v);
+  auto func = createGemmKernelFunc(b, loc, name, p, t, getNumThreads(t), v);
 
   v.tid = kb.threadIdX();
   v.smem = kb.dynamicSharedMemory();
   // Shared memory: the stage ring, the output staging buffer, the barriers.
-  v.epilogueBuffer = kb.bytePtr(v.smem, t.stages * t.stageBytes());
-  int64_t scaleSlotsOffset = t.stages * t.stageBytes() + t.epilogueBytes();
+  v.epilogueBuffer = kb.bytePtr(v.smem, t.stages * getStageBytes(t));
+  int64_t scaleSlotsOffset = t.stages * getStageBytes(t) + getEpilogueBytes(t);
   v.scaleSlots = kb.bytePtr(v.smem, scaleSlotsOffset);
   v.ring = PipelineRing(
       kb.bytePtr(v.smem, scaleSlotsOffset + t.stages * t.stageScaleBytes),
@@ -1440,4 +1459,15 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   gpu::ReturnOp::create(b);
   (void)ctx;
   return func;
+}
+
+md::KernelMetadata hopper::buildKernelMetadata(StringRef name,
+                                               const ChipInfo &chip,
+                                               const GemmProblem &problem,
+                                               const GemmTiling &tiling) {
+  GemmTargetLayout layout;
+  layout.threadsPerCta = getNumThreads(tiling);
+  layout.ctaTileM = tiling.tileM;
+  layout.dynamicSharedMemoryBytes = getDynamicSharedMemoryBytes(tiling);
+  return buildGemmKernelMetadata(name, chip, problem, tiling, layout);
 }

@@ -93,40 +93,42 @@ std::string mlir::fp8::getDequantizeKernelName(const DequantizeProblem &p) {
                        getKernelDTypeName(p.outputType), rows, p.cols);
 }
 
-DictionaryAttr mlir::fp8::buildDequantizeKernelMetadata(
-    MLIRContext *ctx, StringRef name, const ChipInfo &chip,
-    const DequantizeProblem &p) {
-  KernelMetadataBuilder m(ctx);
+md::KernelMetadata
+mlir::fp8::buildDequantizeKernelMetadata(StringRef name, const ChipInfo &chip,
+                                         const DequantizeProblem &p) {
+  md::KernelMetadata metadata = makeKernelMetadata(
+      name, chip, md::KernelKind::Dequantize, kQuantizeThreads,
+      /*dynamicSharedMemoryBytes=*/0,
+      getTilesGrid(kQuantizeTileRows, kQuantizeTileCols, "y"));
   // With a run-time R only the layout's name, dtype and alignment are used.
   ScaleTensorLayout scales = getScaleTensorLayout(
       p.granularity, p.blockRows, p.dynamicRows ? kQuantizeTileRows : p.rows,
       p.cols);
-  Attribute rows = p.dynamicRows ? m.dim(kQuantizeRowsSymbol) : m.dim(p.rows);
-  Attribute matrix = m.list({rows, m.dim(p.cols)});
-  Attribute scaleShape =
-      p.dynamicRows ? getRunTimeRowsScaleShape(m, p.granularity, p.blockRows,
+  md::Expr rows = p.dynamicRows ? md::Expr::symbol(kQuantizeRowsSymbol.str())
+                                : md::Expr::constant(p.rows);
+  std::vector<md::Expr> matrix = {rows, md::Expr::constant(p.cols)};
+  std::vector<md::Expr> scaleShape =
+      p.dynamicRows ? getRunTimeRowsScaleShape(p.granularity, p.blockRows,
                                                p.cols, /*columnwise=*/false)
-                    : m.shape(scales.shape);
+                    : getConstantShape(scales.shape);
   // 8-byte loads of the FP8 rows, 16-byte stores of the output.
-  m.addPointerOperand("x", getKernelDTypeName(p.elementType), matrix, "input",
-                      8);
-  m.addPointerOperand("scale_inv", scales.dtype, scaleShape, "input",
-                      scales.alignment);
-  m.addPointerOperand("y", getKernelDTypeName(p.outputType), matrix, "output",
-                      16);
+  addPointerOperand(metadata, "x", getKernelDType(p.elementType), matrix,
+                    md::OperandRole::Input, 8);
+  addPointerOperand(metadata, "scale_inv", scales.dtype, scaleShape,
+                    md::OperandRole::Input, scales.alignment);
+  addPointerOperand(metadata, "y", getKernelDType(p.outputType), matrix,
+                    md::OperandRole::Output, 16);
   if (p.dynamicRows)
-    m.addValueParam("r", "i32", kQuantizeRowsSymbol);
-  Attribute info = m.dict(
-      {{"rows", rows},
-       {"cols", m.num(p.cols)},
-       {"dtype", m.str(getKernelDTypeName(p.elementType))},
-       {"out_dtype", m.str(getKernelDTypeName(p.outputType))},
-       {"granularity", m.str(getGranularityName(p))},
-       {"scale_layout", m.str(scales.name)}});
-  return m.finish(name, chip, "dequantize", kQuantizeThreads,
-                  /*dynamicSharedMemoryBytes=*/0,
-                  m.tilesGrid(kQuantizeTileRows, kQuantizeTileCols, "y"),
-                  "dequantize", info);
+    addValueParam(metadata, "r", md::ParamKind::I32, kQuantizeRowsSymbol);
+  md::DequantizeInfo info;
+  info.rows = rows;
+  info.cols = p.cols;
+  info.dtype = getKernelDType(p.elementType);
+  info.outDtype = getKernelDType(p.outputType);
+  info.granularity = getGranularityName(p);
+  info.scaleLayout = scales.name.str();
+  metadata.dequantize = info;
+  return metadata;
 }
 
 namespace {

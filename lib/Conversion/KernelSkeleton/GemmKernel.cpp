@@ -14,9 +14,11 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
-/// Symbol of ceil(M / 128), the MX A scale tensor's atom rows (the runtime
-/// schema has symbols, not expressions: the caller's scale shape binds it).
+/// Symbol of ceil(M / 128), the MX A scale tensor's atom rows: the caller's
+/// scale shape binds it.
 static constexpr llvm::StringLiteral kMXAtomRowsSymbol = "M_ATOMS";
+/// The swizzle span of the operand tensor maps (128B).
+static constexpr int64_t kTmaSwizzleBytes = 128;
 
 static FailureOr<ScaleMode> getScaleMode(ScaledMatmulOp op, StringRef operand,
                                          GranularityAttr g, bool isA,
@@ -312,257 +314,315 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
   return func;
 }
 
-DictionaryAttr mlir::fp8::buildGemmKernelMetadata(
-    MLIRContext *ctx, StringRef name, const ChipInfo &chip,
-    const GemmProblem &p, const GemmTiling &t,
-    int64_t dynamicSharedMemoryBytes) {
-  KernelMetadataBuilder m(ctx);
-  int64_t kBlocks = p.numKBlocks(kScaleBlock);
-  int64_t nBlocks = contract::ceilDiv(p.n, kScaleBlock);
+//===----------------------------------------------------------------------===//
+// Metadata
+//===----------------------------------------------------------------------===//
 
-  auto operand = [&](StringRef opName, Type type, ArrayRef<Attribute> shape,
-                     StringRef role, bool optional = false,
-                     int64_t alignmentBytes = 0) {
-    SmallVector<std::pair<StringRef, Attribute>> entries = {
-        {"name", m.str(opName)},
-        {"dtype", m.str(getKernelDTypeName(type))},
-        {"shape", m.list(shape)},
-        {"role", m.str(role)}};
-    if (optional)
-      entries.push_back({"optional", m.flag(true)});
-    // Only where the kernel reads wider than one element.
-    if (alignmentBytes)
-      entries.push_back({"alignment", m.num(alignmentBytes)});
-    return m.dict(entries);
+/// A symbol of a run-time extent.
+static md::Expr sym(StringRef name) { return md::Expr::symbol(name.str()); }
+static md::Expr num(int64_t value) { return md::Expr::constant(value); }
+
+namespace {
+/// Builds the metadata of one GEMM kernel.
+class GemmMetadataBuilder {
+public:
+  GemmMetadataBuilder(const GemmProblem &p, const GemmTiling &t,
+                      const GemmTargetLayout &layout)
+      : p(p), t(t), layout(layout), kBlocks(p.numKBlocks(kScaleBlock)),
+        nBlocks(contract::ceilDiv(p.n, kScaleBlock)) {}
+
+  md::KernelMetadata build(StringRef name, const ChipInfo &chip);
+
+private:
+  const GemmProblem &p;
+  const GemmTiling &t;
+  const GemmTargetLayout &layout;
+  int64_t kBlocks, nBlocks;
+
+  void addOperands(md::KernelMetadata &metadata) const;
+  std::vector<md::Expr> getScaleShape(ScaleMode mode, bool isA) const;
+  void addTensorMaps(md::KernelMetadata &metadata) const;
+  md::TensorMap getOperandMap(StringRef name, StringRef operand, Type type,
+                              md::Expr mn, bool mnMajor, int64_t boxRows) const;
+  md::TensorMap getScaleMap(StringRef name, StringRef operand, md::Expr outer,
+                            int64_t boxOuter) const;
+  void addParams(md::KernelMetadata &metadata) const;
+  md::GemmInfo getDescription() const;
+};
+} // namespace
+
+static md::Operand makeOperand(StringRef name, Type type,
+                               std::vector<md::Expr> shape,
+                               md::OperandRole role) {
+  md::Operand operand;
+  operand.name = name.str();
+  operand.dtype = getKernelDType(type);
+  operand.shape = std::move(shape);
+  operand.role = role;
+  return operand;
+}
+
+void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
+  using md::OperandRole;
+  // An MN-major operand is stored [K, MN].
+  auto stored = [](md::Expr mn, int64_t k, bool mnMajor) {
+    return mnMajor ? std::vector<md::Expr>{num(k), mn}
+                   : std::vector<md::Expr>{mn, num(k)};
   };
-  // The runtime checks the padded extent against the bound M.
-  std::string mnMajorScaleRows =
-      llvm::formatv("roundup(M, {0})", kMNMajorScaleAlignment).str();
-  auto scaleShape = [&](ScaleMode mode, bool isA) -> SmallVector<Attribute> {
-    switch (mode) {
-    case ScaleMode::Tensor:
-      return {};
-    case ScaleMode::Row:
-      return {isA ? m.dim("M") : m.dim(p.n)};
-    case ScaleMode::Blockwise:
-      // sm_100a block-scaled MMA: the MX atom layout below, converted by
-      // the host (GemmProblem::blockwiseAsMX).
-      if (p.blockwiseAsMX)
-        return {isA ? m.dim(kMXAtomRowsSymbol) : m.dim(nBlocks),
-                m.dim(kBlocks), m.dim(kMXAtomBytes)};
-      // 1x128 tiles are MN-major: A [ceil(K/128), roundup(M, 4)], B
-      // [ceil(K/128), N] (N is a multiple of 16; a K block's scales are
-      // contiguous, kMNMajorScaleAlignment). 128x128 B tiles:
-      // [ceil(N/128), ceil(K/128)].
-      if (isA)
-        return {m.dim(kBlocks), m.dim(mnMajorScaleRows)};
-      if (p.hasBlockwiseColumnScales())
-        return {m.dim(kBlocks),
-                m.dim(static_cast<int64_t>(
-                           llvm::alignTo(p.n, kMNMajorScaleAlignment)))};
-      return {m.dim(nBlocks), m.dim(kBlocks)};
-    case ScaleMode::MX:
-      // The physical layout the kernel reads: [ceil(MN/128), ceil(K/128),
-      // 512] bytes, each [i, g, :] the 128x4 atom of rows [128 i, 128 i +
-      // 128) and K blocks [4 g, 4 g + 4) (padding rows/blocks: any value).
-      return {isA ? m.dim(kMXAtomRowsSymbol) : m.dim(nBlocks), m.dim(kBlocks),
-              m.dim(kMXAtomBytes)};
-    }
-    llvm_unreachable("unknown scale mode");
-  };
+  auto &operands = metadata.operands;
+  operands.push_back(makeOperand("a", p.aElementType,
+                                 stored(sym("M"), p.k, layout.aMNMajor),
+                                 OperandRole::Input));
+  operands.push_back(makeOperand("b", p.bElementType,
+                                 stored(num(p.n), p.k, layout.bMNMajor),
+                                 OperandRole::Input));
+  MLIRContext *ctx = p.aElementType.getContext();
   Type f32 = Float32Type::get(ctx);
   Type ue8m0 = Float8E8M0FNUType::get(ctx);
-  Type aScaleType =
-      p.aScale == ScaleMode::MX || p.blockwiseAsMX ? ue8m0 : f32;
-  Type bScaleType =
-      p.bScale == ScaleMode::MX || p.blockwiseAsMX ? ue8m0 : f32;
-
-  SmallVector<Attribute> operands = {
-      operand("a", p.aElementType, {m.dim("M"), m.dim(p.k)}, "input"),
-      operand("b", p.bElementType, {m.dim(p.n), m.dim(p.k)}, "input"),
-      operand("a_scale_inv", aScaleType, scaleShape(p.aScale, true), "input",
-              /*optional=*/false,
-              p.aScale == ScaleMode::Blockwise ? t.blockwiseScaleAlignment
-                                               : 0),
-      operand("b_scale_inv", bScaleType, scaleShape(p.bScale, false), "input",
-              /*optional=*/false,
-              p.hasBlockwiseColumnScales() ? t.blockwiseScaleAlignment : 0)};
+  bool aUE8M0 = p.aScale == ScaleMode::MX || p.blockwiseAsMX;
+  bool bUE8M0 = p.bScale == ScaleMode::MX || p.blockwiseAsMX;
+  operands.push_back(makeOperand("a_scale_inv", aUE8M0 ? ue8m0 : f32,
+                                 getScaleShape(p.aScale, true),
+                                 OperandRole::Input));
+  operands.push_back(makeOperand("b_scale_inv", bUE8M0 ? ue8m0 : f32,
+                                 getScaleShape(p.bScale, false),
+                                 OperandRole::Input));
+  // Stated only where the kernel reads wider than one element.
+  if (p.aScale == ScaleMode::Blockwise && t.blockwiseScaleAlignment)
+    operands[2].alignment = t.blockwiseScaleAlignment;
+  if (p.hasBlockwiseColumnScales() && t.blockwiseScaleAlignment)
+    operands[3].alignment = t.blockwiseScaleAlignment;
   if (p.biasElementType)
     operands.push_back(
-        operand("bias", p.biasElementType, {m.dim(p.n)}, "input"));
+        makeOperand("bias", p.biasElementType, {num(p.n)}, OperandRole::Input));
   if (p.accumulateIntoC)
-    operands.push_back(operand("c", f32, {m.dim("M"), m.dim(p.n)}, "input"));
-  operands.push_back(
-      operand("d", p.outElementType, {m.dim("M"), m.dim(p.n)}, "output"));
+    operands.push_back(
+        makeOperand("c", f32, {sym("M"), num(p.n)}, OperandRole::Input));
+  operands.push_back(makeOperand("d", p.outElementType, {sym("M"), num(p.n)},
+                                 OperandRole::Output));
   // max |D| is max-accumulated into it: the caller zeroes it first.
   if (p.outputAmax)
-    operands.push_back(operand("amax", f32, {}, "output"));
+    operands.push_back(makeOperand("amax", f32, {}, OperandRole::Output));
+}
 
-  auto tensorMap = [&](StringRef mapName, StringRef opName, Type type,
-                       Attribute outer, int64_t boxOuter) {
-    return m.dict({{"name", m.str(mapName)},
-                   {"operand", m.str(opName)},
-                   {"dtype", m.str(getKernelDTypeName(type))},
-                   {"rank", m.num(2)},
-                   {"dims", m.list({m.dim(p.k), outer})},
-                   {"strides_bytes", m.list({m.num(p.k)})},
-                   {"box", m.list({m.num(t.tileK), m.num(boxOuter)})},
-                   {"element_strides", m.list({m.num(1), m.num(1)})},
-                   {"interleave", m.str("none")},
-                   {"swizzle", m.str("128B")},
-                   {"l2_promotion", m.str("256B")},
-                   {"oob_fill", m.str("zero")}});
-  };
-  SmallVector<Attribute> tensorMaps = {
-      tensorMap("tma_a", "a", p.aElementType, m.dim("M"), t.tileM),
-      // With a cluster each CTA loads (and multicasts) 1/clusterM of B.
-      tensorMap("tma_b", "b", p.bElementType, m.dim(p.n),
-                t.tileN / t.clusterM)};
-  if (t.tmaStoreEpilogue)
-    // The output, [M, N] row-major, stored in boxes of 128 bytes x tile M.
-    tensorMaps.push_back(m.dict(
-        {{"name", m.str("tma_d")},
-         {"operand", m.str("d")},
-         {"dtype", m.str(getKernelDTypeName(p.outElementType))},
-         {"rank", m.num(2)},
-         {"dims", m.list({m.dim(p.n), m.dim("M")})},
-         {"strides_bytes", m.list({m.num(p.n * t.outputBytes)})},
-         {"box", m.list({m.num(t.storeBoxColumns()), m.num(t.tileM)})},
-         {"element_strides", m.list({m.num(1), m.num(1)})},
-         {"interleave", m.str("none")},
-         {"swizzle", m.str("128B")},
-         {"l2_promotion", m.str("none")},
-         {"oob_fill", m.str("zero")}}));
-  if (t.scaleTensorMaps) {
-    // MX scales as a 3-D view of the atom-tiled bytes: 128-byte rows (one
-    // atom row: 4 K blocks of 32 MN rows), 4 * ceil(K/128) of them per 128
-    // MN rows, then the atom rows along MN. A box of 128 x 4 x (tile/128)
-    // is the atoms of one 128-K block: one load per operand and stage.
-    auto scaleMap = [&](StringRef mapName, StringRef opName, Attribute outer,
-                        int64_t boxOuter) {
-      return m.dict({{"name", m.str(mapName)},
-                     {"operand", m.str(opName)},
-                     {"dtype", m.str("ue8m0")},
-                     {"rank", m.num(3)},
-                     {"dims", m.list({m.dim(kMXAtomBytes / 4),
-                                      m.dim(4 * kBlocks), outer})},
-                     {"strides_bytes", m.list({m.num(kMXAtomBytes / 4),
-                                               m.num(kMXAtomBytes * kBlocks)})},
-                     {"box", m.list({m.num(kMXAtomBytes / 4), m.num(4),
-                                     m.num(boxOuter)})},
-                     {"element_strides", m.list({m.num(1), m.num(1), m.num(1)})},
-                     {"interleave", m.str("none")},
-                     {"swizzle", m.str("none")},
-                     {"l2_promotion", m.str("256B")},
-                     {"oob_fill", m.str("zero")}});
-    };
-    tensorMaps.push_back(scaleMap("tma_sfa", "a_scale_inv",
-                                  m.dim(kMXAtomRowsSymbol),
-                                  t.tileM / kMXAtomRows));
-    tensorMaps.push_back(scaleMap("tma_sfb", "b_scale_inv", m.dim(nBlocks),
-                                  t.tileN / kMXAtomRows));
+std::vector<md::Expr> GemmMetadataBuilder::getScaleShape(ScaleMode mode,
+                                                         bool isA) const {
+  // The MX scale-factor atoms the kernel reads: [ceil(MN/128),
+  // ceil(K/128), 512] bytes, each [i, g, :] the 128x4 atom of rows
+  // [128 i, 128 i + 128) and K blocks [4 g, 4 g + 4) (padding rows/blocks:
+  // any value). Blockwise scales on the sm_100a block-scaled MMA take the
+  // same layout, converted by the host (GemmProblem::blockwiseAsMX).
+  std::vector<md::Expr> atoms = {isA ? sym(kMXAtomRowsSymbol) : num(nBlocks),
+                                 num(kBlocks), num(kMXAtomBytes)};
+  switch (mode) {
+  case ScaleMode::Tensor:
+    return {};
+  case ScaleMode::Row:
+    return {isA ? sym("M") : num(p.n)};
+  case ScaleMode::Blockwise:
+    if (p.blockwiseAsMX)
+      return atoms;
+    // 1x128 tiles are MN-major: A [ceil(K/128), roundup(M, 4)], B
+    // [ceil(K/128), N] (N is a multiple of 16; a K block's scales are
+    // contiguous, kMNMajorScaleAlignment; the runtime checks the padded
+    // extent against the bound M). 128x128 B tiles: [ceil(N/128),
+    // ceil(K/128)].
+    if (isA)
+      return {num(kBlocks),
+              md::Expr::roundUp(sym("M"), num(kMNMajorScaleAlignment))};
+    if (p.hasBlockwiseColumnScales())
+      return {num(kBlocks), num(llvm::alignTo(p.n, kMNMajorScaleAlignment))};
+    return {num(nBlocks), num(kBlocks)};
+  case ScaleMode::MX:
+    return atoms;
   }
+  llvm_unreachable("unknown scale mode");
+}
 
-  auto param = [&](StringRef paramName, StringRef kind, StringRef key,
-                   Attribute value) {
-    SmallVector<std::pair<StringRef, Attribute>> entries = {
-        {"name", m.str(paramName)}, {"kind", m.str(kind)}, {key, value}};
-    if (kind == "tensor_map")
-      entries.push_back({"passing", m.str("grid_constant")});
-    return m.dict(entries);
+md::TensorMap GemmMetadataBuilder::getOperandMap(StringRef name,
+                                                 StringRef operand, Type type,
+                                                 md::Expr mn, bool mnMajor,
+                                                 int64_t boxRows) const {
+  md::TensorMap map;
+  map.name = name.str();
+  map.operand = operand.str();
+  map.dtype = getKernelDType(type);
+  map.rank = 2;
+  // K-major [MN, K]: rows of K bytes, boxes of tile K x `boxRows`.
+  // MN-major [K, MN]: rows of MN bytes, boxes of one 128-byte swizzle span
+  // of MN x tile K.
+  map.dims = {num(p.k), mn};
+  map.stridesBytes = {num(p.k)};
+  map.box = {t.tileK, boxRows};
+  if (mnMajor) {
+    map.dims = {mn, num(p.k)};
+    map.stridesBytes = {mn};
+    map.box = {kTmaSwizzleBytes, t.tileK};
+  }
+  map.elementStrides = std::vector<int64_t>{1, 1};
+  map.interleave = md::Interleave::None;
+  map.swizzle = md::Swizzle::Bytes128;
+  map.l2Promotion = md::L2Promotion::Bytes256;
+  map.oobFill = md::OobFill::Zero;
+  return map;
+}
+
+md::TensorMap GemmMetadataBuilder::getScaleMap(StringRef name,
+                                               StringRef operand,
+                                               md::Expr outer,
+                                               int64_t boxOuter) const {
+  // MX scales as a 3-D view of the atom-tiled bytes: 128-byte rows (one
+  // atom row: 4 K blocks of 32 MN rows), 4 * ceil(K/128) of them per 128
+  // MN rows, then the atom rows along MN. A box of 128 x 4 x (tile/128) is
+  // the atoms of one 128-K block: one load per operand and stage.
+  md::TensorMap map;
+  map.name = name.str();
+  map.operand = operand.str();
+  map.dtype = md::DType::UE8M0;
+  map.rank = 3;
+  map.dims = {num(kMXAtomBytes / 4), num(4 * kBlocks), std::move(outer)};
+  map.stridesBytes = {num(kMXAtomBytes / 4), num(kMXAtomBytes * kBlocks)};
+  map.box = {kMXAtomBytes / 4, 4, boxOuter};
+  map.elementStrides = std::vector<int64_t>{1, 1, 1};
+  map.interleave = md::Interleave::None;
+  map.swizzle = md::Swizzle::None;
+  map.l2Promotion = md::L2Promotion::Bytes256;
+  map.oobFill = md::OobFill::Zero;
+  return map;
+}
+
+void GemmMetadataBuilder::addTensorMaps(md::KernelMetadata &metadata) const {
+  std::vector<md::TensorMap> &maps = *metadata.tensorMaps;
+  maps.push_back(getOperandMap("tma_a", "a", p.aElementType, sym("M"),
+                               layout.aMNMajor, layout.ctaTileM));
+  // With a cluster each CTA loads (and multicasts) 1/clusterM of B.
+  maps.push_back(getOperandMap("tma_b", "b", p.bElementType, num(p.n),
+                               layout.bMNMajor, t.tileN / t.clusterM));
+  if (t.tmaStoreEpilogue) {
+    // The output, [M, N] row-major, stored in boxes of 128 bytes x the
+    // CTA's rows.
+    md::TensorMap d = getOperandMap("tma_d", "d", p.outElementType, sym("M"),
+                                    /*mnMajor=*/false, layout.ctaTileM);
+    d.dims = {num(p.n), sym("M")};
+    d.stridesBytes = {num(p.n * t.outputBytes)};
+    d.box = {t.storeBoxColumns(), layout.ctaTileM};
+    d.l2Promotion = md::L2Promotion::None;
+    maps.push_back(std::move(d));
+  }
+  if (t.scaleTensorMaps) {
+    maps.push_back(getScaleMap("tma_sfa", "a_scale_inv", sym(kMXAtomRowsSymbol),
+                               t.tileM / kMXAtomRows));
+    maps.push_back(getScaleMap("tma_sfb", "b_scale_inv", num(nBlocks),
+                               t.tileN / kMXAtomRows));
+  }
+}
+
+static md::Param makeParam(StringRef name, md::ParamKind kind) {
+  md::Param param;
+  param.name = name.str();
+  param.kind = kind;
+  return param;
+}
+
+void GemmMetadataBuilder::addParams(md::KernelMetadata &metadata) const {
+  auto map = [&](StringRef name) {
+    md::Param param = makeParam(name, md::ParamKind::TensorMap);
+    param.tensorMap = name.str();
+    param.passing = md::TensorMapPassing::GridConstant;
+    metadata.params.push_back(param);
   };
-  SmallVector<Attribute> params = {
-      param("tma_a", "tensor_map", "tensor_map", m.str("tma_a")),
-      param("tma_b", "tensor_map", "tensor_map", m.str("tma_b")),
-      t.tmaStoreEpilogue
-          ? param("tma_d", "tensor_map", "tensor_map", m.str("tma_d"))
-          : param("d", "pointer", "operand", m.str("d")),
-      t.scaleTensorMaps
-          ? param("tma_sfa", "tensor_map", "tensor_map", m.str("tma_sfa"))
-          : param("a_scale_inv", "pointer", "operand", m.str("a_scale_inv")),
-      t.scaleTensorMaps
-          ? param("tma_sfb", "tensor_map", "tensor_map", m.str("tma_sfb"))
-          : param("b_scale_inv", "pointer", "operand", m.str("b_scale_inv"))};
+  auto pointer = [&](StringRef name) {
+    md::Param param = makeParam(name, md::ParamKind::Pointer);
+    param.operand = name.str();
+    metadata.params.push_back(param);
+  };
+  map("tma_a");
+  map("tma_b");
+  t.tmaStoreEpilogue ? map("tma_d") : pointer("d");
+  t.scaleTensorMaps ? map("tma_sfa") : pointer("a_scale_inv");
+  t.scaleTensorMaps ? map("tma_sfb") : pointer("b_scale_inv");
   if (p.biasElementType)
-    params.push_back(param("bias", "pointer", "operand", m.str("bias")));
+    pointer("bias");
   if (p.accumulateIntoC)
-    params.push_back(param("c", "pointer", "operand", m.str("c")));
+    pointer("c");
   if (p.outputAmax)
-    params.push_back(param("amax", "pointer", "operand", m.str("amax")));
-  params.push_back(param("m", "i32", "value", m.str("M")));
-  if (t.workspaceBytesPerCta)
-    params.push_back(param("workspace", "workspace", "bytes_per_cta",
-                           m.num(t.workspaceBytesPerCta)));
+    pointer("amax");
+  addValueParam(metadata, "m", md::ParamKind::I32, "M");
+  if (t.workspaceBytesPerCta) {
+    md::Param workspace = makeParam("workspace", md::ParamKind::Workspace);
+    workspace.bytesPerCta = t.workspaceBytesPerCta;
+    metadata.params.push_back(workspace);
+  }
+}
 
-  auto granularity = [&](ScaleMode mode, bool isA) -> StringRef {
-    switch (mode) {
-    case ScaleMode::Tensor:
-      return "tensor";
-    case ScaleMode::Row:
-      return "row";
-    case ScaleMode::Blockwise:
-      return isA || p.hasBlockwiseColumnScales() ? "tile 1x128"
-                                                 : "tile 128x128";
-    case ScaleMode::MX:
-      return "mx 1x32";
-    }
-    llvm_unreachable("unknown scale mode");
-  };
-  std::string accumulation =
+static std::string getGranularityName(const GemmProblem &p, ScaleMode mode,
+                                      bool isA) {
+  if (mode == ScaleMode::Blockwise)
+    return isA || p.hasBlockwiseColumnScales() ? "tile 1x128" : "tile 128x128";
+  if (mode == ScaleMode::MX)
+    return "mx 1x32";
+  return mode == ScaleMode::Row ? "row" : "tensor";
+}
+
+md::GemmInfo GemmMetadataBuilder::getDescription() const {
+  md::GemmInfo info;
+  info.m = sym("M");
+  info.n = p.n;
+  info.k = p.k;
+  info.aDtype = getKernelDType(p.aElementType);
+  info.bDtype = getKernelDType(p.bElementType);
+  info.outDtype = getKernelDType(p.outElementType);
+  info.aGranularity = getGranularityName(p, p.aScale, /*isA=*/true);
+  info.bGranularity = getGranularityName(p, p.bScale, /*isA=*/false);
+  info.accumulation =
       p.promoteInterval == 0
           ? std::string("fast")
           : llvm::formatv("promoted({0})", p.promoteInterval).str();
-  SmallVector<std::pair<StringRef, Attribute>> gemmEntries = {
-      {"m", m.dim("M")},
-       {"n", m.num(p.n)},
-       {"k", m.num(p.k)},
-       {"a_dtype", m.str(getKernelDTypeName(p.aElementType))},
-       {"b_dtype", m.str(getKernelDTypeName(p.bElementType))},
-       {"out_dtype", m.str(getKernelDTypeName(p.outElementType))},
-       {"a_granularity", m.str(granularity(p.aScale, true))},
-       {"b_granularity", m.str(granularity(p.bScale, false))},
-       {"accumulation", m.str(accumulation)},
-       {"bias", m.flag(static_cast<bool>(p.biasElementType))},
-       {"accumulate_into_c", m.flag(p.accumulateIntoC)},
-       {"tile", m.list({m.num(t.tileM), m.num(t.tileN), m.num(t.tileK)})},
-       {"stages", m.num(t.stages)},
-       {"cluster", m.list({m.num(t.clusterM), m.num(t.clusterN), m.num(1)})}};
+  info.bias = static_cast<bool>(p.biasElementType);
+  info.accumulateIntoC = p.accumulateIntoC;
+  info.tile = {t.tileM, t.tileN, t.tileK};
+  info.stages = t.stages;
+  info.cluster = {t.clusterM, t.clusterN, 1};
   if (p.activation)
-    gemmEntries.push_back(
-        {"activation", m.str(stringifyActivation(*p.activation))});
+    info.activation = stringifyActivation(*p.activation).str();
   if (p.outputAmax)
-    gemmEntries.push_back({"output_amax", m.flag(true)});
+    info.outputAmax = true;
   if (t.streamK)
-    gemmEntries.push_back({"stream_k", m.flag(true)});
+    info.streamK = true;
   if (p.blockwiseAsMX) {
-    // What the caller must pass as a_scale_inv / b_scale_inv (the runtime's
-    // operand schema has no layout key; tools read it here): the blockwise
+    // What the caller must pass as a_scale_inv / b_scale_inv (the operand
+    // schema has no layout key; tools read it here): the blockwise
     // power-of-two scales as UE8M0 in the MX 128x4 atom layout, made on the
     // host by emulation::blockwiseScalesToMx then layoutScaleFactors. The
     // four bytes of a 128-K group (one atom row) are equal, a 1x128 tile's
     // scale repeated; a 128x128 tile's scale is broadcast to its 128 rows.
     // The MMAs still select sf_id 0..3 (all the same value).
-    gemmEntries.push_back({"scale_layout", m.str("mx_atom_128x4_ue8m0")});
-    gemmEntries.push_back(
-        {"scale_conversion",
-         m.str("host: blockwiseScalesToMx + layoutScaleFactors")});
-    gemmEntries.push_back({"scale_k_group_bytes_equal", m.flag(true)});
+    info.scaleLayout = "mx_atom_128x4_ue8m0";
+    info.scaleConversion = "host: blockwiseScalesToMx + layoutScaleFactors";
+    info.scaleKGroupBytesEqual = true;
   }
-  Attribute gemm = m.dict(gemmEntries);
+  return info;
+}
 
-  return cast<DictionaryAttr>(m.dict(
-      {{"name", m.str(name)},
-       {"entry", m.str(name)},
-       {"chip", m.str(chip.name)},
-       {"block", m.list({m.num(t.numThreads()), m.num(1), m.num(1)})},
-       {"cluster",
-        m.list({m.num(t.clusterM * t.clusterN), m.num(1), m.num(1)})},
-       {"dynamic_shared_memory_bytes", m.num(dynamicSharedMemoryBytes)},
-       {"grid", m.dict({{"kind", m.str("persistent")},
-                        {"tile_m", m.num(t.tileM)},
-                        {"tile_n", m.num(t.tileN)}})},
-       {"operands", m.list(operands)},
-       {"tensor_maps", m.list(tensorMaps)},
-       {"params", m.list(params)},
-       {"gemm", gemm}}));
+md::KernelMetadata GemmMetadataBuilder::build(StringRef name,
+                                              const ChipInfo &chip) {
+  md::Grid grid;
+  grid.kind = md::GridKind::Persistent;
+  grid.tileM = layout.ctaTileM;
+  grid.tileN = t.tileN;
+  md::KernelMetadata metadata = makeKernelMetadata(
+      name, chip, /*kind=*/std::nullopt, layout.threadsPerCta,
+      layout.dynamicSharedMemoryBytes, std::move(grid));
+  metadata.cluster = std::vector<int64_t>{t.clusterM * t.clusterN, 1, 1};
+  addOperands(metadata);
+  addTensorMaps(metadata);
+  addParams(metadata);
+  metadata.gemm = getDescription();
+  return metadata;
+}
+
+md::KernelMetadata mlir::fp8::buildGemmKernelMetadata(
+    StringRef name, const ChipInfo &chip, const GemmProblem &problem,
+    const GemmTiling &tiling, const GemmTargetLayout &layout) {
+  return GemmMetadataBuilder(problem, tiling, layout).build(name, chip);
 }

@@ -1,98 +1,138 @@
-//===- KernelMetadata.cpp - The metadata dictionary of a kernel -----------===//
+//===- KernelMetadata.cpp - The metadata of a kernel ----------------------===//
 
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
 using namespace mlir::fp8;
 
-StringRef mlir::fp8::getKernelDTypeName(Type t) {
+md::DType mlir::fp8::getKernelDType(Type t) {
   if (isa<Float8E4M3FNType>(t))
-    return "e4m3";
+    return md::DType::E4M3;
   if (isa<Float8E5M2Type>(t))
-    return "e5m2";
+    return md::DType::E5M2;
   if (isa<Float8E8M0FNUType>(t))
-    return "ue8m0";
+    return md::DType::UE8M0;
   if (t.isBF16())
-    return "bf16";
+    return md::DType::BF16;
   if (t.isF16())
-    return "f16";
-  return "f32";
+    return md::DType::F16;
+  return md::DType::F32;
 }
 
-Attribute KernelMetadataBuilder::shape(ArrayRef<int64_t> extents) {
-  SmallVector<Attribute> dims;
+StringRef mlir::fp8::getKernelDTypeName(Type t) {
+  return md::stringify(getKernelDType(t));
+}
+
+std::vector<md::Expr> mlir::fp8::getConstantShape(ArrayRef<int64_t> extents) {
+  std::vector<md::Expr> shape;
   for (int64_t extent : extents)
-    dims.push_back(dim(extent));
-  return list(dims);
+    shape.push_back(md::Expr::constant(extent));
+  return shape;
 }
 
-DictionaryAttr KernelMetadataBuilder::dict(
-    ArrayRef<std::pair<StringRef, Attribute>> entries) {
-  SmallVector<NamedAttribute> named;
-  for (auto [key, value] : entries)
-    named.push_back(b.getNamedAttr(key, value));
-  return b.getDictionaryAttr(named);
+md::KernelMetadata mlir::fp8::makeKernelMetadata(
+    StringRef name, const ChipInfo &chip, std::optional<md::KernelKind> kind,
+    int64_t threads, int64_t dynamicSharedMemoryBytes, md::Grid grid) {
+  md::KernelMetadata metadata;
+  metadata.name = name.str();
+  metadata.entry = name.str();
+  metadata.chip = chip.name.str();
+  metadata.kind = kind;
+  metadata.block = {threads, 1, 1};
+  metadata.cluster = std::vector<int64_t>{1, 1, 1};
+  metadata.dynamicSharedMemoryBytes = dynamicSharedMemoryBytes;
+  metadata.grid = std::move(grid);
+  metadata.tensorMaps.emplace();
+  return metadata;
 }
 
-void KernelMetadataBuilder::addPointerOperand(StringRef name, StringRef dtype,
-                                              Attribute shape, StringRef role,
-                                              int64_t alignment) {
-  operands.push_back(dict({{"name", str(name)},
-                           {"dtype", str(dtype)},
-                           {"shape", shape},
-                           {"role", str(role)},
-                           {"alignment", num(alignment)}}));
-  params.push_back(dict(
-      {{"name", str(name)}, {"kind", str("pointer")}, {"operand", str(name)}}));
+void mlir::fp8::addPointerOperand(md::KernelMetadata &metadata, StringRef name,
+                                  md::DType dtype, std::vector<md::Expr> shape,
+                                  md::OperandRole role, int64_t alignment) {
+  md::Operand operand;
+  operand.name = name.str();
+  operand.dtype = dtype;
+  operand.shape = std::move(shape);
+  operand.role = role;
+  operand.alignment = alignment;
+  metadata.operands.push_back(std::move(operand));
+  md::Param param;
+  param.kind = md::ParamKind::Pointer;
+  param.name = name.str();
+  param.operand = name.str();
+  metadata.params.push_back(std::move(param));
 }
 
-void KernelMetadataBuilder::addValueParam(StringRef name, StringRef kind,
-                                          StringRef symbol, int64_t multipleOf,
-                                          StringRef reason) {
-  SmallVector<std::pair<StringRef, Attribute>> entries = {
-      {"name", str(name)}, {"kind", str(kind)}, {"value", str(symbol)}};
+void mlir::fp8::addValueParam(md::KernelMetadata &metadata, StringRef name,
+                              md::ParamKind kind, StringRef symbol,
+                              int64_t multipleOf, StringRef reason) {
+  md::Param param;
+  param.kind = kind;
+  param.name = name.str();
+  param.value = md::Expr::symbol(symbol.str());
   if (multipleOf > 1) {
-    entries.push_back({"multiple_of", num(multipleOf)});
-    entries.push_back({"reason", str(reason)});
+    param.multipleOf = multipleOf;
+    param.reason = reason.str();
   }
-  params.push_back(dict(entries));
+  metadata.params.push_back(std::move(param));
 }
 
-Attribute KernelMetadataBuilder::tilesGrid(int64_t tileRows, int64_t tileCols,
-                                           StringRef operand) {
-  return dict({{"kind", str("tiles")},
-               {"tile_m", num(tileRows)},
-               {"tile_n", num(tileCols)},
-               {"operand", str(operand)}});
+md::Grid mlir::fp8::getTilesGrid(int64_t tileRows, int64_t tileCols,
+                                 StringRef operand) {
+  md::Grid grid;
+  grid.kind = md::GridKind::Tiles;
+  grid.tileM = tileRows;
+  grid.tileN = tileCols;
+  grid.operand = operand.str();
+  return grid;
 }
 
-Attribute KernelMetadataBuilder::singleCtaGrid() {
-  return fixedGrid({1, 1, 1});
+md::Grid mlir::fp8::getFixedGrid(ArrayRef<int64_t> dims) {
+  md::Grid grid;
+  grid.kind = md::GridKind::Fixed;
+  grid.dims.assign(dims.begin(), dims.end());
+  return grid;
 }
 
-Attribute KernelMetadataBuilder::fixedGrid(ArrayRef<int64_t> dims) {
-  SmallVector<Attribute> extents;
-  for (int64_t d : dims)
-    extents.push_back(num(d));
-  return dict({{"kind", str("fixed")}, {"dims", list(extents)}});
+//===----------------------------------------------------------------------===//
+// The writer, generated from schema/kernel.schema.json
+//===----------------------------------------------------------------------===//
+
+/// A constant as an i64 integer, any other expression as its text
+/// ("M", "roundup(M, 4)").
+static Attribute writeExpr(Builder &b, const md::Expr &e) {
+  if (e.isConstant())
+    return b.getI64IntegerAttr(e.value());
+  return b.getStringAttr(e.str());
 }
 
-DictionaryAttr KernelMetadataBuilder::finish(
-    StringRef name, const ChipInfo &chip, StringRef kind, int64_t threads,
-    int64_t dynamicSharedMemoryBytes, Attribute grid, StringRef descriptionKey,
-    Attribute description) {
-  return dict({{"name", str(name)},
-               {"entry", str(name)},
-               {"chip", str(chip.name)},
-               {"kind", str(kind)},
-               {"block", list({num(threads), num(1), num(1)})},
-               {"cluster", list({num(1), num(1), num(1)})},
-               {"dynamic_shared_memory_bytes", num(dynamicSharedMemoryBytes)},
-               {"grid", grid},
-               {"operands", list(operands)},
-               {"tensor_maps", list({})},
-               {"params", list(params)},
-               {descriptionKey, description}});
+template <typename T, typename WriteItem>
+static ArrayAttr writeArray(Builder &b, const std::vector<T> &items,
+                            WriteItem writeItem) {
+  SmallVector<Attribute> attrs;
+  for (const T &item : items)
+    attrs.push_back(writeItem(item));
+  return b.getArrayAttr(attrs);
+}
+
+template <typename T, typename WriteItem>
+static DictionaryAttr writeMap(Builder &b,
+                               const std::map<std::string, T> &items,
+                               WriteItem writeItem) {
+  NamedAttrList entries;
+  for (const auto &[key, item] : items)
+    entries.append(key, writeItem(item));
+  return entries.getDictionary(b.getContext());
+}
+
+#include "KernelMetadataWriter.inc"
+
+DictionaryAttr
+mlir::fp8::getKernelMetadataAttr(MLIRContext *ctx,
+                                 const md::KernelMetadata &metadata) {
+  Builder b(ctx);
+  return writeKernelMetadata(b, metadata);
 }

@@ -419,15 +419,15 @@ ScaleTensorLayout mlir::fp8::getScaleTensorLayout(GranularityKind granularity,
   using P = QuantizeProblem;
   switch (granularity) {
   case GranularityKind::Tensor:
-    return {"tensor", {}, "f32", 4};
+    return {"tensor", {}, md::DType::F32, 4};
   case GranularityKind::Row:
-    return {"row_major", {rows, 1}, "f32", 4};
+    return {"row_major", {rows, 1}, md::DType::F32, 4};
   case GranularityKind::MX:
     // The 128x4 UE8M0 atoms the sm_100a block-scaled MMA reads:
     // [ceil(rows/128), ceil(cols/128), 512] bytes.
     return {"mx_atom_128x4_ue8m0",
             {P::ceilDiv(rows, kAtomRows), P::ceilDiv(cols, 128), kAtomBytes},
-            "ue8m0",
+            md::DType::UE8M0,
             1};
   case GranularityKind::Tile:
     break;
@@ -438,9 +438,12 @@ ScaleTensorLayout mlir::fp8::getScaleTensorLayout(GranularityKind granularity,
     return {"mn_major_tma_aligned",
             {P::ceilDiv(cols, kBlockwiseScaleBlock),
              P::roundUp(rows, kMNMajorScaleAlignment)},
-            "f32",
+            md::DType::F32,
             4};
-  return {"row_major", {P::ceilDiv(rows, 128), P::ceilDiv(cols, 128)}, "f32", 4};
+  return {"row_major",
+          {P::ceilDiv(rows, 128), P::ceilDiv(cols, 128)},
+          md::DType::F32,
+          4};
 }
 
 /// The granularity whose layout the scales are stored in.
@@ -458,155 +461,169 @@ static ScaleTensorLayout getScaleLayout(const QuantizeProblem &p, int64_t rows,
   return layout;
 }
 
-Attribute mlir::fp8::getRunTimeRowsScaleShape(KernelMetadataBuilder &m,
-                                               GranularityKind layout,
-                                               int64_t blockRows, int64_t cols,
-                                               bool columnwise) {
+std::vector<md::Expr>
+mlir::fp8::getRunTimeRowsScaleShape(GranularityKind layout, int64_t blockRows,
+                                    int64_t cols, bool columnwise) {
   using P = QuantizeProblem;
-  Attribute rowTiles = m.dim(
-      llvm::formatv("ceildiv({0}, {1})", kQuantizeRowsSymbol, kQuantizeTileRows)
-          .str());
-  Attribute colTiles = m.dim(P::ceilDiv(cols, kQuantizeTileCols));
+  md::Expr rows = md::Expr::symbol(kQuantizeRowsSymbol.str());
+  auto num = [](int64_t v) { return md::Expr::constant(v); };
+  md::Expr rowTiles = md::Expr::ceilDiv(rows, num(kQuantizeTileRows));
+  md::Expr colTiles = num(P::ceilDiv(cols, kQuantizeTileCols));
   switch (layout) {
   case GranularityKind::Tensor:
-    return m.list({});
+    return {};
   case GranularityKind::MX:
     // Atoms [ceil(rows/128), ceil(cols/128), 512] of x or of x^T.
-    return columnwise ? m.list({colTiles, rowTiles, m.dim(kAtomBytes)})
-                      : m.list({rowTiles, colTiles, m.dim(kAtomBytes)});
+    if (columnwise)
+      return {colTiles, rowTiles, num(kAtomBytes)};
+    return {rowTiles, colTiles, num(kAtomBytes)};
   case GranularityKind::Row:
     // [R, 1], or [C, 1] for the rows of x^T.
-    return columnwise ? m.list({m.dim(cols), m.dim(1)})
-                      : m.list({m.dim(kQuantizeRowsSymbol), m.dim(1)});
+    return {columnwise ? num(cols) : rows, num(1)};
   case GranularityKind::Tile:
     break;
   }
   if (blockRows != 1)
-    return columnwise ? m.list({colTiles, rowTiles})
-                      : m.list({rowTiles, colTiles});
+    return columnwise ? std::vector<md::Expr>{colTiles, rowTiles}
+                      : std::vector<md::Expr>{rowTiles, colTiles};
   // 1x128 blocks of x: [ceil(C/128), roundup(R, 4)]; of x^T (128x1 blocks
   // of x): [ceil(R/128), roundup(C, 4)].
   if (columnwise)
-    return m.list(
-        {rowTiles, m.dim(P::roundUp(cols, kMNMajorScaleAlignment))});
-  return m.list(
-      {m.dim(P::ceilDiv(cols, kBlockwiseScaleBlock)),
-       m.dim(llvm::formatv("roundup({0}, {1})", kQuantizeRowsSymbol,
-                           kMNMajorScaleAlignment)
-                 .str())});
+    return {rowTiles, num(P::roundUp(cols, kMNMajorScaleAlignment))};
+  return {num(P::ceilDiv(cols, kBlockwiseScaleBlock)),
+          md::Expr::roundUp(rows, num(kMNMajorScaleAlignment))};
 }
 
 /// The metadata shape of the rowwise (`columnwise` false) or columnwise
 /// scale tensor: getScaleLayout's extents, or getRunTimeRowsScaleShape's.
-static Attribute getScaleShapeAttr(KernelMetadataBuilder &m,
-                                   const QuantizeProblem &p, bool columnwise) {
+static std::vector<md::Expr> getScaleShape(const QuantizeProblem &p,
+                                           bool columnwise) {
   if (!p.dynamicRows)
-    return m.shape(columnwise ? getScaleLayout(p, p.cols, p.rows).shape
-                              : getScaleLayout(p, p.rows, p.cols).shape);
-  return getRunTimeRowsScaleShape(m, getScaleLayoutKind(p), p.blockRows,
-                                  p.cols, columnwise);
+    return getConstantShape(columnwise
+                                ? getScaleLayout(p, p.cols, p.rows).shape
+                                : getScaleLayout(p, p.rows, p.cols).shape);
+  return getRunTimeRowsScaleShape(getScaleLayoutKind(p), p.blockRows, p.cols,
+                                  columnwise);
 }
 
-DictionaryAttr mlir::fp8::buildQuantizeKernelMetadata(
-    MLIRContext *ctx, StringRef name, const ChipInfo &chip,
-    const QuantizeProblem &p) {
-  KernelMetadataBuilder m(ctx);
-  auto operand = [&](StringRef opName, StringRef dtype, Attribute shape,
-                     StringRef role, int64_t alignment) {
-    m.addPointerOperand(opName, dtype, shape, role, alignment);
-  };
-  // x's layout, [R, C] (R the symbol of a run-time R).
-  Attribute rowsDim =
-      p.dynamicRows ? m.dim(kQuantizeRowsSymbol) : m.dim(p.rows);
-  Attribute matrix = m.list({rowsDim, m.dim(p.cols)});
-  // 16-byte vector loads of the input, 8-byte stores of the FP8 data.
-  operand("x", getKernelDTypeName(p.inputType), matrix, "input", 16);
-  if (p.isAmaxOnly) {
-    operand("amax", "f32", m.list({}), "output", 4);
-  } else {
-    if (p.scaleSource == QuantizeScaleSource::Given)
-      operand("scale", "f32", m.list({}), "input", 4);
-    if (p.scaleSource == QuantizeScaleSource::FromAmax)
-      operand("amax", "f32", m.list({}), "input", 4);
-    StringRef elem = getKernelDTypeName(p.elementType);
-    // With a run-time R only the layouts' names and dtypes are used.
-    int64_t rows = p.dynamicRows ? kQuantizeTileRows : p.rows;
-    if (p.rowwise) {
-      ScaleTensorLayout s = getScaleLayout(p, rows, p.cols);
-      operand("rowwise", elem, matrix, "output", 8);
-      operand("rowwise_scale_inv", s.dtype,
-              getScaleShapeAttr(m, p, /*columnwise=*/false), "output",
-              s.alignment);
-    }
-    if (p.columnwise) {
-      ScaleTensorLayout s = getScaleLayout(p, p.cols, rows);
-      Attribute shape = p.columnwiseTransposed
-                            ? m.list({m.dim(p.cols), rowsDim})
-                            : matrix;
-      operand("columnwise", elem, shape, "output", 8);
-      operand("columnwise_scale_inv", s.dtype,
-              getScaleShapeAttr(m, p, /*columnwise=*/true), "output",
-              s.alignment);
-    }
-    if (p.historyLength > 0)
-      operand("amax_history", "f32", m.shape({p.historyLength}), "output", 4);
-  }
-  if (p.dynamicRows && p.needsTranspose())
-    // Checked at launch: R is only known then.
-    m.addValueParam("r", "i32", kQuantizeRowsSymbol, kTransposedRowAlignment,
-                    "the transposed columnwise output's rows are R bytes, "
-                    "16-byte aligned");
-  else if (p.dynamicRows)
-    m.addValueParam("r", "i32", kQuantizeRowsSymbol);
+static md::QuantizeRule getMetadataRule(QuantizeProblem::Rule rule) {
+  md::QuantizeRule out = md::QuantizeRule::Tensor;
+  bool known = md::parseEnum(getRuleName(rule), out);
+  assert(known && "a rule the schema does not name");
+  (void)known;
+  return out;
+}
 
-  SmallVector<std::pair<StringRef, Attribute>> info = {
-      {"rows", rowsDim},
-      {"cols", m.num(p.cols)},
-      {"input_dtype", m.str(getKernelDTypeName(p.inputType))}};
+/// The `quantize` description: what the kernel computes, for tools.
+static md::QuantizeInfo getQuantizeDescription(const QuantizeProblem &p) {
+  md::QuantizeInfo info;
+  info.rows = p.dynamicRows ? md::Expr::symbol(kQuantizeRowsSymbol.str())
+                            : md::Expr::constant(p.rows);
+  info.cols = p.cols;
+  info.inputDtype = getKernelDType(p.inputType);
   if (p.isAmaxOnly) {
-    info.push_back({"amax", m.str("max |x| (NaN-propagating) is max-ed into "
-                                  "amax[0] with atomics: pass it zeroed")});
-  } else {
-    info.push_back({"dtype", m.str(getKernelDTypeName(p.elementType))});
-    info.push_back({"rule", m.str(getRuleName(p.rule))});
-    info.push_back({"granularity", m.str(getGranularityName(p))});
-    int64_t rows = p.dynamicRows ? kQuantizeTileRows : p.rows;
-    if (p.rowwise)
-      info.push_back({"rowwise_scale_layout",
-                      m.str(getScaleLayout(p, rows, p.cols).name)});
-    if (p.columnwise) {
-      info.push_back({"columnwise_scale_layout",
-                      m.str(getScaleLayout(p, p.cols, rows).name)});
-      info.push_back({"columnwise_layout",
-                      m.str(p.columnwiseTransposed ? "transposed"
-                                                   : "untransposed")});
-    }
-    if (p.rule == QuantizeProblem::Rule::Current) {
-      info.push_back({"epsilon", m.f32(p.epsilon)});
-      info.push_back({"pow2", m.flag(p.pow2)});
-    }
-    if (p.rule == QuantizeProblem::Rule::BlockwisePow2 ||
-        p.rule == QuantizeProblem::Rule::BlockwiseF32)
-      info.push_back({"amax_clamp", m.f32(p.amaxClamp)});
-    if (p.mxScales)
-      info.push_back({"scale_granularity", m.str("mx1x32")});
-    if (p.historyLength > 0)
-      info.push_back({"amax_history", m.str("slot 0 becomes max(slot 0, "
-                                            "amax(x)), NaN sticky, in place")});
+    info.amax = "max |x| (NaN-propagating) is max-ed into amax[0] with "
+                "atomics: pass it zeroed";
+    return info;
   }
+  info.dtype = getKernelDType(p.elementType);
+  info.rule = getMetadataRule(p.rule);
+  info.granularity = getGranularityName(p);
+  // With a run-time R only the layouts' names are used.
+  int64_t rows = p.dynamicRows ? kQuantizeTileRows : p.rows;
+  if (p.rowwise)
+    info.rowwiseScaleLayout = getScaleLayout(p, rows, p.cols).name.str();
+  if (p.columnwise) {
+    info.columnwiseScaleLayout = getScaleLayout(p, p.cols, rows).name.str();
+    info.columnwiseLayout = p.columnwiseTransposed
+                                ? md::ColumnwiseLayout::Transposed
+                                : md::ColumnwiseLayout::Untransposed;
+  }
+  if (p.rule == QuantizeProblem::Rule::Current) {
+    info.epsilon = p.epsilon;
+    info.pow2 = p.pow2;
+  }
+  if (p.rule == QuantizeProblem::Rule::BlockwisePow2 ||
+      p.rule == QuantizeProblem::Rule::BlockwiseF32)
+    info.amaxClamp = p.amaxClamp;
+  if (p.mxScales)
+    info.scaleGranularity = "mx1x32";
+  if (p.historyLength > 0)
+    info.amaxHistory =
+        "slot 0 becomes max(slot 0, amax(x)), NaN sticky, in place";
+  return info;
+}
+
+md::KernelMetadata
+mlir::fp8::buildQuantizeKernelMetadata(StringRef name, const ChipInfo &chip,
+                                       const QuantizeProblem &p) {
   // Row granularity: rowwise, bands of RowLayout rows, kRowBandsPerGridRow
   // of them along x (tile_n = C / 8 gives x = 8) and the rest along y;
   // columnwise, one CTA per 128-column band (for any R).
-  Attribute grid =
+  md::Grid grid =
       p.granularity != GranularityKind::Row
-          ? m.tilesGrid(kQuantizeTileRows, kQuantizeTileCols, "x")
+          ? getTilesGrid(kQuantizeTileRows, kQuantizeTileCols, "x")
       : p.columnwise
-          ? m.fixedGrid({p.colTiles(), 1, 1})
-          : m.tilesGrid(getRowLayout(p).rowsPerCta * kRowBandsPerGridRow,
-                        p.cols / kRowBandsPerGridRow, "x");
-  return m.finish(name, chip, p.isAmaxOnly ? "amax" : "quantize",
-                  kQuantizeThreads, getQuantizeSharedMemoryBytes(p), grid,
-                  "quantize", m.dict(info));
+          ? getFixedGrid({p.colTiles(), 1, 1})
+          : getTilesGrid(getRowLayout(p).rowsPerCta * kRowBandsPerGridRow,
+                         p.cols / kRowBandsPerGridRow, "x");
+  md::KernelMetadata metadata = makeKernelMetadata(
+      name, chip,
+      p.isAmaxOnly ? md::KernelKind::Amax : md::KernelKind::Quantize,
+      kQuantizeThreads, getQuantizeSharedMemoryBytes(p), std::move(grid));
+  using Role = md::OperandRole;
+  auto operand = [&](StringRef opName, md::DType dtype,
+                     std::vector<md::Expr> shape, Role role,
+                     int64_t alignment) {
+    addPointerOperand(metadata, opName, dtype, std::move(shape), role,
+                      alignment);
+  };
+  // x's layout, [R, C] (R the symbol of a run-time R).
+  md::Expr rowsDim = p.dynamicRows ? md::Expr::symbol(kQuantizeRowsSymbol.str())
+                                   : md::Expr::constant(p.rows);
+  md::Expr colsDim = md::Expr::constant(p.cols);
+  // 16-byte vector loads of the input, 8-byte stores of the FP8 data.
+  operand("x", getKernelDType(p.inputType), {rowsDim, colsDim}, Role::Input,
+          16);
+  if (p.isAmaxOnly) {
+    operand("amax", md::DType::F32, {}, Role::Output, 4);
+  } else {
+    if (p.scaleSource == QuantizeScaleSource::Given)
+      operand("scale", md::DType::F32, {}, Role::Input, 4);
+    if (p.scaleSource == QuantizeScaleSource::FromAmax)
+      operand("amax", md::DType::F32, {}, Role::Input, 4);
+    md::DType elem = getKernelDType(p.elementType);
+    // With a run-time R only the layouts' dtypes and alignments are used.
+    int64_t rows = p.dynamicRows ? kQuantizeTileRows : p.rows;
+    if (p.rowwise) {
+      ScaleTensorLayout s = getScaleLayout(p, rows, p.cols);
+      operand("rowwise", elem, {rowsDim, colsDim}, Role::Output, 8);
+      operand("rowwise_scale_inv", s.dtype, getScaleShape(p, false),
+              Role::Output, s.alignment);
+    }
+    if (p.columnwise) {
+      ScaleTensorLayout s = getScaleLayout(p, p.cols, rows);
+      std::vector<md::Expr> shape = {rowsDim, colsDim};
+      if (p.columnwiseTransposed)
+        shape = {colsDim, rowsDim};
+      operand("columnwise", elem, shape, Role::Output, 8);
+      operand("columnwise_scale_inv", s.dtype, getScaleShape(p, true),
+              Role::Output, s.alignment);
+    }
+    if (p.historyLength > 0)
+      operand("amax_history", md::DType::F32,
+              getConstantShape({p.historyLength}), Role::Output, 4);
+  }
+  if (p.dynamicRows && p.needsTranspose())
+    // Checked at launch: R is only known then.
+    addValueParam(metadata, "r", md::ParamKind::I32, kQuantizeRowsSymbol,
+                  kTransposedRowAlignment,
+                  "the transposed columnwise output's rows are R bytes, "
+                  "16-byte aligned");
+  else if (p.dynamicRows)
+    addValueParam(metadata, "r", md::ParamKind::I32, kQuantizeRowsSymbol);
+  metadata.quantize = getQuantizeDescription(p);
+  return metadata;
 }
 
 //===----------------------------------------------------------------------===//

@@ -84,54 +84,54 @@ mlir::fp8::getScaleKernelSharedMemoryBytes(const ScaleKernelProblem &p) {
   return 4 * (kDelayedScaleThreads / kWarpThreads);
 }
 
-DictionaryAttr mlir::fp8::buildScaleKernelMetadata(MLIRContext *ctx,
-                                                   StringRef name,
-                                                   const ChipInfo &chip,
-                                                   const ScaleKernelProblem &p) {
-  KernelMetadataBuilder m(ctx);
-  Attribute scalar = m.shape({});
-  Attribute history = m.shape({p.historyLength});
-  auto f32Operand = [&](StringRef opName, Attribute shape, StringRef role) {
-    m.addPointerOperand(opName, "f32", shape, role, 4);
+md::KernelMetadata
+mlir::fp8::buildScaleKernelMetadata(StringRef name, const ChipInfo &chip,
+                                    const ScaleKernelProblem &p) {
+  md::KernelKind kind = p.kind == Kind::RecordAmax
+                            ? md::KernelKind::UpdateAmaxHistory
+                            : md::KernelKind::ComputeScale;
+  md::KernelMetadata metadata = makeKernelMetadata(
+      name, chip, kind, p.numThreads(), getScaleKernelSharedMemoryBytes(p),
+      getFixedGrid({1, 1, 1}));
+  std::vector<md::Expr> history = getConstantShape({p.historyLength});
+  auto f32Operand = [&](StringRef opName, std::vector<md::Expr> shape,
+                        md::OperandRole role) {
+    addPointerOperand(metadata, opName, md::DType::F32, std::move(shape), role,
+                      4);
   };
-  SmallVector<std::pair<StringRef, Attribute>> info;
-  StringRef kind = "compute_scale";
-  switch (p.kind) {
-  case Kind::CurrentScale:
-    f32Operand("amax", scalar, "input");
-    f32Operand("scale", scalar, "output");
-    f32Operand("scale_inv", scalar, "output");
-    info = {{"rule", m.str("current")},
-            {"epsilon", m.f32(p.epsilon)},
-            {"pow2", m.flag(p.pow2)}};
-    break;
-  case Kind::DelayedScale:
-    f32Operand("amax_history", history, "output");
-    f32Operand("previous_scale", scalar, "input");
-    f32Operand("scale", scalar, "output");
-    f32Operand("scale_inv", scalar, "output");
-    info = {{"rule", m.str("delayed")},
-            {"history", m.num(p.historyLength)},
-            {"algo", m.str(p.mostRecent ? "most_recent" : "max")},
-            {"margin", m.num(p.margin)},
-            {"amax_history",
-             m.str("read, then rolled in place for the next step: new[i] = "
-                   "old[i+1], new[L-1] = old[0], new[0] = 0")}};
-    break;
-  case Kind::RecordAmax:
-    kind = "update_amax_history";
-    f32Operand("amax_history", history, "output");
-    f32Operand("amax", scalar, "input");
-    info = {{"history", m.num(p.historyLength)},
-            {"amax_history", m.str("slot 0 becomes max(slot 0, amax), NaN "
-                                   "sticky, in place")}};
-    break;
+  using Role = md::OperandRole;
+  if (p.kind == Kind::RecordAmax) {
+    f32Operand("amax_history", history, Role::Output);
+    f32Operand("amax", {}, Role::Input);
+    md::UpdateAmaxHistoryInfo info;
+    info.history = p.historyLength;
+    info.amaxHistory = "slot 0 becomes max(slot 0, amax), NaN sticky, in place";
+    metadata.updateAmaxHistory = info;
+    return metadata;
   }
-  if (p.kind != Kind::RecordAmax)
-    info.push_back({"dtype", m.str(getKernelDTypeName(p.elementType))});
-  return m.finish(name, chip, kind, p.numThreads(),
-                  getScaleKernelSharedMemoryBytes(p), m.singleCtaGrid(), kind,
-                  m.dict(info));
+  md::ComputeScaleInfo info;
+  info.dtype = getKernelDType(p.elementType);
+  if (p.kind == Kind::CurrentScale) {
+    f32Operand("amax", {}, Role::Input);
+    f32Operand("scale", {}, Role::Output);
+    f32Operand("scale_inv", {}, Role::Output);
+    info.rule = md::ScaleRule::Current;
+    info.epsilon = p.epsilon;
+    info.pow2 = p.pow2;
+  } else {
+    f32Operand("amax_history", history, Role::Output);
+    f32Operand("previous_scale", {}, Role::Input);
+    f32Operand("scale", {}, Role::Output);
+    f32Operand("scale_inv", {}, Role::Output);
+    info.rule = md::ScaleRule::Delayed;
+    info.history = p.historyLength;
+    info.algo = p.mostRecent ? md::AmaxAlgo::MostRecent : md::AmaxAlgo::Max;
+    info.margin = p.margin;
+    info.amaxHistory = "read, then rolled in place for the next step: new[i] "
+                       "= old[i+1], new[L-1] = old[0], new[0] = 0";
+  }
+  metadata.computeScale = info;
+  return metadata;
 }
 
 namespace {

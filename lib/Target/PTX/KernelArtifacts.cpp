@@ -9,6 +9,8 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include "fp8schema/KernelMetadata.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -240,8 +242,8 @@ mlir::fp8::buildKernelJSON(const KernelInfo &kernel, StringRef ptxFileName) {
   if (failed(json))
     return failure();
   llvm::json::Object *object = json->getAsObject();
-  (*object)[kFormatKey] = kKernelMetadataFormat;
-  (*object)[kVersionKey] = kKernelMetadataVersion;
+  (*object)[kFormatKey] = fp8schema::kKernelMetadataFormat;
+  (*object)[kVersionKey] = fp8schema::kKernelMetadataVersion;
   (*object)[kPTXKey] = ptxFileName.str();
   return json;
 }

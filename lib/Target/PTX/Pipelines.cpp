@@ -2,7 +2,6 @@
 
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
-#include "FP8/Target/Chip.h"
 #include "FP8/Target/PTX/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -23,18 +22,23 @@ using namespace mlir::fp8;
 /// `gpu-module-to-binary` format that keeps the PTX text (no ptxas run).
 static constexpr llvm::StringLiteral kBinaryFormatPTX = "isa";
 
-/// The chip's minimum PTX feature. An unknown chip gets none: the first pass
-/// of each pipeline reports it before anything uses the features.
-static std::string getPTXFeatures(StringRef chip) {
-  const ChipInfo *info = lookupChip(chip);
-  return info ? info->ptxFeatures.str() : std::string();
+/// The module's fp8.target from the `chip` and `sm-count` options (or the
+/// one it has): the only pass that reads the chip name.
+static void addAttachTarget(OpPassManager &pm,
+                            const FP8ToPTXOptions &options) {
+  FP8AttachTargetOptions attach;
+  attach.chip = options.chip;
+  attach.smCount = options.smCount;
+  pm.addPass(createFP8AttachTarget(attach));
 }
 
 void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
                                       const FP8ToPTXOptions &options) {
+  // Every pass below reads the chip from the module.
+  addAttachTarget(pm, options);
   // Linear layers into the chip's quantizations and GEMMs; Q/DQ graphs into
   // scaled_matmul (before the majors are chosen).
-  pm.addPass(createFP8ExpandLinear(FP8ExpandLinearOptions{options.chip}));
+  pm.addPass(createFP8ExpandLinear());
   pm.addPass(createFP8FuseScales());
   // Defaults for the GEMMs that name no recipe or configuration, those the
   // two passes above made included.
@@ -43,11 +47,10 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
         FP8SetGemmDefaultsOptions{options.defaultRecipe, options.gemmConfig}));
   // Legal operand majors for the chip (flipping quantize outputs), then
   // fp8-verify-target's checks, before anything is lowered.
-  pm.addPass(createFP8SelectLayouts(FP8SelectLayoutsOptions{options.chip}));
-  // Blockwise GEMMs run on the block-scaled MMA where there is one.
-  const ChipInfo *chip = lookupChip(options.chip);
-  if (chip && chip->supportsBlockScaledMma)
-    pm.addPass(createFP8BlockwiseToMX());
+  pm.addPass(createFP8SelectLayouts());
+  // Blockwise GEMMs run on the block-scaled MMA where there is one (on other
+  // chips the pass changes nothing).
+  pm.addPass(createFP8BlockwiseToMX());
   pm.addPass(createCanonicalizerPass());
   // Upstream one-shot bufferization: fp8.scaled_matmul takes its
   // destination-passing memref form; ops no kernel computes yet (and have no
@@ -62,33 +65,28 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
   bufferize.unknownTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(
-      createFP8LowerScaledMatmul(FP8LowerScaledMatmulOptions{options.chip}));
+  pm.addPass(createFP8LowerScaledMatmul());
   // Per-tensor current scaling as amax + compute_scale + cast, then the
-  // quantization ops the kernels take (the rest stay as they are).
+  // quantization ops the kernels take.
   pm.addPass(createFP8DecomposeQuantize());
   // Strict: an op no kernel takes is an error, never left behind.
   FP8LowerQuantizeOptions quantize;
-  quantize.chip = options.chip;
   quantize.strict = true;
   pm.addPass(createFP8LowerQuantize(quantize));
 }
 
-void mlir::fp8::buildFP8GPUModuleToPTXPipeline(OpPassManager &pm,
-                                               const FP8ToPTXOptions &options) {
-  std::string features = getPTXFeatures(options.chip);
-
+/// fp8-gpu-module-to-ptx after fp8-attach-target.
+static void addGPUModuleToPTXPasses(OpPassManager &pm,
+                                    const FP8ToPTXOptions &options) {
   // Check the chip, features and NVVM ops before anything else: here the
   // PTX-builder ops (wgmma.mma_async, mbarrier.try_wait.parity) are still
   // NVVM ops, not yet inline assembly.
-  pm.addNestedPass<gpu::GPUModuleOp>(createFP8VerifyTargetSupport(
-      FP8VerifyTargetSupportOptions{options.chip, features}));
+  pm.addNestedPass<gpu::GPUModuleOp>(createFP8VerifyTargetSupport());
 
-  GpuNVVMAttachTargetOptions attach;
-  attach.chip = options.chip;
-  attach.features = features;
+  // #nvvm.target<O, chip, features> of the module's fp8.target.
+  FP8AttachNVVMTargetOptions attach;
   attach.optLevel = options.optLevel;
-  pm.addPass(createGpuNVVMAttachTarget(attach));
+  pm.addPass(createFP8AttachNVVMTarget(attach));
 
   // Device lowering, nested so that host functions (tensors, launch_func)
   // are never touched: the runtime launches the kernels from the JSON.
@@ -113,19 +111,26 @@ void mlir::fp8::buildFP8GPUModuleToPTXPipeline(OpPassManager &pm,
   pm.addPass(createGpuModuleToBinaryPass(toBinary));
 }
 
+void mlir::fp8::buildFP8GPUModuleToPTXPipeline(OpPassManager &pm,
+                                               const FP8ToPTXOptions &options) {
+  addAttachTarget(pm, options);
+  addGPUModuleToPTXPasses(pm, options);
+}
+
 void mlir::fp8::buildFP8ToPTXPipeline(OpPassManager &pm,
                                       const FP8ToPTXOptions &options) {
   buildFP8ToGPUPipeline(pm, options);
-  buildFP8GPUModuleToPTXPipeline(pm, options);
+  addGPUModuleToPTXPasses(pm, options);
 }
 
 void mlir::fp8::registerFP8ToPTXPipelines() {
   PassPipelineRegistration<FP8ToPTXOptions>(
       "fp8-to-ptx",
-      "Compile fp8 ops to PTX: fp8-expand-linear, fp8-fuse-scales, "
+      "Compile fp8 ops to PTX: fp8-attach-target{chip sm-count}, "
+      "fp8-expand-linear, fp8-fuse-scales, "
       "fp8-set-gemm-defaults (with default-recipe or gemm-config), "
       "fp8-select-layouts (with fp8-verify-target's checks), "
-      "fp8-blockwise-to-mx (sm_100a), canonicalize, one-shot-bufferize, "
+      "fp8-blockwise-to-mx, canonicalize, one-shot-bufferize, "
       "fp8-lower-scaled-matmul, fp8-decompose-quantize, fp8-lower-quantize, "
       "then fp8-gpu-module-to-ptx. Each gpu.module "
       "becomes a gpu.binary whose #gpu.object holds the PTX text; host code "
@@ -133,8 +138,9 @@ void mlir::fp8::registerFP8ToPTXPipelines() {
       buildFP8ToPTXPipeline);
   PassPipelineRegistration<FP8ToPTXOptions>(
       "fp8-gpu-module-to-ptx",
-      "Compile lowered kernel gpu.modules to PTX: fp8-verify-target-support, "
-      "nvvm-attach-target{chip features=<chip's minimum PTX> O=opt-level}, "
+      "Compile lowered kernel gpu.modules to PTX: "
+      "fp8-attach-target{chip sm-count}, fp8-verify-target-support, "
+      "fp8-attach-nvvm-target{opt-level}, "
       "in each gpu.module convert-scf-to-cf, convert-gpu-to-nvvm, "
       "convert-nvvm-to-llvm, convert-arith-to-llvm, convert-index-to-llvm, "
       "reconcile-unrealized-casts, fp8-finalize-kernel-abi, "

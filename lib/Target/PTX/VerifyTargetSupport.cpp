@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FP8/Target/Chip.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "FP8/Target/PTX/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -148,11 +148,11 @@ static NVVMCheckSMVersion getTargetSM(StringRef chip) {
 static LogicalResult checkTargetOptions(gpu::GPUModuleOp module,
                                         const TargetToCheck &target,
                                         const ChipInfo *&chipInfo) {
-  chipInfo = lookupChip(target.chip);
-  if (!chipInfo)
-    return module.emitError()
-           << "unsupported chip '" << target.chip << "' (" << target.origin
-           << "): expected one of " << describeSupportedChips();
+  llvm::Expected<const ChipInfo &> chip = parseChip(target.chip);
+  if (!chip)
+    return module.emitError() << llvm::toString(chip.takeError()) << " ("
+                              << target.origin << ")";
+  chipInfo = &*chip;
 
   if (target.optLevel &&
       (*target.optLevel < 0 || *target.optLevel > kMaxOptLevel))
@@ -229,17 +229,30 @@ struct VerifyTargetSupportPass
   void runOnOperation() override {
     gpu::GPUModuleOp module = getOperation();
     SmallVector<TargetToCheck> targets;
-    if (!chip.empty()) {
-      const ChipInfo *info = lookupChip(chip);
-      std::string defaultFeatures = info ? info->ptxFeatures.str() : "";
-      targets.push_back({chip, features.empty() ? defaultFeatures : features,
-                         std::nullopt, "chip option"});
-    }
+    TargetAttr fp8Target = lookupTarget(module);
+    if (fp8Target)
+      targets.push_back({fp8Target.getChip().str(),
+                         fp8Target.getPtxFeatures().str(), std::nullopt,
+                         "fp8.target of the module"});
     if (ArrayAttr attached = module.getTargetsAttr())
       for (Attribute attr : attached)
         if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(attr))
           targets.push_back({nvvm.getChip().str(), nvvm.getFeatures().str(),
                              nvvm.getO(), "#nvvm.target of the module"});
+    // Nothing to check against: getTarget's diagnostic says what to run.
+    if (targets.empty()) {
+      (void)getTarget(module);
+      return signalPassFailure();
+    }
+    // An NVVM target must be the chip the kernels were lowered for.
+    if (fp8Target)
+      for (const TargetToCheck &target : ArrayRef(targets).drop_front())
+        if (target.chip != fp8Target.getChip()) {
+          module.emitError() << "the " << target.origin << " is for '"
+                             << target.chip << "' but the kernels were "
+                             << "lowered for the module's " << fp8Target;
+          return signalPassFailure();
+        }
 
     bool failed = false;
     for (const TargetToCheck &target : targets) {

@@ -130,6 +130,29 @@ FP8RT_API fp8rt_status fp8rt_launch(fp8rt_kernel *kernel,
                                     const fp8rt_tensor *operands,
                                     int num_operands, void *cu_stream);
 
+/* The launch path for callers that launch a kernel many times, such as a
+ * framework integration: like fp8rt_launch, with operands[i] describing the
+ * kernel's i-th operand in metadata order (fp8rt_kernel_operand_name(kernel,
+ * i)), so num_operands must be fp8rt_kernel_num_operands(kernel). `name` is
+ * not read (it may be NULL); an absent optional operand has data NULL.
+ *
+ * The validation is fp8rt_launch's, memoized: a launch with the same context
+ * and, per operand, the same presence, dtype, rank, shape and strides as one
+ * of the kernel's last 16 configurations skips everything but the checks
+ * that depend on the addresses (alignment), and reuses the chosen launch
+ * variant, grid and tensor-map encodings (patching the address of a map
+ * whose operand moved). Nothing is allocated per launch. Errors and the
+ * error message are those of fp8rt_launch. */
+FP8RT_API fp8rt_status fp8rt_launch_ordered(fp8rt_kernel *kernel,
+                                            const fp8rt_tensor *operands,
+                                            int num_operands, void *cu_stream);
+
+/* The number of operands in the metadata (0 for NULL), and the name of the
+ * index-th (NULL when out of range); valid until the kernel is destroyed. */
+FP8RT_API int fp8rt_kernel_num_operands(const fp8rt_kernel *kernel);
+FP8RT_API const char *fp8rt_kernel_operand_name(const fp8rt_kernel *kernel,
+                                                int index);
+
 /* The metadata's "name" (valid until the kernel is destroyed); "" for NULL. */
 FP8RT_API const char *fp8rt_kernel_name(const fp8rt_kernel *kernel);
 

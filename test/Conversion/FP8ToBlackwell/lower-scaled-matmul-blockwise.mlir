@@ -1,8 +1,8 @@
-// RUN: fp8-opt %s -split-input-file -fp8-lower-scaled-matmul=chip=sm_100a | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-lower-scaled-matmul | FileCheck %s
 
 // Blockwise (DeepSeek-V3 1x128 / 128x128) power-of-two scales on the
 // block-scaled MMA without requantizing the FP8 data ("Blockwise to MX on
-// Blackwell", shared/spec/numerics.md). Design: the host converts the
+// Blackwell", docs/design.md). Design: the host converts the
 // scales (emulation::blockwiseScalesToMx, then layoutScaleFactors) into the
 // MXFP8 128x4 UE8M0 atom layout, a 1x128 tile's scale repeated over the four
 // 32-K blocks of its 128-K group and a 128x128 tile's broadcast to its 128
@@ -12,7 +12,7 @@
 // four bytes of a 128-K group are equal; the granularities stay blockwise.
 
 // UE8M0 scale operands, TN, bf16 output: tile 128x256x128, 3 stages.
-// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-LABEL: module attributes {fp8.target = #fp8.target<chip = "sm_100a", sm_count = 148, max_shared_memory_per_block = 232448, ptx_features = "+ptx88">, gpu.container_module}
 // CHECK: func.func private @[[K:fp8_gemm_blockwise_e4m3_e4m3_bf16_n2048_k7168_t128x256x128_s3_mx]]_launch(
 // CHECK-SAME: tensor<?x56xf8E8M0FNU> {bufferization.access = "read"}, tensor<16x56xf8E8M0FNU> {bufferization.access = "read"}
 // CHECK: gpu.func @[[K]](%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i32) kernel

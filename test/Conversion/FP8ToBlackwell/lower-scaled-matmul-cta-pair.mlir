@@ -1,4 +1,4 @@
-// RUN: fp8-opt %s -fp8-lower-scaled-matmul=chip=sm_100a | FileCheck %s
+// RUN: fp8-opt %s -fp8-attach-target=chip=sm_100a -fp8-lower-scaled-matmul | FileCheck %s
 
 // The cta_group::2 variant: tile 256x256x128 with a 2x1 cluster. Each CTA
 // of the pair holds 128 rows of A and 128 of B's 256 rows per stage; the

@@ -1,4 +1,4 @@
-// RUN: fp8-opt %s -split-input-file -verify-diagnostics -fp8-lower-scaled-matmul=chip=sm_100a
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics -fp8-attach-target=chip=sm_100a -fp8-lower-scaled-matmul
 
 // What the sm_100a (tcgen05) lowering does not take yet, or cannot.
 

@@ -1,10 +1,10 @@
-// RUN: fp8-opt %s -split-input-file -fp8-lower-scaled-matmul=chip=sm_100a | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-lower-scaled-matmul | FileCheck %s
 
 // MXFP8, TN, bf16 output: tile 128x256x128, 3 stages. The scale operands
 // are the 128x4 UE8M0 atoms, [ceil(MN/128), ceil(K/128), 512] bytes, read
 // through rank-3 tensor maps (128-byte atom rows, 4 per K block, atoms
 // along MN) that replace the scale pointers as by-value parameters 3 and 4.
-// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-LABEL: module attributes {fp8.target = #fp8.target<chip = "sm_100a", sm_count = 148, max_shared_memory_per_block = 232448, ptx_features = "+ptx88">, gpu.container_module}
 // CHECK: func.func private @[[K:fp8_gemm_mxfp8_e4m3_e4m3_bf16_n4096_k4096_t128x256x128_s3_fast]]_launch(
 // CHECK-SAME: tensor<?x128xf8E8M0FNU> {bufferization.access = "read"}, tensor<4096x128xf8E8M0FNU> {bufferization.access = "read"}
 // CHECK: call @[[K]]_launch(%arg0, %arg1, %arg2, %arg3)

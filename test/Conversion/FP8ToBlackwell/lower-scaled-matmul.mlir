@@ -1,9 +1,9 @@
-// RUN: fp8-opt %s -split-input-file -fp8-lower-scaled-matmul=chip=sm_100a | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-lower-scaled-matmul | FileCheck %s
 
 // Per-tensor scales, TN, bf16 output: tile 128x256x128, 3 stages after the
 // 64 KiB staging buffer; 384 threads (warp 0 TMA, warp 1 TMEM + MMA,
 // warpgroups 1-2 epilogue).
-// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-LABEL: module attributes {fp8.target = #fp8.target<chip = "sm_100a", sm_count = 148, max_shared_memory_per_block = 232448, ptx_features = "+ptx88">, gpu.container_module}
 // CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast]]_launch({{.*}}) -> tensor<?x7168xbf16> attributes {fp8.kernel = @fp8_kernels::@[[K]]}
 // CHECK: call @[[K]]_launch(%arg0, %arg1, %arg2, %arg3)
 // CHECK: gpu.func @[[K]](%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32) kernel

@@ -1,5 +1,5 @@
-// RUN: fp8-opt %s -split-input-file -fp8-lower-scaled-matmul=chip=sm_90a | FileCheck %s
-// RUN: fp8-opt %s -split-input-file -fp8-lower-scaled-matmul=chip=sm_100a | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-lower-scaled-matmul | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-lower-scaled-matmul | FileCheck %s
 // RUN: rm -rf %t && mkdir -p %t/h100 %t/b200
 // RUN: fp8-compile %s --chip=sm_90a -o %t/h100
 // RUN: fp8-compile %s --chip=sm_100a -o %t/b200
@@ -11,7 +11,7 @@
 // output conversion: SiLU as x / (1 + 2^(-x log2 e)) with exp2 the NVVM
 // intrinsic (PTX ex2.approx), not a libdevice call. The kernel name and the
 // metadata say which.
-// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-LABEL: module attributes {fp8.target = #fp8.target<{{.*}}>, gpu.container_module}
 // CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n2112_k2048_[a-z0-9_]*_bias_silu]]_launch
 // CHECK: gpu.func @[[K]]
 // CHECK-SAME: activation = "silu"
@@ -33,7 +33,7 @@ func.func @silu(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<2112x2048xf8E4M3FN>, %s:
 
 // GELU (erf): erfc(|x|/sqrt 2) by Abramowitz-Stegun 7.1.26, selected as is
 // for x < 0 and as 2 - erfc otherwise; GELU (tanh) as x / (1 + e^(-2u)).
-// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-LABEL: module attributes {fp8.target = #fp8.target<{{.*}}>, gpu.container_module}
 // CHECK-DAG: func.func private @{{fp8_gemm_rowwise_[a-z0-9_]*_gelu}}_launch
 // CHECK-DAG: func.func private @{{fp8_gemm_rowwise_[a-z0-9_]*_gelu_tanh}}_launch
 // CHECK: gpu.func @{{fp8_gemm_rowwise_[a-z0-9_]*_gelu}}(

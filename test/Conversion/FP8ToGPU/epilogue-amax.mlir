@@ -1,6 +1,6 @@
 // RUN: fp8-opt %s -one-shot-bufferize="bufferize-function-boundaries allow-unknown-ops" | FileCheck %s --check-prefix=BUF
-// RUN: fp8-opt %s -fp8-lower-scaled-matmul=chip=sm_90a | FileCheck %s
-// RUN: fp8-opt %s -fp8-lower-scaled-matmul=chip=sm_100a | FileCheck %s
+// RUN: fp8-opt %s -fp8-attach-target=chip=sm_90a -fp8-lower-scaled-matmul | FileCheck %s
+// RUN: fp8-opt %s -fp8-attach-target=chip=sm_100a -fp8-lower-scaled-matmul | FileCheck %s
 // RUN: rm -rf %t && mkdir -p %t/h100 %t/b200
 // RUN: fp8-compile %s --chip=sm_90a -o %t/h100
 // RUN: fp8-compile %s --chip=sm_100a -o %t/b200
@@ -18,7 +18,7 @@
 // BUF: %[[AMAX:.*]] = memref.alloc() {{.*}} : memref<f32>
 // BUF: memref.store %{{.*}}, %[[AMAX]][] : memref<f32>
 // BUF: fp8.scaled_matmul {{.*}} outs %[[D]] amax_outs %[[AMAX]]
-// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-LABEL: module attributes {fp8.target = #fp8.target<{{.*}}>, gpu.container_module}
 // CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n2112_k2048_[a-z0-9_]*_fast_bias_amax]]_launch({{.*}}) -> (tensor<?x2112xbf16>, tensor<f32>)
 // CHECK: gpu.func @[[K]]
 // CHECK-SAME: output_amax = true

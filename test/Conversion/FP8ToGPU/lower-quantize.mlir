@@ -1,5 +1,5 @@
-// RUN: fp8-opt %s -split-input-file -fp8-lower-quantize="chip=sm_90a strict=true" | FileCheck %s
-// RUN: fp8-opt %s -split-input-file -fp8-lower-quantize="chip=sm_100a strict=true" | FileCheck %s --check-prefix=SM100
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-lower-quantize="strict=true" | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-lower-quantize="strict=true" | FileCheck %s --check-prefix=SM100
 // RUN: fp8-opt %s -split-input-file -fp8-to-ptx=chip=sm_90a | FileCheck %s --check-prefix=PTX
 // RUN: fp8-opt %s -split-input-file -fp8-to-ptx=chip=sm_100a | FileCheck %s --check-prefix=PTX100
 

@@ -6,9 +6,9 @@
 // boundaries' fully dynamic layout) is first copied into a dense buffer,
 // the only layout the kernels read.
 // RUN: fp8-opt %s -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=BUFFERIZE
-// RUN: fp8-opt %s -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -fp8-lower-scaled-matmul | FileCheck %s --check-prefix=LOWER
+// RUN: fp8-opt %s -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -fp8-attach-target=chip=sm_90a -fp8-lower-scaled-matmul | FileCheck %s --check-prefix=LOWER
 // RUN: fp8-opt %s -one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefix=STRIDED
-// RUN: fp8-opt %s -fp8-to-ptx | FileCheck %s --check-prefix=PIPELINE
+// RUN: fp8-opt %s -fp8-to-ptx=chip=sm_90a | FileCheck %s --check-prefix=PIPELINE
 
 // STRIDED-LABEL: func.func @fprop(
 // STRIDED-SAME: %[[A:.*]]: memref<?x2048xf8E4M3FN, strided<[?, ?], offset: ?>>

@@ -1,4 +1,4 @@
-// RUN: fp8-opt %s -split-input-file -fp8-lower-scaled-matmul=chip=sm_90a -verify-diagnostics
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-lower-scaled-matmul -verify-diagnostics
 
 func.func @mn_major(%a: tensor<256x128xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
   // expected-error @+1 {{sm_90a reads FP8 MMA operands K-major only (TN): run fp8-verify-target for the fix}}

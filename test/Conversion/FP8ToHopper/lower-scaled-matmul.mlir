@@ -1,9 +1,9 @@
-// RUN: fp8-opt %s -split-input-file -fp8-lower-scaled-matmul=chip=sm_90a | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-lower-scaled-matmul | FileCheck %s
 
 // Per-tensor scales, fast accumulation: the heuristic picks 128x256x128 for
 // N = 7168 (a multiple of 256); staging the output in two of its four
 // 128-byte store boxes (32 KiB instead of 64) leaves room for 4 stages.
-// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-LABEL: module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max_shared_memory_per_block = 232448, ptx_features = "+ptx80">, gpu.container_module}
 // CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s4_fast]]_launch({{.*}}) -> tensor<?x7168xbf16> attributes {fp8.kernel = @fp8_kernels::@[[K]]}
 // CHECK: func.func @tensorwise
 // CHECK: call @[[K]]_launch(%arg0, %arg1, %arg2, %arg3)

@@ -1,7 +1,7 @@
 // RUN: fp8-opt %s -canonicalize -split-input-file | FileCheck %s
 
 // Constant folding evaluates the ops with the FP8Numerics library. The
-// expected values below are worked out by hand from numerics.md.
+// expected values below are worked out by hand from the recipes' rules.
 
 // CHECK-LABEL: func.func @amax_fold
 // CHECK-DAG: %[[A:.*]] = arith.constant dense<3.500000e+00> : tensor<f32>
@@ -87,7 +87,7 @@ func.func @quantize_fold() -> (tensor<1x4xf8E4M3FN>, tensor<f32>, tensor<f32>, t
 
 // -----
 
-// numerics.md's worked example: amax 449 gives UE8M0 128 (2^1) under the
+// A worked example: amax 449 gives UE8M0 128 (2^1) under the
 // default round-up rule and 127 (2^0) under OCP. Elements: 449 / 2 = 224.5
 // rounds to 224; 449 / 1 saturates to 448.
 // CHECK-LABEL: func.func @mx_fold

@@ -82,6 +82,6 @@ gpu.module @two_ptx [#nvvm.target<chip = "sm_90a", features = "+ptx80,+ptx88">] 
 
 // -----
 
-// expected-error @below {{unsupported chip 'sm_89' (#nvvm.target of the module): expected one of sm_90a, sm_100a}}
+// expected-error @below {{unknown chip 'sm_89': expected one of sm_90a, sm_100a (#nvvm.target of the module)}}
 gpu.module @ada [#nvvm.target<chip = "sm_89", features = "+ptx80">] {
 }

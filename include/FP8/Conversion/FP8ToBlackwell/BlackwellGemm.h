@@ -10,10 +10,6 @@
 
 namespace mlir::fp8::blackwell {
 
-/// Shared memory one CTA may use on sm_100a (227 KiB opt-in, CUDA
-/// Programming Guide, "Compute capability 10.0").
-inline constexpr int64_t kMaxDynamicSharedMemoryBytes = 227 * 1024;
-
 /// TMEM accumulators the MMA warp and the epilogue alternate between (the
 /// epilogue of one tile overlaps the mainloop of the next).
 inline constexpr int64_t kAccumulatorStages = 2;
@@ -46,11 +42,13 @@ FailureOr<BlackwellGemm> getBlackwellGemm(ScaledMatmulOp op);
 ///   epilogue, only multiples of 128 for an MN-major B (whole swizzle
 ///   atoms along N), only multiples of 128 for MXFP8 (whole scale-factor
 ///   atoms: 128 or 256);
-/// - as many stages as fit in 227 KiB after the staging buffer, at most 8;
+/// - as many stages as fit in the target's shared memory per block (227
+///   KiB on sm_100a) after the staging buffer, at most 8;
 /// - no cluster, raster groups of 8 tile rows.
 FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
                                        const BlackwellGemm &gemm,
-                                       GemmConfigAttr config);
+                                       GemmConfigAttr config,
+                                       const TargetInfo &target);
 
 /// Dynamic shared memory of the kernel for `tiling` (stages, with MX scale
 /// atoms, staging buffer, barriers).
@@ -61,12 +59,12 @@ int64_t getDynamicSharedMemoryBytes(const BlackwellGemm &gemm,
 /// operands.
 std::string getKernelName(const BlackwellGemm &gemm, const GemmTiling &tiling);
 
-/// The metadata dictionary: buildGemmKernelMetadata's, with the operand
-/// shapes and tensor maps of MN-major operands in their stored order.
-DictionaryAttr buildKernelMetadata(MLIRContext *ctx, StringRef name,
-                                   const ChipInfo &chip,
-                                   const BlackwellGemm &gemm,
-                                   const GemmTiling &tiling);
+/// The kernel's metadata: buildGemmKernelMetadata's with this kernel's CTA
+/// (384 threads; a CTA pair's CTA takes half the tile's rows), shared
+/// memory, and MN-major operands in their stored order.
+md::KernelMetadata buildKernelMetadata(StringRef name, const ChipInfo &chip,
+                                       const BlackwellGemm &gemm,
+                                       const GemmTiling &tiling);
 
 /// Builds the kernel `name` into `module`: a persistent, warp-specialized
 /// TMA + tcgen05.mma GEMM (warp 0: TMA producer; warp 1: TMEM owner and MMA

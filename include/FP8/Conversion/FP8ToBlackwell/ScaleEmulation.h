@@ -12,7 +12,7 @@
 //     -> each tcgen05.mma.kind::mxf8f6f4.block_scale reads, per row, the byte
 //        its encoded instruction descriptor's scale factor ID selects.
 //
-// Also the blockwise-to-MX mapping of shared/spec/numerics.md ("Blockwise to
+// Also the blockwise-to-MX mapping of docs/design.md ("Blockwise to
 // MX on Blackwell"): power-of-two 1x128 / 128x128 scales become UE8M0 codes
 // on the MX [rows, K/32] grid without touching the FP8 data.
 //

@@ -9,7 +9,7 @@
 //
 // Every field comes from the PTX ISA (section numbers of PTX ISA 8.7/8.8,
 // chapter 9.7.16 "TensorCore 5th Generation Family Instructions"); where
-// shared/spec/hardware.md says otherwise it is noted next to the field.
+// CUTLASS (cute/arch/mma_sm100_desc.hpp) differs, that is noted by the field.
 // Functions that can be handed an illegal value return std::optional and,
 // when `error` is non-null, say why.
 //
@@ -90,8 +90,8 @@ inline constexpr unsigned kBScaleFactorIdShift = 4;
 /// Bit 23: scale matrix type for both scale_A and scale_B, UE8M0 = 1.
 inline constexpr unsigned kScaleTypeShift = 23;
 inline constexpr uint32_t kScaleTypeUE8M0 = 1;
-/// Bits [27,29): M >> 7; bits [24,27) are reserved (0). hardware.md gives
-/// "[24,29) M >> 4" (CUTLASS's InstrDescriptorBlockScaled::m_dim_): the same
+/// Bits [27,29): M >> 7; bits [24,27) are reserved (0). CUTLASS gives
+/// "[24,29) M >> 4" (InstrDescriptorBlockScaled::m_dim_): the same
 /// bits for every legal block-scaled M (128 -> 8 << 24 == 1 << 27, 256 ->
 /// 16 << 24 == 2 << 27), but M >> 4 would let M = 64 set reserved bit 26;
 /// PTX's form makes M = 64 unencodable, matching Table 39 (no M = 64).
@@ -115,8 +115,8 @@ inline constexpr uint32_t kScaleFactorIdMask = 0x3;
 ///    of 16" for f8f6f4 cta_group::1, and the MN-major swizzle atom of an
 ///    8-bit operand is at least 16 elements wide along N (Table 53: 1x8
 ///    128-bit elements), so N = 8 cannot be described (CUTLASS
-///    SM100_MMA_F8F6F4_SS requires the same). hardware.md's "16 for M = 128"
-///    is the rule of the TMEM-A (.ts) form, not of the shared-memory form.
+///    SM100_MMA_F8F6F4_SS requires the same). An "N % 16 for M = 128" rule
+///    is the TMEM-A (.ts) form's, not the shared-memory form's.
 std::string checkMmaShape(bool blockScaled, CtaGroup ctaGroup, int64_t m,
                           int64_t n, OperandMajor bMajor);
 
@@ -181,7 +181,7 @@ inline constexpr uint64_t kFieldMask = 0x3FFF;
 inline constexpr unsigned kByteOffsetEncodingShift = 4;
 inline constexpr uint32_t kEncodableBytes = 1u << 18;
 /// Bits [46,49): fixed constant 0b001 (the "version" CUTLASS sets to 1 for
-/// Blackwell; hardware.md/brief say [46,48) = 0b01: same value, and bit 48
+/// Blackwell, its 2-bit version_ field [46,48) = 0b01: same value; bit 48
 /// must stay 0). wgmma (sm_90a) has no such field.
 inline constexpr unsigned kFixedConstantShift = 46;
 inline constexpr uint64_t kFixedConstantValue = 0b001;

@@ -22,10 +22,10 @@ namespace mlir::fp8 {
 /// by fp8-expand-linear before it expands it.
 LogicalResult verifyLinearKernelContract(Operation *op, const ChipInfo &chip);
 
-/// Whether the kernels of `chip` take `op` (any fp8 op; others succeed):
-/// the checks of the lowering that do not depend on what later passes do
-/// to the op's neighbours. A diagnostic on `op` otherwise.
-LogicalResult verifyKernelContract(Operation *op, const ChipInfo &chip);
+/// Whether the kernels for `target` take `op` (any fp8 op; others
+/// succeed): the checks of the lowering that do not depend on what later
+/// passes do to the op's neighbours. A diagnostic on `op` otherwise.
+LogicalResult verifyKernelContract(Operation *op, const TargetInfo &target);
 
 } // namespace mlir::fp8
 

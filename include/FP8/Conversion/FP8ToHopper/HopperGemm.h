@@ -9,21 +9,20 @@
 
 namespace mlir::fp8::hopper {
 
-/// Shared memory one CTA may use on sm_90a (227 KiB opt-in, CUDA
-/// Programming Guide, "Compute capability 9.0").
-inline constexpr int64_t kMaxDynamicSharedMemoryBytes = 227 * 1024;
-
 /// The documented heuristic, or `config` when the IR sets one (checked
 /// against what the kernel supports; failures are reported on `op`):
 /// - tile M 128 (two consumer warpgroups of 64 rows), tile K 128;
 /// - promoted accumulation keeps two f32 accumulators per thread, so tile N
-///   is 192 or 128 (a wave cost model); otherwise the N in {256, 224, 192,
-///   160, 128} that pads N least (ties to the larger: fewer B re-reads);
-/// - as many pipeline stages as fit in shared memory, at most 8;
+///   is 192 or 128 (a wave cost model over the target's SMs); otherwise the
+///   N in {256, 224, 192, 160, 128} that pads N least (ties to the larger:
+///   fewer B re-reads);
+/// - as many pipeline stages as fit in the target's shared memory per
+///   block, at most 8;
 /// - no cluster, raster groups of 8 tile rows.
 FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
                                        const GemmProblem &problem,
-                                       GemmConfigAttr config);
+                                       GemmConfigAttr config,
+                                       const TargetInfo &target);
 
 /// Relative throughput of a tile in percent (output elements per SM and
 /// second at large M, the 128-row tiles of N >= 192 being 100; the fast
@@ -41,10 +40,18 @@ int64_t getTileThroughput(const GemmProblem &problem, const GemmTiling &tiling);
 /// M keeps the SMs busy.
 SmallVector<GemmTiling> selectLaunchVariants(const GemmProblem &problem,
                                              const GemmTiling &primary,
-                                             GemmConfigAttr config);
+                                             GemmConfigAttr config,
+                                             const TargetInfo &target);
 
 /// Dynamic shared memory of the kernel for `tiling`.
 int64_t getDynamicSharedMemoryBytes(const GemmTiling &tiling);
+
+/// The kernel's metadata: buildGemmKernelMetadata's with the CTA of one
+/// producer and tileM/64 consumer warpgroups, the whole tile per CTA and
+/// the shared memory of `tiling`.
+md::KernelMetadata buildKernelMetadata(StringRef name, const ChipInfo &chip,
+                                       const GemmProblem &problem,
+                                       const GemmTiling &tiling);
 
 /// Builds the kernel `name` into `module`: a persistent, warp-specialized
 /// TMA + wgmma GEMM (one producer warpgroup, tileM/64 consumer warpgroups).

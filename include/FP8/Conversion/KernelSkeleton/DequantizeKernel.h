@@ -16,6 +16,7 @@
 #ifndef FP8_CONVERSION_KERNELSKELETON_DEQUANTIZEKERNEL_H
 #define FP8_CONVERSION_KERNELSKELETON_DEQUANTIZEKERNEL_H
 
+#include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
 
@@ -46,12 +47,12 @@ struct DequantizeProblem {
 /// place of `r<R>` for a run-time R.
 std::string getDequantizeKernelName(const DequantizeProblem &problem);
 
-/// The metadata dictionary: operands `x` ([R, C] FP8), `scale_inv` (its
+/// The metadata: operands `x` ([R, C] FP8), `scale_inv` (its
 /// layout) and `y` ([R, C]), tiles grid over `y`; then the param `r` for a
 /// run-time R (symbolic extents as the quantization kernels').
-DictionaryAttr buildDequantizeKernelMetadata(MLIRContext *ctx, StringRef name,
-                                             const ChipInfo &chip,
-                                             const DequantizeProblem &problem);
+md::KernelMetadata
+buildDequantizeKernelMetadata(StringRef name, const ChipInfo &chip,
+                              const DequantizeProblem &problem);
 
 /// Builds the kernel `name` into `module`.
 gpu::GPUFuncOp buildDequantizeKernel(OpBuilder &builder, Location loc,

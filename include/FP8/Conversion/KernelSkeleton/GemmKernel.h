@@ -9,6 +9,7 @@
 #ifndef FP8_CONVERSION_KERNELSKELETON_GEMMKERNEL_H
 #define FP8_CONVERSION_KERNELSKELETON_GEMMKERNEL_H
 
+#include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Dialect/FP8/IR/FP8Contract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
@@ -93,7 +94,7 @@ struct GemmProblem {
 
   /// Blockwise (1x128 / 128x128) power-of-two scales run on the sm_100a
   /// block-scaled MMA as MX ("Blockwise to MX on Blackwell",
-  /// shared/spec/numerics.md): the host converts them to UE8M0 in the 128x4
+  /// docs/design.md): the host converts them to UE8M0 in the 128x4
   /// atom layout (blackwell::emulation::blockwiseScalesToMx, then
   /// layoutScaleFactors), a 1x128 tile's scale repeated over the four 32-K
   /// blocks of its 128-K group and a 128x128 tile's broadcast to its 128
@@ -151,13 +152,6 @@ struct GemmTiling {
   /// laid out by the target lowering, which sets it); 0: no workspace.
   int64_t workspaceBytesPerCta = 0;
 
-  /// Consumer warpgroups: each owns 64 rows of the tile.
-  int64_t numConsumers() const { return tileM / 64; }
-  int64_t numThreads() const { return 128 * (1 + numConsumers()); }
-  int64_t stageBytes() const { return (tileM + tileN) * tileK; }
-  int64_t epilogueBytes() const {
-    return tmaStoreEpilogue ? tileM * 128 * numStagingBoxes() : 0;
-  }
   /// Columns of one TMA store box: 128 bytes, the 128-byte swizzle span.
   int64_t storeBoxColumns() const { return 128 / outputBytes; }
   int64_t numStoreBoxes() const { return tileN / storeBoxColumns(); }
@@ -202,13 +196,26 @@ Value emitActivation(KernelBuilder &kb, Activation activation, Value x);
 std::string getGemmKernelName(const GemmProblem &problem,
                               const GemmTiling &tiling);
 
-/// The metadata dictionary (`fp8.kernel_metadata`) of a GEMM kernel, in the
-/// host runtime's schema: operands, parameters, tensor maps, launch shape.
-DictionaryAttr buildGemmKernelMetadata(MLIRContext *ctx, StringRef name,
-                                       const ChipInfo &chip,
-                                       const GemmProblem &problem,
-                                       const GemmTiling &tiling,
-                                       int64_t dynamicSharedMemoryBytes);
+/// What a target's GEMM kernel decides that its metadata says; each target
+/// lowering fills one (hopper::buildKernelMetadata,
+/// blackwell::buildKernelMetadata).
+struct GemmTargetLayout {
+  int64_t threadsPerCta = 0;
+  /// Output rows one CTA loads (A) and stores (D): the persistent grid's
+  /// tile_m and the M box of tma_a and tma_d (half the tile for a CTA pair).
+  int64_t ctaTileM = 0;
+  int64_t dynamicSharedMemoryBytes = 0;
+  /// A (B) is stored MN-major, [K, M] ([K, N]), rather than in the TN form.
+  bool aMNMajor = false;
+  bool bMNMajor = false;
+};
+
+/// The metadata (`fp8.kernel_metadata`) of a GEMM kernel: operands,
+/// parameters, tensor maps, launch shape and the `gemm` description.
+fp8schema::KernelMetadata
+buildGemmKernelMetadata(StringRef name, const ChipInfo &chip,
+                        const GemmProblem &problem, const GemmTiling &tiling,
+                        const GemmTargetLayout &layout);
 
 /// Indices of the by-value tensor-map parameters (tma_a, tma_b, with a
 /// TMA-store epilogue tma_d, and with scale tensor maps tma_sfa, tma_sfb).

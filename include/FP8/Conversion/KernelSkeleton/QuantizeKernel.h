@@ -25,6 +25,7 @@
 #ifndef FP8_CONVERSION_KERNELSKELETON_QUANTIZEKERNEL_H
 #define FP8_CONVERSION_KERNELSKELETON_QUANTIZEKERNEL_H
 
+#include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Dialect/FP8/IR/FP8Contract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
@@ -140,17 +141,16 @@ std::string getQuantizeKernelName(const QuantizeProblem &problem);
 /// CTA reduction scratch.
 int64_t getQuantizeSharedMemoryBytes(const QuantizeProblem &problem);
 
-/// The metadata dictionary (`fp8.kernel_metadata`), in the runtime's schema.
-/// Operands, in the kernel's parameter order: `x`, then `scale` (Given) or
-/// `amax` (FromAmax; in the amax kernel its output), `rowwise`,
-/// `rowwise_scale_inv`, `columnwise`, `columnwise_scale_inv`,
-/// `amax_history`, then `r` (i32, the value of symbol "R") for a run-time
-/// R. Scale layouts are the ones the GEMMs read (see docs/design.md,
-/// "Quantization kernels"); with a run-time R their extents are symbolic
-/// ("R", "roundup(R, 4)", "ceildiv(R, 128)").
-DictionaryAttr buildQuantizeKernelMetadata(MLIRContext *ctx, StringRef name,
-                                           const ChipInfo &chip,
-                                           const QuantizeProblem &problem);
+/// The metadata (`fp8.kernel_metadata`). Operands, in the kernel's
+/// parameter order: `x`, then `scale` (Given) or `amax` (FromAmax; in the
+/// amax kernel its output), `rowwise`, `rowwise_scale_inv`, `columnwise`,
+/// `columnwise_scale_inv`, `amax_history`, then `r` (i32, the value of
+/// symbol "R") for a run-time R. Scale layouts are the ones the GEMMs read
+/// (see docs/design.md, "Quantization kernels"); with a run-time R their
+/// extents are symbolic ("R", "roundup(R, 4)", "ceildiv(R, 128)").
+md::KernelMetadata buildQuantizeKernelMetadata(StringRef name,
+                                               const ChipInfo &chip,
+                                               const QuantizeProblem &problem);
 
 /// Whether `type` is what the elementwise kernels (quantization,
 /// dequantization) take: a 2-D tensor with a static C, and for a static R
@@ -171,23 +171,21 @@ LogicalResult verifyQuantizeKernelContract(QuantizeOp op);
 struct ScaleTensorLayout {
   StringRef name;             ///< the metadata's `*_scale_layout`
   SmallVector<int64_t> shape; ///< physical extents, outermost first
-  StringRef dtype;            ///< "f32" or "ue8m0"
+  md::DType dtype;            ///< f32 or ue8m0
   int64_t alignment;          ///< bytes
 };
 ScaleTensorLayout getScaleTensorLayout(GranularityKind granularity,
                                        int64_t blockRows, int64_t rows,
                                        int64_t cols);
 
-class KernelMetadataBuilder;
-
 /// The metadata shape, in terms of the run-time row count R (symbol
 /// kQuantizeRowsSymbol), of the scale tensor in `layout` of an R x `cols`
 /// matrix whose blocks have `blockRows` rows (`columnwise`: of its
 /// transpose): "roundup(R, 4)" for padded MN-major 1x128 scales,
 /// "ceildiv(R, 128)" for 128-row tiles and MX atoms, "R" for rows.
-Attribute getRunTimeRowsScaleShape(KernelMetadataBuilder &m,
-                                   GranularityKind layout, int64_t blockRows,
-                                   int64_t cols, bool columnwise);
+std::vector<md::Expr> getRunTimeRowsScaleShape(GranularityKind layout,
+                                               int64_t blockRows, int64_t cols,
+                                               bool columnwise);
 
 /// numerics::currentScalingScale(amax, <format of elementType>, epsilon,
 /// pow2) and 1 / scale, emitted as f32 arithmetic that gives the same bits

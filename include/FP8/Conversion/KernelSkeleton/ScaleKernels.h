@@ -19,6 +19,7 @@
 #ifndef FP8_CONVERSION_KERNELSKELETON_SCALEKERNELS_H
 #define FP8_CONVERSION_KERNELSKELETON_SCALEKERNELS_H
 
+#include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
 
@@ -63,13 +64,13 @@ std::string getScaleKernelName(const ScaleKernelProblem &problem);
 /// Dynamic shared memory of the kernel (the delayed kernel's reduction).
 int64_t getScaleKernelSharedMemoryBytes(const ScaleKernelProblem &problem);
 
-/// The metadata dictionary. Operands, in the kernel's parameter order:
+/// The metadata. Operands, in the kernel's parameter order:
 /// current: `amax`, `scale`, `scale_inv`; delayed: `amax_history` (in/out),
 /// `previous_scale`, `scale`, `scale_inv`; update_amax_history:
 /// `amax_history` (in/out), `amax`. All f32, grid one CTA.
-DictionaryAttr buildScaleKernelMetadata(MLIRContext *ctx, StringRef name,
-                                        const ChipInfo &chip,
-                                        const ScaleKernelProblem &problem);
+md::KernelMetadata buildScaleKernelMetadata(StringRef name,
+                                            const ChipInfo &chip,
+                                            const ScaleKernelProblem &problem);
 
 /// Builds the kernel `name` into `module`.
 gpu::GPUFuncOp buildScaleKernel(OpBuilder &builder, Location loc,

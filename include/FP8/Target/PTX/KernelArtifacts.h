@@ -18,11 +18,6 @@
 
 namespace mlir::fp8 {
 
-/// The `format` of the kernel metadata files the runtime reads.
-inline constexpr llvm::StringLiteral kKernelMetadataFormat = "fp8-mlir-kernel";
-/// The `version` of that format this compiler writes.
-inline constexpr int64_t kKernelMetadataVersion = 1;
-
 /// A kernel of a lowered module.
 struct KernelInfo {
   /// The kernel's symbol: its PTX entry name and the stem of its files.
@@ -54,9 +49,9 @@ FailureOr<StringRef> getBinaryPTX(ModuleOp module, StringRef binaryName);
 FailureOr<llvm::json::Value> convertMetadataToJSON(Attribute attr,
                                                    Location loc);
 
-/// The kernel's JSON document: its converted metadata plus
-/// `"format": "fp8-mlir-kernel"`, `"version": 1` and `"ptx": ptxFileName`
-/// (keys the metadata must not hold).
+/// The kernel's JSON document: its converted metadata plus the `format` and
+/// `version` of schema/kernel.schema.json (`"fp8-mlir-kernel"`, 1) and
+/// `"ptx": ptxFileName` (keys the metadata must not hold).
 FailureOr<llvm::json::Value> buildKernelJSON(const KernelInfo &kernel,
                                              StringRef ptxFileName);
 

@@ -6,9 +6,8 @@
 //
 // * `fp8-gpu-module-to-ptx{chip opt-level}`: already-lowered gpu.modules to
 //   `gpu.binary` ops holding PTX text;
-// * `fp8-to-ptx{chip opt-level}`: fp8-fuse-scales, fp8-select-layouts
-//   (with fp8-verify-target's checks), canonicalize, one-shot-bufferize,
-//   fp8-lower-scaled-matmul, then fp8-gpu-module-to-ptx.
+// * `fp8-to-ptx{chip opt-level}`: fp8-attach-target, the fp8 lowerings to
+//   GPU kernels, then fp8-gpu-module-to-ptx.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +47,33 @@ def FP8FinalizeKernelABI : Pass<"fp8-finalize-kernel-abi",
   }];
 }
 
+def FP8AttachNVVMTarget : Pass<"fp8-attach-nvvm-target", "ModuleOp"> {
+  let summary = "Attach the #nvvm.target of the module's fp8.target to its gpu.modules";
+  let description = [{
+    Adds to the `targets` of every `gpu.module` directly in the module the
+    NVVM target of its `fp8.target`:
+
+    ```mlir
+    #nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">
+    ```
+
+    (chip and PTX features from `#fp8.target`, `O` from `opt-level`, the
+    defaults of `nvvm-attach-target` otherwise), which
+    `gpu-module-to-binary` compiles for. The chip is thus the one every
+    lowering planned for; a module without an `fp8.target` is an error (run
+    `fp8-attach-target` first). A target already in the list is not added
+    twice.
+
+    Example:
+    `fp8-opt --fp8-attach-target=chip=sm_90a --fp8-attach-nvvm-target kernels.mlir`
+  }];
+  let options = [
+    Option<"optLevel", "opt-level", "unsigned", /*default=*/"3",
+           "LLVM optimization level of the NVPTX code generation (0 to 3)">,
+  ];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def FP8VerifyTargetSupport : Pass<"fp8-verify-target-support",
                                  "::mlir::gpu::GPUModuleOp"> {
   let summary = "Reject a GPU module its NVVM target cannot compile, before LLVM code generation";
@@ -58,7 +84,8 @@ def FP8VerifyTargetSupport : Pass<"fp8-verify-target-support",
     problem into a diagnostic:
 
     * the chip must be one of the chips of `FP8/Target/Chip.h` (the error
-      lists them);
+      lists them), and an `#nvvm.target`'s chip the one of the module's
+      `fp8.target` (the chip the kernels were lowered for);
     * the features must name PTX ISA features the NVPTX backend knows, with
       exactly one `+ptxNN` at least the chip's minimum (`+ptx80` for
       sm_90a, `+ptx88` for sm_100a);
@@ -70,25 +97,19 @@ def FP8VerifyTargetSupport : Pass<"fp8-verify-target-support",
       an arch-specific Hopper or Blackwell chip). Each unsupported op gets an
       error at its location.
 
-    The targets checked are the `#nvvm.target` attributes of the module and,
-    when `chip` is set, `chip` with `features` (default: the chip's minimum
-    PTX feature), so that the pass can run before `nvvm-attach-target` —
+    The targets checked are the `fp8.target` of the enclosing module (its
+    chip and `ptx_features`) and the `#nvvm.target` attributes of the
+    gpu.module, so that the pass can run before `fp8-attach-nvvm-target` —
     while the PTX-builder ops (`wgmma.mma_async`, `mbarrier.try_wait.parity`)
     are still NVVM ops rather than inline assembly, and before the NVVM
-    target verifier's shorter message.
+    target verifier's shorter message. A gpu.module with neither is an
+    error.
 
     The pass changes nothing; it fails when it reports an error.
 
-    Example: `fp8-opt --fp8-verify-target-support=chip=sm_90a kernels.mlir`
+    Example:
+    `fp8-opt --fp8-attach-target=chip=sm_90a --fp8-verify-target-support kernels.mlir`
   }];
-  let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
-           "also check against this chip (sm_90a or sm_100a); empty: only "
-           "the module's #nvvm.target attributes">,
-    Option<"features", "features", "std::string", /*default=*/"\"\"",
-           "PTX features for `chip` (default: the chip's minimum, e.g. "
-           "+ptx80)">,
-  ];
 }
 
 #endif // FP8_TARGET_PTX_PASSES_TD

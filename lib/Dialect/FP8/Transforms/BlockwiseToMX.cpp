@@ -4,7 +4,7 @@
 // RxKb tiles) into the MXFP8 form (1x32 blocks, UE8M0 scales) that
 // Blackwell's block-scaled MMA runs, without touching the FP8 data: each
 // tile's scale is repeated over the 32-element blocks it covers
-// (numerics.md, "Blockwise to MX on Blackwell"). Scales that an
+// (docs/design.md, "Blockwise to MX on Blackwell"). Scales that an
 // fp8.quantize of the same function produces are produced in that form by
 // the quantization itself (its `scale_granularity`); others are converted
 // by a linalg.generic.
@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -287,11 +288,22 @@ struct BlockwiseToMXPass
   void runOnOperation() override {
     // Quantizations of the same function first write their scales in the
     // MX form for the GEMMs that become MXFP8 (no conversion left)...
-    DenseSet<Operation *> convertible;
+    SmallVector<ScaledMatmulOp> matmuls;
     getOperation()->walk([&](ScaledMatmulOp op) {
       if (!getMismatch(op))
-        convertible.insert(op);
+        matmuls.push_back(op);
     });
+    if (matmuls.empty())
+      return;
+    // Only a chip with a block-scaled MMA runs them better as MXFP8.
+    FailureOr<TargetInfo> target = getTarget(matmuls.front());
+    if (failed(target))
+      return signalPassFailure();
+    if (!target->chip.supportsBlockScaledMma)
+      return;
+    DenseSet<Operation *> convertible;
+    for (ScaledMatmulOp op : matmuls)
+      convertible.insert(op);
     SmallVector<QuantizeOp> quantizations;
     getOperation()->walk([&](QuantizeOp q) { quantizations.push_back(q); });
     OpBuilder builder(&getContext());

@@ -10,7 +10,7 @@
 #include "FP8/Conversion/FP8ToGPU/KernelContract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
-#include "FP8/Target/Chip.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -376,15 +376,20 @@ struct ExpandLinearPass
   using FP8ExpandLinearBase::FP8ExpandLinearBase;
 
   void runOnOperation() override {
-    const ChipInfo *info = lookupChipOrEmitError(getOperation(), chip);
-    if (!info)
-      return signalPassFailure();
-    LinearExpander expander(*info);
-    bool failed = false;
+    SmallVector<Operation *> layers;
     getOperation()->walk([&](Operation *op) {
       if (isa<LinearOp, LinearBackwardOp>(op))
-        failed |= mlir::failed(expander.plan(op));
+        layers.push_back(op);
     });
+    if (layers.empty())
+      return;
+    FailureOr<TargetInfo> target = getTarget(layers.front());
+    if (mlir::failed(target))
+      return signalPassFailure();
+    LinearExpander expander(target->chip);
+    bool failed = false;
+    for (Operation *op : layers)
+      failed |= mlir::failed(expander.plan(op));
     if (failed)
       return signalPassFailure();
     OpBuilder b(&getContext());

@@ -8,7 +8,7 @@
 
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
-#include "FP8/Target/Chip.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -165,14 +165,15 @@ struct SelectLayoutsPass
   using FP8SelectLayoutsBase::FP8SelectLayoutsBase;
 
   void runOnOperation() override {
-    const ChipInfo *info = lookupChipOrEmitError(getOperation(), chip);
-    if (!info)
-      return signalPassFailure();
     SmallVector<ScaledMatmulOp> matmuls;
     getOperation()->walk([&](ScaledMatmulOp op) { matmuls.push_back(op); });
     OpBuilder b(&getContext());
     bool failed = false;
     for (ScaledMatmulOp op : matmuls) {
+      FailureOr<TargetInfo> target = getTarget(op);
+      if (mlir::failed(target))
+        return signalPassFailure();
+      const ChipInfo *info = &target->chip;
       // Only tensors have producers to flip; memrefs are already placed.
       bool flipFailed = false;
       if (!info->supportsMNMajorFP8 && isa<RankedTensorType>(op.getA().getType())) {
@@ -186,7 +187,7 @@ struct SelectLayoutsPass
     if (failed)
       return signalPassFailure();
     // fp8-verify-target's checks of every op, on the layouts chosen.
-    if (mlir::failed(verifyOpsForChip(getOperation(), *info)))
+    if (mlir::failed(verifyOpsForTarget(getOperation())))
       signalPassFailure();
   }
 };

@@ -3,7 +3,7 @@
 #include "FP8/Conversion/FP8ToGPU/KernelContract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
-#include "FP8/Target/Chip.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8VERIFYTARGET
@@ -43,33 +43,42 @@ LogicalResult mlir::fp8::verifyScaledMatmulForChip(ScaledMatmulOp op,
   return success();
 }
 
-LogicalResult mlir::fp8::verifyOpForChip(Operation *op, const ChipInfo &chip) {
+LogicalResult mlir::fp8::verifyOpForTarget(Operation *op,
+                                           const TargetInfo &target) {
   if (auto matmul = dyn_cast<ScaledMatmulOp>(op))
-    if (failed(verifyScaledMatmulForChip(matmul, chip)))
+    if (failed(verifyScaledMatmulForChip(matmul, target.chip)))
       return failure();
-  return verifyKernelContract(op, chip);
+  return verifyKernelContract(op, target);
 }
 
-LogicalResult mlir::fp8::verifyOpsForChip(Operation *root,
-                                          const ChipInfo &chip) {
+LogicalResult mlir::fp8::verifyOpsForTarget(Operation *root,
+                                            const TargetInfo &target) {
   Dialect *fp8 = root->getContext()->getLoadedDialect<FP8Dialect>();
   bool failed = false;
   root->walk([&](Operation *op) {
     if (op->getDialect() == fp8)
-      failed |= mlir::failed(verifyOpForChip(op, chip));
+      failed |= mlir::failed(verifyOpForTarget(op, target));
   });
   return failure(failed);
 }
 
-const ChipInfo *mlir::fp8::lookupChipOrEmitError(Operation *op,
-                                                 StringRef chip) {
-  const ChipInfo *info = lookupChip(chip);
-  // At the op's location, without the op itself: the option is wrong, not
-  // the (whole-module) IR, which a "see current operation" note would dump.
-  if (!info)
-    emitError(op->getLoc()) << "unknown chip '" << chip << "': expected one of "
-                            << describeSupportedChips();
-  return info;
+LogicalResult mlir::fp8::verifyOpsForTarget(Operation *root) {
+  // The target is read at the first fp8 op: a module without one has
+  // nothing to check (and needs no target).
+  Operation *first = nullptr;
+  Dialect *fp8 = root->getContext()->getLoadedDialect<FP8Dialect>();
+  root->walk([&](Operation *op) {
+    if (op->getDialect() != fp8)
+      return WalkResult::advance();
+    first = op;
+    return WalkResult::interrupt();
+  });
+  if (!first)
+    return success();
+  FailureOr<TargetInfo> target = getTarget(first);
+  if (failed(target))
+    return failure();
+  return verifyOpsForTarget(root, *target);
 }
 
 namespace {
@@ -78,10 +87,7 @@ struct VerifyTargetPass
   using FP8VerifyTargetBase::FP8VerifyTargetBase;
 
   void runOnOperation() override {
-    const ChipInfo *info = lookupChipOrEmitError(getOperation(), chip);
-    if (!info)
-      return signalPassFailure();
-    if (failed(verifyOpsForChip(getOperation(), *info)))
+    if (failed(verifyOpsForTarget(getOperation())))
       signalPassFailure();
   }
 };

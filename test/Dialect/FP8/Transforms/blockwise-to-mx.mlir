@@ -1,4 +1,11 @@
-// RUN: fp8-opt %s -split-input-file -fp8-blockwise-to-mx | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-blockwise-to-mx | FileCheck %s
+// A chip without a block-scaled MMA keeps the blockwise GEMMs as they are.
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-blockwise-to-mx | FileCheck %s --check-prefix=SM90
+// SM90-NOT: mx 1x32
+// SM90-NOT: f8E8M0FNU>, tensor<?x
+// Which chip is decided by the module's fp8.target: none is an error.
+// RUN: not fp8-opt %s -split-input-file -fp8-blockwise-to-mx 2>&1 | FileCheck %s --check-prefix=NO-TARGET
+// NO-TARGET: error: no fp8.target on the module: run fp8-attach-target{chip=...} (fp8-to-ptx does) first
 
 // DeepSeek 1x128 x 128x128 with power-of-two f32 scales becomes an MXFP8
 // GEMM on the same FP8 data: A's scale (m, kb) repeats over the four 1x32

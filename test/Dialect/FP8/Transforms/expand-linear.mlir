@@ -1,5 +1,5 @@
-// RUN: fp8-opt %s -split-input-file -fp8-expand-linear=chip=sm_90a -verify-diagnostics | FileCheck %s --check-prefix=H100
-// RUN: fp8-opt %s -split-input-file -fp8-expand-linear=chip=sm_100a | FileCheck %s --check-prefix=B200
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-expand-linear -verify-diagnostics | FileCheck %s --check-prefix=H100
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-expand-linear | FileCheck %s --check-prefix=B200
 
 // Seed 000's flows: X [M, K], W [N, K], dY [M, N]; fprop Y = X W^T,
 // dgrad dX = dY W, wgrad dW = dY^T X. sm_90a runs TN only, so the backward
@@ -160,6 +160,8 @@ func.func @forward_only(%x0: tensor<?x512xbf16>, %w: tensor<128x512xbf16>, %x1: 
   return %y0, %y1 : tensor<?x128xbf16>, tensor<?x128xf32>
 }
 
-// RUN: not fp8-opt %s -split-input-file -fp8-expand-linear=chip=sm_80 2>&1 | FileCheck %s --check-prefix=CHIP
-// CHIP: error: unknown chip 'sm_80': expected one of sm_90a, sm_100a
-// CHIP-NOT: see current operation
+// Without fp8-attach-target there is no chip to expand for: an error at the
+// first layer, without the whole module dumped.
+// RUN: not fp8-opt %s -split-input-file -fp8-expand-linear 2>&1 | FileCheck %s --check-prefix=NO-TARGET
+// NO-TARGET: error: no fp8.target on the module: run fp8-attach-target{chip=...} (fp8-to-ptx does) first
+// NO-TARGET-NOT: see current operation

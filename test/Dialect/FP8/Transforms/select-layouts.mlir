@@ -1,7 +1,7 @@
-// RUN: fp8-opt %s -split-input-file -fp8-select-layouts=chip=sm_90a -verify-diagnostics | FileCheck %s
-// RUN: fp8-opt %s -split-input-file -fp8-select-layouts=chip=sm_100a | FileCheck %s --check-prefix=SM100
-// RUN: not fp8-opt %s -split-input-file -fp8-select-layouts=chip=sm_80 2>&1 | FileCheck %s --check-prefix=CHIP
-// CHIP: unknown chip 'sm_80': expected one of
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-select-layouts -verify-diagnostics | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-select-layouts | FileCheck %s --check-prefix=SM100
+// RUN: not fp8-opt %s -split-input-file -fp8-select-layouts 2>&1 | FileCheck %s --check-prefix=NO-TARGET
+// NO-TARGET: error: no fp8.target on the module: run fp8-attach-target{chip=...} (fp8-to-ptx does) first
 
 // An untransposed columnwise output (Blackwell's NN form) becomes the
 // transposed one on sm_90a: the same values stored [C, R], read K-major.

@@ -1,6 +1,6 @@
 // The chip rows of the input contract for sm_100a (docs/contract.md): what
 // its tcgen05 kernels do not run, reported by fp8-verify-target.
-// RUN: fp8-opt %s -split-input-file -fp8-verify-target=chip=sm_100a -verify-diagnostics
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-verify-target -verify-diagnostics
 
 // Blockwise GEMMs run on the block-scaled MMA: scales must be powers of two.
 func.func @blockwise_f32_scales(%a: tensor<128x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<1x2xf32>) -> tensor<128x128xbf16> {

@@ -1,6 +1,6 @@
 // The chip rows of the input contract for sm_90a (docs/contract.md): what
 // its wgmma kernels do not run, reported by fp8-verify-target.
-// RUN: fp8-opt %s -split-input-file -fp8-verify-target=chip=sm_90a -verify-diagnostics
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-verify-target -verify-diagnostics
 
 func.func @linear_mxfp8(%x: tensor<?x1024xbf16>, %w: tensor<2048x1024xbf16>) -> tensor<?x2048xbf16> {
   // expected-error @+1 {{'fp8.linear' op MXFP8 needs the block-scaled MMA of sm_100a; sm_90a has none (use #fp8.blockwise or a per-tensor recipe there)}}

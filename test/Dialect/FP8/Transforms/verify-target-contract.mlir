@@ -2,8 +2,8 @@
 // quantization and linear-layer kernels take, checked by fp8-verify-target
 // with the lowerings' own checks, before anything is lowered. The same on
 // both chips.
-// RUN: fp8-opt %s -split-input-file -fp8-verify-target=chip=sm_90a -verify-diagnostics
-// RUN: fp8-opt %s -split-input-file -fp8-verify-target=chip=sm_100a -verify-diagnostics
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-verify-target -verify-diagnostics
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-verify-target -verify-diagnostics
 
 //===----------------------------------------------------------------------===//
 // GEMMs

@@ -1,5 +1,5 @@
-// RUN: fp8-opt %s -split-input-file -fp8-verify-target=chip=sm_90a -verify-diagnostics
-// RUN: fp8-opt %s -split-input-file -fp8-verify-target=chip=sm_100a | FileCheck %s --check-prefix=SM100
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-verify-target -verify-diagnostics
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-verify-target | FileCheck %s --check-prefix=SM100
 
 // Legal everywhere: TN, per-tensor and blockwise (power-of-two scales, which
 // sm_100a's block-scaled MMA takes).

@@ -401,4 +401,45 @@ def FP8_GemmConfigAttr : AttrDef<FP8_Dialect, "GemmConfig"> {
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Target
+//===----------------------------------------------------------------------===//
+
+def FP8_TargetAttr : AttrDef<FP8_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "the GPU a module is compiled for";
+  let description = [{
+    The discardable attribute `fp8.target` of the top-level `builtin.module`
+    names the chip the module is compiled for and the hardware limits the
+    lowerings plan with. `fp8-attach-target` sets it (the `fp8-to-ptx`
+    pipeline runs it first); every pass that depends on the target reads it
+    from there, and a pass that needs it reports its absence.
+
+    * `chip`: one of the chips of the capability table
+      (`FP8/Target/Chip.h`): `sm_90a` (H100/H200) or `sm_100a` (B200). What
+      the chip's MMA can run (wgmma or tcgen05, MN-major FP8 operands, the
+      block-scaled MMA of MXFP8) follows from it;
+    * `sm_count`: the SMs of the GPU, the wave count of a persistent grid
+      that the sm_90a tile heuristic minimizes (132 for sm_90a, H100/H200
+      SXM; 148 for sm_100a, B200);
+    * `max_shared_memory_per_block`: the dynamic shared memory a kernel may
+      use, in bytes (at most the chip's, 232448 = 227 KiB on both chips):
+      the pipeline depth of the GEMM kernels is what fits in it;
+    * `ptx_features`: the PTX ISA features of the NVVM target (`+ptx80`,
+      the minimum for sm_90a; `+ptx88` for sm_100a), which
+      `fp8-verify-target-support` checks.
+
+    Example:
+    `#fp8.target<chip = "sm_90a", sm_count = 132, max_shared_memory_per_block = 232448, ptx_features = "+ptx80">`
+  }];
+  let parameters = (ins
+    StringRefParameter<"chip name">:$chip,
+    "int64_t":$sm_count,
+    "int64_t":$max_shared_memory_per_block,
+    StringRefParameter<"PTX ISA features">:$ptx_features
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // FP8_DIALECT_FP8_IR_FP8ATTRS_TD

@@ -14,23 +14,23 @@ namespace fp8 {
 #include "FP8/Dialect/FP8/Transforms/Passes.h.inc"
 
 struct ChipInfo;
+struct TargetInfo;
 class ScaledMatmulOp;
-
-/// The chip named `chip`, or null after an error on `op` that lists the
-/// supported ones.
-const ChipInfo *lookupChipOrEmitError(Operation *op, StringRef chip);
 
 /// Checks `op` against what `chip`'s GEMM lowering can run (the rules of
 /// fp8-verify-target); emits an error on `op` when it cannot.
 LogicalResult verifyScaledMatmulForChip(ScaledMatmulOp op,
                                         const ChipInfo &chip);
 
-/// Checks any fp8 `op` against what `chip`'s lowerings can run: the chip
-/// rules above and the kernels' contract (verifyKernelContract,
+/// Checks any fp8 `op` against what the lowerings for `target` can run: the
+/// chip rules above and the kernels' contract (verifyKernelContract,
 /// docs/contract.md); emits an error on `op` when they cannot.
-LogicalResult verifyOpForChip(Operation *op, const ChipInfo &chip);
-/// verifyOpForChip on every fp8 op nested in `root`; fails if any fails.
-LogicalResult verifyOpsForChip(Operation *root, const ChipInfo &chip);
+LogicalResult verifyOpForTarget(Operation *op, const TargetInfo &target);
+/// verifyOpForTarget on every fp8 op nested in `root`; fails if any fails.
+LogicalResult verifyOpsForTarget(Operation *root, const TargetInfo &target);
+/// verifyOpsForTarget for the module's fp8.target (getTarget), which must
+/// be set when `root` holds an fp8 op: what fp8-verify-target runs.
+LogicalResult verifyOpsForTarget(Operation *root);
 
 /// Patterns of fp8-decompose-quantize.
 void populateDecomposeQuantizePatterns(RewritePatternSet &patterns);

@@ -5,15 +5,52 @@
 
 include "mlir/Pass/PassBase.td"
 
-def FP8VerifyTarget : Pass<"fp8-verify-target"> {
-  let summary = "Reject fp8 ops that the chosen GPU cannot run";
+def FP8AttachTarget : Pass<"fp8-attach-target", "ModuleOp"> {
+  let summary = "Record the GPU the module is compiled for as its fp8.target";
   let description = [{
-    Checks every fp8 op against the capabilities of `chip` and reports, as a
+    Validates `chip` against the chips of `FP8/Target/Chip.h` and sets the
+    module's discardable attribute `fp8.target` to the chip with its
+    hardware limits:
+
+    ```mlir
+    module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max_shared_memory_per_block = 232448, ptx_features = "+ptx80">}
+    ```
+
+    `sm-count` replaces the chip's SM count (132 on sm_90a, the H100/H200
+    SXM parts; 114 for an H100 PCIe). Every pass that depends on the target
+    (fp8-expand-linear, fp8-select-layouts, fp8-verify-target,
+    fp8-blockwise-to-mx, fp8-lower-scaled-matmul, fp8-lower-quantize,
+    fp8-verify-target-support, fp8-attach-nvvm-target) reads it from the
+    module and reports its absence; `fp8-to-ptx` and
+    `fp8-gpu-module-to-ptx` run this pass first.
+
+    A module that already has an `fp8.target` keeps it: without `chip` the
+    pass only checks that there is one, with the same `chip` it changes
+    nothing. Errors: an unknown chip (the supported ones are listed), a
+    `chip` or `sm-count` different from the module's target (a module is
+    compiled for one GPU), no `chip` and no target on the module.
+
+    Example: `fp8-opt --fp8-attach-target=chip=sm_100a model.mlir`
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "target GPU (sm_90a or sm_100a); empty: the module's fp8.target">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
+           "SMs of the GPU (default: the chip's, 132 on sm_90a, 148 on "
+           "sm_100a)">,
+  ];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
+}
+
+def FP8VerifyTarget : Pass<"fp8-verify-target"> {
+  let summary = "Reject fp8 ops that the module's target GPU cannot run";
+  let description = [{
+    Checks every fp8 op against the capabilities of the module's
+    `fp8.target` chip (run `fp8-attach-target` first) and reports, as a
     diagnostic on the op, each combination the target lowering cannot
     handle, before any code generation (LLVM's backend errors abort the
     process, so they must never be reached):
 
-    * an unknown chip (the supported ones are listed);
     * MXFP8 (`mx 1x32`) scaled matmuls and linear layers on a chip without
       block-scaled MMA (sm_90a);
     * MN-major FP8 GEMM operands on a chip whose MMA reads FP8 K-major only
@@ -26,14 +63,12 @@ def FP8VerifyTarget : Pass<"fp8-verify-target"> {
       recipe of a linear layer in its own terms (token count M, features N
       and K).
 
-    The pass changes nothing; it fails when it reports an error.
+    The pass changes nothing; it fails when it reports an error (a module
+    without a target included).
 
-    Example: `fp8-opt --fp8-verify-target=chip=sm_90a model.mlir`
+    Example:
+    `fp8-opt --fp8-attach-target=chip=sm_90a --fp8-verify-target model.mlir`
   }];
-  let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "target GPU (sm_90a or sm_100a)">,
-  ];
 }
 
 def FP8ExpandLinear : Pass<"fp8-expand-linear"> {
@@ -42,8 +77,8 @@ def FP8ExpandLinear : Pass<"fp8-expand-linear"> {
     Rewrites `fp8.linear` (fprop) and `fp8.linear_backward` (dgrad, wgrad)
     into `fp8.quantize` ops and `fp8.scaled_matmul`s whose operand
     directions, layouts and scale granularities are the ones the recipe
-    prescribes on `chip` (seed 000's flows). With X `[M, K]`, W `[N, K]`,
-    dY `[M, N]`:
+    prescribes on the module's `fp8.target` chip (seed 000's flows). With
+    X `[M, K]`, W `[N, K]`, dY `[M, N]`:
 
     | GEMM | D | sm_90a (TN only) | sm_100a |
     |---|---|---|---|
@@ -73,12 +108,9 @@ def FP8ExpandLinear : Pass<"fp8-expand-linear"> {
     accumulates into `accumulate_into` when given; the fprop bias is the
     scaled_matmul's bias.
 
-    Example: `fp8-opt --fp8-expand-linear=chip=sm_90a layer.mlir`
+    Example:
+    `fp8-opt --fp8-attach-target=chip=sm_90a --fp8-expand-linear layer.mlir`
   }];
-  let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "target GPU (sm_90a or sm_100a)">,
-  ];
   let dependentDialects = ["::mlir::fp8::FP8Dialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
@@ -110,12 +142,14 @@ def FP8BlockwiseToMX : Pass<"fp8-blockwise-to-mx"> {
     below 2^-117, which UE8M0 cannot hold exactly.
 
     This is how Transformer Engine runs the blockwise recipe on Blackwell
-    (seed 000, 3.2): the `fp8-to-ptx` pipeline runs it for chips with a
-    block-scaled MMA (sm_100a), so the GEMM is the MXFP8 kernel. GEMMs with
-    f32 blockwise scales that may not be powers of two are left alone (the
-    sm_100a lowering reports them).
+    (seed 000, 3.2): on a module whose `fp8.target` chip has a block-scaled
+    MMA (sm_100a) the GEMM becomes the MXFP8 kernel; on any other chip
+    (sm_90a) the pass changes nothing. GEMMs with f32 blockwise scales that
+    may not be powers of two are left alone (the sm_100a lowering reports
+    them).
 
-    Example: `fp8-opt --fp8-blockwise-to-mx model.mlir`
+    Example:
+    `fp8-opt --fp8-attach-target=chip=sm_100a --fp8-blockwise-to-mx model.mlir`
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::fp8::FP8Dialect",
@@ -127,7 +161,8 @@ def FP8SelectLayouts : Pass<"fp8-select-layouts"> {
   let summary = "Make every scaled_matmul's operand majors legal for the chip";
   let description = [{
     Rewrites the producers of `fp8.scaled_matmul` operands so that each
-    operand is stored in a major the target's MMA reads, at the cheapest
+    operand is stored in a major the MMA of the module's `fp8.target` chip
+    reads, at the cheapest
     cost: the direction of the producing `fp8.quantize`'s output is flipped;
     no separate FP8 transpose is ever added (it would be an extra pass over
     memory that the quantize's one read avoids).
@@ -149,12 +184,9 @@ def FP8SelectLayouts : Pass<"fp8-select-layouts"> {
     a user asking for FP8 wants). sm_100a reads K- and MN-major operands
     (TN, NN, NT), so nothing changes there.
 
-    Example: `fp8-opt --fp8-select-layouts=chip=sm_90a model.mlir`
+    Example:
+    `fp8-opt --fp8-attach-target=chip=sm_90a --fp8-select-layouts model.mlir`
   }];
-  let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "target GPU (sm_90a or sm_100a)">,
-  ];
   let dependentDialects = ["::mlir::fp8::FP8Dialect"];
 }
 
