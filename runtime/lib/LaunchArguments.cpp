@@ -44,6 +44,42 @@ struct Binding {
   std::string origin;
 };
 
+// The kernels read their inputs while they write their outputs, in no
+// particular order: an output sharing a byte with any other operand (input
+// or output) gives results that depend on the schedule.
+bool overlap(const BoundOperand &a, const BoundOperand &b) {
+  // sizeBytes is at least one element: every extent is >= 1.
+  return a.address < b.address + static_cast<uint64_t>(b.sizeBytes) &&
+         b.address < a.address + static_cast<uint64_t>(a.sizeBytes);
+}
+
+std::string byteRange(const BoundOperand &b) {
+  return strCat("bytes [", hex(b.address), ", ",
+                hex(b.address + static_cast<uint64_t>(b.sizeBytes)), ")");
+}
+
+Status checkOutputsDoNotOverlap(const KernelMetadata &meta,
+                                const LaunchArguments &args) {
+  for (size_t i = 0; i < meta.operands.size(); ++i) {
+    const BoundOperand &out = args.operands[i];
+    if (!out.present || meta.operands[i].role != OperandRole::Output)
+      continue;
+    for (size_t j = 0; j < meta.operands.size(); ++j) {
+      const BoundOperand &other = args.operands[j];
+      if (j == i || !other.present || !overlap(out, other))
+        continue;
+      const OperandSpec &otherSpec = meta.operands[j];
+      return invalidArgument(
+          "operand \"", meta.operands[i].name, "\" (an output, ",
+          byteRange(out), ") overlaps operand \"", otherSpec.name, "\" (",
+          otherSpec.role == OperandRole::Output ? "an output" : "an input",
+          ", ", byteRange(other),
+          "); each output needs memory no other operand uses");
+    }
+  }
+  return Status();
+}
+
 class Binder {
 public:
   Binder(const KernelMetadata &meta, LaunchArguments &out)
@@ -77,7 +113,7 @@ public:
     }
     GridDims grid;
     FP8RT_RETURN_IF_ERROR(computeGrid(meta_, out_, 1, grid)); // the limits
-    return checkOutputsDoNotOverlap();
+    return checkOutputsDoNotOverlap(meta_, out_);
   }
 
 private:
@@ -186,41 +222,6 @@ private:
     bound.shape.assign(t.shape, t.shape + rank);
     bound.sizeBytes = bytes;
     return Status();
-  }
-
-  // The kernels read their inputs while they write their outputs, in no
-  // particular order: an output sharing a byte with any other operand
-  // (input or output) gives results that depend on the schedule.
-  Status checkOutputsDoNotOverlap() const {
-    for (size_t i = 0; i < meta_.operands.size(); ++i) {
-      const BoundOperand &out = out_.operands[i];
-      if (!out.present || meta_.operands[i].role != OperandRole::Output)
-        continue;
-      for (size_t j = 0; j < meta_.operands.size(); ++j) {
-        const BoundOperand &other = out_.operands[j];
-        if (j == i || !other.present || !overlap(out, other))
-          continue;
-        const OperandSpec &otherSpec = meta_.operands[j];
-        return invalidArgument(
-            "operand \"", meta_.operands[i].name, "\" (an output, ",
-            range(out), ") overlaps operand \"", otherSpec.name, "\" (",
-            otherSpec.role == OperandRole::Output ? "an output" : "an input",
-            ", ", range(other),
-            "); each output needs memory no other operand uses");
-      }
-    }
-    return Status();
-  }
-
-  static bool overlap(const BoundOperand &a, const BoundOperand &b) {
-    // sizeBytes is at least one element: every extent is >= 1.
-    return a.address < b.address + static_cast<uint64_t>(b.sizeBytes) &&
-           b.address < a.address + static_cast<uint64_t>(a.sizeBytes);
-  }
-
-  static std::string range(const BoundOperand &b) {
-    return strCat("bytes [", hex(b.address), ", ",
-                  hex(b.address + static_cast<uint64_t>(b.sizeBytes)), ")");
   }
 
   Status bindExtent(const OperandSpec &spec, const fp8rt_tensor &t, int d) {
@@ -522,7 +523,7 @@ Status checkOperandAddresses(const KernelMetadata &meta,
                              hex(address),
                              " is not 16-byte aligned (TMA requires it)");
   }
-  return Status();
+  return checkOutputsDoNotOverlap(meta, args);
 }
 
 size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
