@@ -294,6 +294,11 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
     os << "a 2x1 cluster splits the B tile in halves of whole 8-row core "
           "matrices: expected tile N a multiple of 16, got "
        << t.tileN;
+  else if (t.stages < 1)
+    os << "not one pipeline stage of a " << t.tileM << "x" << t.tileN
+       << " tile fits in the " << target.maxSharedMemoryPerBlock
+       << " bytes of shared memory of the target (max_shared_memory_per_block "
+          "of #fp8.target): raise it or configure a smaller tile";
   else if (int64_t smem = getDynamicSharedMemoryBytes(t);
            smem > target.maxSharedMemoryPerBlock)
     os << "the kernel configuration needs " << smem
