@@ -78,7 +78,8 @@ static LogicalResult checkIndexRanges(ScaledMatmulOp op,
              << "a_scale_inv holds more than " << contract::kMaxExtentText
              << " elements in the layout the kernels read (M = " << p.staticM
              << ", K = " << p.k
-             << "; 32-bit scale offsets): split the GEMM along M";
+             << "; 32-bit scale offsets): split the GEMM along M, or along "
+                "K and add the parts";
   }
   for (auto [name, elements] : scales)
     if (!elements || *elements > contract::kMaxIndexedElements)
@@ -86,7 +87,8 @@ static LogicalResult checkIndexRanges(ScaledMatmulOp op,
              << name << " holds more than " << contract::kMaxExtentText
              << " elements in the layout the kernels read (N = " << p.n
              << ", K = " << p.k
-             << "; 32-bit scale offsets): split the GEMM along N";
+             << "; 32-bit scale offsets): split the GEMM along N, or along "
+                "K and add the parts";
   return success();
 }
 

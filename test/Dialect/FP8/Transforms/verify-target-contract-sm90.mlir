@@ -23,3 +23,22 @@ func.func @config_shared_memory(%a: tensor<?x256xf8E4M3FN>, %b: tensor<256x256xf
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, stages = 16>} : (tensor<?x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x256xbf16>
   return %0 : tensor<?x256xbf16>
 }
+
+// -----
+
+// Scale tensors are indexed in 32 bits in the layout the kernels read: a
+// 1x128 a_scale_inv of M = 128 and K = 2^31 - 16 holds 2^31 elements.
+func.func @a_scales_beyond_32_bits(%a: tensor<128x2147483632xf8E4M3FN>, %b: tensor<128x2147483632xf8E4M3FN>, %sa: tensor<128x16777216xf32>, %sb: tensor<1x16777216xf32>) -> tensor<128x128xbf16> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op a_scale_inv holds more than 2^31 - 1 = 2147483647 elements in the layout the kernels read (M = 128, K = 2147483632; 32-bit scale offsets): split the GEMM along M, or along K and add the parts}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x2147483632xf8E4M3FN>, tensor<128x2147483632xf8E4M3FN>, tensor<128x16777216xf32>, tensor<1x16777216xf32>) -> tensor<128x128xbf16>
+  return %0 : tensor<128x128xbf16>
+}
+
+// -----
+
+// The same for B: 128x128 tiles of N = K = 2^31 - 16 are 2^48 scales.
+func.func @b_scales_beyond_32_bits(%a: tensor<4x2147483632xf8E4M3FN>, %b: tensor<2147483632x2147483632xf8E4M3FN>, %sa: tensor<4x16777216xf32>, %sb: tensor<16777216x16777216xf32>) -> tensor<4x2147483632xbf16> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op b_scale_inv holds more than 2^31 - 1 = 2147483647 elements in the layout the kernels read (N = 2147483632, K = 2147483632; 32-bit scale offsets): split the GEMM along N, or along K and add the parts}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<4x2147483632xf8E4M3FN>, tensor<2147483632x2147483632xf8E4M3FN>, tensor<4x16777216xf32>, tensor<16777216x16777216xf32>) -> tensor<4x2147483632xbf16>
+  return %0 : tensor<4x2147483632xbf16>
+}
