@@ -100,19 +100,21 @@ def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
 
     Each kernel carries `fp8.kernel_metadata` (`"kind"`: `quantize`, `amax`,
     `compute_scale`, `update_amax_history`, `dequantize` or `scales_to_mx`)
-    for fp8-compile. Ops no kernel takes yet (a dynamic C, a columnwise
-    row-granularity output, per-tensor quantize without a scale: run
-    `fp8-decompose-quantize`) are left as they are, or reported as errors
-    with `strict` (as `fp8-to-ptx` runs it). The kernels are built for the
+    for fp8-compile. An op no kernel takes (a dynamic C, a columnwise
+    row-granularity output or a per-tensor quantize without a scale before
+    `fp8-decompose-quantize`, ...) is an error naming the op, the reason
+    and what would work; `strict=false` leaves such ops as they are
+    instead, for running the pass on its own. The kernels are built for the
     module's `fp8.target` chip (run `fp8-attach-target` first: without a
     target the pass reports an error).
 
     Example:
-    `fp8-opt --fp8-attach-target=chip=sm_100a --fp8-lower-quantize=strict=true model.mlir`
+    `fp8-opt --fp8-attach-target=chip=sm_100a --fp8-lower-quantize model.mlir`
   }];
   let options = [
-    Option<"strict", "strict", "bool", /*default=*/"false",
-           "report quantization ops that no kernel takes as errors">,
+    Option<"strict", "strict", "bool", /*default=*/"true",
+           "report quantization ops that no kernel takes as errors (false: "
+           "leave them as they are)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

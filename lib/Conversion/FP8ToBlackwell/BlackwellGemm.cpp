@@ -264,7 +264,7 @@ static int64_t pickTileN(int64_t n, int64_t multipleOf) {
   for (int64_t candidate : kTileNCandidates) {
     if (candidate % multipleOf != 0)
       continue;
-    int64_t padded = (n + candidate - 1) / candidate * candidate;
+    int64_t padded = contract::ceilDiv(n, candidate) * candidate;
     if (padded < bestPadded) {
       best = candidate;
       bestPadded = padded;
@@ -347,7 +347,12 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
            << kTileM << " and no cluster";
 
   if (t.stages < 1)
-    return op.emitOpError() << "expected at least one pipeline stage";
+    return op.emitOpError()
+           << "not one pipeline stage of a " << t.tileM << "x" << t.tileN
+           << " tile fits in the " << target.maxSharedMemoryPerBlock
+           << " bytes of shared memory of the target "
+              "(max_shared_memory_per_block of #fp8.target): raise it or "
+              "configure a smaller tile";
   if (p.isBlockScaled() && t.tileN % kMXAtomRows != 0)
     return op.emitOpError()
            << "the sm_100a MXFP8 kernels take tile N a multiple of "

@@ -15,6 +15,7 @@
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
+#include "GemmPlan.h"
 #include "KernelModule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -48,19 +49,11 @@ private:
 /// sm_90a: wgmma kernels (lib/Conversion/FP8ToHopper).
 static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
                                                 const TargetInfo &target,
+                                                const GemmKernelPlan &plan,
                                                 gpu::GPUModuleOp kernels) {
   const ChipInfo &chip = target.chip;
-  if (op.getAMajor() != OperandMajor::K || op.getBMajor() != OperandMajor::K)
-    return op.emitOpError() << chip.name
-                            << " reads FP8 MMA operands K-major only (TN): "
-                               "run fp8-verify-target for the fix";
-  FailureOr<GemmProblem> problem = GemmProblem::get(op);
-  if (failed(problem))
-    return failure();
-  FailureOr<GemmTiling> tiling =
-      hopper::selectGemmTiling(op, *problem, op.getConfigAttr(), target);
-  if (failed(tiling))
-    return failure();
+  const GemmProblem *problem = &plan.gemm.problem;
+  const GemmTiling *tiling = &plan.tiling;
   std::string name = getGemmKernelName(*problem, *tiling);
   if (kernels.lookupSymbol(name))
     return name;
@@ -106,14 +99,10 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
 /// sm_100a: tcgen05 kernels (lib/Conversion/FP8ToBlackwell).
 static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
                                                    const TargetInfo &target,
+                                                   const GemmKernelPlan &plan,
                                                    gpu::GPUModuleOp kernels) {
-  FailureOr<blackwell::BlackwellGemm> gemm = blackwell::getBlackwellGemm(op);
-  if (failed(gemm))
-    return failure();
-  FailureOr<GemmTiling> tiling =
-      blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr(), target);
-  if (failed(tiling))
-    return failure();
+  const blackwell::BlackwellGemm *gemm = &plan.gemm;
+  const GemmTiling *tiling = &plan.tiling;
   std::string name = blackwell::getKernelName(*gemm, *tiling);
   if (!kernels.lookupSymbol(name)) {
     OpBuilder builder(op);
@@ -169,10 +158,13 @@ static LogicalResult lowerToLaunch(ScaledMatmulOp op, gpu::GPUModuleOp kernels,
 LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
                                            const TargetInfo &target,
                                            gpu::GPUModuleOp kernels) {
+  FailureOr<GemmKernelPlan> plan = planGemmKernel(op, target);
+  if (failed(plan))
+    return failure();
   FailureOr<std::string> built =
       target.chip.architecture == Architecture::Blackwell
-          ? buildBlackwellKernel(op, target, kernels)
-          : buildHopperKernel(op, target, kernels);
+          ? buildBlackwellKernel(op, target, *plan, kernels)
+          : buildHopperKernel(op, target, *plan, kernels);
   if (failed(built))
     return failure();
   std::string name = *built;

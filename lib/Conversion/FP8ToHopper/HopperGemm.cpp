@@ -175,7 +175,7 @@ static int64_t pickPromotedTileN(const GemmProblem &p, int64_t numSMs) {
   if (p.hasBlockwiseColumnScales())
     return kScaleBlock;
   auto cost = [&](int64_t tileN, double rate) {
-    int64_t nTiles = (p.n + tileN - 1) / tileN;
+    int64_t nTiles = contract::ceilDiv(p.n, tileN);
     double work = static_cast<double>(nTiles * tileN);
     if (!ShapedType::isDynamic(p.staticM)) {
       int64_t tiles = (p.staticM + 127) / 128 * nTiles;
@@ -192,7 +192,7 @@ static int64_t pickTileN(int64_t n, int64_t storeBoxColumns) {
   for (int64_t candidate : kTileNCandidates) {
     if (storeBoxColumns && candidate % storeBoxColumns != 0)
       continue;
-    int64_t padded = (n + candidate - 1) / candidate * candidate;
+    int64_t padded = contract::ceilDiv(n, candidate) * candidate;
     if (padded < bestPadded) {
       best = candidate;
       bestPadded = padded;
@@ -294,6 +294,11 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
     os << "a 2x1 cluster splits the B tile in halves of whole 8-row core "
           "matrices: expected tile N a multiple of 16, got "
        << t.tileN;
+  else if (t.stages < 1)
+    os << "not one pipeline stage of a " << t.tileM << "x" << t.tileN
+       << " tile fits in the " << target.maxSharedMemoryPerBlock
+       << " bytes of shared memory of the target (max_shared_memory_per_block "
+          "of #fp8.target): raise it or configure a smaller tile";
   else if (int64_t smem = getDynamicSharedMemoryBytes(t);
            smem > target.maxSharedMemoryPerBlock)
     os << "the kernel configuration needs " << smem

@@ -72,9 +72,13 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
   // program then rejects them).
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.allowUnknownOps = true;
+  // Tensors are dense: their buffers get the identity layout, the only one
+  // the kernels read (fp8.scaled_matmul rejects strided memrefs).
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
-  bufferize.allowUnknownOps = true;
+  bufferize.unknownTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // Host functions only (the kernels are built): sizes read off the
   // allocations that carry them, one constant of each value.

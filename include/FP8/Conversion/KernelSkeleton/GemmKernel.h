@@ -10,6 +10,7 @@
 #define FP8_CONVERSION_KERNELSKELETON_GEMMKERNEL_H
 
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
+#include "FP8/Dialect/FP8/IR/FP8Contract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
 
@@ -85,7 +86,9 @@ struct GemmProblem {
   bool hasBlockwiseColumnScales() const {
     return isBlockwise() && bScaleBlockRows == 1;
   }
-  int64_t numKBlocks(int64_t tileK) const { return (k + tileK - 1) / tileK; }
+  int64_t numKBlocks(int64_t tileK) const {
+    return contract::ceilDiv(k, tileK);
+  }
 
   bool isMX() const { return aScale == ScaleMode::MX; }
 
@@ -155,7 +158,7 @@ struct GemmTiling {
   int64_t numStagingBoxes() const {
     return stagingBoxes ? stagingBoxes : numStoreBoxes();
   }
-  int64_t numNTiles(int64_t n) const { return (n + tileN - 1) / tileN; }
+  int64_t numNTiles(int64_t n) const { return contract::ceilDiv(n, tileN); }
 };
 
 /// The tiling a `#fp8.gemm_config` asks for: tile, pipeline depth, cluster

@@ -26,6 +26,7 @@
 #define FP8_CONVERSION_KERNELSKELETON_QUANTIZEKERNEL_H
 
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
+#include "FP8/Dialect/FP8/IR/FP8Contract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
 
@@ -118,7 +119,9 @@ struct QuantizeProblem {
     return ceilDiv(rows, kQuantizeTileRows);
   }
   int64_t colTiles() const { return ceilDiv(cols, kQuantizeTileCols); }
-  static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+  static int64_t ceilDiv(int64_t a, int64_t b) {
+    return contract::ceilDiv(a, b);
+  }
   static int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
 
   /// The problem of `op`, or a diagnostic saying why no kernel takes it.
@@ -154,11 +157,16 @@ md::KernelMetadata buildQuantizeKernelMetadata(StringRef name,
                                                const QuantizeProblem &problem);
 
 /// Whether `type` is what the elementwise kernels (quantization,
-/// dequantization) take: a static 2-D tensor of fewer than 2^31 elements
-/// (in-row offsets are i32). Otherwise a diagnostic on `op` naming
-/// `kernels` ("the quantization kernels").
+/// dequantization) take: a 2-D tensor with a static C, and for a static R
+/// fewer than 2^31 elements (32-bit offsets). Otherwise a diagnostic on
+/// `op` naming `kernels` ("the quantization kernels").
 LogicalResult checkKernelMatrix(Operation *op, ShapedType type,
                                 StringRef kernels);
+
+/// The quantization kernels' limits on `op` that no later pass changes
+/// (docs/contract.md): what fp8-verify-target checks. QuantizeProblem::get
+/// checks these and what depends on the op's neighbours.
+LogicalResult verifyQuantizeKernelContract(QuantizeOp op);
 
 /// How the quantization kernels store the scale_inv of a `rows` x `cols`
 /// quantized matrix whose blocks run along `cols` (rowwise: x; columnwise:

@@ -22,6 +22,29 @@ using namespace mlir;
 using namespace mlir::bufferization;
 using namespace mlir::fp8;
 
+/// `view` itself when it has the identity layout, else a new dense buffer
+/// holding a copy of it.
+static FailureOr<Value> getDenseBuffer(RewriterBase &rewriter, Location loc,
+                                       Value view,
+                                       const BufferizationOptions &options) {
+  auto type = cast<MemRefType>(view.getType());
+  if (type.getLayout().isIdentity())
+    return view;
+  SmallVector<Value> dynamicSizes;
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (type.isDynamicDim(dim))
+      dynamicSizes.push_back(memref::DimOp::create(rewriter, loc, view, dim));
+  auto denseType = MemRefType::get(type.getShape(), type.getElementType(),
+                                   MemRefLayoutAttrInterface(),
+                                   type.getMemorySpace());
+  FailureOr<Value> dense =
+      options.createAlloc(rewriter, loc, denseType, dynamicSizes);
+  if (failed(dense) ||
+      failed(options.createMemCpy(rewriter, loc, view, *dense)))
+    return failure();
+  return *dense;
+}
+
 namespace {
 struct ScaledMatmulOpInterface
     : public BufferizableOpInterface::ExternalModel<ScaledMatmulOpInterface,
@@ -47,10 +70,15 @@ struct ScaledMatmulOpInterface
     if (matmul.hasBufferSemantics())
       return success();
     Location loc = op->getLoc();
+    // The kernels read dense row-major buffers: a tensor whose buffer is a
+    // strided view is copied into one.
     auto buffer = [&](Value v) -> FailureOr<Value> {
       if (!v)
         return Value();
-      return getBuffer(rewriter, v, options, state);
+      FailureOr<Value> view = getBuffer(rewriter, v, options, state);
+      if (failed(view))
+        return failure();
+      return getDenseBuffer(rewriter, loc, *view, options);
     };
     FailureOr<Value> a = buffer(matmul.getA()), b = buffer(matmul.getB()),
                      sa = buffer(matmul.getAScaleInv()),

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FP8/Conversion/FP8ToGPU/KernelContract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
@@ -220,10 +221,10 @@ LogicalResult LinearExpander::plan(Operation *op) {
     recipe = linear.getRecipe();
   else
     recipe = cast<LinearBackwardOp>(op).getRecipe();
-  if (isa<MXScalingAttr>(recipe) && !chip.supportsBlockScaledMma)
-    return op->emitOpError()
-           << "MXFP8 needs the block-scaled MMA of sm_100a; " << chip.name
-           << " has none (use #fp8.blockwise or a per-tensor recipe there)";
+  // The chip's and the kernels' limits in the layer's terms, before the
+  // GEMMs exist.
+  if (failed(verifyLinearKernelContract(op, chip)))
+    return failure();
 
   if (auto backward = dyn_cast<LinearBackwardOp>(op))
     if (failed(markGradOutput(backward)))

@@ -8,8 +8,18 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+// Checks what the generic verification would report in its own terms, or
+// hide, before it runs: unranked operands, extents outside the contract,
+// the K of a GEMM, operand segment sizes (verifyBeforeInvariants in
+// FP8Ops.cpp). Structural traits are verified first, in list order.
+def FP8_VerifiesContractFirst
+    : NativeOpTrait<"VerifiesContractFirst">, StructuralOpTrait {
+  let cppNamespace = "::mlir::fp8";
+}
+
 class FP8_Op<string mnemonic, list<Trait> traits = []>
-    : Op<FP8_Dialect, mnemonic, traits>;
+    : Op<FP8_Dialect, mnemonic,
+         !listconcat([FP8_VerifiesContractFirst], traits)>;
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -19,12 +29,19 @@ def FP8_HighPrecisionFloat : AnyTypeOf<[BF16, F16, F32]>;
 def FP8_Float8 : AnyTypeOf<[F8E4M3FN, F8E5M2], "FP8 (f8E4M3FN or f8E5M2)">;
 def FP8_ScaleElement : AnyTypeOf<[F32, F8E8M0FNU], "f32 or f8E8M0FNU">;
 
-def FP8_HighPrecisionTensor : RankedTensorOf<[BF16, F16, F32]>;
-def FP8_Float8Tensor : RankedTensorOf<[F8E4M3FN, F8E5M2]>;
-def FP8_Float8Matrix : 2DTensorOf<[F8E4M3FN, F8E5M2]>;
-def FP8_ScaleTensor : RankedTensorOf<[F32, F8E8M0FNU]>;
-def FP8_F32Scalar : 0DTensorOf<[F32]>;
-def FP8_AmaxHistory : 1DTensorOf<[F32]>;
+// Ranked tensor constraints whose C++ type is TensorType: the custom
+// assembly formats then parse an unranked tensor too, and the verifier
+// reports it by the operand's name (a RankedTensorType would fail in the
+// parser with "invalid kind of type specified").
+class FP8_Ranked<Type type>
+    : Type<type.predicate, type.summary, "::mlir::TensorType">;
+
+def FP8_HighPrecisionTensor : FP8_Ranked<RankedTensorOf<[BF16, F16, F32]>>;
+def FP8_Float8Tensor : FP8_Ranked<RankedTensorOf<[F8E4M3FN, F8E5M2]>>;
+def FP8_ScaleTensor : FP8_Ranked<RankedTensorOf<[F32, F8E8M0FNU]>>;
+def FP8_F32Tensor : FP8_Ranked<RankedTensorOf<[F32]>>;
+def FP8_F32Scalar : FP8_Ranked<0DTensorOf<[F32]>>;
+def FP8_AmaxHistory : FP8_Ranked<1DTensorOf<[F32]>>;
 
 def FP8_RecipeAttr : Attr<
     CPred<"::llvm::isa<::mlir::fp8::RecipeAttrInterface>($_self)">,
@@ -87,7 +104,7 @@ def FP8_ComputeScaleOp : FP8_Op<"compute_scale", [Pure]> {
         : tensor<16xf32>, tensor<f32> -> tensor<f32>, tensor<f32>, tensor<16xf32>
     ```
   }];
-  let arguments = (ins RankedTensorOf<[F32]>:$amax,
+  let arguments = (ins FP8_F32Tensor:$amax,
                        Optional<FP8_F32Scalar>:$previous_scale,
                        FP8_RecipeAttr:$recipe,
                        TypeAttrOf<FP8_Float8>:$element_type);

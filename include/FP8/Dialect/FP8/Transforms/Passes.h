@@ -14,6 +14,7 @@ namespace fp8 {
 #include "FP8/Dialect/FP8/Transforms/Passes.h.inc"
 
 struct ChipInfo;
+struct TargetInfo;
 class ScaledMatmulOp;
 
 /// On a function: a training step (fp8.linear + fp8.linear_backward) that
@@ -33,6 +34,16 @@ inline constexpr llvm::StringLiteral kNameAttrName = "fp8.name";
 /// fp8-verify-target); emits an error on `op` when it cannot.
 LogicalResult verifyScaledMatmulForChip(ScaledMatmulOp op,
                                         const ChipInfo &chip);
+
+/// Checks any fp8 `op` against what the lowerings for `target` can run: the
+/// chip rules above and the kernels' contract (verifyKernelContract,
+/// docs/contract.md); emits an error on `op` when they cannot.
+LogicalResult verifyOpForTarget(Operation *op, const TargetInfo &target);
+/// verifyOpForTarget on every fp8 op nested in `root`; fails if any fails.
+LogicalResult verifyOpsForTarget(Operation *root, const TargetInfo &target);
+/// verifyOpsForTarget for the module's fp8.target (getTarget), which must
+/// be set when `root` holds an fp8 op: what fp8-verify-target runs.
+LogicalResult verifyOpsForTarget(Operation *root);
 
 /// Patterns of fp8-decompose-quantize.
 void populateDecomposeQuantizePatterns(RewritePatternSet &patterns);

@@ -51,10 +51,17 @@ def FP8VerifyTarget : Pass<"fp8-verify-target"> {
     handle, before any code generation (LLVM's backend errors abort the
     process, so they must never be reached):
 
-    * MXFP8 (`mx 1x32`) scaled matmuls on a chip without block-scaled MMA
-      (sm_90a);
+    * MXFP8 (`mx 1x32`) scaled matmuls and linear layers on a chip without
+      block-scaled MMA (sm_90a);
     * MN-major FP8 GEMM operands on a chip whose MMA reads FP8 K-major only
-      (sm_90a's wgmma): quantize with a transposed columnwise output instead.
+      (sm_90a's wgmma): quantize with a transposed columnwise output instead;
+    * what the chip's kernels do not take (the kernel rows of
+      docs/contract.md), checked with the lowerings' own checks without
+      building IR: GEMM shapes, alignments, scale tiles, accumulation,
+      32-bit index ranges and `#fp8.gemm_config` fit; quantization,
+      dequantization and amax shapes, alignments and tiles; the shapes and
+      recipe of a linear layer in its own terms (token count M, features N
+      and K).
 
     The pass changes nothing; it fails when it reports an error (a module
     without a target included).
