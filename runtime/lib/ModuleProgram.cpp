@@ -319,14 +319,19 @@ private:
     std::string path = indexPath(at("steps"), i);
     FunctionStep step;
     step.kind = s.kind;
-    if (s.kind == fp8schema::StepKind::Fill) {
+    if (s.kind == fp8schema::StepKind::Launch) {
+      FP8RT_RETURN_IF_ERROR(resolveLaunch(s, path, int(i), step));
+    } else {
       std::string targetPath = fieldPath(path, "target");
       FP8RT_RETURN_IF_ERROR(lookup(s.target, targetPath, step.target));
       FP8RT_RETURN_IF_ERROR(checkWritable(step.target, targetPath));
-      step.byte = static_cast<int>(s.byte);
       markLive(step.target, int(i));
-    } else {
-      FP8RT_RETURN_IF_ERROR(resolveLaunch(s, path, int(i), step));
+      step.byte = static_cast<int>(s.byte);
+    }
+    if (s.kind == fp8schema::StepKind::Copy) {
+      FP8RT_RETURN_IF_ERROR(
+          lookup(s.source, fieldPath(path, "source"), step.source));
+      markLive(step.source, int(i));
     }
     fn_.steps.push_back(std::move(step));
     return Status();

@@ -134,10 +134,11 @@ protected:
 TEST_F(ModuleTest, LoadsTheFunctionsAndTheirKernels) {
   load();
   EXPECT_STREQ(fp8rt_module_chip(module), "sm_90a");
-  ASSERT_EQ(fp8rt_module_num_functions(module), 2);
+  ASSERT_EQ(fp8rt_module_num_functions(module), 3);
   EXPECT_STREQ(fp8rt_module_function_name(module, 0), "step");
   EXPECT_STREQ(fp8rt_module_function_name(module, 1), "rows");
-  EXPECT_EQ(fp8rt_module_function_name(module, 2), nullptr);
+  EXPECT_STREQ(fp8rt_module_function_name(module, 2), "reset");
+  EXPECT_EQ(fp8rt_module_function_name(module, 3), nullptr);
   EXPECT_EQ(module->kernels.size(), 3u);
   EXPECT_TRUE(fake.calls.empty()); // loading never touches the driver
 }
@@ -182,7 +183,8 @@ TEST_F(ModuleTest, AnUnknownFunctionListsTheModulesFunctions) {
             FP8RT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(fn, nullptr);
   EXPECT_NE(std::string(fp8rt_last_error())
-                .find("has no function \"stpe\" (its functions: step, rows)"),
+                .find("has no function \"stpe\" (its functions: step, rows, "
+                      "reset)"),
             std::string::npos)
       << fp8rt_last_error();
 }
@@ -311,6 +313,28 @@ TEST_F(ModuleTest, BindsEveryKernelOperandToItsTensor) {
   EXPECT_EQ(param(gemm, 2), 0u);
   EXPECT_EQ(param(gemm, 3), kY);
   EXPECT_EQ(param(gemm, 4), uint64_t(kRows));
+}
+
+TEST_F(ModuleTest, CopiesAndFillsInOrder) {
+  load();
+  fp8rt_function *reset = nullptr;
+  ASSERT_EQ(fp8rt_module_function(module, "reset", &reset), FP8RT_SUCCESS);
+  fp8rt_tensor h = makeTensor(nullptr, kHistory, FP8RT_F32, {4});
+  fp8rt_tensor old = makeTensor(nullptr, kY, FP8RT_F32, {4});
+  auto stream = reinterpret_cast<CUstream>(uintptr_t(0x5700));
+  ASSERT_EQ(fp8rt_function_call(reset, &h, 1, &old, 1, nullptr, 0, stream),
+            FP8RT_SUCCESS)
+      << fp8rt_last_error();
+  EXPECT_EQ(fake.calls,
+            (std::vector<std::string>{"cuCtxGetCurrent", "cuMemcpyDtoDAsync",
+                                      "cuMemsetD8Async"}));
+  ASSERT_EQ(fake.deviceCopies.size(), 1u);
+  EXPECT_EQ(fake.deviceCopies[0].destination, kY);
+  EXPECT_EQ(fake.deviceCopies[0].source, kHistory);
+  EXPECT_EQ(fake.deviceCopies[0].bytes, 16u);
+  EXPECT_EQ(fake.deviceCopies[0].stream, stream);
+  ASSERT_EQ(fake.memsets.size(), 1u);
+  EXPECT_EQ(fake.memsets[0].destination, kHistory);
 }
 
 TEST_F(ModuleTest, TakesTensorsByName) {
