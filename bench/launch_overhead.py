@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Host cost per call of fp8mlir.scaled_mm against torch's scaled GEMMs, and
-small-shape GEMM times, kernel-only and host-inclusive (see bench/README.md,
-"Launch overhead").
+small-shape GEMM times, kernel-only and synchronous (see bench/README.md,
+"Launch overhead"; the timing methods are bench/launch_timing.py).
 
     python3 bench/launch_overhead.py [--out bench/results] [--calls 2000]
-        [--launch-bench PATH/fp8rt-launch-bench] [--quick]
+        [--rounds 9] [--launch-bench PATH/fp8rt-launch-bench] [--quick]
     python3 bench/launch_overhead.py --render REPORT.json
 
 Kernels come from the kernel cache ($FP8MLIR_KERNEL_CACHE, filled by
@@ -14,7 +14,6 @@ Writes OUT/launch-<gpu>-<date>.{json,md}.
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import time
@@ -26,33 +25,50 @@ sys.path.insert(1, str(HERE.parent / "python"))
 
 import report_util as ru  # noqa: E402
 import launch_legacy  # noqa: E402
+import launch_timing as lt  # noqa: E402
 from fp8mlir.ops import evaluate_extent  # noqa: E402
 from fp8mlir.testing import torch_ops_cases as cases  # noqa: E402
 
 SMALL_M = (1, 2, 4, 8, 16, 32, 64, 128, 256)
-OVERHEAD_M = 16  # the launch-overhead table's GEMM: [16, 512] x [512, 256]
+M, N, K = cases.OVERHEAD_M, cases.OVERHEAD_N, cases.OVERHEAD_K
 GRAPH_CALLS = 100  # calls captured in one CUDA graph
+GPU_CALLS = 500  # calls per GPU-time measurement (well inside the launch queue)
 TARGET_CALL_US, TARGET_C_LAUNCH_US = 15.0, 5.0
+OURS, OP, EMPTY, OUT = ("fp8mlir.scaled_mm", "torch.ops.fp8mlir.scaled_mm",
+                        "torch.empty (the output)", "fp8mlir.scaled_mm(out=)")
 METHOD = (
-    "Host time per call: time.perf_counter around N back-to-back calls (after a "
-    "warm-up; kernels cached and loaded), divided by N; the GPU is not waited for "
-    "inside the loop. The GEMM is small ([16, 512] x [512, 256]) so the GPU keeps "
-    "up with the launches and the host never blocks on a full launch queue; the "
-    "GPU time of the same calls (CUDA events) is reported beside it, and a row "
-    "whose GPU time is not below its host time is flagged. Median of rounds that "
-    "alternate the implementations. CUDA graphs: 100 calls captured in one graph; "
-    "host time per replay / 100 and GPU time per call. Small shapes: kernel-only = "
-    "CUDA events around R back-to-back calls queued behind a GPU spin "
-    "(torch.cuda._sleep), so the GPU runs them without waiting for the host, "
-    "divided by R, weights rotating over copies larger than 2x L2; host-inclusive "
-    "= perf_counter around one call followed by torch.cuda.synchronize(), median "
-    "of R. The two are separate columns and never mixed in a ratio.")
+    f"Host time per call: time.perf_counter around N back-to-back calls of one "
+    f"implementation ([{M}, {K}] x [{K}, {N}], bf16 out; the weight's w.t() view made "
+    f"once), divided by N. Every implementation of every recipe is sampled once per "
+    f"round, rounds interleaved in one process after a warm-up of 2 s of all of them "
+    f"(so a drift of the host or of the GPU's clocks over time moves all alike); the "
+    f"table gives the median of the rounds and their range. Host-bound check: the "
+    f"same calls are also timed with the GPU held back ({GPU_CALLS} calls queued "
+    f"behind a GPU spin, so the host cannot wait on them; checked that the host "
+    f"queued them all before the spin ended; median of 3), which also gives the GPU "
+    f"time per call (the GPU then runs them back to back), and after each sample the "
+    f"time the GPU still needed to finish (drain) is measured. A row is host-bound "
+    f"when its host time is within {lt.HELD_TOLERANCE}x (+1 us) of the held-back "
+    f"host time, its GPU time is below its host time and no drain exceeded "
+    f"{lt.DRAIN_LIMIT_US:.0f} us: the host never waited on the GPU. "
+    f"GPU idle = 1 - GPU time / host time. CUDA graphs: "
+    f"{GRAPH_CALLS} calls captured in one graph; host time per replay / "
+    f"{GRAPH_CALLS} and GPU time per call (events around the replays, which the GPU "
+    f"runs back to back). Small shapes: kernel-only = GPU time per call of "
+    f"back-to-back calls queued behind a GPU spin (checked: the host queued them all "
+    f"before the spin ended), weights rotating over copies larger than 2x L2; it "
+    f"includes any copy the call makes (ours: 1x128 scales of M % 4 != 0 are padded "
+    f"into the kernel's layout). Synchronous = perf_counter around one call and "
+    f"torch.cuda.synchronize(), median of R, ours and torch's alternating call by "
+    f"call. torch's blockwise GEMM takes 1x128 scales only for M % 4 == 0: it runs on "
+    f"A and scales padded to a multiple of 4 rows beforehand (not timed). The two "
+    f"measures are separate columns and never mixed in a ratio.")
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--calls", type=int, default=2000, help="calls per host-time round")
-    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--calls", type=int, default=2000, help="calls per host-time sample")
+    p.add_argument("--rounds", type=int, default=9, help="host-time samples per implementation")
     p.add_argument("--launch-bench", type=Path, help="fp8rt-launch-bench (the C figure)")
     p.add_argument("--quick", action="store_true", help="fewer shapes and repeats")
     return ru.parse_arguments(p, argv, HERE / "results")
@@ -61,7 +77,8 @@ def parse_args(argv):
 # --- operands -----------------------------------------------------------------
 
 class Gemm:
-    """FP8 operands of one recipe and shape, ours and the torch peer's calls."""
+    """FP8 operands of one recipe and shape, ours and the torch peer's calls
+    (b is the [K, N] view w.t() of a row-major [N, K] weight, made once)."""
 
     def __init__(self, torch, recipe, m, n, k, copies=1):
         import fp8mlir
@@ -69,7 +86,7 @@ class Gemm:
         gen = torch.Generator(device="cuda").manual_seed(m * 7 + n + k)
         fp8 = torch.float8_e4m3fn
         self.a = torch.randn(m, k, device="cuda", generator=gen).to(fp8)
-        self.ws = [torch.randn(n, k, device="cuda", generator=gen).to(fp8)
+        self.bs = [torch.randn(n, k, device="cuda", generator=gen).to(fp8).t()
                    for _ in range(copies)]
         kb, nb = -(-k // 128), -(-n // 128)
         if recipe == "tensorwise":
@@ -80,6 +97,7 @@ class Gemm:
         else:
             self.sa = (torch.rand(kb, m, device="cuda", generator=gen) + 0.5).t()
             self.sb = (torch.rand(nb, kb, device="cuda", generator=gen) + 0.5).t()
+        self.out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         self.op = torch.ops.fp8mlir.scaled_mm.default
         self.scaled_mm = fp8mlir.scaled_mm
         self.peer_a, self.peer_sa = self.a, self.sa
@@ -89,53 +107,73 @@ class Gemm:
                 mp - m, k, dtype=torch.uint8, device="cuda")]).view(fp8)
             self.peer_sa = torch.cat([self.sa, torch.ones(mp - m, kb, device="cuda")]
                                      ).t().contiguous().t()
+        self.peer_name = "torch._scaled_mm" if recipe != "blockwise" else "F.scaled_mm"
+        if recipe == "blockwise":  # imported once: the timed call is the call
+            from torch.nn.functional import ScalingType, SwizzleType, scaled_mm
+            self.blockwise = (scaled_mm, ScalingType.BlockWise1x128,
+                              ScalingType.BlockWise128x128, SwizzleType.NO_SWIZZLE)
 
     def ours(self, i=0):
-        return self.scaled_mm(self.a, self.ws[i].t(), self.sa, self.sb)
+        return self.scaled_mm(self.a, self.bs[i], self.sa, self.sb)
 
     def ours_op(self, i=0):
-        return self.op(self.a, self.ws[i].t(), self.sa, self.sb, None, None, "auto", "fast")
+        return self.op(self.a, self.bs[i], self.sa, self.sb, None, None, "auto", "fast")
+
+    def ours_out(self, i=0):
+        return self.scaled_mm(self.a, self.bs[i], self.sa, self.sb, out=self.out)
+
+    def empty(self, i=0):
+        return self.torch.empty((self.m, self.n), device="cuda", dtype=self.torch.bfloat16)
 
     def peer(self, i=0):
         torch = self.torch
         if self.recipe != "blockwise":
-            return torch._scaled_mm(self.a, self.ws[i].t(), self.sa, self.sb,
+            return torch._scaled_mm(self.a, self.bs[i], self.sa, self.sb,
                                     out_dtype=torch.bfloat16, use_fast_accum=True)
-        from torch.nn.functional import ScalingType, SwizzleType, scaled_mm
-        return scaled_mm(self.peer_a, self.ws[i].t(), self.peer_sa, ScalingType.BlockWise1x128,
-                         self.sb, ScalingType.BlockWise128x128,
-                         swizzle_a=SwizzleType.NO_SWIZZLE, swizzle_b=SwizzleType.NO_SWIZZLE,
+        scaled_mm, block_1x128, block_128x128, no_swizzle = self.blockwise
+        return scaled_mm(self.peer_a, self.bs[i], self.peer_sa, block_1x128, self.sb,
+                         block_128x128, swizzle_a=no_swizzle, swizzle_b=no_swizzle,
                          output_dtype=torch.bfloat16)
 
 
-# --- timing ---------------------------------------------------------------------
+# --- the measurements -----------------------------------------------------------------
 
-def host_time(torch, fn, calls):
-    """(host us per call, GPU us per call) of `calls` back-to-back calls."""
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    t1 = time.perf_counter()
-    end.record()
-    torch.cuda.synchronize()
-    return (t1 - t0) / calls * 1e6, start.elapsed_time(end) / calls * 1e3
+def overhead(torch, args):
+    """The host-time table and the 'now' breakdown (one interleaved run),
+    the GPU time per call of each row, and the CUDA-graph table."""
+    gemms = {r: Gemm(torch, r, M, N, K) for r in cases.BENCH_RECIPES}
+    fns = {}
+    for recipe, g in gemms.items():
+        for name, fn in ((OURS, g.ours), (OP, g.ours_op), (g.peer_name, g.peer),
+                         (OUT, g.ours_out), (EMPTY, g.empty)):
+            fns[(recipe, name)] = fn
+    samples = lt.interleaved(torch, fns, args.calls, args.rounds,
+                             probe=lt.sm_clock_probe(torch))
+    rows = []
+    for (recipe, name), values in samples.items():
+        row = {"recipe": recipe, "impl": name, **lt.summarize(values),
+               "samples": [list(v) for v in values]}
+        if name != EMPTY:
+            held = held_back(torch, fns[(recipe, name)])
+            row["gpu_us"] = None if held is None else held["gpu_us"]
+            row["held_host_us"] = None if held is None else held["host_us"]
+            row["host_bound"] = lt.host_bound(row["host_us"], row["drain_max_us"], held)
+        rows.append(row)
+    graph_rows = []
+    for recipe, g in gemms.items():
+        for name, fn in ((OURS, g.ours), (g.peer_name, g.peer)):
+            host, gpu = graph_time(torch, fn)
+            graph_rows.append({"recipe": recipe, "impl": name, "host_us": host, "gpu_us": gpu})
+    return rows, graph_rows
 
 
-def median_rounds(torch, fns, calls, rounds):
-    """{name: (host us, GPU us)} medians over rounds that rotate the order."""
-    names = list(fns)
-    for fn in fns.values():  # warm-up: kernels resolved and loaded
-        for _ in range(20):
-            fn()
-    samples = {name: [] for name in names}
-    for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            samples[name].append(host_time(torch, fns[name], calls))
-    return {name: (statistics.median(s[0] for s in v), statistics.median(s[1] for s in v))
-            for name, v in samples.items()}
+def held_back(torch, fn, repeats=3):
+    """queued() of GPU_CALLS calls, the median of `repeats` by host time
+    (None if one is invalid)."""
+    results = [lt.queued(torch, lambda i: fn(), GPU_CALLS) for _ in range(repeats)]
+    if any(r is None for r in results):
+        return None
+    return sorted(results, key=lambda r: r["host_us"])[len(results) // 2]
 
 
 def graph_time(torch, fn, replays=20):
@@ -151,70 +189,31 @@ def graph_time(torch, fn, replays=20):
         for _ in range(GRAPH_CALLS):
             fn()
     graph.replay()
-    host, gpu = host_time(torch, graph.replay, replays)
-    return host / GRAPH_CALLS, gpu / GRAPH_CALLS
-
-
-def kernel_only_us(torch, fn, copies, repeats):
-    """Back-to-back calls queued behind a GPU spin: events / calls."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for i in range(copies):
-        fn(i)
     torch.cuda.synchronize()
-    torch.cuda._sleep(50_000_000)  # ~25-40 ms of spinning: every launch queues behind it
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
-    for r in range(repeats):
-        fn(r % copies)
+    t0 = time.perf_counter()
+    for _ in range(replays):
+        graph.replay()
+    host_s = time.perf_counter() - t0
     end.record()
     torch.cuda.synchronize()
-    return start.elapsed_time(end) / repeats * 1e3
+    calls = replays * GRAPH_CALLS
+    return host_s / calls * 1e6, start.elapsed_time(end) / calls * 1e3
 
 
-def host_inclusive_us(torch, fn, copies, repeats):
-    """Median of perf_counter around one call and a synchronize."""
-    times = []
-    for r in range(repeats):
-        t0 = time.perf_counter()
-        fn(r % copies)
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(times)
-
-
-# --- the measurements -----------------------------------------------------------------
-
-def overhead(torch, args):
-    rows, graph_rows = [], []
+def legacy(torch, args):
+    """The pieces of the ctypes path this package used to take
+    (launch_legacy), interleaved like the main table (fewer rounds)."""
+    fns = {}
     for recipe in cases.BENCH_RECIPES:
-        g = Gemm(torch, recipe, OVERHEAD_M, cases.TEST_N, cases.TEST_K)
-        peer = "torch._scaled_mm" if recipe != "blockwise" else "F.scaled_mm"
-        fns = {"fp8mlir.scaled_mm": g.ours, "torch.ops.fp8mlir.scaled_mm": g.ours_op,
-               peer: g.peer}
-        for name, (host, gpu) in median_rounds(torch, fns, args.calls, args.rounds).items():
-            rows.append({"recipe": recipe, "impl": name, "host_us": host, "gpu_us": gpu,
-                         "queue_bound": gpu >= host})
-        for name in ("fp8mlir.scaled_mm", peer):
-            host, gpu = graph_time(torch, fns[name])
-            graph_rows.append({"recipe": recipe, "impl": name, "host_us": host, "gpu_us": gpu})
-    return rows, graph_rows
-
-
-def breakdown(torch, args):
-    """Where the host time of one call goes, before (the ctypes path this
-    package used to run, reproduced by launch_legacy) and now."""
+        g = Gemm(torch, recipe, M, N, K)
+        for name, fn in launch_legacy.pieces(torch, g.a, g.bs[0], g.sa, g.sb, recipe).items():
+            fns[(recipe, name)] = fn
+    samples = lt.interleaved(torch, fns, max(args.calls // 4, 50), 3, warmup_s=0.3)
     out = {}
-    for recipe in cases.BENCH_RECIPES:
-        g = Gemm(torch, recipe, OVERHEAD_M, cases.TEST_N, cases.TEST_K)
-        legacy = launch_legacy.pieces(torch, g.a, g.ws[0].t(), g.sa, g.sb, recipe)
-        pieces = {name: median_rounds(torch, {name: fn}, args.calls, 1)[name][0]
-                  for name, fn in legacy.items()}
-        now = {"torch.empty (the output)": lambda: torch.empty(
-                   (OVERHEAD_M, cases.TEST_N), device="cuda", dtype=torch.bfloat16),
-               "torch.ops.fp8mlir.scaled_mm": g.ours_op,
-               "fp8mlir.scaled_mm": g.ours}
-        out[recipe] = {"before": pieces,
-                       "now": {name: median_rounds(torch, {name: fn}, args.calls, 1)[name][0]
-                               for name, fn in now.items()}}
+    for (recipe, name), values in samples.items():
+        out.setdefault(recipe, {})[name] = lt.summarize(values)["host_us"]
     return out
 
 
@@ -223,10 +222,10 @@ def c_launch(args):
     if not args.launch_bench or not args.launch_bench.is_file():
         return {"error": f"no fp8rt-launch-bench at {args.launch_bench}"}
     from fp8mlir._torch_ops import kernels_for
-    (kernel,) = kernels_for(cases.bench_gemm("rowwise", cases.TEST_N, cases.TEST_K), 0)
+    (kernel,) = kernels_for(cases.bench_gemm("rowwise", N, K), 0)
     operands = []
     for op in kernel.meta["operands"]:
-        shape = "x".join(str(evaluate_extent(e, {"M": OVERHEAD_M})) for e in op["shape"])
+        shape = "x".join(str(evaluate_extent(e, {"M": M})) for e in op["shape"])
         operands.append(f"{op['name']}=none" if op.get("optional") else
                         f"{op['name']}={op['dtype']}:{shape}")
     run = subprocess.run([str(args.launch_bench), str(kernel.path), *operands],
@@ -248,26 +247,33 @@ def small_shapes(torch, args, l2_bytes):
         for recipe in cases.BENCH_RECIPES:
             for m in ms:
                 g = Gemm(torch, recipe, m, n, k, copies)
-                row = {"recipe": recipe, "m": m, "n": n, "k": k}
-                for name, fn in (("ours", g.ours), ("torch", g.peer)):
-                    try:
-                        row[f"{name}_kernel_us"] = kernel_only_us(torch, fn, copies, repeats)
-                        row[f"{name}_host_inclusive_us"] = host_inclusive_us(
-                            torch, fn, copies, repeats)
-                    except Exception as e:  # a peer's API missing, a failed launch
-                        row[f"{name}_error"] = f"{type(e).__name__}: {e}"[:300]
-                rows.append(row)
+                rows.append(small_shape_row(torch, g, copies, repeats))
                 del g
                 torch.cuda.empty_cache()
     return rows
 
 
+def small_shape_row(torch, g, copies, repeats):
+    row = {"recipe": g.recipe, "m": g.m, "n": g.n, "k": g.k}
+    fns = {}
+    for name, fn in (("ours", g.ours), ("torch", g.peer)):
+        try:  # a peer's API missing, a failed launch
+            row[f"{name}_kernel_us"] = lt.queued_gpu_us(torch, fn, repeats, copies)
+            fns[name] = fn
+        except Exception as e:
+            row[f"{name}_error"] = f"{type(e).__name__}: {e}"[:300]
+    for name, us in lt.synchronous_us(torch, fns, copies, repeats).items():
+        row[f"{name}_sync_us"] = us
+    return row
+
+
 def run(args, torch, env, now):
     import fp8mlir._torch_ops as ops
     report = {"environment": env, "method": METHOD, "extension": ops.EXTENSION is not None,
-              "targets": {"call_us": TARGET_CALL_US, "c_launch_us": TARGET_C_LAUNCH_US}}
+              "targets": {"call_us": TARGET_CALL_US, "c_launch_us": TARGET_C_LAUNCH_US},
+              "calls": args.calls, "rounds": args.rounds}
     report["overhead"], report["graphs"] = overhead(torch, args)
-    report["breakdown"] = breakdown(torch, args)
+    report["legacy"] = legacy(torch, args)
     report["c_launch"] = c_launch(args)
     props = torch.cuda.get_device_properties(0)
     report["small_shapes"] = small_shapes(torch, args,
@@ -281,15 +287,17 @@ def run(args, torch, env, now):
 
 
 def verdict(report):
-    """The targets: fp8mlir.scaled_mm <= 15 us and below the peer, per recipe;
-    fp8rt_launch_ordered <= 5 us from C."""
+    """The targets: fp8mlir.scaled_mm host-bound, <= 15 us and below the
+    peer, per recipe; fp8rt_launch_ordered <= 5 us from C."""
     out = {}
     for recipe in cases.BENCH_RECIPES:
-        rows = {r["impl"]: r["host_us"] for r in report["overhead"] if r["recipe"] == recipe}
-        ours = rows["fp8mlir.scaled_mm"]
-        peer = min(v for k, v in rows.items() if not k.startswith(("fp8mlir", "torch.ops")))
-        out[f"{recipe}: fp8mlir.scaled_mm <= {TARGET_CALL_US} us and < peer"] = \
-            ours <= TARGET_CALL_US and ours < peer
+        rows = {r["impl"]: r for r in report["overhead"] if r["recipe"] == recipe}
+        ours = rows[OURS]
+        peer = next(r for name, r in rows.items() if name not in (OURS, OP, OUT, EMPTY))
+        out[f"{recipe}: {OURS} <= {TARGET_CALL_US} us and < {peer['impl']}, "
+            f"both host-bound"] = (ours["host_bound"] and peer["host_bound"]
+                                   and ours["host_us"] <= TARGET_CALL_US
+                                   and ours["host_us"] < peer["host_us"])
     c = report["c_launch"]
     if "ordered-moving" in c:
         out[f"C: fp8rt_launch_ordered <= {TARGET_C_LAUNCH_US} us"] = \
@@ -306,46 +314,68 @@ def markdown(report):
         [f"- C++ operators: {'loaded' if report['extension'] else 'NOT loaded (Python kernels)'}",
          "", "## Method", "", report["method"], "", "## Verdict", ""]
     lines += [f"- {'PASS' if ok else 'FAIL'}: {name}" for name, ok in report["verdict"].items()]
-    lines += ["", f"## Host time per call, eager ([{OVERHEAD_M}, {cases.TEST_K}] x "
-              f"[{cases.TEST_K}, {cases.TEST_N}], bf16 out)", ""]
-    lines += ru.table(["recipe", "implementation", "host us/call", "GPU us/call", "note"],
-                      [[r["recipe"], r["impl"], f(r["host_us"], ".2f"), f(r["gpu_us"], ".2f"),
-                        "GPU-bound: host time may include waiting" if r["queue_bound"] else ""]
-                       for r in report["overhead"]])
+    lines += ["", f"## Host time per call, eager ([{M}, {K}] x [{K}, {N}], bf16 out; "
+              f"{report.get('calls', '?')} calls per sample, {report.get('rounds', '?')} "
+              f"interleaved rounds)", ""]
+    main = [r for r in report["overhead"] if r["impl"] not in (OUT, EMPTY)]
+    lines += ru.table(
+        ["recipe", "implementation", "host us/call", "range", "GPU held back: host us/call",
+         "GPU us/call", "GPU idle", "max drain us", "host-bound"],
+        [[r["recipe"], r["impl"], f(r["host_us"], ".2f"),
+          f"{f(r['host_min_us'], '.1f')}-{f(r['host_max_us'], '.1f')}",
+          f(r.get("held_host_us"), ".2f"), f(r.get("gpu_us"), ".2f"), _idle(r),
+          f(r["drain_max_us"], ".0f"), "yes" if r.get("host_bound") else "NO"]
+         for r in main])
+    clocks = [c for r in report["overhead"] for c in (r.get("probe_range") or [])]
+    lines += ["", f"GPU SM clock after the samples: {min(clocks)}-{max(clocks)} MHz"
+              if clocks else "GPU SM clock: not read (no NVML through torch.cuda.clock_rate)"]
     lines += ["", f"## Under CUDA graphs ({GRAPH_CALLS} calls per graph)", ""]
     lines += ru.table(["recipe", "implementation", "host us/call (replay)", "GPU us/call"],
                       [[r["recipe"], r["impl"], f(r["host_us"], ".3f"), f(r["gpu_us"], ".2f")]
                        for r in report["graphs"]])
     lines += ["", "## Breakdown (host us per call)", ""]
-    for recipe, parts in report["breakdown"].items():
+    for recipe in cases.BENCH_RECIPES:
+        now = {r["impl"]: r["host_us"] for r in report["overhead"] if r["recipe"] == recipe}
+        before = report.get("legacy", {}).get(recipe, {})
         lines += [f"### {recipe}", ""] + ru.table(
             ["path", "piece", "us"],
-            [["before (ctypes)", k, f(v, ".2f")] for k, v in parts["before"].items()]
-            + [["now", k, f(v, ".2f")] for k, v in parts["now"].items()]) + [""]
-    c = report["c_launch"]
-    lines += ["## From C (fp8rt-launch-bench, rowwise kernel, M = 16)", ""]
+            [["before (ctypes)", k, f(v, ".2f")] for k, v in before.items()]
+            + [["now", k, f(now.get(k), ".2f")] for k in (EMPTY, OUT, OP, OURS)]) + [""]
+    lines += _c_launch_lines(report["c_launch"]) + _small_shape_lines(report["small_shapes"])
+    return "\n".join(lines) + "\n"
+
+
+def _idle(row):
+    gpu = row.get("gpu_us")
+    return "n/a" if gpu is None else f"{max(0.0, 1 - gpu / row['host_us']):.0%}"
+
+
+def _c_launch_lines(c):
+    lines = [f"## From C (fp8rt-launch-bench, rowwise kernel, M = {M})", ""]
     if "error" in c:
-        lines.append(f"not measured: {c['error']}")
-    else:
-        lines += ru.table(["way", "median us/launch", "min us/launch"],
-                          [[k, f(v["median_us"], ".3f"), f(v["min_us"], ".3f")]
-                           for k, v in c.items() if isinstance(v, dict)])
-    lines += ["", "## Small shapes (bf16 out; kernel-only and host-inclusive are separate)", ""]
+        return lines + [f"not measured: {c['error']}", ""]
+    return lines + ru.table(["way", "median us/launch", "min us/launch"],
+                            [[k, ru.fmt(v["median_us"], ".3f"), ru.fmt(v["min_us"], ".3f")]
+                             for k, v in c.items() if isinstance(v, dict)]) + [""]
+
+
+def _small_shape_lines(rows):
+    f = ru.fmt
+    lines = ["## Small shapes (bf16 out; kernel-only and synchronous are separate)", ""]
     lines += ru.table(
         ["recipe", "M", "N x K", "ours kernel us", "torch kernel us", "kernel speedup",
-         "ours host-incl. us", "torch host-incl. us", "host-incl. speedup"],
+         "ours sync us", "torch sync us", "sync speedup"],
         [[r["recipe"], r["m"], f"{r['n']} x {r['k']}", f(r.get("ours_kernel_us"), ".2f"),
           f(r.get("torch_kernel_us"), ".2f"),
           f(_ratio(r, "torch_kernel_us", "ours_kernel_us"), ".2f"),
-          f(r.get("ours_host_inclusive_us"), ".2f"), f(r.get("torch_host_inclusive_us"), ".2f"),
-          f(_ratio(r, "torch_host_inclusive_us", "ours_host_inclusive_us"), ".2f")]
-         for r in report["small_shapes"]])
-    errors = [r for r in report["small_shapes"] if any(k.endswith("_error") for k in r)]
+          f(r.get("ours_sync_us"), ".2f"), f(r.get("torch_sync_us"), ".2f"),
+          f(_ratio(r, "torch_sync_us", "ours_sync_us"), ".2f")] for r in rows])
+    errors = [r for r in rows if any(k.endswith("_error") for k in r)]
     if errors:
         lines += ["", "Errors:", ""] + [f"- {r['recipe']} M={r['m']} {r['n']}x{r['k']}: "
                                         f"{r.get('ours_error') or r.get('torch_error')}"
                                         for r in errors]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _ratio(row, numerator, denominator):
@@ -355,10 +385,12 @@ def _ratio(row, numerator, denominator):
 
 def plot(report, path):
     import matplotlib.pyplot as plt
-    rows = report["overhead"]
+    rows = [r for r in report["overhead"] if r["impl"] not in (OUT, EMPTY)]
     fig, ax = plt.subplots(figsize=(8, 4))
     labels = [f"{r['recipe']}\n{r['impl'].replace('fp8mlir.', '')}" for r in rows]
-    ax.bar(range(len(rows)), [r["host_us"] for r in rows])
+    ax.bar(range(len(rows)), [r["host_us"] for r in rows],
+           yerr=[[r["host_us"] - r["host_min_us"] for r in rows],
+                 [r["host_max_us"] - r["host_us"] for r in rows]])
     ax.set_xticks(range(len(rows)), labels, fontsize=6, rotation=45, ha="right")
     ax.axhline(TARGET_CALL_US, color="red", linewidth=0.8)
     ax.set_ylabel("host us per call (eager)")

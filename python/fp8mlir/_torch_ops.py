@@ -250,8 +250,26 @@ def _quantize_fake(x, recipe, block, dtype, rowwise, columnwise, transposed, sca
     return _quantize_outputs(x, gran, dtype, rowwise, columnwise, transposed)[1]
 
 
+def _four_outputs(x, dtype, rowwise, columnwise, outputs):
+    """quantize_delayed's fixed returns (rowwise data, scale, columnwise
+    data, scale) from quantize's list: empty tensors for the absent ones. A
+    mutating operator needs fixed Tensor returns for torch.compile to
+    functionalize it (torch._higher_order_ops.auto_functionalize takes no
+    Tensor[] return)."""
+    outputs = list(outputs)
+    fixed = []
+    for wanted in (rowwise, columnwise):
+        if wanted:
+            fixed += outputs[:2]
+            outputs = outputs[2:]
+        else:
+            fixed += [x.new_empty((0,), dtype=dtype), x.new_empty((0,), dtype=torch.float32)]
+    return tuple(fixed)
+
+
 def _quantize_delayed_fake(x, scale, amax_history, dtype, rowwise, columnwise, transposed):
-    return _quantize_fake(x, "delayed", [], dtype, rowwise, columnwise, transposed, scale)
+    return _four_outputs(x, dtype, rowwise, columnwise, _quantize_fake(
+        x, "delayed", [], dtype, rowwise, columnwise, transposed, scale))
 
 
 def _check_cuda(tensors, device):
@@ -294,8 +312,8 @@ def _quantize_delayed_cuda(x, scale, amax_history, dtype, rowwise, columnwise, t
     if amax_history.dtype != torch.float32 or amax_history.dim() != 1:
         raise ValueError(f"amax_history: expected a 1-D float32 tensor, got "
                          f"{tuple(amax_history.shape)} {amax_history.dtype}")
-    return _run_quantize(x, "delayed", [], dtype, rowwise, columnwise, transposed, scale,
-                         amax_history)
+    return _four_outputs(x, dtype, rowwise, columnwise, _run_quantize(
+        x, "delayed", [], dtype, rowwise, columnwise, transposed, scale, amax_history))
 
 
 def mn_major_scales(scale, rows, blocks):
@@ -439,7 +457,7 @@ _QUANTIZE = define_op(
     cuda=_quantize_cuda, cpu=_quantize_cuda, fake=_quantize_fake)
 _QUANTIZE_DELAYED = define_op(
     "quantize_delayed", "(Tensor x, Tensor scale, Tensor(a!) amax_history, ScalarType dtype, "
-    "bool rowwise, bool columnwise, bool transposed) -> Tensor[]",
+    "bool rowwise, bool columnwise, bool transposed) -> (Tensor, Tensor, Tensor, Tensor)",
     cuda=_quantize_delayed_cuda, cpu=_quantize_delayed_cuda, fake=_quantize_delayed_fake)
 _DEQUANTIZE = define_op(
     "dequantize", "(Tensor data, Tensor scale_inv, str granularity, ScalarType out_dtype) "
@@ -544,10 +562,12 @@ def quantize(x, recipe="tensorwise", *, dtype=torch.float8_e4m3fn, rowwise=True,
             raise ValueError("amax_history belongs to the delayed recipe")
         outputs = _QUANTIZE_DELAYED(x, scale, amax_history, dtype, rowwise, columnwise,
                                     transposed)
+        rowwise_out = outputs[:2] if rowwise else (None, None)
+        columnwise_out = outputs[2:] if columnwise else (None, None)
     else:
         outputs = _QUANTIZE(x, recipe, block, dtype, rowwise, columnwise, transposed, scale)
-    rowwise_out = (outputs[0], outputs[1]) if rowwise else (None, None)
-    columnwise_out = (outputs[-2], outputs[-1]) if columnwise else (None, None)
+        rowwise_out = (outputs[0], outputs[1]) if rowwise else (None, None)
+        columnwise_out = (outputs[-2], outputs[-1]) if columnwise else (None, None)
     return QuantizedTensor(*rowwise_out, *columnwise_out, recipe,
                            tuple(block) or (BLOCKS[0] if recipe == "blockwise" else None),
                            transposed)

@@ -4,12 +4,14 @@
 # python/tests (also a few with the Python kernels instead of the C++ ones)
 # and the launch benchmark.
 #
-#   python/tests/run_gpu.sh KERNEL_CACHE [OUT_DIR]
+#   python/tests/run_gpu.sh KERNEL_CACHE [OUT_DIR [PYTEST_ARGS...]]
 #
 # KERNEL_CACHE is filled on the build machine (which has the compiler):
 #   /usr/bin/python3 python/tests/test_gpu.py --populate KERNEL_CACHE
 # OUT_DIR (default bench/results) receives the logs and the benchmark report
-# launch-<gpu>-<date>.{json,md}. Environment: PYTHON (default python3),
+# launch-<gpu>-<date>.{json,md}. PYTEST_ARGS (test node ids, -k EXPR, ...)
+# select GPU tests instead of all of them; the Python-kernel pass then
+# runs the selected tests of test_torch_ops.py only. Environment: PYTHON (default python3),
 # FP8RT_BUILD_DIR (default /tmp/fp8rt-build), CXX (default /usr/bin/g++ when
 # it exists), TORCH_EXTENSIONS_DIR (default /tmp/fp8mlir-torch-extensions).
 # Exits non-zero when a step fails; the summary names each step's result.
@@ -22,6 +24,8 @@ if [[ $# -lt 1 || ! -d "$1" ]]; then
 fi
 CACHE=$(realpath "$1")
 OUT_DIR=${2:-bench/results}
+shift $(($# < 2 ? $# : 2))
+SELECTION=("$@")
 mkdir -p "$OUT_DIR"
 OUT_DIR=$(realpath "$OUT_DIR")
 PYTHON=${PYTHON:-python3}
@@ -69,12 +73,20 @@ step extension "$OUT_DIR/build-extension.log" env FP8MLIR_TORCH_EXTENSION_VERBOS
 print('C++ operators:', 'loaded from ' + o.EXTENSION.path if o.EXTENSION else 'NOT loaded')
 sys.exit(0 if o.EXTENSION else 1)"
 
-step tests "$OUT_DIR/gpu-tests.log" "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider \
-  python/tests/test_gpu.py python/tests/test_torch_ops.py python/tests/test_torch_compile.py
+if [[ ${#SELECTION[@]} -gt 0 ]]; then
+  TESTS=("${SELECTION[@]}")
+  PYTHON_KERNEL_TESTS=("${SELECTION[@]}")
+else
+  TESTS=(python/tests/test_gpu.py python/tests/test_torch_ops.py python/tests/test_torch_compile.py)
+  PYTHON_KERNEL_TESTS=(python/tests/test_torch_ops.py -k "layouts or out_writes or feeds")
+fi
+step tests "$OUT_DIR/gpu-tests.log" "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider -rfE \
+  --durations=5 "${TESTS[@]}"
 
+# The Python kernels (no C++ extension) on the GEMM layouts, out= and
+# quantize feeding the GEMM (or on the selected tests).
 step python-kernels "$OUT_DIR/gpu-tests-python-kernels.log" env FP8MLIR_TORCH_EXTENSION=0 \
-  "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider python/tests/test_torch_ops.py \
-  -k "layouts or out_writes or feeds"
+  "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider -rfE "${PYTHON_KERNEL_TESTS[@]}"
 
 step benchmark "$OUT_DIR/launch-bench.log" "$PYTHON" bench/launch_overhead.py \
   --out "$OUT_DIR" --launch-bench "$BUILD_DIR/fp8rt-launch-bench"

@@ -1,6 +1,7 @@
-"""bench/train_fp8.py and bench/bench_linear.py without a GPU: argument
-checks, the summary arithmetic and --render of synthetic reports (the PNG
-only where matplotlib is installed). Neither needs torch for this."""
+"""bench/train_fp8.py, bench/bench_linear.py and bench/launch_overhead.py
+without a GPU: argument checks, the summary arithmetic, verdicts and
+--render of synthetic reports (the PNG only where matplotlib is installed).
+None needs torch for this."""
 
 import importlib
 import importlib.util
@@ -126,3 +127,139 @@ def test_linear_arguments(linear):
     assert args.shape_list == [(4096, 4096)] and args.token_list == [4096, 8192]
     with pytest.raises(SystemExit):
         linear.parse_args(["--shapes", "4096by4096"])
+
+
+@pytest.fixture(scope="module")
+def launch():
+    sys.path.insert(0, str(BENCH))
+    return importlib.import_module("launch_overhead")
+
+
+def launch_report(launch, ours_us=11.0, peer_us=25.0, ours_drain=20.0):
+    timing = importlib.import_module("launch_timing")
+
+    def row(recipe, impl, host, drain=20.0, gpu=2.5, held_host=10.0):
+        held = {"gpu_us": gpu, "host_us": held_host, "calls": 500}
+        return {"recipe": recipe, "impl": impl, "host_us": host, "host_min_us": host - 0.5,
+                "host_max_us": host + 1.0, "drain_max_us": drain, "gpu_us": gpu,
+                "held_host_us": held_host, "host_bound": timing.host_bound(host, drain, held),
+                "samples": [[0.1, host, drain, 1980]], "probe_range": [1755, 1980]}
+    rows = []
+    for recipe in ("tensorwise", "rowwise", "blockwise"):
+        peer = "F.scaled_mm" if recipe == "blockwise" else "torch._scaled_mm"
+        rows += [row(recipe, launch.OURS, ours_us, ours_drain), row(recipe, launch.OP, 10.5),
+                 row(recipe, peer, peer_us, gpu=3.0, held_host=peer_us - 1.0),
+                 row(recipe, launch.OUT, 9.0), {**row(recipe, launch.EMPTY, 2.0),
+                                                "gpu_us": None, "held_host_us": None}]
+    report = {"environment": ENV, "method": launch.METHOD, "extension": True,
+              "calls": 2000, "rounds": 9, "overhead": rows,
+              "graphs": [{"recipe": "tensorwise", "impl": launch.OURS, "host_us": 0.05,
+                          "gpu_us": 2.2}],
+              "legacy": {"tensorwise": {"total (the whole call)": 130.0}},
+              "c_launch": {"ordered-moving": {"median_us": 4.2, "min_us": 3.5}},
+              "small_shapes": [{"recipe": "rowwise", "m": 1, "n": 4096, "k": 4096,
+                                "ours_kernel_us": 10.0, "torch_kernel_us": 14.0,
+                                "ours_sync_us": 25.0, "torch_sync_us": None}]}
+    report["verdict"] = launch.verdict(report)
+    return report
+
+
+def test_launch_verdict_needs_host_bound_rows_below_the_peer(launch):
+    assert all(launch_report(launch)["verdict"].values())
+    # 16 us back to back against 10 us with the GPU held back: not host-bound.
+    slow = launch_report(launch, ours_us=16.0)["verdict"]
+    assert not any(ok for name, ok in slow.items() if not name.startswith("C:"))
+    # A drain longer than the limit: the host may have waited on the GPU.
+    queued = launch_report(launch, ours_drain=5000.0)["verdict"]
+    assert not any(ok for name, ok in queued.items() if not name.startswith("C:"))
+    above_peer = launch_report(launch, ours_us=12.0, peer_us=11.0)["verdict"]
+    assert not any(ok for name, ok in above_peer.items() if not name.startswith("C:"))
+
+
+def test_launch_render(launch, tmp_path):
+    path = tmp_path / "launch-h100-20261122-100000.json"
+    path.write_text(json.dumps(launch_report(launch)))
+    result = subprocess.run([sys.executable, str(BENCH / "launch_overhead.py"), "--render",
+                             str(path)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    md = path.with_suffix(".md").read_text()
+    assert "PASS: tensorwise: fp8mlir.scaled_mm <= 15.0 us and < torch._scaled_mm" in md
+    assert ("| tensorwise | fp8mlir.scaled_mm | 11.00 | 10.5-12.0 | 10.00 | 2.50 | 77% | 20 "
+            "| yes |") in md
+    assert "GPU SM clock after the samples: 1755-1980 MHz" in md
+    assert "| now | fp8mlir.scaled_mm(out=) | 9.00 |" in md
+    assert "| rowwise | 1 | 4096 x 4096 | 10.00 | 14.00 | 1.40 | 25.00 | n/a | n/a |" in md
+
+
+
+@pytest.fixture(scope="module")
+def timing():
+    sys.path.insert(0, str(BENCH))
+    return importlib.import_module("launch_timing")
+
+
+class _FakeCuda:
+    """torch.cuda for launch_timing without a GPU: a spin lasting `spin_ms`
+    (4x longer at each retry, as the cycles are), kernels `kernel_ms` in all."""
+
+    def __init__(self, spin_ms, kernel_ms):
+        self.spin_ms, self.kernel_ms, self.sleeps, self.events = spin_ms, kernel_ms, [], []
+
+    def Event(self, enable_timing=False):  # noqa: N802 (torch's name)
+        cuda = self
+
+        class Event:
+            def record(self):
+                pass
+
+            def elapsed_time(self, other):
+                if self is cuda.events[0]:
+                    return cuda.spin_ms * cuda.sleeps[-1] / cuda.sleeps[0]
+                return cuda.kernel_ms
+        self.events.append(Event())
+        return self.events[-1]
+
+    def synchronize(self):
+        pass
+
+    def _sleep(self, cycles):
+        self.sleeps.append(cycles)
+
+
+def test_launch_gpu_time_needs_the_calls_queued_before_the_spin_ended(timing):
+    from types import SimpleNamespace
+    slow_host = SimpleNamespace(cuda=_FakeCuda(spin_ms=0.0, kernel_ms=1.0))
+    calls = []
+    assert timing.queued(slow_host, lambda i: calls.append(i), 16) is None
+    assert slow_host.cuda.sleeps == [timing.SPIN_CYCLES * 2 ** i for i in range(4)]
+    assert len(calls) == 16 + 8 + 4 + 2  # half the calls at each retry
+    fast_host = SimpleNamespace(cuda=_FakeCuda(spin_ms=1000.0, kernel_ms=2.0))
+    result = timing.queued(fast_host, lambda i: None, 10)
+    assert result["gpu_us"] == pytest.approx(200.0) and result["calls"] == 10
+    assert 0 <= result["host_us"] < 1000.0
+    assert len(fast_host.cuda.sleeps) == 1
+
+
+def test_launch_host_bound_means_the_host_did_not_wait(timing):
+    held = {"gpu_us": 2.5, "host_us": 10.0, "calls": 500}
+    assert timing.host_bound(11.0, 20.0, held)
+    assert not timing.host_bound(17.8, 20.0, held)  # slower than with the GPU held back
+    assert not timing.host_bound(11.0, 2000.0, held)  # the GPU had a backlog
+    assert not timing.host_bound(2.0, 20.0, held)  # the GPU is slower than the host
+    assert not timing.host_bound(11.0, 20.0, None)
+
+
+def test_launch_host_time_interleaves_every_implementation_each_round(timing):
+    from types import SimpleNamespace
+    calls = []
+    fake = SimpleNamespace(cuda=SimpleNamespace(synchronize=lambda: None))
+    fns = {name: (lambda name=name: calls.append(name)) for name in "abc"}
+    samples = timing.interleaved(fake, fns, calls=10, rounds=4, warmup_s=0.0)
+    assert {name: len(v) for name, v in samples.items()} == {"a": 4, "b": 4, "c": 4}
+    assert calls[:60] == ["a"] * 20 + ["b"] * 20 + ["c"] * 20  # the warm-up
+    measured = calls[60:]
+    assert len(measured) == 120
+    order = "".join(measured[i] for i in range(0, 120, 10))
+    assert order == "abc" + "acb" + "cab" + "cba"  # rotated, every other round reversed
+    summary = timing.summarize(samples["a"])
+    assert summary["host_min_us"] <= summary["host_us"] <= summary["host_max_us"]

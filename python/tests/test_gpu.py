@@ -1,7 +1,9 @@
 """fp8mlir.scaled_mm against torch._scaled_mm on a GPU (marked `gpu`).
 
 The GPU machine has no compiler: fill a kernel cache on the build machine
-(every kernel of the GPU tests and of bench/launch_overhead.py),
+with every kernel of the GPU tests and of bench/launch_overhead.py (the
+table fp8mlir.testing.torch_ops_cases; a GPU test using a kernel outside it
+fails, see conftest.py),
 
     /usr/bin/python3 python/tests/test_gpu.py --populate CACHE_DIR [--chip sm_90a]
 
@@ -26,19 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import fp8mlir  # noqa: E402
 from fp8mlir import numerics  # noqa: E402
+from fp8mlir.testing import torch_ops_cases as cases  # noqa: E402
 
-# (recipe, M, N, K, accumulation, out dtype); M is a run-time value, so
-# one kernel per (recipe, N, K, accumulation, out dtype).
-CASES = [
-    ("tensorwise", 512, 1024, 2048, "fast", "bf16"),
-    ("tensorwise", 127, 2112, 160, "fast", "f32"),
-    ("rowwise", 512, 1024, 2048, "fast", "bf16"),
-    ("rowwise", 256, 2048, 1024, "promoted(128)", "f16"),
-    ("blockwise", 512, 1024, 2048, "promoted(128)", "bf16"),
-    ("blockwise", 100, 2112, 7168, "promoted(128)", "bf16"),
-    # M % 4 != 0: the 1x128 scales are padded to [K/128, roundup(M, 4)].
-    ("blockwise", 127, 2112, 7168, "promoted(128)", "bf16"),
-]
+CASES = cases.SCALED_MM_CASES
 # Relative Frobenius error of ours against torch's FP8 GEMM on the same
 # quantized inputs (both accumulate in f32; bf16/f16 outputs round at 2^-9).
 TOLERANCE = {"bf16": 1e-2, "f16": 5e-3, "f32": 1e-3}
@@ -46,18 +38,12 @@ TOLERANCE = {"bf16": 1e-2, "f16": 5e-3, "f32": 1e-3}
 RESULTS = []
 
 
-def spec_of(case):
-    recipe, _, n, k, accumulation, out = case
-    return fp8mlir.ScaledMatmul(recipe, n=n, k=k, out_dtype=out, accumulation=accumulation)
-
-
 def populate(directory, chip):
-    """Compiles every kernel the GPU tests (this file and
-    test_torch_ops.py) and bench/launch_overhead.py run into `directory`."""
-    from fp8mlir.testing.torch_ops_cases import all_specs
+    """Compiles the table of every kernel the GPU tests and
+    bench/launch_overhead.py run (fp8mlir.testing.torch_ops_cases) into
+    `directory`."""
     cache = fp8mlir.KernelCache(directory)
-    specs = {spec.cache_key: spec for spec in [spec_of(case) for case in CASES] + all_specs()}
-    for spec in specs.values():
+    for spec in cases.all_specs():
         print(cache.compile(spec, chip))
 
 

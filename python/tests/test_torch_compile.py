@@ -9,7 +9,8 @@ import pytest
 
 import fp8mlir
 from fp8mlir.testing import torch_ops_cases as cases
-from torch_ops_util import gemm_operands, random_matrix, rng, same_bits, torch_or_fail
+from torch_ops_util import (gemm_operands, random_matrix, rng, same_bits, torch_dtype,
+                            torch_or_fail)
 
 pytestmark = pytest.mark.gpu
 N, K = cases.TEST_N, cases.TEST_K
@@ -72,6 +73,28 @@ def test_compile_reduce_overhead_cuda_graphs(torch):
         got = [t.clone() for t in compiled(x, w, w_scale)]
         for g, want in zip(got, forward(x, w, w_scale)):
             assert same_bits(torch, g, want)
+
+
+def test_compile_delayed_scaling_updates_the_history(torch):
+    """quantize with an amax history (an operator that mutates it) under
+    torch.compile(fullgraph=True): the outputs and the updated history are
+    eager's."""
+    def forward(x, scale, history):
+        q = fp8mlir.quantize(x, "delayed", scale=scale, amax_history=history,
+                             columnwise=True)
+        return q.data, q.scale_inv, q.columnwise_data, q.columnwise_scale_inv
+
+    compiled = torch.compile(forward, fullgraph=True)
+    scale = torch.tensor(0.75, device="cuda")
+    eager_history = torch.rand(16, device="cuda") * 4
+    compiled_history = eager_history.clone()
+    for seed in range(2):
+        x = _activation(torch, 64, seed) * (8 if seed else 1)  # the second raises the amax
+        want = forward(x, scale, eager_history)
+        got = compiled(x, scale, compiled_history)
+        for g, w in zip(got, want):
+            assert same_bits(torch, g, w)
+        assert same_bits(torch, compiled_history, eager_history)
 
 
 def test_cuda_graph_capture_and_replay(torch):
@@ -158,10 +181,12 @@ def test_backward_of_scales_and_bias(torch, recipe, with_bias):
 
 
 def test_compiled_backward(torch):
-    a, b = gemm_operands(torch, "blockwise", 64, N, K)
+    gemm = cases.TEST_GEMMS["blockwise-f32"]
+    a, b = gemm_operands(torch, gemm.recipe, 64, gemm.n, gemm.k)
+    out_dtype = torch_dtype(torch, gemm.out_dtype)
 
     def loss(sa, sb):
-        y = fp8mlir.scaled_mm(a.data, b.data.t(), sa, sb, out_dtype=torch.float32)
+        y = fp8mlir.scaled_mm(a.data, b.data.t(), sa, sb, out_dtype=out_dtype)
         return (y * y).sum()
 
     compiled = torch.compile(loss, fullgraph=True)

@@ -14,8 +14,8 @@ import pytest
 import fp8mlir
 from fp8mlir import numerics
 from fp8mlir.testing import torch_ops_cases as cases
-from torch_ops_util import (GEMM_TOLERANCE, gemm_operands, relative_error, rng,
-                            random_matrix, same_bits, torch_or_fail)
+from torch_ops_util import (GEMM_TOLERANCE, allclose_takes_fp8, gemm_operands, opcheck,
+                            relative_error, rng, random_matrix, same_bits, torch_or_fail)
 
 pytestmark = pytest.mark.gpu
 N, K = cases.TEST_N, cases.TEST_K
@@ -33,6 +33,41 @@ def ops(torch):
 
 
 # --- opcheck ------------------------------------------------------------------
+#
+# Every sub-test of torch.library.opcheck (torch_ops_util.opcheck: test_schema
+# compares FP8 arguments bit for bit, which torch 2.11's SchemaCheckMode
+# cannot do itself).
+
+@pytest.fixture(scope="module")
+def probe_ops(torch):
+    """Two operators of an FP8 tensor, one of which mutates it although its
+    schema says it does not."""
+    lib = torch.library.Library("fp8mlir_test", "DEF")
+    lib.define("reads(Tensor x) -> Tensor")
+    lib.define("mutates(Tensor x) -> Tensor")
+    lib.impl("reads", lambda x: x.to(torch.float32), "CUDA")
+
+    def mutates(x):
+        x.view(torch.uint8).bitwise_xor_(1)
+        return x.to(torch.float32)
+
+    lib.impl("mutates", mutates, "CUDA")
+    yield torch.ops.fp8mlir_test
+    del lib
+
+
+def test_schema_check_compares_fp8_arguments(torch, probe_ops):
+    """The schema check used below passes an operator that leaves its FP8
+    argument alone and catches one that changes it."""
+    from torch.testing._internal.optests.generate_tests import OpCheckError
+    x = torch.randn(8, 32, device="cuda").to(torch.float8_e4m3fn)
+    opcheck(torch, probe_ops.reads.default, (x,), test_utils=("test_schema",))
+    with pytest.raises(OpCheckError, match="not defined as mutable but was mutated"):
+        opcheck(torch, probe_ops.mutates.default, (x,), test_utils=("test_schema",))
+    if not allclose_takes_fp8(torch):  # torch's own check fails before the operator
+        with pytest.raises(OpCheckError, match="not implemented for 'Float8_e4m3fn'"):
+            torch.library.opcheck(probe_ops.reads.default, (x,), test_utils="test_schema")
+
 
 @pytest.mark.parametrize("recipe, bias", [("tensorwise", False), ("tensorwise", True),
                                           ("rowwise", False), ("blockwise", False)])
@@ -44,16 +79,14 @@ def test_opcheck_scaled_mm(torch, recipe, bias):
     if bias:
         kwargs["bias"] = torch.randn(N, device="cuda", dtype=torch.bfloat16,
                                      requires_grad=True)
-    torch.library.opcheck(ops(torch).scaled_mm.default, (a.data, b.data.t(), sa, sb), kwargs)
+    opcheck(torch, ops(torch).scaled_mm.default, (a.data, b.data.t(), sa, sb), kwargs)
 
 
 def test_opcheck_scaled_mm_out(torch):
     a, b = gemm_operands(torch, "rowwise", 64, N, K)
-    out = torch.empty(64, N, device="cuda", dtype=torch.float32)
-    torch.library.opcheck(
-        ops(torch).scaled_mm_out.default,
-        (a.data, b.data.t(), a.torch_scale(), b.torch_scale(), None, "auto", "fast", out),
-        test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_dynamic"))
+    out = torch.empty(64, N, device="cuda", dtype=torch.float32)  # TEST_GEMMS "rowwise-f32"
+    opcheck(torch, ops(torch).scaled_mm_out.default,
+            (a.data, b.data.t(), a.torch_scale(), b.torch_scale(), None, "auto", "fast", out))
 
 
 def _quantize_args(torch, case, rows=cases.TEST_ROWS):
@@ -66,23 +99,16 @@ def _quantize_args(torch, case, rows=cases.TEST_ROWS):
     return x, fp8, scale, history
 
 
-# FP8 outputs: the AOT check compares them with assert_close; the compile
-# tests (test_torch_compile.py) compare the compiled quantization bit for bit.
-QUANTIZE_OPCHECK = ("test_schema", "test_faketensor")
-
-
 @pytest.mark.parametrize("case", cases.QUANTIZE_CASES, ids=str)
 def test_opcheck_quantize(torch, case):
     recipe, block, _, _, rowwise, columnwise, transposed, history_length = case
     x, fp8, scale, history = _quantize_args(torch, case)
     if history is not None:
-        torch.library.opcheck(ops(torch).quantize_delayed.default,
-                              (x, scale, history, fp8, rowwise, columnwise, transposed),
-                              test_utils=QUANTIZE_OPCHECK)
+        opcheck(torch, ops(torch).quantize_delayed.default,
+                (x, scale, history, fp8, rowwise, columnwise, transposed))
     else:
-        torch.library.opcheck(ops(torch).quantize.default,
-                              (x, recipe, list(block or ()), fp8, rowwise, columnwise,
-                               transposed, scale), test_utils=QUANTIZE_OPCHECK)
+        opcheck(torch, ops(torch).quantize.default,
+                (x, recipe, list(block or ()), fp8, rowwise, columnwise, transposed, scale))
 
 
 @pytest.mark.parametrize("recipe, block", [("tensorwise", None), ("rowwise", None),
@@ -91,10 +117,8 @@ def test_opcheck_dequantize(torch, recipe, block):
     x = torch.randn(cases.TEST_ROWS, K, device="cuda", dtype=torch.bfloat16)
     q = fp8mlir.quantize(x, recipe, block=block)
     granularity = fp8mlir.quantization.granularity(recipe, block)
-    torch.library.opcheck(ops(torch).dequantize.default,
-                          (q.data, q.scale_inv, granularity, torch.bfloat16),
-                          test_utils=("test_schema", "test_faketensor",
-                                      "test_aot_dispatch_dynamic"))
+    opcheck(torch, ops(torch).dequantize.default,
+            (q.data, q.scale_inv, granularity, torch.bfloat16))
 
 
 # --- quantize / dequantize bit for bit ------------------------------------------

@@ -90,6 +90,30 @@ def test_every_spec_has_its_own_cache_key():
     assert len({v.cache_key for v in variants}) == len(variants)
 
 
+def test_gpu_tests_may_use_only_the_table():
+    """The table populate compiles is the one the GPU tests are held to
+    (conftest.py): its specs pass, anything else names the table."""
+    for spec in cases.all_specs():
+        cases.check_in_table(spec)
+    for name in ("blockwise-f32", "rowwise-f32", "tensorwise+bias"):
+        cases.check_in_table(cases.TEST_GEMMS[name])
+    for recipe in cases.BENCH_RECIPES:
+        cases.check_in_table(cases.bench_gemm(recipe, cases.OVERHEAD_N, cases.OVERHEAD_K))
+    with pytest.raises(cases.NotInTable, match="torch_ops_cases.py"):
+        cases.check_in_table(fp8mlir.ScaledMatmul("blockwise", n=256, k=512, out_dtype="f16"))
+    with pytest.raises(cases.NotInTable, match="dequantize-tensor-e4m3xbf16-c1024"):
+        cases.check_in_table(DequantizeSpec("tensor", 1024))
+
+
+def test_populate_compiles_the_table(monkeypatch, tmp_path):
+    import test_gpu
+    compiled = []
+    monkeypatch.setattr(KernelCache, "compile",
+                        lambda self, spec, chip: compiled.append((spec.cache_key, chip)))
+    test_gpu.populate(tmp_path, "sm_90a")
+    assert compiled == [(spec.cache_key, "sm_90a") for spec in cases.all_specs()]
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(recipe="blockwise", dtype="e5m2"), "e4m3 only"),
     (dict(recipe="tensorwise", history=16), "delayed scaling"),

@@ -1,8 +1,10 @@
 """Helpers of the PyTorch-operator GPU tests (test_torch_ops.py,
 test_torch_compile.py): FP8 operands quantized with fp8mlir.numerics (an
-independent reference), the scales in torch's layouts, and the f64 GEMM.
+independent reference), the scales in torch's layouts, the f64 GEMM, and
+torch.library.opcheck for operators taking FP8 tensors.
 """
 
+import contextlib
 import zlib
 
 import numpy as np
@@ -77,3 +79,73 @@ def same_bits(torch, got, want):
                                                                  want.dtype, want.shape)
     width = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[got.element_size()]
     return torch.equal(got.contiguous().view(width), want.contiguous().view(width))
+
+
+def torch_dtype(torch, name):
+    return {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
+            "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}[name]
+
+
+# --- opcheck with FP8 arguments ------------------------------------------------
+#
+# opcheck's test_schema runs the operator under SchemaCheckMode, which checks
+# every tensor argument for mutation with bitwise_equal(before, after), and
+# bitwise_equal is torch.allclose(lhs, rhs, equal_nan=True) for every tensor
+# that is not quantized (torch 2.11: torch/_subclasses/schema_check_mode.py,
+# bitwise_equal lines 102-108, called from has_mutated lines 110-125 for each
+# argument at lines 235-240). torch.allclose has no FP8 kernel ("mul_cuda" not
+# implemented for 'Float8_e4m3fn'), so test_schema fails for any operator
+# with an FP8 argument before looking at the operator. Where that is so,
+# test_schema runs with torch.allclose comparing FP8 tensors bit for bit (what
+# the check means: has the argument changed?), every other dtype going to
+# torch's own allclose; the other sub-tests run as they are.
+
+DEFAULT_OPCHECK = ("test_schema", "test_autograd_registration", "test_faketensor",
+                   "test_aot_dispatch_dynamic")
+
+
+def _fp8_dtypes(torch):
+    return (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def allclose_takes_fp8(torch, device="cuda"):
+    """Whether this torch's allclose compares FP8 tensors on `device`."""
+    x = torch.zeros(2, device=device, dtype=torch.float8_e4m3fn)
+    try:
+        torch.allclose(x, x, equal_nan=True)
+        return True
+    except (NotImplementedError, RuntimeError):
+        return False
+
+
+@contextlib.contextmanager
+def fp8_bitwise_allclose(torch):
+    """torch.allclose comparing FP8 tensors bit for bit (for SchemaCheckMode's
+    mutation check); other dtypes as torch does."""
+    original = torch.allclose
+
+    def allclose(lhs, rhs, *args, **kwargs):
+        if lhs.dtype in _fp8_dtypes(torch) and rhs.dtype == lhs.dtype:
+            return torch.equal(lhs.view(torch.uint8), rhs.view(torch.uint8))
+        return original(lhs, rhs, *args, **kwargs)
+
+    torch.allclose = allclose
+    try:
+        yield
+    finally:
+        torch.allclose = original
+
+
+def opcheck(torch, op, args, kwargs=None, test_utils=DEFAULT_OPCHECK):
+    """torch.library.opcheck of `op` with `test_utils`, test_schema with the
+    FP8 comparison above when an argument is FP8 and torch cannot compare it."""
+    tensors = [t for t in list(args) + list((kwargs or {}).values())
+               if isinstance(t, torch.Tensor)]
+    fp8 = [t for t in tensors if t.dtype in _fp8_dtypes(torch)]
+    if "test_schema" not in test_utils or not fp8 or allclose_takes_fp8(torch, fp8[0].device):
+        return torch.library.opcheck(op, args, kwargs, test_utils=test_utils)
+    with fp8_bitwise_allclose(torch):
+        torch.library.opcheck(op, args, kwargs, test_utils="test_schema")
+    rest = tuple(u for u in test_utils if u != "test_schema")
+    if rest:
+        torch.library.opcheck(op, args, kwargs, test_utils=rest)

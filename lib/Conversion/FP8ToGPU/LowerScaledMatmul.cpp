@@ -1,10 +1,12 @@
 //===- LowerScaledMatmul.cpp - fp8.scaled_matmul to GPU kernels -----------===//
 //
 // Builds one kernel per distinct GEMM (N, K, recipe, tiling) into the
-// `gpu.module @fp8_kernels` and replaces each op by a call of a host launcher
-// declaration that names its kernel (`fp8.kernel`). The launcher is what the
-// host runtime provides: it encodes the tensor maps from the kernel metadata
-// and launches on the caller's stream.
+// `gpu.module @fp8_kernels` and replaces each op by a launch of a host
+// launcher declaration that names its kernel (`fp8.kernel`): on tensors an
+// `fp8.launch` in destination-passing style (D into a new tensor), on
+// memrefs a call writing the `outs` buffers. The launcher is what the host
+// runtime provides: it encodes the tensor maps from the kernel metadata and
+// launches on the caller's stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 #include "KernelModule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::fp8 {
@@ -127,6 +130,42 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
   return name;
 }
 
+/// On tensors: an fp8.launch of the kernel, in destination-passing style,
+/// writing D into a new tensor (its dynamic extents those of A's M and B's
+/// N) and the amax into a zeroed scalar.
+static LogicalResult lowerToLaunch(ScaledMatmulOp op, gpu::GPUModuleOp kernels,
+                                   StringRef name) {
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  SmallVector<Value> operands(op->getOperands());
+  SmallVector<LauncherAccess> access(operands.size(), LauncherAccess::Read);
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  SmallVector<Value> dynamicSizes;
+  if (resultType.isDynamicDim(0))
+    dynamicSizes.push_back(tensor::DimOp::create(
+        builder, loc, op.getA(), op.getAMajor() == OperandMajor::K ? 0 : 1));
+  if (resultType.isDynamicDim(1))
+    dynamicSizes.push_back(tensor::DimOp::create(
+        builder, loc, op.getB(), op.getBMajor() == OperandMajor::K ? 0 : 1));
+  operands.push_back(tensor::EmptyOp::create(builder, loc,
+                                             resultType.getShape(),
+                                             resultType.getElementType(),
+                                             dynamicSizes));
+  access.push_back(LauncherAccess::Write);
+  if (Value amax = op.getAmax()) {
+    operands.push_back(
+        createZeroFilled(op, cast<RankedTensorType>(amax.getType())));
+    access.push_back(LauncherAccess::ReadWrite);
+  }
+  FailureOr<ValueRange> results =
+      createLaunch(op, kernels, name, operands, access);
+  if (failed(results))
+    return failure();
+  op->replaceAllUsesWith(*results);
+  op.erase();
+  return success();
+}
+
 LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
                                            const TargetInfo &target,
                                            gpu::GPUModuleOp kernels) {
@@ -137,28 +176,29 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
   if (failed(built))
     return failure();
   std::string name = *built;
+  if (!op.hasBufferSemantics())
+    return lowerToLaunch(op, kernels, name);
   OpBuilder builder(op);
 
-  // Host side: a call of the launcher declared for this kernel. On tensors
-  // it returns D; on memrefs (bufferized form) it writes the `outs` buffer.
+  // Host side: a call of the launcher declared for this kernel, which
+  // writes the `outs` buffers.
   ModuleOp module = getOperation();
-  std::string launcherName =
-      name + (op.hasBufferSemantics() ? "_launch_into" : "_launch");
-  // The launcher only reads its inputs; it writes only the `outs` buffers
-  // (D and the amax).
-  SmallVector<bool> written(op->getNumOperands(), false);
-  for (OpOperand &operand : op->getOpOperands())
-    written[operand.getOperandNumber()] =
-        operand.get() == op.getOut() || operand.get() == op.getAmaxOut();
+  // The launcher only reads its inputs; it writes only the `outs` buffers:
+  // D, and the amax it max-accumulates into.
+  SmallVector<LauncherAccess> access(op->getNumOperands(),
+                                     LauncherAccess::Read);
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (operand.get() == op.getOut())
+      access[operand.getOperandNumber()] = LauncherAccess::Write;
+    else if (operand.get() == op.getAmaxOut())
+      access[operand.getOperandNumber()] = LauncherAccess::ReadWrite;
+  }
   func::FuncOp launcher = getOrCreateLauncher(
-      module, op, kernels, name, launcherName,
-      builder.getFunctionType(op->getOperandTypes(), op->getResultTypes()),
-      written);
+      module, op, kernels, name, name + "_launch_into",
+      builder.getFunctionType(op->getOperandTypes(), {}), access);
   if (!launcher)
     return failure();
-  auto call = func::CallOp::create(builder, op.getLoc(), launcher,
-                                   op->getOperands());
-  op->replaceAllUsesWith(call.getResults());
+  func::CallOp::create(builder, op.getLoc(), launcher, op->getOperands());
   op.erase();
   return success();
 }

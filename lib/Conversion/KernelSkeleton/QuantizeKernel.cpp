@@ -330,7 +330,9 @@ std::string mlir::fp8::getQuantizeKernelName(const QuantizeProblem &p) {
     name += "_row";
   if (p.columnwise)
     name += p.columnwiseTransposed ? "_col" : "_col_untransposed";
-  if (p.historyLength > 0)
+  if (p.amaxScalar)
+    name += "_amax";
+  else if (p.historyLength > 0)
     name += llvm::formatv("_hist{0}", p.historyLength).str();
   if (p.mxScales)
     name += "_mxscales";
@@ -521,7 +523,10 @@ static md::QuantizeInfo getQuantizeDescription(const QuantizeProblem &p) {
     info.amaxClamp = p.amaxClamp;
   if (p.mxScales)
     info.scaleGranularity = "mx1x32";
-  if (p.historyLength > 0)
+  if (p.amaxScalar)
+    info.amaxOut =
+        "amax(x) is max-ed into amax_out[0] (NaN sticky): pass it zeroed";
+  else if (p.historyLength > 0)
     info.amaxHistory =
         "slot 0 becomes max(slot 0, amax(x)), NaN sticky, in place";
   return info;
@@ -583,7 +588,9 @@ mlir::fp8::buildQuantizeKernelMetadata(StringRef name, const ChipInfo &chip,
       operand("columnwise_scale_inv", s.dtype, getScaleShape(p, true),
               Role::Output, s.alignment);
     }
-    if (p.historyLength > 0)
+    if (p.amaxScalar)
+      operand("amax_out", md::DType::F32, {}, Role::Output, 4);
+    else if (p.historyLength > 0)
       operand("amax_history", md::DType::F32,
               getConstantShape({p.historyLength}), Role::Output, 4);
   }

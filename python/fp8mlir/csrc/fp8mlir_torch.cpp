@@ -182,7 +182,10 @@ bool fp8rtDtype(at::ScalarType type, int32_t &out) {
   }
 }
 
-fp8rt_tensor operandOf(const at::Tensor &t, const char *what) {
+// `t` as an fp8rt operand: its sizes and strides, or with `asRank` >= 0
+// only its address and dtype (the caller fills in that rank's extents).
+fp8rt_tensor operandOf(const at::Tensor &t, const char *what,
+                       int asRank = -1) {
   fp8rt_tensor out{};
   int32_t dtype = 0;
   TORCH_CHECK_TYPE(fp8rtDtype(t.scalar_type(), dtype), what,
@@ -191,6 +194,10 @@ fp8rt_tensor operandOf(const at::Tensor &t, const char *what) {
                     " (at most ", FP8RT_MAX_RANK, ")");
   out.data = t.data_ptr();
   out.dtype = static_cast<fp8rt_dtype>(dtype);
+  if (asRank >= 0) {
+    out.rank = asRank;
+    return out;
+  }
   out.rank = static_cast<int>(t.dim());
   for (int d = 0; d < out.rank; ++d) {
     out.shape[d] = t.size(d);
@@ -209,6 +216,31 @@ fp8rt_tensor denseF32(void *data, int64_t rows, int64_t cols) {
   out.shape[1] = cols;
   out.strides[0] = cols;
   out.strides[1] = 1;
+  return out;
+}
+
+// `t`'s elements as a dense operand of `rank` (0 or 1) holding `extent`
+// elements: in place when `t` has at most one extent above 1 and its
+// elements are adjacent (no view is made: the operand points into `t`),
+// else a contiguous copy kept in `keep`. Scales and bias have no more.
+fp8rt_tensor vectorOperand(const at::Tensor &t, int64_t extent, int rank,
+                           const char *what, at::Tensor &keep) {
+  int64_t stride = 1, wide = 0;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) > 1) {
+      stride = t.stride(d);
+      ++wide;
+    }
+  const at::Tensor *source = &t;
+  if (wide > 1 || (extent > 1 && stride != 1)) {
+    keep = t.reshape({extent}).contiguous();
+    source = &keep;
+  }
+  fp8rt_tensor out = operandOf(*source, what, /*asRank=*/rank);
+  if (rank == 1) {
+    out.shape[0] = extent;
+    out.strides[0] = 1;
+  }
   return out;
 }
 
@@ -306,21 +338,13 @@ int64_t parseAccumulation(c10::string_view text) {
   return static_cast<int64_t>(interval);
 }
 
-// The scales and the operands that keep them alive.
+// The scales as operands and the tensors they point into. Nothing here
+// makes a view: the operands point into the caller's tensors wherever the
+// kernel can read them as they are.
 struct GemmScales {
-  at::Tensor a, b; // what the operands point into
+  at::Tensor a, b; // what aOperand / bOperand point into
   fp8rt_tensor aOperand{}, bOperand{};
 };
-
-// A rowwise scale of `extent` entries as the kernel's dense [extent].
-at::Tensor rowwiseScale(const at::Tensor &scale, int64_t extent,
-                        fp8rt_tensor &operand) {
-  at::Tensor v = scale.reshape({extent});
-  if (extent > 1 && v.stride(0) != 1)
-    v = v.contiguous();
-  operand = operandOf(v, "scale");
-  return v;
-}
 
 // A's 1x128 scales (M, Kb) as the kernel reads them: MN-major
 // [Kb, roundup(M, 4)], 16-byte aligned. torch's layout, strides (1, M), is
@@ -345,15 +369,14 @@ at::Tensor blockwiseScaleA(const at::Tensor &sa, int64_t m, int64_t kb,
 }
 
 // B's 128x128 scales, (Kb, Nb) in torch's API, as the kernel's dense
-// [Nb, Kb]: the transpose of a (Kb, Nb) tensor with strides (1, Kb) as it
-// is; torch's padded strides (1, roundup(Kb, 4)) and others are copied.
-at::Tensor blockwiseScaleB(const at::Tensor &sb, int64_t kb, int64_t nb,
-                           fp8rt_tensor &operand) {
-  at::Tensor t = sb.t();
-  if (!(t.stride(1) == 1 && (nb == 1 || t.stride(0) == kb)))
-    t = t.contiguous();
-  operand = denseF32(t.data_ptr(), nb, kb);
-  return t;
+// [Nb, Kb]: a (Kb, Nb) tensor with strides (1, Kb) is that as it is;
+// torch's padded strides (1, roundup(Kb, 4)) and others are copied.
+fp8rt_tensor blockwiseScaleB(const at::Tensor &sb, int64_t kb, int64_t nb,
+                             at::Tensor &keep) {
+  if (sb.stride(0) == 1 && (nb == 1 || sb.stride(1) == kb))
+    return denseF32(sb.data_ptr(), nb, kb);
+  keep = sb.t().contiguous();
+  return denseF32(keep.data_ptr(), nb, kb);
 }
 
 GemmScales gemmScales(int32_t recipe, const at::Tensor &scaleA,
@@ -364,21 +387,23 @@ GemmScales gemmScales(int32_t recipe, const at::Tensor &scaleA,
                                                       : scaleA.to(at::kFloat);
   at::Tensor sb = scaleB.scalar_type() == at::kFloat ? scaleB
                                                       : scaleB.to(at::kFloat);
+  // Held until the launch (an f32 conversion lives only here); replaced by
+  // a copy where one is made.
+  s.a = sa;
+  s.b = sb;
   if (recipe == kTensorwise) {
     TORCH_CHECK_VALUE(sa.numel() == 1 && sb.numel() == 1,
                       "tensorwise: expected one scale each, got scale_a ",
                       shapeOf(scaleA), " and scale_b ", shapeOf(scaleB));
-    s.a = sa.reshape({});
-    s.b = sb.reshape({});
-    s.aOperand = operandOf(s.a, "scale_a");
-    s.bOperand = operandOf(s.b, "scale_b");
+    s.aOperand = vectorOperand(sa, 1, 0, "scale_a", s.a);
+    s.bOperand = vectorOperand(sb, 1, 0, "scale_b", s.b);
   } else if (recipe == kRowwise) {
     TORCH_CHECK_VALUE(sa.numel() == m && sb.numel() == n,
                       "rowwise: expected scale_a (M, 1) and scale_b (1, N), "
                       "got ", shapeOf(scaleA), " and ", shapeOf(scaleB),
                       " (M=", m, ", N=", n, ")");
-    s.a = rowwiseScale(sa, m, s.aOperand);
-    s.b = rowwiseScale(sb, n, s.bOperand);
+    s.aOperand = vectorOperand(sa, m, 1, "scale_a", s.a);
+    s.bOperand = vectorOperand(sb, n, 1, "scale_b", s.b);
   } else {
     int64_t kb = ceilDiv(k, 128), nb = ceilDiv(n, 128);
     TORCH_CHECK_VALUE(hasShape(sa, {m, kb}) && hasShape(sb, {kb, nb}),
@@ -387,19 +412,40 @@ GemmScales gemmScales(int32_t recipe, const at::Tensor &scaleA,
                       kb, ", ", nb, "), got ", shapeOf(scaleA), " and ",
                       shapeOf(scaleB));
     s.a = blockwiseScaleA(sa, m, kb, s.aOperand);
-    s.b = blockwiseScaleB(sb, kb, nb, s.bOperand);
+    s.bOperand = blockwiseScaleB(sb, kb, nb, s.b);
   }
   return s;
 }
 
-// Everything a launch needs but the output.
+// Everything a launch needs but the output: the operands, and the copies
+// (if any) they point into.
 struct GemmCall {
   GemmKernel kernel;
-  at::Tensor a, b; // a [M, K] row-major; b as the kernel's [N, K]
+  fp8rt_tensor a{}, b{}, bias{}; // a [M, K]; b as the kernel's [N, K]
+  at::Tensor aCopy, bCopy, biasCopy;
   GemmScales scales;
-  std::optional<at::Tensor> bias;
+  bool hasBias = false;
   int64_t m = 0, n = 0;
 };
+
+// b [K, N] as the kernel's row-major [N, K]: in place when b is
+// column-major (w.t() of a row-major weight; no view is made), else a copy.
+fp8rt_tensor transposedOperand(const at::Tensor &b, at::Tensor &keep) {
+  int64_t k = b.size(0), n = b.size(1);
+  bool columnMajor =
+      (k == 1 || b.stride(0) == 1) && (n == 1 || b.stride(1) == k);
+  const at::Tensor *source = &b;
+  if (!columnMajor) {
+    keep = b.t().contiguous();
+    source = &keep;
+  }
+  fp8rt_tensor out = operandOf(*source, "b", /*asRank=*/2);
+  out.shape[0] = n;
+  out.shape[1] = k;
+  out.strides[0] = k;
+  out.strides[1] = 1;
+  return out;
+}
 
 void checkElementType(const at::Tensor &t, const char *what, int32_t &out) {
   bool fp8 = t.scalar_type() == at::ScalarType::Float8_e4m3fn ||
@@ -455,15 +501,16 @@ GemmCall prepareGemm(const at::Tensor &a, const at::Tensor &b,
   request.accumulation =
       request.recipe == kBlockwise ? 128 : parseAccumulation(accumulation);
   call.kernel = gemmKernel(request);
-  call.a = a.is_contiguous() ? a : a.contiguous();
-  call.b = b.t();
-  if (!call.b.is_contiguous())
-    call.b = call.b.contiguous();
+  if (!a.is_contiguous())
+    call.aCopy = a.contiguous();
+  call.a = operandOf(call.aCopy.defined() ? call.aCopy : a, "a");
+  call.b = transposedOperand(b, call.bCopy);
   call.scales = gemmScales(request.recipe, scaleA, scaleB, call.m, call.n, k);
   if (bias) {
     TORCH_CHECK_VALUE(bias->numel() == call.n, "bias: expected (N,) = (",
                       call.n, ",), got ", shapeOf(*bias));
-    call.bias = bias->reshape({call.n}).contiguous();
+    call.bias = vectorOperand(*bias, call.n, 1, "bias", call.biasCopy);
+    call.hasBias = true;
   }
   return call;
 }
@@ -471,13 +518,13 @@ GemmCall prepareGemm(const at::Tensor &a, const at::Tensor &b,
 void launchGemm(const GemmCall &call, const at::Tensor &out) {
   const GemmKernel &k = call.kernel;
   fp8rt_tensor operands[8] = {};
-  operands[k.position[kA]] = operandOf(call.a, "a");
-  operands[k.position[kB]] = operandOf(call.b, "b");
+  operands[k.position[kA]] = call.a;
+  operands[k.position[kB]] = call.b;
   operands[k.position[kAScale]] = call.scales.aOperand;
   operands[k.position[kBScale]] = call.scales.bOperand;
   operands[k.position[kD]] = operandOf(out, "out");
-  if (k.position[kBias] >= 0 && call.bias)
-    operands[k.position[kBias]] = operandOf(*call.bias, "bias");
+  if (k.position[kBias] >= 0 && call.hasBias)
+    operands[k.position[kBias]] = call.bias;
   launch(runtime(), k.kernel, operands, k.numOperands, out.device(),
          "fp8mlir::scaled_mm");
 }

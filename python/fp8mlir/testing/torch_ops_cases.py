@@ -1,24 +1,50 @@
-"""The kernels the PyTorch-operator GPU tests (python/tests/test_torch_ops.py)
-and the launch benchmark (bench/launch_overhead.py) run, in one place, so
-that ``python/tests/test_gpu.py --populate DIR`` compiles all of them into
-the kernel cache the GPU machine (which has no compiler) reads. Pure Python.
+"""Every kernel the GPU tests (python/tests/test_gpu.py, test_torch_ops.py,
+test_torch_compile.py) and the launch benchmark (bench/launch_overhead.py)
+run, in one table. ``python/tests/test_gpu.py --populate DIR`` compiles
+``all_specs()`` into the kernel cache the GPU machine (which has no compiler)
+reads, and the GPU tests may use no other kernel: python/tests/conftest.py
+fails a test that asks for one (``check_in_table``), whatever the cache
+holds. A test needing a new kernel adds it here. Pure Python.
 """
 
 from ..gemm import ScaledMatmul
 from ..quantization import DequantizeSpec, QuantizeSpec
 
-# GEMMs of the operator tests: [M, 512] x [512, 256]; K = 640 has 5 K-blocks,
-# so torch's padded 128x128 scale layout (strides (1, 8)) differs from the
-# kernel's dense one.
-TEST_N, TEST_K, TEST_K_ODD = 256, 512, 640
-TEST_GEMMS = [
-    ScaledMatmul("tensorwise", n=TEST_N, k=TEST_K, accumulation="fast"),
-    ScaledMatmul("tensorwise", n=TEST_N, k=TEST_K, accumulation="fast", bias_dtype="bf16"),
-    ScaledMatmul("rowwise", n=TEST_N, k=TEST_K, accumulation="fast"),
-    ScaledMatmul("rowwise", n=TEST_N, k=TEST_K, accumulation="fast", out_dtype="f32"),
-    ScaledMatmul("blockwise", n=TEST_N, k=TEST_K),
-    ScaledMatmul("blockwise", n=TEST_N, k=TEST_K_ODD),
+# fp8mlir.scaled_mm against torch's scaled GEMMs (test_gpu.py): (recipe, M,
+# N, K, accumulation, out dtype); M is a run-time value, so one kernel per
+# (recipe, N, K, accumulation, out dtype).
+SCALED_MM_CASES = [
+    ("tensorwise", 512, 1024, 2048, "fast", "bf16"),
+    ("tensorwise", 127, 2112, 160, "fast", "f32"),
+    ("rowwise", 512, 1024, 2048, "fast", "bf16"),
+    ("rowwise", 256, 2048, 1024, "promoted(128)", "f16"),
+    ("blockwise", 512, 1024, 2048, "promoted(128)", "bf16"),
+    ("blockwise", 100, 2112, 7168, "promoted(128)", "bf16"),
+    # M % 4 != 0: the 1x128 scales are padded to [K/128, roundup(M, 4)].
+    ("blockwise", 127, 2112, 7168, "promoted(128)", "bf16"),
 ]
+
+
+def scaled_mm_case_spec(case):
+    recipe, _, n, k, accumulation, out = case
+    return ScaledMatmul(recipe, n=n, k=k, out_dtype=out, accumulation=accumulation)
+
+
+# GEMMs of the operator tests (test_torch_ops.py, test_torch_compile.py), by
+# name: [M, 512] x [512, 256]; K = 640 has 5 K-blocks, so torch's padded
+# 128x128 scale layout (strides (1, 8)) differs from the kernel's dense one.
+TEST_N, TEST_K, TEST_K_ODD = 256, 512, 640
+TEST_GEMMS = {
+    "tensorwise": ScaledMatmul("tensorwise", n=TEST_N, k=TEST_K, accumulation="fast"),
+    "tensorwise+bias": ScaledMatmul("tensorwise", n=TEST_N, k=TEST_K, accumulation="fast",
+                                    bias_dtype="bf16"),
+    "rowwise": ScaledMatmul("rowwise", n=TEST_N, k=TEST_K, accumulation="fast"),
+    "rowwise-f32": ScaledMatmul("rowwise", n=TEST_N, k=TEST_K, accumulation="fast",
+                                out_dtype="f32"),
+    "blockwise": ScaledMatmul("blockwise", n=TEST_N, k=TEST_K),
+    "blockwise-f32": ScaledMatmul("blockwise", n=TEST_N, k=TEST_K, out_dtype="f32"),
+    "blockwise-k640": ScaledMatmul("blockwise", n=TEST_N, k=TEST_K_ODD),
+}
 
 # Quantizations of the tests: x [R, TEST_K] (R a run-time value).
 # (recipe, block, input dtype, FP8 dtype, rowwise, columnwise, transposed,
@@ -53,11 +79,12 @@ DEQUANTIZE_SPECS = (
     + [DequantizeSpec("tensor", TEST_K, dtype="e5m2"),
        DequantizeSpec("tile 1x128", TEST_ROWS), DequantizeSpec("row", TEST_ROWS)])
 
-# The launch benchmark: N x K of real models (Llama-3-8B's attention output,
-# MLP up and MLP down projections), each recipe.
-BENCH_SHAPES = [(4096, 4096), (14336, 4096), (4096, 14336)]
+# The launch benchmark: its launch-overhead GEMM ([16, 512] x [512, 256]),
+# and the small-shape table's N x K of real models (Llama-3-8B's attention
+# output, MLP up and MLP down projections), each recipe.
 BENCH_RECIPES = ("tensorwise", "rowwise", "blockwise")
-LAUNCH_SHAPE = (4096, 4096)  # N x K of the launch-overhead table
+OVERHEAD_M, OVERHEAD_N, OVERHEAD_K = 16, TEST_N, TEST_K
+BENCH_SHAPES = [(4096, 4096), (14336, 4096), (4096, 14336)]
 
 
 def bench_gemm(recipe, n, k):
@@ -67,11 +94,32 @@ def bench_gemm(recipe, n, k):
 
 def all_specs():
     """Every spec the GPU tests and the benchmark need, without repeats."""
-    specs = list(TEST_GEMMS)
+    specs = [scaled_mm_case_spec(case) for case in SCALED_MM_CASES]
+    specs += list(TEST_GEMMS.values())
     specs += [quantize_spec(case) for case in QUANTIZE_CASES]
     specs += DEQUANTIZE_SPECS
-    specs += [bench_gemm(r, n, k) for r in BENCH_RECIPES for n, k in BENCH_SHAPES]
+    specs += [bench_gemm(r, n, k) for r in BENCH_RECIPES
+              for n, k in [(OVERHEAD_N, OVERHEAD_K)] + BENCH_SHAPES]
     unique = {}
     for spec in specs:
         unique.setdefault(spec.cache_key, spec)
     return list(unique.values())
+
+
+class NotInTable(LookupError):
+    """A GPU test asked for a kernel that all_specs() does not list."""
+
+
+_TABLE_KEYS = None
+
+
+def check_in_table(spec):
+    """Raises NotInTable unless `spec` is one of all_specs()."""
+    global _TABLE_KEYS
+    if _TABLE_KEYS is None:
+        _TABLE_KEYS = frozenset(s.cache_key for s in all_specs())
+    if spec.cache_key not in _TABLE_KEYS:
+        raise NotInTable(
+            f"kernel {spec.cache_key} is not in fp8mlir/testing/torch_ops_cases.py, the "
+            f"table of the GPU tests' kernels (python/tests/test_gpu.py --populate compiles "
+            f"it): add the test's GEMM, quantization or dequantization there")

@@ -80,6 +80,9 @@ struct QuantizeProblem {
   /// Record the tensor's amax into slot 0 of an f32 history (in place,
   /// max with the slot's value; TE's delayed-scaling cast). Length 0: none.
   int64_t historyLength = 0;
+  /// With historyLength 1: the slot is the op's amax result, a zeroed f32
+  /// scalar (operand `amax_out`, name suffix `_amax`), not a history.
+  bool amaxScalar = false;
   bool isAmaxOnly = false;
 
   // The scale rule (the recipe's parameters).
@@ -130,7 +133,8 @@ struct QuantizeProblem {
 };
 
 /// `fp8_quantize_<recipe>_<granularity>_<in>_<elem>_r<R>_c<C>[_row]`
-/// `[_col|_col_untransposed][_hist<L>][_mxscales]` or `fp8_amax_<in>_r<R>_c<C>`, with
+/// `[_col|_col_untransposed][_hist<L>|_amax][_mxscales]` or
+/// `fp8_amax_<in>_r<R>_c<C>`, with
 /// `rdyn` in place of `r<R>` for a run-time R.
 std::string getQuantizeKernelName(const QuantizeProblem &problem);
 
@@ -141,8 +145,8 @@ int64_t getQuantizeSharedMemoryBytes(const QuantizeProblem &problem);
 /// The metadata (`fp8.kernel_metadata`). Operands, in the kernel's
 /// parameter order: `x`, then `scale` (Given) or `amax` (FromAmax; in the
 /// amax kernel its output), `rowwise`, `rowwise_scale_inv`, `columnwise`,
-/// `columnwise_scale_inv`, `amax_history`, then `r` (i32, the value of
-/// symbol "R") for a run-time R. Scale layouts are the ones the GEMMs read
+/// `columnwise_scale_inv`, `amax_history` (or the scalar `amax_out` with
+/// amaxScalar), then `r` (i32, the value of symbol "R") for a run-time R. Scale layouts are the ones the GEMMs read
 /// (see docs/design.md, "Quantization kernels"); with a run-time R their
 /// extents are symbolic ("R", "roundup(R, 4)", "ceildiv(R, 128)").
 md::KernelMetadata buildQuantizeKernelMetadata(StringRef name,

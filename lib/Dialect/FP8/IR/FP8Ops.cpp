@@ -355,6 +355,43 @@ LogicalResult DequantizeOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// ScalesToMXOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScalesToMXOp::verify() {
+  GranularityAttr granularity = getGranularity();
+  if (!granularity.isTile() || granularity.getTile().cols % 32 != 0)
+    return emitOpError() << "expected blockwise tiles whose K extent is a "
+                            "multiple of 32 (the MX block), got "
+                         << granularity.describe();
+  TileShape tile = granularity.getTile();
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  int64_t rows = result[0], mxBlocks = result[1];
+  if (ShapedType::isDynamic(mxBlocks))
+    return emitOpError() << "expected a static number of MX blocks per row";
+  if (ShapedType::isDynamic(rows) && tile.rows != 1)
+    return emitOpError() << "expected a static row count R for "
+                         << granularity.describe()
+                         << " (only 1-row tiles give R from the scales)";
+  // ceil(C / Kb) = ceil(ceil(C / 32) / (Kb / 32)), Kb being a multiple of 32.
+  SmallVector<int64_t> expected = {
+      ShapedType::isDynamic(rows) ? ShapedType::kDynamic
+                                  : llvm::divideCeil(rows, tile.rows),
+      llvm::divideCeil(mxBlocks, tile.cols / 32)};
+  if (!isCompatibleShape(input, expected) ||
+      (tile.rows == 1 && ShapedType::isDynamic(rows) !=
+                             ShapedType::isDynamic(input[0])))
+    return emitOpError() << "expected the " << granularity.describe()
+                         << " scales of an [R, C] = " << formatShape(
+                                {rows, ShapedType::kDynamic})
+                         << " operand with ceil(C/32) = " << mxBlocks
+                         << " to have shape " << formatShape(expected)
+                         << ", got " << formatShape(input);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // ScaledMatmulOp
 //===----------------------------------------------------------------------===//
 

@@ -5,6 +5,7 @@
 
 include "FP8/Dialect/FP8/IR/FP8Attrs.td"
 include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 class FP8_Op<string mnemonic, list<Trait> traits = []>
@@ -233,6 +234,43 @@ def FP8_DequantizeOp : FP8_Op<"dequantize", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// fp8.scales_to_mx
+//===----------------------------------------------------------------------===//
+
+def FP8_ScalesToMXOp : FP8_Op<"scales_to_mx", [Pure]> {
+  let summary = "power-of-two blockwise scales as the MX scales of the same data";
+  let description = [{
+    The `mx 1x32` scale_inv tensor (`f8E8M0FNU`, `[R, ceil(C/32)]`) of an
+    `[R, C]` operand quantized in `granularity` tiles (`tile RxKb`, Kb a
+    multiple of 32), given its blockwise `scale_inv` (`[ceil(R/R_tile),
+    ceil(C/Kb)]`, f32 powers of two or `f8E8M0FNU`): each tile's UE8M0 code
+    (the biased exponent field of a power-of-two f32) repeated over the 1x32
+    blocks it covers, as `fp8.quantize` with `scale_granularity = mx 1x32`
+    writes them itself. The FP8 data are unchanged: this is how a blockwise
+    GEMM whose scales come from elsewhere (e.g. function arguments) runs on
+    the block-scaled MMA (numerics.md, "Blockwise to MX on Blackwell");
+    `fp8-blockwise-to-mx` creates it and `fp8-lower-quantize` lowers it to a
+    kernel writing the MX scale layout. An f32 that is not a power of two
+    has no UE8M0 code: its exponent field is taken as it is.
+
+    R must be static unless the tiles have one row (R is then the scale
+    tensor's first extent).
+
+    ```mlir
+    %mx = fp8.scales_to_mx %s {granularity = #fp8.granularity<tile 1x128>}
+        : tensor<?x56xf32> -> tensor<?x224xf8E8M0FNU>
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[F32, F8E8M0FNU]>:$input,
+                       FP8_GranularityAttr:$granularity);
+  let results = (outs 2DTensorOf<[F8E8M0FNU]>:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // fp8.scaled_matmul
 //===----------------------------------------------------------------------===//
 
@@ -438,6 +476,53 @@ def FP8_LinearBackwardOp : FP8_Op<"linear_backward",
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.launch
+//===----------------------------------------------------------------------===//
+
+def FP8_LaunchOp : FP8_Op<"launch",
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "a kernel launch on tensors, in destination-passing style";
+  let description = [{
+    Calls the host launcher `launcher` of a kernel on tensors. The launcher
+    is a bodiless function with no results whose arguments are the kernel's
+    operands in order, as identity-layout memrefs of the op's operand types
+    (`@NAME_launch_into`, tagged `fp8.kernel`). `outputs` lists, in order,
+    the operands the kernel writes (their launcher arguments carry
+    `bufferization.access = "write"` or `"read-write"`, the others
+    `"read"`): the op returns their new values, in that order. An output's
+    operand is its initial value, which the kernel may read: `tensor.empty`
+    for a pure output, a zero-filled tensor for an amax the kernel
+    max-accumulates into, the previous history for an amax history updated
+    in place.
+
+    One-shot bufferization turns the op into a `func.call` of the launcher
+    on the operands' buffers, each output written in place where the
+    analysis allows it (so a result aliases its output operand's buffer).
+    `fp8-lower-quantize` creates these ops for the quantization ops.
+
+    ```mlir
+    %zero = linalg.fill ins(%c0 : f32) outs(%e : tensor<f32>) -> tensor<f32>
+    %amax = fp8.launch @fp8_amax_bf16_r4096_c4096_launch_into(%x, %zero)
+        outputs [1] : (tensor<4096x4096xbf16>, tensor<f32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$launcher,
+                       Variadic<AnyRankedTensor>:$args,
+                       DenseI64ArrayAttr:$outputs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $launcher `(` $args `)` `outputs` $outputs attr-dict `:`
+    functional-type($args, $results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The position in `outputs` of operand `index`, or -1 if the kernel
+    /// only reads it.
+    int64_t getOutputPosition(unsigned index);
+  }];
 }
 
 #endif // FP8_DIALECT_FP8_IR_FP8OPS_TD

@@ -16,6 +16,19 @@ namespace fp8 {
 struct ChipInfo;
 class ScaledMatmulOp;
 
+/// On a function: a training step (fp8.linear + fp8.linear_backward) that
+/// fp8-split-training-step outlines into `@NAME_forward` and
+/// `@NAME_backward`.
+inline constexpr llvm::StringLiteral kSplitBackwardAttrName =
+    "fp8.split_backward";
+/// On a function argument: an output gradient, where the backward starts
+/// (fp8-expand-linear marks those of fp8.linear_backward).
+inline constexpr llvm::StringLiteral kGradOutputAttrName = "fp8.grad_output";
+/// On a function argument or result: the name the runtime and Python bind
+/// it by. On an fp8.quantize of a split function: the layer tensor it
+/// quantizes ("x", "w", "dy"), which names the tensors the backward keeps.
+inline constexpr llvm::StringLiteral kNameAttrName = "fp8.name";
+
 /// Checks `op` against what `chip`'s GEMM lowering can run (the rules of
 /// fp8-verify-target); emits an error on `op` when it cannot.
 LogicalResult verifyScaledMatmulForChip(ScaledMatmulOp op,
