@@ -82,19 +82,11 @@ runPipeline(Operation *op, TimingScope &timer,
   return pm.run(op);
 }
 
-/// Warns about fp8 ops left in host code: no kernel computes them, so the
-/// runtime, which only launches the kernels, would skip them.
-static void warnAboutHostFP8Ops(ModuleOp module) {
-  Dialect *fp8Dialect = module->getContext()->getLoadedDialect<FP8Dialect>();
-  module.walk([&](Operation *op) {
-    if (isa<gpu::GPUModuleOp>(op))
-      return WalkResult::skip();
-    if (op->getDialect() == fp8Dialect)
-      op->emitWarning() << "'" << op->getName()
-                        << "' is not compiled to a kernel by fp8-to-ptx: "
-                           "the runtime will not compute it";
-    return WalkResult::advance();
-  });
+/// fp8-build-host-program: the host program of each public function, which
+/// every op of its host code must be part of.
+static void buildHostProgramPipeline(OpPassManager &pm,
+                                     const FP8ToPTXOptions &) {
+  pm.addPass(createFP8BuildHostProgram());
 }
 
 /// Compiles each gpu.module of `module` to PTX, one at a time on a copy in
@@ -145,7 +137,7 @@ static LogicalResult verifyOptions(ModuleOp module,
   return success();
 }
 
-FailureOr<SmallVector<CompiledKernel>>
+FailureOr<CompiledModule>
 mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
                         const CompileConfig &config) {
   if (failed(verifyOptions(module, options)))
@@ -160,7 +152,17 @@ mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
                            config)))
       return failure();
   }
-  warnAboutHostFP8Ops(module);
+  // The host program, read off the host code before the kernels are
+  // compiled: an op no kernel runs is an error here.
+  {
+    TimingScope hostTimer = rootTimer.nest("build the host program");
+    if (failed(runPipeline(module, hostTimer, buildHostProgramPipeline,
+                           options, config)))
+      return failure();
+  }
+  FailureOr<llvm::json::Value> program = buildModuleProgramJSON(module);
+  if (failed(program))
+    return failure();
 
   // The metadata lives on the gpu.func kernels, which the device pipeline
   // lowers to llvm.func and then replaces by gpu.binary: read it now.
@@ -214,11 +216,14 @@ mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
       return failure();
   }
 
-  SmallVector<CompiledKernel> compiled;
+  CompiledModule compiled;
   for (const KernelModule &unit : units)
     for (const KernelInfo *kernel : unit.kernels)
-      compiled.push_back(
+      compiled.kernels.push_back(
           {kernel->name, unit.ptx, jsonDocuments[kernel->name]});
+  llvm::raw_string_ostream os(compiled.programJSON);
+  llvm::json::OStream(os, kJSONIndent).value(*program);
+  os << "\n";
   return compiled;
 }
 
@@ -290,11 +295,11 @@ CompileResult mlir::fp8::compileSourceToPTX(MLIRContext &context,
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
   if (module) {
-    FailureOr<SmallVector<CompiledKernel>> kernels =
-        compileToPTX(*module, options);
-    if (succeeded(kernels)) {
+    FailureOr<CompiledModule> compiled = compileToPTX(*module, options);
+    if (succeeded(compiled)) {
       result.succeeded = true;
-      result.kernels = std::move(*kernels);
+      result.kernels = std::move(compiled->kernels);
+      result.programJSON = std::move(compiled->programJSON);
     }
   }
   context.printOpOnDiagnostic(printOp);

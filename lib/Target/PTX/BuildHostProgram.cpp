@@ -491,24 +491,54 @@ LogicalResult ProgramBuilder::checkOperand(func::CallOp call,
   return success();
 }
 
+/// `shape` without its extents of 1: row scales `[M, 1]` as the kernel's
+/// `[M]`.
+static std::vector<Expr> dropUnitExtents(const std::vector<Expr> &shape) {
+  std::vector<Expr> out;
+  for (const Expr &e : shape)
+    if (!e.isConstant() || e.value() != 1)
+      out.push_back(e);
+  return out;
+}
+
+/// A kernel operand in the MX scale-factor atom layout: UE8M0
+/// `[rows / 128, K blocks / 4, 512]`.
+static bool isMXAtomLayout(const KernelOperand &operand) {
+  return operand.dtype == DType::UE8M0 && operand.shape.size() == 3 &&
+         operand.shape[2].isConstant() && operand.shape[2].value() == 512;
+}
+
 /// Each symbol of the kernel gets the extent of the first operand that
 /// binds it; a later operand must have the same extent (two argument
-/// symbols become one).
+/// symbols become one). An operand whose kernel layout has another rank
+/// than its type binds along the type's extents other than 1 (row scales:
+/// `[M]` for `?x1`), or, for MX atoms, their rows ceil(R / 128) from the
+/// scales' R; otherwise it binds nothing (its bytes are compared once the
+/// symbols are known).
 LogicalResult
 ProgramBuilder::bindSymbols(func::CallOp call, const KernelDesc &kernel,
                             std::map<std::string, Expr> &symbols) {
   for (unsigned k = 0; k < kernel.operands.size(); ++k) {
     const KernelOperand &operand = kernel.operands[k];
     const Tensor &t = tensors_[tensorOf_.lookup(call.getOperand(k))];
+    std::vector<Expr> extents = t.shape;
+    if (extents.size() != operand.shape.size())
+      extents = dropUnitExtents(extents);
+    if (extents.size() != operand.shape.size()) {
+      // MX scales: the 128x4 atoms [ceil(R/128), ceil(C/4), 512] of the
+      // [R, C] UE8M0 scales the tensor's type has.
+      FailureOr<Expr> atomRows =
+          extents.size() == 2 ? ceilDivExprs(extents[0], Expr::constant(128))
+                              : FailureOr<Expr>(failure());
+      if (!isMXAtomLayout(operand) || failed(atomRows))
+        continue;
+      extents = {*atomRows, operand.shape[1], operand.shape[2]};
+    }
     for (auto [d, e] : llvm::enumerate(operand.shape)) {
       if (!e.isSymbol())
         continue;
-      if (t.shape.size() != operand.shape.size())
-        return error(call) << "kernel operand '" << operand.name
-                           << "' has rank " << operand.shape.size() << " but "
-                           << call.getOperand(k).getType() << " is passed";
-      auto [it, added] = symbols.emplace(e.name(), t.shape[d]);
-      const Expr &bound = it->second, &extent = t.shape[d];
+      auto [it, added] = symbols.emplace(e.name(), extents[d]);
+      const Expr &bound = it->second, &extent = extents[d];
       if (added || bound == extent)
         continue;
       if (bound.isSymbol() && extent.isSymbol() && bound.name()[0] == '$' &&
@@ -523,6 +553,12 @@ ProgramBuilder::bindSymbols(func::CallOp call, const KernelDesc &kernel,
                          << shown(extent) << " by '" << operand.name << "'";
     }
   }
+  for (const std::string &symbol : kernel.symbols)
+    if (!symbols.count(symbol))
+      return error(call) << "kernel symbol " << symbol << " of @"
+                         << kernel.name
+                         << " is not bound: no operand of its rank passes a "
+                            "tensor whose extent gives it";
   return success();
 }
 
