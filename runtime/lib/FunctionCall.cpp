@@ -138,10 +138,24 @@ Status bindSymbols(const fp8rt_function &fn,
     for (size_t d = 0; d < spec.shape.size(); ++d) {
       int64_t extent = args[i]->shape[d];
       int s = fn.argumentSymbols[i][d];
-      if (s < 0 && extent != spec.shape[d].value())
+      // An integer, or an expression of symbols bound by other arguments
+      // (scales in the padded layout of the kernels that read them).
+      int64_t expected = 0;
+      std::string error;
+      if (s < 0 && !spec.shape[d].evaluate(
+                       [&](const std::string &name, int64_t &v) {
+                         int k = model.findSymbol(name);
+                         if (k >= 0)
+                           v = values[k];
+                         return k >= 0;
+                       },
+                       expected, error))
+        return invalidArgument("argument '", spec.name, "': dim ", d, " = ",
+                               spec.shape[d].str(), ": ", error);
+      if (s < 0 && extent != expected)
         return invalidArgument("argument '", spec.name, "': dim ", d, " is ",
-                               extent, ", expected ", spec.shape[d].value(),
-                               " (shape ", spec.describeShape(), ", got ",
+                               extent, ", expected ", expected, " (shape ",
+                               spec.describeShape(), ", got ",
                                list(args[i]->shape, args[i]->rank), ")");
       if (s >= 0 && extent != values[s]) {
         const FunctionSymbol &symbol = model.symbols[s];

@@ -62,6 +62,8 @@ struct Tensor {
   std::vector<Expr> shape;
   int64_t alignment = 1;
   bool written = false; // arguments
+  bool inKernelLayout = false; // arguments passed in a kernel's layout
+  bool layoutKernelSymbols = false; // its shape still names kernel symbols
   // Allocations:
   Operation *alloc = nullptr;
   int result = -1; // the result it is, or -1 (a buffer)
@@ -120,6 +122,7 @@ private:
   // unites them (union-find, the earliest extent represents).
   struct Slot {
     int argument, dim, parent;
+    bool dead = false; // of an argument's type, replaced by a kernel layout
   };
   std::vector<Slot> slots_;
   std::vector<Step> steps_;
@@ -174,6 +177,9 @@ private:
   LogicalResult visitFill(linalg::FillOp fill);
   LogicalResult visitCopy(memref::CopyOp copy);
   LogicalResult visitCall(func::CallOp call);
+  LogicalResult passInKernelLayout(const KernelOperand &operand, int index);
+  LogicalResult finishKernelLayouts(func::CallOp call, const Step &step);
+  LogicalResult checkSymbolsBound(const md::Function &out);
   LogicalResult bindSymbols(func::CallOp call, const KernelDesc &kernel,
                             std::map<std::string, Expr> &symbols);
   LogicalResult checkOperand(func::CallOp call, func::FuncOp launcher,
@@ -443,7 +449,11 @@ LogicalResult ProgramBuilder::visitCall(func::CallOp call) {
     step.operands.push_back(tensor);
     step.operandNames.push_back(desc.operands[k].name);
   }
-  if (failed(bindSymbols(call, desc, step.symbols)))
+  for (unsigned k = 0; k < desc.operands.size(); ++k)
+    if (failed(passInKernelLayout(desc.operands[k], step.operands[k])))
+      return failure();
+  if (failed(bindSymbols(call, desc, step.symbols)) ||
+      failed(finishKernelLayouts(call, step)))
     return failure();
   for (unsigned k = 0; k < desc.operands.size(); ++k) {
     const KernelOperand &operand = desc.operands[k];
@@ -491,21 +501,91 @@ LogicalResult ProgramBuilder::checkOperand(func::CallOp call,
   return success();
 }
 
-/// `shape` without its extents of 1: row scales `[M, 1]` as the kernel's
-/// `[M]`.
-static std::vector<Expr> dropUnitExtents(const std::vector<Expr> &shape) {
-  std::vector<Expr> out;
-  for (const Expr &e : shape)
-    if (!e.isConstant() || e.value() != 1)
-      out.push_back(e);
-  return out;
+/// Whether `shape` names a symbol no argument binds (a slot of an argument
+/// whose type was replaced by a kernel layout).
+static bool hasUnboundSymbol(const std::vector<Expr> &shape) {
+  return llvm::any_of(shape, [](const Expr &e) {
+    return llvm::any_of(e.symbols(),
+                        [](const std::string &s) { return s[0] == '$'; });
+  });
 }
 
-/// A kernel operand in the MX scale-factor atom layout: UE8M0
-/// `[rows / 128, K blocks / 4, 512]`.
-static bool isMXAtomLayout(const KernelOperand &operand) {
-  return operand.dtype == DType::UE8M0 && operand.shape.size() == 3 &&
-         operand.shape[2].isConstant() && operand.shape[2].value() == 512;
+/// Whether a tensor of `shape` is in kernel operand `operand`'s layout:
+/// the same rank (or the same after dropping extents of 1) with the same
+/// constant extents, and no padded extent (`roundup(M, 4)`) where the type
+/// has a run-time one.
+static bool isInLayout(const KernelOperand &operand,
+                       const std::vector<Expr> &shape) {
+  FailureOr<std::vector<Expr>> extents = getLayoutExtents(operand, shape);
+  // MX atoms of `[R, C]` scales: a layout of their own.
+  if (failed(extents) || (extents->size() != shape.size() &&
+                          operand.shape.size() == 3))
+    return false;
+  for (auto [k, e] : llvm::zip(operand.shape, *extents)) {
+    if (k.isConstant() && (!e.isConstant() || e.value() != k.value()))
+      return false;
+    if (!k.isConstant() && !k.isSymbol() && !e.isConstant())
+      return false;
+  }
+  return true;
+}
+
+/// An argument a kernel reads in another layout than its type's (1x128
+/// scales MN-major `[ceil(K/128), roundup(M, 4)]` for `?xG`, MX scales as
+/// atoms) is passed in the kernel's layout: its shape becomes the layout,
+/// each plain kernel symbol a symbol of the argument's (bound from it at a
+/// call), each other extent an expression finishKernelLayouts fills in.
+LogicalResult ProgramBuilder::passInKernelLayout(const KernelOperand &operand,
+                                                 int index) {
+  Tensor &t = tensors_[index];
+  if (!t.isArgument || t.inKernelLayout || isInLayout(operand, t.shape))
+    return success();
+  for (Slot &slot : slots_)
+    if (slot.argument == index)
+      slot.dead = true;
+  t.shape.clear();
+  for (auto [d, e] : llvm::enumerate(operand.shape)) {
+    if (!e.isSymbol()) {
+      t.shape.push_back(e);
+      continue;
+    }
+    int slot = static_cast<int>(slots_.size());
+    slots_.push_back({index, static_cast<int>(d), slot});
+    std::string provisional = "$" + std::to_string(slot);
+    t.shape.push_back(Expr::symbol(provisional));
+    displayNames_[provisional] =
+        Expr::symbol(t.name + "_" + std::to_string(d));
+  }
+  t.inKernelLayout = true;
+  t.layoutKernelSymbols = true;
+  return success();
+}
+
+/// The extents of the arguments passed in this launch's kernel layouts, as
+/// expressions of the function's symbols.
+LogicalResult ProgramBuilder::finishKernelLayouts(func::CallOp call,
+                                                  const Step &step) {
+  for (int index : step.operands) {
+    Tensor &t = tensors_[index];
+    if (!t.layoutKernelSymbols)
+      continue;
+    for (Expr &e : t.shape) {
+      FailureOr<Expr> extent = substitute(e, step.symbols);
+      bool bound = succeeded(extent) &&
+                   llvm::all_of(extent->symbols(), [](const std::string &s) {
+                     return s[0] == '$';
+                   });
+      if (!bound)
+        return error(call) << "argument '" << t.name
+                           << "' is read in the kernel layout "
+                           << describe(t.shape)
+                           << ", whose extent " << e.str()
+                           << " no other operand gives";
+      e = *extent;
+    }
+    t.layoutKernelSymbols = false;
+  }
+  return success();
 }
 
 /// Each symbol of the kernel gets the extent of the first operand that
@@ -520,20 +600,19 @@ ProgramBuilder::bindSymbols(func::CallOp call, const KernelDesc &kernel,
                             std::map<std::string, Expr> &symbols) {
   for (unsigned k = 0; k < kernel.operands.size(); ++k) {
     const KernelOperand &operand = kernel.operands[k];
-    const Tensor &t = tensors_[tensorOf_.lookup(call.getOperand(k))];
-    std::vector<Expr> extents = t.shape;
-    if (extents.size() != operand.shape.size())
-      extents = dropUnitExtents(extents);
-    if (extents.size() != operand.shape.size()) {
-      // MX scales: the 128x4 atoms [ceil(R/128), ceil(C/4), 512] of the
-      // [R, C] UE8M0 scales the tensor's type has.
-      FailureOr<Expr> atomRows =
-          extents.size() == 2 ? ceilDivExprs(extents[0], Expr::constant(128))
-                              : FailureOr<Expr>(failure());
-      if (!isMXAtomLayout(operand) || failed(atomRows))
-        continue;
-      extents = {*atomRows, operand.shape[1], operand.shape[2]};
-    }
+    int index = tensorOf_.lookup(call.getOperand(k));
+    const Tensor &t = tensors_[index];
+    FailureOr<std::vector<Expr>> layout = getLayoutExtents(operand, t.shape);
+    // A buffer an earlier launch wrote in a kernel layout of this rank is in
+    // that layout.
+    for (const Binding &written : bindings_)
+      if (written.tensor == index && !t.isArgument &&
+          written.shape.size() == operand.shape.size() &&
+          written.shape != t.shape)
+        layout = written.shape;
+    if (failed(layout))
+      continue;
+    const std::vector<Expr> &extents = *layout;
     for (auto [d, e] : llvm::enumerate(operand.shape)) {
       if (!e.isSymbol())
         continue;
@@ -568,12 +647,21 @@ FailureOr<md::Function> ProgramBuilder::finish() {
   // The symbols: each class of extents named after its earliest.
   md::Function out;
   out.name = func_.getName().str();
+  // A class of slots is bound by its earliest slot still in an argument's
+  // shape; one with none stays unnamed ("$N"), an error if anything uses it.
+  std::map<int, int> representative;
+  for (size_t s = 0; s < slots_.size(); ++s)
+    if (!slots_[s].dead)
+      representative.emplace(find(static_cast<int>(s)), static_cast<int>(s));
   for (size_t s = 0; s < slots_.size(); ++s) {
-    const Slot &slot = slots_[find(static_cast<int>(s))];
+    auto rep = representative.find(find(static_cast<int>(s)));
+    if (rep == representative.end())
+      continue;
+    const Slot &slot = slots_[rep->second];
     const std::string &name = tensors_[slot.argument].name;
     std::string symbol = name + "_" + std::to_string(slot.dim);
     finalNames_["$" + std::to_string(s)] = Expr::symbol(symbol);
-    if (find(static_cast<int>(s)) == static_cast<int>(s))
+    if (rep->second == static_cast<int>(s))
       out.symbols.push_back({symbol, name, slot.dim});
   }
   for (size_t i = 0; i < func_.getNumArguments(); ++i) {
@@ -596,7 +684,37 @@ FailureOr<md::Function> ProgramBuilder::finish() {
     return failure();
   for (const Step &step : steps_)
     out.steps.push_back(writeStep(step));
+  if (failed(checkSymbolsBound(out)))
+    return failure();
   return out;
+}
+
+/// Every extent of the program is an expression of symbols some argument
+/// binds.
+LogicalResult ProgramBuilder::checkSymbolsBound(const md::Function &out) {
+  std::vector<std::pair<std::string, const Expr *>> uses;
+  auto add = [&](const std::string &what, const std::vector<Expr> &shape) {
+    for (const Expr &e : shape)
+      uses.push_back({what, &e});
+  };
+  for (const md::Argument &a : out.arguments)
+    add("argument '" + a.name + "'", a.shape);
+  for (const md::Result &r : out.results)
+    add("result '" + r.name + "'", r.shape);
+  for (const md::Buffer &b : out.buffers) {
+    add("buffer '" + b.name + "'", b.shape);
+    uses.push_back({"buffer '" + b.name + "'", &b.bytes});
+  }
+  for (const md::Step &step : out.steps)
+    for (const auto &[symbol, value] : step.symbols)
+        uses.push_back({"kernel symbol " + symbol + " of a launch", &value});
+  for (const auto &[what, e] : uses)
+    for (const std::string &symbol : e->symbols())
+      if (symbol[0] == '$')
+        return error(func_) << what << " has an extent (" << shown(*e)
+                            << ") that only an argument passed in a kernel "
+                               "layout gave: no argument binds it";
+  return success();
 }
 
 /// The returned values: allocations (the caller's results) or arguments
@@ -695,7 +813,9 @@ FailureOr<Expr> ProgramBuilder::bufferBytes(const Tensor &t) {
     return *llvm::max_element(sizes, [](const Expr &a, const Expr &b) {
       return a.value() < b.value();
     });
-  if (sizes.size() == 2)
+  // The kernels' size, over that of the type (whose extents may be those
+  // of an argument now passed in a kernel layout).
+  if (sizes.size() == 2 || (sizes.size() == 3 && hasUnboundSymbol({*own})))
     return sizes[1];
   return error(t.alloc) << "kernels read or write the allocation as "
                         << sizes[1].str() << " and as " << sizes[2].str()
@@ -762,6 +882,13 @@ LogicalResult ProgramBuilder::placeBuffers(md::Function &out) {
     buffer.name = t.name;
     buffer.dtype = t.dtype;
     buffer.shape = final(t.shape);
+    // Extents only an argument's type gave (replaced by a kernel layout):
+    // the buffer's shape is the layout its first kernel writes it in.
+    for (const Binding &binding : bindings_)
+      if (binding.tensor == index && hasUnboundSymbol(buffer.shape)) {
+        buffer.shape = final(binding.shape);
+        break;
+      }
     buffer.bytes = *bytes;
     buffer.alignment = kBufferAlignment;
     buffer.offset = place->offset;
@@ -812,7 +939,7 @@ struct FP8BuildHostProgramPass
       for (auto kernel : kernels.getOps<gpu::GPUFuncOp>())
         if (kernel.isKernel())
           program.kernels.push_back(kernel.getName().str());
-    bool failed = reportHostFP8Ops(module);
+    bool failed = reportFP8OpsOutsidePrograms(module);
     KernelDescs descs;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isDeclaration() || !func.isPublic())
@@ -828,25 +955,6 @@ struct FP8BuildHostProgramPass
       return signalPassFailure();
     Builder b(&getContext());
     module->setAttr(kHostProgramAttrName, writeModuleProgram(b, program));
-  }
-
-  /// Reports fp8 ops in host code outside the public functions (which
-  /// report their own): nothing would run them. True when there are some.
-  static bool reportHostFP8Ops(ModuleOp module) {
-    Dialect *fp8 = module->getContext()->getLoadedDialect<FP8Dialect>();
-    bool found = false;
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (func.isPublic())
-        continue;
-      func.walk([&](Operation *op) {
-        if (op->getDialect() != fp8)
-          return;
-        op->emitError() << "'" << op->getName()
-                        << "' has no kernel: the runtime cannot run it";
-        found = true;
-      });
-    }
-    return found;
   }
 };
 

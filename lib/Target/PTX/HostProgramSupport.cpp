@@ -2,8 +2,10 @@
 
 #include "HostProgramSupport.h"
 
+#include "FP8/Dialect/FP8/IR/FP8Dialect.h"
 #include "FP8/Target/PTX/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <algorithm>
@@ -241,4 +243,44 @@ private:
 
 FailureOr<KernelDesc> host::readKernelDesc(gpu::GPUFuncOp kernel) {
   return MetadataReader(kernel).read();
+}
+
+FailureOr<std::vector<Expr>>
+mlir::fp8::host::getLayoutExtents(const KernelOperand &operand,
+                                  const std::vector<Expr> &shape) {
+  size_t rank = operand.shape.size();
+  if (shape.size() == rank)
+    return shape;
+  std::vector<Expr> squeezed;
+  for (const Expr &e : shape)
+    if (!e.isConstant() || e.value() != 1)
+      squeezed.push_back(e);
+  if (squeezed.size() == rank)
+    return squeezed;
+  // MX scales: 128 rows of four 1x32 blocks per 512-byte atom.
+  bool atoms = operand.dtype == DType::UE8M0 && rank == 3 &&
+               operand.shape[2].isConstant() && operand.shape[2].value() == 512;
+  if (!atoms || shape.size() != 2)
+    return failure();
+  FailureOr<Expr> atomRows = ceilDivExprs(shape[0], Expr::constant(128));
+  if (failed(atomRows))
+    return failure();
+  return std::vector<Expr>{*atomRows, operand.shape[1], operand.shape[2]};
+}
+
+bool mlir::fp8::host::reportFP8OpsOutsidePrograms(ModuleOp module) {
+  Dialect *fp8 = module->getContext()->getLoadedDialect<FP8Dialect>();
+  bool found = false;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPublic())
+      continue;
+    func.walk([&](Operation *op) {
+      if (op->getDialect() != fp8)
+        return;
+      op->emitError() << "'" << op->getName()
+                      << "' has no kernel: the runtime cannot run it";
+      found = true;
+    });
+  }
+  return found;
 }

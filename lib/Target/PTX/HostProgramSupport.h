@@ -1,9 +1,10 @@
 //===- HostProgramSupport.h - What fp8-build-host-program reads -*- C++ -*-===//
 //
 // The pieces of fp8-build-host-program (BuildHostProgram.cpp) that do not
-// walk functions: size expressions built with constants folded, and a
+// walk functions: size expressions built with constants folded, a
 // kernel's `fp8.kernel_metadata` read as the program needs it (its
-// operands, their shapes and alignments, the symbols a launch binds).
+// operands, their shapes and alignments, the symbols a launch binds, the
+// extents a tensor gives them), and the fp8 ops no program runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 #define FP8_LIB_TARGET_PTX_HOSTPROGRAMSUPPORT_H
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
 #include "fp8schema/Common.h"
@@ -76,9 +78,21 @@ struct KernelDesc {
   std::vector<std::string> symbols;
 };
 
+/// The extents of a tensor of `shape` in the rank of kernel operand
+/// `operand`'s layout, along which a launch binds the kernel's symbols: the
+/// shape itself; without its extents of 1 (row scales `[M, 1]` as `[M]`);
+/// for the MX scale-factor atoms `[ceil(R/128), ceil(C/4), 512]` (UE8M0) of
+/// `[R, C]` scales, `[ceil(R/128), ...]`. Failure when none gives its rank.
+FailureOr<std::vector<Expr>> getLayoutExtents(const KernelOperand &operand,
+                                              const std::vector<Expr> &shape);
+
 /// Reads the `fp8.kernel_metadata` of `kernel`; an error at the kernel when
 /// it has none or it does not say what the program needs.
 FailureOr<KernelDesc> readKernelDesc(gpu::GPUFuncOp kernel);
+
+/// Reports each fp8 op in the host code of a private function (public ones
+/// report their own): nothing would run it. True when there is one.
+bool reportFP8OpsOutsidePrograms(ModuleOp module);
 
 } // namespace mlir::fp8::host
 

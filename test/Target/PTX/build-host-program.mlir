@@ -162,3 +162,30 @@ module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max
     return %t, %before : memref<102x4xf32>, memref<8xf32>
   }
 }
+
+// -----
+
+// An argument a kernel reads in another layout than its type's (1x128 scales
+// MN-major, [ceil(K/128), roundup(R, 4)] for `?x4`) is passed in that
+// layout: its extents are expressions of the symbols other arguments bind,
+// which the runtime checks at a call, and its own type's extent binds no
+// symbol.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: arguments = [{alignment = 2 : i64, dtype = "bf16", name = "arg0", shape = ["arg0_0", 64]},
+// CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "arg1", shape = [4, "roundup(arg0_0, 4)"]}]
+// CHECK-SAME: steps = [{kernel = "k", kind = "launch", operands = {s = "arg1", x = "arg0"}, symbols = {R = "arg0_0"}}],
+// CHECK-SAME: symbols = [{argument = "arg0", dim = 0 : i64, name = "arg0_0"}]
+module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max_shared_memory_per_block = 232448, ptx_features = "+ptx80">, gpu.container_module} {
+  gpu.module @fp8_kernels {
+    gpu.func @k() kernel attributes {fp8.kernel_metadata = {operands = [
+        {name = "x", dtype = "bf16", shape = ["R", 64], role = "input"},
+        {name = "s", dtype = "f32", shape = [4, "roundup(R, 4)"], role = "input"}]}} {
+      gpu.return
+    }
+  }
+  func.func private @k_launch_into(memref<?x64xbf16>, memref<?x4xf32>) attributes {fp8.kernel = @fp8_kernels::@k}
+  func.func @padded(%x: memref<?x64xbf16>, %s: memref<?x4xf32>) {
+    call @k_launch_into(%x, %s) : (memref<?x64xbf16>, memref<?x4xf32>) -> ()
+    return
+  }
+}

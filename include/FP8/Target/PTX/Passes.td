@@ -155,7 +155,11 @@ def FP8BuildHostProgram : Pass<"fp8-build-host-program", "ModuleOp"> {
     most any kernel operand bound to it needs (16 bytes for one a TMA tensor
     map reads). Its shape is its type's, unless its kernels read or write it
     in a larger layout (scales padded for TMA or the MMA's atoms), which the
-    caller then passes: the kernels' shape (static extents for an argument).
+    caller then passes: the kernels' shape. An argument in another layout
+    than its type's (1x128 scales MN-major, MX scales as atoms) takes the
+    kernel's layout as its shape, its extents expressions of the symbols
+    other arguments bind (the runtime checks them at a call) or symbols of
+    its own.
     A buffer takes the most bytes any kernel operand bound to it needs. Buffers are placed in order of their first use, each
     at a multiple of 256 bytes; a buffer takes the place of one that is no
     longer live when their sizes allow it (equal expressions, or constants
