@@ -530,15 +530,22 @@ static bool isInLayout(const KernelOperand &operand,
   return true;
 }
 
-/// An argument a kernel reads in another layout than its type's (1x128
-/// scales MN-major `[ceil(K/128), roundup(M, 4)]` for `?xG`, MX scales as
-/// atoms) is passed in the kernel's layout: its shape becomes the layout,
+/// An argument with run-time extents that a kernel reads in another layout
+/// than its type's (1x128 scales MN-major `[ceil(K/128), roundup(M, 4)]`
+/// for `?xG`, MX scales as atoms) is passed in the kernel's layout: its shape becomes the layout,
 /// each plain kernel symbol a symbol of the argument's (bound from it at a
 /// call), each other extent an expression finishKernelLayouts fills in.
 LogicalResult ProgramBuilder::passInKernelLayout(const KernelOperand &operand,
                                                  int index) {
   Tensor &t = tensors_[index];
-  if (!t.isArgument || t.inKernelLayout || isInLayout(operand, t.shape))
+  // Static extents keep the type's shape (boundaryShape takes the layout's
+  // when it is larger): a split step's backward takes what its forward
+  // returned.
+  bool dynamic = llvm::any_of(t.shape, [](const Expr &e) {
+    return !e.isConstant();
+  });
+  if (!t.isArgument || !dynamic || t.inKernelLayout ||
+      isInLayout(operand, t.shape))
     return success();
   for (Slot &slot : slots_)
     if (slot.argument == index)
