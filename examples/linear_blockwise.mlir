@@ -14,9 +14,13 @@
 // on the block-scaled MXFP8 MMA (each 1x128 scale repeated over four 1x32
 // blocks), as Transformer Engine does on Blackwell.
 func.func @linear_step_blockwise(
-    %x: tensor<4096x7168xbf16>, %w: tensor<2112x7168xbf16>,
-    %dy: tensor<4096x2112xbf16>, %main_grad: tensor<2112x7168xf32>)
-    -> (tensor<4096x2112xbf16>, tensor<4096x7168xbf16>, tensor<2112x7168xf32>) {
+    %x: tensor<4096x7168xbf16> {fp8.name = "x"},
+    %w: tensor<2112x7168xbf16> {fp8.name = "w"},
+    %dy: tensor<4096x2112xbf16> {fp8.name = "dy"},
+    %main_grad: tensor<2112x7168xf32> {fp8.name = "main_grad"})
+    -> (tensor<4096x2112xbf16> {fp8.name = "y"},
+        tensor<4096x7168xbf16> {fp8.name = "dx"},
+        tensor<2112x7168xf32> {fp8.name = "dw"}) {
   %y = fp8.linear %x, %w {recipe = #fp8.blockwise<>}
       : (tensor<4096x7168xbf16>, tensor<2112x7168xbf16>) -> tensor<4096x2112xbf16>
   %dx, %dw = fp8.linear_backward %x, %w, %dy accumulate_into %main_grad

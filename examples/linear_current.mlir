@@ -9,9 +9,13 @@
 // for the backward instead of bf16's two), on sm_100a the same single copy
 // per tensor that the forward uses, read MN-major (NN dgrad, NT wgrad).
 func.func @linear_step_current(
-    %x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16>,
-    %bias: tensor<4096xf32>, %dy: tensor<4096x4096xbf16>)
-    -> (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>, tensor<4096x4096xf32>) {
+    %x: tensor<4096x4096xbf16> {fp8.name = "x"},
+    %w: tensor<4096x4096xbf16> {fp8.name = "w"},
+    %bias: tensor<4096xf32> {fp8.name = "bias"},
+    %dy: tensor<4096x4096xbf16> {fp8.name = "dy"})
+    -> (tensor<4096x4096xbf16> {fp8.name = "y"},
+        tensor<4096x4096xbf16> {fp8.name = "dx"},
+        tensor<4096x4096xf32> {fp8.name = "dw"}) {
   %y = fp8.linear %x, %w bias %bias {recipe = #fp8.current<>}
       : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>, tensor<4096xf32>)
       -> tensor<4096x4096xbf16>

@@ -11,14 +11,25 @@
 // the scales computed from the amax histories of earlier steps and record
 // this step's amaxes; the amax-and-scale update gives the next step's scales.
 func.func @linear_step_delayed(
-    %x: tensor<4096x2048xbf16>, %w: tensor<7168x2048xbf16>,
-    %dy: tensor<4096x7168xbf16>, %main_grad: tensor<7168x2048xf32>,
-    %x_scale: tensor<f32>, %w_scale: tensor<f32>, %dy_scale: tensor<f32>,
-    %x_history: tensor<1024xf32>, %w_history: tensor<1024xf32>,
-    %dy_history: tensor<1024xf32>)
-    -> (tensor<4096x7168xbf16>, tensor<4096x2048xbf16>, tensor<7168x2048xf32>,
-        tensor<f32>, tensor<f32>, tensor<f32>,
-        tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>) {
+    %x: tensor<4096x2048xbf16> {fp8.name = "x"},
+    %w: tensor<7168x2048xbf16> {fp8.name = "w"},
+    %dy: tensor<4096x7168xbf16> {fp8.name = "dy"},
+    %main_grad: tensor<7168x2048xf32> {fp8.name = "main_grad"},
+    %x_scale: tensor<f32> {fp8.name = "x_scale"},
+    %w_scale: tensor<f32> {fp8.name = "w_scale"},
+    %dy_scale: tensor<f32> {fp8.name = "dy_scale"},
+    %x_history: tensor<1024xf32> {fp8.name = "x_history"},
+    %w_history: tensor<1024xf32> {fp8.name = "w_history"},
+    %dy_history: tensor<1024xf32> {fp8.name = "dy_history"})
+    -> (tensor<4096x7168xbf16> {fp8.name = "y"},
+        tensor<4096x2048xbf16> {fp8.name = "dx"},
+        tensor<7168x2048xf32> {fp8.name = "dw"},
+        tensor<f32> {fp8.name = "x_scale_next"},
+        tensor<f32> {fp8.name = "w_scale_next"},
+        tensor<f32> {fp8.name = "dy_scale_next"},
+        tensor<1024xf32> {fp8.name = "x_history_next"},
+        tensor<1024xf32> {fp8.name = "w_history_next"},
+        tensor<1024xf32> {fp8.name = "dy_history_next"}) {
   %y, %x_amax, %w_amax = fp8.linear %x, %w scales(%x_scale, %w_scale)
       {recipe = #fp8.delayed<>}
       : (tensor<4096x2048xbf16>, tensor<7168x2048xbf16>, tensor<f32>, tensor<f32>)

@@ -10,9 +10,12 @@
 //   wgrad dW = X[32x1] @ dY[32x1]   NT
 // sm_90a has no block-scaled MMA: fp8-expand-linear rejects the recipe there.
 func.func @linear_step_mxfp8(
-    %x: tensor<8192x2048xbf16>, %w: tensor<4096x2048xbf16>,
-    %dy: tensor<8192x4096xbf16>)
-    -> (tensor<8192x4096xbf16>, tensor<8192x2048xbf16>, tensor<4096x2048xf32>) {
+    %x: tensor<8192x2048xbf16> {fp8.name = "x"},
+    %w: tensor<4096x2048xbf16> {fp8.name = "w"},
+    %dy: tensor<8192x4096xbf16> {fp8.name = "dy"})
+    -> (tensor<8192x4096xbf16> {fp8.name = "y"},
+        tensor<8192x2048xbf16> {fp8.name = "dx"},
+        tensor<4096x2048xf32> {fp8.name = "dw"}) {
   %y = fp8.linear %x, %w {recipe = #fp8.mxfp8<>}
       : (tensor<8192x2048xbf16>, tensor<4096x2048xbf16>) -> tensor<8192x4096xbf16>
   %dx, %dw = fp8.linear_backward %x, %w, %dy {recipe = #fp8.mxfp8<>}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job: set up, build, then compile every example in examples/ for
 # each chip its header lists. fp8-compile writes NAME.ptx and NAME.json per
-# GEMM kernel into build/examples/<example>/<chip>/ and ptxas (when CUDA is
-# installed) reports each kernel's resources. sm_90a must succeed. Should the
+# kernel and module.json (the host program of each function) into
+# build/examples/<example>/<chip>/; ptxas (when CUDA is installed) reports
+# each kernel's resources. sm_90a must succeed. Should the
 # sm_100a lowering reject an example (it takes every recipe of the examples
 # today), its diagnostic is printed and the example is verified and run
 # through the target-neutral passes instead.
@@ -21,7 +22,7 @@ for example in examples/*.mlir; do
     echo "=== $example (chip=$chip)"
     out="$BUILD/examples/$name/$chip"
     rm -rf "$out" && mkdir -p "$out"
-    # Warnings name the fp8 ops no kernel computes yet (quantization).
+    # An op no kernel runs is an error naming it (no module.json then).
     if ! "$BUILD/bin/fp8-compile" "$example" --chip="$chip" -o "$out"; then
       if [ "$chip" = sm_90a ]; then
         status=1
@@ -42,6 +43,14 @@ for example in examples/*.mlir; do
         echo "  $ptx"
       fi
     done
+    # The host program: each function and how many steps a call runs.
+    python3 - "$out/module.json" <<'PY' || status=1
+import json, sys
+program = json.load(open(sys.argv[1]))
+for fn in program["functions"]:
+    print("  %s: @%s, %d steps, %d kernels in the module" % (
+        sys.argv[1], fn["name"], len(fn["steps"]), len(program["kernels"])))
+PY
   done
 done
 exit $status

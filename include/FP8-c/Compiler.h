@@ -1,8 +1,9 @@
 /*===-- FP8-c/Compiler.h - C API of the FP8-MLIR compiler ---------*- C -*-===*\
 |*                                                                            *|
 |* Registration of what the fp8-to-ptx pipeline needs, and compilation of a  *|
-|* module to one PTX text and one JSON metadata document per kernel, with    *|
-|* every diagnostic returned in an owned result object (nothing printed).    *|
+|* module to one PTX text and one JSON metadata document per kernel and the  *|
+|* host program (module.json), with every diagnostic returned in an owned    *|
+|* result object (nothing printed).                                          *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -83,6 +84,13 @@ fp8CompileResultGetKernelPTX(Fp8CompileResult result, intptr_t pos);
 /// The JSON metadata document for the runtime (NAME.json).
 MLIR_CAPI_EXPORTED MlirStringRef
 fp8CompileResultGetKernelMetadata(Fp8CompileResult result, intptr_t pos);
+
+/// The host program of the module's public functions (module.json, format
+/// "fp8-mlir-module", naming every kernel above), which fp8rt_module_load
+/// reads from a directory holding it beside the kernels' NAME.ptx and
+/// NAME.json; empty when the compilation failed.
+MLIR_CAPI_EXPORTED MlirStringRef
+fp8CompileResultGetModuleJSON(Fp8CompileResult result);
 
 /// Every diagnostic emitted during the compilation, in order (`pos` below
 /// the count).

@@ -55,10 +55,11 @@ Fp8CompileResult fp8CompileModule(MlirModule module,
   setPipelineOptions(options, pipeline);
   auto result = std::make_unique<CompileResult>();
   DiagnosticCollector collector(*op.getContext());
-  FailureOr<SmallVector<CompiledKernel>> kernels = compileToPTX(op, pipeline);
-  if (succeeded(kernels)) {
+  FailureOr<CompiledModule> compiled = compileToPTX(op, pipeline);
+  if (succeeded(compiled)) {
     result->succeeded = true;
-    result->kernels = std::move(*kernels);
+    result->kernels = std::move(compiled->kernels);
+    result->programJSON = std::move(compiled->programJSON);
   }
   result->diagnostics = collector.takeDiagnostics();
   return wrap(result.release());
@@ -98,6 +99,10 @@ MlirStringRef fp8CompileResultGetKernelPTX(Fp8CompileResult result,
 MlirStringRef fp8CompileResultGetKernelMetadata(Fp8CompileResult result,
                                                 intptr_t pos) {
   return wrapString(unwrap(result)->kernels[pos].metadataJSON);
+}
+
+MlirStringRef fp8CompileResultGetModuleJSON(Fp8CompileResult result) {
+  return wrapString(unwrap(result)->programJSON);
 }
 
 intptr_t fp8CompileResultGetNumDiagnostics(Fp8CompileResult result) {

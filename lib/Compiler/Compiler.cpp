@@ -108,6 +108,13 @@ static LogicalResult verifyEverythingLowered(ModuleOp module) {
   return failure(!left.empty());
 }
 
+/// fp8-build-host-program: the host program of each public function, which
+/// every op of its host code must be part of.
+static void buildHostProgramPipeline(OpPassManager &pm,
+                                     const FP8ToPTXOptions &) {
+  pm.addPass(createFP8BuildHostProgram());
+}
+
 /// Compiles each gpu.module of `module` to PTX, one at a time on a copy in
 /// its own builtin.module (host code never enters the device pipeline).
 static LogicalResult generatePTX(ModuleOp module,
@@ -156,7 +163,7 @@ static LogicalResult verifyOptions(ModuleOp module,
   return success();
 }
 
-FailureOr<SmallVector<CompiledKernel>>
+FailureOr<CompiledModule>
 mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
                         const CompileConfig &config) {
   if (failed(verifyOptions(module, options)))
@@ -173,6 +180,17 @@ mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
       return failure();
   }
   if (failed(verifyEverythingLowered(module)))
+    return failure();
+  // The host program, read off the host code before the kernels are
+  // compiled: an op no kernel runs is an error here.
+  {
+    TimingScope hostTimer = rootTimer.nest("build the host program");
+    if (failed(runPipeline(module, hostTimer, buildHostProgramPipeline,
+                           options, config)))
+      return failure();
+  }
+  FailureOr<llvm::json::Value> program = buildModuleProgramJSON(module);
+  if (failed(program))
     return failure();
 
   // The metadata lives on the gpu.func kernels, which the device pipeline
@@ -236,11 +254,14 @@ mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
       return failure();
   }
 
-  SmallVector<CompiledKernel> compiled;
+  CompiledModule compiled;
   for (const KernelModule &unit : units)
     for (const KernelInfo *kernel : unit.kernels)
-      compiled.push_back(
+      compiled.kernels.push_back(
           {kernel->name, unit.ptx, jsonDocuments[kernel->name]});
+  llvm::raw_string_ostream os(compiled.programJSON);
+  llvm::json::OStream(os, kJSONIndent).value(*program);
+  os << "\n";
   return compiled;
 }
 
@@ -312,11 +333,11 @@ CompileResult mlir::fp8::compileSourceToPTX(MLIRContext &context,
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
   if (module) {
-    FailureOr<SmallVector<CompiledKernel>> kernels =
-        compileToPTX(*module, options);
-    if (succeeded(kernels)) {
+    FailureOr<CompiledModule> compiled = compileToPTX(*module, options);
+    if (succeeded(compiled)) {
       result.succeeded = true;
-      result.kernels = std::move(*kernels);
+      result.kernels = std::move(compiled->kernels);
+      result.programJSON = std::move(compiled->programJSON);
     }
   }
   context.printOpOnDiagnostic(printOp);

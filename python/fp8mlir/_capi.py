@@ -101,7 +101,7 @@ _SIGNATURES = {
 
 # Declared when the library has them (a compiler that returns module.json).
 _OPTIONAL_SIGNATURES = {
-    "fp8CompileResultGetModuleProgram": (StringRef, [CompileResult]),
+    "fp8CompileResultGetModuleJSON": (StringRef, [CompileResult]),
 }
 
 # MlirDiagnosticSeverity
@@ -152,7 +152,7 @@ def load():
 
 def has_module_program():
     """Whether the compiler library returns module.json with its kernels."""
-    return available() and hasattr(load(), "fp8CompileResultGetModuleProgram")
+    return available() and hasattr(load(), "fp8CompileResultGetModuleJSON")
 
 
 def find_tool(name):

@@ -95,7 +95,7 @@ class _Compiler:
                               lib.fp8CompileResultGetKernelMetadata(result, i).text())
                        for i in range(lib.fp8CompileResultGetNumKernels(result))]
             if with_program:
-                return kernels, lib.fp8CompileResultGetModuleProgram(result).text()
+                return kernels, lib.fp8CompileResultGetModuleJSON(result).text()
             return kernels, diagnostics
         finally:
             lib.fp8CompileResultDestroy(result)
@@ -153,6 +153,6 @@ def compile(source, chip=None, **options):  # noqa: A001 (the package's verb)
 
 def compile_module_program(source, chip, *, opt_level=3):
     """(kernels, module.json text) of MLIR text compiled for `chip` (a
-    compiler library with fp8CompileResultGetModuleProgram)."""
+    compiler library with fp8CompileResultGetModuleJSON)."""
     return _get_compiler().compile(source, "<fp8mlir>", str(chip), opt_level, None, None,
                                    with_program=True)

@@ -138,10 +138,24 @@ Status bindSymbols(const fp8rt_function &fn,
     for (size_t d = 0; d < spec.shape.size(); ++d) {
       int64_t extent = args[i]->shape[d];
       int s = fn.argumentSymbols[i][d];
-      if (s < 0 && extent != spec.shape[d].value())
+      // An integer, or an expression of symbols bound by other arguments
+      // (scales in the padded layout of the kernels that read them).
+      int64_t expected = 0;
+      std::string error;
+      if (s < 0 && !spec.shape[d].evaluate(
+                       [&](const std::string &name, int64_t &v) {
+                         int k = model.findSymbol(name);
+                         if (k >= 0)
+                           v = values[k];
+                         return k >= 0;
+                       },
+                       expected, error))
+        return invalidArgument("argument '", spec.name, "': dim ", d, " = ",
+                               spec.shape[d].str(), ": ", error);
+      if (s < 0 && extent != expected)
         return invalidArgument("argument '", spec.name, "': dim ", d, " is ",
-                               extent, ", expected ", spec.shape[d].value(),
-                               " (shape ", spec.describeShape(), ", got ",
+                               extent, ", expected ", expected, " (shape ",
+                               spec.describeShape(), ", got ",
                                list(args[i]->shape, args[i]->rank), ")");
       if (s >= 0 && extent != values[s]) {
         const FunctionSymbol &symbol = model.symbols[s];
@@ -327,8 +341,14 @@ private:
   Status planStep(size_t i) {
     const FunctionStep &step = fn_.steps[i];
     CallPlan::Step planned;
-    if (step.kind == fp8schema::StepKind::Fill) {
-      planned.fillBytes = static_cast<size_t>(bytesOf(step.target));
+    if (step.kind != fp8schema::StepKind::Launch) {
+      planned.bytes = static_cast<size_t>(bytesOf(step.target));
+      if (step.kind == fp8schema::StepKind::Copy &&
+          bytesOf(step.source) != bytesOf(step.target))
+        return invalidProgram(
+            fn_.name, " step ", i, " copies ", fn_.describe(step.source), " (",
+            bytesOf(step.source), " bytes) into ", fn_.describe(step.target),
+            " (", bytesOf(step.target), " bytes)");
       plan_.steps.push_back(std::move(planned));
       return Status();
     }
@@ -582,27 +602,56 @@ void *addressOf(TensorRef ref, const CallPlan &plan, const CallScratch &s,
   return nullptr;
 }
 
+// A fill or a copy: a driver call on the stream.
+Status runMemoryStep(const DriverApi &api, const FunctionStep &step,
+                     size_t bytes, CUdeviceptr target, CUdeviceptr source,
+                     CUstream stream) {
+  if (step.kind == fp8schema::StepKind::Copy)
+    return checkCuda(api, api.memcpyDtoDAsync(target, source, bytes, stream),
+                     "cuMemcpyDtoDAsync");
+  return checkCuda(api,
+                   api.memsetD8Async(target,
+                                     static_cast<unsigned char>(step.byte),
+                                     bytes, stream),
+                   "cuMemsetD8Async");
+}
+
+std::string describeStep(const FunctionModel &model, size_t i) {
+  const FunctionStep &step = model.steps[i];
+  switch (step.kind) {
+  case fp8schema::StepKind::Launch:
+    return strCat("step ", i, " (kernel \"", step.kernel->meta.name, "\"): ");
+  case fp8schema::StepKind::Copy:
+    return strCat("step ", i, " (copy into ", model.describe(step.target),
+                  "): ");
+  case fp8schema::StepKind::Fill:
+    break;
+  }
+  return strCat("step ", i, " (fill ", model.describe(step.target), "): ");
+}
+
 Status runSteps(const fp8rt_function &fn, const CallPlan &plan, CallScratch &s,
                 void *workspace, CUstream stream) {
   const FunctionModel &model = *fn.model;
   const DriverApi *api = nullptr;
-  if (fn.hasFills) {
+  if (fn.hasMemorySteps) {
     CUcontext context = nullptr;
     FP8RT_RETURN_IF_ERROR(acquireDriver(api));
     FP8RT_RETURN_IF_ERROR(currentOrPrimaryContext(*api, context));
   }
+  auto address = [&](TensorRef ref) {
+    return reinterpret_cast<CUdeviceptr>(
+        addressOf(ref, plan, s, model, workspace));
+  };
   for (size_t i = 0; i < model.steps.size(); ++i) {
     const FunctionStep &step = model.steps[i];
     const CallPlan::Step &planned = plan.steps[i];
     Status status;
-    if (step.kind == fp8schema::StepKind::Fill) {
-      void *target = addressOf(step.target, plan, s, model, workspace);
-      status =
-          checkCuda(*api,
-                    api->memsetD8Async(reinterpret_cast<CUdeviceptr>(target),
-                                       static_cast<unsigned char>(step.byte),
-                                       planned.fillBytes, stream),
-                    "cuMemsetD8Async");
+    if (step.kind != fp8schema::StepKind::Launch) {
+      CUdeviceptr source =
+          step.kind == fp8schema::StepKind::Copy ? address(step.source) : 0;
+      status = runMemoryStep(*api, step, planned.bytes, address(step.target),
+                             source, stream);
     } else {
       s.operands.assign(planned.operands.begin(), planned.operands.end());
       for (size_t k = 0; k < step.operands.size(); ++k)
@@ -612,11 +661,7 @@ Status runSteps(const fp8rt_function &fn, const CallPlan &plan, CallScratch &s,
                                    static_cast<int>(s.operands.size()), stream);
     }
     if (!status.ok())
-      return status.prepend(step.kind == fp8schema::StepKind::Fill
-                                ? strCat("step ", i, " (fill ",
-                                         model.describe(step.target), "): ")
-                                : strCat("step ", i, " (kernel \"",
-                                         step.kernel->meta.name, "\"): "));
+      return status.prepend(describeStep(model, i));
   }
   return Status();
 }

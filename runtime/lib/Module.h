@@ -28,7 +28,7 @@ struct CallPlan {
   int64_t workspaceBytes = 0;
   struct Step {
     std::vector<fp8rt_tensor> operands; // per kernel operand, data NULL
-    size_t fillBytes = 0;               // fill steps
+    size_t bytes = 0;                   // fill and copy steps
   };
   std::vector<Step> steps;
 };
@@ -54,7 +54,7 @@ struct fp8rt_function {
   // Per argument and dim: the index of the symbol there, or -1 (an
   // integer extent).
   std::vector<std::vector<int>> argumentSymbols;
-  bool hasFills = false;
+  bool hasMemorySteps = false; // fills or copies (driver calls)
 
   std::mutex mutex; // guards `plans`
   // Planned symbol configurations, most recently used first.

@@ -50,7 +50,8 @@ std::unique_ptr<fp8rt_function> makeFunction(fp8rt_module &module,
   for (const FunctionTensor &result : model.results)
     fn->resultShapes.push_back(shapeTexts(result));
   for (const FunctionStep &step : model.steps)
-    fn->hasFills = fn->hasFills || step.kind == fp8schema::StepKind::Fill;
+    fn->hasMemorySteps =
+        fn->hasMemorySteps || step.kind != fp8schema::StepKind::Launch;
   return fn;
 }
 

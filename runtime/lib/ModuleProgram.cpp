@@ -229,13 +229,9 @@ private:
       const FunctionTensor &arg = fn_.arguments[i];
       std::string path = fieldPath(indexPath(at("arguments"), i), "shape");
       for (size_t d = 0; d < arg.shape.size(); ++d) {
-        const Expr &e = arg.shape[d];
-        if (!e.isConstant() && !e.isSymbol())
-          return r_.errorAtPath(indexPath(path, d),
-                                "an argument's extent is "
-                                "an integer or a symbol, not \"",
-                                e.str(), "\"");
-        FP8RT_RETURN_IF_ERROR(checkSymbolsOf(e, indexPath(path, d)));
+        // Integers, symbols, or expressions of the symbols (a layout the
+        // kernels read, checked once the symbols are bound).
+        FP8RT_RETURN_IF_ERROR(checkSymbolsOf(arg.shape[d], indexPath(path, d)));
       }
     }
     for (size_t i = 0; i < fn_.results.size(); ++i)
@@ -319,14 +315,19 @@ private:
     std::string path = indexPath(at("steps"), i);
     FunctionStep step;
     step.kind = s.kind;
-    if (s.kind == fp8schema::StepKind::Fill) {
+    if (s.kind == fp8schema::StepKind::Launch) {
+      FP8RT_RETURN_IF_ERROR(resolveLaunch(s, path, int(i), step));
+    } else {
       std::string targetPath = fieldPath(path, "target");
       FP8RT_RETURN_IF_ERROR(lookup(s.target, targetPath, step.target));
       FP8RT_RETURN_IF_ERROR(checkWritable(step.target, targetPath));
-      step.byte = static_cast<int>(s.byte);
       markLive(step.target, int(i));
-    } else {
-      FP8RT_RETURN_IF_ERROR(resolveLaunch(s, path, int(i), step));
+      step.byte = static_cast<int>(s.byte);
+    }
+    if (s.kind == fp8schema::StepKind::Copy) {
+      FP8RT_RETURN_IF_ERROR(
+          lookup(s.source, fieldPath(path, "source"), step.source));
+      markLive(step.source, int(i));
     }
     fn_.steps.push_back(std::move(step));
     return Status();

@@ -73,9 +73,10 @@ struct FunctionStep {
   std::vector<StepOperand> operands;      // per kernel operand, metadata order
   std::vector<std::string> kernelSymbols; // the kernel's symbols
   std::vector<Expr> symbolValues; // per kernel symbol, of the function's
-  // Fill:
+  // Fill and copy:
   TensorRef target;
-  int byte = 0;
+  int byte = 0;     // fill
+  TensorRef source; // copy
 };
 
 struct FunctionModel {

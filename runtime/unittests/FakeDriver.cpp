@@ -255,6 +255,12 @@ struct FakeFunctions {
     d().copies.push_back(CopyCall{destination, {bytes, bytes + size}, stream});
     return d().enter("cuMemcpyHtoDAsync");
   }
+  static CUresult memcpyDtoDAsync(CUdeviceptr destination, CUdeviceptr source,
+                                  size_t size, CUstream stream) {
+    d().deviceCopies.push_back(
+        DeviceCopyCall{destination, source, size, stream});
+    return d().enter("cuMemcpyDtoDAsync");
+  }
   static CUresult memsetD8Async(CUdeviceptr destination, unsigned char value,
                                 size_t size, CUstream stream) {
     d().memsets.push_back(MemsetCall{destination, value, size, stream});
@@ -324,6 +330,7 @@ void FakeDriver::reset() {
   hostFrees.clear();
   copies.clear();
   memsets.clear();
+  deviceCopies.clear();
   createdEvents.clear();
   destroyedEvents.clear();
   synchronizedEvents.clear();

@@ -50,6 +50,12 @@ struct MemsetCall {
   CUstream stream;
 };
 
+struct DeviceCopyCall {
+  CUdeviceptr destination, source;
+  size_t bytes;
+  CUstream stream;
+};
+
 class FakeDriver {
 public:
   static FakeDriver &get();
@@ -87,6 +93,7 @@ public:
   std::vector<void *> hostAllocations, hostFrees;
   std::vector<CopyCall> copies;
   std::vector<MemsetCall> memsets;
+  std::vector<DeviceCopyCall> deviceCopies;
   std::vector<CUevent> createdEvents, destroyedEvents, synchronizedEvents;
   std::vector<std::pair<CUevent, CUstream>> recordedEvents;
   std::vector<CUcontext> pushedContexts;

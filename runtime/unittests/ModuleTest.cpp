@@ -95,6 +95,16 @@ protected:
                                reinterpret_cast<void *>(uintptr_t(0x5700)));
   }
 
+  // Calls "rows" on a bf16 [64, 2048] and a bf16 [bRows, 2048] argument.
+  fp8rt_status callRows(fp8rt_function *rows, int64_t bRows) {
+    std::vector<fp8rt_tensor> args = {
+        makeTensor(nullptr, kX, FP8RT_BF16, {64, 2048}),
+        makeTensor(nullptr, kY, FP8RT_BF16, {bRows, 2048})};
+    return fp8rt_function_call(rows, args.data(), 2, nullptr, 0,
+                               reinterpret_cast<void *>(kWorkspace), 256,
+                               nullptr);
+  }
+
   // The call fails with an argument error containing `message`, before any
   // driver work.
   void expectRejected(fp8rt_status status, const std::string &message) {
@@ -134,10 +144,11 @@ protected:
 TEST_F(ModuleTest, LoadsTheFunctionsAndTheirKernels) {
   load();
   EXPECT_STREQ(fp8rt_module_chip(module), "sm_90a");
-  ASSERT_EQ(fp8rt_module_num_functions(module), 2);
+  ASSERT_EQ(fp8rt_module_num_functions(module), 3);
   EXPECT_STREQ(fp8rt_module_function_name(module, 0), "step");
   EXPECT_STREQ(fp8rt_module_function_name(module, 1), "rows");
-  EXPECT_EQ(fp8rt_module_function_name(module, 2), nullptr);
+  EXPECT_STREQ(fp8rt_module_function_name(module, 2), "reset");
+  EXPECT_EQ(fp8rt_module_function_name(module, 3), nullptr);
   EXPECT_EQ(module->kernels.size(), 3u);
   EXPECT_TRUE(fake.calls.empty()); // loading never touches the driver
 }
@@ -182,7 +193,8 @@ TEST_F(ModuleTest, AnUnknownFunctionListsTheModulesFunctions) {
             FP8RT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(fn, nullptr);
   EXPECT_NE(std::string(fp8rt_last_error())
-                .find("has no function \"stpe\" (its functions: step, rows)"),
+                .find("has no function \"stpe\" (its functions: step, rows, "
+                      "reset)"),
             std::string::npos)
       << fp8rt_last_error();
 }
@@ -313,6 +325,28 @@ TEST_F(ModuleTest, BindsEveryKernelOperandToItsTensor) {
   EXPECT_EQ(param(gemm, 4), uint64_t(kRows));
 }
 
+TEST_F(ModuleTest, CopiesAndFillsInOrder) {
+  load();
+  fp8rt_function *reset = nullptr;
+  ASSERT_EQ(fp8rt_module_function(module, "reset", &reset), FP8RT_SUCCESS);
+  fp8rt_tensor h = makeTensor(nullptr, kHistory, FP8RT_F32, {4});
+  fp8rt_tensor old = makeTensor(nullptr, kY, FP8RT_F32, {4});
+  auto stream = reinterpret_cast<CUstream>(uintptr_t(0x5700));
+  ASSERT_EQ(fp8rt_function_call(reset, &h, 1, &old, 1, nullptr, 0, stream),
+            FP8RT_SUCCESS)
+      << fp8rt_last_error();
+  EXPECT_EQ(fake.calls,
+            (std::vector<std::string>{"cuCtxGetCurrent", "cuMemcpyDtoDAsync",
+                                      "cuMemsetD8Async"}));
+  ASSERT_EQ(fake.deviceCopies.size(), 1u);
+  EXPECT_EQ(fake.deviceCopies[0].destination, kY);
+  EXPECT_EQ(fake.deviceCopies[0].source, kHistory);
+  EXPECT_EQ(fake.deviceCopies[0].bytes, 16u);
+  EXPECT_EQ(fake.deviceCopies[0].stream, stream);
+  ASSERT_EQ(fake.memsets.size(), 1u);
+  EXPECT_EQ(fake.memsets[0].destination, kHistory);
+}
+
 TEST_F(ModuleTest, TakesTensorsByName) {
   load();
   sizeParams();
@@ -414,19 +448,10 @@ TEST_F(ModuleTest, ASymbolHasOneValueAcrossArguments) {
   load();
   fp8rt_function *rows = nullptr;
   ASSERT_EQ(fp8rt_module_function(module, "rows", &rows), FP8RT_SUCCESS);
-  std::vector<fp8rt_tensor> args = {
-      makeTensor(nullptr, kX, FP8RT_BF16, {64, 2048}),
-      makeTensor(nullptr, kY, FP8RT_BF16, {32, 2048})};
-  auto workspace = reinterpret_cast<void *>(kWorkspace);
-  expectRejected(fp8rt_function_call(rows, args.data(), 2, nullptr, 0,
-                                     workspace, 256, nullptr),
+  expectRejected(callRows(rows, 32),
                  "rows: argument 'b': dim 0 is 32, but symbol n is 64 (dim 0 "
                  "of argument 'a')");
-  args[1].shape[0] = 64;
-  EXPECT_EQ(fp8rt_function_call(rows, args.data(), 2, nullptr, 0, workspace,
-                                256, nullptr),
-            FP8RT_SUCCESS)
-      << fp8rt_last_error();
+  EXPECT_EQ(callRows(rows, 64), FP8RT_SUCCESS) << fp8rt_last_error();
   EXPECT_EQ(fake.launches.size(), 2u);
 }
 
@@ -549,11 +574,12 @@ TEST_F(ModuleTest, SymbolsAreBoundByArgumentExtents) {
   expectLoadError("\"argument\": \"x\", \"dim\": 0",
                   "\"argument\": \"y\", \"dim\": 0",
                   "symbols[0].argument: \"y\" is not an argument");
+  // An argument's other extents are expressions of the symbols.
   expectLoadError(
       "\"shape\": [\"x_0\", 2048], \"alignment\": 16",
-      "\"shape\": [\"x_0\", \"roundup(x_0, 4)\"], \"alignment\": 16",
-      "arguments[0].shape[1]: an argument's extent is an integer "
-      "or a symbol, not \"roundup(x_0, 4)\"");
+      "\"shape\": [\"x_0\", \"roundup(z, 4)\"], \"alignment\": 16",
+      "arguments[0].shape[1]: \"roundup(z, 4)\" names \"z\", which is not a "
+      "symbol of the function");
 }
 
 TEST_F(ModuleTest, AnAliasIsAnArgumentOfTheSameType) {
@@ -595,5 +621,24 @@ TEST_F(ModuleTest, LiveBuffersDoNotShareBytes) {
                   "both are live");
 }
 
+TEST_F(ModuleTest, AnArgumentExtentMayBeAnExpressionOfTheSymbols) {
+  // As for scales passed in the padded layout of the kernels that read them:
+  // checked against the symbols the other arguments bind.
+  dir.write("module.json",
+            replaced(kModuleJson,
+                     R"x({"name": "b", "dtype": "bf16", "shape": ["n", 2048])x",
+                     R"x({"name": "b", "dtype": "bf16", "shape": ["ceildiv(n, 1)", 2048])x"));
+  load();
+  fp8rt_function *rows = nullptr;
+  ASSERT_EQ(fp8rt_module_function(module, "rows", &rows), FP8RT_SUCCESS);
+  fp8rt_tensor_info info;
+  ASSERT_EQ(fp8rt_function_argument(rows, 1, &info), FP8RT_SUCCESS);
+  EXPECT_STREQ(info.shape[0], "ceildiv(n, 1)");
+  expectRejected(callRows(rows, 32),
+                 "rows: argument 'b': dim 0 is 32, expected 64");
+  EXPECT_EQ(callRows(rows, 64), FP8RT_SUCCESS) << fp8rt_last_error();
+}
+
 } // namespace
 } // namespace fp8rt::testing
+

@@ -52,7 +52,7 @@ TEST(SchemaReaderTest, ReadsEveryKindOfField) {
   ASSERT_TRUE(s.symbols.has_value());
   EXPECT_EQ(s.symbols->at("P"),
             Expr::roundUp(Expr::symbol("M"), Expr::constant(4)));
-  EXPECT_EQ(s.step.kind, fp8schema::StepKind::Launch);
+  EXPECT_EQ(s.step.kind, fp8schema::SampleStepKind::Launch);
   EXPECT_EQ(s.step.kernel, "k");
   EXPECT_EQ(s.step.args->at("x"), "buffer0");
   EXPECT_EQ(s.modeOrDefault(), fp8schema::Mode::Fast);

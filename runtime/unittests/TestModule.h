@@ -11,6 +11,8 @@
 //     4 fill history 0
 //   rows(a: bf16 [n, 2048], b: bf16 [n, 2048]) -> ()
 //     amax of a, then of b, into one buffer.
+//   reset(h: f32 [4] written) -> (old: f32 [4])
+//     copy h into old, then zero h.
 #ifndef FP8RT_UNITTESTS_TESTMODULE_H
 #define FP8RT_UNITTESTS_TESTMODULE_H
 
@@ -130,6 +132,18 @@ inline const char *const kModuleJson = R"json({
         {"kind": "fill", "target": "m", "byte": 0},
         {"kind": "launch", "kernel": "amax", "operands": {"x": "a", "amax": "m"}, "symbols": {"R": "n"}},
         {"kind": "launch", "kernel": "amax", "operands": {"x": "b", "amax": "m"}, "symbols": {"R": "n"}}
+      ]
+    },
+    {
+      "name": "reset",
+      "symbols": [],
+      "arguments": [{"name": "h", "dtype": "f32", "shape": [4], "alignment": 4, "written": true}],
+      "results": [{"name": "old", "dtype": "f32", "shape": [4], "alignment": 4}],
+      "buffers": [],
+      "workspace_bytes": 0,
+      "steps": [
+        {"kind": "copy", "source": "h", "target": "old"},
+        {"kind": "fill", "target": "h", "byte": 0}
       ]
     }
   ]

@@ -346,9 +346,8 @@ def emit_writer(schema):
     return "".join(emit_functions(
         schema,
         "// The compiler's writer of this format: structs to the attributes "
-        "kernels\n// carry. Included by "
-        "lib/Conversion/KernelSkeleton/KernelMetadata.cpp, which\n"
-        "// defines writeExpr, writeArray and writeMap.\n",
+        "the IR\n// carries. Included after FP8/Target/SchemaWriter.h, which "
+        "defines\n// writeExpr, writeArray and writeMap.\n",
         lambda d: (f"static DictionaryAttr write{d.name}(Builder &b, "
                    f"const fp8schema::{d.name} &x)"),
         "x", struct_body, union_head, union_case,

@@ -125,6 +125,16 @@ static void printResult(Fp8CompileResult result) {
            ptx.length > 0 && strstr(ptx.data, ".entry") != NULL,
            json.length > 0 && json.data[0] == '{');
   }
+  // The host program names the function and its first kernel.
+  MlirStringRef program = fp8CompileResultGetModuleJSON(result);
+  MlirStringRef first = fp8CompileResultGetNumKernels(result) > 0
+                            ? fp8CompileResultGetKernelName(result, 0)
+                            : mlirStringRefCreateFromCString("");
+  printf("module.json %d\n",
+         program.length > 0 &&
+             strstr(program.data, "\"format\": \"fp8-mlir-module\"") &&
+             strstr(program.data, "\"name\": \"g\"") &&
+             strstr(program.data, first.data));
   for (intptr_t i = 0; i < fp8CompileResultGetNumDiagnostics(result); ++i) {
     MlirStringRef loc = fp8CompileResultGetDiagnosticLocation(result, i);
     MlirStringRef message = fp8CompileResultGetDiagnosticMessage(result, i);
@@ -155,6 +165,7 @@ static void testCompile(MlirContext ctx) {
 
   // The default options name no chip: the module must carry its target.
   // CHECK: succeeded 0 kernels 0
+  // CHECK-NEXT: module.json 0
   // CHECK-NEXT: diagnostic 0 at {{.*}}: no target chip: the module has no fp8.target and no chip was given (expected one of sm_90a, sm_100a)
   Fp8CompileResult result = fp8CompileSource(
       ctx, mlirStringRefCreateFromCString(kGemm), name, &options);
@@ -167,6 +178,7 @@ static void testCompile(MlirContext ctx) {
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t128x128x128_s6_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x128x128_s8_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x64x128_s8_fast ptx 1 json 1
+  // CHECK-NEXT: module.json 1
   result = fp8CompileSource(ctx, mlirStringRefCreateFromCString(kGemm), name,
                             &options);
   printResult(result);
@@ -175,6 +187,7 @@ static void testCompile(MlirContext ctx) {
   // The module form, with a chip the compiler does not know: diagnostics
   // in the result, nothing printed, no abort.
   // CHECK: succeeded 0 kernels 0
+  // CHECK-NEXT: module.json 0
   // CHECK-NEXT: diagnostic 0 at {{.*}}: unknown chip 'sm_80': expected one of sm_90a, sm_100a
   options.chip = mlirStringRefCreateFromCString("sm_80");
   MlirModule module =
@@ -186,6 +199,7 @@ static void testCompile(MlirContext ctx) {
 
   // A parse error is a diagnostic of the result too.
   // CHECK: succeeded 0 kernels 0
+  // CHECK-NEXT: module.json 0
   // CHECK-NEXT: diagnostic 0 at gemm.mlir:1:1: custom op 'fp8.nonsense' is unknown
   options = fp8CompileOptionsGetDefault();
   result = fp8CompileSource(ctx, mlirStringRefCreateFromCString("fp8.nonsense"),

@@ -7,8 +7,10 @@
 // which first attaches the chip to the module as its fp8.target (without
 // --chip, the input's own fp8.target is the target), and
 // writes, for each kernel NAME, DIR/NAME.ptx and DIR/NAME.json (its
-// `fp8.kernel_metadata` plus format, version and the PTX file name), which
-// the host runtime loads and launches.
+// `fp8.kernel_metadata` plus format, version and the PTX file name), and
+// DIR/module.json, the host program of every public function (which kernels
+// it launches, in order, on which tensors), which the host runtime loads and
+// runs.
 //
 // Every failure is a diagnostic and a non-zero exit code; nothing reaches
 // the LLVM backend before fp8-verify-target-support has vetted it.
@@ -51,6 +53,8 @@ enum ExitCode : int {
 
 static constexpr llvm::StringLiteral kToolName = "fp8-compile";
 static constexpr int kMaxOptLevel = 3;
+/// The host program's file in the output directory.
+static constexpr llvm::StringLiteral kModuleProgramFileName = "module.json";
 
 static constexpr const char *kOverview = R"(FP8-MLIR kernel compiler
 
@@ -60,6 +64,10 @@ fp8.target attribute of the input module) and writes, for each kernel NAME:
   DIR/NAME.ptx   the PTX text of its module
   DIR/NAME.json  its launch metadata for the FP8-MLIR runtime
                  ("format": "fp8-mlir-kernel", "version": 1)
+and DIR/module.json, the host program of every public function of the input
+("format": "fp8-mlir-module", "version": 1: arguments, results, workspace
+buffers and the ordered kernel launches), which fp8rt_module_load runs. An
+op of a public function that no kernel runs is an error.
 
 Exit codes:
   0  success
@@ -209,18 +217,18 @@ static int compile() {
   };
   if (printTiming)
     config.timer = &rootTimer;
-  FailureOr<SmallVector<CompiledKernel>> kernels =
-      compileToPTX(*module, options, config);
-  if (failed(kernels))
+  FailureOr<CompiledModule> compiled = compileToPTX(*module, options, config);
+  if (failed(compiled))
     return kCompileError;
 
   // Kernels of one gpu.module share its PTX; each gets its own copy so that
-  // NAME.json always sits beside NAME.ptx.
+  // NAME.json always sits beside NAME.ptx. module.json names them all.
   SmallVector<OutputFile> files;
-  for (const CompiledKernel &kernel : *kernels) {
+  for (const CompiledKernel &kernel : compiled->kernels) {
     files.push_back({kernel.name + ".ptx", kernel.ptx});
     files.push_back({kernel.name + ".json", kernel.metadataJSON});
   }
+  files.push_back({kModuleProgramFileName.str(), compiled->programJSON});
   {
     TimingScope writeTimer = rootTimer.nest("write");
     for (const OutputFile &file : files)

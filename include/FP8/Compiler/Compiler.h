@@ -3,8 +3,8 @@
 // What another compiler's driver needs to use FP8-MLIR in its own
 // MLIRContext: register the dialect and passes, build the fp8-to-ptx
 // pipeline with options, and compile a module to one PTX text and one JSON
-// metadata document per kernel, with the diagnostics returned rather than
-// printed.
+// metadata document per kernel plus the host program of its functions
+// (module.json), with the diagnostics returned rather than printed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +56,16 @@ struct CompiledKernel {
   std::string metadataJSON;
 };
 
+/// What compileToPTX produces: the kernels and the host program that runs
+/// them.
+struct CompiledModule {
+  SmallVector<CompiledKernel> kernels;
+  /// `module.json` (schema/module.schema.json, ending in a newline): the
+  /// host program of every public function of the module, naming every
+  /// kernel of `kernels`.
+  std::string programJSON;
+};
+
 /// How compileToPTX runs its pass managers (beyond the pipeline options).
 struct CompileConfig {
   /// Called on each pass manager before it runs (e.g. to apply the MLIR
@@ -70,10 +80,13 @@ struct CompileConfig {
 /// module's own `fp8.target` (an unknown chip, no chip at all, or a chip
 /// other than the module's is an error): the fp8 ops are lowered to kernels
 /// in `module` (in place), then each kernel gpu.module is compiled to PTX on
-/// a copy. Every error is emitted as a diagnostic on the module's context
-/// (install a handler, or use compileToPTX below, to collect them); an fp8
-/// op the pipeline cannot compile is an error, never left out.
-FailureOr<SmallVector<CompiledKernel>>
+/// a copy. The host program of each public function is read off the
+/// lowered host code by fp8-build-host-program: an op it does not
+/// understand (one no kernel runs) is an error; an fp8 op the pipeline
+/// cannot compile is an error, never left out. Every error is emitted as a
+/// diagnostic on the module's context (install a handler, or use
+/// compileSourceToPTX below, to collect them).
+FailureOr<CompiledModule>
 compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
              const CompileConfig &config = {});
 
@@ -110,6 +123,8 @@ private:
 struct CompileResult {
   bool succeeded = false;
   SmallVector<CompiledKernel> kernels;
+  /// module.json (see CompiledModule); empty when the compilation failed.
+  std::string programJSON;
   SmallVector<DiagnosticRecord> diagnostics;
 };
 

@@ -1,6 +1,7 @@
 //===- KernelMetadata.cpp - The metadata of a kernel ----------------------===//
 
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
+#include "FP8/Target/SchemaWriter.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -100,33 +101,6 @@ md::Grid mlir::fp8::getFixedGrid(ArrayRef<int64_t> dims) {
 //===----------------------------------------------------------------------===//
 // The writer, generated from schema/kernel.schema.json
 //===----------------------------------------------------------------------===//
-
-/// A constant as an i64 integer, any other expression as its text
-/// ("M", "roundup(M, 4)").
-static Attribute writeExpr(Builder &b, const md::Expr &e) {
-  if (e.isConstant())
-    return b.getI64IntegerAttr(e.value());
-  return b.getStringAttr(e.str());
-}
-
-template <typename T, typename WriteItem>
-static ArrayAttr writeArray(Builder &b, const std::vector<T> &items,
-                            WriteItem writeItem) {
-  SmallVector<Attribute> attrs;
-  for (const T &item : items)
-    attrs.push_back(writeItem(item));
-  return b.getArrayAttr(attrs);
-}
-
-template <typename T, typename WriteItem>
-static DictionaryAttr writeMap(Builder &b,
-                               const std::map<std::string, T> &items,
-                               WriteItem writeItem) {
-  NamedAttrList entries;
-  for (const auto &[key, item] : items)
-    entries.append(key, writeItem(item));
-  return entries.getDictionary(b.getContext());
-}
 
 #include "KernelMetadataWriter.inc"
 

@@ -10,6 +10,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include "fp8schema/KernelMetadata.h"
+#include "fp8schema/ModuleProgram.h"
 
 #include <cmath>
 
@@ -245,5 +246,26 @@ mlir::fp8::buildKernelJSON(const KernelInfo &kernel, StringRef ptxFileName) {
   (*object)[kFormatKey] = fp8schema::kKernelMetadataFormat;
   (*object)[kVersionKey] = fp8schema::kKernelMetadataVersion;
   (*object)[kPTXKey] = ptxFileName.str();
+  return json;
+}
+
+FailureOr<llvm::json::Value>
+mlir::fp8::buildModuleProgramJSON(ModuleOp module) {
+  auto program = module->getAttrOfType<DictionaryAttr>(kHostProgramAttrName);
+  if (!program)
+    return module.emitError() << "no '" << kHostProgramAttrName
+                              << "' on the module: run "
+                                 "fp8-build-host-program first";
+  for (StringRef reserved : {kFormatKey, kVersionKey})
+    if (program.get(reserved))
+      return module.emitError() << "the host program must not hold '"
+                                << reserved << "': fp8-compile sets it";
+  FailureOr<llvm::json::Value> json =
+      convertMetadataToJSON(program, module.getLoc());
+  if (failed(json))
+    return failure();
+  llvm::json::Object *object = json->getAsObject();
+  (*object)[kFormatKey] = fp8schema::kModuleProgramFormat;
+  (*object)[kVersionKey] = fp8schema::kModuleProgramVersion;
   return json;
 }

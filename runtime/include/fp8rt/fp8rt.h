@@ -211,7 +211,8 @@ typedef struct fp8rt_tensor_info {
   fp8rt_dtype dtype;
   int rank;
   /* Each extent as text, outermost first: an integer ("4096"), a symbol
-   * ("x_0") or, for results, an expression of the symbols
+   * ("x_0") or an expression of the symbols (a result's, or an argument's
+   * in the padded layout of the kernels that read it)
    * ("ceildiv(x_0, 128)"): integers, symbols, +, *, ceildiv(a, b),
    * roundup(a, b). */
   const char *shape[FP8RT_MAX_RANK];

@@ -2,7 +2,8 @@
 //
 // What `fp8-compile` writes for each kernel: NAME.ptx, the PTX text of the
 // kernel's gpu.binary, and NAME.json, its `fp8.kernel_metadata` dictionary as
-// JSON for the host runtime.
+// JSON for the host runtime; and for the module, module.json, its
+// `fp8.host_program` as JSON.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +55,12 @@ FailureOr<llvm::json::Value> convertMetadataToJSON(Attribute attr,
 /// `"ptx": ptxFileName` (keys the metadata must not hold).
 FailureOr<llvm::json::Value> buildKernelJSON(const KernelInfo &kernel,
                                              StringRef ptxFileName);
+
+/// The host program's JSON document (module.json): the module's
+/// `fp8.host_program` (set by fp8-build-host-program) converted, plus the
+/// `format` and `version` of schema/module.schema.json
+/// (`"fp8-mlir-module"`, 1). An error at the module when it has none.
+FailureOr<llvm::json::Value> buildModuleProgramJSON(ModuleOp module);
 
 } // namespace mlir::fp8
 

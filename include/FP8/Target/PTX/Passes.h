@@ -26,6 +26,9 @@ inline constexpr llvm::StringLiteral kGridConstantArgsAttrName =
 /// `fp8-compile` writes out as the kernel's JSON metadata.
 inline constexpr llvm::StringLiteral kKernelMetadataAttrName =
     "fp8.kernel_metadata";
+/// Module attribute set by fp8-build-host-program: the dictionary that
+/// `fp8-compile` writes out as DIR/module.json (schema/module.schema.json).
+inline constexpr llvm::StringLiteral kHostProgramAttrName = "fp8.host_program";
 
 /// Options of the `fp8-to-ptx` and `fp8-gpu-module-to-ptx` pipelines.
 struct FP8ToPTXOptions : public PassPipelineOptions<FP8ToPTXOptions> {

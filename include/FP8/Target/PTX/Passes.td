@@ -112,4 +112,67 @@ def FP8VerifyTargetSupport : Pass<"fp8-verify-target-support",
   }];
 }
 
+def FP8BuildHostProgram : Pass<"fp8-build-host-program", "ModuleOp"> {
+  let summary = "Describe each public host function as a program of kernel launches for the runtime";
+  let description = [{
+    Reads the host side of the lowered module (after the fp8 lowerings to
+    GPU kernels, before the kernels become `gpu.binary`) and attaches to the
+    module the `fp8.host_program` dictionary: the host program of every
+    public function, in the format of `schema/module.schema.json`, which
+    `fp8-compile` writes as `DIR/module.json` and the host runtime runs
+    (`fp8rt_function_call`).
+
+    Every op of a public function becomes part of its program:
+
+    * a function argument is a tensor the caller passes: a memref with the
+      identity layout, of rank 0 to 4, of `f8E4M3FN`, `f8E5M2`,
+      `f8E8M0FNU`, `bf16`, `f16` or `f32`; each dynamic extent is a
+      run-time symbol named after the argument and the dimension (`x_0`);
+    * `memref.alloc` is a result when the function returns it, else an
+      intermediate buffer in the caller's workspace; its dynamic sizes are
+      expressions of the symbols, from `memref.dim` of a known tensor,
+      `arith.constant`, `arith.addi`, `arith.muli` and `arith.ceildivui`
+      (or `ceildivsi`) on `index` values;
+    * a `func.call` of a kernel launcher (a declaration tagged
+      `fp8.kernel = @module::@kernel`, whose arguments are the kernel's
+      operands in order) is a launch: each kernel operand is bound to the
+      argument, result or buffer passed, and each symbol of the kernel
+      (`M`, `R`) to the extent of the operand that binds it, as an
+      expression of the function's symbols;
+    * `linalg.fill` of a constant whose bytes are all equal (e.g. `0.0`) is
+      a fill of its target, `memref.copy` a copy;
+    * `memref.dealloc` ends a buffer (the workspace needs no freeing);
+    * `func.return` names the results: allocations, or arguments updated in
+      place (a result that is an argument aliases it).
+
+    Any other op, a call of anything but a launcher, a fill of another
+    value, or a kernel operand whose type or size disagrees with the kernel's
+    metadata is an error naming the op; nothing is dropped.
+
+    Arguments and results are named by their `fp8.name` attribute (a
+    string, an identifier), else `argI` / `resultI`. An argument a kernel,
+    a fill or a copy writes is marked `written`. A tensor's alignment is the
+    most any kernel operand bound to it needs (16 bytes for one a TMA tensor
+    map reads). Its shape is its type's, unless its kernels read or write it
+    in a larger layout (scales padded for TMA or the MMA's atoms), which the
+    caller then passes: the kernels' shape. An argument in another layout
+    than its type's (1x128 scales MN-major, MX scales as atoms) takes the
+    kernel's layout as its shape, its extents expressions of the symbols
+    other arguments bind (the runtime checks them at a call) or symbols of
+    its own.
+    A buffer takes the most bytes any kernel operand bound to it needs. Buffers are placed in order of their first use, each
+    at a multiple of 256 bytes; a buffer takes the place of one that is no
+    longer live when their sizes allow it (equal expressions, or constants
+    no larger), so the workspace holds what is live at once rather than
+    every intermediate.
+
+    Private functions (the launchers) and functions without a body are not
+    programs. The module's `kernels` lists every `gpu.func` kernel of its
+    `gpu.module`s; the chip is its `fp8.target`'s.
+
+    Example:
+    `fp8-opt --fp8-build-host-program lowered.mlir`
+  }];
+}
+
 #endif // FP8_TARGET_PTX_PASSES_TD
