@@ -215,17 +215,6 @@ private:
   int64_t stages = 0;
 };
 
-/// Persistent tile scheduler: CTAs stride over the linear tile index;
-/// tiles are visited in groups of `rasterGroup` tile rows so that CTAs
-/// running together share operand tiles in L2.
-struct TileCoordinate {
-  Value mTile;
-  Value nTile;
-};
-TileCoordinate emitGroupedTileCoordinate(KernelBuilder &kb, Value linearTile,
-                                         Value numMTiles, int64_t numNTiles,
-                                         int64_t rasterGroup);
-
 } // namespace mlir::fp8
 
 #endif // FP8_CONVERSION_KERNELSKELETON_KERNELBUILDER_H
