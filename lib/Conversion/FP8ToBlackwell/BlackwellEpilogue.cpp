@@ -86,7 +86,7 @@ void EpilogueEmitter::emitSetup() {
     pieces.push_back({start, width});
     start += width;
   }
-  boxBytes = getCtaTileM(t) * 128;
+  boxBytes = getCtaTileM(t) * kSwizzle128BRowBytes;
 }
 
 void EpilogueEmitter::releaseAccumulator(Value accStage) {
@@ -145,10 +145,9 @@ void EpilogueEmitter::stagePiece(ArrayRef<Value> acc, Value pieceColumn,
     Value chunk =
         kb.divu(kb.remu(col, kb.i32(boxColumns)), kb.i32(chunkColumns));
     Value offset = kb.add(
-        kb.add(kb.mul(box, kb.i32(boxBytes)), kb.mul(rowInTile, kb.i32(128))),
+        kb.add(kb.mul(box, kb.i32(boxBytes)), kb.mul(rowInTile, kb.i32(kSwizzle128BRowBytes))),
         kb.mul(arith::XOrIOp::create(b, chunk, swizzle), kb.i32(16)));
-    Value packed =
-        packVector(kb, acc.slice(j, chunkColumns), p.outElementType);
+    Value packed = packVector(kb, acc.slice(j, chunkColumns), p.outElementType);
     kb.store(packed, kb.bytePtr(v.epilogueBuffer, offset));
   }
 }
@@ -214,11 +213,11 @@ Value EpilogueEmitter::emitTile(Value tile, Value tileCount) {
   Value runningAmax = p.outputAmax ? kb.f32(0.0f) : Value();
   for (auto [pieceIndex, piece] : llvm::enumerate(pieces)) {
     auto [start, width] = piece;
-    SmallVector<Value> acc = emitTmemLoad32x32b(
-        kb,
-        emitTmemAddress(kb, tmemBase, laneBase,
-                        kb.add(accColumn, kb.i32(start))),
-        width);
+    SmallVector<Value> acc =
+        emitTmemLoad32x32b(kb,
+                           emitTmemAddress(kb, tmemBase, laneBase,
+                                           kb.add(accColumn, kb.i32(start))),
+                           width);
     emitTmemWaitLoad(kb);
     // After the last piece's load, every TMEM read of this tile is done.
     if (pieceIndex + 1 == pieces.size())

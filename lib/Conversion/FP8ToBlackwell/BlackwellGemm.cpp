@@ -137,4 +137,3 @@ gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
   gpu::ReturnOp::create(b);
   return func;
 }
-

@@ -26,10 +26,10 @@ void blackwell::emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
           Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
           if (pair) {
             // This CTA's share: 128 rows of A, half of B's rows.
-            mOffset = kb.add(mOffset,
-                             kb.mul(v.clusterRank, kb.i32(getCtaTileM(t))));
-            nOffset = kb.add(nOffset,
-                             kb.mul(v.clusterRank, kb.i32(getCtaBRows(t))));
+            mOffset =
+                kb.add(mOffset, kb.mul(v.clusterRank, kb.i32(getCtaTileM(t))));
+            nOffset =
+                kb.add(nOffset, kb.mul(v.clusterRank, kb.i32(getCtaBRows(t))));
           }
           ValueRange next = kb.forLoop(
               kb.i32(0), kb.i32(kBlocks), kb.i32(1), {state[0]},
@@ -46,8 +46,8 @@ void blackwell::emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
                   // phase cannot complete before the leader's arrival).
                   Value leaderFull = emitPeerBarrier(kb, full, kb.i32(0));
                   kb.ifThen(kb.eq(v.clusterRank, kb.i32(0)), [&] {
-                    kb.mbarrierArriveExpectTx(
-                        full, t.clusterM * getCtaStageBytes(t));
+                    kb.mbarrierArriveExpectTx(full,
+                                              t.clusterM * getCtaStageBytes(t));
                   });
                   full = leaderFull;
                 } else {
@@ -75,9 +75,9 @@ void blackwell::emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
                   }
                   // Stored [K, MN]: boxes of 128 MN x tile K, one per
                   // 128-byte chunk of the tile (Fp8OperandTile's layout).
-                  for (int64_t j = 0; j < tile.mnExtent / kSwizzleBytes; ++j)
-                    load2d(kb.bytePtr(dst, j * kSwizzleBytes * tile.kExtent),
-                           map, kb.add(mnOffset, kb.i32(j * kSwizzleBytes)),
+                  for (int64_t j = 0; j < tile.mnExtent / kSwizzle128BRowBytes; ++j)
+                    load2d(kb.bytePtr(dst, j * kSwizzle128BRowBytes * tile.kExtent),
+                           map, kb.add(mnOffset, kb.i32(j * kSwizzle128BRowBytes)),
                            kOffset);
                 };
                 load(aTile, aPtr, v.tmaA, mOffset);
@@ -170,28 +170,29 @@ void blackwell::emitMmaIssuer(KernelBuilder &kb, const BlackwellGemm &g,
               kb.mbarrierWait(v.ring.fullBarrier(kb, stage),
                               v.ring.consumerParity(kb, iteration));
               emitFenceAfterThreadSync(kb);
-              Value stageAddress =
-                  kb.add(smemAddress, kb.mul(stage, kb.i32(getCtaStageBytes(t))));
+              Value stageAddress = kb.add(
+                  smemAddress, kb.mul(stage, kb.i32(getCtaStageBytes(t))));
               Value aAddress = stageAddress;
               Value bAddress =
                   kb.add(stageAddress, kb.i32(getCtaTileM(t) * t.tileK));
               Value firstBlock = kb.eq(kBlock, kb.i32(0));
-              Value accumulate = arith::XOrIOp::create(b, firstBlock, trueValue);
+              Value accumulate =
+                  arith::XOrIOp::create(b, firstBlock, trueValue);
               kb.ifThen(isIssuer, [&] {
                 if (mx) {
                   // The stage's atoms into its TMEM scale slot (lane 0;
                   // warpx4 fills all four lane quarters). tcgen05.cp ->
                   // tcgen05.mma of this thread is a pipelined pair: no
                   // fence between them.
-                  Value atoms = kb.add(
-                      scaleAddress,
-                      kb.mul(stage, kb.i32(getScaleStageBytes(g, t))));
-                  Value sfaColumn = kb.add(
-                      kb.i32(plan->scaleAColumn),
-                      kb.mul(stage, kb.i32(plan->scaleAColumnsPerSlot)));
-                  Value sfbColumn = kb.add(
-                      kb.i32(plan->scaleBColumn),
-                      kb.mul(stage, kb.i32(plan->scaleBColumnsPerSlot)));
+                  Value atoms =
+                      kb.add(scaleAddress,
+                             kb.mul(stage, kb.i32(getScaleStageBytes(g, t))));
+                  Value sfaColumn =
+                      kb.add(kb.i32(plan->scaleAColumn),
+                             kb.mul(stage, kb.i32(plan->scaleAColumnsPerSlot)));
+                  Value sfbColumn =
+                      kb.add(kb.i32(plan->scaleBColumn),
+                             kb.mul(stage, kb.i32(plan->scaleBColumnsPerSlot)));
                   for (int64_t j = 0; j < getScaleAtomsA(t); ++j)
                     emitScaleFactorCopy(
                         kb,
@@ -226,11 +227,11 @@ void blackwell::emitMmaIssuer(KernelBuilder &kb, const BlackwellGemm &g,
                   }
                 } else {
                   for (int64_t s = 0; s < t.tileK / kMmaK; ++s)
-                    emitMmaF8F6F4(
-                        kb, d, emitOperandDescriptor(kb, aAddress, aTile, s),
-                        emitOperandDescriptor(kb, bAddress, bTile, s),
-                        instrDescriptor, s == 0 ? accumulate : trueValue,
-                        group);
+                    emitMmaF8F6F4(kb, d,
+                                  emitOperandDescriptor(kb, aAddress, aTile, s),
+                                  emitOperandDescriptor(kb, bAddress, bTile, s),
+                                  instrDescriptor,
+                                  s == 0 ? accumulate : trueValue, group);
                 }
                 // The stage is free once these MMAs have read it.
                 commit(v.ring.emptyBarrier(kb, stage));
@@ -238,9 +239,8 @@ void blackwell::emitMmaIssuer(KernelBuilder &kb, const BlackwellGemm &g,
               return SmallVector<Value>{kb.add(iteration, kb.i32(1))};
             });
         // The accumulator is complete once every MMA of the tile is.
-        kb.ifThen(isIssuer, [&] {
-          commit(barrierAt(kb, v.accFullBase, accStage));
-        });
+        kb.ifThen(isIssuer,
+                  [&] { commit(barrierAt(kb, v.accFullBase, accStage)); });
         return SmallVector<Value>{loop[0], kb.add(tileCount, kb.i32(1))};
       });
 }

@@ -38,8 +38,9 @@ static LogicalResult checkBlockwiseAsMX(ScaledMatmulOp op) {
               "requantizing; the sm_100a lowering does not rescale per 128-K "
               "block on CUDA cores: quantize with #fp8.blockwise<scales = "
               "pow2> (or #fp8.mxfp8), or run on sm_90a";
-  for (auto [name, scale] : {std::pair<StringRef, Value>{"A", op.getAScaleInv()},
-                             {"B", op.getBScaleInv()}}) {
+  for (auto [name, scale] :
+       {std::pair<StringRef, Value>{"A", op.getAScaleInv()},
+        {"B", op.getBScaleInv()}}) {
     Type elem = cast<ShapedType>(scale.getType()).getElementType();
     if (isa<Float8E8M0FNUType>(elem) || recipe)
       continue;
@@ -47,7 +48,8 @@ static LogicalResult checkBlockwiseAsMX(ScaledMatmulOp op) {
            << "the sm_100a block-scaled MMA takes blockwise " << name
            << " scales as f8E8M0FNU, or as f32 under a #fp8.blockwise<scales "
               "= pow2> recipe (the host converts powers of two to UE8M0); got "
-           << elem << " with no such recipe, which may hold non-power-of-two "
+           << elem
+           << " with no such recipe, which may hold non-power-of-two "
               "scales";
   }
   return success();
@@ -61,8 +63,7 @@ FailureOr<BlackwellGemm> blackwell::getBlackwellGemm(ScaledMatmulOp op) {
       op.getAGranularity().isTile() || op.getBGranularity().isTile();
   if (blockwise && failed(checkBlockwiseAsMX(op)))
     return failure();
-  FailureOr<GemmProblem> problem =
-      GemmProblem::get(op, /*allowMXScales=*/true);
+  FailureOr<GemmProblem> problem = GemmProblem::get(op, /*allowMXScales=*/true);
   if (failed(problem))
     return failure();
   problem->blockwiseAsMX = problem->isBlockwise();
@@ -78,7 +79,6 @@ FailureOr<BlackwellGemm> blackwell::getBlackwellGemm(ScaledMatmulOp op) {
   gemm.bMajor = toEncodingMajor(op.getBMajor());
   return gemm;
 }
-
 
 static Fp8Format getFp8Format(Type elementType) {
   return isa<Float8E5M2Type>(elementType) ? Fp8Format::E5M2 : Fp8Format::E4M3;
@@ -100,27 +100,27 @@ static Descriptor getCommonInstrDescriptor(const BlackwellGemm &g,
 }
 
 BlockScaledInstrDescriptor
-blackwell::getBlockScaledInstrDescriptor(const BlackwellGemm &g, const GemmTiling &t) {
+blackwell::getBlockScaledInstrDescriptor(const BlackwellGemm &g,
+                                         const GemmTiling &t) {
   return getCommonInstrDescriptor<BlockScaledInstrDescriptor>(g, t);
 }
 
 F8F6F4InstrDescriptor blackwell::getInstrDescriptor(const BlackwellGemm &g,
-                                                   const GemmTiling &t) {
+                                                    const GemmTiling &t) {
   auto d = getCommonInstrDescriptor<F8F6F4InstrDescriptor>(g, t);
   d.dFormat = AccumulatorFormat::F32;
   return d;
 }
-std::optional<BlockScaledTmemPlan>
-blackwell::getBlockScaledTmemPlan(const GemmTiling &t,
-                                  int64_t accumulatorStages,
-                                  std::string *error) {
+std::optional<BlockScaledTmemPlan> blackwell::getBlockScaledTmemPlan(
+    const GemmTiling &t, int64_t accumulatorStages, std::string *error) {
   return planBlockScaledTmem(t.tileN, accumulatorStages, error,
                              /*scaleSlots=*/t.stages);
 }
 
 int64_t blackwell::getAccumulatorStages(const BlackwellGemm &g,
                                         const GemmTiling &t) {
-  if (g.problem.isBlockScaled() && !getBlockScaledTmemPlan(t, kAccumulatorStages))
+  if (g.problem.isBlockScaled() &&
+      !getBlockScaledTmemPlan(t, kAccumulatorStages))
     return 1;
   return kAccumulatorStages;
 }
@@ -168,15 +168,15 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
     if (canStageOutput)
       multipleOf = std::max(multipleOf, t.storeBoxColumns());
     if (g.bMajor == blackwell::OperandMajor::MN)
-      multipleOf = std::max(multipleOf, kSwizzleBytes);
+      multipleOf = std::max(multipleOf, kSwizzle128BRowBytes);
     if (p.isBlockScaled())
       multipleOf = std::max(multipleOf, kMXAtomRows);
     t.tileN = pickLeastPaddedTileN(p.n, multipleOf);
     int64_t available = target.maxSharedMemoryPerBlock -
                         getCtaEpilogueBytes(t) -
                         getBarrierBytes(kMaxPipelineStages);
-    t.stages = fitPipelineStages(
-        available, getCtaStageBytes(t) + getScaleStageBytes(g, t));
+    t.stages = fitPipelineStages(available, getCtaStageBytes(t) +
+                                                getScaleStageBytes(g, t));
   }
   t.scaleTensorMaps = p.isBlockScaled();
 
@@ -188,18 +188,18 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
               "pair, 128 rows each), got "
            << t.clusterM << "x" << t.clusterN;
   if (t.tileM != kTileM && t.tileM != kPairTileM)
-    return op.emitOpError() << "the sm_100a kernels take tile M " << kTileM
-                            << " (cta_group::1, one TMEM lane per row) or "
-                            << kPairTileM
-                            << " with cluster = 2x1 (cta_group::2), got "
-                            << t.tileM;
+    return op.emitOpError()
+           << "the sm_100a kernels take tile M " << kTileM
+           << " (cta_group::1, one TMEM lane per row) or " << kPairTileM
+           << " with cluster = 2x1 (cta_group::2), got " << t.tileM;
   if (t.tileK != kTileK)
     return op.emitOpError() << "the sm_100a kernels take tile K " << kTileK
                             << " (one 128-byte swizzle span), got " << t.tileK;
-  if (t.tileN % 16 != 0 || t.tileN < 16 || t.tileN > 256)
+  if (t.tileN % 16 != 0 || t.tileN < 16 || t.tileN > kMaxMmaN)
     return op.emitOpError()
-           << "the sm_100a kernels take tile N a multiple of 16 in [16, 256] "
-              "(two epilogue warpgroups of whole 8-column groups), got "
+           << "the sm_100a kernels take tile N a multiple of 16 in [16, "
+           << kMaxMmaN
+           << "] (two epilogue warpgroups of whole 8-column groups), got "
            << t.tileN;
   if (t.tileM == kTileM && (t.clusterM != 1 || t.clusterN != 1))
     return op.emitOpError()
@@ -220,13 +220,13 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
            << "the sm_100a MXFP8 kernels take tile N a multiple of "
            << kMXAtomRows << " (whole 128-row scale-factor atoms), got "
            << t.tileN;
-  std::string error = checkMmaShape(/*blockScaled=*/p.isBlockScaled(), getCtaGroup(t),
-                                    t.tileM, t.tileN, g.bMajor);
+  std::string error = checkMmaShape(/*blockScaled=*/p.isBlockScaled(),
+                                    getCtaGroup(t), t.tileM, t.tileN, g.bMajor);
   if (!error.empty())
     return op.emitOpError() << "tcgen05.mma cannot run the tile: " << error;
-  for (auto [name, tile] : {std::pair<StringRef, Fp8OperandTile>{
-                                "A", getATile(g, t)},
-                            {"B", getBTile(g, t)}}) {
+  for (auto [name, tile] :
+       {std::pair<StringRef, Fp8OperandTile>{"A", getATile(g, t)},
+        {"B", getBTile(g, t)}}) {
     error = checkFp8OperandTile(tile);
     if (!error.empty())
       return op.emitOpError()
@@ -234,7 +234,7 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
              << tile.mnExtent << " x " << tile.kExtent
              << ", 128-byte swizzle) cannot feed tcgen05.mma: " << error;
     if (tile.major == blackwell::OperandMajor::MN &&
-        tile.mnExtent % kSwizzleBytes != 0)
+        tile.mnExtent % kSwizzle128BRowBytes != 0)
       return op.emitOpError()
              << "an MN-major " << name
              << " tile is loaded in 128-element TMA boxes: expected tile "
@@ -259,12 +259,12 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
   }
   int64_t smem = getDynamicSharedMemoryBytes(g, t);
   if (smem > target.maxSharedMemoryPerBlock)
-    return op.emitOpError() << "the kernel configuration needs " << smem
-                            << " bytes of shared memory, more than the "
-                            << target.maxSharedMemoryPerBlock << " "
-                            << target.chip.name
-                            << " offers: use fewer stages or a "
-                               "smaller tile";
+    return op.emitOpError()
+           << "the kernel configuration needs " << smem
+           << " bytes of shared memory, more than the "
+           << target.maxSharedMemoryPerBlock << " " << target.chip.name
+           << " offers: use fewer stages or a "
+              "smaller tile";
   return t;
 }
 

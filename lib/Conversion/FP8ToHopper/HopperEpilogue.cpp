@@ -20,13 +20,10 @@ static void storePair(KernelBuilder &kb, Value v0, Value v1, Type outType,
 
 /// The scaled (+ bias) output values of a thread's fragment, in fragment
 /// order, ready to be stored.
-static SmallVector<Value> emitEpilogueValues(KernelBuilder &kb,
-                                             const GemmProblem &p,
-                                             const GemmTiling &t,
-                                             const KernelValues &v,
-                                             Value result, Value rows[2],
-                                             Value nOffset, Value colInFragment,
-                                             Value tensorScale) {
+static SmallVector<Value>
+emitEpilogueValues(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+                   const KernelValues &v, Value result, Value rows[2],
+                   Value nOffset, Value colInFragment, Value tensorScale) {
   ImplicitLocOpBuilder &b = kb.builder();
   Value mLast = kb.sub(v.m, kb.i32(1));
   bool guardColumns = p.n % t.tileN != 0;
@@ -68,7 +65,6 @@ static SmallVector<Value> emitEpilogueValues(KernelBuilder &kb,
   return values;
 }
 
-
 /// Each thread stores its (row, column pair) fragments to global memory,
 /// guarded against the M and N edges, adding C first when accumulating.
 static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
@@ -106,8 +102,8 @@ static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
 static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
                                  const GemmTiling &t, const KernelValues &v,
                                  ArrayRef<Value> values, Value rowsInTile[2],
-                                 Value lane, Value isStoreThread,
-                                 Value mOffset, Value nOffset) {
+                                 Value lane, Value isStoreThread, Value mOffset,
+                                 Value nOffset) {
   ImplicitLocOpBuilder &b = kb.builder();
   int64_t consumers = getNumConsumers(t) * kWarpgroupThreads;
   int64_t boxColumns = t.storeBoxColumns();
@@ -130,8 +126,8 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
     Value inChunk = kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(4));
     int64_t groupsPerBox = boxColumns / 8;
     for (int h = 0; h < 2; ++h) {
-      Value rowBase = kb.add(
-          kb.mul(rowsInTile[h], kb.i32(kSwizzle128BRowBytes)), inChunk);
+      Value rowBase =
+          kb.add(kb.mul(rowsInTile[h], kb.i32(kSwizzle128BRowBytes)), inChunk);
       for (int64_t j = first * groupsPerBox; j < (first + count) * groupsPerBox;
            ++j) {
         int64_t slot = slot0 + j / groupsPerBox - first;
@@ -173,13 +169,13 @@ static void emitTileAmax(KernelBuilder &kb, const GemmProblem &p,
   Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
   for (int64_t j = 0; j < t.tileN / 8; ++j)
     for (int e = 0; e < 2; ++e) {
-      Value col = kb.add(
-          nOffset, kb.add(kb.i32(8 * j + e), thread.colInFragment));
+      Value col =
+          kb.add(nOffset, kb.add(kb.i32(8 * j + e), thread.colInFragment));
       Value colInBounds = kb.ult(col, kb.i32(p.n));
       for (int h = 0; h < 2; ++h)
-        running = emitAmaxUpdate(
-            kb, running, values[4 * j + 2 * h + e], p.outElementType,
-            kb.andi(rowInBounds[h], colInBounds));
+        running = emitAmaxUpdate(kb, running, values[4 * j + 2 * h + e],
+                                 p.outElementType,
+                                 kb.andi(rowInBounds[h], colInBounds));
     }
   emitAmaxFlush(kb, running, v.amax, thread.lane);
 }
@@ -207,7 +203,6 @@ void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
     emitTmaStoreEpilogue(kb, p, t, v, values, rowsInTile, thread.lane,
                          thread.isStoreThread, mOffset, nOffset);
   } else {
-    emitDirectStores(kb, p, t, v, values, rows, nOffset,
-                     thread.colInFragment);
+    emitDirectStores(kb, p, t, v, values, rows, nOffset, thread.colInFragment);
   }
 }

@@ -72,8 +72,7 @@ struct ScaleCopySizes {
 };
 } // namespace
 
-static ScaleCopySizes getScaleCopySizes(KernelBuilder &kb,
-                                        const GemmProblem &p,
+static ScaleCopySizes getScaleCopySizes(KernelBuilder &kb, const GemmProblem &p,
                                         const GemmTiling &t,
                                         const KernelValues &v, Value mOffset,
                                         Value nOffset) {
@@ -82,8 +81,8 @@ static ScaleCopySizes getScaleCopySizes(KernelBuilder &kb,
   // (kMNMajorScaleAlignment: the layout the quantize kernels write).
   sizes.aRows = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
                        kb.i32(kMNMajorScaleAlignment));
-  sizes.aBytes = kb.mul(kb.minu(kb.i32(t.tileM), kb.sub(sizes.aRows, mOffset)),
-                        kb.i32(4));
+  sizes.aBytes =
+      kb.mul(kb.minu(kb.i32(t.tileM), kb.sub(sizes.aRows, mOffset)), kb.i32(4));
   sizes.total = sizes.aBytes;
   if (p.hasBlockwiseColumnScales()) {
     // B: 1x128 tiles, MN-major [ceil(K/128), N] (N % 16 == 0).
@@ -110,8 +109,8 @@ static void emitScaleCopies(KernelBuilder &kb, const GemmProblem &p,
         src, full, bytes, /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
   };
   bulkCopy(slot,
-           kb.globalElementPtr(
-               v.aScaleInv, kb.add(kb.mul(kBlock, sizes.aRows), mOffset), 4),
+           kb.globalElementPtr(v.aScaleInv,
+                               kb.add(kb.mul(kBlock, sizes.aRows), mOffset), 4),
            sizes.aBytes);
   if (sizes.bBytes) {
     bulkCopy(kb.bytePtr(slot, 4 * t.tileM),
@@ -151,35 +150,39 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
   Value multicastMask;
   Value bRowOffset = kb.i32(0);
   if (t.clusterM > 1) {
-    multicastMask = arith::ConstantIntOp::create(kb.builder(),
-                                                 (1 << t.clusterM) - 1, 16);
+    multicastMask =
+        arith::ConstantIntOp::create(kb.builder(), (1 << t.clusterM) - 1, 16);
     bRowOffset = kb.mul(v.clusterRank, kb.i32(bRows));
   }
-  forEachFreeStage(kb, p, t, v, [&](const TileCoordinate &coord, Value kBlock,
-                                    Value stage) {
-    Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
-    Value nOffset = kb.add(kb.mul(coord.nTile, kb.i32(t.tileN)), bRowOffset);
-    Value full = v.ring.fullBarrier(kb, stage);
-    // The scales' tile offset (B's without the cluster rank's share).
-    Value scaleNOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
-    ScaleCopySizes scales;
-    if (t.stageScaleBytes)
-      scales = getScaleCopySizes(kb, p, t, v, mOffset, scaleNOffset);
-    // Out-of-bounds box elements are zero-filled and counted: every stage
-    // receives the full box bytes (and the scale copies theirs).
-    Value txBytes = kb.i32(getStageBytes(t));
-    kb.mbarrierArriveExpectTx(
-        full, scales.total ? kb.add(txBytes, scales.total) : txBytes);
-    Value aTile = kb.bytePtr(v.smem, kb.mul(stage, kb.i32(getStageBytes(t))));
-    Value bTile = kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
-                                           kb.mul(bRowOffset, kb.i32(t.tileK))));
-    Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
-    kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
-    kb.tmaLoad2d(bTile, v.tmaB, kOffset, nOffset, full, multicastMask);
-    if (t.stageScaleBytes)
-      emitScaleCopies(kb, p, t, v, scales, kBlock, v.scaleSlot(kb, t, stage),
-                      mOffset, scaleNOffset, full);
-  });
+  forEachFreeStage(
+      kb, p, t, v, [&](const TileCoordinate &coord, Value kBlock, Value stage) {
+        Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
+        Value nOffset =
+            kb.add(kb.mul(coord.nTile, kb.i32(t.tileN)), bRowOffset);
+        Value full = v.ring.fullBarrier(kb, stage);
+        // The scales' tile offset (B's without the cluster rank's share).
+        Value scaleNOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+        ScaleCopySizes scales;
+        if (t.stageScaleBytes)
+          scales = getScaleCopySizes(kb, p, t, v, mOffset, scaleNOffset);
+        // Out-of-bounds box elements are zero-filled and counted: every stage
+        // receives the full box bytes (and the scale copies theirs).
+        Value txBytes = kb.i32(getStageBytes(t));
+        kb.mbarrierArriveExpectTx(
+            full, scales.total ? kb.add(txBytes, scales.total) : txBytes);
+        Value aTile =
+            kb.bytePtr(v.smem, kb.mul(stage, kb.i32(getStageBytes(t))));
+        Value bTile =
+            kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
+                                     kb.mul(bRowOffset, kb.i32(t.tileK))));
+        Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
+        kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
+        kb.tmaLoad2d(bTile, v.tmaB, kOffset, nOffset, full, multicastMask);
+        if (t.stageScaleBytes)
+          emitScaleCopies(kb, p, t, v, scales, kBlock,
+                          v.scaleSlot(kb, t, stage), mOffset, scaleNOffset,
+                          full);
+      });
 }
 
 void hopper::emitProducer(KernelBuilder &kb, const GemmProblem &p,
@@ -216,10 +219,9 @@ namespace {
 /// accumulation, the promotion of each K block's partial sums.
 class ConsumerMainloop {
 public:
-  ConsumerMainloop(KernelBuilder &kb, const GemmProblem &p,
-                   const GemmTiling &t, const KernelValues &v,
-                   const EpilogueThread &thread, Value aDescriptorLow,
-                   Value bDescriptorLow)
+  ConsumerMainloop(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+                   const KernelValues &v, const EpilogueThread &thread,
+                   Value aDescriptorLow, Value bDescriptorLow)
       : kb(kb), b(kb.builder()), p(p), t(t), v(v), thread(thread),
         aDescriptorLow(aDescriptorLow), bDescriptorLow(bDescriptorLow),
         bClasses(t), partColumns(getPromotionParts(t.tileN)),
@@ -228,16 +230,15 @@ public:
   /// One tile's K loop over blocks [kBegin, kEnd) from consumer iteration
   /// `firstIteration` on: the tile's sums (promoted, or the single
   /// accumulator of fast accumulation) and the iteration after the blocks.
-  std::pair<Value, Value> emit(Value firstIteration, Value kBegin,
-                               Value kEnd);
+  std::pair<Value, Value> emit(Value firstIteration, Value kBegin, Value kEnd);
 
 private:
   /// The descriptor low words of `stage`'s A rows and B tile: stage 0's
   /// plus the stage's offset (emitKMajorSwizzle128BDescriptorLow).
   std::pair<Value, Value> stageDescriptorLows(Value stage);
   void releaseStage(Value stage);
-  Value issueMmas(Value acc, Value aLow, Value bLow, int64_t bColumn,
-                  int64_t n, bool zeroFirst);
+  Value issueMmas(Value acc, Value aLow, Value bLow, int64_t bColumn, int64_t n,
+                  bool zeroFirst);
   std::function<Value(int64_t)> loadStageScales(Value stage);
   Value promotePart(Value final, Value partial, int64_t firstColumn,
                     int64_t columns,
@@ -311,14 +312,13 @@ Value ConsumerMainloop::issueMmas(Value acc, Value aLow, Value bLow,
     int64_t aStep = getDescriptorLowOffset(s * kWgmmaK);
     int64_t bStep =
         getDescriptorLowOffset(bColumn * kSwizzle128BRowBytes + s * kWgmmaK);
-    acc = emitWgmma(
-        kb, acc,
-        emitKMajorSwizzle128BDescriptor(
-            kb, aStep ? kb.add(aLow, kb.i32(aStep)) : aLow),
-        emitKMajorSwizzle128BDescriptor(
-            kb, bStep ? kb.add(bLow, kb.i32(bStep)) : bLow),
-        n, p.aElementType, p.bElementType,
-        /*accumulate=*/!(zeroFirst && s == 0));
+    acc = emitWgmma(kb, acc,
+                    emitKMajorSwizzle128BDescriptor(
+                        kb, aStep ? kb.add(aLow, kb.i32(aStep)) : aLow),
+                    emitKMajorSwizzle128BDescriptor(
+                        kb, bStep ? kb.add(bLow, kb.i32(bStep)) : bLow),
+                    n, p.aElementType, p.bElementType,
+                    /*accumulate=*/!(zeroFirst && s == 0));
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
   return acc;
@@ -336,10 +336,10 @@ std::function<Value(int64_t)> ConsumerMainloop::loadStageScales(Value stage) {
   Value slot = v.scaleSlot(kb, t, stage);
   std::array<Value, 2> rowScale;
   for (int h = 0; h < 2; ++h)
-    rowScale[h] = kb.load(
-        b.getF32Type(),
-        kb.bytePtr(slot, kb.mul(kb.add(thread.rowInTile, kb.i32(8 * h)),
-                                kb.i32(4))));
+    rowScale[h] =
+        kb.load(b.getF32Type(),
+                kb.bytePtr(slot, kb.mul(kb.add(thread.rowInTile, kb.i32(8 * h)),
+                                        kb.i32(4))));
   Value bScales = kb.bytePtr(slot, 4 * t.tileM);
   if (p.hasBlockwiseColumnScales()) {
     // 1x128 B: one scale per column.
@@ -389,11 +389,9 @@ void ConsumerMainloop::emitFastBlock(Value kBlock, Value kBegin,
   // Keep this block's MMAs in flight; the previous block's are
   // done, so its stage is free.
   NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
-  kb.ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, kBlock,
-                                  kBegin),
-            [&] {
-              releaseStage(v.ring.stage(kb, kb.sub(iteration, kb.i32(1))));
-            });
+  kb.ifThen(
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, kBlock, kBegin),
+      [&] { releaseStage(v.ring.stage(kb, kb.sub(iteration, kb.i32(1)))); });
 }
 
 void ConsumerMainloop::emitPromotedBlock(Value stage, ValueRange carried,
@@ -458,8 +456,7 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                                      ? kConsumerRegistersTwoWarpgroups
                                      : kConsumerRegistersOneWarpgroup,
                                  NVVM::SetMaxRegisterAction::increase);
-  Value consumer =
-      kb.sub(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(1));
+  Value consumer = kb.sub(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(1));
   // The same read from lane 0, so that ptxas knows it is one value in
   // every lane: the wgmma descriptors built from it then live in uniform
   // registers, where wgmma takes them, instead of being moved there before
@@ -511,11 +508,10 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
           return SmallVector<Value>{iterationAfter};
         }
         StreamKTile tile = getStreamKTileAfter(kb, p, t, v, iterationAfter);
-        emitStreamKFixup(kb, t, v, tile, result, isStoreThread,
-                         [&](Value sums) {
-                           emitTileEpilogue(kb, p, t, v, thread, tile.unit,
-                                            sums);
-                         });
+        emitStreamKFixup(
+            kb, t, v, tile, result, isStoreThread, [&](Value sums) {
+              emitTileEpilogue(kb, p, t, v, thread, tile.unit, sums);
+            });
         return SmallVector<Value>{iterationAfter};
       });
   // Outstanding stores must finish before the CTA (and its shared memory)

@@ -14,22 +14,23 @@ TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
   TileCoordinate coord = emitGroupedTileCoordinate(
       kb, unit, v.numMUnits, t.numNTiles(p.n), t.rasterGroup);
   if (t.clusterM > 1)
-    coord.mTile = kb.add(kb.mul(coord.mTile, kb.i32(t.clusterM)), v.clusterRank);
+    coord.mTile =
+        kb.add(kb.mul(coord.mTile, kb.i32(t.clusterM)), v.clusterRank);
   return coord;
 }
 
 /// The stream-K block of this CTA's pipeline iteration `iteration`.
 static Value getStreamKBlock(KernelBuilder &kb, const KernelValues &v,
                              Value iteration) {
-  return kb.add(v.scheduleField(kb, StreamKField::Begin),
-                kb.sub(iteration,
-                       v.scheduleField(kb, StreamKField::FirstIteration)));
+  return kb.add(
+      v.scheduleField(kb, StreamKField::Begin),
+      kb.sub(iteration, v.scheduleField(kb, StreamKField::FirstIteration)));
 }
 
 /// The stream-K segment at pipeline iteration `iteration`.
 static WorkSegment getStreamKSegment(KernelBuilder &kb, const GemmProblem &p,
-                                     const GemmTiling &t,
-                                     const KernelValues &v, Value iteration) {
+                                     const GemmTiling &t, const KernelValues &v,
+                                     Value iteration) {
   Value kBlocks = kb.i32(p.numKBlocks(t.tileK));
   Value block = getStreamKBlock(kb, v, iteration);
   Value tile = kb.divu(block, kBlocks);
@@ -44,9 +45,9 @@ static WorkSegment getStreamKSegment(KernelBuilder &kb, const GemmProblem &p,
 }
 
 StreamKTile hopper::getStreamKTileAfter(KernelBuilder &kb, const GemmProblem &p,
-                                       const GemmTiling &t,
-                                       const KernelValues &v,
-                                       Value iterationAfter) {
+                                        const GemmTiling &t,
+                                        const KernelValues &v,
+                                        Value iterationAfter) {
   Value kBlocks = kb.i32(p.numKBlocks(t.tileK));
   Value last = kb.sub(getStreamKBlock(kb, v, iterationAfter), kb.i32(1));
   Value tile = kb.divu(last, kBlocks);
@@ -54,10 +55,9 @@ StreamKTile hopper::getStreamKTileAfter(KernelBuilder &kb, const GemmProblem &p,
   StreamKTile result;
   result.unit = kb.add(v.dpUnits(kb), tile);
   result.tileEndBlock = kb.add(tileFirstBlock, kBlocks);
-  result.isLater =
-      arith::CmpIOp::create(kb.builder(), arith::CmpIPredicate::ugt,
-                            v.scheduleField(kb, StreamKField::Begin),
-                            tileFirstBlock);
+  result.isLater = arith::CmpIOp::create(
+      kb.builder(), arith::CmpIPredicate::ugt,
+      v.scheduleField(kb, StreamKField::Begin), tileFirstBlock);
   return result;
 }
 
@@ -100,7 +100,7 @@ static constexpr int64_t kStreamKFixupBlocks = 2;
 /// split is taken when it saves at least a fifth of the last wave;
 /// otherwise the last wave runs whole tiles.
 void hopper::emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
-                                const GemmTiling &t, const KernelValues &v) {
+                                 const GemmTiling &t, const KernelValues &v) {
   ImplicitLocOpBuilder &b = kb.builder();
   int64_t kBlocks = p.numKBlocks(t.tileK);
   int64_t minBlocksPerCta = std::max<int64_t>(
@@ -121,19 +121,19 @@ void hopper::emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
   Value lastWave = kb.add(
       perCta, kb.mul(kb.i32(kStreamKFixupBlocks),
                      kb.ceilDiv(kb.i32(kBlocks),
-                                     select(ne0(perCta), perCta, kb.i32(1)))));
-  Value split = kb.andi(
-      hasCtas, arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
-                                     kb.mul(lastWave, kb.i32(5)),
-                                     kb.i32(4 * kBlocks)));
+                                select(ne0(perCta), perCta, kb.i32(1)))));
+  Value split =
+      kb.andi(hasCtas, arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                                             kb.mul(lastWave, kb.i32(5)),
+                                             kb.i32(4 * kBlocks)));
   Value splitCtas = select(split, ctas, kb.i32(1));
   auto start = [&](Value cta) {
     return kb.divu(kb.mul(cta, blocks), splitCtas);
   };
   Value takesPart = kb.andi(split, kb.ult(v.firstUnit, ctas));
   auto store = [&](StreamKField field, Value value) {
-    kb.store(value, kb.bytePtr(v.streamKSchedule,
-                               4 * static_cast<int64_t>(field)));
+    kb.store(value,
+             kb.bytePtr(v.streamKSchedule, 4 * static_cast<int64_t>(field)));
   };
   store(StreamKField::DpUnits,
         select(split, kb.sub(v.numUnits, tail), v.numUnits));
@@ -143,17 +143,17 @@ void hopper::emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
   store(StreamKField::Ctas, splitCtas);
   store(StreamKField::Blocks, blocks);
   Value dpUnits = select(split, kb.sub(v.numUnits, tail), v.numUnits);
-  Value wholeUnits = select(
-      kb.ult(v.firstUnit, dpUnits),
-      kb.ceilDiv(kb.sub(dpUnits, v.firstUnit), v.unitStride), kb.i32(0));
+  Value wholeUnits =
+      select(kb.ult(v.firstUnit, dpUnits),
+             kb.ceilDiv(kb.sub(dpUnits, v.firstUnit), v.unitStride), kb.i32(0));
   store(StreamKField::FirstIteration,
         kb.mul(wholeUnits, kb.i32(p.numKBlocks(t.tileK))));
 }
 
 void hopper::emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
-                             const KernelValues &v, const StreamKTile &tile,
-                             Value sums, Value isSignalThread,
-                             function_ref<void(Value)> epilogue) {
+                              const KernelValues &v, const StreamKTile &tile,
+                              Value sums, Value isSignalThread,
+                              function_ref<void(Value)> epilogue) {
   ImplicitLocOpBuilder &b = kb.builder();
   int64_t consumers = getNumConsumers(t) * kWarpgroupThreads;
   auto f32x4 = VectorType::get({4}, b.getF32Type());
@@ -164,9 +164,8 @@ void hopper::emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
   // Chunk `group` of this thread in `cta`'s slot, after the flag.
   auto chunkPtr = [&](Value cta, int64_t group) {
     Value chunk = kb.add(kb.i32(group * consumers), consumerThread);
-    return kb.bytePtr(flag(cta),
-                      kb.add(kb.mul(chunk, kb.i32(16)),
-                             kb.i32(kStreamKFlagBytes)));
+    return kb.bytePtr(flag(cta), kb.add(kb.mul(chunk, kb.i32(16)),
+                                        kb.i32(kStreamKFlagBytes)));
   };
   int64_t groups = t.tileN / 8;
   kb.ifThen(tile.isLater, [&] {
@@ -184,8 +183,8 @@ void hopper::emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
       kb.storeRelaxedGpu(kb.i32(1), flag(v.firstUnit));
     });
   });
-  Value isFirst = arith::XOrIOp::create(
-      b, tile.isLater, arith::ConstantIntOp::create(b, 1, 1));
+  Value isFirst = arith::XOrIOp::create(b, tile.isLater,
+                                        arith::ConstantIntOp::create(b, 1, 1));
   kb.ifThen(isFirst, [&] {
     Value tileEnd = tile.tileEndBlock;
     ValueRange total = kb.whileLoop(

@@ -64,9 +64,10 @@ int64_t hopper::getDynamicSharedMemoryBytes(const GemmTiling &t) {
 BScaleClasses::BScaleClasses(const GemmTiling &t) {
   int64_t g = std::gcd(t.tileN, kScaleBlock);
   for (int64_t j = 0; j < t.tileN / 8; ++j) {
-    int64_t bound = 8 * j < g               ? 0
-                    : 8 * j >= kScaleBlock ? kScaleBlock
-                                           : (kScaleBlock - 8 * j + g - 1) / g * g;
+    int64_t bound = 8 * j < g ? 0
+                    : 8 * j >= kScaleBlock
+                        ? kScaleBlock
+                        : (kScaleBlock - 8 * j + g - 1) / g * g;
     auto *it = llvm::find(bounds, bound);
     classOfGroup.push_back(it - bounds.begin());
     if (it == bounds.end())
@@ -80,9 +81,8 @@ BScaleClasses::BScaleClasses(const GemmTiling &t) {
 static int64_t getStageScaleBytes(const GemmProblem &p, const GemmTiling &t) {
   if (!p.isBlockwise())
     return 0;
-  int64_t bScales = p.hasBlockwiseColumnScales()
-                        ? t.tileN
-                        : BScaleClasses(t).bounds.size();
+  int64_t bScales =
+      p.hasBlockwiseColumnScales() ? t.tileN : BScaleClasses(t).bounds.size();
   return (4 * (t.tileM + bScales) + 15) / 16 * 16;
 }
 
@@ -109,17 +109,16 @@ static int64_t pickPromotedTileN(const GemmProblem &p, int64_t numSMs) {
   if (p.hasBlockwiseColumnScales())
     return kScaleBlock;
   auto cost = [&](int64_t tileN, double rate) {
-    int64_t nTiles = (p.n + tileN - 1) / tileN;
+    int64_t nTiles = llvm::divideCeil(p.n, tileN);
     double work = static_cast<double>(nTiles * tileN);
     if (!ShapedType::isDynamic(p.staticM)) {
-      int64_t tiles = (p.staticM + 127) / 128 * nTiles;
-      work = static_cast<double>((tiles + numSMs - 1) / numSMs * tileN);
+      int64_t tiles = llvm::divideCeil(p.staticM, 128) * nTiles;
+      work = static_cast<double>(llvm::divideCeil(tiles, numSMs) * tileN);
     }
     return work / rate;
   };
   return cost(192, 1.0) <= cost(128, 0.9) ? 192 : 128;
 }
-
 
 static void setStreamK(GemmTiling &t, bool streamK) {
   t.streamK = streamK;
@@ -162,8 +161,8 @@ static GemmTiling withStagingBoxPair(GemmTiling t) {
 
 /// The heuristic's tiling for tile `tileM` x `tileN`: TMA-store epilogue
 /// where it fits, as many stages as shared memory holds (at most
-/// kMaxPipelineStages), staging the output in two boxes where that makes room for
-/// another stage (the 128x256 tile: 4 stages instead of 3).
+/// kMaxPipelineStages), staging the output in two boxes where that makes room
+/// for another stage (the 128x256 tile: 4 stages instead of 3).
 static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
                                    int64_t tileN, int64_t maxSharedMemory) {
   GemmTiling t;
@@ -253,7 +252,8 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
     int64_t storeBoxColumns =
         kSwizzle128BRowBytes / getByteWidth(p.outElementType);
     t = getDefaultTiling(
-        p, 128, pickLeastPaddedTileN(p.n, canStageOutput(p) ? storeBoxColumns : 1),
+        p, 128,
+        pickLeastPaddedTileN(p.n, canStageOutput(p) ? storeBoxColumns : 1),
         maxSharedMemory);
   }
   std::string error = getTilingError(p, t, target);
@@ -263,11 +263,11 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
   // runtime's cost model on the target's SMs.
   if (!config && !ShapedType::isDynamic(p.staticM)) {
     auto cost = [&](const GemmTiling &c) {
-      int64_t tiles = llvm::divideCeil(p.staticM, c.tileM) *
-                      llvm::divideCeil(p.n, c.tileN);
+      int64_t tiles =
+          llvm::divideCeil(p.staticM, c.tileM) * llvm::divideCeil(p.n, c.tileN);
       return static_cast<double>(
-                 llvm::divideCeil(tiles, target.numMultiprocessors) *
-                                 c.tileM * c.tileN) /
+                 llvm::divideCeil(tiles, target.numMultiprocessors) * c.tileM *
+                 c.tileN) /
              static_cast<double>(getTileThroughput(p, c));
     };
     GemmTiling best = t;
@@ -299,9 +299,10 @@ int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
   return 100;
 }
 
-SmallVector<GemmTiling>
-hopper::selectLaunchVariants(const GemmProblem &p, const GemmTiling &primary,
-                             GemmConfigAttr config, const TargetInfo &target) {
+SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,
+                                                     const GemmTiling &primary,
+                                                     GemmConfigAttr config,
+                                                     const TargetInfo &target) {
   SmallVector<GemmTiling> variants;
   if (config || !ShapedType::isDynamic(p.staticM))
     return variants;

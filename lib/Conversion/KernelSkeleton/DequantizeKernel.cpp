@@ -13,6 +13,7 @@
 #include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -29,7 +30,6 @@ static constexpr int64_t kUe8m0NaN = 0xFF;
 static constexpr int64_t kF32TwoPowMinus127 = 0x00400000;
 static constexpr int64_t kF32QuietNaN = 0x7FC00000;
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 FailureOr<DequantizeProblem> DequantizeProblem::get(DequantizeOp op) {
   auto type = op.getInput().getType();
@@ -189,14 +189,14 @@ Value DequantizeKernelEmitter::loadBlockScale(Value row, Value rowInOut) {
     }
     // [ceil(R/128), ceil(C/128)]: the tile is one block.
     return kb.loadF32(
-        scaleInv, kb.add(kb.mul(rowTile, kb.i32(ceilDiv(p.cols, 128))),
+        scaleInv, kb.add(kb.mul(rowTile, kb.i32(llvm::divideCeil(p.cols, 128))),
                          colTile));
   case GranularityKind::MX:
     break;
   }
   // Byte (r % 32) * 16 + (r % 128) / 32 * 4 + kb % 4 of the 128x4 atom
   // (rowTile, colTile), kb % 4 = chunk / 4.
-  Value atom = kb.add(kb.mul(rowTile, kb.i32(ceilDiv(p.cols, kMXAtomK))),
+  Value atom = kb.add(kb.mul(rowTile, kb.i32(llvm::divideCeil(p.cols, kMXAtomK))),
                       colTile);
   Value offset = kb.add(
       kb.add(kb.mul(atom, kb.i32(kMXAtomBytes)),

@@ -18,9 +18,8 @@ Value mlir::fp8::emitTensorScale(KernelBuilder &kb, const GemmProblem &p,
     tensorScale = kb.loadF32(aScaleInv, kb.i32(0));
   if (p.bScale == ScaleMode::Tensor) {
     Value s = kb.loadF32(bScaleInv, kb.i32(0));
-    tensorScale = tensorScale
-                      ? arith::MulFOp::create(kb.builder(), tensorScale, s)
-                      : s;
+    tensorScale =
+        tensorScale ? arith::MulFOp::create(kb.builder(), tensorScale, s) : s;
   }
   return tensorScale;
 }
@@ -28,10 +27,10 @@ Value mlir::fp8::emitTensorScale(KernelBuilder &kb, const GemmProblem &p,
 Value mlir::fp8::emitBiasLoad(KernelBuilder &kb, const GemmProblem &p,
                               Value bias, Value column) {
   ImplicitLocOpBuilder &b = kb.builder();
-  Value x = kb.load(
-      p.biasElementType,
-      kb.globalElementPtr(bias, column,
-                          p.biasElementType.getIntOrFloatBitWidth() / 8));
+  Value x =
+      kb.load(p.biasElementType,
+              kb.globalElementPtr(
+                  bias, column, p.biasElementType.getIntOrFloatBitWidth() / 8));
   if (p.biasElementType.isF32())
     return x;
   return arith::ExtFOp::create(b, b.getF32Type(), x);
@@ -42,15 +41,15 @@ Value mlir::fp8::emitRowMajorIndex(KernelBuilder &kb, Value row, Value col,
   ImplicitLocOpBuilder &b = kb.builder();
   Value row64 = arith::ExtUIOp::create(b, b.getI64Type(), row);
   Value col64 = arith::ExtUIOp::create(b, b.getI64Type(), col);
-  return arith::AddIOp::create(
-      b, arith::MulIOp::create(b, row64, kb.i64(n)), col64);
+  return arith::AddIOp::create(b, arith::MulIOp::create(b, row64, kb.i64(n)),
+                               col64);
 }
 
 void mlir::fp8::emitAddC(KernelBuilder &kb, MutableArrayRef<Value> values,
                          Value c, Value index) {
   ImplicitLocOpBuilder &b = kb.builder();
-  auto vectorType = VectorType::get({static_cast<int64_t>(values.size())},
-                                    b.getF32Type());
+  auto vectorType =
+      VectorType::get({static_cast<int64_t>(values.size())}, b.getF32Type());
   Value cValues = kb.load(vectorType, kb.globalElementPtr(c, index, 4));
   for (size_t e = 0; e < values.size(); ++e)
     values[e] = arith::AddFOp::create(
@@ -60,8 +59,8 @@ void mlir::fp8::emitAddC(KernelBuilder &kb, MutableArrayRef<Value> values,
 Value mlir::fp8::packVector(KernelBuilder &kb, ArrayRef<Value> values,
                             Type type) {
   ImplicitLocOpBuilder &b = kb.builder();
-  auto f32Vector = VectorType::get({static_cast<int64_t>(values.size())},
-                                   b.getF32Type());
+  auto f32Vector =
+      VectorType::get({static_cast<int64_t>(values.size())}, b.getF32Type());
   Value vec = LLVM::UndefOp::create(b, f32Vector);
   for (auto [i, x] : llvm::enumerate(values))
     vec = LLVM::InsertElementOp::create(b, vec, x, kb.i32(i));
@@ -77,8 +76,8 @@ Value mlir::fp8::emitAmaxUpdate(KernelBuilder &kb, Value runningAmax, Value x,
   // The value as stored: RNE to the output type (monotonic, so the max of
   // the rounded values is the rounded max), then |.| by clearing the sign.
   if (!outType.isF32())
-    x = arith::ExtFOp::create(b, b.getF32Type(),
-                              arith::TruncFOp::create(b, outType, x).getResult());
+    x = arith::ExtFOp::create(
+        b, b.getF32Type(), arith::TruncFOp::create(b, outType, x).getResult());
   Value magnitude =
       arith::BitcastOp::create(b, b.getF32Type(), kb.absF32Bits(x));
   if (inBounds)
@@ -92,10 +91,10 @@ void mlir::fp8::emitAmaxFlush(KernelBuilder &kb, Value runningAmax,
   Value bits = arith::BitcastOp::create(b, b.getI32Type(), runningAmax);
   Value allLanes = kb.i32(-1);
   for (int64_t offset = 16; offset >= 1; offset /= 2) {
-    Value other = NVVM::ShflOp::create(b, b.getI32Type(), allLanes, bits,
-                                       kb.i32(offset), kb.i32(31),
-                                       NVVM::ShflKind::bfly,
-                                       /*return_value_and_is_valid=*/nullptr);
+    Value other =
+        NVVM::ShflOp::create(b, b.getI32Type(), allLanes, bits, kb.i32(offset),
+                             kb.i32(31), NVVM::ShflKind::bfly,
+                             /*return_value_and_is_valid=*/nullptr);
     bits = arith::MaxUIOp::create(b, bits, other);
   }
   kb.ifThen(kb.eq(lane, kb.i32(0)), [&] {
@@ -137,7 +136,8 @@ Value mlir::fp8::emitActivation(KernelBuilder &kb, Activation activation,
     Value magnitude =
         arith::BitcastOp::create(b, b.getF32Type(), kb.absF32Bits(x));
     Value z = mul(magnitude, c(M_SQRT1_2));
-    Value t = arith::DivFOp::create(b, c(1.0), add(c(1.0), mul(c(0.3275911), z)));
+    Value t =
+        arith::DivFOp::create(b, c(1.0), add(c(1.0), mul(c(0.3275911), z)));
     Value poly = c(1.061405429);
     for (double a : {-1.453152027, 1.421413741, -0.284496736, 0.254829592})
       poly = add(mul(poly, t), c(a));

@@ -17,8 +17,6 @@ static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
 /// Symbol of ceil(M / 128), the MX A scale tensor's atom rows: the caller's
 /// scale shape binds it.
 static constexpr llvm::StringLiteral kMXAtomRowsSymbol = "M_ATOMS";
-/// The swizzle span of the operand tensor maps (128B).
-static constexpr int64_t kTmaSwizzleBytes = 128;
 
 static FailureOr<ScaleMode> getScaleMode(ScaledMatmulOp op, StringRef operand,
                                          GranularityAttr g, bool isA,
@@ -371,7 +369,7 @@ md::TensorMap GemmMetadataBuilder::getOperandMap(StringRef name,
   if (mnMajor) {
     map.dims = {mn, num(p.k)};
     map.stridesBytes = {mn};
-    map.box = {kTmaSwizzleBytes, t.tileK};
+    map.box = {kSwizzle128BRowBytes, t.tileK};
   }
   map.elementStrides = std::vector<int64_t>{1, 1};
   map.interleave = md::Interleave::None;

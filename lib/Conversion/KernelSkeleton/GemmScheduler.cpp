@@ -12,7 +12,7 @@ using namespace mlir::fp8;
 static constexpr int64_t kTileNCandidates[] = {256, 224, 192, 160, 128};
 
 int64_t mlir::fp8::fitPipelineStages(int64_t availableBytes,
-                                    int64_t bytesPerStage) {
+                                     int64_t bytesPerStage) {
   return std::min<int64_t>(kMaxPipelineStages, availableBytes / bytesPerStage);
 }
 

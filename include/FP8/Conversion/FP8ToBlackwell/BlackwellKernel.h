@@ -60,8 +60,6 @@ namespace mlir::fp8::blackwell {
 
 inline constexpr int64_t kTileM = 128;
 inline constexpr int64_t kTileK = 128;
-/// 128-byte swizzle: the TMA box's inner extent in FP8 elements.
-inline constexpr int64_t kSwizzleBytes = 128;
 /// Warp roles.
 inline constexpr int64_t kProducerWarp = 0;
 inline constexpr int64_t kMmaWarp = 1;
@@ -88,12 +86,8 @@ inline CtaGroup getCtaGroup(const GemmTiling &t) {
   return isCtaPair(t) ? CtaGroup::Two : CtaGroup::One;
 }
 /// Rows of A, rows of B (tile N columns) and output rows of one CTA.
-inline int64_t getCtaTileM(const GemmTiling &t) {
-  return t.tileM / t.clusterM;
-}
-inline int64_t getCtaBRows(const GemmTiling &t) {
-  return t.tileN / t.clusterM;
-}
+inline int64_t getCtaTileM(const GemmTiling &t) { return t.tileM / t.clusterM; }
+inline int64_t getCtaBRows(const GemmTiling &t) { return t.tileN / t.clusterM; }
 /// Shared memory of one CTA's stage (A and B K-blocks).
 inline int64_t getCtaStageBytes(const GemmTiling &t) {
   return (getCtaTileM(t) + getCtaBRows(t)) * t.tileK;
@@ -115,8 +109,8 @@ inline Fp8OperandTile getBTile(const BlackwellGemm &g, const GemmTiling &t) {
 
 /// The instruction descriptors of the kernel's MMAs: kind::f8f6f4 and the
 /// block-scaled kind::mxf8f6f4.
-BlockScaledInstrDescriptor
-getBlockScaledInstrDescriptor(const BlackwellGemm &g, const GemmTiling &t);
+BlockScaledInstrDescriptor getBlockScaledInstrDescriptor(const BlackwellGemm &g,
+                                                         const GemmTiling &t);
 F8F6F4InstrDescriptor getInstrDescriptor(const BlackwellGemm &g,
                                          const GemmTiling &t);
 

@@ -29,9 +29,9 @@ struct BlackwellGemm {
 
 /// Reads the GEMM off `op`, or reports what the sm_100a kernel does not take
 /// (yet): non-power-of-two blockwise scales (f32 scales without a
-/// `#fp8.blockwise<scales = pow2>` recipe), MX scales on one operand only, promoted
-/// accumulation with per-tensor/row-wise scales. MXFP8 (`mx 1x32` on both
-/// operands, UE8M0 scales in the 128x4 atom layout, see
+/// `#fp8.blockwise<scales = pow2>` recipe), MX scales on one operand only,
+/// promoted accumulation with per-tensor/row-wise scales. MXFP8 (`mx 1x32` on
+/// both operands, UE8M0 scales in the 128x4 atom layout, see
 /// buildGemmKernelMetadata) runs the block-scaled MMA; it takes fast or
 /// promoted accumulation alike (the scales are applied inside the MMA).
 /// Blockwise power-of-two scales run the same kernel

@@ -43,7 +43,9 @@ inline int64_t getStageBytes(const GemmTiling &t) {
 }
 /// The TMA-store epilogue's staging buffer.
 inline int64_t getEpilogueBytes(const GemmTiling &t) {
-  return t.tmaStoreEpilogue ? t.tileM * 128 * t.numStagingBoxes() : 0;
+  return t.tmaStoreEpilogue
+             ? t.tileM * kSwizzle128BRowBytes * t.numStagingBoxes()
+             : 0;
 }
 
 /// 128x128 blockwise B scales cover 128 N rows.
@@ -107,9 +109,9 @@ struct KernelValues : GemmKernelParams {
   /// (one per CTA of the cluster, sharing the B tile).
   Value numMUnits;
   Value numUnits;
-  Value clusterRank;  ///< 0 without a cluster
-  Value firstUnit;    ///< this CTA's cluster index
-  Value unitStride;   ///< number of clusters
+  Value clusterRank; ///< 0 without a cluster
+  Value firstUnit;   ///< this CTA's cluster index
+  Value unitStride;  ///< number of clusters
   /// Stream-K kernels: the schedule (emitStreamKSchedule) in shared
   /// memory, read where it is used, so that none of it holds a register
   /// across the mainloop (held in registers, it made ptxas spill).
@@ -122,8 +124,9 @@ struct KernelValues : GemmKernelParams {
     return kb.bytePtr(scaleSlots, kb.mul(stage, kb.i32(t.stageScaleBytes)));
   }
   Value scheduleField(KernelBuilder &kb, StreamKField field) const {
-    return kb.load(kb.builder().getI32Type(),
-                   kb.bytePtr(streamKSchedule, 4 * static_cast<int64_t>(field)));
+    return kb.load(
+        kb.builder().getI32Type(),
+        kb.bytePtr(streamKSchedule, 4 * static_cast<int64_t>(field)));
   }
   /// Units computed whole: from firstUnit on, unitStride apart, below this
   /// (all of them without stream-K).

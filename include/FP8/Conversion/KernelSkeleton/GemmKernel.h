@@ -85,7 +85,9 @@ struct GemmProblem {
   bool hasBlockwiseColumnScales() const {
     return isBlockwise() && bScaleBlockRows == 1;
   }
-  int64_t numKBlocks(int64_t tileK) const { return (k + tileK - 1) / tileK; }
+  int64_t numKBlocks(int64_t tileK) const {
+    return llvm::divideCeil(k, tileK);
+  }
 
   bool isMX() const { return aScale == ScaleMode::MX; }
 
@@ -155,7 +157,7 @@ struct GemmTiling {
   int64_t numStagingBoxes() const {
     return stagingBoxes ? stagingBoxes : numStoreBoxes();
   }
-  int64_t numNTiles(int64_t n) const { return (n + tileN - 1) / tileN; }
+  int64_t numNTiles(int64_t n) const { return llvm::divideCeil(n, tileN); }
 };
 
 /// The tiling a `#fp8.gemm_config` asks for: tile, pipeline depth, cluster

@@ -1,6 +1,7 @@
 //===- FP8Attrs.cpp - FP8 dialect attributes ------------------------------===//
 
 #include "FP8/Dialect/FP8/IR/FP8Dialect.h"
+#include "FP8/Target/Chip.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -202,7 +203,7 @@ std::string GranularityAttr::describe() const {
 static int64_t ceilDivOrDynamic(int64_t size, int64_t block) {
   if (ShapedType::isDynamic(size))
     return ShapedType::kDynamic;
-  return (size + block - 1) / block;
+  return llvm::divideCeil(size, block);
 }
 
 SmallVector<int64_t> GranularityAttr::getScaleShape(int64_t rows,
@@ -232,10 +233,10 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "expected a tile M that is a positive multiple of "
                           "64 (one warpgroup MMA), got "
                        << tile.m;
-  if (tile.n < 8 || tile.n > 256 || tile.n % 8 != 0)
+  if (tile.n < 8 || tile.n > kMaxMmaN || tile.n % 8 != 0)
     return emitError() << "expected a tile N that is a multiple of 8 in "
-                          "[8, 256], got "
-                       << tile.n;
+                          "[8, "
+                       << kMaxMmaN << "], got " << tile.n;
   if (tile.k != 128)
     return emitError() << "expected a tile K of 128 (the 128-byte swizzle "
                           "span of FP8 and the blockwise scale block), got "
