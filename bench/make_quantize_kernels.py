@@ -57,12 +57,15 @@ def scale_types(r, c, granularity, mx_scales=False):
 
 def quantize_case(fn, r, c, in_type, recipe, granularity, elem="e4m3",
                   rowwise=True, columnwise=True, scale_kind=None, history=0,
-                  untransposed=False, mx_scales=False):
+                  untransposed=False, mx_scales=False, amax=False):
     """One function quantizing x [r, c]. scale_kind: None (per-block or fused
     current scaling, decomposed by the pipeline) or "given" (a scale operand).
     untransposed: the columnwise output in x's layout ([r, c]). mx_scales:
     power-of-two blockwise scales written as the MX scales of a block-scaled
-    GEMM (scale_granularity = mx 1x32: UE8M0 codes in the 128x4 atoms)."""
+    GEMM (scale_granularity = mx 1x32: UE8M0 codes in the 128x4 atoms).
+    history: the amax recorded into an amax history of that length; amax:
+    the amax returned as it is (a zeroed scalar the kernel max-accumulates
+    into)."""
     x = tensor([r, c], MLIR_TYPES[in_type])
     et = ELEM[elem]
     g = granularity
@@ -89,10 +92,14 @@ def quantize_case(fn, r, c, in_type, recipe, granularity, elem="e4m3",
     body_results = list(results)
     ret_types = list(types)
     lines = []
-    if history:
-        args.append(f"%h: tensor<{history}xf32>")
+    if history or amax:
         out_spec += " amax(tensor<f32>)"
         body_results.append("%amax")
+    if history:
+        args.append(f"%h: tensor<{history}xf32>")
+    elif amax:
+        results.append("%amax")
+        ret_types.append("tensor<f32>")
     layout = (", columnwise_layout = #fp8.columnwise_layout<untransposed>"
               if untransposed else "")
     if mx_scales:
@@ -150,6 +157,19 @@ def dequantize_case(fn, r, c, elem, out_type, granularity):
             f"  %y = fp8.dequantize %q, %s {{granularity = #fp8.granularity<{granularity}>}}"
             f" : {q}, {s} -> {y}\n"
             f"  return %y : {y}\n}}\n")
+
+
+def scales_to_mx_case(fn, r, c, tile, in_type="f32"):
+    """fp8.scales_to_mx of the blockwise `tile` scales (RtxKb) of an [r, c]
+    operand: [ceil(r/Rt), ceil(c/Kb)] f32 or UE8M0 -> [r, ceil(c/32)] UE8M0."""
+    tr, tc = (int(v) for v in tile.split("x"))
+    s = tensor([ceil_div(r, tr), ceil_div(c, tc)],
+               "f32" if in_type == "f32" else "f8E8M0FNU")
+    mx = tensor([r, ceil_div(c, 32)], "f8E8M0FNU")
+    return (f"func.func @{fn}(%s: {s}) -> {mx} {{\n"
+            f"  %mx = fp8.scales_to_mx %s {{granularity = #fp8.granularity<tile {tile}>}}"
+            f" : {s} -> {mx}\n"
+            f"  return %mx : {mx}\n}}\n")
 
 
 def cases(which):
@@ -324,6 +344,22 @@ def cases(which):
                 f"margin = {margin}>", elem, history=n))
         for n in (1, 16, 1024):
             out.append(update_history_case(f"uh_{n}", n))
+        # A delayed-scaling cast whose amax is returned, not recorded into a
+        # history: max-ed into the zeroed scalar itself.
+        out.append(quantize_case("delayed_amax_208", 208, 336, "bf16", "#fp8.delayed<>",
+                                 "tensor", scale_kind="given", amax=True))
+        out.append(quantize_case("delayed_amax_row_dyn", "?", 336, "bf16", "#fp8.delayed<>",
+                                 "tensor", columnwise=False, scale_kind="given", amax=True))
+        # Blockwise scales from elsewhere as MX atoms (the sm_100a blockwise
+        # GEMMs' scale layout): f32 1x128 (MN-major, as the quantize kernels
+        # write them) and 128x128 tiles with tails, UE8M0 input (row-major),
+        # a 1x64 tile (two codes per atom row), a run-time R (UE8M0, f32).
+        out.append(scales_to_mx_case("s2mx_1x128_208", 208, 336, "1x128"))
+        out.append(scales_to_mx_case("s2mx_128x128_208", 208, 336, "128x128"))
+        out.append(scales_to_mx_case("s2mx_ue8m0_1x64_256", 256, 512, "1x64", "ue8m0"))
+        out.append(scales_to_mx_case("s2mx_ue8m0_1x128_256", 256, 7168, "1x128", "ue8m0"))
+        out.append(scales_to_mx_case("s2mx_ue8m0_1x128_dyn", "?", 336, "1x128", "ue8m0"))
+        out.append(scales_to_mx_case("s2mx_1x128_dyn", "?", 336, "1x128"))
     if which in ("bench", "all"):
         for n in (8192, 16384):
             out.append(amax_case(f"b_amax_{n}", n, n, "bf16"))

@@ -82,19 +82,30 @@ runPipeline(Operation *op, TimingScope &timer,
   return pm.run(op);
 }
 
-/// Warns about fp8 ops left in host code: no kernel computes them, so the
-/// runtime, which only launches the kernels, would skip them.
-static void warnAboutHostFP8Ops(ModuleOp module) {
+/// The fp8 ops in host code (outside gpu.modules) of `module`.
+static SmallVector<Operation *> getHostFP8Ops(ModuleOp module) {
   Dialect *fp8Dialect = module->getContext()->getLoadedDialect<FP8Dialect>();
+  SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
     if (isa<gpu::GPUModuleOp>(op))
       return WalkResult::skip();
     if (op->getDialect() == fp8Dialect)
-      op->emitWarning() << "'" << op->getName()
-                        << "' is not compiled to a kernel by fp8-to-ptx: "
-                           "the runtime will not compute it";
+      ops.push_back(op);
     return WalkResult::advance();
   });
+  return ops;
+}
+
+/// An error for each fp8 op left in host code after lowering: no kernel
+/// computes it, and the runtime only launches kernels. (The lowerings
+/// report what they cannot take; this guards against one that did not.)
+static LogicalResult verifyEverythingLowered(ModuleOp module) {
+  SmallVector<Operation *> left = getHostFP8Ops(module);
+  for (Operation *op : left)
+    op->emitOpError() << "was not compiled to a kernel by fp8-to-ptx, so "
+                         "nothing would compute it: this is a compiler "
+                         "bug, please report it with this input";
+  return failure(!left.empty());
 }
 
 /// Compiles each gpu.module of `module` to PTX, one at a time on a copy in
@@ -154,13 +165,15 @@ mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
   TimingScope disabledTimer;
   TimingScope &rootTimer = config.timer ? *config.timer : disabledTimer;
 
+  size_t numInputOps = getHostFP8Ops(module).size();
   {
     TimingScope lowerTimer = rootTimer.nest("lower to GPU kernels");
     if (failed(runPipeline(module, lowerTimer, buildFP8ToGPUPipeline, options,
                            config)))
       return failure();
   }
-  warnAboutHostFP8Ops(module);
+  if (failed(verifyEverythingLowered(module)))
+    return failure();
 
   // The metadata lives on the gpu.func kernels, which the device pipeline
   // lowers to llvm.func and then replaces by gpu.binary: read it now.
@@ -181,9 +194,18 @@ mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
   }
   if (wrongChip)
     return failure();
-  if (kernels->empty())
-    return module.emitError()
-           << "nothing to compile: no gpu.func kernel after lowering";
+  if (kernels->empty()) {
+    InFlightDiagnostic diag = module.emitError() << "nothing to compile: ";
+    if (numInputOps == 0)
+      diag << "the input has no fp8 op and no gpu.module kernel (fp8-compile "
+              "compiles fp8.linear, fp8.scaled_matmul, fp8.quantize, ... "
+              "ops; see docs/contract.md)";
+    else
+      diag << "no result of the input's " << numInputOps
+           << " fp8 op(s) is used (returned or stored), so canonicalization "
+              "removed them all: return what they compute";
+    return diag;
+  }
 
   // Kernel name -> its JSON document. Converted before code generation so
   // that metadata errors come first.

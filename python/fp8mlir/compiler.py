@@ -69,7 +69,8 @@ class _Compiler:
         self.lib.mlirDialectRegistryDestroy(registry)
         self.lock = threading.Lock()
 
-    def compile(self, source, source_name, chip, opt_level, default_recipe, gemm_config):
+    def compile(self, source, source_name, chip, opt_level, default_recipe, gemm_config,
+                with_program=False):
         lib = self.lib
         strings = [s.encode() for s in (source, source_name, chip,
                                          default_recipe or "", gemm_config or "")]
@@ -93,6 +94,8 @@ class _Compiler:
                               lib.fp8CompileResultGetKernelPTX(result, i).text(),
                               lib.fp8CompileResultGetKernelMetadata(result, i).text())
                        for i in range(lib.fp8CompileResultGetNumKernels(result))]
+            if with_program:
+                return kernels, lib.fp8CompileResultGetModuleProgram(result).text()
             return kernels, diagnostics
         finally:
             lib.fp8CompileResultDestroy(result)
@@ -146,3 +149,10 @@ def compile(source, chip=None, **options):  # noqa: A001 (the package's verb)
     kernel = primaries[0]
     kernel.variants = [k for k in kernels if k.variant_of == kernel.name]
     return kernel
+
+
+def compile_module_program(source, chip, *, opt_level=3):
+    """(kernels, module.json text) of MLIR text compiled for `chip` (a
+    compiler library with fp8CompileResultGetModuleProgram)."""
+    return _get_compiler().compile(source, "<fp8mlir>", str(chip), opt_level, None, None,
+                                   with_program=True)

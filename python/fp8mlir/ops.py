@@ -3,7 +3,9 @@
 Kernels come from a cache directory keyed by chip, recipe and shape class
 (N, K and the types for a GEMM; the columns and outputs for a quantization;
 M or the row count is a run-time value of every kernel):
-``<cache>/<chip>/<key>/NAME.{ptx,json}``. A miss compiles the kernel when the
+``<cache>/<chip>/<key>/NAME.{ptx,json}``. Compiled modules (a layer's
+training step, fp8mlir.linear_step) are directories of the same cache,
+``<cache>/<chip>/<key>/module.json`` beside their kernels. A miss compiles the kernel when the
 compiler library is available; on a machine without it (the GPU machine has
 no LLVM) the cache must have been filled elsewhere, e.g. with
 ``KernelCache(dir).compile(spec, chip)`` or fp8-compile.
@@ -12,6 +14,8 @@ no LLVM) the cache must have been filled elsewhere, e.g. with
 import ctypes
 import json
 import os
+import shutil
+import tempfile
 import threading
 from pathlib import Path
 
@@ -94,6 +98,64 @@ class KernelCache:
         if len(kernels) != 1:
             raise RuntimeError(f"{spec.cache_key}: expected one kernel, found {len(kernels)}")
         return kernels[0]
+
+
+    # --- modules (module.json + kernels) -----------------------------------------
+
+    def module_path(self, spec):
+        """The directory of a module spec (LinearStep: it names its chip)."""
+        return self.directory / spec.chip / spec.cache_key
+
+    def compile_module(self, spec):
+        """Compiles a module spec into the cache; returns its directory."""
+        from .module import compile_module_to
+        path = self.module_path(spec)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{spec.cache_key}-", dir=path.parent))
+        try:
+            compile_module_to(spec.to_mlir(), spec.chip, staging)
+            if path.exists():  # another process got there first
+                shutil.rmtree(staging)
+            else:
+                staging.rename(path)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        return path
+
+    def module(self, spec):
+        """The loaded module of `spec`, compiled into the cache on a miss
+        when the compiler is here, else CompilerUnavailableError saying
+        which module is missing and how to fill the cache."""
+        key = (spec.chip, spec.cache_key)
+        with self._lock:
+            found = self._loaded.get(key)
+            if found is not None:
+                return found
+            path = self.module_path(spec)
+            if not (path / "module.json").is_file():
+                if not module_compiler_available():
+                    raise CompilerUnavailableError(missing_module_message(self, spec))
+                self.compile_module(spec)
+            from .module import load_module
+            found = self._loaded[key] = load_module(path, _installed_runtime())
+            return found
+
+
+def module_compiler_available():
+    """Whether modules can be compiled here (the compiler library with
+    module.json support, or the fp8-compile program beside it)."""
+    return _capi.available() and (_capi.has_module_program()
+                                  or _capi.find_tool("fp8-compile") is not None)
+
+
+def missing_module_message(cache, spec):
+    return (f"no compiled module {spec.cache_key} ({spec.describe()}) in {cache.directory} and "
+            f"no compiler here. On a machine with FP8-MLIR built, fill the cache with\n"
+            f"  PYTHONPATH=python /usr/bin/python3 -m fp8mlir.populate {cache.directory} "
+            f"--chip {spec.chip} --linear {spec.signature()}:{spec.m or 'inference'}\n"
+            f"(or a whole suite: --suite gpu-tests|train|bench-linear) and copy it here "
+            f"(${CACHE_ENV} names the cache)")
 
 
 def _installed_runtime():

@@ -8,6 +8,10 @@
 #
 # KERNEL_CACHE is filled on the build machine (which has the compiler):
 #   /usr/bin/python3 python/tests/test_gpu.py --populate KERNEL_CACHE
+#   PYTHONPATH=python /usr/bin/python3 -m fp8mlir.populate KERNEL_CACHE \
+#       --suite gpu-tests [--archive KERNEL_CACHE.tar.xz]
+# (the layer modules of test_gpu_linear.py). KERNEL_CACHE may be such a
+# .tar.xz: it is unpacked into OUT_DIR/kernel-cache first.
 # OUT_DIR (default bench/results) receives the logs and the benchmark report
 # launch-<gpu>-<date>.{json,md}. PYTEST_ARGS (test node ids, -k EXPR, ...)
 # select GPU tests instead of all of them; the Python-kernel pass then
@@ -18,8 +22,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-if [[ $# -lt 1 || ! -d "$1" ]]; then
-  echo "usage: python/tests/run_gpu.sh KERNEL_CACHE [OUT_DIR]" >&2
+if [[ $# -lt 1 || ! ( -d "$1" || "$1" == *.tar.xz ) ]]; then
+  echo "usage: python/tests/run_gpu.sh KERNEL_CACHE[.tar.xz] [OUT_DIR]" >&2
   exit 2
 fi
 CACHE=$(realpath "$1")
@@ -28,6 +32,11 @@ shift $(($# < 2 ? $# : 2))
 SELECTION=("$@")
 mkdir -p "$OUT_DIR"
 OUT_DIR=$(realpath "$OUT_DIR")
+if [[ -f "$CACHE" ]]; then
+  mkdir -p "$OUT_DIR/kernel-cache"
+  tar -xJf "$CACHE" -C "$OUT_DIR/kernel-cache" || exit 1
+  CACHE="$OUT_DIR/kernel-cache"
+fi
 PYTHON=${PYTHON:-python3}
 BUILD_DIR=${FP8RT_BUILD_DIR:-/tmp/fp8rt-build}
 if [[ -z "${CXX:-}" && -x /usr/bin/g++ ]]; then
@@ -77,7 +86,8 @@ if [[ ${#SELECTION[@]} -gt 0 ]]; then
   TESTS=("${SELECTION[@]}")
   PYTHON_KERNEL_TESTS=("${SELECTION[@]}")
 else
-  TESTS=(python/tests/test_gpu.py python/tests/test_torch_ops.py python/tests/test_torch_compile.py)
+  TESTS=(python/tests/test_gpu.py python/tests/test_torch_ops.py python/tests/test_torch_compile.py
+         python/tests/test_gpu_linear.py)
   PYTHON_KERNEL_TESTS=(python/tests/test_torch_ops.py -k "layouts or out_writes or feeds")
 fi
 step tests "$OUT_DIR/gpu-tests.log" "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider -rfE \

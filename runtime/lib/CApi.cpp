@@ -3,6 +3,7 @@
 // exception may cross this boundary.
 #include "fp8rt/fp8rt.h"
 
+#include "CApiSupport.h"
 #include "Kernel.h"
 #include "KernelMetadata.h"
 #include "Status.h"
@@ -16,30 +17,13 @@
 
 namespace fp8rt {
 namespace {
-
 thread_local std::string lastError;
+} // namespace
 
 fp8rt_status report(const char *function, const Status &status) {
   if (!status.ok())
     lastError = strCat(function, ": ", status.message());
   return status.code();
-}
-
-// Runs `body` and converts any exception (in practice std::bad_alloc) into
-// a status, so nothing propagates into C callers.
-template <typename Body>
-fp8rt_status guarded(const char *function, Body &&body) {
-  try {
-    return report(function, body());
-  } catch (const std::bad_alloc &) {
-    return report(function, Status(FP8RT_ERROR_INTERNAL, "out of host memory"));
-  } catch (const std::exception &e) {
-    return report(function, Status(FP8RT_ERROR_INTERNAL,
-                                   strCat("internal error: ", e.what())));
-  } catch (...) {
-    return report(function, Status(FP8RT_ERROR_INTERNAL,
-                                   "internal error: unknown exception"));
-  }
 }
 
 Status readFile(const std::string &path, std::string &out) {
@@ -62,6 +46,8 @@ Status readFile(const std::string &path, std::string &out) {
                          "\": ", std::generic_category().message(error)));
   return Status();
 }
+
+namespace {
 
 // Image paths in the metadata are relative to the JSON file's directory.
 std::string siblingPath(const std::string &jsonPath, const std::string &name) {
@@ -131,6 +117,18 @@ Status loadFromFile(const char *jsonPath, fp8rt_kernel **out) {
   *out = kernel.release();
   return Status();
 }
+
+} // namespace
+
+Status loadKernelFile(const std::string &jsonPath,
+                      std::unique_ptr<fp8rt_kernel> &out) {
+  fp8rt_kernel *loaded = nullptr;
+  Status status = loadFromFile(jsonPath.c_str(), &loaded);
+  out.reset(loaded);
+  return status;
+}
+
+namespace {
 
 Status loadFromMemory(const char *json, const void *image, size_t imageSize,
                       fp8rt_kernel **out) {

@@ -53,6 +53,8 @@ namespace fp8rt {
   X(memFreeHost, cuMemFreeHost, (void *))                                      \
   X(memcpyHtoDAsync, cuMemcpyHtoDAsync_v2,                                     \
     (CUdeviceptr, const void *, size_t, CUstream))                             \
+  X(memsetD8Async, cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t,       \
+                                     CUstream))                                \
   X(eventCreate, cuEventCreate, (CUevent *, unsigned int))                     \
   X(eventRecord, cuEventRecord, (CUevent, CUstream))                           \
   X(eventSynchronize, cuEventSynchronize, (CUevent))                           \

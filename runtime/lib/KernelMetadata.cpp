@@ -65,10 +65,7 @@ bool dtypeFromC(int value, DType &out) {
 const char *paramKindName(ParamKind kind) { return fp8schema::stringify(kind); }
 
 int KernelMetadata::findOperand(std::string_view operandName) const {
-  for (size_t i = 0; i < operands.size(); ++i)
-    if (operands[i].name == operandName)
-      return static_cast<int>(i);
-  return -1;
+  return findByName(operands, operandName);
 }
 
 //===----------------------------------------------------------------------===//
@@ -492,32 +489,20 @@ private:
 
 } // namespace
 
-// The document's structs (SchemaReader checks types, enums, bounds, keys).
-static Status readDocument(std::string_view jsonText,
-                           std::string_view sourceName, SchemaReader &reader,
-                           fp8schema::KernelMetadata &file) {
-  json::Value root;
-  json::ParseError error;
-  if (!json::parse(jsonText, root, error))
-    return invalidMetadata(sourceName, ":", error.location.line, ":",
-                           error.location.column,
-                           ": invalid JSON: ", error.message);
-  file = fp8schema::KernelMetadata();
-  return parseKernelMetadataDocument(reader, root, file);
-}
-
 Status readKernelMetadataFile(std::string_view jsonText,
                               std::string_view sourceName,
                               fp8schema::KernelMetadata &out) {
   SchemaReader reader(sourceName);
-  return readDocument(jsonText, sourceName, reader, out);
+  return readDocument(jsonText, sourceName, reader, out,
+                      parseKernelMetadataDocument);
 }
 
 Status parseKernelMetadata(std::string_view jsonText,
                            std::string_view sourceName, KernelMetadata &out) {
   SchemaReader reader(sourceName);
   fp8schema::KernelMetadata file;
-  FP8RT_RETURN_IF_ERROR(readDocument(jsonText, sourceName, reader, file));
+  FP8RT_RETURN_IF_ERROR(readDocument(jsonText, sourceName, reader, file,
+                                     parseKernelMetadataDocument));
   out = KernelMetadata();
   return MetadataResolver(reader, file, out).resolve();
 }

@@ -41,6 +41,15 @@ bool dtypeFromC(int value, DType &out);
 
 using OperandRole = fp8schema::OperandRole;
 
+// The index of the first item of `items` whose `name` is `name`, or -1.
+template <typename T>
+int findByName(const std::vector<T> &items, std::string_view name) {
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].name == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
 struct OperandSpec {
   std::string name;
   DType dtype = DType::E4M3;

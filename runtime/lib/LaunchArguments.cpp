@@ -13,23 +13,6 @@ namespace {
 constexpr uint64_t kTwoPow32 = uint64_t(1) << 32;
 constexpr uint64_t kTwoPow40 = uint64_t(1) << 40;
 
-std::string hex(uint64_t value) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  do {
-    out.insert(out.begin(), digits[value & 15]);
-    value >>= 4;
-  } while (value);
-  return "0x" + out;
-}
-
-template <typename T> std::string list(const T *values, size_t count) {
-  std::string out = "[";
-  for (size_t i = 0; i < count; ++i)
-    out += (i ? ", " : "") + std::to_string(values[i]);
-  return out + "]";
-}
-
 std::string shapeString(const std::vector<Expr> &shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -45,6 +28,42 @@ struct Binding {
   int64_t value;
   std::string origin;
 };
+
+// The kernels read their inputs while they write their outputs, in no
+// particular order: an output sharing a byte with any other operand (input
+// or output) gives results that depend on the schedule.
+bool overlap(const BoundOperand &a, const BoundOperand &b) {
+  // sizeBytes is at least one element: every extent is >= 1.
+  return a.address < b.address + static_cast<uint64_t>(b.sizeBytes) &&
+         b.address < a.address + static_cast<uint64_t>(a.sizeBytes);
+}
+
+std::string byteRange(const BoundOperand &b) {
+  return strCat("bytes [", hex(b.address), ", ",
+                hex(b.address + static_cast<uint64_t>(b.sizeBytes)), ")");
+}
+
+Status checkOutputsDoNotOverlap(const KernelMetadata &meta,
+                                const LaunchArguments &args) {
+  for (size_t i = 0; i < meta.operands.size(); ++i) {
+    const BoundOperand &out = args.operands[i];
+    if (!out.present || meta.operands[i].role != OperandRole::Output)
+      continue;
+    for (size_t j = 0; j < meta.operands.size(); ++j) {
+      const BoundOperand &other = args.operands[j];
+      if (j == i || !other.present || !overlap(out, other))
+        continue;
+      const OperandSpec &otherSpec = meta.operands[j];
+      return invalidArgument(
+          "operand \"", meta.operands[i].name, "\" (an output, ",
+          byteRange(out), ") overlaps operand \"", otherSpec.name, "\" (",
+          otherSpec.role == OperandRole::Output ? "an output" : "an input",
+          ", ", byteRange(other),
+          "); each output needs memory no other operand uses");
+    }
+  }
+  return Status();
+}
 
 class Binder {
 public:
@@ -78,7 +97,8 @@ public:
       out_.problemN = problem.shape[1];
     }
     GridDims grid;
-    return computeGrid(meta_, out_, 1, grid); // checks the grid limits
+    FP8RT_RETURN_IF_ERROR(computeGrid(meta_, out_, 1, grid)); // the limits
+    return checkOutputsDoNotOverlap(meta_, out_);
   }
 
 private:
@@ -91,6 +111,17 @@ private:
   // (operand, dim) of the present operands' derived extents (neither a
   // constant nor a plain symbol, e.g. "roundup(M, 4)").
   std::vector<std::pair<int, int>> derived_;
+
+  // "; M is bound by ..., N by ..." for the symbols of `expr`: where the
+  // user's value came from.
+  std::string describeBindings(const Expr &expr) const {
+    std::string text;
+    for (const std::string &symbol : expr.symbols())
+      if (const Binding *b = findBinding(symbol))
+        text += strCat(text.empty() ? "; " : ", ", symbol,
+                       text.empty() ? " is bound by " : " by ", b->origin);
+    return text;
+  }
 
   const Binding *findBinding(const std::string &symbol) const {
     for (const Binding &b : bindings_)
@@ -386,7 +417,8 @@ private:
           return invalidArgument(what, ": ", expr, " = ", value,
                                  " does not fit in the kernel's i32 "
                                  "parameter (max ",
-                                 INT32_MAX, ")");
+                                 INT32_MAX, describeBindings(param.value),
+                                 ")");
         if (value % param.multipleOf != 0)
           return invalidArgument(what, ": ", expr, " = ", value,
                                  " is not a multiple of ", param.multipleOf,
@@ -476,7 +508,7 @@ Status checkOperandAddresses(const KernelMetadata &meta,
                              hex(address),
                              " is not 16-byte aligned (TMA requires it)");
   }
-  return Status();
+  return checkOutputsDoNotOverlap(meta, args);
 }
 
 size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
@@ -527,6 +559,13 @@ Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
             static_cast<uint64_t>(ceilDiv(args.problemM, grid.tileM)),
             static_cast<uint64_t>(ceilDiv(args.problemN, grid.tileN)), &tiles))
       tiles = UINT64_MAX;
+    // The kernels number tiles with 32-bit integers.
+    if (tiles > INT32_MAX)
+      return invalidArgument("M = ", args.problemM, " and N = ", args.problemN,
+                             " make ", tiles, " output tiles of ", grid.tileM,
+                             "x", grid.tileN,
+                             "; the kernel numbers its tiles in 32 bits (at "
+                             "most 2^31 - 1): split the problem along M");
     uint64_t sms = numSMs > 0 ? static_cast<uint64_t>(numSMs) : 1;
     uint64_t cap = sms / cluster[0] * cluster[0];
     if (cap == 0)

@@ -66,8 +66,8 @@ Status bindLaunchArguments(const KernelMetadata &meta,
 
 // The checks of bindLaunchArguments that depend on the operands' addresses
 // (not on their dtypes, shapes or strides), on `args` as bound: every
-// present operand's address meets its alignment, and every tensor map's
-// operand is 16-byte aligned. fp8rt_launch_ordered runs them on each launch
+// present operand's address meets its alignment, every tensor map's
+// operand is 16-byte aligned, and no output overlaps another operand. fp8rt_launch_ordered runs them on each launch
 // whose addresses differ from the validated ones, so any new
 // address-dependent check of the binder belongs here too.
 Status checkOperandAddresses(const KernelMetadata &meta,

@@ -4,6 +4,16 @@
 
 namespace fp8rt::schema {
 
+Status parseJsonDocument(std::string_view text, std::string_view source,
+                         json::Value &out) {
+  json::ParseError error;
+  if (json::parse(text, out, error))
+    return Status();
+  return invalidMetadata(source, ":", error.location.line, ":",
+                         error.location.column,
+                         ": invalid JSON: ", error.message);
+}
+
 std::string indexPath(const std::string &path, size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }

@@ -67,6 +67,23 @@ ObjectOf<T> objectOf(Status (*parse)(SchemaReader &, const json::Value &,
   return {parse};
 }
 
+// Parses a whole document; invalid JSON is FP8RT_ERROR_INVALID_METADATA
+// "SOURCE:LINE:COL: invalid JSON: ...".
+Status parseJsonDocument(std::string_view text, std::string_view source,
+                         json::Value &out);
+
+// Reads a whole document into `out` with `parse` (a generated
+// parseROOTDocument, which checks the format and version first).
+template <typename T>
+Status readDocument(std::string_view text, std::string_view source,
+                    SchemaReader &reader, T &out,
+                    Status (*parse)(SchemaReader &, const json::Value &, T &)) {
+  json::Value root;
+  FP8RT_RETURN_IF_ERROR(parseJsonDocument(text, source, root));
+  out = T();
+  return parse(reader, root, out);
+}
+
 // "operands[1]" and "operands[1].dtype".
 std::string indexPath(const std::string &path, size_t index);
 std::string fieldPath(const std::string &path, std::string_view key);

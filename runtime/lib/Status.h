@@ -61,6 +61,25 @@ template <typename... Pieces> std::string strCat(const Pieces &...pieces) {
   return out;
 }
 
+// "0x1f00": an address in messages.
+inline std::string hex(uint64_t value) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  do {
+    out.insert(out.begin(), digits[value & 15]);
+    value >>= 4;
+  } while (value);
+  return "0x" + out;
+}
+
+// "[1, 2, 3]": a shape or strides in messages.
+template <typename T> std::string list(const T *values, size_t count) {
+  std::string out = "[";
+  for (size_t i = 0; i < count; ++i)
+    out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
 template <typename... Pieces> Status invalidArgument(const Pieces &...pieces) {
   return Status(FP8RT_ERROR_INVALID_ARGUMENT, strCat(pieces...));
 }

@@ -17,7 +17,10 @@ foreach(line IN LISTS lines)
 endforeach()
 foreach(expected fp8rt_kernel_load fp8rt_kernel_load_from_memory
         fp8rt_kernel_destroy fp8rt_launch fp8rt_kernel_name fp8rt_last_error
-        fp8rt_status_string)
+        fp8rt_status_string fp8rt_module_load fp8rt_module_destroy
+        fp8rt_module_function fp8rt_function_argument fp8rt_function_result
+        fp8rt_function_workspace_bytes fp8rt_function_workspace_bytes_for
+        fp8rt_function_call)
   if(NOT expected IN_LIST found)
     message(FATAL_ERROR "${LIBRARY} does not export ${expected}")
   endif()

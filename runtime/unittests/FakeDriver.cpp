@@ -136,6 +136,7 @@ struct FakeFunctions {
                                     const char *name) {
     d().functionNames.emplace_back(name);
     *function = makeHandle<CUfunction>(d().nextHandle_);
+    d().functionHandles[*function] = name;
     return d().enter("cuModuleGetFunction");
   }
   static CUresult funcSetAttribute(CUfunction, CUfunction_attribute attribute,
@@ -144,10 +145,16 @@ struct FakeFunctions {
     return d().enter("cuFuncSetAttribute");
   }
   static void copyParams(LaunchCall &call, void **params) {
-    for (size_t i = 0; i < d().paramSizes.size(); ++i) {
+    auto named = d().functionHandles.find(call.function);
+    auto sized = named == d().functionHandles.end()
+                     ? d().paramSizesByKernel.end()
+                     : d().paramSizesByKernel.find(named->second);
+    const std::vector<size_t> &sizes =
+        sized == d().paramSizesByKernel.end() ? d().paramSizes : sized->second;
+    for (size_t i = 0; i < sizes.size(); ++i) {
       call.paramPointers.push_back(params[i]);
       const auto *bytes = static_cast<const unsigned char *>(params[i]);
-      call.params.emplace_back(bytes, bytes + d().paramSizes[i]);
+      call.params.emplace_back(bytes, bytes + sizes[i]);
     }
   }
   static CUresult launchKernel(CUfunction f, unsigned gx, unsigned gy,
@@ -248,6 +255,11 @@ struct FakeFunctions {
     d().copies.push_back(CopyCall{destination, {bytes, bytes + size}, stream});
     return d().enter("cuMemcpyHtoDAsync");
   }
+  static CUresult memsetD8Async(CUdeviceptr destination, unsigned char value,
+                                size_t size, CUstream stream) {
+    d().memsets.push_back(MemsetCall{destination, value, size, stream});
+    return d().enter("cuMemsetD8Async");
+  }
   static CUresult eventCreate(CUevent *event, unsigned int) {
     *event = makeHandle<CUevent>(d().nextHandle_);
     d().createdEvents.push_back(*event);
@@ -295,6 +307,8 @@ void FakeDriver::reset() {
   jitErrorLog.clear();
   failures.clear();
   paramSizes.clear();
+  paramSizesByKernel.clear();
+  functionHandles.clear();
   calls.clear();
   encodes.clear();
   launches.clear();
@@ -309,6 +323,7 @@ void FakeDriver::reset() {
   hostAllocations.clear();
   hostFrees.clear();
   copies.clear();
+  memsets.clear();
   createdEvents.clear();
   destroyedEvents.clear();
   synchronizedEvents.clear();

@@ -43,6 +43,13 @@ struct CopyCall {
   CUstream stream;
 };
 
+struct MemsetCall {
+  CUdeviceptr destination;
+  unsigned char value;
+  size_t bytes;
+  CUstream stream;
+};
+
 class FakeDriver {
 public:
   static FakeDriver &get();
@@ -61,6 +68,9 @@ public:
   std::map<std::string, CUresult> failures;
   // Sizes of the kernel params, to copy them out of cuLaunchKernel(Ex).
   std::vector<size_t> paramSizes;
+  // The same per kernel entry name, for launches of several kernels (the
+  // launch's function is looked up in functionHandles).
+  std::map<std::string, std::vector<size_t>> paramSizesByKernel;
 
   // Records.
   std::vector<std::string> calls; // cuda.h names in call order
@@ -70,11 +80,13 @@ public:
   std::vector<std::string> loadedImages;
   std::vector<CUcontext> moduleContexts; // current context at each load
   std::vector<std::string> functionNames;
+  std::map<CUfunction, std::string> functionHandles; // -> entry name
   std::vector<CUmodule> unloadedModules;
   std::vector<CUdeviceptr> deviceAllocations, deviceFrees;
   std::vector<size_t> deviceAllocationSizes;
   std::vector<void *> hostAllocations, hostFrees;
   std::vector<CopyCall> copies;
+  std::vector<MemsetCall> memsets;
   std::vector<CUevent> createdEvents, destroyedEvents, synchronizedEvents;
   std::vector<std::pair<CUevent, CUstream>> recordedEvents;
   std::vector<CUcontext> pushedContexts;

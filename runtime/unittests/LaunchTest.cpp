@@ -792,7 +792,30 @@ const BadLaunch kBadLaunches[] = {
     {"I32ParamOverflow", [](auto &ops) { setM(ops, int64_t(1) << 31); },
      FP8RT_ERROR_INVALID_ARGUMENT,
      "param \"m\": M = 2147483648 does not fit in the kernel's i32 parameter "
-     "(max 2147483647)"},
+     "(max 2147483647; M is bound by operand \"a\" shape[0])"},
+    {"OutputIsAnInput",
+     [](auto &ops) { findOperand(ops, "d")->data = reinterpret_cast<void *>(kA); },
+     FP8RT_ERROR_INVALID_ARGUMENT,
+     "operand \"d\" (an output, bytes [0x10000000, 0x10380000)) overlaps "
+     "operand \"a\" (an input, bytes [0x10000000, 0x10080000)); each output "
+     "needs memory no other operand uses"},
+    {"OutputOverlapsTheEndOfAnInput",
+     [](auto &ops) {
+       findOperand(ops, "d")->data = reinterpret_cast<void *>(kB + 0xDFFFF0);
+     },
+     FP8RT_ERROR_INVALID_ARGUMENT,
+     "operand \"d\" (an output, bytes [0x20dffff0, 0x2117fff0)) overlaps "
+     "operand \"b\" (an input, bytes [0x20000000, 0x20e00000)); each output "
+     "needs memory no other operand uses"},
+    {"ScaleInsideTheOutput",
+     [](auto &ops) {
+       findOperand(ops, "b_scale_inv")->data =
+           reinterpret_cast<void *>(kD + 0x1000);
+     },
+     FP8RT_ERROR_INVALID_ARGUMENT,
+     "operand \"d\" (an output, bytes [0x50000000, 0x50380000)) overlaps "
+     "operand \"b_scale_inv\" (an input, bytes [0x50001000, 0x50001004)); "
+     "each output needs memory no other operand uses"},
     {"ByteSizeOverflow", [](auto &ops) { setM(ops, int64_t(1) << 62); },
      FP8RT_ERROR_INVALID_ARGUMENT,
      "operand \"a\": shape [4611686018427387904, 2048] is too large (its size "
@@ -804,6 +827,29 @@ INSTANTIATE_TEST_SUITE_P(Operands, LaunchValidationTest,
                          [](const ::testing::TestParamInfo<BadLaunch> &param) {
                            return std::string(param.param.name);
                          });
+
+TEST_F(LaunchTest, InputsMayShareMemory) {
+  // Only outputs need memory of their own: both scales may be one scalar.
+  fp8rt_kernel *kernel = load();
+  std::vector<fp8rt_tensor> ops = exampleOperands(256);
+  findOperand(ops, "b_scale_inv")->data = reinterpret_cast<void *>(kAScale);
+  expectSuccess(kernel, ops);
+}
+
+TEST_F(LaunchTest, PersistentGridTilesFitIn32Bits) {
+  KernelMetadata meta;
+  ASSERT_TRUE(parseKernelMetadata(kExampleJson, "k.json", meta).ok());
+  LaunchArguments args;
+  args.problemM = INT32_MAX;
+  args.problemN = INT32_MAX;
+  GridDims grid;
+  Status status = computeGrid(meta, args, 132, grid);
+  EXPECT_EQ(status.code(), FP8RT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(status.message(),
+            "M = 2147483647 and N = 2147483647 make 140737488355328 output "
+            "tiles of 128x256; the kernel numbers its tiles in 32 bits (at "
+            "most 2^31 - 1): split the problem along M");
+}
 
 TEST_F(LaunchTest, AcceptsExplicitDenseStrides) {
   fp8rt_kernel *kernel = load();

@@ -162,6 +162,65 @@ TEST_F(OrderedLaunchTest, NewConfigurationsAreValidatedInFull) {
   EXPECT_EQ(kernel->orderedPlans.size(), 1u);
 }
 
+// The launch checks of the input contract, each as fp8rt_launch reports it:
+// on a first launch (a new plan) and, for those that depend only on the
+// addresses, on a launch of a validated plan whose addresses moved.
+struct ContractCase {
+  const char *name;
+  int64_t m;
+  int operand; // moved to `address` (-1: none)
+  uintptr_t address;
+  bool addressOnly; // also checked on a validated plan
+};
+
+const ContractCase kContractCases[] = {
+    {"MIsZero", 0, -1, 0, false},
+    {"MOverTheI32Limit", int64_t(1) << 31, -1, 0, false},
+    {"MisalignedOutput", 256, kD_, kD + 1, true},
+    {"MisalignedTmaOperand", 256, kA_, kA + 8, true},
+    {"OutputIsAnInput", 256, kD_, kA, true},
+    {"OutputOverlapsTheEndOfAnInput", 256, kD_, kB + 0xDFFFF0, true},
+    {"ScaleInsideTheOutput", 256, 3, kD + 0x1000, true},
+};
+
+class OrderedLaunchContractTest
+    : public OrderedLaunchTest,
+      public ::testing::WithParamInterface<ContractCase> {};
+
+TEST_P(OrderedLaunchContractTest, RejectedAsTheNamedLaunchRejectsIt) {
+  const ContractCase &c = GetParam();
+  load(kExampleJson, kExamplePtx);
+  std::vector<fp8rt_tensor> bad = ordered(c.m);
+  if (c.operand >= 0)
+    bad[c.operand].data = reinterpret_cast<void *>(c.address);
+  std::vector<fp8rt_tensor> badNamed = bad;
+  const char *names[] = {"a", "b", "a_scale_inv", "b_scale_inv", "bias", "d"};
+  for (size_t i = 0; i < badNamed.size(); ++i)
+    badNamed[i].name = names[i];
+  badNamed.erase(badNamed.begin() + kBias_);
+  ASSERT_EQ(launch(badNamed), FP8RT_ERROR_INVALID_ARGUMENT);
+  // The same message after the entry point's name ("fp8rt_launch: ").
+  std::string expected = fp8rt_last_error();
+  expected = expected.substr(expected.find(": ") + 2);
+  // A new configuration: the full validation.
+  expectError(launchOrdered(bad), expected);
+  if (c.addressOnly) {
+    // The validated plan of the same configuration, addresses moved.
+    expectLaunched(ordered(c.m));
+    expectError(launchOrdered(bad), expected);
+    // Rejected again, and good addresses still launch.
+    expectError(launchOrdered(bad), expected);
+    expectLaunched(ordered(c.m));
+  }
+  EXPECT_EQ(fake.launches.size(), c.addressOnly ? 2u : 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Contract, OrderedLaunchContractTest,
+                         ::testing::ValuesIn(kContractCases),
+                         [](const auto &param) {
+                           return std::string(param.param.name);
+                         });
+
 TEST_F(OrderedLaunchTest, OptionalOperandsArePresentOrNull) {
   load(kExampleJson, kExamplePtx);
   std::vector<fp8rt_tensor> withBias = ordered(128);

@@ -104,7 +104,7 @@ TEST_F(QuantizeKernelTest, LoadsTheKind) {
   EXPECT_NE(std::string(fp8rt_last_error())
                 .find("kind: unknown value \"transpose\" (expected one of: "
                       "gemm, quantize, amax, compute_scale, "
-                      "update_amax_history, dequantize)"),
+                      "update_amax_history, dequantize, scales_to_mx)"),
             std::string::npos)
       << fp8rt_last_error();
 }

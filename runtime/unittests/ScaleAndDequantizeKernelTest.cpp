@@ -1,7 +1,8 @@
 // The kernels of fp8.compute_scale, fp8.update_amax_history (`"kind":
-// "compute_scale"` / `"update_amax_history"`, one CTA) and fp8.dequantize
-// (`"kind": "dequantize"`, tiles of the output) through the runtime with the
-// fake driver, as fp8-compile writes them; and the rounded-up extents
+// "compute_scale"` / `"update_amax_history"`, one CTA), fp8.dequantize
+// (`"kind": "dequantize"`, tiles of the output) and fp8.scales_to_mx
+// (`"kind": "scales_to_mx"`, one CTA per 128 rows) through the runtime with
+// the fake driver, as fp8-compile writes them; and the rounded-up extents
 // ("roundup(M, 4)") of the GEMMs' MN-major 1x128 scales.
 #include "KernelFixture.h"
 
@@ -74,6 +75,25 @@ const char *const kDequantizeJson = R"json({
   ],
   "dequantize": {"rows": 200, "cols": 384, "dtype": "e4m3", "out_dtype": "bf16",
                  "granularity": "1x128", "scale_layout": "mn_major_tma_aligned"}
+})json";
+
+// fp8.scales_to_mx of the UE8M0 1x128 scales [R, 2] of an [R, 256] operand
+// (8 MX blocks, two atoms along K) with a run-time R.
+const char *const kScalesToMXJson = R"json({
+  "format": "fp8-mlir-kernel", "version": 1,
+  "name": "cs", "entry": "cs", "chip": "sm_90a", "kind": "scales_to_mx",
+  "ptx": "cs.ptx", "block": [128, 1, 1], "dynamic_shared_memory_bytes": 0,
+  "grid": {"kind": "tiles", "tile_m": 128, "tile_n": 2, "operand": "scale_inv"},
+  "operands": [
+    {"name": "scale_inv", "dtype": "ue8m0", "shape": ["R", 2], "role": "input", "alignment": 1},
+    {"name": "mx_scale_inv", "dtype": "ue8m0", "shape": ["ceildiv(R, 128)", 2, 512], "role": "output", "alignment": 4}
+  ],
+  "params": [
+    {"name": "scale_inv", "kind": "pointer", "operand": "scale_inv"},
+    {"name": "mx_scale_inv", "kind": "pointer", "operand": "mx_scale_inv"},
+    {"name": "r", "kind": "i32", "value": "R"}
+  ],
+  "scales_to_mx": {"rows": "R", "mx_blocks": 8, "tile": [1, 128], "input_dtype": "ue8m0", "input_layout": "row_major", "scale_layout": "mx_atom_128x4_ue8m0"}
 })json";
 
 // A PTX entry `cs` with `count` pointer parameters.
@@ -386,6 +406,45 @@ TEST(RoundedUpExtent, NeedsItsSymbolBoundByAPresentOperand) {
   fp8rt_kernel_destroy(kernel);
   setDriverForTesting(nullptr);
   fake.reset();
+}
+
+//===----------------------------------------------------------------------===//
+// scales_to_mx
+//===----------------------------------------------------------------------===//
+
+class ScalesToMXKernelTest : public KernelFixture {
+protected:
+  void SetUp() override {
+    KernelFixture::SetUp();
+    std::string ptx = pointerEntryPtx(2);
+    ptx.replace(ptx.find("cs_param_1\n"), std::strlen("cs_param_1\n"),
+                "cs_param_1,\n\t.param .u32 cs_param_2\n");
+    load(kScalesToMXJson, ptx);
+  }
+  static std::vector<fp8rt_tensor> operands(int64_t rows, int64_t bands) {
+    return {makeTensor("scale_inv", kX, FP8RT_UE8M0, {rows, 2}),
+            makeTensor("mx_scale_inv", kY, FP8RT_UE8M0, {bands, 2, 512})};
+  }
+};
+
+TEST_F(ScalesToMXKernelTest, LaunchesOneCtaPer128RowsWithR) {
+  EXPECT_EQ(kernel->meta.kind, fp8schema::KernelKind::ScalesToMx);
+  ASSERT_EQ(launch(operands(300, 3)), FP8RT_SUCCESS) << fp8rt_last_error();
+  const LaunchCall &call = fake.launches[0];
+  EXPECT_EQ(call.grid[0], 1u);
+  EXPECT_EQ(call.grid[1], 3u);
+  EXPECT_EQ(call.block[0], 128u);
+  ASSERT_EQ(call.params.size(), 3u);
+  int32_t r = 0;
+  std::memcpy(&r, call.params[2].data(), sizeof(r));
+  EXPECT_EQ(r, 300);
+}
+
+TEST_F(ScalesToMXKernelTest, RejectsAtomsForAnotherR) {
+  expectRejected(operands(300, 2),
+                 "operand \"mx_scale_inv\": shape[0] (ceildiv(R, 128)) is 2, "
+                 "expected 3 (R is 300, bound by operand \"scale_inv\" "
+                 "shape[0])");
 }
 
 } // namespace

@@ -2,7 +2,8 @@
 """Bit-exact check of the quantization kernels on a GPU, and their bandwidth.
 
 For every kernel (NAME.json with "kind": "quantize", "amax",
-"compute_scale", "update_amax_history" or "dequantize") in --kernels:
+"compute_scale", "update_amax_history", "dequantize" or "scales_to_mx") in
+--kernels:
 fresh random inputs (seeded from the clock, recorded) of several magnitudes
 plus special values (0, +-subnormals, the 448/464 and 57344/61440
 boundaries, +-inf, NaN, all-zero and all-NaN blocks), outputs poisoned
@@ -23,7 +24,13 @@ before the launch, then
   - dequantize: every output equals the reference's decode * scale_inv
     (f32) rounded to the output type, bit for bit, and PyTorch's, over
     random codes (NaN/inf codes included) and scales (0, inf, NaN,
-    subnormals, every UE8M0 code) in the layouts the quantize kernels write.
+    subnormals, every UE8M0 code) in the layouts the quantize kernels write;
+  - scales_to_mx: every byte of the MX atoms (padding 0 included) equals
+    blockwiseScalesToMxAtoms's, over power-of-two scales 2^-127..2^127 (f32)
+    or UE8M0 codes, static R or each R of DYNAMIC_ROWS (rounded up to a
+    multiple of 4 for MN-major f32 grids, whose padding rows are converted);
+  - a delayed cast whose amax is returned (amax_out): the zeroed scalar
+    holds the reference amax.
 With --bench, times every kernel (CUDA events, median of repeats, L2 flushed
 by a read, see flush_l2) against torch's device-to-device copy and PyTorch
 eager quantization; also with a memset flush, for comparison.
@@ -329,6 +336,10 @@ def check_cast(meta, kernel, numerics, gen, record, rows):
                 ref_amax, int(q["dtype"] == "e5m2"), float(q.get("epsilon", 0.0)),
                 int(q.get("pow2", False)))
         history0 = None
+        if "amax_out" in ops:
+            # The amax returned as it is: max-ed into a zeroed scalar.
+            history0 = torch.zeros(1)
+            args["amax_out"] = torch.zeros((), dtype=torch.float32, device="cuda")
         if "amax_history" in ops:
             n = ops["amax_history"]["shape"][0]
             h = torch.rand(n, generator=gen) * 100
@@ -401,7 +412,7 @@ def check_cast(meta, kernel, numerics, gen, record, rows):
             if tbad:
                 failures.append(f"{dname}: {tbad} bytes differ from PyTorch (clamped)")
         if history0 is not None:
-            got = args["amax_history"].cpu()
+            got = args.get("amax_history", args.get("amax_out")).cpu().view(-1)
             want = history0.clone()
             want[0] = numerics.fp8ref_record_amax(float(history0[0]), ref_amax)
             same = (got.view(torch.int32) == want.view(torch.int32)) | (got.isnan() & want.isnan())
@@ -615,8 +626,64 @@ def check_dequantize_rows(meta, kernel, numerics, gen, rows):
     return failures
 
 
+def mx_atom_image(codes, kgroups):
+    """The 128x4 atom image [ceil(P/128), kgroups, 512] of UE8M0 codes [P, KB]
+    (byte (p%32)*16 + (p%128)/32*4 + kb%4 of atom (p/128, kb/4), padding 0):
+    ScaleEmulation's layoutScaleFactors."""
+    rows, kblocks = codes.shape
+    image = torch.zeros(math.ceil(rows / 128) * kgroups * 512, dtype=torch.uint8)
+    p = torch.arange(rows).view(-1, 1)
+    kb = torch.arange(kblocks).view(1, -1)
+    off = ((p // 128) * kgroups + kb // 4) * 512 + (p % 32) * 16 + (p % 128) // 32 * 4 + kb % 4
+    image[off.view(-1)] = codes.reshape(-1)
+    return image.view(-1, kgroups, 512)
+
+
+def check_scales_to_mx(meta, kernel, numerics, gen):
+    """Every byte of the atoms (padding included) against
+    blockwiseScalesToMxAtoms's rule, for power-of-two scales over the whole
+    UE8M0 range (2^-127 subnormal to 2^127) or UE8M0 codes 0..254."""
+    desc = meta["scales_to_mx"]
+    tr, tc = desc["tile"]
+    kblocks = desc["mx_blocks"]
+    grid_cols = math.ceil(kblocks * 32 / tc)
+    kgroups = math.ceil(kblocks / 4)
+    failures = []
+    mn_major = desc["input_layout"] == "mn_major_tma_aligned"
+    for rows in (DYNAMIC_ROWS if isinstance(desc["rows"], str) else (desc["rows"],)):
+        if mn_major and isinstance(desc["rows"], str):
+            # A run-time R is RP = roundup(R, 4): every row of the padded
+            # grid is converted (the padding's codes included).
+            rows = (rows + 3) // 4 * 4
+        exps = torch.randint(-127, 128, (math.ceil(rows / tr), grid_cols), generator=gen)
+        codes = (exps + 127).to(torch.uint8)
+        if desc["input_dtype"] == "f32":
+            given = torch.exp2(exps.double()).float()
+        else:
+            given = codes.view(torch.float8_e8m0fnu)
+        if mn_major:
+            # [ceil(C/128), roundup(R, 4)], the padding poisoned.
+            padded = torch.full((grid_cols, (rows + 3) // 4 * 4), float("nan"))
+            padded[:, :rows] = given.t()
+            given = padded
+        given = given.contiguous().cuda()
+        mx = codes[torch.arange(rows) // tr][:, torch.arange(kblocks) * 32 // tc]
+        want = mx_atom_image(mx, kgroups)
+        got = torch.empty(want.shape, dtype=torch.float8_e8m0fnu, device="cuda")
+        got.view(torch.uint8).fill_(POISON)
+        kernel.launch(scale_inv=given, mx_scale_inv=got)
+        torch.cuda.synchronize()
+        got = got.view(torch.uint8).cpu()
+        bad = (got != want).sum().item()
+        if bad:
+            i = (got != want).view(-1).nonzero()[0].item()
+            failures.append(f"R = {rows}: {bad} atom bytes differ, first at byte {i}: "
+                            f"got {got.view(-1)[i].item():#04x} want {want.view(-1)[i].item():#04x}")
+    return failures
+
+
 CHECKS = {"compute_scale": check_compute_scale, "update_amax_history": check_update_history,
-          "dequantize": check_dequantize}
+          "dequantize": check_dequantize, "scales_to_mx": check_scales_to_mx}
 
 
 # --- bandwidth ---------------------------------------------------------------

@@ -71,8 +71,8 @@ struct CompileConfig {
 /// other than the module's is an error): the fp8 ops are lowered to kernels
 /// in `module` (in place), then each kernel gpu.module is compiled to PTX on
 /// a copy. Every error is emitted as a diagnostic on the module's context
-/// (install a handler, or use compileToPTX below, to collect them); fp8 ops
-/// left in host code get a warning.
+/// (install a handler, or use compileToPTX below, to collect them); an fp8
+/// op the pipeline cannot compile is an error, never left out.
 FailureOr<SmallVector<CompiledKernel>>
 compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
              const CompileConfig &config = {});

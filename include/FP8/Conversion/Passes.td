@@ -10,7 +10,14 @@ def FP8LowerScaledMatmul : Pass<"fp8-lower-scaled-matmul", "ModuleOp"> {
   let description = [{
     Replaces each `fp8.scaled_matmul` by a kernel in a `gpu.module` (one
     kernel per N, K, recipe and tile configuration; M is a run-time value)
-    and a `gpu.launch_func` of it. The kernel is built from upstream GPU,
+    and a launch of it through the host launcher declaration
+    `@NAME_launch_into` (tagged `fp8.kernel`; its arguments are the kernel's
+    operands `a, b, a_scale_inv, b_scale_inv[, bias][, c], d[, amax]` as
+    memrefs, with `bufferization.access` saying which it writes). On tensors
+    the op becomes an `fp8.launch` in destination-passing style (D a new
+    tensor, the amax a zero-filled one), which one-shot bufferization turns
+    into a call on buffers; the memref form becomes that call directly. The
+    kernel is built from upstream GPU,
     NVVM, SCF, arith and LLVM ops by the shared GEMM skeleton (persistent
     tile scheduler, TMA + mbarrier producer/consumer pipeline, epilogue) and
     the MMA emitter of the module's `fp8.target` chip (`wgmma` on sm_90a,
@@ -46,12 +53,18 @@ def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
   let summary = "Lower the quantization ops of the fp8 dialect to GPU kernels for the module's target chip";
   let description = [{
     Replaces each `fp8.amax`, `fp8.quantize`, `fp8.compute_scale`,
-    `fp8.update_amax_history` and `fp8.dequantize` that a kernel takes by a
-    call of a host launcher declaration (`@NAME_launch`, tagged
-    `fp8.kernel`) of a kernel in `gpu.module @fp8_kernels` (one kernel per
-    shape, dtypes, recipe and set of outputs; C is static, R static or a
-    run-time value: the kernels of a `tensor<?xC>` take it as a trailing i32
-    `r` that the runtime binds from the input's shape):
+    `fp8.update_amax_history`, `fp8.dequantize` and `fp8.scales_to_mx` (on
+    tensors) that a kernel takes by an `fp8.launch` of a host launcher
+    declaration (`@NAME_launch_into`, tagged `fp8.kernel`, the kernel's
+    operands in order as memrefs) of a kernel in `gpu.module @fp8_kernels`
+    (one kernel per shape, dtypes, recipe and set of outputs; C is static, R
+    static or a run-time value: the kernels of a `tensor<?xC>` take it as a
+    trailing i32 `r` that the runtime binds from the input's shape). The
+    launch is in destination-passing style: each output starts as a
+    `tensor.empty` (its run-time extents R or ceil(R/block) of the input),
+    an amax the kernel max-accumulates into as a zero-filled tensor
+    (`linalg.fill`), an amax history updated in place as the history itself;
+    one-shot bufferization turns it into a call of the launcher on buffers.
 
     * `fp8.amax`: grid-wide max |x| (NaN-propagating), one atomic max per
       CTA into a zeroed scalar;
@@ -61,7 +74,8 @@ def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
       rule to the amax itself (per-tensor current scaling = amax kernel +
       cast kernel). When the op's amax result feeds an
       `fp8.update_amax_history` (delayed scaling), the kernel records the
-      amax into the history slot 0 in the same pass;
+      amax into the history slot 0 in the same pass (otherwise into the
+      zero-filled scalar of the amax result: name suffix `_amax`);
     * blockwise 1x128 / 128x128 and MXFP8 1x32 `fp8.quantize`: per-block
       amax, scale and cast in one kernel, with the scale layouts the GEMM
       kernels read (1x128: MN-major `[ceil(K/128), roundup(M, 4)]` f32;
@@ -79,29 +93,34 @@ def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
       history's amax and the history rolled in place; slot 0 recorded in
       place);
     * `fp8.dequantize` (tensor, row, 1x128, 128x128 and MX 1x32 scales in
-      the layouts above) to bf16, f16 or f32.
+      the layouts above) to bf16, f16 or f32;
+    * `fp8.scales_to_mx`: power-of-two blockwise scales (f32 or UE8M0, row
+      major) written as MX scales in the 128x4 atom layout, one CTA per
+      128 rows (`"kind": "scales_to_mx"`).
 
     Each kernel carries `fp8.kernel_metadata` (`"kind"`: `quantize`, `amax`,
-    `compute_scale`, `update_amax_history` or `dequantize`) for
-    fp8-compile. Ops no kernel takes yet (a dynamic C, a columnwise
-    row-granularity output, per-tensor quantize without a scale: run
-    `fp8-decompose-quantize`) are left as they are, or reported as errors
-    with `strict`. The kernels are built for the module's `fp8.target` chip
-    (run `fp8-attach-target` first: without a target the pass reports an
-    error).
+    `compute_scale`, `update_amax_history`, `dequantize` or `scales_to_mx`)
+    for fp8-compile. An op no kernel takes (a dynamic C, a columnwise
+    row-granularity output or a per-tensor quantize without a scale before
+    `fp8-decompose-quantize`, ...) is an error naming the op, the reason
+    and what would work; `strict=false` leaves such ops as they are
+    instead, for running the pass on its own. The kernels are built for the
+    module's `fp8.target` chip (run `fp8-attach-target` first: without a
+    target the pass reports an error).
 
     Example:
-    `fp8-opt --fp8-attach-target=chip=sm_100a --fp8-lower-quantize=strict=true model.mlir`
+    `fp8-opt --fp8-attach-target=chip=sm_100a --fp8-lower-quantize model.mlir`
   }];
   let options = [
-    Option<"strict", "strict", "bool", /*default=*/"false",
-           "report quantization ops that no kernel takes as errors">,
+    Option<"strict", "strict", "bool", /*default=*/"true",
+           "report quantization ops that no kernel takes as errors (false: "
+           "leave them as they are)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
   ];
 }
 

@@ -214,7 +214,12 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
            << kTileM << " and no cluster";
 
   if (t.stages < 1)
-    return op.emitOpError() << "expected at least one pipeline stage";
+    return op.emitOpError()
+           << "not one pipeline stage of a " << t.tileM << "x" << t.tileN
+           << " tile fits in the " << target.maxSharedMemoryPerBlock
+           << " bytes of shared memory of the target "
+              "(max_shared_memory_per_block of #fp8.target): raise it or "
+              "configure a smaller tile";
   if (p.isBlockScaled() && t.tileN % kMXAtomRows != 0)
     return op.emitOpError()
            << "the sm_100a MXFP8 kernels take tile N a multiple of "

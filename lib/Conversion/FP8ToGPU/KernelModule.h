@@ -3,8 +3,9 @@
 // What every fp8 lowering to GPU kernels shares: the `gpu.module
 // @fp8_kernels` holding the kernels, the attributes fp8-compile and
 // fp8-finalize-kernel-abi read off a kernel, and the private host launcher
-// declarations (`@NAME_launch`, tagged `fp8.kernel`) whose calls replace the
-// lowered ops. The launcher is what the host runtime provides.
+// declarations (`@NAME_launch_into` on memrefs, or `@NAME_launch` on
+// tensors, tagged `fp8.kernel`) whose calls replace the lowered ops. The
+// launcher is what the host runtime provides.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,16 +29,34 @@ inline constexpr llvm::StringLiteral kGridConstantArgsAttrName =
 /// a container module) on first use.
 gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module);
 
+/// How a kernel uses a launcher argument (its `bufferization.access`):
+/// reads it, overwrites it, or updates it (reads its initial value, e.g. an
+/// amax it max-accumulates into or an amax history).
+enum class LauncherAccess { Read, Write, ReadWrite };
+
 /// The private launcher declaration `launcherName` of kernel `kernelName`
 /// with `type`, created at the start of `module` on first use. Argument i is
-/// only read unless `writtenArgs[i]` (one-shot bufferization then makes no
-/// defensive copies). Returns null (after a diagnostic on `op`, the op it replaces) when a
-/// declaration of that name exists with another type.
+/// only read unless `access[i]` says otherwise (one-shot bufferization then
+/// makes no defensive copies). Returns null (after a diagnostic on `op`, the
+/// op it replaces) when a declaration of that name exists with another type.
 func::FuncOp getOrCreateLauncher(ModuleOp module, Operation *op,
                                  gpu::GPUModuleOp kernels,
                                  StringRef kernelName, StringRef launcherName,
                                  FunctionType type,
-                                 ArrayRef<bool> writtenArgs = {});
+                                 ArrayRef<LauncherAccess> access = {});
+
+/// An `fp8.launch` at `op` of kernel `kernelName` of `kernels` through its
+/// launcher `@<kernelName>_launch_into` (created on first use, the memref
+/// buffers of `operands`): `operands` are the kernel's, in order, used as
+/// `access` says. Returns the launch's results (the new values of the
+/// operands it writes, in order), or failure after a diagnostic on `op`.
+FailureOr<ValueRange> createLaunch(Operation *op, gpu::GPUModuleOp kernels,
+                                   StringRef kernelName, ValueRange operands,
+                                   ArrayRef<LauncherAccess> access);
+
+/// A zero-filled f32 tensor of static `type` at `op`'s position: what an
+/// amax the kernel max-accumulates into starts from.
+Value createZeroFilled(Operation *op, RankedTensorType type);
 
 } // namespace mlir::fp8
 

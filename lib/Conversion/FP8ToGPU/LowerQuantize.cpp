@@ -2,8 +2,12 @@
 //
 // Builds one kernel per distinct quantization (shape, dtypes, recipe,
 // outputs) with the shared quantization kernel builder
-// (KernelSkeleton/QuantizeKernel) and replaces the ops by calls of host
-// launcher declarations, as fp8-lower-scaled-matmul does for GEMMs:
+// (KernelSkeleton/QuantizeKernel) and replaces the ops, on tensors, by
+// `fp8.launch`es of host launcher declarations (`@NAME_launch_into`, the
+// kernel's operands as memrefs) in destination-passing style: each output
+// starts as a `tensor.empty`, a zero-filled tensor (an amax the kernel
+// max-accumulates into) or the history it updates in place; one-shot
+// bufferization then makes them calls on buffers.
 //
 // * `fp8.amax` -> an amax kernel (atomic max into a zeroed scalar);
 // * `fp8.quantize ... scale (fp8.compute_scale #fp8.current (%amax))` -> a
@@ -11,25 +15,31 @@
 //   per-tensor current scaling is two launches: amax, then cast);
 // * `fp8.quantize` with a `scale` (delayed scaling) -> a cast kernel; when its
 //   amax feeds an `fp8.update_amax_history`, the kernel records the amax
-//   into the history in the same pass;
+//   into the history in the same pass (otherwise into the zeroed scalar of
+//   the op's amax result);
 // * blockwise and MXFP8 `fp8.quantize` -> one kernel computing each block's
 //   amax and scale and casting, rowwise and/or columnwise from one read;
 // * what is left of `fp8.compute_scale` and `fp8.update_amax_history` after
 //   that fusion -> one-CTA kernels (KernelSkeleton/ScaleKernels), the
 //   history updated in place;
 // * `fp8.dequantize` -> a kernel reading the scale layouts the
-//   quantization kernels write (KernelSkeleton/DequantizeKernel).
+//   quantization kernels write (KernelSkeleton/DequantizeKernel);
+// * `fp8.scales_to_mx` -> a kernel writing blockwise scales as MX atoms
+//   (KernelSkeleton/ScaleKernels).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FP8/Conversion/KernelSkeleton/DequantizeKernel.h"
 #include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
+#include "FP8/Conversion/KernelSkeleton/ScaleConversionKernel.h"
 #include "FP8/Conversion/KernelSkeleton/ScaleKernels.h"
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "KernelModule.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
 
@@ -52,112 +62,128 @@ private:
   const ChipInfo *info = nullptr;
   gpu::GPUModuleOp kernels;
 
-  /// Builds a kernel (with its `fp8.kernel_metadata`) into the module.
-  using KernelBuilderFn =
-      function_ref<gpu::GPUFuncOp(OpBuilder &, gpu::GPUModuleOp)>;
+  /// How a kernel family builds a kernel and its `fp8.kernel_metadata`.
+  template <typename Problem>
+  using BuildFn = gpu::GPUFuncOp (*)(OpBuilder &, Location, gpu::GPUModuleOp,
+                                     StringRef, const Problem &);
+  template <typename Problem>
+  using MetadataFn = md::KernelMetadata (*)(StringRef, const ChipInfo &,
+                                            const Problem &);
 
-  /// Kernel `name` (made by `build` on first use) and its launcher called
-  /// with `inputs` at `op`; returns the call's results (`resultTypes`).
-  /// `written[i]`: launcher argument i is an in/out buffer.
+  /// Kernel `name` of `problem` (made by `build` and `metadata` on first
+  /// use) launched at `op` on `operands`, the kernel's in order, which the
+  /// kernel uses as `access` says (an operand it writes is an output: its
+  /// value is the output's initial one); returns the outputs' new values,
+  /// in operand order.
+  template <typename Problem>
   FailureOr<ValueRange> launch(Operation *op, StringRef name,
-                               KernelBuilderFn build, ValueRange inputs,
-                               TypeRange resultTypes, ArrayRef<bool> written);
+                               const Problem &problem, BuildFn<Problem> build,
+                               MetadataFn<Problem> metadata,
+                               ValueRange operands,
+                               ArrayRef<LauncherAccess> access);
   FailureOr<ValueRange> launch(Operation *op, const QuantizeProblem &problem,
-                               ValueRange inputs, TypeRange resultTypes,
-                               ArrayRef<bool> written);
-  /// Replaces `op` by a launch of its kernel with `inputs`, the op's results
-  /// (in order) becoming the launcher's.
-  LogicalResult replaceByLaunch(Operation *op, StringRef name,
-                                KernelBuilderFn build, ValueRange inputs,
-                                ArrayRef<bool> written);
-  /// Replaces `op` by a launch of the scale kernel of `problem`.
-  LogicalResult lowerToScaleKernel(Operation *op,
-                                   const ScaleKernelProblem &problem,
-                                   ValueRange inputs, ArrayRef<bool> written);
+                               ValueRange operands,
+                               ArrayRef<LauncherAccess> access) {
+    return launch(op, getQuantizeKernelName(problem), problem,
+                  buildQuantizeKernel, buildQuantizeKernelMetadata, operands,
+                  access);
+  }
+  FailureOr<ValueRange> launch(Operation *op,
+                               const ScaleKernelProblem &problem,
+                               ValueRange operands,
+                               ArrayRef<LauncherAccess> access) {
+    return launch(op, getScaleKernelName(problem), problem, buildScaleKernel,
+                  buildScaleKernelMetadata, operands, access);
+  }
   LogicalResult lower(AmaxOp op);
   LogicalResult lower(QuantizeOp op);
   LogicalResult lower(ComputeScaleOp op);
   LogicalResult lower(UpdateAmaxHistoryOp op);
   LogicalResult lower(DequantizeOp op);
+  LogicalResult lower(ScalesToMXOp op);
 };
 } // namespace
 
-FailureOr<ValueRange> LowerQuantizePass::launch(Operation *op, StringRef name,
-                                                KernelBuilderFn build,
-                                                ValueRange inputs,
-                                                TypeRange resultTypes,
-                                                ArrayRef<bool> written) {
+template <typename Problem>
+FailureOr<ValueRange> LowerQuantizePass::launch(
+    Operation *op, StringRef name, const Problem &problem,
+    BuildFn<Problem> build, MetadataFn<Problem> metadata, ValueRange operands,
+    ArrayRef<LauncherAccess> access) {
   OpBuilder builder(op);
   if (!kernels)
     kernels = getOrCreateKernelModule(getOperation());
   if (!kernels.lookupSymbol(name)) {
-    gpu::GPUFuncOp kernel = build(builder, kernels);
+    gpu::GPUFuncOp kernel =
+        build(builder, op->getLoc(), kernels, name, problem);
+    kernel->setAttr(kKernelMetadataAttrName,
+                    getKernelMetadataAttr(op->getContext(),
+                                          metadata(name, *info, problem)));
     kernel->setAttr(kGridConstantArgsAttrName,
                     builder.getDenseI32ArrayAttr({}));
   }
-  func::FuncOp launcher = getOrCreateLauncher(
-      getOperation(), op, kernels, name, (name + "_launch").str(),
-      builder.getFunctionType(inputs.getTypes(), resultTypes), written);
-  if (!launcher)
-    return failure();
-  return func::CallOp::create(builder, op->getLoc(), launcher, inputs)
-      .getResults();
+  return createLaunch(op, kernels, name, operands, access);
 }
 
-FailureOr<ValueRange> LowerQuantizePass::launch(Operation *op,
-                                                const QuantizeProblem &problem,
-                                                ValueRange inputs,
-                                                TypeRange resultTypes,
-                                                ArrayRef<bool> written) {
-  std::string name = getQuantizeKernelName(problem);
-  return launch(
-      op, name,
-      [&](OpBuilder &builder, gpu::GPUModuleOp module) {
-        gpu::GPUFuncOp kernel =
-            buildQuantizeKernel(builder, op->getLoc(), module, name, problem);
-        kernel->setAttr(kKernelMetadataAttrName,
-                        getKernelMetadataAttr(
-                            op->getContext(),
-                            buildQuantizeKernelMetadata(name, *info, problem)));
-        return kernel;
-      },
-      inputs, resultTypes, written);
-}
-
-LogicalResult LowerQuantizePass::replaceByLaunch(Operation *op, StringRef name,
-                                                 KernelBuilderFn build,
-                                                 ValueRange inputs,
-                                                 ArrayRef<bool> written) {
-  FailureOr<ValueRange> results =
-      launch(op, name, build, inputs, op->getResultTypes(), written);
-  if (failed(results))
+/// Replaces `op` by the outputs of its launch, in order.
+static LogicalResult replaceByOutputs(Operation *op,
+                                      FailureOr<ValueRange> outputs) {
+  if (failed(outputs))
     return failure();
-  op->replaceAllUsesWith(*results);
+  op->replaceAllUsesWith(*outputs);
   op->erase();
   return success();
 }
 
-/// A zero f32 tensor of `type` at `op`: what an amax accumulator starts from.
-static Value createZeros(Operation *op, RankedTensorType type) {
+/// The extent of the dynamic dimensions of a quantization output: the row
+/// count R of `input` (the only run-time extent the kernels take), or
+/// ceil(R / block) for `block` rows per scale.
+static Value getRowExtent(OpBuilder &builder, Location loc, Value input,
+                          int64_t block) {
+  Value rows = tensor::DimOp::create(builder, loc, input, 0);
+  if (block == 1)
+    return rows;
+  return arith::CeilDivUIOp::create(
+      builder, loc, rows, arith::ConstantIndexOp::create(builder, loc, block));
+}
+
+/// The initial value of a pure output of `type` at `op`: a `tensor.empty`
+/// whose dynamic extents are `getRowExtent(input, block)`.
+static Value createOutput(Operation *op, Type type, Value input,
+                          int64_t block = 1) {
   OpBuilder builder(op);
-  return arith::ConstantOp::create(
-      builder, op->getLoc(),
-      DenseElementsAttr::get(type, builder.getF32FloatAttr(0.f)));
+  auto tensorType = cast<RankedTensorType>(type);
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < tensorType.getRank(); ++d)
+    if (tensorType.isDynamicDim(d))
+      sizes.push_back(getRowExtent(builder, op->getLoc(), input, block));
+  return tensor::EmptyOp::create(builder, op->getLoc(), tensorType.getShape(),
+                                 tensorType.getElementType(), sizes);
 }
 
 LogicalResult LowerQuantizePass::lower(AmaxOp op) {
   FailureOr<QuantizeProblem> problem = QuantizeProblem::get(op);
   if (failed(problem))
     return failure();
-  auto amaxType = op.getAmax().getType();
-  Value zero = createZeros(op, amaxType);
+  Value zero = createZeroFilled(op, cast<RankedTensorType>(op.getAmax().getType()));
   FailureOr<ValueRange> results =
-      launch(op, *problem, {op.getInput(), zero}, {amaxType}, {false, true});
+      launch(op, *problem, {op.getInput(), zero},
+             {LauncherAccess::Read, LauncherAccess::ReadWrite});
   if (failed(results))
     return failure();
   op.getAmax().replaceAllUsesWith(results->front());
   op.erase();
   return success();
+}
+
+/// The rows of the blocks whose scales `scale` holds along its dynamic
+/// dimension, if any (the input's R): rowwise scales run along R in blocks
+/// of the tile's rows, columnwise ones (of x^T) in blocks of its columns.
+static int64_t getScaleRowBlock(QuantizeOp op, bool columnwise) {
+  GranularityAttr g = op.getScaleGranularityAttr() ? op.getScaleGranularityAttr()
+                                                   : op.getGranularity();
+  if (!g.isTile() && !g.isMX())
+    return 1;
+  return columnwise ? g.getTile().cols : g.getTile().rows;
 }
 
 LogicalResult LowerQuantizePass::lower(QuantizeOp op) {
@@ -176,8 +202,8 @@ LogicalResult LowerQuantizePass::lower(QuantizeOp op) {
                                                 : op.getColumnwise().getType())
                                .getElementType();
   // Delayed scaling: the amax goes into a history, in the same pass. Fused
-  // with the update_amax_history that consumes it; otherwise into a fresh
-  // one-slot history.
+  // with the update_amax_history that consumes it; otherwise max-ed into
+  // the zeroed scalar of the op's amax result.
   UpdateAmaxHistoryOp update;
   int64_t historyLength = 0;
   if (Value amax = op.getAmax(); amax && !amax.use_empty()) {
@@ -193,112 +219,113 @@ LogicalResult LowerQuantizePass::lower(QuantizeOp op) {
       QuantizeProblem::get(op, *info, scaleFromAmax, historyLength);
   if (failed(problem))
     return failure();
+  problem->amaxScalar = historyLength > 0 && !update;
 
-  SmallVector<Value> inputs = {op.getInput()};
+  SmallVector<Value> operands = {op.getInput()};
   if (problem->scaleSource == QuantizeScaleSource::Given)
-    inputs.push_back(scaleOperand);
+    operands.push_back(scaleOperand);
   if (problem->scaleSource == QuantizeScaleSource::FromAmax)
-    inputs.push_back(computeScale.getAmax());
+    operands.push_back(computeScale.getAmax());
+  SmallVector<LauncherAccess> access(operands.size(), LauncherAccess::Read);
   SmallVector<Value> replaced;
-  for (Value v : {op.getRowwise(), op.getRowwiseScaleInv(), op.getColumnwise(),
-                  op.getColumnwiseScaleInv()})
-    if (v)
-      replaced.push_back(v);
-  SmallVector<Type> resultTypes = llvm::to_vector(
-      llvm::map_range(replaced, [](Value v) { return v.getType(); }));
-  auto historyType = RankedTensorType::get({historyLength},
-                                           Float32Type::get(&getContext()));
+  auto addOutput = [&](Value result, int64_t block) {
+    if (!result)
+      return;
+    operands.push_back(createOutput(op, result.getType(), op.getInput(), block));
+    access.push_back(LauncherAccess::Write);
+    replaced.push_back(result);
+  };
+  addOutput(op.getRowwise(), 1);
+  addOutput(op.getRowwiseScaleInv(), getScaleRowBlock(op, false));
+  addOutput(op.getColumnwise(), 1);
+  addOutput(op.getColumnwiseScaleInv(), getScaleRowBlock(op, true));
   if (historyLength > 0) {
-    inputs.push_back(update ? update.getHistory()
-                            : createZeros(op, historyType));
-    resultTypes.push_back(historyType);
+    operands.push_back(update ? update.getHistory()
+                              : createZeroFilled(op, cast<RankedTensorType>(op.getAmax().getType())));
+    access.push_back(LauncherAccess::ReadWrite);
+    replaced.push_back(update ? update.getResult() : op.getAmax());
   }
-  SmallVector<bool> written(inputs.size(), false);
-  if (historyLength > 0)
-    written.back() = true;
 
-  FailureOr<ValueRange> results =
-      launch(op, *problem, inputs, resultTypes, written);
+  FailureOr<ValueRange> results = launch(op, *problem, operands, access);
   if (failed(results))
     return failure();
-  for (auto [from, to] : llvm::zip(replaced, *results))
+  for (auto [from, to] : llvm::zip_equal(replaced, *results))
     from.replaceAllUsesWith(to);
-  if (historyLength > 0) {
-    Value history = results->back();
-    if (update) {
-      update.getResult().replaceAllUsesWith(history);
-      update.erase();
-    } else {
-      OpBuilder builder(op);
-      op.getAmax().replaceAllUsesWith(tensor::CollapseShapeOp::create(
-          builder, op.getLoc(), op.getAmax().getType(), history,
-          ArrayRef<ReassociationIndices>{}));
-    }
-  }
+  if (update)
+    update.erase();
   op.erase();
   if (scaleFromAmax && computeScale->use_empty())
     computeScale.erase();
   return success();
 }
 
-LogicalResult LowerQuantizePass::lowerToScaleKernel(
-    Operation *op, const ScaleKernelProblem &problem, ValueRange inputs,
-    ArrayRef<bool> written) {
-  std::string name = getScaleKernelName(problem);
-  return replaceByLaunch(
-      op, name,
-      [&](OpBuilder &builder, gpu::GPUModuleOp module) {
-        gpu::GPUFuncOp kernel =
-            buildScaleKernel(builder, op->getLoc(), module, name, problem);
-        kernel->setAttr(
-            kKernelMetadataAttrName,
-            getKernelMetadataAttr(
-                &getContext(), buildScaleKernelMetadata(name, *info, problem)));
-        return kernel;
-      },
-      inputs, written);
-}
-
 LogicalResult LowerQuantizePass::lower(ComputeScaleOp op) {
   ScaleKernelProblem problem = ScaleKernelProblem::get(op);
-  // Delayed: (history, previous_scale) -> (scale, scale_inv, next history),
-  // the history rolled in place.
-  if (problem.kind == ScaleKernelProblem::Kind::DelayedScale)
-    return lowerToScaleKernel(op, problem,
-                              {op.getAmax(), op.getPreviousScale()},
-                              {true, false});
-  return lowerToScaleKernel(op, problem, {op.getAmax()}, {false});
+  using A = LauncherAccess;
+  Value scale = createOutput(op, op.getScale().getType(), Value());
+  Value scaleInv = createOutput(op, op.getScaleInv().getType(), Value());
+  bool delayed = problem.kind == ScaleKernelProblem::Kind::DelayedScale;
+  // Current: amax -> scale, scale_inv. Delayed: the history (rolled in
+  // place for the next step), the previous scale -> scale, scale_inv.
+  FailureOr<ValueRange> results =
+      delayed ? launch(
+                    op, problem,
+                    {op.getAmax(), op.getPreviousScale(), scale, scaleInv},
+                    {A::ReadWrite, A::Read, A::Write, A::Write})
+              : launch(op, problem, {op.getAmax(), scale, scaleInv},
+                                  {A::Read, A::Write, A::Write});
+  if (failed(results))
+    return failure();
+  ValueRange launched = *results;
+  op.getScale().replaceAllUsesWith(launched[delayed]);
+  op.getScaleInv().replaceAllUsesWith(launched[delayed + 1]);
+  if (delayed && op.getNextHistory())
+    op.getNextHistory().replaceAllUsesWith(launched[0]);
+  op.erase();
+  return success();
 }
 
 LogicalResult LowerQuantizePass::lower(UpdateAmaxHistoryOp op) {
-  return lowerToScaleKernel(op, ScaleKernelProblem::get(op),
-                            {op.getHistory(), op.getAmax()}, {true, false});
+  FailureOr<ValueRange> results = launch(
+      op, ScaleKernelProblem::get(op), {op.getHistory(), op.getAmax()},
+      {LauncherAccess::ReadWrite, LauncherAccess::Read});
+  if (failed(results))
+    return failure();
+  op.getResult().replaceAllUsesWith(results->front());
+  op.erase();
+  return success();
 }
 
 LogicalResult LowerQuantizePass::lower(DequantizeOp op) {
   FailureOr<DequantizeProblem> problem = DequantizeProblem::get(op);
   if (failed(problem))
     return failure();
-  std::string name = getDequantizeKernelName(*problem);
-  return replaceByLaunch(
-      op, name,
-      [&](OpBuilder &builder, gpu::GPUModuleOp module) {
-        gpu::GPUFuncOp kernel =
-            buildDequantizeKernel(builder, op.getLoc(), module, name, *problem);
-        kernel->setAttr(
-            kKernelMetadataAttrName,
-            getKernelMetadataAttr(&getContext(), buildDequantizeKernelMetadata(
-                                                     name, *info, *problem)));
-        return kernel;
-      },
-      {op.getInput(), op.getScaleInv()}, {false, false});
+  Value result = createOutput(op, op.getResult().getType(), op.getInput());
+  return replaceByOutputs(
+      op, launch(op, getDequantizeKernelName(*problem), *problem,
+                 buildDequantizeKernel, buildDequantizeKernelMetadata,
+                 {op.getInput(), op.getScaleInv(), result},
+                 {LauncherAccess::Read, LauncherAccess::Read,
+                  LauncherAccess::Write}));
+}
+
+LogicalResult LowerQuantizePass::lower(ScalesToMXOp op) {
+  FailureOr<ScalesToMXProblem> problem = ScalesToMXProblem::get(op);
+  if (failed(problem))
+    return failure();
+  Value result = createOutput(op, op.getResult().getType(), op.getInput());
+  return replaceByOutputs(
+      op, launch(op, getScalesToMXKernelName(*problem), *problem,
+                 buildScalesToMXKernel, buildScalesToMXKernelMetadata,
+                 {op.getInput(), result},
+                 {LauncherAccess::Read, LauncherAccess::Write}));
 }
 
 void LowerQuantizePass::runOnOperation() {
   Operation *first = nullptr;
   getOperation().walk([&](Operation *op) {
     if (!isa<AmaxOp, QuantizeOp, ComputeScaleOp, UpdateAmaxHistoryOp,
-             DequantizeOp>(op))
+             DequantizeOp, ScalesToMXOp>(op))
       return WalkResult::advance();
     first = op;
     return WalkResult::interrupt();
@@ -331,6 +358,7 @@ void LowerQuantizePass::runOnOperation() {
   lowerEach(ComputeScaleOp());
   lowerEach(UpdateAmaxHistoryOp());
   lowerEach(DequantizeOp());
+  lowerEach(ScalesToMXOp());
   if (failedAny)
     signalPassFailure();
 }

@@ -1,10 +1,12 @@
 //===- LowerScaledMatmul.cpp - fp8.scaled_matmul to GPU kernels -----------===//
 //
 // Builds one kernel per distinct GEMM (N, K, recipe, tiling) into the
-// `gpu.module @fp8_kernels` and replaces each op by a call of a host launcher
-// declaration that names its kernel (`fp8.kernel`). The launcher is what the
-// host runtime provides: it encodes the tensor maps from the kernel metadata
-// and launches on the caller's stream.
+// `gpu.module @fp8_kernels` and replaces each op by a launch of a host
+// launcher declaration that names its kernel (`fp8.kernel`): on tensors an
+// `fp8.launch` in destination-passing style (D into a new tensor), on
+// memrefs a call writing the `outs` buffers. The launcher is what the host
+// runtime provides: it encodes the tensor maps from the kernel metadata and
+// launches on the caller's stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,9 +15,11 @@
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
+#include "GemmPlan.h"
 #include "KernelModule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::fp8 {
@@ -45,19 +49,11 @@ private:
 /// sm_90a: wgmma kernels (lib/Conversion/FP8ToHopper).
 static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
                                                 const TargetInfo &target,
+                                                const GemmKernelPlan &plan,
                                                 gpu::GPUModuleOp kernels) {
   const ChipInfo &chip = target.chip;
-  if (op.getAMajor() != OperandMajor::K || op.getBMajor() != OperandMajor::K)
-    return op.emitOpError() << chip.name
-                            << " reads FP8 MMA operands K-major only (TN): "
-                               "run fp8-verify-target for the fix";
-  FailureOr<GemmProblem> problem = GemmProblem::get(op);
-  if (failed(problem))
-    return failure();
-  FailureOr<GemmTiling> tiling =
-      hopper::selectGemmTiling(op, *problem, op.getConfigAttr(), target);
-  if (failed(tiling))
-    return failure();
+  const GemmProblem *problem = &plan.gemm.problem;
+  const GemmTiling *tiling = &plan.tiling;
   std::string name = getGemmKernelName(*problem, *tiling);
   if (kernels.lookupSymbol(name))
     return name;
@@ -103,14 +99,10 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
 /// sm_100a: tcgen05 kernels (lib/Conversion/FP8ToBlackwell).
 static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
                                                    const TargetInfo &target,
+                                                   const GemmKernelPlan &plan,
                                                    gpu::GPUModuleOp kernels) {
-  FailureOr<blackwell::BlackwellGemm> gemm = blackwell::getBlackwellGemm(op);
-  if (failed(gemm))
-    return failure();
-  FailureOr<GemmTiling> tiling =
-      blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr(), target);
-  if (failed(tiling))
-    return failure();
+  const blackwell::BlackwellGemm *gemm = &plan.gemm;
+  const GemmTiling *tiling = &plan.tiling;
   std::string name = blackwell::getKernelName(*gemm, *tiling);
   if (!kernels.lookupSymbol(name)) {
     OpBuilder builder(op);
@@ -127,38 +119,78 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
   return name;
 }
 
+/// On tensors: an fp8.launch of the kernel, in destination-passing style,
+/// writing D into a new tensor (its dynamic extents those of A's M and B's
+/// N) and the amax into a zeroed scalar.
+static LogicalResult lowerToLaunch(ScaledMatmulOp op, gpu::GPUModuleOp kernels,
+                                   StringRef name) {
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  SmallVector<Value> operands(op->getOperands());
+  SmallVector<LauncherAccess> access(operands.size(), LauncherAccess::Read);
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  SmallVector<Value> dynamicSizes;
+  if (resultType.isDynamicDim(0))
+    dynamicSizes.push_back(tensor::DimOp::create(
+        builder, loc, op.getA(), op.getAMajor() == OperandMajor::K ? 0 : 1));
+  if (resultType.isDynamicDim(1))
+    dynamicSizes.push_back(tensor::DimOp::create(
+        builder, loc, op.getB(), op.getBMajor() == OperandMajor::K ? 0 : 1));
+  operands.push_back(tensor::EmptyOp::create(builder, loc,
+                                             resultType.getShape(),
+                                             resultType.getElementType(),
+                                             dynamicSizes));
+  access.push_back(LauncherAccess::Write);
+  if (Value amax = op.getAmax()) {
+    operands.push_back(
+        createZeroFilled(op, cast<RankedTensorType>(amax.getType())));
+    access.push_back(LauncherAccess::ReadWrite);
+  }
+  FailureOr<ValueRange> results =
+      createLaunch(op, kernels, name, operands, access);
+  if (failed(results))
+    return failure();
+  op->replaceAllUsesWith(*results);
+  op.erase();
+  return success();
+}
+
 LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
                                            const TargetInfo &target,
                                            gpu::GPUModuleOp kernels) {
+  FailureOr<GemmKernelPlan> plan = planGemmKernel(op, target);
+  if (failed(plan))
+    return failure();
   FailureOr<std::string> built =
       target.chip.architecture == Architecture::Blackwell
-          ? buildBlackwellKernel(op, target, kernels)
-          : buildHopperKernel(op, target, kernels);
+          ? buildBlackwellKernel(op, target, *plan, kernels)
+          : buildHopperKernel(op, target, *plan, kernels);
   if (failed(built))
     return failure();
   std::string name = *built;
+  if (!op.hasBufferSemantics())
+    return lowerToLaunch(op, kernels, name);
   OpBuilder builder(op);
 
-  // Host side: a call of the launcher declared for this kernel. On tensors
-  // it returns D; on memrefs (bufferized form) it writes the `outs` buffer.
+  // Host side: a call of the launcher declared for this kernel, which
+  // writes the `outs` buffers.
   ModuleOp module = getOperation();
-  std::string launcherName =
-      name + (op.hasBufferSemantics() ? "_launch_into" : "_launch");
-  // The launcher only reads its inputs; it writes only the `outs` buffers
-  // (D and the amax).
-  SmallVector<bool> written(op->getNumOperands(), false);
-  for (OpOperand &operand : op->getOpOperands())
-    written[operand.getOperandNumber()] =
-        operand.get() == op.getOut() || operand.get() == op.getAmaxOut();
+  // The launcher only reads its inputs; it writes only the `outs` buffers:
+  // D, and the amax it max-accumulates into.
+  SmallVector<LauncherAccess> access(op->getNumOperands(),
+                                     LauncherAccess::Read);
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (operand.get() == op.getOut())
+      access[operand.getOperandNumber()] = LauncherAccess::Write;
+    else if (operand.get() == op.getAmaxOut())
+      access[operand.getOperandNumber()] = LauncherAccess::ReadWrite;
+  }
   func::FuncOp launcher = getOrCreateLauncher(
-      module, op, kernels, name, launcherName,
-      builder.getFunctionType(op->getOperandTypes(), op->getResultTypes()),
-      written);
+      module, op, kernels, name, name + "_launch_into",
+      builder.getFunctionType(op->getOperandTypes(), {}), access);
   if (!launcher)
     return failure();
-  auto call = func::CallOp::create(builder, op.getLoc(), launcher,
-                                   op->getOperands());
-  op->replaceAllUsesWith(call.getResults());
+  func::CallOp::create(builder, op.getLoc(), launcher, op->getOperands());
   op.erase();
   return success();
 }

@@ -109,11 +109,11 @@ static int64_t pickPromotedTileN(const GemmProblem &p, int64_t numSMs) {
   if (p.hasBlockwiseColumnScales())
     return kScaleBlock;
   auto cost = [&](int64_t tileN, double rate) {
-    int64_t nTiles = llvm::divideCeil(p.n, tileN);
+    int64_t nTiles = contract::ceilDiv(p.n, tileN);
     double work = static_cast<double>(nTiles * tileN);
     if (!ShapedType::isDynamic(p.staticM)) {
-      int64_t tiles = llvm::divideCeil(p.staticM, 128) * nTiles;
-      work = static_cast<double>(llvm::divideCeil(tiles, numSMs) * tileN);
+      int64_t tiles = contract::ceilDiv(p.staticM, 128) * nTiles;
+      work = static_cast<double>(contract::ceilDiv(tiles, numSMs) * tileN);
     }
     return work / rate;
   };
@@ -209,6 +209,11 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
     os << "a 2x1 cluster splits the B tile in halves of whole 8-row core "
           "matrices: expected tile N a multiple of 16, got "
        << t.tileN;
+  else if (t.stages < 1)
+    os << "not one pipeline stage of a " << t.tileM << "x" << t.tileN
+       << " tile fits in the " << target.maxSharedMemoryPerBlock
+       << " bytes of shared memory of the target (max_shared_memory_per_block "
+          "of #fp8.target): raise it or configure a smaller tile";
   else if (int64_t smem = getDynamicSharedMemoryBytes(t);
            smem > target.maxSharedMemoryPerBlock)
     os << "the kernel configuration needs " << smem

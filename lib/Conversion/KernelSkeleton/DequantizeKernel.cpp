@@ -13,7 +13,6 @@
 #include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
 
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -30,20 +29,13 @@ static constexpr int64_t kUe8m0NaN = 0xFF;
 static constexpr int64_t kF32TwoPowMinus127 = 0x00400000;
 static constexpr int64_t kF32QuietNaN = 0x7FC00000;
 
+using contract::ceilDiv;
 
 FailureOr<DequantizeProblem> DequantizeProblem::get(DequantizeOp op) {
   auto type = op.getInput().getType();
-  bool dynamicRows =
-      type.getRank() == 2 && type.isDynamicDim(0) && !type.isDynamicDim(1);
-  if (dynamicRows) {
-    // In-row offsets are i32, row offsets i64: C alone must stay below 2^31.
-    if (type.getDimSize(1) >= (int64_t(1) << 31))
-      return op.emitOpError() << "rows of 2^31 or more elements are not "
-                                 "supported by the dequantization kernels";
-  } else if (failed(checkKernelMatrix(op, type,
-                                      "the dequantization kernels"))) {
+  if (failed(checkKernelMatrix(op, type, "the dequantization kernels")))
     return failure();
-  }
+  bool dynamicRows = type.isDynamicDim(0);
   DequantizeProblem p;
   p.dynamicRows = dynamicRows;
   p.rows = type.getDimSize(0);
@@ -58,7 +50,7 @@ FailureOr<DequantizeProblem> DequantizeProblem::get(DequantizeOp op) {
     return op.emitOpError() << "the dequantization kernels take C (the last "
                                "dimension) a multiple of 8 (8-byte loads of "
                                "the FP8 rows), got "
-                            << p.cols;
+                            << p.cols << ": pad C to a multiple of 8";
   if (g.isTile()) {
     if (!op.getScaleInv().getType().getElementType().isF32())
       return op.emitOpError()
@@ -189,14 +181,14 @@ Value DequantizeKernelEmitter::loadBlockScale(Value row, Value rowInOut) {
     }
     // [ceil(R/128), ceil(C/128)]: the tile is one block.
     return kb.loadF32(
-        scaleInv, kb.add(kb.mul(rowTile, kb.i32(llvm::divideCeil(p.cols, 128))),
+        scaleInv, kb.add(kb.mul(rowTile, kb.i32(ceilDiv(p.cols, 128))),
                          colTile));
   case GranularityKind::MX:
     break;
   }
   // Byte (r % 32) * 16 + (r % 128) / 32 * 4 + kb % 4 of the 128x4 atom
   // (rowTile, colTile), kb % 4 = chunk / 4.
-  Value atom = kb.add(kb.mul(rowTile, kb.i32(llvm::divideCeil(p.cols, kMXAtomK))),
+  Value atom = kb.add(kb.mul(rowTile, kb.i32(ceilDiv(p.cols, kMXAtomK))),
                       colTile);
   Value offset = kb.add(
       kb.add(kb.mul(atom, kb.i32(kMXAtomBytes)),

@@ -68,7 +68,9 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op,
   if (p.k % 16 != 0 || p.n % 16 != 0)
     return op.emitOpError() << "expected N and K to be multiples of 16 (TMA "
                                "needs 16-byte aligned row strides), got N = "
-                            << p.n << ", K = " << p.k;
+                            << p.n << ", K = " << p.k
+                            << ": pad A and B with zeros along K, and B (and "
+                               "D) along N, to the next multiple of 16";
   p.aElementType = cast<ShapedType>(op.getA().getType()).getElementType();
   p.bElementType = cast<ShapedType>(op.getB().getType()).getElementType();
   p.outElementType = op.getOutputType().getElementType();
@@ -241,7 +243,7 @@ public:
   GemmMetadataBuilder(const GemmProblem &p, const GemmTiling &t,
                       const GemmTargetLayout &layout)
       : p(p), t(t), layout(layout), kBlocks(p.numKBlocks(kScaleBlock)),
-        nBlocks(llvm::divideCeil(p.n, kScaleBlock)) {}
+        nBlocks(contract::ceilDiv(p.n, kScaleBlock)) {}
 
   md::KernelMetadata build(StringRef name, const ChipInfo &chip);
 

@@ -12,6 +12,7 @@
 #include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
+#include "FP8/Dialect/FP8/IR/FP8Contract.h"
 #include "FP8/Numerics/Formats.h"
 #include "FP8/Numerics/Scaling.h"
 
@@ -121,13 +122,15 @@ static LogicalResult checkShape(Operation *op, const QuantizeProblem &p) {
            << "the quantization kernels take C (the last dimension) a "
               "multiple of 16 (16-byte vector loads and TMA-aligned FP8 rows), "
               "got "
-           << p.cols;
+           << p.cols << ": pad C with zeros to a multiple of 16";
   if (p.needsTranspose() && !p.dynamicRows &&
       p.rows % kTransposedRowAlignment != 0)
     return op->emitOpError()
            << "a columnwise (transposed) output needs R a multiple of 16 "
               "(its rows are R bytes), got "
-           << p.rows;
+           << p.rows
+           << ": pad R with zeros to a multiple of 16 (or, on sm_100a, use "
+              "columnwise_layout = untransposed)";
   return success();
 }
 
@@ -135,15 +138,27 @@ LogicalResult mlir::fp8::checkKernelMatrix(Operation *op, ShapedType type,
                                            StringRef kernels) {
   if (type.getRank() != 2)
     return op->emitOpError() << kernels << " take 2-D inputs, got rank "
-                             << type.getRank();
-  if (!type.hasStaticShape())
-    return op->emitOpError() << kernels << " are built per static shape, got "
-                             << type;
-  // Element offsets are computed in i32 where they index a row.
-  if (type.getNumElements() >= (int64_t(1) << 31))
-    return op->emitOpError() << "tensors of 2^31 or more elements are not "
-                                "supported by "
-                             << kernels;
+                             << type.getRank()
+                             << ": reshape the tensor to a matrix [R, C] "
+                                "(tensor.collapse_shape) first";
+  if (type.isDynamicDim(1))
+    return op->emitOpError()
+           << kernels
+           << " are built per static shape (a static C, the last dimension; "
+              "only R may be known at run time), got "
+           << type;
+  // R is an i32 parameter and C at most contract::kMaxExtent (the
+  // verifier's bound): row offsets are i64, in-row offsets i32. Scale
+  // offsets are i32 element offsets: for a static R the whole tensor must
+  // stay below 2^31 elements (a run-time R the launch bounds, with
+  // fewer elements than device memory holds bytes).
+  std::optional<int64_t> elements = contract::getNumElements(type.getShape());
+  if (!type.isDynamicDim(0) &&
+      (!elements || *elements > contract::kMaxIndexedElements))
+    return op->emitOpError()
+           << kernels << " take at most " << contract::kMaxExtentText
+           << " elements (32-bit offsets), got " << type
+           << ": split the tensor along R";
   return success();
 }
 
@@ -151,14 +166,8 @@ LogicalResult mlir::fp8::checkKernelMatrix(Operation *op, ShapedType type,
 /// type); R may be dynamic (a run-time kernel parameter).
 static FailureOr<QuantizeProblem> getInputProblem(Operation *op, Value input) {
   auto type = cast<RankedTensorType>(input.getType());
-  if (type.getRank() == 2 && type.isDynamicDim(0) && !type.isDynamicDim(1)) {
-    // In-row offsets are i32, row offsets i64: C alone must stay below 2^31.
-    if (type.getDimSize(1) >= (int64_t(1) << 31))
-      return op->emitOpError() << "rows of 2^31 or more elements are not "
-                                  "supported by the quantization kernels";
-  } else if (failed(checkKernelMatrix(op, type, "the quantization kernels"))) {
+  if (failed(checkKernelMatrix(op, type, "the quantization kernels")))
     return failure();
-  }
   QuantizeProblem p;
   p.dynamicRows = type.isDynamicDim(0);
   p.rows = type.getDimSize(0);
@@ -178,10 +187,12 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(AmaxOp op) {
   return p;
 }
 
-FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
-                                                const ChipInfo &chip,
-                                                bool scaleFromAmax,
-                                                int64_t historyLength) {
+/// The problem of `op` as far as the op alone decides it, after the checks
+/// of the kernels' contract (docs/contract.md) that hold whatever the
+/// pipeline does to the op later; QuantizeProblem::get adds what depends on
+/// its neighbours and on the chip.
+static FailureOr<QuantizeProblem> getContractProblem(QuantizeOp op) {
+  using Rule = QuantizeProblem::Rule;
   FailureOr<QuantizeProblem> input = getInputProblem(op, op.getInput());
   if (failed(input))
     return failure();
@@ -195,11 +206,6 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
       op.getColumnwiseLayout() == ColumnwiseLayout::Transposed;
   GranularityAttr g = op.getGranularity();
   p.granularity = g.getKind();
-  p.historyLength = historyLength;
-  p.hardwareUe8m0 = chip.supportsBlockScaledMma;
-  p.minBlocksPerSM = chip.architecture == Architecture::Hopper
-                         ? kQuantizeMinBlocksPerSM
-                         : kWideMinBlocksPerSM;
 
   auto scaleType = [&](Value v) {
     return v ? cast<ShapedType>(v.getType()).getElementType() : Type();
@@ -212,21 +218,8 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
                               << scaleType(s);
 
   if (g.isTensor()) {
-    if (op.getScale()) {
-      p.rule = Rule::Tensor;
-      p.scaleSource =
-          scaleFromAmax ? QuantizeScaleSource::FromAmax : QuantizeScaleSource::Given;
-      if (scaleFromAmax) {
-        auto current = cast<CurrentScalingAttr>(op.getRecipe());
-        p.rule = Rule::Current;
-        p.epsilon = current.getEpsilon().convertToFloat();
-        p.pow2 = current.getPow2();
-      }
-    } else {
-      return op.emitOpError()
-             << "a per-tensor quantization without a scale operand needs a "
-                "grid-wide amax first: run fp8-decompose-quantize";
-    }
+    p.rule = Rule::Tensor;
+    p.scaleSource = QuantizeScaleSource::Given;
   } else if (g.isRow()) {
     // One scale per row of x: a 1 x C block. A row's threads reduce its
     // maximum, then cast it (see RowLayout).
@@ -235,15 +228,6 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
       return op.emitOpError() << "the row-granularity quantization kernel "
                                  "takes #fp8.current scaling without a scale "
                                  "operand (each row's scale from its amax)";
-    // The rows of x and those of x^T (its columns) each need a pass over
-    // the whole tensor: one kernel each.
-    if (p.rowwise && p.columnwise)
-      return op.emitOpError() << "the row-granularity quantization kernels "
-                                 "write the rowwise or the columnwise output, "
-                                 "not both: run fp8-decompose-quantize";
-    if (historyLength > 0)
-      return op.emitOpError() << "the row-granularity quantization kernel "
-                                 "does not record an amax";
     p.scaleSource = QuantizeScaleSource::PerBlock;
     p.rule = Rule::Current;
     p.epsilon = current.getEpsilon().convertToFloat();
@@ -277,6 +261,49 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
   }
   if (failed(checkShape(op, p)))
     return failure();
+  return p;
+}
+
+LogicalResult mlir::fp8::verifyQuantizeKernelContract(QuantizeOp op) {
+  return getContractProblem(op);
+}
+
+FailureOr<QuantizeProblem> QuantizeProblem::get(QuantizeOp op,
+                                                const ChipInfo &chip,
+                                                bool scaleFromAmax,
+                                                int64_t historyLength) {
+  FailureOr<QuantizeProblem> contract = getContractProblem(op);
+  if (failed(contract))
+    return failure();
+  QuantizeProblem p = *contract;
+  p.historyLength = historyLength;
+  p.hardwareUe8m0 = chip.supportsBlockScaledMma;
+  p.minBlocksPerSM = chip.architecture == Architecture::Hopper
+                         ? kQuantizeMinBlocksPerSM
+                         : kWideMinBlocksPerSM;
+  if (p.granularity == GranularityKind::Tensor) {
+    if (!op.getScale())
+      return op.emitOpError()
+             << "a per-tensor quantization without a scale operand needs a "
+                "grid-wide amax first: run fp8-decompose-quantize";
+    if (scaleFromAmax) {
+      auto current = cast<CurrentScalingAttr>(op.getRecipe());
+      p.scaleSource = QuantizeScaleSource::FromAmax;
+      p.rule = Rule::Current;
+      p.epsilon = current.getEpsilon().convertToFloat();
+      p.pow2 = current.getPow2();
+    }
+  } else if (p.granularity == GranularityKind::Row) {
+    // The rows of x and those of x^T (its columns) each need a pass over
+    // the whole tensor: one kernel each.
+    if (p.rowwise && p.columnwise)
+      return op.emitOpError() << "the row-granularity quantization kernels "
+                                 "write the rowwise or the columnwise output, "
+                                 "not both: run fp8-decompose-quantize";
+    if (historyLength > 0)
+      return op.emitOpError() << "the row-granularity quantization kernel "
+                                 "does not record an amax";
+  }
   return p;
 }
 
@@ -330,7 +357,9 @@ std::string mlir::fp8::getQuantizeKernelName(const QuantizeProblem &p) {
     name += "_row";
   if (p.columnwise)
     name += p.columnwiseTransposed ? "_col" : "_col_untransposed";
-  if (p.historyLength > 0)
+  if (p.amaxScalar)
+    name += "_amax";
+  else if (p.historyLength > 0)
     name += llvm::formatv("_hist{0}", p.historyLength).str();
   if (p.mxScales)
     name += "_mxscales";
@@ -521,7 +550,10 @@ static md::QuantizeInfo getQuantizeDescription(const QuantizeProblem &p) {
     info.amaxClamp = p.amaxClamp;
   if (p.mxScales)
     info.scaleGranularity = "mx1x32";
-  if (p.historyLength > 0)
+  if (p.amaxScalar)
+    info.amaxOut =
+        "amax(x) is max-ed into amax_out[0] (NaN sticky): pass it zeroed";
+  else if (p.historyLength > 0)
     info.amaxHistory =
         "slot 0 becomes max(slot 0, amax(x)), NaN sticky, in place";
   return info;
@@ -583,7 +615,9 @@ mlir::fp8::buildQuantizeKernelMetadata(StringRef name, const ChipInfo &chip,
       operand("columnwise_scale_inv", s.dtype, getScaleShape(p, true),
               Role::Output, s.alignment);
     }
-    if (p.historyLength > 0)
+    if (p.amaxScalar)
+      operand("amax_out", md::DType::F32, {}, Role::Output, 4);
+    else if (p.historyLength > 0)
       operand("amax_history", md::DType::F32,
               getConstantShape({p.historyLength}), Role::Output, 4);
   }

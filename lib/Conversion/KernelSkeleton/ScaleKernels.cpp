@@ -201,7 +201,7 @@ std::pair<Value, Value> ScaleKernelEmitter::emitRollHistory(Value history) {
   int64_t length = p.historyLength;
   Value tid = kb.threadIdX();
   Value oldest = kb.loadF32(history, kb.i32(0));
-  int64_t chunks = (length + kDelayedScaleThreads - 1) / kDelayedScaleThreads;
+  int64_t chunks = contract::ceilDiv(length, kDelayedScaleThreads);
   ValueRange loop = kb.forLoop(
       kb.i32(0), kb.i32(chunks), kb.i32(1), {oldest},
       [&](Value chunk, ValueRange carried) -> SmallVector<Value> {

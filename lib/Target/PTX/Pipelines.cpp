@@ -52,18 +52,38 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
   // chips the pass changes nothing).
   pm.addPass(createFP8BlockwiseToMX());
   pm.addPass(createCanonicalizerPass());
-  // Upstream one-shot bufferization: fp8.scaled_matmul takes its
-  // destination-passing memref form; ops no kernel computes yet (and have no
-  // bufferization model) stay on tensors behind casts.
+  // Training steps marked fp8.split_backward as a forward and a backward
+  // function, once both phases' quantizations and GEMMs are chosen together.
+  pm.addPass(createFP8SplitTrainingStep());
+  // Every GEMM, then (per-tensor current scaling decomposed into amax +
+  // compute_scale + cast) every quantization op, as a kernel launch on
+  // tensors (fp8.launch, destination-passing style); a quantization that no
+  // kernel takes is an error.
+  pm.addPass(createFP8LowerScaledMatmul());
+  pm.addPass(createFP8DecomposeQuantize());
+  FP8LowerQuantizeOptions quantize;
+  quantize.strict = true;
+  pm.addPass(createFP8LowerQuantize(quantize));
+  // Upstream one-shot bufferization, with dense row-major buffers at function
+  // boundaries (what the kernels take): each launch becomes a call of its
+  // launcher on buffers, its outputs new allocations (zero-filled where the
+  // kernel accumulates) or, for state updated in place, the input's buffer.
+  // Ops with no bufferization model stay on tensors behind casts (the host
+  // program then rejects them).
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.allowUnknownOps = true;
+  // Tensors are dense: their buffers get the identity layout, the only one
+  // the kernels read (fp8.scaled_matmul rejects strided memrefs).
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.unknownTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createFP8LowerScaledMatmul());
-  // Per-tensor current scaling as amax + compute_scale + cast, then the
-  // quantization ops the kernels take (the rest stay as they are).
-  pm.addPass(createFP8DecomposeQuantize());
-  pm.addPass(createFP8LowerQuantize());
+  // Host functions only (the kernels are built): sizes read off the
+  // allocations that carry them, one constant of each value.
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
 }
 
 /// fp8-gpu-module-to-ptx after fp8-attach-target.
@@ -121,9 +141,11 @@ void mlir::fp8::registerFP8ToPTXPipelines() {
       "fp8-expand-linear, fp8-fuse-scales, "
       "fp8-set-gemm-defaults (with default-recipe or gemm-config), "
       "fp8-select-layouts (with fp8-verify-target's checks), "
-      "fp8-blockwise-to-mx, canonicalize, one-shot-bufferize, "
-      "fp8-lower-scaled-matmul, fp8-decompose-quantize, fp8-lower-quantize, "
-      "then fp8-gpu-module-to-ptx. Each gpu.module "
+      "fp8-blockwise-to-mx, canonicalize, fp8-split-training-step, "
+      "fp8-lower-scaled-matmul, "
+      "fp8-decompose-quantize, fp8-lower-quantize{strict}, one-shot-bufferize "
+      "(identity layouts at function boundaries), canonicalize and cse of "
+      "the host functions, then fp8-gpu-module-to-ptx. Each gpu.module "
       "becomes a gpu.binary whose #gpu.object holds the PTX text; host code "
       "is left as is (the runtime launches the kernels from their metadata)",
       buildFP8ToPTXPipeline);

@@ -6,7 +6,10 @@
 - gemm_inputs: random GEMM inputs quantized with the recipes' arithmetic, in
   the scale layouts the kernels take, and the f64 reference (needs torch);
 - torch_ops_cases: the kernels of the PyTorch-operator GPU tests and the
-  launch benchmark (pure Python; the populate step compiles them).
+  launch benchmark (pure Python; the populate step compiles them);
+- linear_cases: the layer modules of the fp8mlir.nn.Linear GPU tests and of
+  the benchmarks with --impl fp8mlir (pure Python; python3 -m
+  fp8mlir.populate compiles them).
 
 Nothing here is imported by `import fp8mlir`.
 """

@@ -156,6 +156,133 @@ FP8RT_API const char *fp8rt_kernel_operand_name(const fp8rt_kernel *kernel,
 /* The metadata's "name" (valid until the kernel is destroyed); "" for NULL. */
 FP8RT_API const char *fp8rt_kernel_name(const fp8rt_kernel *kernel);
 
+/* ------------------------------------------------------------------------
+ * Modules: the host program of compiled functions.
+ *
+ * fp8-compile writes, beside the kernels, DIR/module.json: for each public
+ * function of its input, the arguments and results (names, dtypes, shapes
+ * with run-time symbols), the intermediate buffers (at offsets of one
+ * workspace the caller provides) and the ordered steps (kernel launches and
+ * fills). A call runs the steps on the caller's stream; the caller owns
+ * every allocation: arguments, results and workspace (see
+ * docs/host-program.md).
+ *
+ * Thread safety: a module's functions may be called from several threads;
+ * the module must not be destroyed while a call is running.
+ * ------------------------------------------------------------------------ */
+
+typedef struct fp8rt_module fp8rt_module;
+/* A function of a module; owned by the module. */
+typedef struct fp8rt_function fp8rt_function;
+
+/* Loads DIR/module.json and every kernel its functions launch (DIR/NAME.json
+ * and the image it names, with its launch variants), and checks the program
+ * against them (FP8RT_ERROR_INVALID_METADATA, naming the file, the field and
+ * the problem). A kernel with a runtime-owned workspace (an opt-in stream-K
+ * GEMM) is rejected: a function runs in the caller's workspace only. Does
+ * not touch the CUDA driver. On success *out owns the module; free it with
+ * fp8rt_module_destroy. */
+FP8RT_API fp8rt_status fp8rt_module_load(const char *directory,
+                                         fp8rt_module **out);
+
+/* Frees the module, its functions and its kernels (see
+ * fp8rt_kernel_destroy). NULL is a no-op. */
+FP8RT_API void fp8rt_module_destroy(fp8rt_module *module);
+
+/* The chip the module was compiled for ("sm_90a"); "" for NULL. */
+FP8RT_API const char *fp8rt_module_chip(const fp8rt_module *module);
+
+/* The number of functions (0 for NULL) and the name of the index-th (NULL
+ * when out of range), valid while the module lives. */
+FP8RT_API int fp8rt_module_num_functions(const fp8rt_module *module);
+FP8RT_API const char *fp8rt_module_function_name(const fp8rt_module *module,
+                                                 int index);
+
+/* The function called `name`; an unknown name is an error listing the
+ * module's functions. */
+FP8RT_API fp8rt_status fp8rt_module_function(fp8rt_module *module,
+                                             const char *name,
+                                             fp8rt_function **out);
+
+/* An argument or a result of a function. Strings are valid while the module
+ * lives. */
+typedef struct fp8rt_tensor_info {
+  const char *name;
+  fp8rt_dtype dtype;
+  int rank;
+  /* Each extent as text, outermost first: an integer ("4096"), a symbol
+   * ("x_0") or, for results, an expression of the symbols
+   * ("ceildiv(x_0, 128)"): integers, symbols, +, *, ceildiv(a, b),
+   * roundup(a, b). */
+  const char *shape[FP8RT_MAX_RANK];
+  /* Bytes the device pointer must be aligned to (a power of two). */
+  int64_t alignment;
+  /* Arguments: 1 when the function writes it in place (state such as an
+   * amax history), else 0. */
+  int written;
+  /* Results: the index of the argument this result is (updated in place;
+   * the caller passes nothing for it), or -1. */
+  int alias_of;
+} fp8rt_tensor_info;
+
+FP8RT_API const char *fp8rt_function_name(const fp8rt_function *function);
+FP8RT_API int fp8rt_function_num_arguments(const fp8rt_function *function);
+FP8RT_API int fp8rt_function_num_results(const fp8rt_function *function);
+/* index below the count, else FP8RT_ERROR_INVALID_ARGUMENT. */
+FP8RT_API fp8rt_status fp8rt_function_argument(const fp8rt_function *function,
+                                               int index,
+                                               fp8rt_tensor_info *out);
+FP8RT_API fp8rt_status fp8rt_function_result(const fp8rt_function *function,
+                                             int index, fp8rt_tensor_info *out);
+
+/* The run-time symbols: each dynamic extent of an argument, by the name the
+ * shapes use (NULL when out of range). */
+FP8RT_API int fp8rt_function_num_symbols(const fp8rt_function *function);
+FP8RT_API const char *fp8rt_function_symbol_name(const fp8rt_function *function,
+                                                 int index);
+
+/* The workspace bytes a call needs when symbol names[i] has values[i]
+ * (every symbol once, in any order; each value >= 1). */
+FP8RT_API fp8rt_status fp8rt_function_workspace_bytes(fp8rt_function *function,
+                                                      const char *const *names,
+                                                      const int64_t *values,
+                                                      int num_symbols,
+                                                      size_t *out);
+
+/* The workspace bytes a call with these arguments needs (the symbols bound
+ * from their shapes; the arguments are checked like fp8rt_function_call
+ * checks them, except their addresses). */
+FP8RT_API fp8rt_status fp8rt_function_workspace_bytes_for(
+    fp8rt_function *function, const fp8rt_tensor *arguments, int num_arguments,
+    size_t *out);
+
+/* Runs the function on cu_stream (a CUstream; NULL is the legacy default
+ * stream) in the current CUDA context (see fp8rt_launch).
+ *
+ * arguments / results: every tensor by position (every `name` NULL, one per
+ * argument / result in the function's order) or by name (every `name` set,
+ * any order). A result that is an argument (alias_of) may be left out (or
+ * have data NULL, or that argument's data). Tensors are dense row-major
+ * (strides all zero, or the dense strides), of the function's dtypes and
+ * shapes: the symbols are bound from the arguments, and a result's shape
+ * follows from them. Nothing the call writes may overlap another tensor or
+ * the workspace.
+ *
+ * workspace: at least fp8rt_function_workspace_bytes bytes of device memory,
+ * 256-byte aligned (NULL when the function needs none); its contents on
+ * entry do not matter and are garbage on return. The call only enqueues
+ * work: the caller must keep every tensor and the workspace alive until the
+ * stream has run it.
+ *
+ * Every check runs before anything is enqueued. A call with the symbol
+ * values of one of the function's last 8 calls skips the checks of the
+ * program against the values and launches through fp8rt_launch_ordered's
+ * memoized path. */
+FP8RT_API fp8rt_status fp8rt_function_call(
+    fp8rt_function *function, const fp8rt_tensor *arguments, int num_arguments,
+    const fp8rt_tensor *results, int num_results, void *workspace,
+    size_t workspace_bytes, void *cu_stream);
+
 /* Message of the last failed fp8rt call on the calling thread ("" if none
  * failed yet). Successful calls leave it unchanged. Valid until the next
  * failing fp8rt call on this thread. */

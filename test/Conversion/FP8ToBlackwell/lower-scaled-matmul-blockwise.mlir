@@ -13,8 +13,8 @@
 
 // UE8M0 scale operands, TN, bf16 output: tile 128x256x128, 3 stages.
 // CHECK-LABEL: module attributes {fp8.target = #fp8.target<chip = "sm_100a", sm_count = 148, max_shared_memory_per_block = 232448, ptx_features = "+ptx88">, gpu.container_module}
-// CHECK: func.func private @[[K:fp8_gemm_blockwise_e4m3_e4m3_bf16_n2048_k7168_t128x256x128_s3_mx]]_launch(
-// CHECK-SAME: tensor<?x56xf8E8M0FNU> {bufferization.access = "read"}, tensor<16x56xf8E8M0FNU> {bufferization.access = "read"}
+// CHECK: func.func private @[[K:fp8_gemm_blockwise_e4m3_e4m3_bf16_n2048_k7168_t128x256x128_s3_mx]]_launch_into(
+// CHECK-SAME: memref<?x56xf8E8M0FNU> {bufferization.access = "read"}, memref<16x56xf8E8M0FNU> {bufferization.access = "read"}
 // CHECK: gpu.func @[[K]](%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i32) kernel
 // CHECK-SAME: fp8.grid_constant_args = array<i32: 0, 1, 2, 3, 4>
 // CHECK-SAME: dynamic_shared_memory_bytes = 217688

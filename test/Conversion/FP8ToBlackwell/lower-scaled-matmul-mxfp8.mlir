@@ -5,9 +5,9 @@
 // through rank-3 tensor maps (128-byte atom rows, 4 per K block, atoms
 // along MN) that replace the scale pointers as by-value parameters 3 and 4.
 // CHECK-LABEL: module attributes {fp8.target = #fp8.target<chip = "sm_100a", sm_count = 148, max_shared_memory_per_block = 232448, ptx_features = "+ptx88">, gpu.container_module}
-// CHECK: func.func private @[[K:fp8_gemm_mxfp8_e4m3_e4m3_bf16_n4096_k4096_t128x256x128_s3_fast]]_launch(
-// CHECK-SAME: tensor<?x128xf8E8M0FNU> {bufferization.access = "read"}, tensor<4096x128xf8E8M0FNU> {bufferization.access = "read"}
-// CHECK: call @[[K]]_launch(%arg0, %arg1, %arg2, %arg3)
+// CHECK: func.func private @[[K:fp8_gemm_mxfp8_e4m3_e4m3_bf16_n4096_k4096_t128x256x128_s3_fast]]_launch_into(
+// CHECK-SAME: memref<?x128xf8E8M0FNU> {bufferization.access = "read"}, memref<4096x128xf8E8M0FNU> {bufferization.access = "read"}
+// CHECK: fp8.launch @[[K]]_launch_into(%arg0, %arg1, %arg2, %arg3, %{{.*}}) outputs [4]
 // CHECK: gpu.func @[[K]](%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i32) kernel
 // CHECK-SAME: fp8.grid_constant_args = array<i32: 0, 1, 2, 3, 4>
 // 3 x (48 KiB of A/B + 512 B of A atoms + 1 KiB of B atoms) + 64 KiB

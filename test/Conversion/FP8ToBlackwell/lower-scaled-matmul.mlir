@@ -4,8 +4,8 @@
 // 64 KiB staging buffer; 384 threads (warp 0 TMA, warp 1 TMEM + MMA,
 // warpgroups 1-2 epilogue).
 // CHECK-LABEL: module attributes {fp8.target = #fp8.target<chip = "sm_100a", sm_count = 148, max_shared_memory_per_block = 232448, ptx_features = "+ptx88">, gpu.container_module}
-// CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast]]_launch({{.*}}) -> tensor<?x7168xbf16> attributes {fp8.kernel = @fp8_kernels::@[[K]]}
-// CHECK: call @[[K]]_launch(%arg0, %arg1, %arg2, %arg3)
+// CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast]]_launch_into({{.*}}, memref<?x7168xbf16> {bufferization.access = "write"}) attributes {fp8.kernel = @fp8_kernels::@[[K]]}
+// CHECK: fp8.launch @[[K]]_launch_into(%arg0, %arg1, %arg2, %arg3, %{{.*}}) outputs [4]
 // CHECK: gpu.func @[[K]](%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32) kernel
 // CHECK-SAME: fp8.grid_constant_args = array<i32: 0, 1, 2>
 // CHECK-SAME: block = [384, 1, 1]

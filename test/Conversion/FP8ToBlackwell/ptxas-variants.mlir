@@ -10,7 +10,7 @@
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fp8-compile %s --chip=sm_100a -o %t
-// Each .ptx holds the whole kernel module (all 13 entries): ptxas_report.py
+// Each .ptx holds the whole kernel module (all 19 entries): ptxas_report.py
 // checks that every file assembles; ptxas -v on one of them reports every
 // entry's resources, each of which must be spill-free.
 // RUN: %python %fp8_src_root/test/lit-tools/ptxas_report.py %ptxas sm_100a %t | FileCheck %s --check-prefix=REPORT
@@ -19,7 +19,7 @@
 // RUN: FileCheck %s --check-prefix=SPILLS < %t/ptxas.log
 // RUN: FileCheck %s --check-prefix=MXPTX < %t/fp8_gemm_mxfp8_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast.ptx
 // RUN: FileCheck %s --check-prefix=PAIRPTX < %t/fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast.ptx
-// REPORT: 15 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
+// REPORT: 19 kernels assembled, 0 with spills, 0 with wgmma serialization warnings, 0 failed
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s3_fast' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e5m2_e4m3_f32_n2112_k4096_t128x192x128_s5_fast_acc' for 'sm_100a'
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e4m3_e4m3_bf16_n2112_k7168_t128x192x128_s4_fast_bias' for 'sm_100a'
@@ -36,7 +36,10 @@
 // ENTRIES-DAG: entry function 'fp8_gemm_rowwise_e4m3_e4m3_bf16_n2112_k2048_t128x192x128_s4_fast_gelu_amax' for 'sm_100a'
 // SPILLS-NOT: error
 // ENTRIES-DAG: entry function 'fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast' for 'sm_100a'
-// SPILLS-COUNT-15: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// The blockwise GEMMs' scales (function arguments) as MX atoms: kernels too.
+// ENTRIES-DAG: entry function 'fp8_scales_to_mx_f32_1x128_rdyn_b224' for 'sm_100a'
+// ENTRIES-DAG: entry function 'fp8_scales_to_mx_f32_128x128_r7168_b224' for 'sm_100a'
+// SPILLS-COUNT-19: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // SPILLS-NOT: bytes spill
 // PAIRPTX: .entry fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t256x256x128_s4_c2x1_fast
 // PAIRPTX: .reqnctapercluster 2, 1, 1
@@ -103,7 +106,8 @@ func.func @mxfp8_b_mn_major(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<2048x2048xf8
 }
 
 // Blockwise (DeepSeek-V3 shape) with f32 power-of-two scales: the pipeline
-// rewrites the scales to UE8M0 1x32 blocks; the kernel is the MXFP8 one.
+// rewrites the scales to UE8M0 1x32 blocks (scales_to_mx kernels write
+// the atoms); the GEMM kernel is the MXFP8 one.
 func.func @blockwise_as_mx(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<7168x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<56x56xf32>) -> tensor<?x7168xbf16> {
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<scales = pow2>} : (tensor<?x7168xf8E4M3FN>, tensor<7168x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<56x56xf32>) -> tensor<?x7168xbf16>
   return %0 : tensor<?x7168xbf16>

@@ -8,18 +8,21 @@
 // RUN: cat %t/b200/*_amax.ptx | FileCheck %s --check-prefix=PTX
 // RUN: cat %t/h100/*_amax.json | FileCheck %s --check-prefix=JSON
 
-// The output amax: bufferization gives the op a zeroed f32 buffer to
-// max-accumulate into; the epilogue folds |D| as stored (rounded to bf16,
+// The output amax: bufferization (or the lowering, on tensors) gives the op
+// a zero-filled f32 buffer to max-accumulate into; the epilogue folds |D| as stored (rounded to bf16,
 // elements inside D only) into a per-thread max, reduces it across the warp
 // with shuffles and max-accumulates the f32 bits with one atomic per warp
 // and tile.
 // BUF-LABEL: func.func @amax
 // BUF: %[[D:.*]] = memref.alloc({{.*}}) {{.*}} : memref<?x2112xbf16>
 // BUF: %[[AMAX:.*]] = memref.alloc() {{.*}} : memref<f32>
-// BUF: memref.store %{{.*}}, %[[AMAX]][] : memref<f32>
+// BUF: linalg.fill ins(%{{.*}} : f32) outs(%[[AMAX]] : memref<f32>)
 // BUF: fp8.scaled_matmul {{.*}} outs %[[D]] amax_outs %[[AMAX]]
 // CHECK-LABEL: module attributes {fp8.target = #fp8.target<{{.*}}>, gpu.container_module}
-// CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n2112_k2048_[a-z0-9_]*_fast_bias_amax]]_launch({{.*}}) -> (tensor<?x2112xbf16>, tensor<f32>)
+// CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n2112_k2048_[a-z0-9_]*_fast_bias_amax]]_launch_into(
+// CHECK-SAME: memref<?x2112xbf16> {bufferization.access = "write"}, memref<f32> {bufferization.access = "read-write"})
+// CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<f32>)
+// CHECK: fp8.launch @[[K]]_launch_into(%arg0, %arg1, %arg2, %arg2, %arg3, %{{.*}}, %[[Z]]) outputs [5, 6]
 // CHECK: gpu.func @[[K]]
 // CHECK-SAME: output_amax = true
 // CHECK-SAME: {dtype = "f32", name = "amax", role = "output", shape = []}

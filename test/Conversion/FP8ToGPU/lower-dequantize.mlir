@@ -10,7 +10,8 @@
 // RNE conversion to bf16.
 // CHECK-LABEL: func.func @mx
 // CHECK-NOT: fp8.dequantize
-// CHECK: call @fp8_dequantize_mx1x32_e4m3_bf16_r256_c512_launch(%{{.*}}, %{{.*}}) : (tensor<256x512xf8E4M3FN>, tensor<256x16xf8E8M0FNU>) -> tensor<256x512xbf16>
+// CHECK: %[[Y:.*]] = tensor.empty() : tensor<256x512xbf16>
+// CHECK: fp8.launch @fp8_dequantize_mx1x32_e4m3_bf16_r256_c512_launch_into(%arg0, %arg1, %[[Y]]) outputs [2] : (tensor<256x512xf8E4M3FN>, tensor<256x16xf8E8M0FNU>, tensor<256x512xbf16>) -> tensor<256x512xbf16>
 // CHECK: gpu.func @fp8_dequantize_mx1x32_e4m3_bf16_r256_c512
 // CHECK-SAME: dequantize = {cols = 512 : i64, dtype = "e4m3", granularity = "mx1x32", out_dtype = "bf16", rows = 256 : i64, scale_layout = "mx_atom_128x4_ue8m0"}
 // CHECK-SAME: grid = {kind = "tiles", operand = "y", tile_m = 128 : i64, tile_n = 128 : i64}, kind = "dequantize"
@@ -60,9 +61,9 @@ func.func @blockwise_1x128(%q: tensor<130x256xf8E5M2>, %s: tensor<130x2xf32>) ->
 // 128x128 scales [ceil(R/128), ceil(C/128)], per-tensor and per-row scales,
 // f16 output; tail tiles are guarded.
 // CHECK-LABEL: func.func @others
-// CHECK: call @fp8_dequantize_128x128_e4m3_f16_r200_c136_launch
-// CHECK: call @fp8_dequantize_tensor_e4m3_f16_r200_c136_launch
-// CHECK: call @fp8_dequantize_row_e4m3_f16_r200_c136_launch
+// CHECK: fp8.launch @fp8_dequantize_128x128_e4m3_f16_r200_c136_launch_into
+// CHECK: fp8.launch @fp8_dequantize_tensor_e4m3_f16_r200_c136_launch_into
+// CHECK: fp8.launch @fp8_dequantize_row_e4m3_f16_r200_c136_launch_into
 // CHECK: gpu.func @fp8_dequantize_128x128_e4m3_f16_r200_c136
 // CHECK-SAME: name = "scale_inv", role = "input", shape = [2, 2]
 // CHECK: scf.if

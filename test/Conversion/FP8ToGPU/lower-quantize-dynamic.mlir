@@ -6,9 +6,19 @@
 // parameter `r`, bound by the runtime from x's shape (symbol "R"); the
 // scale extents are symbolic, the grid is the tiles of x, and every row is
 // guarded by r.
+// The outputs' run-time extents are R or, for the columnwise scales (of
+// x^T, 1x128 blocks along R), ceil(R/128).
 // CHECK-LABEL: func.func @blockwise_rows
 // CHECK-NOT: fp8.quantize
-// CHECK: call @fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_rdyn_c512_clamp0x38d1b717_row_col_untransposed_launch(%{{.*}}) : (tensor<?x512xbf16>) -> (tensor<?x512xf8E4M3FN>, tensor<?x4xf32>, tensor<?x512xf8E4M3FN>, tensor<512x?xf32>)
+// CHECK: %[[R0:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x512xbf16>
+// CHECK: tensor.empty(%[[R0]]) : tensor<?x512xf8E4M3FN>
+// CHECK: %[[R1:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x512xbf16>
+// CHECK: tensor.empty(%[[R1]]) : tensor<?x4xf32>
+// CHECK: tensor.empty(%{{.*}}) : tensor<?x512xf8E4M3FN>
+// CHECK: %[[R3:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x512xbf16>
+// CHECK: %[[T:.*]] = arith.ceildivui %[[R3]], %c128 : index
+// CHECK: tensor.empty(%[[T]]) : tensor<512x?xf32>
+// CHECK: fp8.launch @fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_rdyn_c512_clamp0x38d1b717_row_col_untransposed_launch_into(%arg0, %{{.*}}) outputs [1, 2, 3, 4] : (tensor<?x512xbf16>, tensor<?x512xf8E4M3FN>, tensor<?x4xf32>, tensor<?x512xf8E4M3FN>, tensor<512x?xf32>) -> (tensor<?x512xf8E4M3FN>, tensor<?x4xf32>, tensor<?x512xf8E4M3FN>, tensor<512x?xf32>)
 // CHECK: gpu.func @fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_rdyn_c512_clamp0x38d1b717_row_col_untransposed(
 // CHECK-SAME: %[[R:arg[0-9]+]]: i32) kernel
 // CHECK-SAME: grid = {kind = "tiles", operand = "x", tile_m = 128 : i64, tile_n = 128 : i64}
@@ -72,7 +82,7 @@ func.func @tile128_rows(%x: tensor<?x512xbf16>) -> (tensor<?x512xf8E4M3FN>, tens
 // Delayed scaling with the amax recorded into the history, and the amax
 // kernel of current scaling: R a parameter too.
 // CHECK-LABEL: func.func @delayed_rows
-// CHECK: call @fp8_quantize_tensor_tensor_bf16_e4m3_rdyn_c4096_row_hist16_launch
+// CHECK: fp8.launch @fp8_quantize_tensor_tensor_bf16_e4m3_rdyn_c4096_row_hist16_launch_into
 // CHECK: gpu.func @fp8_quantize_tensor_tensor_bf16_e4m3_rdyn_c4096_row_hist16(
 // CHECK-SAME: i32) kernel
 // CHECK-SAME: name = "amax_history", role = "output", shape = [16]
@@ -156,7 +166,9 @@ func.func @transposed_rows(%x: tensor<?x512xbf16>) -> (tensor<?x512xf8E4M3FN>, t
 // fp8.dequantize of a tensor<?xC>: R the trailing i32, bound from x; the
 // 1x128 scale stride is roundup(r, 4).
 // CHECK-LABEL: func.func @dequantize_rows
-// CHECK: call @fp8_dequantize_1x128_e4m3_bf16_rdyn_c256_launch
+// CHECK: %[[D:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x256xf8E4M3FN>
+// CHECK: %[[Y:.*]] = tensor.empty(%[[D]]) : tensor<?x256xbf16>
+// CHECK: fp8.launch @fp8_dequantize_1x128_e4m3_bf16_rdyn_c256_launch_into(%arg0, %arg1, %[[Y]]) outputs [2]
 // CHECK: gpu.func @fp8_dequantize_1x128_e4m3_bf16_rdyn_c256(
 // CHECK-SAME: %[[R:arg[0-9]+]]: i32) kernel
 // CHECK-SAME: {alignment = 8 : i64, dtype = "e4m3", name = "x", role = "input", shape = ["R", 256]}

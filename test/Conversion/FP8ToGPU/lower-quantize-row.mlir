@@ -5,8 +5,8 @@
 // kernels: nothing is left for the host.
 // RUN: fp8-opt %fp8_src_root/examples/rowwise_scaling.mlir -fp8-to-ptx=chip=sm_90a | FileCheck %s --check-prefix=EXAMPLE
 // EXAMPLE-NOT: fp8.quantize
-// EXAMPLE-DAG: func.func private @fp8_quantize_current_row_bf16_e4m3_r2048_c7168_row_launch
-// EXAMPLE-DAG: func.func private @fp8_quantize_current_row_bf16_e4m3_rdyn_c7168_row_launch
+// EXAMPLE-DAG: func.func private @fp8_quantize_current_row_bf16_e4m3_r2048_c7168_row_launch_into
+// EXAMPLE-DAG: func.func private @fp8_quantize_current_row_bf16_e4m3_rdyn_c7168_row_launch_into
 // EXAMPLE-NOT: fp8.quantize
 
 // Row granularity (current scaling, one scale per row): one kernel. A row
@@ -18,7 +18,7 @@
 // into it, and only stores are guarded.
 // CHECK-LABEL: func.func @row_static
 // CHECK-NOT: fp8.quantize
-// CHECK: call @fp8_quantize_current_row_bf16_e4m3_r208_c336_eps0x3f800000_pow2_row_launch(%{{.*}}) : (tensor<208x336xbf16>) -> (tensor<208x336xf8E4M3FN>, tensor<208x1xf32>)
+// CHECK: fp8.launch @fp8_quantize_current_row_bf16_e4m3_r208_c336_eps0x3f800000_pow2_row_launch_into(%arg0, %{{.*}}, %{{.*}}) outputs [1, 2] : (tensor<208x336xbf16>, tensor<208x336xf8E4M3FN>, tensor<208x1xf32>) -> (tensor<208x336xf8E4M3FN>, tensor<208x1xf32>)
 // CHECK: gpu.func @fp8_quantize_current_row_bf16_e4m3_r208_c336_eps0x3f800000_pow2_row(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>) kernel
 // CHECK-SAME: grid = {kind = "tiles", operand = "x", tile_m = 256 : i64, tile_n = 42 : i64}, kind = "quantize"
 // CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "rowwise_scale_inv", role = "output", shape = [208, 1]}
@@ -48,7 +48,7 @@ func.func @row_static(%x: tensor<208x336xbf16>) -> (tensor<208x336xf8E4M3FN>, te
 // A run-time R: the trailing i32 `r`, scale_inv ["R", 1]. f32 inputs: a
 // chunk of 8 is two loads, 16 threads a row, 16 rows a band.
 // CHECK-LABEL: func.func @row_dynamic
-// CHECK: call @fp8_quantize_current_row_f32_e5m2_rdyn_c512_row_launch(%{{.*}}) : (tensor<?x512xf32>) -> (tensor<?x512xf8E5M2>, tensor<?x1xf32>)
+// CHECK: fp8.launch @fp8_quantize_current_row_f32_e5m2_rdyn_c512_row_launch_into(%arg0, %{{.*}}, %{{.*}}) outputs [1, 2] : (tensor<?x512xf32>, tensor<?x512xf8E5M2>, tensor<?x1xf32>) -> (tensor<?x512xf8E5M2>, tensor<?x1xf32>)
 // CHECK: gpu.func @fp8_quantize_current_row_f32_e5m2_rdyn_c512_row(
 // CHECK-SAME: %[[R:arg[0-9]+]]: i32) kernel
 // CHECK-SAME: tile_m = 128 : i64, tile_n = 64 : i64

@@ -4,12 +4,20 @@
 // RUN: fp8-opt %s -split-input-file -fp8-to-ptx=chip=sm_100a | FileCheck %s --check-prefix=PTX100
 
 // Blockwise 1x128, rowwise + transposed columnwise from one read: one
-// kernel, its launcher and the metadata of the scale layouts.
-// CHECK-LABEL: func.func private @fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_r256_c512_clamp0x38d1b717_row_col_launch
+// kernel, its launcher (the kernel's operands as buffers, in order; the
+// outputs written) and the metadata of the scale layouts. The op becomes a
+// launch in destination-passing style, each output a new tensor.
+// CHECK-LABEL: func.func private @fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_r256_c512_clamp0x38d1b717_row_col_launch_into
+// CHECK-SAME: (memref<256x512xbf16> {bufferization.access = "read"}, memref<256x512xf8E4M3FN> {bufferization.access = "write"}, memref<256x4xf32> {bufferization.access = "write"}, memref<512x256xf8E4M3FN> {bufferization.access = "write"}, memref<512x2xf32> {bufferization.access = "write"})
 // CHECK-SAME: attributes {fp8.kernel = @fp8_kernels::@fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_r256_c512_clamp0x38d1b717_row_col}
 // CHECK-LABEL: func.func @blockwise
 // CHECK-NOT: fp8.quantize
-// CHECK: call @fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_r256_c512_clamp0x38d1b717_row_col_launch(%{{.*}}) : (tensor<256x512xbf16>)
+// CHECK-DAG: %[[Q:.*]] = tensor.empty() : tensor<256x512xf8E4M3FN>
+// CHECK-DAG: %[[S:.*]] = tensor.empty() : tensor<256x4xf32>
+// CHECK-DAG: %[[QT:.*]] = tensor.empty() : tensor<512x256xf8E4M3FN>
+// CHECK-DAG: %[[ST:.*]] = tensor.empty() : tensor<512x2xf32>
+// CHECK: %[[R:.*]]:4 = fp8.launch @fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_r256_c512_clamp0x38d1b717_row_col_launch_into(%arg0, %[[Q]], %[[S]], %[[QT]], %[[ST]]) outputs [1, 2, 3, 4]
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2, %[[R]]#3
 // CHECK: gpu.func @fp8_quantize_blockwise_pow2_1x128_bf16_e4m3_r256_c512_clamp0x38d1b717_row_col
 // CHECK-SAME: kind = "quantize"
 // CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "rowwise_scale_inv", role = "output", shape = [4, 256]}
@@ -70,10 +78,13 @@ func.func @mx(%x: tensor<128x256xf32>) -> (tensor<128x256xf8E4M3FN>, tensor<128x
 
 // -----
 
-// Delayed scaling: the cast records its amax into the history it feeds.
+// Delayed scaling: the cast records its amax into the history it feeds,
+// an output updated in place (its initial value the history).
+// CHECK: func.func private @fp8_quantize_tensor_tensor_f16_e5m2_r64_c128_row_hist16_launch_into
+// CHECK-SAME: memref<16xf32> {bufferization.access = "read-write"})
 // CHECK-LABEL: func.func @delayed
 // CHECK-NOT: fp8.update_amax_history
-// CHECK: %[[R:.*]]:3 = call @fp8_quantize_tensor_tensor_f16_e5m2_r64_c128_row_hist16_launch(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<64x128xf16>, tensor<f32>, tensor<16xf32>) -> (tensor<64x128xf8E5M2>, tensor<f32>, tensor<16xf32>)
+// CHECK: %[[R:.*]]:3 = fp8.launch @fp8_quantize_tensor_tensor_f16_e5m2_r64_c128_row_hist16_launch_into(%arg0, %arg1, %{{.*}}, %{{.*}}, %arg2) outputs [2, 3, 4] : (tensor<64x128xf16>, tensor<f32>, tensor<64x128xf8E5M2>, tensor<f32>, tensor<16xf32>) -> (tensor<64x128xf8E5M2>, tensor<f32>, tensor<16xf32>)
 // CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
 // CHECK: llvm.atomicrmw umax
 func.func @delayed(%x: tensor<64x128xf16>, %scale: tensor<f32>, %h: tensor<16xf32>) -> (tensor<64x128xf8E5M2>, tensor<f32>, tensor<16xf32>) {
@@ -85,13 +96,35 @@ func.func @delayed(%x: tensor<64x128xf16>, %scale: tensor<f32>, %h: tensor<16xf3
 
 // -----
 
+// Delayed scaling whose amax is returned as it is (e.g. by the forward of a
+// split training step): the cast max-accumulates it into the zero-filled
+// scalar of the result (operand amax_out, shape []).
+// CHECK-LABEL: func.func @delayed_amax
+// CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<f32>)
+// CHECK: %[[R:.*]]:3 = fp8.launch @fp8_quantize_tensor_tensor_bf16_e4m3_r64_c128_row_amax_launch_into(%arg0, %arg1, %{{.*}}, %{{.*}}, %[[Z]]) outputs [2, 3, 4]
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
+// CHECK: gpu.func @fp8_quantize_tensor_tensor_bf16_e4m3_r64_c128_row_amax
+// CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "amax_out", role = "output", shape = []}
+// CHECK-SAME: amax_out = "amax(x) is max-ed into amax_out[0] (NaN sticky): pass it zeroed"
+// CHECK: llvm.atomicrmw umax
+func.func @delayed_amax(%x: tensor<64x128xbf16>, %scale: tensor<f32>) -> (tensor<64x128xf8E4M3FN>, tensor<f32>, tensor<f32>) {
+  %q, %s, %amax = fp8.quantize %x scale %scale {recipe = #fp8.delayed<>, granularity = #fp8.granularity<tensor>}
+      : tensor<64x128xbf16>, tensor<f32> -> rowwise(tensor<64x128xf8E4M3FN>, tensor<f32>) amax(tensor<f32>)
+  return %q, %s, %amax : tensor<64x128xf8E4M3FN>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
 // Current scaling: amax kernel + a cast that applies the rule to the amax
 // (compute_scale fused into it).
+// The amax kernel max-accumulates into a zero-filled scalar.
 // CHECK-LABEL: func.func @current
-// CHECK: %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
-// CHECK: %[[A:.*]] = call @fp8_amax_bf16_r128_c128_launch(%{{.*}}, %[[Z]])
+// CHECK: %[[C0:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<f32>
+// CHECK: %[[Z:.*]] = linalg.fill ins(%[[C0]] : f32) outs(%[[E]] : tensor<f32>)
+// CHECK: %[[A:.*]] = fp8.launch @fp8_amax_bf16_r128_c128_launch_into(%arg0, %[[Z]]) outputs [1]
 // CHECK-NOT: fp8.compute_scale
-// CHECK: call @fp8_quantize_current_tensor_bf16_e4m3_r128_c128_col_launch(%{{.*}}, %[[A]])
+// CHECK: fp8.launch @fp8_quantize_current_tensor_bf16_e4m3_r128_c128_col_launch_into(%arg0, %[[A]], %{{.*}}, %{{.*}}) outputs [2, 3]
 func.func @current(%x: tensor<128x128xbf16>) -> (tensor<128x128xf8E4M3FN>, tensor<f32>) {
   %amax = fp8.amax %x : tensor<128x128xbf16> -> tensor<f32>
   %s, %si = fp8.compute_scale %amax {recipe = #fp8.current<>, element_type = f8E4M3FN} : tensor<f32> -> tensor<f32>, tensor<f32>
@@ -110,7 +143,7 @@ func.func @current(%x: tensor<128x128xbf16>) -> (tensor<128x128xf8E4M3FN>, tenso
 // memory), its scale computed once and applied to the stash read again.
 // Scales in the transposed output's layout.
 // CHECK-LABEL: func.func @untransposed
-// CHECK: call @fp8_quantize_mxfp8_1x32_bf16_e4m3_r256_c384_row_col_untransposed_launch(%{{.*}}) : (tensor<256x384xbf16>) -> (tensor<256x384xf8E4M3FN>, tensor<256x12xf8E8M0FNU>, tensor<256x384xf8E4M3FN>, tensor<384x8xf8E8M0FNU>)
+// CHECK: fp8.launch @fp8_quantize_mxfp8_1x32_bf16_e4m3_r256_c384_row_col_untransposed_launch_into(%arg0, {{.*}}) outputs [1, 2, 3, 4] : (tensor<256x384xbf16>, tensor<256x384xf8E4M3FN>, tensor<256x12xf8E8M0FNU>, tensor<256x384xf8E4M3FN>, tensor<384x8xf8E8M0FNU>) -> (tensor<256x384xf8E4M3FN>, tensor<256x12xf8E8M0FNU>, tensor<256x384xf8E4M3FN>, tensor<384x8xf8E8M0FNU>)
 // CHECK: gpu.func @fp8_quantize_mxfp8_1x32_bf16_e4m3_r256_c384_row_col_untransposed
 // CHECK-SAME: dynamic_shared_memory_bytes = 51232
 // CHECK-SAME: {alignment = 8 : i64, dtype = "e4m3", name = "columnwise", role = "output", shape = [256, 384]}

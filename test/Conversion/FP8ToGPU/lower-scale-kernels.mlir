@@ -8,7 +8,7 @@
 // Current scaling: one thread, the rule applied to the amax.
 // CHECK-LABEL: func.func @current
 // CHECK-NOT: fp8.compute_scale
-// CHECK: %[[R:.*]]:2 = call @fp8_compute_scale_current_e5m2_eps0x3a83126f_pow2_launch(%{{.*}}) : (tensor<f32>) -> (tensor<f32>, tensor<f32>)
+// CHECK: %[[R:.*]]:2 = fp8.launch @fp8_compute_scale_current_e5m2_eps0x3a83126f_pow2_launch_into(%arg0, %{{.*}}, %{{.*}}) outputs [1, 2] : (tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)
 // CHECK: return %[[R]]#0, %[[R]]#1
 // CHECK: gpu.func @fp8_compute_scale_current_e5m2_eps0x3a83126f_pow2
 // CHECK-SAME: compute_scale = {dtype = "e5m2", epsilon = 1.000000e-03 : f32, pow2 = true, rule = "current"}
@@ -35,12 +35,13 @@ func.func @current(%amax: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
 // -----
 
 // Delayed scaling: the history's amax (maxNum over the CTA), the scale, and
-// the history rolled in place (its launcher argument is written).
-// CHECK-LABEL: func.func private @fp8_compute_scale_delayed_e4m3_h1024_max_m2_launch
-// CHECK-SAME: (tensor<1024xf32> {bufferization.access = "write"}, tensor<f32> {bufferization.access = "read"})
+// the history rolled in place (its launcher argument is read and written;
+// the launch's outputs are in the kernel's operand order).
+// CHECK-LABEL: func.func private @fp8_compute_scale_delayed_e4m3_h1024_max_m2_launch_into
+// CHECK-SAME: (memref<1024xf32> {bufferization.access = "read-write"}, memref<f32> {bufferization.access = "read"}, memref<f32> {bufferization.access = "write"}, memref<f32> {bufferization.access = "write"})
 // CHECK-LABEL: func.func @delayed
-// CHECK: %[[R:.*]]:3 = call @fp8_compute_scale_delayed_e4m3_h1024_max_m2_launch(%{{.*}}, %{{.*}}) : (tensor<1024xf32>, tensor<f32>) -> (tensor<f32>, tensor<f32>, tensor<1024xf32>)
-// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
+// CHECK: %[[R:.*]]:3 = fp8.launch @fp8_compute_scale_delayed_e4m3_h1024_max_m2_launch_into(%arg0, %arg1, %{{.*}}, %{{.*}}) outputs [0, 2, 3] : (tensor<1024xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<1024xf32>, tensor<f32>, tensor<f32>)
+// CHECK: return %[[R]]#1, %[[R]]#2, %[[R]]#0
 // CHECK: gpu.func @fp8_compute_scale_delayed_e4m3_h1024_max_m2
 // CHECK-SAME: compute_scale = {algo = "max", amax_history = "read, then rolled in place
 // CHECK-SAME: history = 1024 : i64, margin = 2 : i64, rule = "delayed"}
@@ -92,7 +93,7 @@ func.func @most_recent(%h: tensor<16xf32>, %prev: tensor<f32>) -> (tensor<f32>, 
 // argument): slot 0 = max(slot 0, amax), NaN sticky, in place.
 // CHECK-LABEL: func.func @record
 // CHECK-NOT: fp8.update_amax_history
-// CHECK: call @fp8_update_amax_history_h16_launch(%{{.*}}, %{{.*}}) : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+// CHECK: fp8.launch @fp8_update_amax_history_h16_launch_into(%arg0, %arg1) outputs [0] : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
 // CHECK: gpu.func @fp8_update_amax_history_h16
 // CHECK-SAME: kind = "update_amax_history"
 // CHECK-SAME: {alignment = 4 : i64, dtype = "f32", name = "amax_history", role = "output", shape = [16]}
@@ -111,9 +112,9 @@ func.func @record(%h: tensor<16xf32>, %amax: tensor<f32>) -> tensor<16xf32> {
 // A compute_scale(current) that a cast absorbs gets no kernel of its own;
 // one with another user does.
 // CHECK-LABEL: func.func @fused_and_kept
-// CHECK: %[[A:.*]] = call @fp8_amax_bf16_r128_c128_launch
-// CHECK: call @fp8_compute_scale_current_e4m3_launch(%[[A]])
-// CHECK: call @fp8_quantize_current_tensor_bf16_e4m3_r128_c128_row_launch(%{{.*}}, %[[A]])
+// CHECK: %[[A:.*]] = fp8.launch @fp8_amax_bf16_r128_c128_launch_into
+// CHECK: fp8.launch @fp8_compute_scale_current_e4m3_launch_into(%[[A]],
+// CHECK: fp8.launch @fp8_quantize_current_tensor_bf16_e4m3_r128_c128_row_launch_into(%arg0, %[[A]],
 func.func @fused_and_kept(%x: tensor<128x128xbf16>) -> (tensor<128x128xf8E4M3FN>, tensor<f32>, tensor<f32>) {
   %amax = fp8.amax %x : tensor<128x128xbf16> -> tensor<f32>
   %s, %si = fp8.compute_scale %amax {recipe = #fp8.current<>, element_type = f8E4M3FN} : tensor<f32> -> tensor<f32>, tensor<f32>

@@ -4,9 +4,13 @@
 // N = 7168 (a multiple of 256); staging the output in two of its four
 // 128-byte store boxes (32 KiB instead of 64) leaves room for 4 stages.
 // CHECK-LABEL: module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max_shared_memory_per_block = 232448, ptx_features = "+ptx80">, gpu.container_module}
-// CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s4_fast]]_launch({{.*}}) -> tensor<?x7168xbf16> attributes {fp8.kernel = @fp8_kernels::@[[K]]}
+// On tensors the op becomes a launch in destination-passing style: D is a
+// new tensor (M from A), the last launcher argument.
+// CHECK: func.func private @[[K:fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s4_fast]]_launch_into({{.*}}, memref<?x7168xbf16> {bufferization.access = "write"}) attributes {fp8.kernel = @fp8_kernels::@[[K]]}
 // CHECK: func.func @tensorwise
-// CHECK: call @[[K]]_launch(%arg0, %arg1, %arg2, %arg3)
+// CHECK: %[[M:.*]] = tensor.dim %arg0, %c0 : tensor<?x2048xf8E4M3FN>
+// CHECK: %[[D:.*]] = tensor.empty(%[[M]]) : tensor<?x7168xbf16>
+// CHECK: fp8.launch @[[K]]_launch_into(%arg0, %arg1, %arg2, %arg3, %[[D]]) outputs [4]
 // CHECK: gpu.module @fp8_kernels
 // CHECK: llvm.mlir.global external @__dynamic_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // The tensor maps of A, B and D are parameters 0 to 2.
@@ -236,7 +240,7 @@ func.func @rowwise_wgrad(%a: tensor<?x4096xf8E5M2>, %b: tensor<2112x4096xf8E4M3F
 
 // The IR overrides the heuristic; two call sites of one GEMM share a kernel.
 // CHECK-LABEL: func.func @override
-// CHECK-COUNT-2: call @fp8_gemm_tensorwise_e4m3_e4m3_f16_n4096_k4096_t64x128x128_s3_launch
+// CHECK-COUNT-2: fp8.launch @fp8_gemm_tensorwise_e4m3_e4m3_f16_n4096_k4096_t64x128x128_s3_launch_into
 // CHECK: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_f16_n4096_k4096_t64x128x128_s3
 // CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
 // CHECK: nvvm.setmaxregister increase 240

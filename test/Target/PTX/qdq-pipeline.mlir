@@ -7,7 +7,7 @@
 // columnwise output for sm_90a's K-major wgmma, which fp8-lower-quantize
 // turns into a cast + transpose kernel.
 // CHECK-LABEL: func.func @qdq_linear
-// CHECK: call @fp8_quantize_tensor_tensor_bf16_e4m3_r256_c64_col_launch({{.*}}) -> (tensor<64x256xf8E4M3FN>, tensor<f32>)
+// CHECK: call @fp8_quantize_tensor_tensor_bf16_e4m3_r256_c64_col_launch_into({{.*}}) : (memref<256x64xbf16>, memref<f32>, memref<64x256xf8E4M3FN>, memref<f32>) -> ()
 // CHECK-NOT: linalg.matmul
 // CHECK: call @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n64_k256_{{.*}}_launch
 func.func @qdq_linear(%x: tensor<128x256xbf16>, %w: tensor<256x64xbf16>, %xs: tensor<f32>, %ws: tensor<f32>) -> tensor<128x64xbf16> {

@@ -10,6 +10,7 @@
 #define FP8_CONVERSION_KERNELSKELETON_GEMMKERNEL_H
 
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
+#include "FP8/Dialect/FP8/IR/FP8Contract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
 
@@ -86,7 +87,7 @@ struct GemmProblem {
     return isBlockwise() && bScaleBlockRows == 1;
   }
   int64_t numKBlocks(int64_t tileK) const {
-    return llvm::divideCeil(k, tileK);
+    return contract::ceilDiv(k, tileK);
   }
 
   bool isMX() const { return aScale == ScaleMode::MX; }
@@ -157,7 +158,7 @@ struct GemmTiling {
   int64_t numStagingBoxes() const {
     return stagingBoxes ? stagingBoxes : numStoreBoxes();
   }
-  int64_t numNTiles(int64_t n) const { return llvm::divideCeil(n, tileN); }
+  int64_t numNTiles(int64_t n) const { return contract::ceilDiv(n, tileN); }
 };
 
 /// The tiling a `#fp8.gemm_config` asks for: tile, pipeline depth, cluster

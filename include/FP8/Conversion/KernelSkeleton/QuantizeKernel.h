@@ -26,6 +26,7 @@
 #define FP8_CONVERSION_KERNELSKELETON_QUANTIZEKERNEL_H
 
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
+#include "FP8/Dialect/FP8/IR/FP8Contract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
 
@@ -80,6 +81,9 @@ struct QuantizeProblem {
   /// Record the tensor's amax into slot 0 of an f32 history (in place,
   /// max with the slot's value; TE's delayed-scaling cast). Length 0: none.
   int64_t historyLength = 0;
+  /// With historyLength 1: the slot is the op's amax result, a zeroed f32
+  /// scalar (operand `amax_out`, name suffix `_amax`), not a history.
+  bool amaxScalar = false;
   bool isAmaxOnly = false;
 
   // The scale rule (the recipe's parameters).
@@ -115,7 +119,9 @@ struct QuantizeProblem {
     return ceilDiv(rows, kQuantizeTileRows);
   }
   int64_t colTiles() const { return ceilDiv(cols, kQuantizeTileCols); }
-  static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+  static int64_t ceilDiv(int64_t a, int64_t b) {
+    return contract::ceilDiv(a, b);
+  }
   static int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
 
   /// The problem of `op`, or a diagnostic saying why no kernel takes it.
@@ -130,7 +136,8 @@ struct QuantizeProblem {
 };
 
 /// `fp8_quantize_<recipe>_<granularity>_<in>_<elem>_r<R>_c<C>[_row]`
-/// `[_col|_col_untransposed][_hist<L>][_mxscales]` or `fp8_amax_<in>_r<R>_c<C>`, with
+/// `[_col|_col_untransposed][_hist<L>|_amax][_mxscales]` or
+/// `fp8_amax_<in>_r<R>_c<C>`, with
 /// `rdyn` in place of `r<R>` for a run-time R.
 std::string getQuantizeKernelName(const QuantizeProblem &problem);
 
@@ -141,8 +148,8 @@ int64_t getQuantizeSharedMemoryBytes(const QuantizeProblem &problem);
 /// The metadata (`fp8.kernel_metadata`). Operands, in the kernel's
 /// parameter order: `x`, then `scale` (Given) or `amax` (FromAmax; in the
 /// amax kernel its output), `rowwise`, `rowwise_scale_inv`, `columnwise`,
-/// `columnwise_scale_inv`, `amax_history`, then `r` (i32, the value of
-/// symbol "R") for a run-time R. Scale layouts are the ones the GEMMs read
+/// `columnwise_scale_inv`, `amax_history` (or the scalar `amax_out` with
+/// amaxScalar), then `r` (i32, the value of symbol "R") for a run-time R. Scale layouts are the ones the GEMMs read
 /// (see docs/design.md, "Quantization kernels"); with a run-time R their
 /// extents are symbolic ("R", "roundup(R, 4)", "ceildiv(R, 128)").
 md::KernelMetadata buildQuantizeKernelMetadata(StringRef name,
@@ -150,11 +157,16 @@ md::KernelMetadata buildQuantizeKernelMetadata(StringRef name,
                                                const QuantizeProblem &problem);
 
 /// Whether `type` is what the elementwise kernels (quantization,
-/// dequantization) take: a static 2-D tensor of fewer than 2^31 elements
-/// (in-row offsets are i32). Otherwise a diagnostic on `op` naming
-/// `kernels` ("the quantization kernels").
+/// dequantization) take: a 2-D tensor with a static C, and for a static R
+/// fewer than 2^31 elements (32-bit offsets). Otherwise a diagnostic on
+/// `op` naming `kernels` ("the quantization kernels").
 LogicalResult checkKernelMatrix(Operation *op, ShapedType type,
                                 StringRef kernels);
+
+/// The quantization kernels' limits on `op` that no later pass changes
+/// (docs/contract.md): what fp8-verify-target checks. QuantizeProblem::get
+/// checks these and what depends on the op's neighbours.
+LogicalResult verifyQuantizeKernelContract(QuantizeOp op);
 
 /// How the quantization kernels store the scale_inv of a `rows` x `cols`
 /// quantized matrix whose blocks run along `cols` (rowwise: x; columnwise:

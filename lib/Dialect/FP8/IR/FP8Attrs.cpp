@@ -1,5 +1,6 @@
 //===- FP8Attrs.cpp - FP8 dialect attributes ------------------------------===//
 
+#include "FP8/Dialect/FP8/IR/FP8Contract.h"
 #include "FP8/Dialect/FP8/IR/FP8Dialect.h"
 #include "FP8/Target/Chip.h"
 
@@ -31,9 +32,18 @@ FailureOr<Accumulation> mlir::fp8::parseAccumulation(AsmParser &parser) {
     return failure();
   }
   int64_t interval = 0;
-  if (parser.parseLParen() || parser.parseInteger(interval) ||
-      parser.parseRParen())
+  if (parser.parseLParen())
     return failure();
+  SMLoc intervalLoc = parser.getCurrentLocation();
+  if (parser.parseInteger(interval) || parser.parseRParen())
+    return failure();
+  // promoted(0) would read as `fast` (interval 0).
+  if (interval == 0) {
+    parser.emitError(intervalLoc, "expected accumulation promoted(N) with N a "
+                                  "positive multiple of 32 (the MMA K step), "
+                                  "got promoted(0)");
+    return failure();
+  }
   return Accumulation::promoted(interval);
 }
 
@@ -104,6 +114,26 @@ verifyAccumulationParam(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "expected accumulation promoted(N) with N a positive "
                           "multiple of 32 (the MMA K step), got promoted("
                        << a.promoteInterval << ")";
+  if (a.promoteInterval > contract::kMaxExtent)
+    return emitError() << "expected accumulation promoted(N) with N at most "
+                       << contract::kMaxExtentText
+                       << " (a K extent), got promoted(" << a.promoteInterval
+                       << ")";
+  return success();
+}
+
+/// Tile extents are tensor extents: at most contract::kMaxExtent.
+static LogicalResult
+verifyTileExtents(function_ref<InFlightDiagnostic()> emitError,
+                  StringRef what, const TileShape &tile) {
+  if (tile.rows <= 0 || tile.cols <= 0)
+    return emitError() << "expected " << what
+                       << " with positive extents, got " << tile.rows << "x"
+                       << tile.cols;
+  if (tile.rows > contract::kMaxExtent || tile.cols > contract::kMaxExtent)
+    return emitError() << "expected " << what << " with extents of at most "
+                       << contract::kMaxExtentText << " (tensor extents), got "
+                       << tile.rows << "x" << tile.cols;
   return success();
 }
 
@@ -150,10 +180,7 @@ GranularityAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << "' takes no tile shape";
     return success();
   case GranularityKind::Tile:
-    if (tile.rows <= 0 || tile.cols <= 0)
-      return emitError() << "expected a tile shape with positive extents, got "
-                         << tile.rows << "x" << tile.cols;
-    return success();
+    return verifyTileExtents(emitError, "a tile shape", tile);
   case GranularityKind::MX:
     if (tile.rows != 1 || tile.cols != 32)
       return emitError() << "expected MX blocks of 1x32 (OCP MX v1.0), got "
@@ -203,7 +230,7 @@ std::string GranularityAttr::describe() const {
 static int64_t ceilDivOrDynamic(int64_t size, int64_t block) {
   if (ShapedType::isDynamic(size))
     return ShapedType::kDynamic;
-  return llvm::divideCeil(size, block);
+  return contract::ceilDiv(size, block);
 }
 
 SmallVector<int64_t> GranularityAttr::getScaleShape(int64_t rows,
@@ -225,6 +252,12 @@ SmallVector<int64_t> GranularityAttr::getScaleShape(int64_t rows,
 // GemmConfigAttr
 //===----------------------------------------------------------------------===//
 
+/// More tile rows than a grid dimension holds gain nothing, and the
+/// scheduler multiplies the group by the tile columns in 32 bits.
+static constexpr int64_t kMaxRasterGroup = 65535;
+/// The sm_100a CTA pair's tile; sm_90a takes at most 128.
+static constexpr int64_t kMaxGemmTileM = 256;
+
 LogicalResult
 GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        GemmTileShape tile, int64_t stages, TileShape cluster,
@@ -232,6 +265,11 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (tile.m <= 0 || tile.m % 64 != 0)
     return emitError() << "expected a tile M that is a positive multiple of "
                           "64 (one warpgroup MMA), got "
+                       << tile.m;
+  if (tile.m > kMaxGemmTileM)
+    return emitError() << "expected a tile M of at most " << kMaxGemmTileM
+                       << " (the largest the sm_90a and sm_100a kernels "
+                          "take), got "
                        << tile.m;
   if (tile.n < 8 || tile.n > kMaxMmaN || tile.n % 8 != 0)
     return emitError() << "expected a tile N that is a multiple of 8 in "
@@ -251,6 +289,10 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << cluster.rows << "x" << cluster.cols;
   if (rasterGroup < 1)
     return emitError() << "expected a raster_group >= 1, got " << rasterGroup;
+  if (rasterGroup > kMaxRasterGroup)
+    return emitError() << "expected a raster_group of at most "
+                       << kMaxRasterGroup
+                       << " (tile rows walked together), got " << rasterGroup;
   if (streamK && streamK.getValue() && !(cluster.rows == 1 && cluster.cols == 1))
     return emitError() << "stream-K takes a 1x1 cluster, got " << cluster.rows
                        << "x" << cluster.cols;
@@ -323,7 +365,10 @@ BlockwiseScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "expected an activation tile 1xN with N a positive "
                           "multiple of 32, got "
                        << act.rows << "x" << act.cols;
-  if (weight.rows <= 0 || weight.cols != act.cols)
+  if (failed(verifyTileExtents(emitError, "an activation tile", act)) ||
+      failed(verifyTileExtents(emitError, "a weight tile", weight)))
+    return failure();
+  if (weight.cols != act.cols)
     return emitError() << "expected a weight tile Rx" << act.cols
                        << " (same K extent as the activation tile), got "
                        << weight.rows << "x" << weight.cols;

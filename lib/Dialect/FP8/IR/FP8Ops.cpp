@@ -1,6 +1,7 @@
 //===- FP8Ops.cpp - FP8 dialect operations: verifiers, canonicalization ---===//
 
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "FP8/Dialect/FP8/IR/FP8Contract.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -18,19 +19,7 @@ using namespace mlir::fp8;
 // Shared verification helpers
 //===----------------------------------------------------------------------===//
 
-/// `[4096, ?, 56]`
-static std::string formatShape(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  llvm::raw_string_ostream os(s);
-  llvm::interleaveComma(shape, os, [&](int64_t d) {
-    if (ShapedType::isDynamic(d))
-      os << "?";
-    else
-      os << d;
-  });
-  os << "]";
-  return s;
-}
+using contract::formatShape;
 
 static std::string formatRecipe(RecipeAttrInterface recipe) {
   std::string s;
@@ -355,6 +344,43 @@ LogicalResult DequantizeOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// ScalesToMXOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScalesToMXOp::verify() {
+  GranularityAttr granularity = getGranularity();
+  if (!granularity.isTile() || granularity.getTile().cols % 32 != 0)
+    return emitOpError() << "expected blockwise tiles whose K extent is a "
+                            "multiple of 32 (the MX block), got "
+                         << granularity.describe();
+  TileShape tile = granularity.getTile();
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  int64_t rows = result[0], mxBlocks = result[1];
+  if (ShapedType::isDynamic(mxBlocks))
+    return emitOpError() << "expected a static number of MX blocks per row";
+  if (ShapedType::isDynamic(rows) && tile.rows != 1)
+    return emitOpError() << "expected a static row count R for "
+                         << granularity.describe()
+                         << " (only 1-row tiles give R from the scales)";
+  // ceil(C / Kb) = ceil(ceil(C / 32) / (Kb / 32)), Kb being a multiple of 32.
+  SmallVector<int64_t> expected = {
+      ShapedType::isDynamic(rows) ? ShapedType::kDynamic
+                                  : llvm::divideCeil(rows, tile.rows),
+      llvm::divideCeil(mxBlocks, tile.cols / 32)};
+  if (!isCompatibleShape(input, expected) ||
+      (tile.rows == 1 && ShapedType::isDynamic(rows) !=
+                             ShapedType::isDynamic(input[0])))
+    return emitOpError() << "expected the " << granularity.describe()
+                         << " scales of an [R, C] = " << formatShape(
+                                {rows, ShapedType::kDynamic})
+                         << " operand with ceil(C/32) = " << mxBlocks
+                         << " to have shape " << formatShape(expected)
+                         << ", got " << formatShape(input);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // ScaledMatmulOp
 //===----------------------------------------------------------------------===//
 
@@ -412,6 +438,48 @@ void ScaledMatmulOp::getEffects(
   }
 }
 
+/// The destination-passing form reads and writes plain buffers: dense
+/// row-major (the identity layout) in global memory, D and the amax in
+/// buffers of their own.
+static LogicalResult verifyBuffers(ScaledMatmulOp op) {
+  std::pair<StringRef, Value> operands[] = {
+      {"A", op.getA()},
+      {"B", op.getB()},
+      {"a_scale_inv", op.getAScaleInv()},
+      {"b_scale_inv", op.getBScaleInv()},
+      {"bias", op.getBias()},
+      {"accumulate_into (C)", op.getC()},
+      {"outs (D)", op.getOut()},
+      {"amax_outs", op.getAmaxOut()}};
+  for (auto [name, value] : operands) {
+    if (!value)
+      continue;
+    auto type = cast<MemRefType>(value.getType());
+    if (!type.getLayout().isIdentity())
+      return op.emitOpError()
+             << name << " is " << type
+             << ": the kernels read dense row-major buffers (the identity "
+                "layout) and take no strides; copy it into a contiguous "
+                "buffer (memref.alloc + memref.copy) first";
+    if (type.getMemorySpace())
+      return op.emitOpError()
+             << name << " is " << type
+             << ", in a memory space: the kernels read and write global "
+                "memory, a memref with no memory space";
+  }
+  for (auto [name, value] : ArrayRef(operands).drop_back(2))
+    if (value && (value == op.getOut() || value == op.getAmaxOut()))
+      return op.emitOpError()
+             << name << " is also an output buffer ("
+             << (value == op.getOut() ? "outs" : "amax_outs")
+             << "): the kernel reads its operands while it writes its "
+                "outputs, so each output needs a buffer of its own";
+  if (op.getAmaxOut() && op.getAmaxOut() == op.getOut())
+    return op.emitOpError() << "expected different buffers for outs and "
+                               "amax_outs";
+  return success();
+}
+
 /// The three classes of scale pairs a GEMM supports.
 enum class ScaleClass { Epilogue, Blockwise, MX };
 static ScaleClass classify(GranularityAttr g) {
@@ -440,23 +508,13 @@ LogicalResult ScaledMatmulOp::verify() {
                                        : "expected every operand to be a "
                                          "tensor (memrefs need an `outs` "
                                          "buffer)");
+  if (buffers && failed(verifyBuffers(*this)))
+    return failure();
+  // A and B agree on K: checked before the generic verification
+  // (verifyBeforeInvariants in FP8Contract.cpp).
   GranularityAttr ga = getAGranularity(), gb = getBGranularity();
   int64_t m = getM(), n = getN(), k = getK();
-  int64_t kb =
-      shapedType(getB()).getDimSize(getBMajor() == OperandMajor::K ? 1 : 0);
   ShapedType outType = getOutputType();
-  auto describeMajor = [](OperandMajor major, StringRef mn) {
-    return major == OperandMajor::K ? ("K-major [" + mn + ", K]").str()
-                                    : ("MN-major [K, " + mn + "]").str();
-  };
-  if (!ShapedType::isDynamic(k) && !ShapedType::isDynamic(kb) && k != kb)
-    return emitOpError() << "expected A and B to have the same K: A is "
-                         << describeMajor(getAMajor(), "M") << " "
-                         << formatShape(shapedType(getA()).getShape())
-                         << " with K = " << k << ", B is "
-                         << describeMajor(getBMajor(), "N") << " "
-                         << formatShape(shapedType(getB()).getShape())
-                         << " with K = " << kb;
   if (!isCompatibleShape(outType.getShape(), {m, n}))
     return emitOpError() << "expected a result of shape [M, N] = "
                          << formatShape({m, n}) << ", got "
@@ -540,13 +598,10 @@ static FailureOr<std::array<int64_t, 3>>
 verifyLinearLayer(Operation *op, Value input, Value weight,
                   RecipeAttrInterface recipe, unsigned numScales,
                   unsigned expectedScales) {
+  // The input and the weight agree on K: checked before the generic
+  // verification (verifyBeforeInvariants in FP8Contract.cpp).
   ArrayRef<int64_t> x = shapedType(input).getShape();
   ArrayRef<int64_t> w = shapedType(weight).getShape();
-  if (!isCompatibleShape({x[1]}, {w[1]}))
-    return op->emitOpError()
-           << "expected the input [M, K] and the weight [N, K] to have the "
-              "same K, got "
-           << formatShape(x) << " and " << formatShape(w);
   bool isDelayed = isa<DelayedScalingAttr>(recipe);
   if (isDelayed && numScales != expectedScales)
     return op->emitOpError()

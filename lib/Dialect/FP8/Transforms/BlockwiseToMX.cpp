@@ -7,7 +7,7 @@
 // (docs/design.md, "Blockwise to MX on Blackwell"). Scales that an
 // fp8.quantize of the same function produces are produced in that form by
 // the quantization itself (its `scale_granularity`); others are converted
-// by a linalg.generic.
+// by an fp8.scales_to_mx.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,11 +15,7 @@
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -35,45 +31,23 @@ static constexpr int64_t kMXBlock = 32;
 
 /// The UE8M0 scales `[rows, ceil(k / 32)]` of an operand whose blockwise
 /// scales `scale` (logical `[ceil(rows / R), ceil(k / Kb)]`) belong to
-/// `tile` = RxKb: element (r, j) is the code of scale (r / R, j / (Kb / 32)).
-/// A power-of-two f32 scale's code is its biased exponent field (bits
-/// 23..30), which maps NaN and inf to the UE8M0 NaN (0xFF) as well.
+/// `tile` = RxKb: an fp8.scales_to_mx (a kernel writing the MX atoms), or
+/// the scales themselves when a quantization already wrote them so.
+/// `rows` is ShapedType::kDynamic for a run-time extent (1-row tiles only).
 static Value convertScales(PatternRewriter &rewriter, Location loc,
-                           Value scale, TileShape tile, OpFoldResult rows,
+                           Value scale, GranularityAttr tile, int64_t rows,
                            int64_t k) {
   // Already in the MX form: written so by the quantization.
   if (auto quantize = scale.getDefiningOp<QuantizeOp>();
       quantize && quantize.getScaleGranularityAttr())
     return scale;
-  MLIRContext *ctx = rewriter.getContext();
-  Type e8m0 = Float8E8M0FNUType::get(ctx);
-  int64_t mxBlocks = llvm::divideCeil(k, kMXBlock);
-  Value init = tensor::EmptyOp::create(
-      rewriter, loc, ArrayRef<OpFoldResult>{rows, rewriter.getIndexAttr(mxBlocks)},
-      e8m0);
-  AffineExpr r, j;
-  bindDims(ctx, r, j);
-  AffineMap input = AffineMap::get(
-      2, 0, {r.floorDiv(tile.rows), j.floorDiv(tile.cols / kMXBlock)}, ctx);
-  AffineMap output = rewriter.getMultiDimIdentityMap(2);
-  bool isF32 = cast<ShapedType>(scale.getType()).getElementType().isF32();
-  auto generic = linalg::GenericOp::create(
-      rewriter, loc, init.getType(), scale, init,
-      ArrayRef<AffineMap>{input, output},
-      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
-                                    utils::IteratorType::parallel},
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value code = args[0];
-        if (isF32) {
-          Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), code);
-          Value exponent = arith::ShRUIOp::create(
-              b, loc, bits, arith::ConstantIntOp::create(b, loc, 23, 32));
-          Value byte = arith::TruncIOp::create(b, loc, b.getI8Type(), exponent);
-          code = arith::BitcastOp::create(b, loc, e8m0, byte);
-        }
-        linalg::YieldOp::create(b, loc, code);
-      });
-  return generic.getResult(0);
+  // With 1-row tiles the scales have R rows themselves.
+  auto scaleType = cast<RankedTensorType>(scale.getType());
+  if (ShapedType::isDynamic(rows) && tile.getTile().rows == 1)
+    rows = scaleType.getDimSize(0);
+  auto type = RankedTensorType::get({rows, llvm::divideCeil(k, kMXBlock)},
+                                    Float8E8M0FNUType::get(rewriter.getContext()));
+  return ScalesToMXOp::create(rewriter, loc, type, scale, tile);
 }
 
 /// Whether `g`'s scales of `scale` are powers of two (so UE8M0 holds them
@@ -103,6 +77,10 @@ static const char *getMismatch(ScaledMatmulOp op) {
     return "scales may not be powers of two";
   if (ShapedType::isDynamic(op.getK()))
     return "expected a static K";
+  // fp8.scales_to_mx takes a run-time row count only for 1-row tiles.
+  if ((ga.getTile().rows != 1 && ShapedType::isDynamic(op.getM())) ||
+      (gb.getTile().rows != 1 && ShapedType::isDynamic(op.getN())))
+    return "expected a static extent for the operands of multi-row tiles";
   return nullptr;
 }
 
@@ -258,17 +236,12 @@ struct BlockwiseToMX : public OpRewritePattern<ScaledMatmulOp> {
                                 PatternRewriter &rewriter) const override {
     if (const char *mismatch = getMismatch(op))
       return rewriter.notifyMatchFailure(op, mismatch);
-    GranularityAttr ga = op.getAGranularity(), gb = op.getBGranularity();
     int64_t k = op.getK();
     Location loc = op.getLoc();
-    auto extent = [&](Value operand, OperandMajor major) {
-      return tensor::getMixedSize(rewriter, loc, operand,
-                                  major == OperandMajor::K ? 0 : 1);
-    };
-    Value sa = convertScales(rewriter, loc, op.getAScaleInv(), ga.getTile(),
-                             extent(op.getA(), op.getAMajor()), k);
-    Value sb = convertScales(rewriter, loc, op.getBScaleInv(), gb.getTile(),
-                             extent(op.getB(), op.getBMajor()), k);
+    Value sa = convertScales(rewriter, loc, op.getAScaleInv(),
+                             op.getAGranularity(), op.getM(), k);
+    Value sb = convertScales(rewriter, loc, op.getBScaleInv(),
+                             op.getBGranularity(), op.getN(), k);
     auto mx = GranularityAttr::getMX(getContext(), kMXBlock);
     rewriter.modifyOpInPlace(op, [&] {
       op.getAScaleInvMutable().assign(sa);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FP8/Conversion/FP8ToGPU/KernelContract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -53,6 +55,9 @@ struct QuantizeKey {
 
 struct QuantizeRequest {
   RecipeAttrInterface recipe;
+  /// The layer tensor of the first request (names the saved tensors of a
+  /// split training step).
+  LayerTensor tensor = LayerTensor::Input;
   /// The first op of the block that reads it: the insertion point, which
   /// the input and scale (operands of that op) dominate.
   Operation *firstUser = nullptr;
@@ -172,6 +177,12 @@ private:
                    RecipeAttrInterface recipe, Value bias, Value c);
   void rewriteLinear(OpBuilder &b, LinearOp op);
   void rewriteBackward(OpBuilder &b, LinearBackwardOp op);
+  /// In a function to split (fp8.split_backward): marks the output
+  /// gradient `op` reads, which must be an argument, fp8.grad_output.
+  static LogicalResult markGradOutput(LinearBackwardOp op);
+  static bool isInSplitFunction(Operation *op);
+  /// "x", "w" or "dy".
+  static StringRef getTensorName(LayerTensor tensor);
 
   const ChipInfo &chip;
   llvm::MapVector<QuantizeKey, QuantizeRequest> requests;
@@ -195,6 +206,7 @@ void LinearExpander::request(Operation *user, RecipeAttrInterface recipe,
   if (!r.firstUser) {
     r.firstUser = user;
     r.recipe = recipe;
+    r.tensor = tensor;
   }
   if (kAlongRows || readsRowwiseMNMajor(key))
     r.rowwise = true;
@@ -209,10 +221,14 @@ LogicalResult LinearExpander::plan(Operation *op) {
     recipe = linear.getRecipe();
   else
     recipe = cast<LinearBackwardOp>(op).getRecipe();
-  if (isa<MXScalingAttr>(recipe) && !chip.supportsBlockScaledMma)
-    return op->emitOpError()
-           << "MXFP8 needs the block-scaled MMA of sm_100a; " << chip.name
-           << " has none (use #fp8.blockwise or a per-tensor recipe there)";
+  // The chip's and the kernels' limits in the layer's terms, before the
+  // GEMMs exist.
+  if (failed(verifyLinearKernelContract(op, chip)))
+    return failure();
+
+  if (auto backward = dyn_cast<LinearBackwardOp>(op))
+    if (failed(markGradOutput(backward)))
+      return failure();
 
   if (auto linear = dyn_cast<LinearOp>(op)) {
     bool amax = static_cast<bool>(linear.getInputAmax());
@@ -236,6 +252,48 @@ LogicalResult LinearExpander::plan(Operation *op) {
             backward.getInputScale(), /*kAlongRows=*/false, false);
   }
   layers.push_back(op);
+  return success();
+}
+
+/// The function of `op` if it is a training step to split into forward and
+/// backward (`fp8.split_backward`), else null.
+static FunctionOpInterface getSplitFunction(Operation *op) {
+  auto function = op->getParentOfType<FunctionOpInterface>();
+  return function && function->hasAttr(kSplitBackwardAttrName) ? function
+                                                               : nullptr;
+}
+
+bool LinearExpander::isInSplitFunction(Operation *op) {
+  return static_cast<bool>(getSplitFunction(op));
+}
+
+StringRef LinearExpander::getTensorName(LayerTensor tensor) {
+  switch (tensor) {
+  case LayerTensor::Input:
+    return "x";
+  case LayerTensor::Weight:
+    return "w";
+  case LayerTensor::GradOutput:
+    return "dy";
+  }
+  llvm_unreachable("unknown layer tensor");
+}
+
+LogicalResult LinearExpander::markGradOutput(LinearBackwardOp op) {
+  FunctionOpInterface function = getSplitFunction(op);
+  if (!function)
+    return success();
+  // The backward of a split step starts at its output gradients: they must
+  // come in as arguments (a later call provides them).
+  auto arg = dyn_cast<BlockArgument>(op.getGradOutput());
+  if (!arg || arg.getOwner() != &function.getFunctionBody().front())
+    return op.emitOpError()
+           << "reads an output gradient that is not an argument of its "
+              "function, which is split into forward and backward ("
+           << kSplitBackwardAttrName
+           << "): the backward starts at the gradients passed to it";
+  function.setArgAttr(arg.getArgNumber(), kGradOutputAttrName,
+                      UnitAttr::get(op.getContext()));
   return success();
 }
 
@@ -360,6 +418,8 @@ void LinearExpander::rewrite(OpBuilder &b) {
         r.columnwise && !transposed ? ColumnwiseLayout::Untransposed
                                     : ColumnwiseLayout::Transposed,
         /*scale_granularity=*/GranularityAttr());
+    if (isInSplitFunction(r.firstUser))
+      r.op->setAttr(kNameAttrName, b.getStringAttr(getTensorName(r.tensor)));
   }
   for (Operation *op : layers) {
     if (auto linear = dyn_cast<LinearOp>(op))

@@ -1,5 +1,6 @@
 //===- VerifyTarget.cpp - Reject fp8 ops the chosen GPU cannot run --------===//
 
+#include "FP8/Conversion/FP8ToGPU/KernelContract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
@@ -42,27 +43,51 @@ LogicalResult mlir::fp8::verifyScaledMatmulForChip(ScaledMatmulOp op,
   return success();
 }
 
+LogicalResult mlir::fp8::verifyOpForTarget(Operation *op,
+                                           const TargetInfo &target) {
+  if (auto matmul = dyn_cast<ScaledMatmulOp>(op))
+    if (failed(verifyScaledMatmulForChip(matmul, target.chip)))
+      return failure();
+  return verifyKernelContract(op, target);
+}
+
+LogicalResult mlir::fp8::verifyOpsForTarget(Operation *root,
+                                            const TargetInfo &target) {
+  Dialect *fp8 = root->getContext()->getLoadedDialect<FP8Dialect>();
+  bool failed = false;
+  root->walk([&](Operation *op) {
+    if (op->getDialect() == fp8)
+      failed |= mlir::failed(verifyOpForTarget(op, target));
+  });
+  return failure(failed);
+}
+
+LogicalResult mlir::fp8::verifyOpsForTarget(Operation *root) {
+  // The target is read at the first fp8 op: a module without one has
+  // nothing to check (and needs no target).
+  Operation *first = nullptr;
+  Dialect *fp8 = root->getContext()->getLoadedDialect<FP8Dialect>();
+  root->walk([&](Operation *op) {
+    if (op->getDialect() != fp8)
+      return WalkResult::advance();
+    first = op;
+    return WalkResult::interrupt();
+  });
+  if (!first)
+    return success();
+  FailureOr<TargetInfo> target = getTarget(first);
+  if (failed(target))
+    return failure();
+  return verifyOpsForTarget(root, *target);
+}
+
 namespace {
 struct VerifyTargetPass
     : public fp8::impl::FP8VerifyTargetBase<VerifyTargetPass> {
   using FP8VerifyTargetBase::FP8VerifyTargetBase;
 
   void runOnOperation() override {
-    // The target is read at the first GEMM: a module without one has
-    // nothing to check.
-    std::optional<TargetInfo> target;
-    bool failed = false;
-    WalkResult walk = getOperation()->walk([&](ScaledMatmulOp op) {
-      if (!target) {
-        FailureOr<TargetInfo> found = getTarget(op);
-        if (mlir::failed(found))
-          return WalkResult::interrupt();
-        target.emplace(*found);
-      }
-      failed |= mlir::failed(verifyScaledMatmulForChip(op, target->chip));
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted() || failed)
+    if (failed(verifyOpsForTarget(getOperation())))
       signalPassFailure();
   }
 };

@@ -7,13 +7,13 @@
 // transposed one on sm_90a: the same values stored [C, R], read K-major.
 // CHECK-LABEL: func.func @flip_untransposed_columnwise
 // CHECK: %[[C:.*]], %[[CS:.*]] = fp8.quantize %arg1 {granularity = #fp8.granularity<tile 128x128>, recipe = #fp8.blockwise<>} : tensor<256x64xbf16> -> columnwise(tensor<64x256xf8E4M3FN>, tensor<1x2xf32>)
-// CHECK: fp8.scaled_matmul %arg0, %[[C]], %arg2, %[[CS]] {a_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, b_granularity = #fp8.granularity<tile 128x128>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>,
+// CHECK: fp8.scaled_matmul %arg0, %[[C]], %arg2, %[[CS]] {a_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, b_granularity = #fp8.granularity<tile 128x128>, recipe = #fp8.blockwise<>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>,
 // SM100-LABEL: func.func @flip_untransposed_columnwise
 // SM100: columnwise_layout = #fp8.columnwise_layout<untransposed>
 // SM100: b_major = #fp8.major<mn>
 func.func @flip_untransposed_columnwise(%a: tensor<128x256xf8E4M3FN>, %w: tensor<256x64xbf16>, %sa: tensor<128x2xf32>) -> tensor<128x64xbf16> {
   %wq, %ws = fp8.quantize %w {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 128x128>, columnwise_layout = #fp8.columnwise_layout<untransposed>} : tensor<256x64xbf16> -> columnwise(tensor<256x64xf8E4M3FN>, tensor<1x2xf32>)
-  %0 = fp8.scaled_matmul %a, %wq, %sa, %ws {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, b_major = #fp8.major<mn>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x256xf8E4M3FN>, tensor<256x64xf8E4M3FN>, tensor<128x2xf32>, tensor<1x2xf32>) -> tensor<128x64xbf16>
+  %0 = fp8.scaled_matmul %a, %wq, %sa, %ws {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, b_major = #fp8.major<mn>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<>} : (tensor<128x256xf8E4M3FN>, tensor<256x64xf8E4M3FN>, tensor<128x2xf32>, tensor<1x2xf32>) -> tensor<128x64xbf16>
   return %0 : tensor<128x64xbf16>
 }
 

@@ -1,10 +1,11 @@
 // RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-verify-target -verify-diagnostics
 // RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-verify-target | FileCheck %s --check-prefix=SM100
 
-// Legal everywhere: TN, per-tensor and blockwise.
+// Legal everywhere: TN, per-tensor and blockwise (power-of-two scales, which
+// sm_100a's block-scaled MMA takes).
 // SM100-LABEL: func.func @tn_blockwise
 func.func @tn_blockwise(%a: tensor<128x256xf8E4M3FN>, %b: tensor<128x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<1x2xf32>) -> tensor<128x128xbf16> {
-  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<128x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<1x2xf32>) -> tensor<128x128xbf16>
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, recipe = #fp8.blockwise<>} : (tensor<128x256xf8E4M3FN>, tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<1x2xf32>) -> tensor<128x128xbf16>
   return %0 : tensor<128x128xbf16>
 }
 

@@ -5,10 +5,21 @@
 
 include "FP8/Dialect/FP8/IR/FP8Attrs.td"
 include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+// Checks what the generic verification would report in its own terms, or
+// hide, before it runs: unranked operands, extents outside the contract,
+// the K of a GEMM, operand segment sizes (verifyBeforeInvariants in
+// FP8Ops.cpp). Structural traits are verified first, in list order.
+def FP8_VerifiesContractFirst
+    : NativeOpTrait<"VerifiesContractFirst">, StructuralOpTrait {
+  let cppNamespace = "::mlir::fp8";
+}
+
 class FP8_Op<string mnemonic, list<Trait> traits = []>
-    : Op<FP8_Dialect, mnemonic, traits>;
+    : Op<FP8_Dialect, mnemonic,
+         !listconcat([FP8_VerifiesContractFirst], traits)>;
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -18,12 +29,19 @@ def FP8_HighPrecisionFloat : AnyTypeOf<[BF16, F16, F32]>;
 def FP8_Float8 : AnyTypeOf<[F8E4M3FN, F8E5M2], "FP8 (f8E4M3FN or f8E5M2)">;
 def FP8_ScaleElement : AnyTypeOf<[F32, F8E8M0FNU], "f32 or f8E8M0FNU">;
 
-def FP8_HighPrecisionTensor : RankedTensorOf<[BF16, F16, F32]>;
-def FP8_Float8Tensor : RankedTensorOf<[F8E4M3FN, F8E5M2]>;
-def FP8_Float8Matrix : 2DTensorOf<[F8E4M3FN, F8E5M2]>;
-def FP8_ScaleTensor : RankedTensorOf<[F32, F8E8M0FNU]>;
-def FP8_F32Scalar : 0DTensorOf<[F32]>;
-def FP8_AmaxHistory : 1DTensorOf<[F32]>;
+// Ranked tensor constraints whose C++ type is TensorType: the custom
+// assembly formats then parse an unranked tensor too, and the verifier
+// reports it by the operand's name (a RankedTensorType would fail in the
+// parser with "invalid kind of type specified").
+class FP8_Ranked<Type type>
+    : Type<type.predicate, type.summary, "::mlir::TensorType">;
+
+def FP8_HighPrecisionTensor : FP8_Ranked<RankedTensorOf<[BF16, F16, F32]>>;
+def FP8_Float8Tensor : FP8_Ranked<RankedTensorOf<[F8E4M3FN, F8E5M2]>>;
+def FP8_ScaleTensor : FP8_Ranked<RankedTensorOf<[F32, F8E8M0FNU]>>;
+def FP8_F32Tensor : FP8_Ranked<RankedTensorOf<[F32]>>;
+def FP8_F32Scalar : FP8_Ranked<0DTensorOf<[F32]>>;
+def FP8_AmaxHistory : FP8_Ranked<1DTensorOf<[F32]>>;
 
 def FP8_RecipeAttr : Attr<
     CPred<"::llvm::isa<::mlir::fp8::RecipeAttrInterface>($_self)">,
@@ -86,7 +104,7 @@ def FP8_ComputeScaleOp : FP8_Op<"compute_scale", [Pure]> {
         : tensor<16xf32>, tensor<f32> -> tensor<f32>, tensor<f32>, tensor<16xf32>
     ```
   }];
-  let arguments = (ins RankedTensorOf<[F32]>:$amax,
+  let arguments = (ins FP8_F32Tensor:$amax,
                        Optional<FP8_F32Scalar>:$previous_scale,
                        FP8_RecipeAttr:$recipe,
                        TypeAttrOf<FP8_Float8>:$element_type);
@@ -230,6 +248,43 @@ def FP8_DequantizeOp : FP8_Op<"dequantize", [Pure]> {
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.scales_to_mx
+//===----------------------------------------------------------------------===//
+
+def FP8_ScalesToMXOp : FP8_Op<"scales_to_mx", [Pure]> {
+  let summary = "power-of-two blockwise scales as the MX scales of the same data";
+  let description = [{
+    The `mx 1x32` scale_inv tensor (`f8E8M0FNU`, `[R, ceil(C/32)]`) of an
+    `[R, C]` operand quantized in `granularity` tiles (`tile RxKb`, Kb a
+    multiple of 32), given its blockwise `scale_inv` (`[ceil(R/R_tile),
+    ceil(C/Kb)]`, f32 powers of two or `f8E8M0FNU`): each tile's UE8M0 code
+    (the biased exponent field of a power-of-two f32) repeated over the 1x32
+    blocks it covers, as `fp8.quantize` with `scale_granularity = mx 1x32`
+    writes them itself. The FP8 data are unchanged: this is how a blockwise
+    GEMM whose scales come from elsewhere (e.g. function arguments) runs on
+    the block-scaled MMA (numerics.md, "Blockwise to MX on Blackwell");
+    `fp8-blockwise-to-mx` creates it and `fp8-lower-quantize` lowers it to a
+    kernel writing the MX scale layout. An f32 that is not a power of two
+    has no UE8M0 code: its exponent field is taken as it is.
+
+    R must be static unless the tiles have one row (R is then the scale
+    tensor's first extent).
+
+    ```mlir
+    %mx = fp8.scales_to_mx %s {granularity = #fp8.granularity<tile 1x128>}
+        : tensor<?x56xf32> -> tensor<?x224xf8E8M0FNU>
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[F32, F8E8M0FNU]>:$input,
+                       FP8_GranularityAttr:$granularity);
+  let results = (outs 2DTensorOf<[F8E8M0FNU]>:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -438,6 +493,53 @@ def FP8_LinearBackwardOp : FP8_Op<"linear_backward",
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.launch
+//===----------------------------------------------------------------------===//
+
+def FP8_LaunchOp : FP8_Op<"launch",
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "a kernel launch on tensors, in destination-passing style";
+  let description = [{
+    Calls the host launcher `launcher` of a kernel on tensors. The launcher
+    is a bodiless function with no results whose arguments are the kernel's
+    operands in order, as identity-layout memrefs of the op's operand types
+    (`@NAME_launch_into`, tagged `fp8.kernel`). `outputs` lists, in order,
+    the operands the kernel writes (their launcher arguments carry
+    `bufferization.access = "write"` or `"read-write"`, the others
+    `"read"`): the op returns their new values, in that order. An output's
+    operand is its initial value, which the kernel may read: `tensor.empty`
+    for a pure output, a zero-filled tensor for an amax the kernel
+    max-accumulates into, the previous history for an amax history updated
+    in place.
+
+    One-shot bufferization turns the op into a `func.call` of the launcher
+    on the operands' buffers, each output written in place where the
+    analysis allows it (so a result aliases its output operand's buffer).
+    `fp8-lower-quantize` creates these ops for the quantization ops.
+
+    ```mlir
+    %zero = linalg.fill ins(%c0 : f32) outs(%e : tensor<f32>) -> tensor<f32>
+    %amax = fp8.launch @fp8_amax_bf16_r4096_c4096_launch_into(%x, %zero)
+        outputs [1] : (tensor<4096x4096xbf16>, tensor<f32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$launcher,
+                       Variadic<AnyRankedTensor>:$args,
+                       DenseI64ArrayAttr:$outputs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $launcher `(` $args `)` `outputs` $outputs attr-dict `:`
+    functional-type($args, $results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The position in `outputs` of operand `index`, or -1 if the kernel
+    /// only reads it.
+    int64_t getOutputPosition(unsigned index);
+  }];
 }
 
 #endif // FP8_DIALECT_FP8_IR_FP8OPS_TD

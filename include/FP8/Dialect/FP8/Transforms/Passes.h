@@ -14,12 +14,36 @@ namespace fp8 {
 #include "FP8/Dialect/FP8/Transforms/Passes.h.inc"
 
 struct ChipInfo;
+struct TargetInfo;
 class ScaledMatmulOp;
+
+/// On a function: a training step (fp8.linear + fp8.linear_backward) that
+/// fp8-split-training-step outlines into `@NAME_forward` and
+/// `@NAME_backward`.
+inline constexpr llvm::StringLiteral kSplitBackwardAttrName =
+    "fp8.split_backward";
+/// On a function argument: an output gradient, where the backward starts
+/// (fp8-expand-linear marks those of fp8.linear_backward).
+inline constexpr llvm::StringLiteral kGradOutputAttrName = "fp8.grad_output";
+/// On a function argument or result: the name the runtime and Python bind
+/// it by. On an fp8.quantize of a split function: the layer tensor it
+/// quantizes ("x", "w", "dy"), which names the tensors the backward keeps.
+inline constexpr llvm::StringLiteral kNameAttrName = "fp8.name";
 
 /// Checks `op` against what `chip`'s GEMM lowering can run (the rules of
 /// fp8-verify-target); emits an error on `op` when it cannot.
 LogicalResult verifyScaledMatmulForChip(ScaledMatmulOp op,
                                         const ChipInfo &chip);
+
+/// Checks any fp8 `op` against what the lowerings for `target` can run: the
+/// chip rules above and the kernels' contract (verifyKernelContract,
+/// docs/contract.md); emits an error on `op` when they cannot.
+LogicalResult verifyOpForTarget(Operation *op, const TargetInfo &target);
+/// verifyOpForTarget on every fp8 op nested in `root`; fails if any fails.
+LogicalResult verifyOpsForTarget(Operation *root, const TargetInfo &target);
+/// verifyOpsForTarget for the module's fp8.target (getTarget), which must
+/// be set when `root` holds an fp8 op: what fp8-verify-target runs.
+LogicalResult verifyOpsForTarget(Operation *root);
 
 /// Patterns of fp8-decompose-quantize.
 void populateDecomposeQuantizePatterns(RewritePatternSet &patterns);

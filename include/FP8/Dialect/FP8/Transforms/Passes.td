@@ -51,10 +51,17 @@ def FP8VerifyTarget : Pass<"fp8-verify-target"> {
     handle, before any code generation (LLVM's backend errors abort the
     process, so they must never be reached):
 
-    * MXFP8 (`mx 1x32`) scaled matmuls on a chip without block-scaled MMA
-      (sm_90a);
+    * MXFP8 (`mx 1x32`) scaled matmuls and linear layers on a chip without
+      block-scaled MMA (sm_90a);
     * MN-major FP8 GEMM operands on a chip whose MMA reads FP8 K-major only
-      (sm_90a's wgmma): quantize with a transposed columnwise output instead.
+      (sm_90a's wgmma): quantize with a transposed columnwise output instead;
+    * what the chip's kernels do not take (the kernel rows of
+      docs/contract.md), checked with the lowerings' own checks without
+      building IR: GEMM shapes, alignments, scale tiles, accumulation,
+      32-bit index ranges and `#fp8.gemm_config` fit; quantization,
+      dequantization and amax shapes, alignments and tiles; the shapes and
+      recipe of a linear layer in its own terms (token count M, features N
+      and K).
 
     The pass changes nothing; it fails when it reports an error (a module
     without a target included).
@@ -101,12 +108,65 @@ def FP8ExpandLinear : Pass<"fp8-expand-linear"> {
     accumulates into `accumulate_into` when given; the fprop bias is the
     scaled_matmul's bias.
 
+    In a function marked `fp8.split_backward` (a training step that
+    `fp8-split-training-step` outlines into forward and backward), the pass
+    also marks each output gradient of an `fp8.linear_backward`, which must
+    be a function argument (an error otherwise), with `fp8.grad_output`, and
+    names each quantization after the layer tensor it quantizes
+    (`fp8.name = "x"`, `"w"` or `"dy"`).
+
     Example:
     `fp8-opt --fp8-attach-target=chip=sm_90a --fp8-expand-linear layer.mlir`
   }];
   let dependentDialects = ["::mlir::fp8::FP8Dialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def FP8SplitTrainingStep : Pass<"fp8-split-training-step", "ModuleOp"> {
+  let summary = "Outline a training step into a forward and a backward function";
+  let description = [{
+    PyTorch's autograd runs a layer's forward and backward at different
+    times. A function marked `fp8.split_backward` (a training step:
+    `fp8.linear` and `fp8.linear_backward` of the same tensors, after
+    `fp8-expand-linear` and the passes that choose the quantizations'
+    outputs and scale forms for both phases together) is replaced by two
+    public functions:
+
+    * `@NAME_forward`: every op that does not depend on an output gradient.
+      It returns the original results it computes, then every value the
+      backward reads from it: the FP8 tensors and scales the backward GEMMs
+      take (X's columnwise quantization for wgrad, W's for dgrad on sm_90a;
+      the copies sm_100a's NN/NT GEMMs read), quantized once, one byte per
+      element.
+    * `@NAME_backward`: every op that depends on an output gradient (an
+      argument marked `fp8.grad_output`, as `fp8-expand-linear` marks those
+      of `fp8.linear_backward`; other arguments may be marked by hand),
+      taking the arguments it reads and the saved values, and returning the
+      original results it computes.
+
+    Ops with no operands and no effects (constants) are recreated in each
+    function that uses them. Delayed scaling splits the same way: the
+    forward takes X's and W's scales and returns (or records) their amaxes,
+    the backward dY's. The kernels and launches of the two functions are
+    those of the fused one, in the same order.
+
+    Every argument and result gets an `fp8.name` (kept if it has one): the
+    original ones `argI` / `resultI` by their position in the fused
+    function, the saved ones after what they hold,
+    `<tensor>_<output>` with tensor `x`, `w` or `dy` (`x_1`, ... for more
+    layers) and output `rowwise`, `rowwise_scale_inv`, `columnwise`,
+    `columnwise_scale_inv` or `amax` (`savedI` for other values). The
+    runtime and Python bind them by these names.
+
+    A marked function with no op that depends on an output gradient, with
+    unexpanded linear layers, or whose split names are taken, is an error.
+    `fp8-to-ptx` runs the pass after `fp8-blockwise-to-mx`.
+
+    Example: `fp8-opt --fp8-expand-linear=chip=sm_90a
+    --fp8-split-training-step step.mlir`
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
 def FP8BlockwiseToMX : Pass<"fp8-blockwise-to-mx"> {
@@ -130,7 +190,9 @@ def FP8BlockwiseToMX : Pass<"fp8-blockwise-to-mx"> {
     its rowwise data) reads the quantization's untransposed columnwise
     output instead, added for it: the same bytes, with the scales of the
     transposed tiles. Other scales (e.g. function arguments) are converted
-    by a `linalg.generic` over the scales. The recipe's scales
+    by an `fp8.scales_to_mx`, which `fp8-lower-quantize` makes a kernel
+    writing the MX atoms (for multi-row tiles the operand's rows must then
+    be static). The recipe's scales
     are normal f32 (>= 2^-126) unless `amax_clamp = 0` meets a tile amax
     below 2^-117, which UE8M0 cannot hold exactly.
 
@@ -144,10 +206,7 @@ def FP8BlockwiseToMX : Pass<"fp8-blockwise-to-mx"> {
     Example:
     `fp8-opt --fp8-attach-target=chip=sm_100a --fp8-blockwise-to-mx model.mlir`
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::fp8::FP8Dialect",
-                           "::mlir::linalg::LinalgDialect",
-                           "::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
 }
 
 def FP8SelectLayouts : Pass<"fp8-select-layouts"> {

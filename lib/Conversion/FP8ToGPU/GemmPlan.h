@@ -1,0 +1,25 @@
+//===- GemmPlan.h - The GEMM kernel a chip's lowering builds ----*- C++ -*-===//
+
+#ifndef FP8_LIB_CONVERSION_FP8TOGPU_GEMMPLAN_H
+#define FP8_LIB_CONVERSION_FP8TOGPU_GEMMPLAN_H
+
+#include "FP8/Conversion/FP8ToBlackwell/BlackwellGemm.h"
+#include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
+
+namespace mlir::fp8 {
+
+/// The GEMM kernel the lowering builds for an fp8.scaled_matmul: the
+/// problem (with the operand majors sm_100a reads) and its tiling.
+struct GemmKernelPlan {
+  blackwell::BlackwellGemm gemm;
+  GemmTiling tiling;
+};
+
+/// The kernel the lowering for `target` builds for `op`
+/// (KernelContract.cpp), or a diagnostic on `op` saying why there is none.
+FailureOr<GemmKernelPlan> planGemmKernel(ScaledMatmulOp op,
+                                         const TargetInfo &target);
+
+} // namespace mlir::fp8
+
+#endif // FP8_LIB_CONVERSION_FP8TOGPU_GEMMPLAN_H

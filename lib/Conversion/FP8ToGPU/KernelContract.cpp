@@ -1,0 +1,255 @@
+//===- KernelContract.cpp - What the kernels of a chip take ---------------===//
+
+#include "FP8/Conversion/FP8ToGPU/KernelContract.h"
+#include "FP8/Conversion/FP8ToHopper/HopperGemm.h"
+#include "FP8/Conversion/KernelSkeleton/DequantizeKernel.h"
+#include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
+#include "FP8/Dialect/FP8/IR/FP8Contract.h"
+#include "GemmPlan.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+//===----------------------------------------------------------------------===//
+// GEMMs
+//===----------------------------------------------------------------------===//
+
+/// Elements of the scale tensor of an `mn` x `k` operand at granularity `g`
+/// in the layout the kernels read it in (the metadata's), or nullopt when
+/// that overflows.
+static std::optional<int64_t> getScaleLayoutElements(GranularityAttr g,
+                                                     bool blockScaled,
+                                                     int64_t mn, int64_t k) {
+  using contract::ceilDiv;
+  if (g.isTensor())
+    return 1;
+  if (g.isRow())
+    return mn;
+  int64_t kBlocks = ceilDiv(k, kBlockwiseScaleBlock);
+  // The 128x4 UE8M0 atoms of the block-scaled MMA: 512 bytes per 128 rows
+  // and 128 K elements.
+  if (blockScaled)
+    return llvm::checkedMul(ceilDiv(mn, kMXAtomRows) * kBlocks, kMXAtomBytes);
+  // 1x128: MN-major [ceil(K/128), roundup(MN, 4)]; 128x128: one per tile.
+  if (g.getTile().rows == 1) {
+    std::optional<int64_t> rows =
+        contract::roundUp(mn, kMNMajorScaleAlignment);
+    return rows ? llvm::checkedMul(*rows, kBlocks) : std::nullopt;
+  }
+  return llvm::checkedMul(ceilDiv(mn, kBlockwiseScaleBlock), kBlocks);
+}
+
+/// The limits of the kernel's 32-bit index arithmetic that a static shape
+/// decides at compile time (a run-time M is checked at launch): scale
+/// offsets, tile numbers, the raster groups' tile counts.
+static LogicalResult checkIndexRanges(ScaledMatmulOp op,
+                                      const GemmKernelPlan &plan) {
+  const GemmProblem &p = plan.gemm.problem;
+  const GemmTiling &t = plan.tiling;
+  int64_t nTiles = contract::ceilDiv(p.n, t.tileN);
+  std::optional<int64_t> groupTiles = llvm::checkedMul(t.rasterGroup, nTiles);
+  if (!groupTiles || *groupTiles > contract::kMaxExtent)
+    return op.emitOpError()
+           << "raster_group " << t.rasterGroup << " times the " << nTiles
+           << " tile columns of N = " << p.n << " exceeds "
+           << contract::kMaxExtentText
+           << " (the tile scheduler counts in 32 bits): use a smaller "
+              "raster_group";
+  std::pair<StringRef, std::optional<int64_t>> scales[] = {
+      {"b_scale_inv", getScaleLayoutElements(op.getBGranularity(),
+                                             p.isBlockScaled(), p.n, p.k)}};
+  if (!ShapedType::isDynamic(p.staticM)) {
+    std::optional<int64_t> tiles = llvm::checkedMul(
+        contract::ceilDiv(p.staticM, t.tileM), nTiles);
+    if (!tiles || *tiles > contract::kMaxExtent)
+      return op.emitOpError()
+             << "M = " << p.staticM << " and N = " << p.n << " make more than "
+             << contract::kMaxExtentText << " output tiles of " << t.tileM
+             << "x" << t.tileN
+             << " (the tile scheduler numbers them in 32 bits): split the "
+                "GEMM along M";
+    std::optional<int64_t> a = getScaleLayoutElements(
+        op.getAGranularity(), p.isBlockScaled(), p.staticM, p.k);
+    if (!a || *a > contract::kMaxIndexedElements)
+      return op.emitOpError()
+             << "a_scale_inv holds more than " << contract::kMaxExtentText
+             << " elements in the layout the kernels read (M = " << p.staticM
+             << ", K = " << p.k
+             << "; 32-bit scale offsets): split the GEMM along M, or along "
+                "K and add the parts";
+  }
+  for (auto [name, elements] : scales)
+    if (!elements || *elements > contract::kMaxIndexedElements)
+      return op.emitOpError()
+             << name << " holds more than " << contract::kMaxExtentText
+             << " elements in the layout the kernels read (N = " << p.n
+             << ", K = " << p.k
+             << "; 32-bit scale offsets): split the GEMM along N, or along "
+                "K and add the parts";
+  return success();
+}
+
+FailureOr<GemmKernelPlan> mlir::fp8::planGemmKernel(ScaledMatmulOp op,
+                                                    const TargetInfo &target) {
+  const ChipInfo &chip = target.chip;
+  GemmKernelPlan plan;
+  if (chip.architecture == Architecture::Blackwell) {
+    FailureOr<blackwell::BlackwellGemm> gemm = blackwell::getBlackwellGemm(op);
+    if (failed(gemm))
+      return failure();
+    FailureOr<GemmTiling> tiling =
+        blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr(), target);
+    if (failed(tiling))
+      return failure();
+    plan = {*gemm, *tiling};
+  } else {
+    if (op.getAMajor() != OperandMajor::K || op.getBMajor() != OperandMajor::K)
+      return op.emitOpError() << chip.name
+                              << " reads FP8 MMA operands K-major only (TN): "
+                                 "run fp8-verify-target for the fix";
+    FailureOr<GemmProblem> problem = GemmProblem::get(op);
+    if (failed(problem))
+      return failure();
+    FailureOr<GemmTiling> tiling =
+        hopper::selectGemmTiling(op, *problem, op.getConfigAttr(), target);
+    if (failed(tiling))
+      return failure();
+    plan.gemm.problem = *problem;
+    plan.tiling = *tiling;
+  }
+  if (failed(checkIndexRanges(op, plan)))
+    return failure();
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear layers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The shapes and recipe of a linear layer op.
+struct LinearLayer {
+  int64_t m, n, k;
+  RecipeAttrInterface recipe;
+  bool backward;
+};
+} // namespace
+
+static LinearLayer getLinearLayer(Operation *op) {
+  auto shape = [](Value v) { return cast<ShapedType>(v.getType()).getShape(); };
+  Value input, weight;
+  LinearLayer layer;
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    input = linear.getInput();
+    weight = linear.getWeight();
+    layer.recipe = linear.getRecipe();
+    layer.backward = false;
+  } else {
+    auto backward = cast<LinearBackwardOp>(op);
+    input = backward.getInput();
+    weight = backward.getWeight();
+    layer.recipe = backward.getRecipe();
+    layer.backward = true;
+  }
+  layer.m = shape(input)[0];
+  layer.n = shape(weight)[0];
+  layer.k = ShapedType::isDynamic(shape(input)[1]) ? shape(weight)[1]
+                                                   : shape(input)[1];
+  return layer;
+}
+
+/// The recipe's tiles and promotion interval against the GEMM kernels'.
+static LogicalResult checkLinearRecipe(Operation *op, const LinearLayer &layer,
+                                       const ChipInfo &chip) {
+  if (auto blockwise = dyn_cast<BlockwiseScalingAttr>(layer.recipe)) {
+    TileShape act = blockwise.getAct(), weight = blockwise.getWeight();
+    if (act != TileShape{1, kBlockwiseScaleBlock} ||
+        (weight != TileShape{kBlockwiseScaleBlock, kBlockwiseScaleBlock} &&
+         weight != TileShape{1, kBlockwiseScaleBlock}))
+      return op->emitOpError()
+             << "the GEMM kernels take #fp8.blockwise<act = 1x128, weight = "
+                "128x128> (or weight = 1x128), got act = "
+             << act.rows << "x" << act.cols << ", weight = " << weight.rows
+             << "x" << weight.cols;
+    if (chip.supportsBlockScaledMma &&
+        blockwise.getScales() != BlockScaleKind::PowerOfTwo)
+      return op->emitOpError()
+             << chip.name
+             << " runs blockwise GEMMs on the block-scaled MMA, which takes "
+                "power-of-two scales: use #fp8.blockwise<scales = pow2> (the "
+                "default) there, or run scales = f32 on sm_90a";
+  }
+  Accumulation accumulate = layer.recipe.getAccumulate();
+  if (!accumulate.isFast() &&
+      accumulate.promoteInterval != kBlockwiseScaleBlock)
+    return op->emitOpError()
+           << "the GEMM kernels promote every " << kBlockwiseScaleBlock
+           << " K elements: expected the recipe's accumulate to be fast or "
+              "promoted("
+           << kBlockwiseScaleBlock << "), got promoted("
+           << accumulate.promoteInterval << ")";
+  return success();
+}
+
+LogicalResult mlir::fp8::verifyLinearKernelContract(Operation *op,
+                                                    const ChipInfo &chip) {
+  LinearLayer layer = getLinearLayer(op);
+  if (isa<MXScalingAttr>(layer.recipe) && !chip.supportsBlockScaledMma)
+    return op->emitOpError()
+           << "MXFP8 needs the block-scaled MMA of sm_100a; " << chip.name
+           << " has none (use #fp8.blockwise or a per-tensor recipe there)";
+  if (ShapedType::isDynamic(layer.n) || ShapedType::isDynamic(layer.k))
+    return op->emitOpError()
+           << "expected a static N (output features) and K (input features), "
+              "got N = "
+           << (ShapedType::isDynamic(layer.n) ? "?" : std::to_string(layer.n))
+           << ", K = "
+           << (ShapedType::isDynamic(layer.k) ? "?" : std::to_string(layer.k))
+           << ": the GEMM kernels are built per N and K; only M (tokens) may "
+              "be dynamic";
+  for (auto [name, value] : {std::pair<StringRef, int64_t>{
+                                 "K (input features)", layer.k},
+                             {"N (output features)", layer.n}})
+    if (value % contract::kTmaStrideAlignment != 0)
+      return op->emitOpError()
+             << "expected " << name << " to be a multiple of 16, got "
+             << value
+             << ": the kernels read and write rows of it in 16-byte aligned "
+                "strides (TMA)";
+  if (layer.backward) {
+    if (ShapedType::isDynamic(layer.m))
+      return op->emitOpError()
+             << "expected a static token count M: the weight gradient "
+                "dW = dY^T X reduces over M, and its kernel is built per "
+                "reduction length (only the forward fp8.linear takes a "
+                "run-time M)";
+    if (layer.m % contract::kTmaStrideAlignment != 0)
+      return op->emitOpError()
+             << "expected the token count M to be a multiple of 16, got "
+             << layer.m
+             << ": the weight gradient dW = dY^T X reduces over M, read in "
+                "rows of M bytes at 16-byte aligned strides (TMA); pad the "
+                "batch to a multiple of 16 tokens";
+  }
+  return checkLinearRecipe(op, layer, chip);
+}
+
+//===----------------------------------------------------------------------===//
+// Every op
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::fp8::verifyKernelContract(Operation *op,
+                                              const TargetInfo &target) {
+  const ChipInfo &chip = target.chip;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](ScaledMatmulOp op) { return planGemmKernel(op, target); })
+      .Case([&](QuantizeOp op) { return verifyQuantizeKernelContract(op); })
+      .Case([&](DequantizeOp op) { return DequantizeProblem::get(op); })
+      .Case([&](AmaxOp op) { return QuantizeProblem::get(op); })
+      .Case<LinearOp, LinearBackwardOp>(
+          [&](Operation *op) { return verifyLinearKernelContract(op, chip); })
+      .Default([](Operation *) { return success(); });
+}

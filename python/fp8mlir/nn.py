@@ -1,0 +1,180 @@
+"""FP8 training layers: ``fp8mlir.nn.Linear`` and ``fp8mlir.convert_to_fp8``.
+
+    import fp8mlir.nn
+    model = fp8mlir.convert_to_fp8(model, recipe="delayed")
+
+``Linear`` is a drop-in ``torch.nn.Linear`` whose forward and backward run
+the compiled training step of the layer (fp8mlir.linear_step): the forward
+quantizes X and W and runs fprop, and keeps for the backward only the FP8
+copies and scales that dgrad and wgrad read (never X itself); the backward
+quantizes dY and runs dgrad and wgrad. Both go through the operators
+``fp8mlir::linear_forward`` / ``fp8mlir::linear_backward``, so
+``torch.compile(fullgraph=True)`` and CUDA graphs take the layer.
+
+The module of a layer is compiled per token count M (a training step needs
+a static M); without autograd (no grad, or nothing requiring it) the layer
+runs the forward alone, compiled once for any M. Modules come from the
+kernel cache ($FP8MLIR_KERNEL_CACHE), compiled on a miss where the compiler
+is installed; elsewhere a miss raises an error naming the module and the
+command that fills the cache.
+"""
+
+import torch
+import torch.nn.functional as F
+
+from . import _linear_ops
+from .linear_step import RECIPES, LinearStep
+
+_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
+# Tokens are padded with zero rows to a multiple of this (wgrad's K): a zero
+# row changes no amax, no scale and no sum.
+TOKEN_MULTIPLE = 16
+FEATURE_MULTIPLE = 16  # N and K: TMA's 16-byte row strides
+
+
+class Linear(torch.nn.Linear):
+    """``torch.nn.Linear`` with its three GEMMs in FP8.
+
+    recipe: "current" (per-tensor current scaling: E4M3 X and W, E5M2 dY),
+    "delayed" (per-tensor scales from an amax history of ``history`` steps;
+    the scales ``x_scale``, ``w_scale``, ``dy_scale`` and the histories
+    ``x_amax_history``, ``w_amax_history``, ``dy_amax_history`` are buffers,
+    saved in the state_dict, updated by the compiled functions in training
+    steps only), "blockwise" (1x128 activations and gradients, 128x128
+    weights, DeepSeek-V3's) or "mxfp8" (sm_100a only). Inputs [..., in] are
+    flattened to tokens; under autocast X is cast to the autocast dtype,
+    else the compute dtype is X's (bf16, f16 or f32). Y and dX have X's
+    dtype, dW W's. main_grad: dW is accumulated into the f32 tensor
+    ``weight.main_grad`` (created zeroed when absent) and ``weight.grad``
+    stays None. in_features and out_features must be multiples of 16.
+    """
+
+    def __init__(self, in_features, out_features, bias=True, recipe="current", device=None,
+                 dtype=None, main_grad=False, history=1024):
+        if recipe not in RECIPES:
+            raise ValueError(f"unknown recipe {recipe!r}: expected one of {RECIPES}")
+        for name, value in (("in_features", in_features), ("out_features", out_features)):
+            if value % FEATURE_MULTIPLE:
+                raise ValueError(f"fp8mlir.nn.Linear: {name} = {value} is not a multiple of "
+                                 f"{FEATURE_MULTIPLE} (the FP8 GEMMs' TMA rows need it)")
+        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
+        self.recipe = recipe
+        self.main_grad = bool(main_grad)
+        self.history = int(history)
+        self._signatures = {}
+        if recipe == "delayed":
+            f32 = dict(dtype=torch.float32, device=device)
+            for t in ("x", "w", "dy"):
+                self.register_buffer(f"{t}_scale", torch.ones((), **f32))
+            for t in ("x", "w", "dy"):
+                self.register_buffer(f"{t}_amax_history", torch.zeros(self.history, **f32))
+
+    def extra_repr(self):
+        grad = ", main_grad=True" if self.main_grad else ""
+        return f"{super().extra_repr()}, recipe={self.recipe!r}{grad}"
+
+    def step_signature(self, x_dtype):
+        """The layer operators' key: the LinearStep (less M and chip) of
+        this layer for inputs of x_dtype."""
+        key = (x_dtype, self.weight.dtype, None if self.bias is None else self.bias.dtype)
+        found = self._signatures.get(key)
+        if found is None:
+            for dtype in key[:2]:
+                if dtype not in _DTYPES:
+                    raise TypeError(f"fp8mlir.nn.Linear: unsupported dtype {dtype} (expected "
+                                    f"bfloat16, float16 or float32)")
+            bias = None if key[2] is None else ("bf16" if key[2] == torch.bfloat16 else "f32")
+            found = LinearStep(self.recipe, m=1, n=self.out_features, k=self.in_features,
+                               chip="sm_100a" if self.recipe == "mxfp8" else "sm_90a",
+                               x_dtype=_DTYPES[key[0]], w_dtype=_DTYPES[key[1]],
+                               bias_dtype=bias, main_grad=self.main_grad,
+                               history=self.history).signature()
+            self._signatures[key] = found
+        return found
+
+    def _main_grad(self):
+        grad = getattr(self.weight, "main_grad", None)
+        w = self.weight
+        if grad is None or grad.shape != w.shape or grad.device != w.device:
+            grad = w.main_grad = torch.zeros(w.shape, dtype=torch.float32, device=w.device)
+        return grad
+
+    def forward(self, x):
+        if x.device.type != "cuda":
+            raise ValueError(f"fp8mlir.nn.Linear runs on CUDA tensors, got one on {x.device}")
+        if torch.is_autocast_enabled(x.device.type):
+            x = x.to(torch.get_autocast_dtype(x.device.type))
+        lead = x.shape[:-1]
+        x2 = x.reshape(-1, self.in_features)
+        m = x2.shape[0]
+        if m == 0:  # no tokens: nothing to quantize
+            bias = None if self.bias is None else self.bias.to(x.dtype)
+            return F.linear(x, self.weight.to(x.dtype), bias)
+        bias = self.bias
+        if bias is not None and bias.dtype not in (torch.bfloat16, torch.float32):
+            bias = bias.float()
+        grad = torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad or (
+            bias is not None and bias.requires_grad))
+        if not grad:  # the inference forward: any token count, no state change
+            scales = (self.x_scale, self.w_scale) if self.recipe == "delayed" else (None, None)
+            with torch.autocast(x.device.type, enabled=False):
+                y = _linear_ops.linear_inference(x2.contiguous(), self.weight, bias, *scales,
+                                                 self.step_signature(x2.dtype))
+            return y.reshape(*lead, self.out_features)
+        pad = -m % TOKEN_MULTIPLE
+        if pad:
+            x2 = F.pad(x2, (0, 0, 0, pad))
+        x2 = x2.contiguous()
+        recording = self.training and torch.is_grad_enabled()
+        state = [None] * 6
+        if self.recipe == "delayed":
+            state = [self.x_scale, self.w_scale, self.x_amax_history, self.w_amax_history,
+                     self.dy_scale, self.dy_amax_history]
+            if not recording:  # evaluation: the compiled functions update copies
+                state = [t.clone() for t in state]
+        main_grad = self._main_grad() if self.main_grad and torch.is_grad_enabled() else None
+        with torch.autocast(x.device.type, enabled=False):
+            outs = _linear_ops.linear_forward(x2, self.weight, bias, *state[:4], *state[4:],
+                                              main_grad, self.step_signature(x2.dtype))
+        if self.recipe == "delayed" and recording:
+            with torch.no_grad():
+                for buffer, value in zip(state[:4], outs[-4:]):
+                    buffer.copy_(value)
+        y = outs[0]
+        if pad:
+            y = y[:m]
+        return y.reshape(*lead, self.out_features)
+
+
+def convert_to_fp8(model, recipe="current", filter=None, **options):  # noqa: A002
+    """Replaces every ``torch.nn.Linear`` of `model` (in place; returned)
+    whose features are multiples of 16 by an ``fp8mlir.nn.Linear`` of
+    `recipe` with the same weight and bias (same device and dtype).
+    filter(name, module) -> bool chooses among them (name: the dotted
+    path); options go to Linear (main_grad=, history=)."""
+    targets = []
+    for name, module in model.named_modules():
+        if type(module) is not torch.nn.Linear:  # not subclasses (ours included)
+            continue
+        if module.in_features % FEATURE_MULTIPLE or module.out_features % FEATURE_MULTIPLE:
+            continue
+        if filter is None or filter(name, module):
+            targets.append(name)
+    for name in targets:
+        parent_name, _, attr = name.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
+        old = getattr(parent, attr)
+        new = Linear(old.in_features, old.out_features, bias=old.bias is not None,
+                     recipe=recipe, device=old.weight.device, dtype=old.weight.dtype,
+                     **options)
+        with torch.no_grad():
+            new.weight.copy_(old.weight)
+            if old.bias is not None:
+                new.bias.copy_(old.bias)
+        new.weight.requires_grad_(old.weight.requires_grad)
+        new.train(old.training)
+        setattr(parent, attr, new)
+    if not targets and isinstance(model, torch.nn.Linear) and type(model) is torch.nn.Linear:
+        raise ValueError("convert_to_fp8: pass a model containing the Linear layer (a layer "
+                         "cannot replace itself)")
+    return model

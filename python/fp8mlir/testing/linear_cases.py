@@ -1,0 +1,106 @@
+"""The compiled linear-layer modules (fp8mlir.linear_step.LinearStep) that
+the GPU tests (python/tests/test_gpu_linear.py) and the benchmarks with
+``--impl fp8mlir`` (bench/train_fp8.py, bench/bench_linear.py) run: the
+table ``python3 -m fp8mlir.populate`` compiles (pure Python).
+
+A layer compiles one module per token count (a training step needs a
+static M) and per dtypes of X, W and the bias; tokens are padded to a
+multiple of 16 (fp8mlir.nn.TOKEN_MULTIPLE). Without autograd it runs the
+inference forward, one module for every token count (LinearStep m=None).
+"""
+
+import shlex
+import sys
+from pathlib import Path
+
+from ..linear_step import LinearStep
+
+RECIPES = ("current", "delayed", "blockwise")  # what runs on sm_90a
+TOKEN_MULTIPLE = 16
+_BENCH = Path(__file__).resolve().parents[3] / "bench"
+
+
+def padded(tokens):
+    return -(-tokens // TOKEN_MULTIPLE) * TOKEN_MULTIPLE
+
+
+# --- the GPU tests ------------------------------------------------------------------
+
+# name: (batch, seq, in, out, x dtype, w dtype, bias dtype, main_grad)
+LAYERS = {
+    # 3 x 112 = 336 tokens: not a multiple of 128, an odd batch; bias.
+    "tail": (3, 112, 256, 384, "bf16", "bf16", "bf16", False),
+    # 5 x 40 = 200 tokens (padded to 208); f32 master weights and bias
+    # under bf16 autocast.
+    "padded": (5, 40, 512, 256, "bf16", "f32", "f32", False),
+    # main-gradient accumulation.
+    "main_grad": (2, 128, 256, 256, "bf16", "bf16", None, True),
+}
+# The small model of the convert_to_fp8 / torch.compile / CUDA-graph tests:
+# Linear(IN, HIDDEN) -> GELU -> Linear(HIDDEN, IN), bf16, no bias.
+MODEL = {"batch": 2, "seq": 64, "in": 256, "hidden": 512}
+
+
+def layer_step(name, recipe, chip="sm_90a"):
+    batch, seq, k, n, x, w, bias, main_grad = LAYERS[name]
+    return LinearStep(recipe, m=padded(batch * seq), n=n, k=k, chip=chip, x_dtype=x,
+                      w_dtype=w, bias_dtype=bias, main_grad=main_grad)
+
+
+def model_steps(recipe, chip="sm_90a"):
+    m = padded(MODEL["batch"] * MODEL["seq"])
+    return [LinearStep(recipe, m=m, n=MODEL["hidden"], k=MODEL["in"], chip=chip),
+            LinearStep(recipe, m=m, n=MODEL["in"], k=MODEL["hidden"], chip=chip)]
+
+
+# The layers the tests also run without autograd (evaluation, inference).
+INFERENCE_LAYERS = ("tail",)
+
+
+def gpu_test_steps(chip="sm_90a"):
+    steps = []
+    for recipe in RECIPES:
+        steps += [layer_step(name, recipe, chip) for name in LAYERS]
+        steps += [layer_step(name, recipe, chip).with_m(None) for name in INFERENCE_LAYERS]
+        steps += model_steps(recipe, chip)
+    return steps
+
+
+# --- the benchmarks -----------------------------------------------------------------
+
+def _bench_module(name):
+    if str(_BENCH) not in sys.path:
+        sys.path.insert(0, str(_BENCH))
+    return __import__(name)
+
+
+def ffn_size(hidden):
+    """bench/train_model.py's SwiGLU width (8/3 of hidden, a multiple of 256)."""
+    return -(-(8 * hidden // 3) // 256) * 256
+
+
+def train_steps(argv="", chip="sm_90a"):
+    """The modules of bench/train_fp8.py --impl fp8mlir with these
+    arguments: every block's qkv, proj, gate_up and down layer (f32 master
+    weights, bf16 autocast, no bias) for batch x seq tokens, per recipe,
+    and their inference forwards (the evaluation runs without grad)."""
+    args = _bench_module("train_fp8").parse_args(shlex.split(argv) + ["--impl", "fp8mlir"])
+    hidden, ffn = args.hidden, ffn_size(args.hidden)
+    shapes = [(hidden, 3 * hidden), (hidden, hidden), (hidden, 2 * ffn), (ffn, hidden)]
+    recipes = [r for r in args.recipe_list if r != "bf16"]
+    m = padded(args.batch * args.seq)
+    return [LinearStep(recipe, m=tokens, n=n, k=k, chip=chip, w_dtype="f32")
+            for recipe in recipes for k, n in shapes for tokens in (m, None)]
+
+
+def bench_linear_steps(argv="", chip="sm_90a"):
+    """The modules of bench/bench_linear.py --impl fp8mlir with these
+    arguments: bf16 X and W, no bias, per shape, token count and recipe."""
+    args = _bench_module("bench_linear").parse_args(shlex.split(argv))
+    return [LinearStep(recipe, m=padded(tokens), n=n, k=k, chip=chip)
+            for recipe in args.recipe_list for k, n in args.shape_list
+            for tokens in args.token_list]
+
+
+SUITES = {"gpu-tests": lambda argv, chip: gpu_test_steps(chip),
+          "train": train_steps, "bench-linear": bench_linear_steps}

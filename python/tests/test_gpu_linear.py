@@ -1,0 +1,401 @@
+"""fp8mlir.nn.Linear on a GPU (marked `gpu`): per recipe, Y, dX and dW
+against the plain-PyTorch reference of the same recipe
+(fp8mlir.testing.torch_recipes.TorchFP8Linear: eager quantization,
+torch._scaled_mm / F.scaled_mm), the FP8 bytes and scales the forward saves
+bit for bit against its quantizer, the error against BF16 nn.Linear, the
+delayed-scaling state (and its state_dict round trip), convert_to_fp8,
+torch.compile(fullgraph=True), CUDA-graph capture and opcheck of the
+layer operators.
+
+The modules come from the kernel cache ($FP8MLIR_KERNEL_CACHE), filled on
+the build machine with every module these tests run
+(fp8mlir.testing.linear_cases; a test asking for another one fails):
+
+    PYTHONPATH=python /usr/bin/python3 -m fp8mlir.populate CACHE --suite gpu-tests
+
+then, on the GPU machine, python/tests/run_gpu.sh CACHE (or
+``python3 -m pytest -m gpu python/tests/test_gpu_linear.py`` with
+FP8MLIR_KERNEL_CACHE and FP8RT_LIBRARY set).
+"""
+
+import copy
+
+import pytest
+
+from fp8mlir.testing import linear_cases as cases
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.gpu
+
+RECIPES = cases.RECIPES
+# Relative Frobenius error against the reference of the same recipe: the
+# same FP8 operands, f32 accumulation in another order, one rounding.
+GEMM_TOLERANCE = {torch.bfloat16: 1e-2, torch.float32: 1e-3}
+# Against BF16 nn.Linear: the quantization error an FP8 user accepts (E4M3
+# X and W; dY in E5M2 under the per-tensor recipes).
+BF16_BOUND = {"y": 0.08, "dx": 0.15, "dw": 0.15}
+DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32}
+
+
+@pytest.fixture(autouse=True)
+def _modules_from_the_table(monkeypatch):
+    """Every module a test loads must be in linear_cases (what the GPU
+    machine's cache holds)."""
+    if not torch.cuda.is_available():
+        pytest.fail("no CUDA device: GPU tests must run on a GPU machine")
+    from fp8mlir.ops import KernelCache
+    allowed = {s.cache_key for s in cases.gpu_test_steps(_chip())}
+    module = KernelCache.module
+
+    def module_in_table(cache, spec):
+        assert spec.cache_key in allowed, (
+            f"{spec.cache_key} is not in fp8mlir.testing.linear_cases (add it there so that "
+            f"the populate step compiles it)")
+        return module(cache, spec)
+    monkeypatch.setattr(KernelCache, "module", module_in_table)
+
+
+def _chip():
+    major, minor = torch.cuda.get_device_capability()
+    return f"sm_{major}{minor}a"
+
+
+def rel(a, b):
+    a, b = a.double(), b.double()
+    return ((a - b).norm() / b.norm().clamp_min(1e-30)).item()
+
+
+def make_layers(name, recipe, seed=0):
+    """(ours, the reference, BF16 nn.Linear, batch, seq) with the same weights."""
+    import fp8mlir.nn
+    from fp8mlir.testing.torch_recipes import TorchFP8Linear
+    batch, seq, k, n, _, w, bias, main_grad = cases.LAYERS[name]
+    torch.manual_seed(seed)
+    dtype = DTYPES[w]
+    ours = fp8mlir.nn.Linear(k, n, bias=bias is not None, recipe=recipe, device="cuda",
+                             dtype=dtype, main_grad=main_grad)
+    ref = TorchFP8Linear(k, n, bias=bias is not None, recipe=recipe, device="cuda", dtype=dtype)
+    bf16 = torch.nn.Linear(k, n, bias=bias is not None, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        ours.weight.normal_(0, k ** -0.5)
+        for layer in (ref, bf16):
+            layer.weight.copy_(ours.weight)
+        if bias is not None:
+            ours.bias.normal_()
+            ref.bias.copy_(ours.bias)
+            bf16.bias.copy_(ours.bias)
+    return ours, ref, bf16, batch, seq
+
+
+def run_step(layer, x, dy, autocast):
+    x = x.detach().requires_grad_()
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
+        y = layer(x)
+    y.backward(dy)
+    grad = getattr(layer.weight, "main_grad", None)
+    dw = grad.clone() if grad is not None else layer.weight.grad.clone()
+    layer.weight.grad = None
+    return y.detach(), x.grad, dw
+
+
+@pytest.mark.parametrize("name", list(cases.LAYERS))
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_layer_matches_reference(recipe, name):
+    ours, ref, bf16, batch, seq = make_layers(name, recipe)
+    autocast = ours.weight.dtype != torch.bfloat16
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    main_grad = None
+    for step in range(3):  # delayed scaling: later steps use the recorded amaxes
+        scale = 2.0 ** (1 - step)  # (shrinking: a growing X would saturate, as it should)
+        x = scale * torch.randn(batch, seq, ours.in_features, device="cuda",
+                                dtype=torch.bfloat16, generator=gen)
+        dy = torch.randn(batch, seq, ours.out_features, device="cuda", dtype=torch.bfloat16,
+                         generator=gen)
+        got = run_step(ours, x, dy, autocast)
+        want = run_step(ref, x, dy, autocast)
+        if ours.main_grad:  # this step's dW: what it added to the f32 main gradient
+            previous, main_grad = main_grad, got[2]
+            got = (*got[:2], main_grad - (0 if previous is None else previous))
+            want = (*want[:2], want[2].float())
+        plain = run_step(bf16, x, dy, False)
+        for what, g, w, p in zip(("y", "dx", "dw"), got, want, plain):
+            assert g.shape == w.shape and g.dtype == w.dtype, (what, g.shape, g.dtype, w.dtype)
+            # (the reference's bf16 dW rounds once more than the main gradient)
+            tol = GEMM_TOLERANCE[torch.bfloat16 if ours.main_grad else g.dtype]
+            assert rel(g, w) <= tol, f"step {step} {what}: {rel(g, w):.3e} vs the reference"
+            assert rel(g, p) <= BF16_BOUND[what], f"step {step} {what}: {rel(g, p):.3e} vs BF16"
+        if recipe == "delayed":
+            for i, t in enumerate(("x", "w", "dy")):
+                torch.testing.assert_close(getattr(ours, f"{t}_scale"), ref.fp8_scale[i],
+                                           rtol=0, atol=0)
+                torch.testing.assert_close(getattr(ours, f"{t}_amax_history"),
+                                           ref.amax_history[i], rtol=0, atol=0)
+
+
+def _compare_scales(got, want, what):
+    """`got` (the kernels' layout) equals the reference scales `want`
+    [rows, blocks]: as they are, transposed, or MN-major with padded rows."""
+    got, want = got.float(), want.float()
+    if got.shape == want.shape:
+        view = got
+    elif got.numel() == 1 and want.numel() == 1:
+        view = got.reshape(want.shape)
+    elif got.shape == want.t().shape:
+        view = got.t()
+    elif got.dim() == 2 and got.shape[0] == want.shape[1] and got.shape[1] >= want.shape[0]:
+        view = got[:, :want.shape[0]].t()
+    else:
+        raise AssertionError(f"{what}: scales {tuple(got.shape)}, reference {tuple(want.shape)}")
+    torch.testing.assert_close(view, want, rtol=0, atol=0, msg=f"{what}: scales differ")
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_saved_tensors_are_the_recipe_quantizations(recipe):
+    """The forward's saved FP8 copies of X and W (1 byte per element) and
+    their scales, bit for bit against torch_recipes.quantize."""
+    from fp8mlir import _linear_ops
+    from fp8mlir.testing import torch_recipes as tr
+    ours, _, _, batch, seq = make_layers("tail", recipe)
+    x = torch.randn(batch * seq, ours.in_features, device="cuda", dtype=torch.bfloat16)
+    state = [None] * 6
+    if recipe == "delayed":
+        with torch.no_grad():
+            ours.x_scale.fill_(4.0)
+            ours.w_scale.fill_(64.0)
+        state = [ours.x_scale, ours.w_scale, ours.x_amax_history, ours.w_amax_history,
+                 ours.dy_scale, ours.dy_amax_history]
+    with torch.no_grad():
+        outs = _linear_ops.linear_forward(x, ours.weight, ours.bias, *state, None,
+                                          ours.step_signature(x.dtype))
+    saved = outs[1:5]
+    assert all(t.dtype.itemsize == 1 for t in (saved[0], saved[2])), [t.dtype for t in saved]
+    opts = {"current": {}, "delayed": {}, "blockwise": {"amax_clamp": 1e-4}}[recipe]
+    gran = {"current": ("tensor", "tensor"), "delayed": ("tensor", "tensor"),
+            "blockwise": ((1, 128), (128, 128))}[recipe]
+    for i, (t, tensor, g) in enumerate((("x", x, gran[0]), ("w", ours.weight, gran[1]))):
+        if recipe == "delayed":
+            opts = {"scale": getattr(ours, f"{t}_scale")}
+        want = tr.quantize(tensor, recipe, "e4m3", g, transposed=True, exact_nan=False, **opts)
+        data = saved[2 * i]
+        if data.shape != want.data.shape:  # sm_100a keeps the untransposed copy
+            want = tr.quantize(tensor, recipe, "e4m3", g, transposed=False, exact_nan=False,
+                               **opts)
+        assert torch.equal(data.view(torch.uint8), want.codes()), f"{t}: FP8 bytes differ"
+        _compare_scales(saved[2 * i + 1], want.scale_inv, t)
+
+
+def test_delayed_state_dict_round_trip():
+    import fp8mlir.nn
+    ours, _, _, batch, seq = make_layers("tail", "delayed")
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    inputs = [(torch.randn(batch, seq, ours.in_features, device="cuda", dtype=torch.bfloat16,
+                           generator=gen),
+               torch.randn(batch, seq, ours.out_features, device="cuda", dtype=torch.bfloat16,
+                           generator=gen)) for _ in range(3)]
+    for x, dy in inputs[:2]:
+        run_step(ours, x, dy, False)
+    state = ours.state_dict()
+    for name in ("x_scale", "w_scale", "dy_scale", "x_amax_history", "w_amax_history",
+                 "dy_amax_history"):
+        assert name in state, name
+    assert float(ours.x_scale) != 1.0, "two training steps left the scale at its initial value"
+    copy_layer = fp8mlir.nn.Linear(ours.in_features, ours.out_features, bias=True,
+                                   recipe="delayed", device="cuda", dtype=torch.bfloat16)
+    copy_layer.load_state_dict(state)
+    for a, b in zip(run_step(ours, *inputs[2], False), run_step(copy_layer, *inputs[2], False)):
+        assert torch.equal(a, b)
+    for name, value in ours.state_dict().items():
+        assert torch.equal(value, copy_layer.state_dict()[name]), name
+    # Evaluation (with and without grad) neither records nor updates.
+    before = {k: v.clone() for k, v in ours.state_dict().items()}
+    ours.eval()
+    run_step(ours, *inputs[0], False)
+    with torch.no_grad():
+        ours(inputs[0][0])
+    for name, value in ours.state_dict().items():
+        assert torch.equal(value, before[name]), f"evaluation changed {name}"
+
+
+def small_model(recipe, seed=0):
+    import fp8mlir
+    m = cases.MODEL
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(m["in"], m["hidden"], bias=False), torch.nn.GELU(),
+        torch.nn.Linear(m["hidden"], m["in"], bias=False)).to("cuda", torch.bfloat16)
+    bf16 = copy.deepcopy(model)
+    return fp8mlir.convert_to_fp8(model, recipe=recipe), bf16
+
+
+def model_inputs(seed):
+    m = cases.MODEL
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    shape = (m["batch"], m["seq"], m["in"])
+    return (torch.randn(shape, device="cuda", dtype=torch.bfloat16, generator=gen),
+            torch.randn(shape, device="cuda", dtype=torch.bfloat16, generator=gen))
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_convert_to_fp8(recipe):
+    import fp8mlir.nn
+    model, bf16 = small_model(recipe)
+    layers = [module for module in model if isinstance(module, torch.nn.Linear)]
+    assert all(type(layer) is fp8mlir.nn.Linear for layer in layers)
+    assert all(layer.recipe == recipe for layer in layers)
+    for ours, plain in zip(layers, [m for m in bf16 if isinstance(m, torch.nn.Linear)]):
+        assert torch.equal(ours.weight, plain.weight)
+    x, _ = model_inputs(3)
+    assert rel(model(x), bf16(x)) <= 2 * BF16_BOUND["y"]
+    only_first = fp8mlir.convert_to_fp8(small_model(recipe)[1], recipe=recipe,
+                                        filter=lambda name, module: name == "0")
+    assert type(only_first[0]) is fp8mlir.nn.Linear and type(only_first[2]) is torch.nn.Linear
+
+
+def _train_step(model, x, dy):
+    y = model(x)
+    y.backward(dy)
+    return y
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_torch_compile_fullgraph(recipe):
+    """torch.compile(fullgraph=True) of a model of these layers: no graph
+    break, the same values as eager (same kernels), the state updated."""
+    model, _ = small_model(recipe)
+    eager = copy.deepcopy(model)
+    x, dy = model_inputs(4)
+    _train_step(eager, x, dy)  # warm-up: the modules are loaded before tracing
+    _train_step(model, x, dy)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, fullgraph=True)
+    for seed in (5, 6):
+        x, dy = model_inputs(seed)
+        for layer in (eager, model):
+            for p in layer.parameters():
+                p.grad = None
+        want = _train_step(eager, x, dy)
+        got = _train_step(compiled, x, dy)
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+        for a, b in zip(model.parameters(), eager.parameters()):
+            torch.testing.assert_close(a.grad, b.grad, rtol=0, atol=0)
+    for (name, a), b in zip(model.state_dict().items(), eager.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0, msg=name)
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_cuda_graph_capture_and_replay(recipe):
+    """Forward + backward of the layers captured in a CUDA graph and
+    replayed: the values of eager calls (the state updates replay too)."""
+    model, _ = small_model(recipe)
+    x, dy = model_inputs(7)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the capture stream
+        for _ in range(2):
+            _train_step(model, x, dy)
+    torch.cuda.current_stream().wait_stream(side)
+    eager = copy.deepcopy(model)
+    for m in (model, eager):
+        for p in m.parameters():
+            p.grad = torch.zeros_like(p)
+    graph = torch.cuda.CUDAGraph()
+    static_x, static_dy = x.clone(), dy.clone()
+    with torch.cuda.graph(graph):
+        static_y = _train_step(model, static_x, static_dy)
+    for seed in (8, 9):
+        x, dy = model_inputs(seed)
+        static_x.copy_(x)
+        static_dy.copy_(dy)
+        graph.replay()
+        want = _train_step(eager, x, dy)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(static_y, want, rtol=0, atol=0)
+    for a, b in zip(model.parameters(), eager.parameters()):
+        torch.testing.assert_close(a.grad, b.grad, rtol=0, atol=0)
+    for (name, a), b in zip(model.state_dict().items(), eager.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0, msg=name)
+
+
+# The modules are compiled for a static token count: the dynamic-shape
+# check (test_aot_dispatch_dynamic) does not apply.
+OPCHECK_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor",
+                 "test_aot_dispatch_static")
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_opcheck(recipe):
+    """opcheck of the layer operators (torch_ops_util.opcheck: test_schema
+    compares FP8 tensors bit for bit where torch's allclose cannot)."""
+    from torch_ops_util import fp8_bitwise_allclose, opcheck
+
+    from fp8mlir import _linear_ops
+    ours, _, _, batch, seq = make_layers("tail", recipe)
+    x = torch.randn(batch * seq, ours.in_features, device="cuda", dtype=torch.bfloat16,
+                    requires_grad=True)
+    state = [None] * 6
+    if recipe == "delayed":
+        state = [ours.x_scale, ours.w_scale, ours.x_amax_history, ours.w_amax_history,
+                 ours.dy_scale, ours.dy_amax_history]
+    signature = ours.step_signature(x.dtype)
+    args = (x, ours.weight, ours.bias, *state, None, signature)
+    opcheck(torch, _linear_ops.linear_forward, args, test_utils=OPCHECK_UTILS)
+    with torch.no_grad():
+        saved = list(_linear_ops.linear_forward(*args)[1:5])
+    dy = torch.randn(batch * seq, ours.out_features, device="cuda", dtype=torch.bfloat16)
+    backward_args = (dy, saved, state[4], state[5], None, signature)
+    with fp8_bitwise_allclose(torch):  # the saved FP8 tensors are in a list argument
+        torch.library.opcheck(_linear_ops.linear_backward, backward_args,
+                              test_utils="test_schema")
+    torch.library.opcheck(_linear_ops.linear_backward, backward_args,
+                          test_utils=OPCHECK_UTILS[1:])
+
+
+def test_module_call_errors_carry_the_runtime_message():
+    from fp8mlir import _linear_ops
+    ours, _, _, batch, seq = make_layers("tail", "current")
+    x = torch.randn(batch * seq, ours.in_features, device="cuda", dtype=torch.bfloat16)
+    step = _linear_ops.step_for(ours.step_signature(x.dtype), x.shape[0], x.device)
+    with pytest.raises(RuntimeError, match="x"):
+        step.forward(x[:, :-16].contiguous(), ours.weight, ours.bias)
+    with pytest.raises(RuntimeError):
+        step.forward(x.float(), ours.weight, ours.bias)
+    with pytest.raises(TypeError, match="missing"):
+        step.forward(x)
+    y, *_ = step.forward(x, ours.weight, ours.bias)
+    out = torch.empty_like(y)
+    outs = step.forward(x, ours.weight, ours.bias, out={"y": out})
+    assert outs[0] is out and torch.equal(out, y)
+
+
+def test_export_keeps_the_layer_operator():
+    model, _ = small_model("current")
+    model.eval()
+    x, _ = model_inputs(10)
+    want = model(x).detach()
+    program = torch.export.export(model, (x,))
+    assert "fp8mlir.linear_forward" in str(program.graph)
+    torch.testing.assert_close(program.module()(x).detach(), want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_inference_runs_any_token_count(recipe):
+    """Without autograd the layer runs the forward compiled for a run-time
+    token count: the reference's Y at token counts of any size, also
+    under torch.compile(dynamic=True), and the delayed state untouched."""
+    from fp8mlir import _linear_ops
+    ours, ref, _, _, _ = make_layers("tail", recipe)
+    before = {k: v.clone() for k, v in ours.state_dict().items()}
+    compiled = torch.compile(ours, fullgraph=True, dynamic=True)
+    for tokens in (336, 100, 7):
+        x = torch.randn(tokens, ours.in_features, device="cuda", dtype=torch.bfloat16)
+        with torch.no_grad():
+            got, want = ours(x), ref(x)
+            assert rel(got, want) <= GEMM_TOLERANCE[torch.bfloat16], (tokens, rel(got, want))
+            torch.testing.assert_close(compiled(x), got, rtol=0, atol=0)
+    for name, value in ours.state_dict().items():
+        assert torch.equal(value, before[name]), f"inference changed {name}"
+    x = torch.randn(40, ours.in_features, device="cuda", dtype=torch.bfloat16)
+    scales = (ours.x_scale, ours.w_scale) if recipe == "delayed" else (None, None)
+    torch.library.opcheck(_linear_ops.linear_inference,
+                          (x, ours.weight.detach(), ours.bias.detach(), *scales,
+                           ours.step_signature(x.dtype)))

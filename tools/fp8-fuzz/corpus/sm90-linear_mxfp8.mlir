@@ -1,0 +1,4 @@
+func.func @linear_mxfp8(%x: tensor<?x1024xbf16>, %w: tensor<2048x1024xbf16>) -> tensor<?x2048xbf16> {
+  %y = fp8.linear %x, %w {recipe = #fp8.mxfp8<>} : (tensor<?x1024xbf16>, tensor<2048x1024xbf16>) -> tensor<?x2048xbf16>
+  return %y : tensor<?x2048xbf16>
+}

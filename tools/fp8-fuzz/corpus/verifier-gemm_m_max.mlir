@@ -1,0 +1,4 @@
+func.func @gemm_m_max(%a: tensor<2147483647x128xf8E4M3FN>, %b: tensor<128x128xf8E4M3FN>, %s: tensor<f32>) -> tensor<2147483647x128xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<2147483647x128xf8E4M3FN>, tensor<128x128xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<2147483647x128xbf16>
+  return %0 : tensor<2147483647x128xbf16>
+}

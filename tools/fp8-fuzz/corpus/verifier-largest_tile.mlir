@@ -1,0 +1,4 @@
+func.func @largest_tile(%q: tensor<128x256xf8E4M3FN>, %s: tensor<1x1xf32>) -> tensor<128x256xbf16> {
+  %y = fp8.dequantize %q, %s {granularity = #fp8.granularity<tile 2147483647x2147483647>} : tensor<128x256xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x256xbf16>
+  return %y : tensor<128x256xbf16>
+}
