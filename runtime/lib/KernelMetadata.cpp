@@ -1,5 +1,6 @@
 #include "KernelMetadata.h"
 
+#include "CudaLimits.h"
 #include "Json.h"
 #include "SchemaReader.h"
 
@@ -197,14 +198,16 @@ private:
 
   Status resolveLaunchShape() {
     const std::vector<int64_t> &block = file_.block;
-    if (block[2] > 64 || block[0] * block[1] * block[2] > 1024)
+    if (block[2] > kMaxBlockDimZ ||
+        block[0] * block[1] * block[2] > kMaxThreadsPerBlock)
       return r_.errorAtPath("block", "[", block[0], ", ", block[1], ", ",
-                            block[2],
-                            "] exceeds CUDA's limits (z <= 64, at most 1024 "
-                            "threads)");
+                            block[2], "] exceeds CUDA's limits (z <= ",
+                            kMaxBlockDimZ, ", at most ", kMaxThreadsPerBlock,
+                            " threads)");
     std::vector<int64_t> cluster = file_.clusterOrDefault();
-    if (cluster[0] * cluster[1] * cluster[2] > 16)
-      return r_.errorAtPath("cluster", "more than 16 blocks per cluster");
+    if (cluster[0] * cluster[1] * cluster[2] > kMaxClusterBlocks)
+      return r_.errorAtPath("cluster", "more than ", kMaxClusterBlocks,
+                            " blocks per cluster");
     for (int i = 0; i < 3; ++i) {
       meta_.block[i] = static_cast<uint32_t>(block[i]);
       meta_.cluster[i] = static_cast<uint32_t>(cluster[i]);
@@ -406,8 +409,9 @@ private:
     const fp8schema::Grid &grid = file_.grid;
     spec.kind = grid.kind;
     if (spec.kind == GridKind::Fixed) {
-      if (grid.dims[1] > 65535 || grid.dims[2] > 65535)
-        return r_.errorAtPath("grid.dims", "y and z must be <= 65535");
+      if (grid.dims[1] > kMaxGridDimYZ || grid.dims[2] > kMaxGridDimYZ)
+        return r_.errorAtPath("grid.dims", "y and z must be <= ",
+                              kMaxGridDimYZ);
       for (int i = 0; i < 3; ++i)
         spec.fixed[i] = static_cast<uint32_t>(grid.dims[i]);
       return Status();

@@ -1,5 +1,6 @@
 #include "Kernel.h"
 
+#include "CudaLimits.h"
 #include "PtxSignature.h"
 
 #include <cstring>
@@ -162,7 +163,7 @@ Status createContextState(const fp8rt_kernel &kernel, const DriverApi &api,
                                            meta.entry.c_str()),
                      "cuModuleGetFunction");
   // The 48 KiB default must be raised explicitly for larger dynamic smem.
-  if (status.ok() && meta.dynamicSharedMemoryBytes > 48 * 1024)
+  if (status.ok() && meta.dynamicSharedMemoryBytes > kDefaultDynamicSharedMemoryBytes)
     status = checkCuda(
         api,
         api.funcSetAttribute(state->function,

@@ -1,5 +1,7 @@
 #include "LaunchArguments.h"
 
+#include "CudaLimits.h"
+
 #include <cmath>
 
 #include <cstring>
@@ -575,11 +577,11 @@ Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
   x = roundUp(x, cluster[0]);
   y = roundUp(y, cluster[1]);
   z = roundUp(z, cluster[2]);
-  if (x > INT32_MAX || y > 65535 || z > 65535)
+  if (x > kMaxGridDimX || y > kMaxGridDimYZ || z > kMaxGridDimYZ)
     return invalidArgument(
         "the grid [", x, ", ", y, ", ", z, "] for M = ", args.problemM,
         ", N = ", args.problemN,
-        " exceeds CUDA's limits (x < 2^31, y and z <= 65535)");
+        " exceeds CUDA's limits (x < 2^31, y and z <= ", kMaxGridDimYZ, ")");
   out.x = static_cast<uint32_t>(x);
   out.y = static_cast<uint32_t>(y);
   out.z = static_cast<uint32_t>(z);

@@ -6,10 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FP8/Conversion/FP8ToBlackwell/ScaleEmulation.h"
+#include "ScaleEmulation.h"
 
 #include "FP8/Numerics/Formats.h"
 #include "FP8/Numerics/Reference.h"
+
+#include "llvm/Support/MathExtras.h"
 
 #include <gtest/gtest.h>
 
@@ -46,7 +48,6 @@ std::vector<float> randomMatrix(std::mt19937_64 &rng, int64_t rows,
   return x;
 }
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 TEST(ScaleEmulation, GlobalAtomImage) {
   // 130 rows x 5 K blocks, value (r * 7 + kb) % 251 + 1 (never 0 = padding).
@@ -139,7 +140,7 @@ TEST(ScaleEmulation, MxGemmMatchesReference) {
       const numerics::QuantizedTensor qb = numerics::quantize(
           b.data(), s.n, s.k, bFormat, numerics::Granularity::mx(32),
           numerics::ScaleRule::mx());
-      const int64_t kBlocks = ceilDiv(s.k, 32);
+      const int64_t kBlocks = llvm::divideCeil(s.k, 32);
       ASSERT_EQ(qa.scaleCols, kBlocks);
       const std::vector<uint8_t> aImage =
           layoutScaleFactors(qa.scaleE8m0.data(), s.m, kBlocks);
@@ -233,7 +234,7 @@ TEST(ScaleEmulation, BlockwiseToMxGemmMatchesReference) {
     ASSERT_TRUE(aMx) << error;
     std::optional<std::vector<uint8_t>> bMx = blockwiseScalesToMx(qb, &error);
     ASSERT_TRUE(bMx) << error;
-    const int64_t kBlocks = ceilDiv(s.k, 32);
+    const int64_t kBlocks = llvm::divideCeil(s.k, 32);
     // Structure of the mapping: the 4 blocks of a 128-K tile agree; B rows
     // of one 128-row tile agree.
     for (int64_t r = 0; r < s.m; ++r)
@@ -281,8 +282,8 @@ numerics::QuantizedTensor randomPow2Blockwise(std::mt19937_64 &rng,
   q.cols = cols;
   q.format = numerics::Format::E4M3;
   q.granularity = numerics::Granularity::tile(tileRows, 128);
-  q.scaleRows = ceilDiv(rows, tileRows);
-  q.scaleCols = ceilDiv(cols, 128);
+  q.scaleRows = llvm::divideCeil(rows, tileRows);
+  q.scaleCols = llvm::divideCeil(cols, 128);
   std::uniform_int_distribution<int> code(0, 255);
   q.data.resize(size_t(rows * cols));
   for (uint8_t &x : q.data) {
@@ -338,9 +339,9 @@ TEST(ScaleEmulation, BlockwiseHostConversionGemmMatchesReference) {
     // What the metadata promises: the atom layout, sized [ceil(MN/128),
     // ceil(K/128), 512], and the four bytes of a 128-K group (one 32-bit
     // TMEM cell after tcgen05.cp) equal.
-    EXPECT_EQ(int64_t(aImage->size()), ceilDiv(s.m, 128) * ceilDiv(s.k, 128) * 512);
-    EXPECT_EQ(int64_t(bImage->size()), ceilDiv(s.n, 128) * ceilDiv(s.k, 128) * 512);
-    const int64_t kBlocks = ceilDiv(s.k, 32);
+    EXPECT_EQ(aImage->size(), llvm::divideCeil(s.m, 128) * llvm::divideCeil(s.k, 128) * 512);
+    EXPECT_EQ(bImage->size(), llvm::divideCeil(s.n, 128) * llvm::divideCeil(s.k, 128) * 512);
+    const int64_t kBlocks = llvm::divideCeil(s.k, 32);
     for (const auto &[image, rows] :
          {std::pair<const std::vector<uint8_t> *, int64_t>{&*aImage, s.m},
           {&*bImage, s.n}}) {

@@ -24,6 +24,10 @@ namespace mlir::fp8 {
 
 enum class Architecture { Hopper, Blackwell };
 
+/// Widest MMA tile N of every supported chip: wgmma.mma_async (sm_90a) and
+/// tcgen05.mma (sm_100a) take N <= 256.
+inline constexpr int64_t kMaxMmaN = 256;
+
 struct ChipInfo {
   llvm::StringRef name;        ///< as in `nvvm-attach-target chip=`
   Architecture architecture;

@@ -6,6 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "FP8/Conversion/FP8ToBlackwell/TCGen05Encodings.h"
+#include "FP8/Target/Chip.h"
+
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir::fp8;
 using namespace mlir::fp8::blackwell;
@@ -19,7 +22,6 @@ std::optional<T> fail(std::string *error, std::string message) {
   return std::nullopt;
 }
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
@@ -93,10 +95,10 @@ std::string blackwell::checkMmaShape(bool blockScaled, CtaGroup ctaGroup,
   int64_t step = one ? 8 : 16;
   if (bMajor == OperandMajor::MN)
     step = 16;
-  if (n < step || n > 256 || n % step != 0)
+  if (n < step || n > kMaxMmaN || n % step != 0)
     return std::string(kind) + " needs N a multiple of " +
-           std::to_string(step) + " in [" + std::to_string(step) +
-           ", 256]" + (bMajor == OperandMajor::MN ? " (MN-major B)" : "") +
+           std::to_string(step) + " in [" + std::to_string(step) + ", " +
+           std::to_string(kMaxMmaN) + "]" + (bMajor == OperandMajor::MN ? " (MN-major B)" : "") +
            ", got " + std::to_string(n);
   return {};
 }
@@ -509,8 +511,8 @@ ScaleFactorLayout blackwell::makeScaleFactorLayout(int64_t rows,
   ScaleFactorLayout layout;
   layout.rows = rows;
   layout.kBlocks = kBlocks;
-  layout.paddedRows = ceilDiv(rows, sf_atom::kRows) * sf_atom::kRows;
-  layout.paddedKBlocks = ceilDiv(kBlocks, sf_atom::kKBlocks) * sf_atom::kKBlocks;
+  layout.paddedRows = llvm::divideCeil(rows, sf_atom::kRows) * sf_atom::kRows;
+  layout.paddedKBlocks = llvm::divideCeil(kBlocks, sf_atom::kKBlocks) * sf_atom::kKBlocks;
   return layout;
 }
 
@@ -541,7 +543,7 @@ ScaleFactorSelection blackwell::selectScaleFactor(int64_t kBlock) {
 }
 
 int64_t blackwell::scaleFactorColumns(int64_t mn) {
-  return ceilDiv(mn, sf_atom::kRows) * sf_atom::kTmemColumnsPerAtom;
+  return llvm::divideCeil(mn, sf_atom::kRows) * sf_atom::kTmemColumnsPerAtom;
 }
 
 TmemLocation blackwell::scaleFactorLocation(int64_t mn, uint32_t replica) {
@@ -592,7 +594,8 @@ blackwell::planBlockScaledTmem(int64_t n, int64_t stages, std::string *error,
   if (!alloc)
     return fail<BlockScaledTmemPlan>(
         error, "needs " + std::to_string(plan.usedColumns) +
-                   " TMEM columns, more than 512");
+                   " TMEM columns, more than " +
+                   std::to_string(tmem::kColumns));
   plan.allocatedColumns = *alloc;
   return plan;
 }

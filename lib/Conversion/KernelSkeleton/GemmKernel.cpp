@@ -17,8 +17,6 @@ static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
 /// Symbol of ceil(M / 128), the MX A scale tensor's atom rows: the caller's
 /// scale shape binds it.
 static constexpr llvm::StringLiteral kMXAtomRowsSymbol = "M_ATOMS";
-/// The swizzle span of the operand tensor maps (128B).
-static constexpr int64_t kTmaSwizzleBytes = 128;
 
 static FailureOr<ScaleMode> getScaleMode(ScaledMatmulOp op, StringRef operand,
                                          GranularityAttr g, bool isA,
@@ -108,90 +106,6 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op,
                                "without accumulate_into (C is added at the "
                                "store)";
   return p;
-}
-
-Value mlir::fp8::emitAmaxUpdate(KernelBuilder &kb, Value runningAmax, Value x,
-                                Type outType, Value inBounds) {
-  ImplicitLocOpBuilder &b = kb.builder();
-  // The value as stored: RNE to the output type (monotonic, so the max of
-  // the rounded values is the rounded max), then |.| by clearing the sign.
-  if (!outType.isF32())
-    x = arith::ExtFOp::create(b, b.getF32Type(),
-                              arith::TruncFOp::create(b, outType, x).getResult());
-  Value magnitude =
-      arith::BitcastOp::create(b, b.getF32Type(), kb.absF32Bits(x));
-  if (inBounds)
-    magnitude = arith::SelectOp::create(b, inBounds, magnitude, kb.f32(0.0f));
-  return arith::MaximumFOp::create(b, runningAmax, magnitude);
-}
-
-void mlir::fp8::emitAmaxFlush(KernelBuilder &kb, Value runningAmax,
-                              Value amaxPtr, Value lane) {
-  ImplicitLocOpBuilder &b = kb.builder();
-  Value bits = arith::BitcastOp::create(b, b.getI32Type(), runningAmax);
-  Value allLanes = kb.i32(-1);
-  for (int64_t offset = 16; offset >= 1; offset /= 2) {
-    Value other = NVVM::ShflOp::create(b, b.getI32Type(), allLanes, bits,
-                                       kb.i32(offset), kb.i32(31),
-                                       NVVM::ShflKind::bfly,
-                                       /*return_value_and_is_valid=*/nullptr);
-    bits = arith::MaxUIOp::create(b, bits, other);
-  }
-  kb.ifThen(kb.eq(lane, kb.i32(0)), [&] {
-    LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::umax, amaxPtr, bits,
-                              LLVM::AtomicOrdering::monotonic);
-  });
-}
-
-Value mlir::fp8::emitActivation(KernelBuilder &kb, Activation activation,
-                                Value x) {
-  ImplicitLocOpBuilder &b = kb.builder();
-  auto mul = [&](Value u, Value v) { return arith::MulFOp::create(b, u, v); };
-  auto add = [&](Value u, Value v) { return arith::AddFOp::create(b, u, v); };
-  auto c = [&](double v) { return kb.f32(static_cast<float>(v)); };
-  // e^t as 2^(t log2 e), PTX ex2.approx.f32 through its NVVM intrinsic (no
-  // NVVM dialect op exists; convert-gpu-to-nvvm rejects llvm.intr.exp2 and
-  // turns math.exp2 into a libdevice call).
-  auto exp = [&](Value t) {
-    return LLVM::CallIntrinsicOp::create(
-               b, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.f32"),
-               ValueRange{mul(t, c(M_LOG2E))})
-        .getResult(0);
-  };
-  // x / (1 + e^t)
-  auto xOverOnePlusExp = [&](Value t) {
-    return arith::DivFOp::create(b, x, add(c(1.0), exp(t)));
-  };
-  switch (activation) {
-  case Activation::SiLU:
-    return xOverOnePlusExp(arith::NegFOp::create(b, x));
-  case Activation::GELUTanh: {
-    // u = sqrt(2/pi) (x + 0.044715 x^3); 0.5 x (1 + tanh u) = x / (1 + e^-2u).
-    Value cube = mul(mul(x, x), x);
-    Value u = mul(c(std::sqrt(2.0 / M_PI)), add(x, mul(c(0.044715), cube)));
-    return xOverOnePlusExp(mul(c(-2.0), u));
-  }
-  case Activation::GELU: {
-    // |x| by clearing the sign bit (llvm.intr.fabs is illegal there too).
-    Value magnitude =
-        arith::BitcastOp::create(b, b.getF32Type(), kb.absF32Bits(x));
-    Value z = mul(magnitude, c(M_SQRT1_2));
-    Value t = arith::DivFOp::create(b, c(1.0), add(c(1.0), mul(c(0.3275911), z)));
-    Value poly = c(1.061405429);
-    for (double a : {-1.453152027, 1.421413741, -0.284496736, 0.254829592})
-      poly = add(mul(poly, t), c(a));
-    poly = mul(poly, t);
-    // erfc(z) ~= poly e^(-z^2); 1 + erf(x / sqrt 2) = erfc(z) for x < 0,
-    // 2 - erfc(z) otherwise.
-    Value erfc = mul(poly, exp(arith::NegFOp::create(b, mul(z, z))));
-    Value negative =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, x, c(0.0));
-    Value onePlusErf = arith::SelectOp::create(
-        b, negative, erfc, arith::SubFOp::create(b, c(2.0), erfc));
-    return mul(mul(c(0.5), x), onePlusErf);
-  }
-  }
-  llvm_unreachable("unknown activation");
 }
 
 static StringRef getRecipeName(const GemmProblem &p) {
@@ -457,7 +371,7 @@ md::TensorMap GemmMetadataBuilder::getOperandMap(StringRef name,
   if (mnMajor) {
     map.dims = {mn, num(p.k)};
     map.stridesBytes = {mn};
-    map.box = {kTmaSwizzleBytes, t.tileK};
+    map.box = {kSwizzle128BRowBytes, t.tileK};
   }
   map.elementStrides = std::vector<int64_t>{1, 1};
   map.interleave = md::Interleave::None;

@@ -327,26 +327,3 @@ Value PipelineRing::producerParity(KernelBuilder &kb, Value iteration) const {
   Value round = kb.divu(iteration, kb.i32(stages));
   return kb.andi(kb.add(round, kb.i32(1)), kb.i32(1));
 }
-
-//===----------------------------------------------------------------------===//
-// Tile scheduler
-//===----------------------------------------------------------------------===//
-
-TileCoordinate mlir::fp8::emitGroupedTileCoordinate(KernelBuilder &kb,
-                                                    Value linearTile,
-                                                    Value numMTiles,
-                                                    int64_t numNTiles,
-                                                    int64_t rasterGroup) {
-  // Tiles of a group: rasterGroup tile rows x all tile columns, walked down
-  // the rows first so that consecutive CTAs share a B tile column and a
-  // band of A rows.
-  Value tilesPerGroup = kb.i32(rasterGroup * numNTiles);
-  Value group = kb.divu(linearTile, tilesPerGroup);
-  Value firstM = kb.mul(group, kb.i32(rasterGroup));
-  Value groupRows = kb.minu(kb.sub(numMTiles, firstM), kb.i32(rasterGroup));
-  Value inGroup = kb.remu(linearTile, tilesPerGroup);
-  TileCoordinate coord;
-  coord.mTile = kb.add(firstM, kb.remu(inGroup, groupRows));
-  coord.nTile = kb.divu(inGroup, groupRows);
-  return coord;
-}

@@ -40,8 +40,6 @@ enum class LayoutType : uint64_t {
 };
 } // namespace wgmma_descriptor
 
-/// Bytes of one row of a 128-byte swizzled K-major tile: 128 FP8 elements.
-inline constexpr int64_t kSwizzle128BRowBytes = 128;
 /// K extent of one FP8 wgmma (m64nNk32).
 inline constexpr int64_t kWgmmaK = 32;
 /// Rows of one wgmma (one warpgroup).

@@ -170,29 +170,6 @@ GemmTiling getGemmTiling(GemmConfigAttr config, int64_t outputBytes,
 
 /// A short name for the kernel: recipe, dtypes, N, K and tile, e.g.
 /// `fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s4`.
-class KernelBuilder;
-
-/// Folds `x` (the f32 value of an output element about to be stored as
-/// `outType`) into a thread's running amax: max(runningAmax, |round(x)|),
-/// NaN-propagating; `inBounds` (i1, may be null) masks elements outside D.
-Value emitAmaxUpdate(KernelBuilder &kb, Value runningAmax, Value x,
-                     Type outType, Value inBounds);
-
-/// Max-accumulates each thread's `runningAmax` into the f32 at `amaxPtr`
-/// (global): a warp-wide max by shuffles, then one `atom.global.max.u32` of
-/// the f32 bits per warp from lane 0 (non-negative floats order as their bit
-/// patterns, and NaN's above inf). `lane` is the thread's lane index.
-void emitAmaxFlush(KernelBuilder &kb, Value runningAmax, Value amaxPtr,
-                   Value lane);
-
-/// `activation(x)` of an f32 `x`, for an epilogue (see #fp8.activation):
-/// SiLU as x / (1 + 2^(-x log2 e)); GELU(tanh) as x / (1 + e^(-2u)), which
-/// equals 0.5 x (1 + tanh(u)); GELU(erf) with erfc(|x|/sqrt 2) from
-/// Abramowitz-Stegun 7.1.26 (absolute error <= 1.5e-7), kept as erfc for
-/// x < 0 so that no cancellation happens there. exp2 is PTX ex2.approx (its
-/// NVVM intrinsic: convert-gpu-to-nvvm turns math ops into libdevice calls).
-Value emitActivation(KernelBuilder &kb, Activation activation, Value x);
-
 std::string getGemmKernelName(const GemmProblem &problem,
                               const GemmTiling &tiling);
 

@@ -35,6 +35,11 @@ inline constexpr llvm::StringLiteral kDynamicSharedMemorySymbol =
 /// tcgen05 epilogue loads work on).
 inline constexpr int64_t kWarpThreads = 32;
 inline constexpr int64_t kWarpgroupThreads = 128;
+/// Bytes of one row of a 128-byte swizzled tile (TMA's SWIZZLE_128B and
+/// the MMAs' 128-byte swizzle mode): the span the swizzle permutes 16-byte
+/// chunks in, 128 FP8 elements of a K-major tile, one TMA box's inner
+/// extent.
+inline constexpr int64_t kSwizzle128BRowBytes = 128;
 
 /// Alignment of the dynamic shared memory window: 128-byte swizzled TMA
 /// tiles and wgmma descriptors need 1024-byte aligned bases.
@@ -214,17 +219,6 @@ private:
   Value barrierBase;
   int64_t stages = 0;
 };
-
-/// Persistent tile scheduler: CTAs stride over the linear tile index;
-/// tiles are visited in groups of `rasterGroup` tile rows so that CTAs
-/// running together share operand tiles in L2.
-struct TileCoordinate {
-  Value mTile;
-  Value nTile;
-};
-TileCoordinate emitGroupedTileCoordinate(KernelBuilder &kb, Value linearTile,
-                                         Value numMTiles, int64_t numNTiles,
-                                         int64_t rasterGroup);
 
 } // namespace mlir::fp8
 

@@ -2,6 +2,7 @@
 
 #include "FP8/Dialect/FP8/IR/FP8Contract.h"
 #include "FP8/Dialect/FP8/IR/FP8Dialect.h"
+#include "FP8/Target/Chip.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -270,10 +271,10 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " (the largest the sm_90a and sm_100a kernels "
                           "take), got "
                        << tile.m;
-  if (tile.n < 8 || tile.n > 256 || tile.n % 8 != 0)
+  if (tile.n < 8 || tile.n > kMaxMmaN || tile.n % 8 != 0)
     return emitError() << "expected a tile N that is a multiple of 8 in "
-                          "[8, 256], got "
-                       << tile.n;
+                          "[8, "
+                       << kMaxMmaN << "], got " << tile.n;
   if (tile.k != 128)
     return emitError() << "expected a tile K of 128 (the 128-byte swizzle "
                           "span of FP8 and the blockwise scale block), got "

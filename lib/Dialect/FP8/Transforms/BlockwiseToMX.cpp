@@ -284,9 +284,13 @@ struct BlockwiseToMXPass
       foldConversionIntoQuantize(builder, q, convertible);
     // ... then every such GEMM becomes MXFP8, converting the other scales.
     RewritePatternSet patterns(&getContext());
-    patterns.add<BlockwiseToMX>(&getContext());
+    populateBlockwiseToMXPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
 } // namespace
+
+void mlir::fp8::populateBlockwiseToMXPatterns(RewritePatternSet &patterns) {
+  patterns.add<BlockwiseToMX>(patterns.getContext());
+}

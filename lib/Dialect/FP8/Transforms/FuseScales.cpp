@@ -523,11 +523,17 @@ struct FuseScalesPass : public fp8::impl::FP8FuseScalesBase<FuseScalesPass> {
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseDequantizeMatmul>(&getContext(), fastAccumulation);
-    patterns.add<FuseOutputScale, FuseBiasAdd, FuseOutputCast, FuseActivation,
-                 FuseOutputAmax>(&getContext());
+    populateFuseScalesPatterns(patterns, fastAccumulation);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
 } // namespace
+
+void mlir::fp8::populateFuseScalesPatterns(RewritePatternSet &patterns,
+                                           bool fastAccumulation) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<FuseDequantizeMatmul>(ctx, fastAccumulation);
+  patterns.add<FuseOutputScale, FuseBiasAdd, FuseOutputCast, FuseActivation,
+               FuseOutputAmax>(ctx);
+}

@@ -48,6 +48,20 @@ LogicalResult verifyOpsForTarget(Operation *root);
 /// Patterns of fp8-decompose-quantize.
 void populateDecomposeQuantizePatterns(RewritePatternSet &patterns);
 
+/// Patterns of fp8-fuse-scales: a matmul of dequantized FP8 operands
+/// becomes an fp8.scaled_matmul (with fast accumulation for per-tensor and
+/// row-wise scales when `fastAccumulation`), which then absorbs the output
+/// scale, bias, activation, cast and amax around it.
+void populateFuseScalesPatterns(RewritePatternSet &patterns,
+                                bool fastAccumulation = false);
+
+/// The rewrite of fp8-blockwise-to-mx: an fp8.scaled_matmul with
+/// power-of-two blockwise scales becomes an MXFP8 one, its scales converted
+/// to UE8M0 1x32 blocks. The pass first folds the conversion into the
+/// quantizations that produce the scales, and applies the rewrite only on a
+/// chip with a block-scaled MMA; the pattern does not check the chip.
+void populateBlockwiseToMXPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "FP8/Dialect/FP8/Transforms/Passes.h.inc"
 

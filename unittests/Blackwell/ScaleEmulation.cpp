@@ -1,10 +1,11 @@
 //===- ScaleEmulation.cpp - Host model of the sm_100a scale path ----------===//
 
-#include "FP8/Conversion/FP8ToBlackwell/ScaleEmulation.h"
+#include "ScaleEmulation.h"
 
 #include "FP8/Numerics/Formats.h"
 
 #include <algorithm>
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir::fp8::blackwell;
 using namespace mlir::fp8::blackwell::emulation;
@@ -19,7 +20,6 @@ std::optional<T> fail(std::string *error, std::string message) {
   return std::nullopt;
 }
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Shared-memory addresses of the emulated scale staging buffers: one A atom
 /// and up to two B atoms (tileN <= 256), each 512 bytes.
@@ -109,7 +109,7 @@ std::optional<EmulatedBlockScaledGemm> emulation::emulateBlockScaledGemm(
     return fail<EmulatedBlockScaledGemm>(error, "empty GEMM");
   if (tileN != 32 && tileN != 64 && tileN != 128 && tileN != 256)
     return fail<EmulatedBlockScaledGemm>(error, "tileN must be 32/64/128/256");
-  const int64_t kBlocks = ceilDiv(k, kScaleBlockK);
+  const int64_t kBlocks = llvm::divideCeil(k, kScaleBlockK);
   const ScaleFactorLayout aLayout = makeScaleFactorLayout(m, kBlocks);
   const ScaleFactorLayout bLayout = makeScaleFactorLayout(n, kBlocks);
   if (int64_t(aScaleImage.size()) != aLayout.sizeBytes() ||
@@ -129,7 +129,7 @@ std::optional<EmulatedBlockScaledGemm> emulation::emulateBlockScaledGemm(
   result.aScaleUsed.assign(size_t(m * k), 0);
   result.bScaleUsed.assign(size_t(n * k), 0);
   std::vector<uint8_t> smem(kSmemBytes, 0);
-  const int64_t bAtomsPerTile = ceilDiv(tileN, sf_atom::kRows);
+  const int64_t bAtomsPerTile = llvm::divideCeil(tileN, sf_atom::kRows);
   constexpr int64_t tileM = 128;
 
   for (int64_t m0 = 0; m0 < m; m0 += tileM) {
@@ -267,7 +267,7 @@ emulation::blockwiseScalesToMx(const numerics::QuantizedTensor &q,
     return fail<std::vector<uint8_t>>(
         error, "blockwise-to-MX needs Tile granularity with tile columns a "
                "multiple of 32");
-  const int64_t kBlocks = ceilDiv(q.cols, kScaleBlockK);
+  const int64_t kBlocks = llvm::divideCeil(q.cols, kScaleBlockK);
   std::vector<uint8_t> mx(size_t(q.rows * kBlocks));
   for (int64_t r = 0; r < q.rows; ++r)
     for (int64_t kb = 0; kb < kBlocks; ++kb) {
@@ -294,11 +294,11 @@ std::optional<std::vector<uint8_t>> emulation::blockwiseScalesToMxAtoms(
   q.rows = rows;
   q.cols = cols;
   q.granularity = numerics::Granularity::tile(tileRows, tileCols);
-  q.scaleRows = ceilDiv(rows, tileRows);
-  q.scaleCols = ceilDiv(cols, tileCols);
+  q.scaleRows = llvm::divideCeil(rows, tileRows);
+  q.scaleCols = llvm::divideCeil(cols, tileCols);
   q.scaleInv.assign(scaleInv, scaleInv + q.scaleRows * q.scaleCols);
   std::optional<std::vector<uint8_t>> mx = blockwiseScalesToMx(q, error);
   if (!mx)
     return std::nullopt;
-  return layoutScaleFactors(mx->data(), rows, ceilDiv(cols, kScaleBlockK));
+  return layoutScaleFactors(mx->data(), rows, llvm::divideCeil(cols, kScaleBlockK));
 }

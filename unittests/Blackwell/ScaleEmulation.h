@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FP8_CONVERSION_FP8TOBLACKWELL_SCALEEMULATION_H
-#define FP8_CONVERSION_FP8TOBLACKWELL_SCALEEMULATION_H
+#ifndef FP8_UNITTESTS_BLACKWELL_SCALEEMULATION_H
+#define FP8_UNITTESTS_BLACKWELL_SCALEEMULATION_H
 
 #include "FP8/Conversion/FP8ToBlackwell/TCGen05Encodings.h"
 #include "FP8/Numerics/Reference.h"
@@ -127,4 +127,4 @@ blockwiseScalesToMxAtoms(const float *scaleInv, int64_t rows, int64_t cols,
 
 } // namespace mlir::fp8::blackwell::emulation
 
-#endif // FP8_CONVERSION_FP8TOBLACKWELL_SCALEEMULATION_H
+#endif // FP8_UNITTESTS_BLACKWELL_SCALEEMULATION_H

@@ -1,0 +1,146 @@
+//===- HopperKernel.h - Layout of the sm_90a GEMM kernel --------*- C++ -*-===//
+//
+// What the parts of the sm_90a GEMM kernel (HopperTiling, HopperScheduler,
+// HopperMainloop, HopperEpilogue, HopperGemm) share: the CTA's warpgroup
+// roles, the shared-memory plan and the values the roles read.
+//
+// A persistent kernel: CTAs stride over output tiles (grouped raster order).
+// Warpgroup 0 is the producer: one thread issues the TMA loads of A and B
+// K-blocks into a ring of shared-memory stages; with blockwise scales, the
+// same thread copies each K block's scales next to its stage. Warpgroups
+// 1.. are consumers: each owns 64 rows of the tile and issues
+// wgmma.mma_async m64nNk32 over the stage, then frees it. Promoted
+// accumulation moves the partial sums of every 128-K block into an f32
+// accumulator (scaled by the blockwise scales: per row of A, and per
+// 128x128 tile or per column of B) with FMAs on the CUDA cores. The
+// epilogue applies the remaining scales, bias and C, converts, and stores.
+//
+// Shared memory: the stage ring (A and B tiles), the output staging buffer
+// (TMA-store epilogue), the stages' blockwise scale slots, the ring's
+// barriers, the stream-K schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_CONVERSION_FP8TOHOPPER_HOPPERKERNEL_H
+#define FP8_CONVERSION_FP8TOHOPPER_HOPPERKERNEL_H
+
+#include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
+#include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
+
+namespace mlir::fp8::hopper {
+
+inline int64_t getByteWidth(Type t) { return t.getIntOrFloatBitWidth() / 8; }
+
+/// Consumer warpgroups: each owns 64 rows of the tile.
+inline int64_t getNumConsumers(const GemmTiling &t) { return t.tileM / 64; }
+/// A producer warpgroup and the consumers.
+inline int64_t getNumThreads(const GemmTiling &t) {
+  return kWarpgroupThreads * (1 + getNumConsumers(t));
+}
+/// Shared memory of one pipeline stage's A and B tiles.
+inline int64_t getStageBytes(const GemmTiling &t) {
+  return (t.tileM + t.tileN) * t.tileK;
+}
+/// The TMA-store epilogue's staging buffer.
+inline int64_t getEpilogueBytes(const GemmTiling &t) {
+  return t.tmaStoreEpilogue
+             ? t.tileM * kSwizzle128BRowBytes * t.numStagingBoxes()
+             : 0;
+}
+
+/// 128x128 blockwise B scales cover 128 N rows.
+inline constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
+/// Named barrier among the consumer warpgroups (0 is __syncthreads).
+inline constexpr int64_t kConsumerBarrierId = 1;
+
+/// Shared memory for the stream-K schedule (StreamKField), after the
+/// barriers.
+inline constexpr int64_t kStreamKScheduleBytes = 32;
+
+inline int64_t getStreamKScheduleOffset(const GemmTiling &t) {
+  return t.stages * (getStageBytes(t) + t.stageScaleBytes) +
+         getEpilogueBytes(t) + PipelineRing::barrierBytes(t.stages);
+}
+
+/// A stream-K CTA's workspace slot: its flag, in 128 bytes of its own,
+/// then its tile of f32 partial sums (emitStreamKFixup).
+inline constexpr int64_t kStreamKFlagBytes = 128;
+
+/// Which 128x128 B scale the 8-column groups of a tile use. Tiles start at
+/// multiples of g = gcd(tile N, 128) in their 128-row block of B and meet at
+/// most two blocks (tile N <= 128 + g). Column group j is in the tile's
+/// first block iff the tile's offset in it is below 128 - 8j, i.e. below
+/// roundup(128 - 8j, g): groups below g are always in the first block,
+/// groups from 128 on always in the second, and groups with the same bound
+/// in between choose alike. Each such class of groups gets one slot in the
+/// stage's scale slot, filled by the producer with the right block's scale, so
+/// that the consumers index scales by compile-time class only.
+struct BScaleClasses {
+  /// Per class: 0 (always the first block), kScaleBlock (always the
+  /// second), or the bound below which the tile's offset picks the first.
+  SmallVector<int64_t> bounds;
+  /// Per column group j: its class.
+  SmallVector<int64_t> classOfGroup;
+
+  explicit BScaleClasses(const GemmTiling &t);
+};
+
+/// The stream-K schedule: the K blocks of the tiles from DpUnits on,
+/// numbered tile by tile (Blocks of them), are split evenly over Ctas
+/// CTAs; this CTA's are [Begin, End) (empty when it takes none).
+enum class StreamKField {
+  DpUnits,
+  Begin,
+  End,
+  Ctas,
+  Blocks,
+  /// This CTA's pipeline iteration at block Begin: kBlocks per whole unit.
+  FirstIteration,
+  Count
+};
+
+/// The values the producer and consumer code share.
+struct KernelValues : GemmKernelParams {
+  Value tid;
+  Value smem;
+  /// The output staging buffer (TMA-store epilogue).
+  Value epilogueBuffer;
+  /// Work is scheduled in units of `clusterM` vertically adjacent tiles
+  /// (one per CTA of the cluster, sharing the B tile).
+  Value numMUnits;
+  Value numUnits;
+  Value clusterRank; ///< 0 without a cluster
+  Value firstUnit;   ///< this CTA's cluster index
+  Value unitStride;  ///< number of clusters
+  /// Stream-K kernels: the schedule (emitStreamKSchedule) in shared
+  /// memory, read where it is used, so that none of it holds a register
+  /// across the mainloop (held in registers, it made ptxas spill).
+  Value streamKSchedule;
+  PipelineRing ring;
+  /// The stages' scale slots (blockwise), `stageScaleBytes` apart.
+  Value scaleSlots;
+
+  Value scaleSlot(KernelBuilder &kb, const GemmTiling &t, Value stage) const {
+    return kb.bytePtr(scaleSlots, kb.mul(stage, kb.i32(t.stageScaleBytes)));
+  }
+  Value scheduleField(KernelBuilder &kb, StreamKField field) const {
+    return kb.load(
+        kb.builder().getI32Type(),
+        kb.bytePtr(streamKSchedule, 4 * static_cast<int64_t>(field)));
+  }
+  /// Units computed whole: from firstUnit on, unitStride apart, below this
+  /// (all of them without stream-K).
+  Value dpUnits(KernelBuilder &kb) const {
+    return streamKSchedule ? scheduleField(kb, StreamKField::DpUnits)
+                           : numUnits;
+  }
+  /// The first stream-K K block of CTA `cta` (< StreamKField::Ctas).
+  Value streamKStart(KernelBuilder &kb, Value cta) const {
+    return kb.divu(kb.mul(cta, scheduleField(kb, StreamKField::Blocks)),
+                   scheduleField(kb, StreamKField::Ctas));
+  }
+};
+
+} // namespace mlir::fp8::hopper
+
+#endif // FP8_CONVERSION_FP8TOHOPPER_HOPPERKERNEL_H

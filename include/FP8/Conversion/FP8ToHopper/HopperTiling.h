@@ -1,0 +1,66 @@
+//===- HopperTiling.h - Tiling heuristic of the sm_90a GEMM -----*- C++ -*-===//
+//
+// The sm_90a GEMM's tiling: the heuristic and its wave model, the check of a
+// configured tiling, the launch variants of a dynamic-M kernel, and what
+// the tiling makes of the kernel's shared memory and metadata.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_CONVERSION_FP8TOHOPPER_HOPPERTILING_H
+#define FP8_CONVERSION_FP8TOHOPPER_HOPPERTILING_H
+
+#include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
+
+namespace mlir::fp8::hopper {
+
+/// The documented heuristic, or `config` when the IR sets one (checked
+/// against what the kernel supports; failures are reported on `op`):
+/// - tile M 128 (two consumer warpgroups of 64 rows), tile K 128;
+/// - promoted accumulation keeps two f32 accumulators per thread, so tile N
+///   is 192 or 128 (a wave cost model over the target's SMs); otherwise the
+///   N in {256, 224, 192, 160, 128} that pads N least (ties to the larger:
+///   fewer B re-reads);
+/// - as many pipeline stages as fit in the target's shared memory per
+///   block, at most 8;
+/// - no cluster, raster groups of 8 tile rows.
+FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
+                                       const GemmProblem &problem,
+                                       GemmConfigAttr config,
+                                       const TargetInfo &target);
+
+/// Relative throughput of a tile in percent (output elements per SM and
+/// second at large M, the 128-row tiles of N >= 192 being 100; the fast
+/// 128x192 tile 101, so that it takes ties with the 128x256 one), measured
+/// on an H200 (bench/NOTES.md, session 4) and an H100 (session 7): the
+/// launch-variant cost model's rate.
+int64_t getTileThroughput(const GemmProblem &problem, const GemmTiling &tiling);
+
+/// The launch variants of a kernel whose M is a run-time value (no `config`,
+/// dynamic M): the same GEMM with tiles 128x128, 64x128 and 64x64 (those
+/// `primary` is not), and 128x192 for a fast kernel with a wider tile, each
+/// with the heuristic's stages. The runtime launches
+/// the kernel among the primary and its variants with the fewest
+/// waves(M) x tile elements / throughput (runtime/README.md), so that small
+/// M keeps the SMs busy.
+SmallVector<GemmTiling> selectLaunchVariants(const GemmProblem &problem,
+                                             const GemmTiling &primary,
+                                             GemmConfigAttr config,
+                                             const TargetInfo &target);
+
+/// Dynamic shared memory of the kernel for `tiling`.
+int64_t getDynamicSharedMemoryBytes(const GemmTiling &tiling);
+
+/// The kernel's metadata: buildGemmKernelMetadata's with the CTA of one
+/// producer and tileM/64 consumer warpgroups, the whole tile per CTA and
+/// the shared memory of `tiling`.
+md::KernelMetadata buildKernelMetadata(StringRef name, const ChipInfo &chip,
+                                       const GemmProblem &problem,
+                                       const GemmTiling &tiling);
+
+/// Column parts of a promoted tile, issued and promoted in this order
+/// (emitConsumer).
+SmallVector<int64_t> getPromotionParts(int64_t tileN);
+
+} // namespace mlir::fp8::hopper
+
+#endif // FP8_CONVERSION_FP8TOHOPPER_HOPPERTILING_H

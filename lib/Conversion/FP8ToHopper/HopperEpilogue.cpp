@@ -1,0 +1,208 @@
+//===- HopperEpilogue.cpp - Epilogue of the sm_90a GEMM -------------------===//
+
+#include "FP8/Conversion/FP8ToHopper/HopperEpilogue.h"
+#include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
+#include "FP8/Conversion/FP8ToHopper/WGMMA.h"
+#include "FP8/Conversion/KernelSkeleton/GemmEpilogue.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::hopper;
+
+/// Converts the f32 pair to the output type and stores it at `ptr`.
+static void storePair(KernelBuilder &kb, Value v0, Value v1, Type outType,
+                      Value ptr) {
+  Value vec = packVector(kb, {v0, v1}, outType);
+  if (!outType.isF32())
+    vec = LLVM::BitcastOp::create(kb.builder(), kb.builder().getI32Type(), vec);
+  kb.store(vec, ptr);
+}
+
+/// The scaled (+ bias) output values of a thread's fragment, in fragment
+/// order, ready to be stored.
+static SmallVector<Value>
+emitEpilogueValues(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+                   const KernelValues &v, Value result, Value rows[2],
+                   Value nOffset, Value colInFragment, Value tensorScale) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value mLast = kb.sub(v.m, kb.i32(1));
+  bool guardColumns = p.n % t.tileN != 0;
+  Value rowScale[2];
+  if (p.aScale == ScaleMode::Row)
+    for (int h = 0; h < 2; ++h)
+      rowScale[h] = kb.loadF32(v.aScaleInv, kb.minu(rows[h], mLast));
+  SmallVector<Value> values(t.tileN / 2);
+  for (int64_t j = 0; j < t.tileN / 8; ++j) {
+    Value col = kb.add(nOffset, kb.add(kb.i32(8 * j), colInFragment));
+    // Columns past N (a partial last tile) read clamped, store nothing.
+    Value colRead = guardColumns ? kb.minu(col, kb.i32(p.n - 2)) : col;
+    Value colScale[2], biasValue[2];
+    for (int e = 0; e < 2; ++e) {
+      Value c = e ? kb.add(colRead, kb.i32(1)) : colRead;
+      if (p.bScale == ScaleMode::Row)
+        colScale[e] = kb.loadF32(v.bScaleInv, c);
+      if (p.biasElementType)
+        biasValue[e] = emitBiasLoad(kb, p, v.bias, c);
+    }
+    for (int h = 0; h < 2; ++h) {
+      for (int e = 0; e < 2; ++e) {
+        int64_t i = 4 * j + 2 * h + e;
+        Value x = LLVM::ExtractValueOp::create(b, result, i);
+        if (tensorScale)
+          x = arith::MulFOp::create(b, x, tensorScale);
+        if (rowScale[h])
+          x = arith::MulFOp::create(b, x, rowScale[h]);
+        if (colScale[e])
+          x = arith::MulFOp::create(b, x, colScale[e]);
+        if (biasValue[e])
+          x = arith::AddFOp::create(b, x, biasValue[e]);
+        if (p.activation)
+          x = emitActivation(kb, *p.activation, x);
+        values[i] = x;
+      }
+    }
+  }
+  return values;
+}
+
+/// Each thread stores its (row, column pair) fragments to global memory,
+/// guarded against the M and N edges, adding C first when accumulating.
+static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
+                             const GemmTiling &t, const KernelValues &v,
+                             ArrayRef<Value> values, Value rows[2],
+                             Value nOffset, Value colInFragment) {
+  bool guardColumns = p.n % t.tileN != 0;
+  Value n = kb.i32(p.n);
+  Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
+  int64_t outBytes = getByteWidth(p.outElementType);
+  for (int64_t j = 0; j < t.tileN / 8; ++j) {
+    Value col = kb.add(nOffset, kb.add(kb.i32(8 * j), colInFragment));
+    for (int h = 0; h < 2; ++h) {
+      Value pair[2] = {values[4 * j + 2 * h], values[4 * j + 2 * h + 1]};
+      Value inBounds = rowInBounds[h];
+      if (guardColumns)
+        inBounds = kb.andi(inBounds, kb.ult(col, n));
+      kb.ifThen(inBounds, [&] {
+        Value index = emitRowMajorIndex(kb, rows[h], col, p.n);
+        if (p.accumulateIntoC)
+          emitAddC(kb, pair, v.c, index);
+        storePair(kb, pair[0], pair[1], p.outElementType,
+                  kb.globalElementPtr(v.d, index, outBytes));
+      });
+    }
+  }
+}
+
+/// The consumers write the tile to the shared staging buffer in the layout
+/// of the output tensor map's 128-byte swizzled boxes (box b holds columns
+/// [64b, 64b + 64) of all tile rows; within a 128-byte row, 16-byte chunk c
+/// lives at chunk c ^ (row % 8)), then one thread stores the boxes with TMA.
+/// The swizzle makes the fragment writes bank-conflict free: the 8 rows a
+/// warp writes per instruction land in 8 different chunks.
+static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
+                                 const GemmTiling &t, const KernelValues &v,
+                                 ArrayRef<Value> values, Value rowsInTile[2],
+                                 Value lane, Value isStoreThread, Value mOffset,
+                                 Value nOffset) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  int64_t consumers = getNumConsumers(t) * kWarpgroupThreads;
+  int64_t boxColumns = t.storeBoxColumns();
+  int64_t boxBytes = t.tileM * kSwizzle128BRowBytes;
+  int64_t slots = t.numStagingBoxes();
+  // The boxes [first, first + count) go to consecutive staging slots from
+  // slot first % slots on, and out with one commit group. A buffer of the
+  // whole tile takes them at once, after the previous tile's stores have
+  // read it; a buffer of fewer slots takes them one at a time in turn: the
+  // tile's box count is a multiple of the slots, so box i always lands in
+  // slot i % slots, whose last store (slots groups ago, possibly the
+  // previous tile's) must have read it.
+  auto stageBoxes = [&](int64_t first, int64_t count) {
+    int64_t pending = slots == t.numStoreBoxes() ? 0 : slots - 1;
+    int64_t slot0 = first % slots;
+    kb.ifThen(isStoreThread,
+              [&] { kb.bulkWaitGroup(pending, /*readOnly=*/true); });
+    kb.namedBarrier(kConsumerBarrierId, consumers);
+    Value swizzle = kb.divu(lane, kb.i32(4)); // == row % 8 for both rows
+    Value inChunk = kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(4));
+    int64_t groupsPerBox = boxColumns / 8;
+    for (int h = 0; h < 2; ++h) {
+      Value rowBase =
+          kb.add(kb.mul(rowsInTile[h], kb.i32(kSwizzle128BRowBytes)), inChunk);
+      for (int64_t j = first * groupsPerBox; j < (first + count) * groupsPerBox;
+           ++j) {
+        int64_t slot = slot0 + j / groupsPerBox - first;
+        int64_t chunk = j % (kSwizzle128BRowBytes / 16);
+        Value offset = kb.add(
+            rowBase,
+            kb.add(kb.i32(slot * boxBytes),
+                   kb.mul(arith::XOrIOp::create(b, kb.i32(chunk), swizzle),
+                          kb.i32(16))));
+        storePair(kb, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
+                  p.outElementType, kb.bytePtr(v.epilogueBuffer, offset));
+      }
+    }
+    kb.fenceProxyAsyncShared();
+    kb.namedBarrier(kConsumerBarrierId, consumers);
+    kb.ifThen(isStoreThread, [&] {
+      for (int64_t box = first; box < first + count; ++box)
+        kb.tmaStore2d(
+            v.tmaD,
+            kb.bytePtr(v.epilogueBuffer, (slot0 + box - first) * boxBytes),
+            kb.add(nOffset, kb.i32(box * boxColumns)), mOffset);
+      kb.bulkCommitGroup();
+    });
+  };
+  if (slots == t.numStoreBoxes()) {
+    stageBoxes(0, slots);
+    return;
+  }
+  for (int64_t box = 0; box < t.numStoreBoxes(); ++box)
+    stageBoxes(box, 1);
+}
+
+/// This tile's max |D| (elements inside D only), one atomic per warp.
+static void emitTileAmax(KernelBuilder &kb, const GemmProblem &p,
+                         const GemmTiling &t, const KernelValues &v,
+                         const EpilogueThread &thread, ArrayRef<Value> values,
+                         Value rows[2], Value nOffset) {
+  Value running = kb.f32(0.0f);
+  Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
+  for (int64_t j = 0; j < t.tileN / 8; ++j)
+    for (int e = 0; e < 2; ++e) {
+      Value col =
+          kb.add(nOffset, kb.add(kb.i32(8 * j + e), thread.colInFragment));
+      Value colInBounds = kb.ult(col, kb.i32(p.n));
+      for (int h = 0; h < 2; ++h)
+        running = emitAmaxUpdate(kb, running, values[4 * j + 2 * h + e],
+                                 p.outElementType,
+                                 kb.andi(rowInBounds[h], colInBounds));
+    }
+  emitAmaxFlush(kb, running, v.amax, thread.lane);
+}
+
+void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
+                              const GemmTiling &t, const KernelValues &v,
+                              const EpilogueThread &thread, Value unit,
+                              Value result) {
+  Value rowInTile = thread.rowInTile;
+  // The tile's place, computed only now: the mainloop reads nothing of
+  // it (its scales come through the stages), so nothing of it stays
+  // live across the loop, where the accumulators take the registers.
+  TileCoordinate coord = emitTileOfUnit(kb, p, t, v, unit);
+  Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
+  Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+  Value rows[2] = {kb.add(mOffset, rowInTile),
+                   kb.add(kb.add(mOffset, rowInTile), kb.i32(8))};
+  SmallVector<Value> values =
+      emitEpilogueValues(kb, p, t, v, result, rows, nOffset,
+                         thread.colInFragment, thread.tensorScale);
+  if (p.outputAmax)
+    emitTileAmax(kb, p, t, v, thread, values, rows, nOffset);
+  if (t.tmaStoreEpilogue) {
+    Value rowsInTile[2] = {rowInTile, kb.add(rowInTile, kb.i32(8))};
+    emitTmaStoreEpilogue(kb, p, t, v, values, rowsInTile, thread.lane,
+                         thread.isStoreThread, mOffset, nOffset);
+  } else {
+    emitDirectStores(kb, p, t, v, values, rows, nOffset, thread.colInFragment);
+  }
+}

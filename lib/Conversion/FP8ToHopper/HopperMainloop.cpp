@@ -1,0 +1,521 @@
+//===- HopperMainloop.cpp - Mainloop of the sm_90a GEMM -------------------===//
+
+#include "FP8/Conversion/FP8ToHopper/HopperMainloop.h"
+#include "FP8/Conversion/FP8ToHopper/HopperEpilogue.h"
+#include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
+#include "FP8/Conversion/FP8ToHopper/HopperTiling.h"
+#include "FP8/Conversion/FP8ToHopper/WGMMA.h"
+#include "FP8/Conversion/KernelSkeleton/GemmEpilogue.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+#include <array>
+#include <functional>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::hopper;
+
+/// setmaxnreg budgets (PTX ISA 9.7.19.5): the producer only issues TMA, the
+/// consumers hold the accumulators. 40 * 128 + 232 * 256 <= 64K registers.
+static constexpr int64_t kProducerRegisters = 40;
+static constexpr int64_t kConsumerRegistersTwoWarpgroups = 232;
+static constexpr int64_t kConsumerRegistersOneWarpgroup = 240;
+
+/// Walks the producer side of the pipeline: for every K block of every work
+/// segment of this CTA (forEachWorkSegment), waits until the block's stage
+/// is free and calls `body` with the tile, the K block and the stage.
+static void forEachFreeStage(
+    KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+    const KernelValues &v,
+    function_ref<void(const TileCoordinate &, Value kBlock, Value stage)>
+        body) {
+  forEachWorkSegment(
+      kb, p, t, v, {kb.i32(0)},
+      [&](const WorkSegment &segment, ValueRange state) {
+        TileCoordinate coord = emitTileOfUnit(kb, p, t, v, segment.unit);
+        ValueRange next = kb.forLoop(
+            segment.kBegin, segment.kEnd, kb.i32(1), {state[0]},
+            [&](Value kBlock, ValueRange inner) {
+              Value iteration = inner[0];
+              Value stage = v.ring.stage(kb, iteration);
+              kb.mbarrierWait(v.ring.emptyBarrier(kb, stage),
+                              v.ring.producerParity(kb, iteration));
+              body(coord, kBlock, stage);
+              return SmallVector<Value>{kb.add(iteration, kb.i32(1))};
+            });
+        return SmallVector<Value>{next[0]};
+      });
+}
+
+/// Blockwise scales travel with their stage, copied into the stage's scale
+/// slot by the TMA thread. The tile's 1x128 scales of a K block (A's rows,
+/// and B's columns for 1x128 B tiles) are contiguous in their MN-major
+/// layouts, so each is one bulk copy (cp.async.bulk) counted in the
+/// stage's transaction bytes: 16-byte aligned (the runtime checks the
+/// tensors' alignment; rows are whole multiples of 4 floats) and stopping
+/// at the end of the tensor's rows (roundup(M, 4) for A, N for B), so that
+/// the slot keeps stale values only where rows past M and columns past N
+/// read it (their results are never stored). 128x128 B scales, one per
+/// column class (BScaleClasses), are 4-byte cp.async copies that count as
+/// one more arrival on the full barrier once they land. (A warp of 4-byte
+/// cp.async copies, one arrival per lane, measured 9% slower: bench/NOTES.md
+/// v14.)
+namespace {
+/// The bulk copies' sizes, needed for the stage's transaction bytes before
+/// the copies are issued.
+struct ScaleCopySizes {
+  Value aRows;  ///< roundup(M, 4): A's scale rows per K block
+  Value aBytes; ///< the A copy's
+  Value bBytes; ///< the B copy's (1x128 B tiles only)
+  Value total;  ///< their sum
+};
+} // namespace
+
+static ScaleCopySizes getScaleCopySizes(KernelBuilder &kb, const GemmProblem &p,
+                                        const GemmTiling &t,
+                                        const KernelValues &v, Value mOffset,
+                                        Value nOffset) {
+  ScaleCopySizes sizes;
+  // A: 1x128 tiles, MN-major [ceil(K/128), roundup(M, 4)]
+  // (kMNMajorScaleAlignment: the layout the quantize kernels write).
+  sizes.aRows = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
+                       kb.i32(kMNMajorScaleAlignment));
+  sizes.aBytes =
+      kb.mul(kb.minu(kb.i32(t.tileM), kb.sub(sizes.aRows, mOffset)), kb.i32(4));
+  sizes.total = sizes.aBytes;
+  if (p.hasBlockwiseColumnScales()) {
+    // B: 1x128 tiles, MN-major [ceil(K/128), N] (N % 16 == 0).
+    sizes.bBytes = kb.mul(
+        kb.minu(kb.i32(t.tileN), kb.sub(kb.i32(p.n), nOffset)), kb.i32(4));
+    sizes.total = kb.add(sizes.total, sizes.bBytes);
+  }
+  return sizes;
+}
+
+static void emitScaleCopies(KernelBuilder &kb, const GemmProblem &p,
+                            const GemmTiling &t, const KernelValues &v,
+                            const ScaleCopySizes &sizes, Value kBlock,
+                            Value slot, Value mOffset, Value nOffset,
+                            Value full) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  // The `.shared::cluster` form (the `.shared::cta` one needs PTX 8.6); a
+  // CTA's own shared address is a valid shared::cluster one.
+  auto bulkCopy = [&](Value dst, Value src, Value bytes) {
+    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+        b,
+        LLVM::AddrSpaceCastOp::create(
+            b, kb.ptrType(AddressSpace::SharedCluster), dst),
+        src, full, bytes, /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
+  };
+  bulkCopy(slot,
+           kb.globalElementPtr(v.aScaleInv,
+                               kb.add(kb.mul(kBlock, sizes.aRows), mOffset), 4),
+           sizes.aBytes);
+  if (sizes.bBytes) {
+    bulkCopy(kb.bytePtr(slot, 4 * t.tileM),
+             kb.globalElementPtr(
+                 v.bScaleInv, kb.add(kb.mul(kBlock, kb.i32(p.n)), nOffset), 4),
+             sizes.bBytes);
+    return;
+  }
+  // B: 128x128 tiles [ceil(N/128), ceil(K/128)]: the scale of each column
+  // class, clamped to the last block.
+  Value firstBlock = kb.divu(nOffset, kb.i32(kScaleBlock));
+  Value offsetInBlock = kb.remu(nOffset, kb.i32(kScaleBlock));
+  for (auto [c, bound] : llvm::enumerate(BScaleClasses(t).bounds)) {
+    Value block = firstBlock;
+    if (bound == kScaleBlock)
+      block = kb.add(block, kb.i32(1));
+    else if (bound != 0)
+      block = arith::SelectOp::create(b, kb.ult(offsetInBlock, kb.i32(bound)),
+                                      block, kb.add(block, kb.i32(1)));
+    block = kb.minu(block, kb.i32((p.n - 1) / kScaleBlock));
+    kb.cpAsync(kb.bytePtr(slot, 4 * (t.tileM + static_cast<int64_t>(c))),
+               kb.globalElementPtr(
+                   v.bScaleInv,
+                   kb.add(kb.mul(block, kb.i32(p.numKBlocks(t.tileK))), kBlock),
+                   4),
+               4);
+  }
+  kb.cpAsyncArriveOn(full);
+}
+
+/// One thread issues every TMA load, and every copy of blockwise scales.
+static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
+                            const GemmTiling &t, const KernelValues &v) {
+  // With a cluster, each CTA loads 1/clusterM of the B tile and multicasts
+  // it to the whole cluster.
+  int64_t bRows = t.tileN / t.clusterM;
+  Value multicastMask;
+  Value bRowOffset = kb.i32(0);
+  if (t.clusterM > 1) {
+    multicastMask =
+        arith::ConstantIntOp::create(kb.builder(), (1 << t.clusterM) - 1, 16);
+    bRowOffset = kb.mul(v.clusterRank, kb.i32(bRows));
+  }
+  forEachFreeStage(
+      kb, p, t, v, [&](const TileCoordinate &coord, Value kBlock, Value stage) {
+        Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
+        Value nOffset =
+            kb.add(kb.mul(coord.nTile, kb.i32(t.tileN)), bRowOffset);
+        Value full = v.ring.fullBarrier(kb, stage);
+        // The scales' tile offset (B's without the cluster rank's share).
+        Value scaleNOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+        ScaleCopySizes scales;
+        if (t.stageScaleBytes)
+          scales = getScaleCopySizes(kb, p, t, v, mOffset, scaleNOffset);
+        // Out-of-bounds box elements are zero-filled and counted: every stage
+        // receives the full box bytes (and the scale copies theirs).
+        Value txBytes = kb.i32(getStageBytes(t));
+        kb.mbarrierArriveExpectTx(
+            full, scales.total ? kb.add(txBytes, scales.total) : txBytes);
+        Value aTile =
+            kb.bytePtr(v.smem, kb.mul(stage, kb.i32(getStageBytes(t))));
+        Value bTile =
+            kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
+                                     kb.mul(bRowOffset, kb.i32(t.tileK))));
+        Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
+        kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
+        kb.tmaLoad2d(bTile, v.tmaB, kOffset, nOffset, full, multicastMask);
+        if (t.stageScaleBytes)
+          emitScaleCopies(kb, p, t, v, scales, kBlock,
+                          v.scaleSlot(kb, t, stage), mOffset, scaleNOffset,
+                          full);
+      });
+}
+
+void hopper::emitProducer(KernelBuilder &kb, const GemmProblem &p,
+                          const GemmTiling &t, const KernelValues &v) {
+  NVVM::SetMaxRegisterOp::create(kb.builder(), kProducerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] { emitTmaProducer(kb, p, t, v); });
+}
+
+/// The B scales of this K block for a thread's fragment columns (1x128 B
+/// tiles), from the stage's scale slot: element 2j + e is the scale of tile
+/// column 8j + colInFragment + e (the columns of accumulator elements
+/// 4j + e and 4j + 2 + e); each even-aligned pair is one 8-byte load.
+static SmallVector<Value> emitColumnScaleLoads(KernelBuilder &kb,
+                                               const GemmTiling &t,
+                                               Value columnScales,
+                                               Value colInFragment) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  auto f32x2 = VectorType::get({2}, b.getF32Type());
+  SmallVector<Value> scales;
+  for (int64_t j = 0; j < t.tileN / 8; ++j) {
+    Value col = kb.add(kb.i32(8 * j), colInFragment);
+    Value pair =
+        kb.load(f32x2, kb.bytePtr(columnScales, kb.mul(col, kb.i32(4))));
+    for (int e = 0; e < 2; ++e)
+      scales.push_back(LLVM::ExtractElementOp::create(b, pair, kb.i32(e)));
+  }
+  return scales;
+}
+
+namespace {
+/// A consumer warpgroup's K loop over the blocks of one tile: the wgmma
+/// issue over each stage, the release of the stages and, with promoted
+/// accumulation, the promotion of each K block's partial sums.
+class ConsumerMainloop {
+public:
+  ConsumerMainloop(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+                   const KernelValues &v, const EpilogueThread &thread,
+                   Value aDescriptorLow, Value bDescriptorLow)
+      : kb(kb), b(kb.builder()), p(p), t(t), v(v), thread(thread),
+        aDescriptorLow(aDescriptorLow), bDescriptorLow(bDescriptorLow),
+        bClasses(t), partColumns(getPromotionParts(t.tileN)),
+        accType(getAccumulatorType(b.getContext(), t.tileN)) {}
+
+  /// One tile's K loop over blocks [kBegin, kEnd) from consumer iteration
+  /// `firstIteration` on: the tile's sums (promoted, or the single
+  /// accumulator of fast accumulation) and the iteration after the blocks.
+  std::pair<Value, Value> emit(Value firstIteration, Value kBegin, Value kEnd);
+
+private:
+  /// The descriptor low words of `stage`'s A rows and B tile: stage 0's
+  /// plus the stage's offset (emitKMajorSwizzle128BDescriptorLow).
+  std::pair<Value, Value> stageDescriptorLows(Value stage);
+  void releaseStage(Value stage);
+  Value issueMmas(Value acc, Value aLow, Value bLow, int64_t bColumn, int64_t n,
+                  bool zeroFirst);
+  std::function<Value(int64_t)> loadStageScales(Value stage);
+  Value promotePart(Value final, Value partial, int64_t firstColumn,
+                    int64_t columns,
+                    const std::function<Value(int64_t)> &scale);
+  /// The loop body of fast accumulation for K block `kBlock`.
+  void emitFastBlock(Value kBlock, Value kBegin, Value iteration, Value acc,
+                     Value aLow, Value bLow, SmallVector<Value> &next);
+  /// The loop body of promoted accumulation for the block in `stage`.
+  void emitPromotedBlock(Value stage, ValueRange carried, Value aLow,
+                         Value bLow, SmallVector<Value> &next);
+
+  KernelBuilder &kb;
+  ImplicitLocOpBuilder &b;
+  const GemmProblem &p;
+  const GemmTiling &t;
+  const KernelValues &v;
+  const EpilogueThread &thread;
+  Value aDescriptorLow, bDescriptorLow;
+  BScaleClasses bClasses;
+  /// Promoted accumulation splits the tile's columns into parts, each with
+  /// a partial accumulator of its own and its own commit group: while the
+  /// first part of a K block is promoted (wait_group 1), the second part's
+  /// MMAs still run, so the tensor cores idle only for the last, narrower
+  /// part's promotion (getPromotionParts). Each block's groups are complete
+  /// by the end of its iteration: a partial accumulator still in flight
+  /// across the loop's back edge would make ptxas serialize every wgmma
+  /// (C7514).
+  SmallVector<int64_t> partColumns;
+  Type accType;
+};
+} // namespace
+
+std::pair<Value, Value> ConsumerMainloop::stageDescriptorLows(Value stage) {
+  Value offset =
+      kb.mul(stage, kb.i32(getDescriptorLowOffset(getStageBytes(t))));
+  return std::make_pair(kb.add(aDescriptorLow, offset),
+                        kb.add(bDescriptorLow, offset));
+}
+
+/// A stage is free once every consumer warp of the cluster is done with
+/// it: one lane of each warp arrives on the stage's empty barrier in every
+/// CTA of the cluster (wgmma.wait_group is warpgroup-wide, so the whole warp
+/// has finished reading its tiles); with a scale slot, every thread
+/// (getConsumerArrivals).
+void ConsumerMainloop::releaseStage(Value stage) {
+  auto arrive = [&] {
+    Value empty = v.ring.emptyBarrier(kb, stage);
+    if (t.clusterM == 1) {
+      kb.mbarrierArrive(empty);
+      return;
+    }
+    for (int64_t rank = 0; rank < t.clusterM; ++rank)
+      kb.mbarrierArrive(kb.mapToClusterRank(empty, kb.i32(rank)));
+  };
+  // Every thread reads the stage's scale slot itself, so every thread
+  // arrives (a warp barrier and one lane's arrival order the reads as
+  // well, by the PTX memory model, but compute-sanitizer's racecheck
+  // reports them; measured no faster, bench/NOTES.md v14).
+  if (t.stageScaleBytes)
+    arrive();
+  else
+    kb.ifThen(kb.electOneLane(), arrive);
+}
+
+/// The wgmmas of one K block into `acc` (the first one overwriting it when
+/// `zeroFirst`), `n` columns of B from `bColumn` on, as one commit group.
+Value ConsumerMainloop::issueMmas(Value acc, Value aLow, Value bLow,
+                                  int64_t bColumn, int64_t n, bool zeroFirst) {
+  for (int64_t s = 0; s < t.tileK / kWgmmaK; ++s) {
+    // One byte per FP8 element along K; B's rows are 128 bytes.
+    int64_t aStep = getDescriptorLowOffset(s * kWgmmaK);
+    int64_t bStep =
+        getDescriptorLowOffset(bColumn * kSwizzle128BRowBytes + s * kWgmmaK);
+    acc = emitWgmma(kb, acc,
+                    emitKMajorSwizzle128BDescriptor(
+                        kb, aStep ? kb.add(aLow, kb.i32(aStep)) : aLow),
+                    emitKMajorSwizzle128BDescriptor(
+                        kb, bStep ? kb.add(bLow, kb.i32(bStep)) : bLow),
+                    n, p.aElementType, p.bElementType,
+                    /*accumulate=*/!(zeroFirst && s == 0));
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  return acc;
+}
+
+/// The scale of element i of a thread's accumulator for the K block in
+/// `stage` (blockwise; null for the other recipes), read from the stage's
+/// scale slot: element 4j + 2h + e (row h, column 8j + e of the fragment)
+/// is scaled by its row's A scale times its column's B scale. Read before
+/// the block's MMAs are issued: shared-memory loads issued behind them
+/// return only once the MMAs have read their operands.
+std::function<Value(int64_t)> ConsumerMainloop::loadStageScales(Value stage) {
+  if (!p.isBlockwise())
+    return [](int64_t) { return Value(); };
+  Value slot = v.scaleSlot(kb, t, stage);
+  std::array<Value, 2> rowScale;
+  for (int h = 0; h < 2; ++h)
+    rowScale[h] =
+        kb.load(b.getF32Type(),
+                kb.bytePtr(slot, kb.mul(kb.add(thread.rowInTile, kb.i32(8 * h)),
+                                        kb.i32(4))));
+  Value bScales = kb.bytePtr(slot, 4 * t.tileM);
+  if (p.hasBlockwiseColumnScales()) {
+    // 1x128 B: one scale per column.
+    SmallVector<Value> columnScales =
+        emitColumnScaleLoads(kb, t, bScales, thread.colInFragment);
+    return [this, rowScale, columnScales](int64_t i) -> Value {
+      int64_t j = i / 4, h = (i % 4) / 2, e = i % 2;
+      return arith::MulFOp::create(b, rowScale[h], columnScales[2 * j + e]);
+    };
+  }
+  // 128x128 B: one scale per column class; the products made once.
+  SmallVector<Value> products;
+  for (int64_t c = 0, e = bClasses.bounds.size(); c < e; ++c) {
+    Value classScale = kb.load(b.getF32Type(), kb.bytePtr(bScales, 4 * c));
+    for (int h = 0; h < 2; ++h)
+      products.push_back(arith::MulFOp::create(b, rowScale[h], classScale));
+  }
+  return [this, products](int64_t i) -> Value {
+    return products[2 * bClasses.classOfGroup[i / 4] + (i % 4) / 2];
+  };
+}
+
+/// final[i] += partial[i - first] * scale(i) for the part's elements,
+/// which are consecutive in fragment order: its column groups j have
+/// elements 4j .. 4j + 3.
+Value ConsumerMainloop::promotePart(
+    Value final, Value partial, int64_t firstColumn, int64_t columns,
+    const std::function<Value(int64_t)> &scale) {
+  int64_t first = firstColumn / 2;
+  for (int64_t i = first; i < first + columns / 2; ++i) {
+    Value f = LLVM::ExtractValueOp::create(b, final, i);
+    Value x = LLVM::ExtractValueOp::create(b, partial, i - first);
+    Value s = scale(i);
+    Value updated = s ? LLVM::FMAOp::create(b, x, s, f).getResult()
+                      : arith::AddFOp::create(b, f, x).getResult();
+    final = LLVM::InsertValueOp::create(b, final, updated, i);
+  }
+  return final;
+}
+
+void ConsumerMainloop::emitFastBlock(Value kBlock, Value kBegin,
+                                     Value iteration, Value acc, Value aLow,
+                                     Value bLow, SmallVector<Value> &next) {
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  next.push_back(issueMmas(acc, aLow, bLow, 0, t.tileN,
+                           /*zeroFirst=*/false));
+  // Keep this block's MMAs in flight; the previous block's are
+  // done, so its stage is free.
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+  kb.ifThen(
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, kBlock, kBegin),
+      [&] { releaseStage(v.ring.stage(kb, kb.sub(iteration, kb.i32(1)))); });
+}
+
+void ConsumerMainloop::emitPromotedBlock(Value stage, ValueRange carried,
+                                         Value aLow, Value bLow,
+                                         SmallVector<Value> &next) {
+  auto scale = loadStageScales(stage);
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  SmallVector<Value> partials;
+  int64_t parts = partColumns.size();
+  for (int64_t q = 0, column = 0; q < parts; column += partColumns[q++])
+    partials.push_back(issueMmas(carried[2 + q], aLow, bLow, column,
+                                 partColumns[q],
+                                 /*zeroFirst=*/true));
+  Value final = carried[1];
+  for (int64_t q = 0, column = 0; q < parts; column += partColumns[q++]) {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, parts - 1 - q);
+    if (q == parts - 1)
+      releaseStage(stage);
+    final = promotePart(final, partials[q], column, partColumns[q], scale);
+  }
+  next.push_back(final);
+  next.append(partials);
+}
+
+std::pair<Value, Value> ConsumerMainloop::emit(Value firstIteration,
+                                               Value kBegin, Value kEnd) {
+  bool promote = p.promoteInterval != 0;
+  Value zero = LLVM::ZeroOp::create(b, accType);
+  SmallVector<Value> init = {firstIteration, zero};
+  if (promote)
+    for (int64_t columns : partColumns)
+      init.push_back(
+          LLVM::ZeroOp::create(b, getAccumulatorType(b.getContext(), columns)));
+  ValueRange loop = kb.forLoop(
+      kBegin, kEnd, kb.i32(1), init, [&](Value kBlock, ValueRange carried) {
+        Value iteration = carried[0];
+        Value stage = v.ring.stage(kb, iteration);
+        auto [aLow, bLow] = stageDescriptorLows(stage);
+        kb.mbarrierWait(v.ring.fullBarrier(kb, stage),
+                        v.ring.consumerParity(kb, iteration));
+        SmallVector<Value> next = {kb.add(iteration, kb.i32(1))};
+        if (promote)
+          emitPromotedBlock(stage, carried, aLow, bLow, next);
+        else
+          emitFastBlock(kBlock, kBegin, iteration, carried[1], aLow, bLow,
+                        next);
+        return next;
+      });
+  if (!promote) {
+    // Drain the last block and free its stage.
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+    releaseStage(v.ring.stage(kb, kb.sub(loop[0], kb.i32(1))));
+  }
+  return {loop[1], loop[0]};
+}
+
+void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
+                          const GemmTiling &t, const KernelValues &v) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  NVVM::SetMaxRegisterOp::create(b,
+                                 getNumConsumers(t) == 2
+                                     ? kConsumerRegistersTwoWarpgroups
+                                     : kConsumerRegistersOneWarpgroup,
+                                 NVVM::SetMaxRegisterAction::increase);
+  Value consumer = kb.sub(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(1));
+  // The same read from lane 0, so that ptxas knows it is one value in
+  // every lane: the wgmma descriptors built from it then live in uniform
+  // registers, where wgmma takes them, instead of being moved there before
+  // every MMA. (Only the descriptors use it: with every use of the
+  // warpgroup index uniform, ptxas hoists the epilogue's addresses out of
+  // the tile loop and spills them.)
+  Value uniformConsumer =
+      NVVM::ShflOp::create(b, b.getI32Type(), kb.i32(-1), consumer, kb.i32(0),
+                           kb.i32(31), NVVM::ShflKind::idx,
+                           /*return_value_and_is_valid=*/nullptr);
+  Value threadInWarpgroup = kb.remu(v.tid, kb.i32(kWarpgroupThreads));
+  Value warp = kb.divu(threadInWarpgroup, kb.i32(kWarpThreads));
+  Value lane = kb.remu(v.tid, kb.i32(kWarpThreads));
+  // wgmma accumulator fragment (PTX ISA 9.7.15.5.2, m64nNk32 D): element
+  // 4j + 2h + e of a thread is row warp*16 + lane/4 + 8h, column
+  // 8j + 2*(lane%4) + e of its warpgroup's 64 x N block.
+  Value rowInTile = kb.add(
+      kb.add(kb.mul(consumer, kb.i32(kWgmmaM)), kb.mul(warp, kb.i32(16))),
+      kb.divu(lane, kb.i32(4)));
+  Value colInFragment = kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(2));
+  // The first consumer thread issues the epilogue's TMA stores.
+  Value isStoreThread = kb.eq(v.tid, kb.i32(kWarpgroupThreads));
+
+  EpilogueThread thread;
+  thread.rowInTile = rowInTile;
+  thread.colInFragment = colInFragment;
+  thread.lane = lane;
+  thread.isStoreThread = isStoreThread;
+  thread.tensorScale = emitTensorScale(kb, p, v.aScaleInv, v.bScaleInv);
+  Value smemAddress = kb.sharedAddress(v.smem);
+  // Descriptor low words of stage 0's A rows of this warpgroup and of its
+  // B tile; a stage's are these plus the stage's offset
+  // (emitKMajorSwizzle128BDescriptorLow).
+  Value aDescriptorLow = emitKMajorSwizzle128BDescriptorLow(
+      kb, kb.add(smemAddress, kb.mul(uniformConsumer,
+                                     kb.i32(kWgmmaM * kSwizzle128BRowBytes))));
+  Value bDescriptorLow = emitKMajorSwizzle128BDescriptorLow(
+      kb, kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes)));
+  ConsumerMainloop mainloop(kb, p, t, v, thread, aDescriptorLow,
+                            bDescriptorLow);
+
+  forEachWorkSegment(
+      kb, p, t, v, {kb.i32(0)},
+      [&](const WorkSegment &segment, ValueRange state) {
+        auto [result, iterationAfter] =
+            mainloop.emit(state[0], segment.kBegin, segment.kEnd);
+        if (!segment.streamK) {
+          emitTileEpilogue(kb, p, t, v, thread, segment.unit, result);
+          return SmallVector<Value>{iterationAfter};
+        }
+        StreamKTile tile = getStreamKTileAfter(kb, p, t, v, iterationAfter);
+        emitStreamKFixup(
+            kb, t, v, tile, result, isStoreThread, [&](Value sums) {
+              emitTileEpilogue(kb, p, t, v, thread, tile.unit, sums);
+            });
+        return SmallVector<Value>{iterationAfter};
+      });
+  // Outstanding stores must finish before the CTA (and its shared memory)
+  // goes away.
+  if (t.tmaStoreEpilogue)
+    kb.ifThen(isStoreThread, [&] { kb.bulkWaitGroup(0, /*readOnly=*/false); });
+}

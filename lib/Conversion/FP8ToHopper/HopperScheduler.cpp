@@ -1,0 +1,222 @@
+//===- HopperScheduler.cpp - Work of the sm_90a GEMM's CTAs ---------------===//
+
+#include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::hopper;
+
+TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
+                                      const GemmTiling &t,
+                                      const KernelValues &v, Value unit) {
+  TileCoordinate coord = emitGroupedTileCoordinate(
+      kb, unit, v.numMUnits, t.numNTiles(p.n), t.rasterGroup);
+  if (t.clusterM > 1)
+    coord.mTile =
+        kb.add(kb.mul(coord.mTile, kb.i32(t.clusterM)), v.clusterRank);
+  return coord;
+}
+
+/// The stream-K block of this CTA's pipeline iteration `iteration`.
+static Value getStreamKBlock(KernelBuilder &kb, const KernelValues &v,
+                             Value iteration) {
+  return kb.add(
+      v.scheduleField(kb, StreamKField::Begin),
+      kb.sub(iteration, v.scheduleField(kb, StreamKField::FirstIteration)));
+}
+
+/// The stream-K segment at pipeline iteration `iteration`.
+static WorkSegment getStreamKSegment(KernelBuilder &kb, const GemmProblem &p,
+                                     const GemmTiling &t, const KernelValues &v,
+                                     Value iteration) {
+  Value kBlocks = kb.i32(p.numKBlocks(t.tileK));
+  Value block = getStreamKBlock(kb, v, iteration);
+  Value tile = kb.divu(block, kBlocks);
+  Value tileFirstBlock = kb.mul(tile, kBlocks);
+  WorkSegment segment;
+  segment.streamK = true;
+  segment.unit = kb.add(v.dpUnits(kb), tile);
+  segment.kBegin = kb.sub(block, tileFirstBlock);
+  segment.kEnd = kb.minu(
+      kb.sub(v.scheduleField(kb, StreamKField::End), tileFirstBlock), kBlocks);
+  return segment;
+}
+
+StreamKTile hopper::getStreamKTileAfter(KernelBuilder &kb, const GemmProblem &p,
+                                        const GemmTiling &t,
+                                        const KernelValues &v,
+                                        Value iterationAfter) {
+  Value kBlocks = kb.i32(p.numKBlocks(t.tileK));
+  Value last = kb.sub(getStreamKBlock(kb, v, iterationAfter), kb.i32(1));
+  Value tile = kb.divu(last, kBlocks);
+  Value tileFirstBlock = kb.mul(tile, kBlocks);
+  StreamKTile result;
+  result.unit = kb.add(v.dpUnits(kb), tile);
+  result.tileEndBlock = kb.add(tileFirstBlock, kBlocks);
+  result.isLater = arith::CmpIOp::create(
+      kb.builder(), arith::CmpIPredicate::ugt,
+      v.scheduleField(kb, StreamKField::Begin), tileFirstBlock);
+  return result;
+}
+
+ValueRange hopper::forEachWorkSegment(
+    KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+    const KernelValues &v, ValueRange init,
+    function_ref<SmallVector<Value>(const WorkSegment &, ValueRange)> body) {
+  ValueRange state = kb.forLoop(
+      v.firstUnit, v.dpUnits(kb), v.unitStride, init,
+      [&](Value unit, ValueRange carried) {
+        WorkSegment whole{unit, kb.i32(0), kb.i32(p.numKBlocks(t.tileK))};
+        return body(whole, carried);
+      });
+  if (!t.streamK)
+    return state;
+  // The pipeline iteration (carried[0]) tells the stream-K block.
+  return kb.whileLoop(
+      state,
+      [&](ValueRange carried) {
+        return kb.ult(getStreamKBlock(kb, v, carried[0]),
+                      v.scheduleField(kb, StreamKField::End));
+      },
+      [&](ValueRange carried) {
+        return body(getStreamKSegment(kb, p, t, v, carried[0]), carried);
+      });
+}
+
+/// The partial sums of a stream-K tile cost about this many K blocks of
+/// MMA time per CTA that adds them (a 128x192 f32 tile written by one CTA,
+/// read by another, through L2).
+static constexpr int64_t kStreamKFixupBlocks = 2;
+
+/// The stream-K schedule (KernelValues::dpUnits and streamK*). When the
+/// units do not fill the last wave (W = units mod CTAs > 0), the W tiles'
+/// K blocks (W * kBlocks) can be split evenly over `ctas` CTAs of b blocks
+/// each, ctas = min(CTAs, W * kBlocks / bMin): the last wave then takes
+/// about b + F * ceil(kBlocks / b) blocks of time (F = kStreamKFixupBlocks
+/// per partial sum its first CTA adds) instead of kBlocks. bMin =
+/// max(4, sqrt(F * kBlocks)) minimizes that where the CTAs suffice. The
+/// split is taken when it saves at least a fifth of the last wave;
+/// otherwise the last wave runs whole tiles.
+void hopper::emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
+                                 const GemmTiling &t, const KernelValues &v) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  int64_t kBlocks = p.numKBlocks(t.tileK);
+  int64_t minBlocksPerCta = std::max<int64_t>(
+      4, static_cast<int64_t>(std::ceil(
+             std::sqrt(static_cast<double>(kStreamKFixupBlocks * kBlocks)))));
+  Value tail = kb.remu(v.numUnits, v.unitStride);
+  Value blocks = kb.mul(tail, kb.i32(kBlocks));
+  Value ctas = kb.minu(v.unitStride, kb.divu(blocks, kb.i32(minBlocksPerCta)));
+  auto select = [&](Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, cond, x, y).getResult();
+  };
+  auto ne0 = [&](Value x) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, x, kb.i32(0))
+        .getResult();
+  };
+  Value hasCtas = ne0(ctas);
+  Value perCta = kb.ceilDiv(blocks, select(hasCtas, ctas, kb.i32(1)));
+  Value lastWave = kb.add(
+      perCta, kb.mul(kb.i32(kStreamKFixupBlocks),
+                     kb.ceilDiv(kb.i32(kBlocks),
+                                select(ne0(perCta), perCta, kb.i32(1)))));
+  Value split =
+      kb.andi(hasCtas, arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                                             kb.mul(lastWave, kb.i32(5)),
+                                             kb.i32(4 * kBlocks)));
+  Value splitCtas = select(split, ctas, kb.i32(1));
+  auto start = [&](Value cta) {
+    return kb.divu(kb.mul(cta, blocks), splitCtas);
+  };
+  Value takesPart = kb.andi(split, kb.ult(v.firstUnit, ctas));
+  auto store = [&](StreamKField field, Value value) {
+    kb.store(value,
+             kb.bytePtr(v.streamKSchedule, 4 * static_cast<int64_t>(field)));
+  };
+  store(StreamKField::DpUnits,
+        select(split, kb.sub(v.numUnits, tail), v.numUnits));
+  store(StreamKField::Begin, select(takesPart, start(v.firstUnit), kb.i32(0)));
+  store(StreamKField::End,
+        select(takesPart, start(kb.add(v.firstUnit, kb.i32(1))), kb.i32(0)));
+  store(StreamKField::Ctas, splitCtas);
+  store(StreamKField::Blocks, blocks);
+  Value dpUnits = select(split, kb.sub(v.numUnits, tail), v.numUnits);
+  Value wholeUnits =
+      select(kb.ult(v.firstUnit, dpUnits),
+             kb.ceilDiv(kb.sub(dpUnits, v.firstUnit), v.unitStride), kb.i32(0));
+  store(StreamKField::FirstIteration,
+        kb.mul(wholeUnits, kb.i32(p.numKBlocks(t.tileK))));
+}
+
+void hopper::emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
+                              const KernelValues &v, const StreamKTile &tile,
+                              Value sums, Value isSignalThread,
+                              function_ref<void(Value)> epilogue) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  int64_t consumers = getNumConsumers(t) * kWarpgroupThreads;
+  auto f32x4 = VectorType::get({4}, b.getF32Type());
+  Value consumerThread = kb.sub(v.tid, kb.i32(kWarpgroupThreads));
+  auto flag = [&](Value cta) {
+    return kb.globalElementPtr(v.workspace, cta, t.workspaceBytesPerCta);
+  };
+  // Chunk `group` of this thread in `cta`'s slot, after the flag.
+  auto chunkPtr = [&](Value cta, int64_t group) {
+    Value chunk = kb.add(kb.i32(group * consumers), consumerThread);
+    return kb.bytePtr(flag(cta), kb.add(kb.mul(chunk, kb.i32(16)),
+                                        kb.i32(kStreamKFlagBytes)));
+  };
+  int64_t groups = t.tileN / 8;
+  kb.ifThen(tile.isLater, [&] {
+    for (int64_t g = 0; g < groups; ++g) {
+      Value chunk = LLVM::UndefOp::create(b, f32x4);
+      for (int64_t e = 0; e < 4; ++e)
+        chunk = LLVM::InsertElementOp::create(
+            b, chunk, LLVM::ExtractValueOp::create(b, sums, 4 * g + e),
+            kb.i32(e));
+      kb.store(chunk, chunkPtr(v.firstUnit, g));
+    }
+    kb.namedBarrier(kConsumerBarrierId, consumers);
+    kb.ifThen(isSignalThread, [&] {
+      kb.fenceAcqRelGpu();
+      kb.storeRelaxedGpu(kb.i32(1), flag(v.firstUnit));
+    });
+  });
+  Value isFirst = arith::XOrIOp::create(b, tile.isLater,
+                                        arith::ConstantIntOp::create(b, 1, 1));
+  kb.ifThen(isFirst, [&] {
+    Value tileEnd = tile.tileEndBlock;
+    ValueRange total = kb.whileLoop(
+        {kb.add(v.firstUnit, kb.i32(1)), sums},
+        [&](ValueRange carried) {
+          return kb.ult(v.streamKStart(kb, carried[0]), tileEnd);
+        },
+        [&](ValueRange carried) {
+          Value cta = carried[0];
+          kb.ifThen(isSignalThread, [&] {
+            kb.whileLoop(
+                {},
+                [&](ValueRange) {
+                  return kb.eq(kb.loadAcquireGpu(flag(cta)), kb.i32(0));
+                },
+                [](ValueRange) { return SmallVector<Value>{}; });
+            kb.storeRelaxedGpu(kb.i32(0), flag(cta));
+          });
+          kb.namedBarrier(kConsumerBarrierId, consumers);
+          Value acc = carried[1];
+          for (int64_t g = 0; g < groups; ++g) {
+            Value chunk = kb.load(f32x4, chunkPtr(cta, g));
+            for (int64_t e = 0; e < 4; ++e) {
+              int64_t i = 4 * g + e;
+              Value sum = arith::AddFOp::create(
+                  b, LLVM::ExtractValueOp::create(b, acc, i),
+                  LLVM::ExtractElementOp::create(b, chunk, kb.i32(e)));
+              acc = LLVM::InsertValueOp::create(b, acc, sum, i);
+            }
+          }
+          return SmallVector<Value>{kb.add(cta, kb.i32(1)), acc};
+        });
+    epilogue(total[1]);
+  });
+}

@@ -1,0 +1,334 @@
+//===- HopperTiling.cpp - Tiling heuristic of the sm_90a GEMM -------------===//
+//
+// The heuristic (tile N by padding or, for promoted accumulation, by a wave
+// model over the target's SMs; as many stages as fit), the checks of a
+// configured tiling, the launch variants of a dynamic-M kernel and their
+// throughput table, and the kernel's shared memory and metadata.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FP8/Conversion/FP8ToHopper/HopperTiling.h"
+#include "FP8/Conversion/FP8ToHopper/HopperKernel.h"
+#include "FP8/Conversion/FP8ToHopper/WGMMA.h"
+#include "FP8/Conversion/KernelSkeleton/GemmScheduler.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::hopper;
+
+/// The column parts of a promoted tile, issued and promoted in this order
+/// (emitConsumer): the first about two thirds of the tile in a multiple of
+/// 32 columns, so that its promotion takes less time than the second
+/// part's MMAs, which alone leave the tensor cores idle while promoted.
+/// For 192: 128 + 64, measured ahead of 96 + 96, 64 + 128 and 144 + 48
+/// (H200, bench/NOTES.md v14).
+SmallVector<int64_t> hopper::getPromotionParts(int64_t tileN) {
+  if (tileN < 64)
+    return {tileN};
+  int64_t first = std::min<int64_t>((2 * tileN + 95) / 96 * 32, tileN - 32);
+  return {first, tileN - first};
+}
+/// Promoted accumulation keeps the K block's partial sums (in the parts of
+/// getPromotionParts) and the promoted sums, tile N / 2 registers each per
+/// thread: 2 x 96 of the 232 a consumer thread gets.
+static constexpr int64_t kMaxPromotedTileN = 192;
+/// The tiles of the launch variants of a dynamic-M kernel (tile M, tile N):
+/// for M too small to fill the SMs with the large tiles.
+static constexpr std::pair<int64_t, int64_t> kLaunchVariantTiles[] = {
+    {128, 128}, {64, 128}, {64, 64}};
+/// A fast kernel wider than 192 columns also gets a 128x192 variant: on an
+/// H100 (bench/NOTES.md v16) the 192-wide fast tile and the 256-wide one
+/// (both 4 stages, the latter staging its output in two boxes) computed
+/// about the same output per SM and second (0.93-1.05x, mean 1.00x, on 13
+/// shapes), so the variant wins wherever its waves hold less work
+/// (4096x1536x7168: two waves either way, of 192-wide tiles instead of
+/// 256-wide ones: 1.25x) and takes ties.
+static constexpr std::pair<int64_t, int64_t> kFastTile = {128, 192};
+static constexpr int64_t kFastTileThroughput = 101;
+
+static SmallVector<std::pair<int64_t, int64_t>>
+getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary) {
+  SmallVector<std::pair<int64_t, int64_t>> tiles;
+  if (p.promoteInterval == 0 && primary.tileN > kFastTile.second)
+    tiles.push_back(kFastTile);
+  tiles.append(std::begin(kLaunchVariantTiles), std::end(kLaunchVariantTiles));
+  return tiles;
+}
+
+int64_t hopper::getDynamicSharedMemoryBytes(const GemmTiling &t) {
+  return getStreamKScheduleOffset(t) + (t.streamK ? kStreamKScheduleBytes : 0);
+}
+
+BScaleClasses::BScaleClasses(const GemmTiling &t) {
+  int64_t g = std::gcd(t.tileN, kScaleBlock);
+  for (int64_t j = 0; j < t.tileN / 8; ++j) {
+    int64_t bound = 8 * j < g ? 0
+                    : 8 * j >= kScaleBlock
+                        ? kScaleBlock
+                        : (kScaleBlock - 8 * j + g - 1) / g * g;
+    auto *it = llvm::find(bounds, bound);
+    classOfGroup.push_back(it - bounds.begin());
+    if (it == bounds.end())
+      bounds.push_back(bound);
+  }
+}
+
+/// The scale slot of a blockwise stage: the K block's A scales of the tile's
+/// rows, then its B scale(s) (128x128 B tiles) or the B scales of the tile's
+/// columns (1x128 B tiles), f32, padded to 16 bytes.
+static int64_t getStageScaleBytes(const GemmProblem &p, const GemmTiling &t) {
+  if (!p.isBlockwise())
+    return 0;
+  int64_t bScales =
+      p.hasBlockwiseColumnScales() ? t.tileN : BScaleClasses(t).bounds.size();
+  return (4 * (t.tileM + bScales) + 15) / 16 * 16;
+}
+
+/// Bulk copies (cp.async.bulk) move 16-byte aligned multiples of 16 bytes.
+static constexpr int64_t kBulkCopyAlignment = 16;
+
+/// The blockwise scale slot of `t`'s stages and the alignment its copies
+/// (emitScaleCopies) ask of the scale tensors.
+static void setScaleSlots(const GemmProblem &p, GemmTiling &t) {
+  t.stageScaleBytes = getStageScaleBytes(p, t);
+  t.blockwiseScaleAlignment = t.stageScaleBytes ? kBulkCopyAlignment : 0;
+}
+
+/// Tile N of a promoted kernel: 192 or 128. A wider
+/// tile spends the per-K-block wait and promotion on more MMAs (H100,
+/// tensorwise, M >= 4096: geomean 1.11x the 128-wide tile; bench/NOTES.md),
+/// a narrower one pads N less and, for a small M, keeps more SMs busy. The
+/// cost model is the number of waves over `numSMs` (with the static M when
+/// the IR has one, else M large, where waves grow with the padded N) times
+/// the tile's time, the 128-wide tile running at 0.9 of the 192-wide one's
+/// rate. 1x128 B scales (one per column) keep 128: a wider tile's column
+/// scales do not fit the registers.
+static int64_t pickPromotedTileN(const GemmProblem &p, int64_t numSMs) {
+  if (p.hasBlockwiseColumnScales())
+    return kScaleBlock;
+  auto cost = [&](int64_t tileN, double rate) {
+    int64_t nTiles = contract::ceilDiv(p.n, tileN);
+    double work = static_cast<double>(nTiles * tileN);
+    if (!ShapedType::isDynamic(p.staticM)) {
+      int64_t tiles = contract::ceilDiv(p.staticM, 128) * nTiles;
+      work = static_cast<double>(contract::ceilDiv(tiles, numSMs) * tileN);
+    }
+    return work / rate;
+  };
+  return cost(192, 1.0) <= cost(128, 0.9) ? 192 : 128;
+}
+
+static void setStreamK(GemmTiling &t, bool streamK) {
+  t.streamK = streamK;
+  t.workspaceBytesPerCta =
+      streamK ? kStreamKFlagBytes + 4 * t.tileM * t.tileN : 0;
+}
+
+/// f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
+/// staging buffer would halve the pipeline depth.
+static bool canStageOutput(const GemmProblem &p) {
+  return getByteWidth(p.outElementType) == 2 && !p.accumulateIntoC;
+}
+
+/// Stages of `t` that fit in `maxSharedMemory` bytes (at most
+/// kMaxPipelineStages).
+static int64_t getStagesThatFit(const GemmTiling &t, int64_t maxSharedMemory) {
+  int64_t available = maxSharedMemory - getEpilogueBytes(t) -
+                      PipelineRing::barrierBytes(kMaxPipelineStages) -
+                      (t.streamK ? kStreamKScheduleBytes : 0);
+  return fitPipelineStages(available, getStageBytes(t) + t.stageScaleBytes);
+}
+
+/// A staging buffer of two store boxes, used in turn (emitTmaStoreEpilogue),
+/// instead of the whole tile; the tile's boxes must alternate evenly. Not
+/// with an activation: the tile's output values, computed before the first
+/// box is written, stay live across the boxes' barriers, and the GELU of a
+/// 128x256 tile spilled 296 bytes.
+static constexpr int64_t kStagingBoxPair = 2;
+
+static bool canStageInBoxPair(const GemmProblem &p, const GemmTiling &t) {
+  return t.tmaStoreEpilogue && !p.activation &&
+         t.numStoreBoxes() > kStagingBoxPair &&
+         t.numStoreBoxes() % kStagingBoxPair == 0;
+}
+
+static GemmTiling withStagingBoxPair(GemmTiling t) {
+  t.stagingBoxes = kStagingBoxPair;
+  return t;
+}
+
+/// The heuristic's tiling for tile `tileM` x `tileN`: TMA-store epilogue
+/// where it fits, as many stages as shared memory holds (at most
+/// kMaxPipelineStages), staging the output in two boxes where that makes room
+/// for another stage (the 128x256 tile: 4 stages instead of 3).
+static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
+                                   int64_t tileN, int64_t maxSharedMemory) {
+  GemmTiling t;
+  t.tileM = tileM;
+  t.tileN = tileN;
+  t.outputBytes = getByteWidth(p.outElementType);
+  t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
+  setScaleSlots(p, t);
+  t.stages = getStagesThatFit(t, maxSharedMemory);
+  if (canStageInBoxPair(p, t)) {
+    GemmTiling paired = withStagingBoxPair(t);
+    paired.stages = getStagesThatFit(paired, maxSharedMemory);
+    if (paired.stages > t.stages)
+      t = paired;
+  }
+  return t;
+}
+
+/// Why the sm_90a kernel cannot take tiling `t` for `p` on `target`, or ""
+/// if it can.
+static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
+                                  const TargetInfo &target) {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (t.tileM != 64 && t.tileM != 128)
+    os << "the sm_90a kernels take tile M 64 or 128 (one or two consumer "
+          "warpgroups), got "
+       << t.tileM;
+  else if (p.isBlockwise() && !p.hasBlockwiseColumnScales() &&
+           t.tileN > kScaleBlock + std::gcd(t.tileN, kScaleBlock))
+    os << "the sm_90a blockwise kernels take the 128x128 B scales of at most "
+          "two B blocks per tile: expected tile N <= 128 + gcd(tile N, 128), "
+          "got "
+       << t.tileN;
+  else if (p.promoteInterval != 0 && t.tileN > kMaxPromotedTileN)
+    os << "promoted accumulation keeps two f32 accumulators of tile N / 2 "
+          "registers per thread: expected tile N <= "
+       << kMaxPromotedTileN << ", got " << t.tileN;
+  else if (t.clusterN != 1 || (t.clusterM != 1 && t.clusterM != 2))
+    os << "the sm_90a kernels take clusters of 1x1 or 2x1 (two M tiles "
+          "sharing a multicast B tile), got "
+       << t.clusterM << "x" << t.clusterN;
+  else if (t.clusterM == 2 && (t.tileN / 2) % 8 != 0)
+    os << "a 2x1 cluster splits the B tile in halves of whole 8-row core "
+          "matrices: expected tile N a multiple of 16, got "
+       << t.tileN;
+  else if (t.stages < 1)
+    os << "not one pipeline stage of a " << t.tileM << "x" << t.tileN
+       << " tile fits in the " << target.maxSharedMemoryPerBlock
+       << " bytes of shared memory of the target (max_shared_memory_per_block "
+          "of #fp8.target): raise it or configure a smaller tile";
+  else if (int64_t smem = getDynamicSharedMemoryBytes(t);
+           smem > target.maxSharedMemoryPerBlock)
+    os << "the kernel configuration needs " << smem
+       << " bytes of shared memory, more than the "
+       << target.maxSharedMemoryPerBlock << " " << target.chip.name
+       << " offers: use fewer stages or a smaller tile";
+  return message;
+}
+
+FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
+                                               const GemmProblem &p,
+                                               GemmConfigAttr config,
+                                               const TargetInfo &target) {
+  int64_t maxSharedMemory = target.maxSharedMemoryPerBlock;
+  GemmTiling t;
+  if (config) {
+    t = getGemmTiling(config, getByteWidth(p.outElementType),
+                      canStageOutput(p));
+    // Stream-K only where the IR asks for it: it is not faster yet. On an
+    // H100 (M >= 4096, in one process against the whole-tile kernels), a
+    // first version measured 1.6-2.3% faster tensorwise but 0.3-1.6% slower
+    // blockwise (instruction-identical hot loops ran 3-5% slower beside the
+    // stream-K code even where no tile is split, 8192^3), and the 128x192
+    // rowwise and 128x256 fast kernels spilled 12-60 bytes; keeping the
+    // schedule in shared memory (this version) removed the spills but
+    // measured 3% slower tensorwise (bench/NOTES.md v15).
+    setStreamK(t, config.getStreamK() && config.getStreamK().getValue());
+    setScaleSlots(p, t);
+    // Stage the output in two boxes where that makes the configured stages
+    // fit (and they do not beside the whole tile).
+    if (canStageInBoxPair(p, t) &&
+        getDynamicSharedMemoryBytes(t) > maxSharedMemory &&
+        getDynamicSharedMemoryBytes(withStagingBoxPair(t)) <= maxSharedMemory)
+      t = withStagingBoxPair(t);
+  } else if (p.promoteInterval != 0) {
+    t = getDefaultTiling(p, 128,
+                         pickPromotedTileN(p, target.numMultiprocessors),
+                         maxSharedMemory);
+  } else {
+    // A TMA-store epilogue stores boxes of 128 bytes of output columns.
+    int64_t storeBoxColumns =
+        kSwizzle128BRowBytes / getByteWidth(p.outElementType);
+    t = getDefaultTiling(
+        p, 128,
+        pickLeastPaddedTileN(p.n, canStageOutput(p) ? storeBoxColumns : 1),
+        maxSharedMemory);
+  }
+  std::string error = getTilingError(p, t, target);
+  if (!error.empty())
+    return op.emitOpError() << error;
+  // A static M picks among the tiles of the launch variants now, by the
+  // runtime's cost model on the target's SMs.
+  if (!config && !ShapedType::isDynamic(p.staticM)) {
+    auto cost = [&](const GemmTiling &c) {
+      int64_t tiles =
+          llvm::divideCeil(p.staticM, c.tileM) * llvm::divideCeil(p.n, c.tileN);
+      return static_cast<double>(
+                 llvm::divideCeil(tiles, target.numMultiprocessors) * c.tileM *
+                 c.tileN) /
+             static_cast<double>(getTileThroughput(p, c));
+    };
+    GemmTiling best = t;
+    for (auto [tileM, tileN] : getLaunchVariantTiles(p, t)) {
+      GemmTiling candidate = getDefaultTiling(p, tileM, tileN, maxSharedMemory);
+      if (getTilingError(p, candidate, target).empty() &&
+          cost(candidate) < cost(best))
+        best = candidate;
+    }
+    t = best;
+  }
+  return t;
+}
+
+int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
+  bool promote = p.promoteInterval != 0;
+  if (!promote && std::make_pair(t.tileM, t.tileN) == kFastTile)
+    return kFastTileThroughput;
+  if (t.tileM == 64 && t.tileN < 128)
+    return promote ? 45 : 57;
+  // The fast 64x128 tile: 75 on an H100 against the 4-stage 128x256 tile
+  // (session 7: 2048x4096x7168 and 2048x14336x4096, equal work per wave;
+  // session 4's H200 value, 90, picked it at M = 512 and 1024 where the
+  // wide tiles ran 1.07-1.09x faster).
+  if (t.tileM == 64)
+    return promote ? 65 : 75;
+  if (t.tileN < 192)
+    return promote ? 85 : 92;
+  return 100;
+}
+
+SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,
+                                                     const GemmTiling &primary,
+                                                     GemmConfigAttr config,
+                                                     const TargetInfo &target) {
+  SmallVector<GemmTiling> variants;
+  if (config || !ShapedType::isDynamic(p.staticM))
+    return variants;
+  for (auto [tileM, tileN] : getLaunchVariantTiles(p, primary)) {
+    if (primary.tileM == tileM && primary.tileN == tileN)
+      continue;
+    GemmTiling t =
+        getDefaultTiling(p, tileM, tileN, target.maxSharedMemoryPerBlock);
+    if (getTilingError(p, t, target).empty())
+      variants.push_back(t);
+  }
+  return variants;
+}
+
+md::KernelMetadata hopper::buildKernelMetadata(StringRef name,
+                                               const ChipInfo &chip,
+                                               const GemmProblem &problem,
+                                               const GemmTiling &tiling) {
+  GemmTargetLayout layout;
+  layout.threadsPerCta = getNumThreads(tiling);
+  layout.ctaTileM = tiling.tileM;
+  layout.dynamicSharedMemoryBytes = getDynamicSharedMemoryBytes(tiling);
+  return buildGemmKernelMetadata(name, chip, problem, tiling, layout);
+}

@@ -1,0 +1,52 @@
+//===- GemmScheduler.cpp - Tile scheduling shared by the GEMMs ------------===//
+
+#include "FP8/Conversion/KernelSkeleton/GemmScheduler.h"
+#include "FP8/Dialect/FP8/IR/FP8Contract.h"
+
+#include <algorithm>
+#include <cstdint>
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+/// Candidate tile N, largest first.
+static constexpr int64_t kTileNCandidates[] = {256, 224, 192, 160, 128};
+
+int64_t mlir::fp8::fitPipelineStages(int64_t availableBytes,
+                                     int64_t bytesPerStage) {
+  return std::min<int64_t>(kMaxPipelineStages, availableBytes / bytesPerStage);
+}
+
+int64_t mlir::fp8::pickLeastPaddedTileN(int64_t n, int64_t multipleOf) {
+  int64_t best = 0;
+  int64_t bestPadded = INT64_MAX;
+  for (int64_t candidate : kTileNCandidates) {
+    if (candidate % multipleOf != 0)
+      continue;
+    int64_t padded = contract::ceilDiv(n, candidate) * candidate;
+    if (padded < bestPadded) {
+      best = candidate;
+      bestPadded = padded;
+    }
+  }
+  return best;
+}
+
+TileCoordinate mlir::fp8::emitGroupedTileCoordinate(KernelBuilder &kb,
+                                                    Value linearTile,
+                                                    Value numMTiles,
+                                                    int64_t numNTiles,
+                                                    int64_t rasterGroup) {
+  // Tiles of a group: rasterGroup tile rows x all tile columns, walked down
+  // the rows first so that consecutive CTAs share a B tile column and a
+  // band of A rows.
+  Value tilesPerGroup = kb.i32(rasterGroup * numNTiles);
+  Value group = kb.divu(linearTile, tilesPerGroup);
+  Value firstM = kb.mul(group, kb.i32(rasterGroup));
+  Value groupRows = kb.minu(kb.sub(numMTiles, firstM), kb.i32(rasterGroup));
+  Value inGroup = kb.remu(linearTile, tilesPerGroup);
+  TileCoordinate coord;
+  coord.mTile = kb.add(firstM, kb.remu(inGroup, groupRows));
+  coord.nTile = kb.divu(inGroup, groupRows);
+  return coord;
+}
