@@ -318,8 +318,10 @@ def test_cuda_graph_capture_and_replay(recipe):
 
 # The modules are compiled for a static token count: the dynamic-shape
 # check (test_aot_dispatch_dynamic) does not apply.
-OPCHECK_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor",
-                 "test_aot_dispatch_static")
+# test_aot_dispatch_* sums every floating-point output to check gradients,
+# and torch has no sum for FP8 (the forward's saved tensors): the layer
+# operators go through AOT autograd in test_torch_compile_fullgraph instead.
+OPCHECK_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor")
 
 
 @pytest.mark.parametrize("recipe", RECIPES)
@@ -373,7 +375,13 @@ def test_export_keeps_the_layer_operator():
     x, _ = model_inputs(10)
     want = model(x).detach()
     program = torch.export.export(model, (x,))
-    assert "fp8mlir.linear_forward" in str(program.graph)
+    # The layer operator stays one node (the training forward, or the
+    # inference forward where export traces without autograd), also inside
+    # the subgraphs of higher-order ops (the layer's autocast region).
+    targets = [str(n.target) for _, gm in program.graph_module.named_modules()
+               if hasattr(gm, "graph") for n in gm.graph.nodes if n.op == "call_function"]
+    layer_ops = [t for t in targets if t.startswith("fp8mlir.linear_")]
+    assert len(layer_ops) == 2, targets
     torch.testing.assert_close(program.module()(x).detach(), want, rtol=0, atol=0)
 
 

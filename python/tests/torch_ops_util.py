@@ -138,11 +138,10 @@ def fp8_bitwise_allclose(torch):
 
 def opcheck(torch, op, args, kwargs=None, test_utils=DEFAULT_OPCHECK):
     """torch.library.opcheck of `op` with `test_utils`, test_schema with the
-    FP8 comparison above when an argument is FP8 and torch cannot compare it."""
-    tensors = [t for t in list(args) + list((kwargs or {}).values())
-               if isinstance(t, torch.Tensor)]
-    fp8 = [t for t in tensors if t.dtype in _fp8_dtypes(torch)]
-    if "test_schema" not in test_utils or not fp8 or allclose_takes_fp8(torch, fp8[0].device):
+    FP8 comparison above where torch cannot compare FP8 tensors (an FP8
+    argument, or FP8 results, which SchemaCheckMode also compares when the
+    operator runs through its autograd registration)."""
+    if "test_schema" not in test_utils or allclose_takes_fp8(torch):
         return torch.library.opcheck(op, args, kwargs, test_utils=test_utils)
     with fp8_bitwise_allclose(torch):
         torch.library.opcheck(op, args, kwargs, test_utils="test_schema")

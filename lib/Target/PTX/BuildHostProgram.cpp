@@ -767,8 +767,11 @@ LogicalResult ProgramBuilder::readResults(md::Function &out) {
 }
 
 /// The shape the caller passes an argument or a result in: its type's, or
-/// the larger layout its kernels read or write it in (scales in a padded
-/// layout), which every such kernel operand must agree on.
+/// the layout its kernels read or write it in where that is larger (scales
+/// in a padded layout) or has the same rank and bytes but other extents
+/// (1x128 scales MN-major: `[ceil(K/128), M]` for a `[M, ceil(K/128)]`
+/// type), which every such kernel operand must agree on. The bytes in
+/// memory are then those of the shape the caller is told.
 FailureOr<std::vector<Expr>> ProgramBuilder::boundaryShape(int index) {
   const Tensor &t = tensors_[index];
   std::vector<Expr> logical = final(t.shape);
@@ -778,7 +781,9 @@ FailureOr<std::vector<Expr>> ProgramBuilder::boundaryShape(int index) {
   const Binding *padded = nullptr;
   for (const Binding &binding : bindings_) {
     Expr bytes = final(binding.bytes);
-    if (binding.tensor != index || bytes == *own ||
+    std::vector<Expr> layout = final(binding.shape);
+    bool permuted = layout.size() == logical.size() && layout != logical;
+    if (binding.tensor != index || (bytes == *own && !permuted) ||
         (bytes.isConstant() && own->isConstant() &&
          bytes.value() < own->value()))
       continue;
