@@ -69,6 +69,16 @@ class Linear(torch.nn.Linear):
             for t in ("x", "w", "dy"):
                 self.register_buffer(f"{t}_amax_history", torch.zeros(self.history, **f32))
 
+    def _apply(self, fn, recurse=True):
+        # module.to(torch.bfloat16) and .half() cast floating buffers too;
+        # the delayed-scaling state stays f32 (what the kernels read and
+        # write), wherever it moves.
+        super()._apply(fn, recurse)
+        for name, buffer in self._buffers.items():
+            if buffer is not None and buffer.dtype != torch.float32:
+                self._buffers[name] = buffer.float()
+        return self
+
     def extra_repr(self):
         grad = ", main_grad=True" if self.main_grad else ""
         return f"{super().extra_repr()}, recipe={self.recipe!r}{grad}"

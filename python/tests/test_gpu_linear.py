@@ -184,6 +184,19 @@ def test_saved_tensors_are_the_recipe_quantizations(recipe):
         _compare_scales(saved[2 * i + 1], want.scale_inv, t)
 
 
+def test_delayed_state_stays_f32_when_the_model_is_cast():
+    """model.to(torch.bfloat16) casts the weights, not the scaling state."""
+    import fp8mlir.nn
+    batch, seq, k, n = cases.LAYERS["tail"][:4]
+    layer = fp8mlir.nn.Linear(k, n, bias=True, recipe="delayed").cuda().to(torch.bfloat16)
+    assert layer.weight.dtype == torch.bfloat16
+    for name, buffer in layer.named_buffers():
+        assert buffer.dtype == torch.float32 and buffer.is_cuda, name
+    x = torch.randn(batch, seq, k, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    layer(x).sum().backward()
+    assert x.grad is not None and layer.weight.grad.shape == layer.weight.shape
+
+
 def test_delayed_state_dict_round_trip():
     import fp8mlir.nn
     ours, _, _, batch, seq = make_layers("tail", "delayed")
