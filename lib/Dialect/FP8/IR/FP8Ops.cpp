@@ -365,9 +365,10 @@ LogicalResult ScalesToMXOp::verify() {
                          << " (only 1-row tiles give R from the scales)";
   // ceil(C / Kb) = ceil(ceil(C / 32) / (Kb / 32)), Kb being a multiple of 32.
   SmallVector<int64_t> expected = {
-      ShapedType::isDynamic(rows) ? ShapedType::kDynamic
-                                  : llvm::divideCeil(rows, tile.rows),
-      llvm::divideCeil(mxBlocks, tile.cols / 32)};
+      ShapedType::isDynamic(rows)
+          ? ShapedType::kDynamic
+          : static_cast<int64_t>(llvm::divideCeil(rows, tile.rows)),
+      static_cast<int64_t>(llvm::divideCeil(mxBlocks, tile.cols / 32))};
   if (!isCompatibleShape(input, expected) ||
       (tile.rows == 1 && ShapedType::isDynamic(rows) !=
                              ShapedType::isDynamic(input[0])))
