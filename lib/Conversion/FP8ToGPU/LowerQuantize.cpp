@@ -164,7 +164,8 @@ LogicalResult LowerQuantizePass::lower(AmaxOp op) {
   FailureOr<QuantizeProblem> problem = QuantizeProblem::get(op);
   if (failed(problem))
     return failure();
-  Value zero = createZeroFilled(op, cast<RankedTensorType>(op.getAmax().getType()));
+  Value zero =
+      createZeroFilled(op, cast<RankedTensorType>(op.getAmax().getType()));
   FailureOr<ValueRange> results =
       launch(op, *problem, {op.getInput(), zero},
              {LauncherAccess::Read, LauncherAccess::ReadWrite});
@@ -240,8 +241,10 @@ LogicalResult LowerQuantizePass::lower(QuantizeOp op) {
   addOutput(op.getColumnwise(), 1);
   addOutput(op.getColumnwiseScaleInv(), getScaleRowBlock(op, true));
   if (historyLength > 0) {
-    operands.push_back(update ? update.getHistory()
-                              : createZeroFilled(op, cast<RankedTensorType>(op.getAmax().getType())));
+    operands.push_back(update
+                           ? update.getHistory()
+                           : createZeroFilled(op, cast<RankedTensorType>(
+                                                      op.getAmax().getType())));
     access.push_back(LauncherAccess::ReadWrite);
     replaced.push_back(update ? update.getResult() : op.getAmax());
   }

@@ -532,9 +532,10 @@ static bool isInLayout(const KernelOperand &operand,
 
 /// An argument with run-time extents that a kernel reads in another layout
 /// than its type's (1x128 scales MN-major `[ceil(K/128), roundup(M, 4)]`
-/// for `?xG`, MX scales as atoms) is passed in the kernel's layout: its shape becomes the layout,
-/// each plain kernel symbol a symbol of the argument's (bound from it at a
-/// call), each other extent an expression finishKernelLayouts fills in.
+/// for `?xG`, MX scales as atoms) is passed in the kernel's layout: its shape
+/// becomes the layout, each plain kernel symbol a symbol of the argument's
+/// (bound from it at a call), each other extent an expression
+/// finishKernelLayouts fills in.
 LogicalResult ProgramBuilder::passInKernelLayout(const KernelOperand &operand,
                                                  int index) {
   Tensor &t = tensors_[index];

@@ -45,8 +45,9 @@ static Value convertScales(PatternRewriter &rewriter, Location loc,
   auto scaleType = cast<RankedTensorType>(scale.getType());
   if (ShapedType::isDynamic(rows) && tile.getTile().rows == 1)
     rows = scaleType.getDimSize(0);
-  auto type = RankedTensorType::get({rows, static_cast<int64_t>(llvm::divideCeil(k, kMXBlock))},
-                                    Float8E8M0FNUType::get(rewriter.getContext()));
+  auto type = RankedTensorType::get(
+      {rows, static_cast<int64_t>(llvm::divideCeil(k, kMXBlock))},
+      Float8E8M0FNUType::get(rewriter.getContext()));
   return ScalesToMXOp::create(rewriter, loc, type, scale, tile);
 }
 
