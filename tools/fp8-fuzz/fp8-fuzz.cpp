@@ -115,10 +115,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     OwningOpRef<ModuleOp> copy = module->clone();
     fp8::FP8ToPTXOptions options;
     options.chip = chip;
-    FailureOr<SmallVector<fp8::CompiledKernel>> kernels =
-        fp8::compileToPTX(*copy, options);
-    if (succeeded(kernels))
-      for (const fp8::CompiledKernel &kernel : *kernels)
+    FailureOr<fp8::CompiledModule> compiled = fp8::compileToPTX(*copy, options);
+    if (succeeded(compiled))
+      for (const fp8::CompiledKernel &kernel : compiled->kernels)
         checkContract(kernel);
   }
   return 0;
