@@ -97,10 +97,6 @@ _SIGNATURES = {
     "fp8NumericsHistoryAmax": (ctypes.c_float, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]),
     "fp8NumericsDelayedScalingScale": (ctypes.c_float, [ctypes.c_float, ctypes.c_float,
                                                         ctypes.c_int, ctypes.c_int]),
-}
-
-# Declared when the library has them (a compiler that returns module.json).
-_OPTIONAL_SIGNATURES = {
     "fp8CompileResultGetModuleJSON": (StringRef, [CompileResult]),
 }
 
@@ -143,26 +139,7 @@ def load():
         function = getattr(lib, name)
         function.restype = restype
         function.argtypes = argtypes
-    for name, (restype, argtypes) in _OPTIONAL_SIGNATURES.items():
-        function = getattr(lib, name, None)
-        if function is not None:
-            function.restype, function.argtypes = restype, argtypes
     return lib
-
-
-def has_module_program():
-    """Whether the compiler library returns module.json with its kernels."""
-    return available() and hasattr(load(), "fp8CompileResultGetModuleJSON")
-
-
-def find_tool(name):
-    """Path of an FP8-MLIR program (fp8-compile) beside the compiler
-    library (<prefix>/bin, build/bin), or None."""
-    library = find_library()
-    if library is None:
-        return None
-    candidate = Path(library).resolve().parents[1] / "bin" / name
-    return str(candidate) if candidate.is_file() else None
 
 
 def available():

@@ -19,9 +19,7 @@ imports torch.
 
 import ast
 import ctypes
-import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -260,40 +258,16 @@ def load_module(directory, library=None):
 
 def compile_module_to(source, chip, directory):
     """Compiles MLIR text for `chip` into `directory` (module.json + every
-    kernel): through the compiler library when it returns module.json,
-    else with the fp8-compile program beside it. Returns the directory."""
-    from . import _capi, compiler
-    from .errors import CompilerUnavailableError
+    kernel, what fp8-compile writes). Returns the directory."""
+    from . import compiler
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     if hasattr(source, "to_mlir"):
         source = source.to_mlir()
-    if _capi.has_module_program():
-        kernels, program = compiler.compile_module_program(source, chip)
-        for kernel in kernels:
-            kernel.save(directory)
-        (directory / "module.json").write_text(program)
-        return directory
-    tool = _capi.find_tool("fp8-compile")
-    if tool is None:
-        raise CompilerUnavailableError(
-            "compiling a module needs the compiler library with module.json support or the "
-            "fp8-compile program (build FP8-MLIR: scripts/build.sh)")
-    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
-        f.write(source)
-    try:
-        proc = subprocess.run([tool, f"--chip={chip}", "-o", str(directory), f.name],
-                              capture_output=True, text=True)
-    finally:
-        os.unlink(f.name)
-    if proc.returncode != 0:
-        from .errors import CompileError
-        raise CompileError(f"fp8-compile for {chip} failed (exit {proc.returncode})\n"
-                           f"{proc.stderr.strip()}")
-    if not (directory / "module.json").is_file():
-        raise CompilerUnavailableError(
-            f"{tool} wrote no module.json: this build of FP8-MLIR predates the host program "
-            f"(fp8-build-host-program); rebuild it")
+    kernels, program = compiler.compile_module_program(source, chip)
+    for kernel in kernels:
+        kernel.save(directory)
+    (directory / "module.json").write_text(program)
     return directory
 
 

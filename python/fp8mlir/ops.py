@@ -143,10 +143,8 @@ class KernelCache:
 
 
 def module_compiler_available():
-    """Whether modules can be compiled here (the compiler library with
-    module.json support, or the fp8-compile program beside it)."""
-    return _capi.available() and (_capi.has_module_program()
-                                  or _capi.find_tool("fp8-compile") is not None)
+    """Whether modules can be compiled here (the compiler library)."""
+    return _capi.available()
 
 
 def missing_module_message(cache, spec):
