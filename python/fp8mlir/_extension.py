@@ -22,7 +22,7 @@ from pathlib import Path
 
 EXTENSION_ENV = "FP8MLIR_TORCH_EXTENSION"
 NAME = "fp8mlir_torch_ext"
-ABI_VERSION = 1  # fp8mlir_torch_abi_version() of csrc/fp8mlir_torch.cpp
+ABI_VERSION = 2  # fp8mlir_torch_abi_version() of csrc/fp8mlir_torch.cpp
 
 _PACKAGE = Path(__file__).resolve().parent
 SOURCE = _PACKAGE / "csrc" / "fp8mlir_torch.cpp"
@@ -91,7 +91,10 @@ class Extension:
                 f"remove the stale build")
         self.lib.fp8mlir_torch_init.argtypes = [ctypes.c_void_p] * 5
         self.lib.fp8mlir_torch_init.restype = None
+        self.lib.fp8mlir_torch_init_functions.argtypes = [ctypes.c_void_p]
+        self.lib.fp8mlir_torch_init_functions.restype = None
         self.lib.fp8mlir_torch_forget_kernels.restype = None
+        self.function_call = None  # the fp8rt_function_call it calls (address)
 
     def init(self, runtime, resolver):
         """Hands the extension the runtime's functions (`runtime`: the
@@ -103,6 +106,8 @@ class Extension:
             address(runtime.fp8rt_launch_ordered), address(runtime.fp8rt_last_error),
             address(runtime.fp8rt_kernel_num_operands),
             address(runtime.fp8rt_kernel_operand_name), address(resolver))
+        self.function_call = address(runtime.fp8rt_function_call)
+        self.lib.fp8mlir_torch_init_functions(self.function_call)
 
     def forget_kernels(self):
         self.lib.fp8mlir_torch_forget_kernels()

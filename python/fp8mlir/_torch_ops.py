@@ -463,6 +463,10 @@ _DEQUANTIZE = define_op(
     "dequantize", "(Tensor data, Tensor scale_inv, str granularity, ScalarType out_dtype) "
     "-> Tensor", cuda=_dequantize_cuda, cpu=_dequantize_cuda, fake=_dequantize_fake)
 _LAUNCH = define_op("_launch", "(int kernel, Tensor?[] operands) -> ()")
+# A module function (fp8rt_function address) on the current stream: the C++
+# path of fp8mlir.module.Function calls (fp8mlir._module_torch).
+_CALL = define_op("_call", "(int function, Tensor?[] arguments, Tensor?[] results, "
+                  "int workspace_bytes) -> ()")
 
 
 

@@ -7,8 +7,10 @@
 the compiled training step of the layer (fp8mlir.linear_step): the forward
 quantizes X and W and runs fprop, and keeps for the backward only the FP8
 copies and scales that dgrad and wgrad read (never X itself); the backward
-quantizes dY and runs dgrad and wgrad. Both go through the operators
-``fp8mlir::linear_forward`` / ``fp8mlir::linear_backward``, so
+quantizes dY and runs dgrad and wgrad. In eager mode an
+``autograd.Function`` calls the compiled functions; under ``torch.compile``
+the layer goes through the operators ``fp8mlir::linear_forward`` /
+``fp8mlir::linear_backward`` (same functions, same kernels), so
 ``torch.compile(fullgraph=True)`` and CUDA graphs take the layer.
 
 The module of a layer is compiled per token count M (a training step needs
@@ -144,8 +146,13 @@ class Linear(torch.nn.Linear):
                 state = [t.clone() for t in state]
         main_grad = self._main_grad() if self.main_grad and torch.is_grad_enabled() else None
         with torch.autocast(x.device.type, enabled=False):
-            outs = _linear_ops.linear_forward(x2, self.weight, bias, *state[:4], *state[4:],
-                                              main_grad, self.step_signature(x2.dtype))
+            # Eager mode calls the compiled functions through an
+            # autograd.Function (less host time); torch.compile traces the
+            # operators, which compute the same.
+            forward = (_linear_ops.linear_forward if torch.compiler.is_compiling()
+                       else _linear_ops.LinearFunction.apply)
+            outs = forward(x2, self.weight, bias, *state[:4], *state[4:], main_grad,
+                           self.step_signature(x2.dtype))
         if self.recipe == "delayed" and recording:
             with torch.no_grad():
                 for buffer, value in zip(state[:4], outs[-4:]):

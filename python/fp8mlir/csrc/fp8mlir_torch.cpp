@@ -78,6 +78,9 @@ using OperandNameFn = const char *(*)(const fp8rt_kernel *, int);
 // `error`.
 using ResolveFn = fp8rt_kernel *(*)(const GemmRequest *, char *error,
                                     int64_t errorSize);
+using FunctionCallFn = fp8rt_status (*)(fp8rt_function *, const fp8rt_tensor *,
+                                        int, const fp8rt_tensor *, int, void *,
+                                        size_t, void *);
 
 struct Runtime {
   LaunchFn launch = nullptr;
@@ -85,6 +88,7 @@ struct Runtime {
   NumOperandsFn numOperands = nullptr;
   OperandNameFn operandName = nullptr;
   ResolveFn resolve = nullptr;
+  FunctionCallFn call = nullptr;
 };
 
 Runtime &runtime() {
@@ -688,6 +692,59 @@ void launchKernelOp(int64_t kernel,
          static_cast<int>(operands.size()), *device, "fp8mlir::_launch");
 }
 
+//===----------------------------------------------------------------------===//
+// _call: one function of a loaded module (an fp8rt_function) on the current
+// stream, its arguments and results in the function's order (None for an
+// absent argument or for a result that is an argument); the workspace comes
+// from the caching allocator. The fast path of fp8mlir.module.Function
+// calls (the layers' forward and backward); not part of the public API.
+//===----------------------------------------------------------------------===//
+
+constexpr size_t kMaxFunctionTensors = 64;
+
+size_t describeTensors(const c10::List<std::optional<at::Tensor>> &tensors,
+                       fp8rt_tensor *out, std::optional<at::Device> &device,
+                       const char *what) {
+  TORCH_CHECK_VALUE(tensors.size() <= kMaxFunctionTensors, "_call: at most ",
+                    kMaxFunctionTensors, " ", what);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    std::optional<at::Tensor> t = tensors.get(i);
+    out[i] = fp8rt_tensor{};
+    if (!t || !t->defined())
+      continue;
+    if (!device)
+      device = t->device();
+    checkDevice(*t, what, *device);
+    out[i] = operandOf(*t, what);
+  }
+  return tensors.size();
+}
+
+void callFunctionOp(int64_t function,
+                    const c10::List<std::optional<at::Tensor>> &arguments,
+                    const c10::List<std::optional<at::Tensor>> &results,
+                    int64_t workspaceBytes) {
+  const Runtime &rt = checkedRuntime();
+  TORCH_CHECK(rt.call, "fp8mlir::_call: the extension has no fp8rt_function_call");
+  TORCH_CHECK_VALUE(workspaceBytes >= 0, "_call: negative workspace size");
+  fp8rt_tensor args[kMaxFunctionTensors], res[kMaxFunctionTensors];
+  std::optional<at::Device> device;
+  size_t numArgs = describeTensors(arguments, args, device, "arguments");
+  size_t numResults = describeTensors(results, res, device, "results");
+  TORCH_CHECK_VALUE(device.has_value(), "_call: no argument is a tensor");
+  c10::cuda::CUDAGuard guard(*device);
+  at::Tensor workspace;
+  if (workspaceBytes > 0)
+    workspace = at::empty({workspaceBytes},
+                          at::TensorOptions().dtype(at::kByte).device(*device));
+  fp8rt_status status = rt.call(
+      reinterpret_cast<fp8rt_function *>(function), args,
+      static_cast<int>(numArgs), res, static_cast<int>(numResults),
+      workspace.defined() ? workspace.data_ptr() : nullptr,
+      static_cast<size_t>(workspaceBytes), currentStream(*device));
+  TORCH_CHECK(status == FP8RT_SUCCESS, rt.lastError());
+}
+
 // The CPU kernels only say what is wrong (torch picks them when every
 // tensor argument is on the CPU).
 at::Tensor scaledMmCpu(const at::Tensor &a, const at::Tensor &,
@@ -715,6 +772,7 @@ TORCH_LIBRARY_IMPL(fp8mlir, CUDA, m) {
   m.impl("scaled_mm", &fp8mlir::scaledMm);
   m.impl("scaled_mm_out", &fp8mlir::scaledMmOut);
   m.impl("_launch", &fp8mlir::launchKernelOp);
+  m.impl("_call", &fp8mlir::callFunctionOp);
 }
 
 TORCH_LIBRARY_IMPL(fp8mlir, CPU, m) {
@@ -728,7 +786,7 @@ TORCH_LIBRARY_IMPL(fp8mlir, Autograd, m) {
 
 // The package's side (fp8mlir/_torch_ops.py, through ctypes).
 
-FP8MLIR_EXPORT int fp8mlir_torch_abi_version() { return 1; }
+FP8MLIR_EXPORT int fp8mlir_torch_abi_version() { return 2; }
 
 FP8MLIR_EXPORT void fp8mlir_torch_init(void *launch, void *lastError,
                                        void *numOperands, void *operandName,
@@ -739,6 +797,11 @@ FP8MLIR_EXPORT void fp8mlir_torch_init(void *launch, void *lastError,
   rt.numOperands = reinterpret_cast<fp8mlir::NumOperandsFn>(numOperands);
   rt.operandName = reinterpret_cast<fp8mlir::OperandNameFn>(operandName);
   rt.resolve = reinterpret_cast<fp8mlir::ResolveFn>(resolve);
+}
+
+// Hands the extension the runtime's fp8rt_function_call (for _call).
+FP8MLIR_EXPORT void fp8mlir_torch_init_functions(void *call) {
+  fp8mlir::runtime().call = reinterpret_cast<fp8mlir::FunctionCallFn>(call);
 }
 
 // Forgets the resolved kernels (the package then resolves them anew).
