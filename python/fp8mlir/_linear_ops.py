@@ -213,24 +213,52 @@ linear_forward.register_autograd(_backward, setup_context=_setup_context)
 
 
 class LinearFunction(torch.autograd.Function):
-    """The same forward and backward as the operators' autograd formula,
-    calling the compiled functions directly: eager mode's path
-    (fp8mlir.nn.Linear), which skips the custom operators' dispatch and
-    their autograd wrapper (about 0.7 ms of host time per layer step on an
-    H200 with torch 2.11). torch.compile traces the operators instead."""
+    """Eager mode's path (fp8mlir.nn.Linear): the same compiled forward and
+    backward as the operators, called directly, which skips the custom
+    operators' dispatch and autograd wrapper, and returns Y alone: the FP8
+    tensors for the backward are saved here, not outputs, and no zero
+    gradients are made for them. torch.compile traces the operators instead.
+
+    apply(x, weight, bias, state, main_grad, record, step) -> y. state:
+    None, or the delayed-scaling buffers (x_scale, w_scale, x_history,
+    w_history, dy_scale, dy_history); with `record` the forward records X's
+    and W's amaxes into their histories and writes their next scales in
+    place (else it works on copies), and the backward does the same for dY.
+    """
 
     @staticmethod
-    def forward(ctx, x, weight, bias, x_scale, w_scale, x_history, w_history, dy_scale,
-                dy_history, main_grad, step):
-        outs = _run_forward(x, weight, bias, x_scale, w_scale, x_history, w_history, step)
-        _setup_context(ctx, (x, weight, bias, x_scale, w_scale, x_history, w_history, dy_scale,
-                             dy_history, main_grad, step), outs)
-        ctx.mark_non_differentiable(*outs[1:])
-        return outs
+    def forward(ctx, x, weight, bias, state, main_grad, record, step):
+        ctx.set_materialize_grads(False)
+        s = step_for(step, _static_m(x), x.device)
+        args = {"x": x, "w": weight}
+        if bias is not None:
+            args["bias"] = bias
+        dy_state = (None, None)
+        if s.spec.delayed:
+            if not record:
+                state = [t.clone() for t in state]
+            x_scale, w_scale, x_history, w_history = state[:4]
+            # The histories are updated in place (results aliasing them).
+            args.update(x_scale=x_scale, w_scale=w_scale, x_history=x_history,
+                        w_history=w_history)
+            dy_state = state[4:]
+        outs = s.forward(**args)
+        r = s.forward_results
+        if s.spec.delayed:
+            x_scale.copy_(outs[r["x_scale_next"]])
+            w_scale.copy_(outs[r["w_scale_next"]])
+        ctx.save_for_backward(*(outs[r[n]] for n in s.saved))
+        ctx.state = (*dy_state, main_grad)
+        ctx.step = step
+        ctx.weight_dtype = weight.dtype
+        ctx.bias_dtype = None if bias is None else bias.dtype
+        return outs[r["y"]]
 
     @staticmethod
-    def backward(ctx, dy, *unused):
-        return _gradients(ctx, dy, _run_backward) + (None,) * 8
+    def backward(ctx, dy):
+        if dy is None:
+            return (None,) * 7
+        return _gradients(ctx, dy, _run_backward) + (None,) * 4
 
 
 @torch.library.custom_op("fp8mlir::linear_inference", mutates_args=(), device_types="cuda")

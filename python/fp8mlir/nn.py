@@ -138,29 +138,36 @@ class Linear(torch.nn.Linear):
             x2 = F.pad(x2, (0, 0, 0, pad))
         x2 = x2.contiguous()
         recording = self.training and torch.is_grad_enabled()
-        state = [None] * 6
+        state = None
         if self.recipe == "delayed":
             state = [self.x_scale, self.w_scale, self.x_amax_history, self.w_amax_history,
                      self.dy_scale, self.dy_amax_history]
-            if not recording:  # evaluation: the compiled functions update copies
-                state = [t.clone() for t in state]
         main_grad = self._main_grad() if self.main_grad and torch.is_grad_enabled() else None
+        signature = self.step_signature(x2.dtype)
         with torch.autocast(x.device.type, enabled=False):
-            # Eager mode calls the compiled functions through an
-            # autograd.Function (less host time); torch.compile traces the
-            # operators, which compute the same.
-            forward = (_linear_ops.linear_forward if torch.compiler.is_compiling()
-                       else _linear_ops.LinearFunction.apply)
-            outs = forward(x2, self.weight, bias, *state[:4], *state[4:], main_grad,
-                           self.step_signature(x2.dtype))
+            if not torch.compiler.is_compiling():
+                # Eager mode: the compiled functions through an
+                # autograd.Function (less host time per call).
+                y = _linear_ops.LinearFunction.apply(x2, self.weight, bias, state, main_grad,
+                                                     recording, signature)
+            else:
+                y = self._traced_forward(x2, bias, state, main_grad, recording, signature)
+        if pad:
+            y = y[:m]
+        return y.reshape(*lead, self.out_features)
+
+    def _traced_forward(self, x2, bias, state, main_grad, recording, signature):
+        """The forward through the operators (what torch.compile traces):
+        functional, so the delayed-scaling state comes back as results."""
+        state = state or [None] * 6
+        if self.recipe == "delayed" and not recording:  # evaluation: work on copies
+            state = [t.clone() for t in state]
+        outs = _linear_ops.linear_forward(x2, self.weight, bias, *state, main_grad, signature)
         if self.recipe == "delayed" and recording:
             with torch.no_grad():
                 for buffer, value in zip(state[:4], outs[-4:]):
                     buffer.copy_(value)
-        y = outs[0]
-        if pad:
-            y = y[:m]
-        return y.reshape(*lead, self.out_features)
+        return outs[0]
 
 
 def convert_to_fp8(model, recipe="current", filter=None, **options):  # noqa: A002
