@@ -93,6 +93,9 @@ class Extension:
         self.lib.fp8mlir_torch_init.restype = None
         self.lib.fp8mlir_torch_init_functions.argtypes = [ctypes.c_void_p]
         self.lib.fp8mlir_torch_init_functions.restype = None
+        self.lib.fp8mlir_torch_register_result_plan.argtypes = [
+            ctypes.c_int32] + [ctypes.c_void_p] * 4
+        self.lib.fp8mlir_torch_register_result_plan.restype = ctypes.c_int64
         self.lib.fp8mlir_torch_forget_kernels.restype = None
         self.function_call = None  # the fp8rt_function_call it calls (address)
 
@@ -108,6 +111,23 @@ class Extension:
             address(runtime.fp8rt_kernel_operand_name), address(resolver))
         self.function_call = address(runtime.fp8rt_function_call)
         self.lib.fp8mlir_torch_init_functions(self.function_call)
+
+    def register_result_plan(self, dtypes, shapes, aliased, max_rank):
+        """Registers the results of a module call plan (fp8rt dtype codes,
+        shapes, whether each is an argument updated in place); returns its
+        id for ``fp8mlir::_call_planned``, or None when the extension
+        cannot allocate one of them."""
+        n = len(dtypes)
+        flat = [0] * (n * max_rank)
+        for i, shape in enumerate(shapes):
+            flat[i * max_rank:i * max_rank + len(shape)] = shape
+        arrays = [(ctypes.c_int32 * max(n, 1))(*dtypes),
+                  (ctypes.c_int32 * max(n, 1))(*(len(s) for s in shapes)),
+                  (ctypes.c_int64 * max(len(flat), 1))(*flat),
+                  (ctypes.c_int32 * max(n, 1))(*(int(a) for a in aliased))]
+        plan = self.lib.fp8mlir_torch_register_result_plan(
+            n, *(ctypes.cast(a, ctypes.c_void_p) for a in arrays))
+        return None if plan < 0 else plan
 
     def forget_kernels(self):
         self.lib.fp8mlir_torch_forget_kernels()

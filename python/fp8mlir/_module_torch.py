@@ -46,15 +46,15 @@ def _describe(slot, name, tensor):
         _runtime.fill_operand(slot, name, tensor)
 
 
-def _extension_call(function):
-    """The C++ operator that calls `function` (fp8mlir::_call), when the
-    extension is loaded and calls the same libfp8rt as `function`'s."""
+def _extension_for(function):
+    """The loaded C++ extension when it calls the same libfp8rt as
+    `function`'s (its operators fp8mlir::_call / _call_planned), else None."""
     from . import _torch_ops
     extension = _torch_ops.EXTENSION
     if extension is None or extension.function_call is None:
         return None
     mine = ctypes.cast(function._lib.fp8rt_function_call, ctypes.c_void_p).value
-    return _torch_ops._CALL if mine == extension.function_call else None
+    return extension if mine == extension.function_call else None
 
 
 class FunctionCall:
@@ -63,7 +63,7 @@ class FunctionCall:
         self._call = function._lib.fp8rt_function_call
         self._handle = function._handle
         self._address = ctypes.cast(function._handle, ctypes.c_void_p).value
-        self._op = _extension_call(function)
+        self._extension = _extension_for(function)
         self.arg_dtypes = [torch_dtype(a.dtype) for a in function.arguments]
         self.res_dtypes = [torch_dtype(r.dtype) for r in function.results]
         self.owned = [i for i, r in enumerate(function.results) if r.alias_of is None]
@@ -133,12 +133,18 @@ class FunctionCall:
                              f"must be a CUDA tensor, got one on {device}")
         key = None if self.static else tuple(t.shape for t in tensors)
         plan = self.plans.get(key)
-        if plan is not None and stream is None and self._op is not None:
-            # The C++ operator describes the tensors and the runtime checks
-            # them (an error names the argument).
-            results = self._outputs(out, device, plan.res_shapes)
+        if plan is not None and stream is None and self._extension is not None:
+            # The C++ operators describe the tensors and the runtime checks
+            # them (an error names the argument); without `out` they also
+            # allocate the results.
+            from ._torch_ops import _CALL, _CALL_PLANNED
             try:
-                self._op(self._address, tensors, results, plan.workspace)
+                if out is None and plan.results_id(self) is not None:
+                    results = _CALL_PLANNED(self._address, plan.results_id(self), tensors,
+                                            plan.workspace)
+                else:
+                    results = self._outputs(out, device, plan.res_shapes)
+                    _CALL(self._address, tensors, results, plan.workspace)
             except RuntimeError as error:
                 raise RuntimeError(f"call of {self.fn.name}: {error}") from None
             return self._values(tensors, results)
@@ -232,3 +238,14 @@ class _Plan:
         self.args = call._array(call.fn.arguments, self.arg_shapes)
         self.results = call._array(call.fn.results, self.res_shapes)
         self.workspace = workspace
+        self._results_id = False  # not registered yet
+
+    def results_id(self, call):
+        """The id of this plan's results in the C++ extension (registered
+        at the first use), or None when it cannot allocate them."""
+        if self._results_id is False:
+            results = call.fn.results
+            self._results_id = call._extension.register_result_plan(
+                [_runtime.DTYPES[r.dtype] for r in results], self.res_shapes,
+                [r.alias_of is not None for r in results], _runtime.MAX_RANK)
+        return self._results_id

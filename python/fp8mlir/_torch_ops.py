@@ -467,6 +467,9 @@ _LAUNCH = define_op("_launch", "(int kernel, Tensor?[] operands) -> ()")
 # path of fp8mlir.module.Function calls (fp8mlir._module_torch).
 _CALL = define_op("_call", "(int function, Tensor?[] arguments, Tensor?[] results, "
                   "int workspace_bytes) -> ()")
+# The same with the results allocated in C++ from a registered result plan.
+_CALL_PLANNED = define_op("_call_planned", "(int function, int plan, Tensor?[] arguments, "
+                          "int workspace_bytes) -> Tensor[]")
 
 
 

@@ -720,29 +720,114 @@ size_t describeTensors(const c10::List<std::optional<at::Tensor>> &tensors,
   return tensors.size();
 }
 
+void runFunction(int64_t function, const fp8rt_tensor *args, size_t numArgs,
+                 const fp8rt_tensor *res, size_t numResults,
+                 int64_t workspaceBytes, const at::Device &device) {
+  const Runtime &rt = checkedRuntime();
+  TORCH_CHECK(rt.call, "fp8mlir::_call: the extension has no fp8rt_function_call");
+  TORCH_CHECK_VALUE(workspaceBytes >= 0, "_call: negative workspace size");
+  c10::cuda::CUDAGuard guard(device);
+  at::Tensor workspace;
+  if (workspaceBytes > 0)
+    workspace = at::empty({workspaceBytes},
+                          at::TensorOptions().dtype(at::kByte).device(device));
+  fp8rt_status status = rt.call(
+      reinterpret_cast<fp8rt_function *>(function), args,
+      static_cast<int>(numArgs), res, static_cast<int>(numResults),
+      workspace.defined() ? workspace.data_ptr() : nullptr,
+      static_cast<size_t>(workspaceBytes), currentStream(device));
+  TORCH_CHECK(status == FP8RT_SUCCESS, rt.lastError());
+}
+
 void callFunctionOp(int64_t function,
                     const c10::List<std::optional<at::Tensor>> &arguments,
                     const c10::List<std::optional<at::Tensor>> &results,
                     int64_t workspaceBytes) {
-  const Runtime &rt = checkedRuntime();
-  TORCH_CHECK(rt.call, "fp8mlir::_call: the extension has no fp8rt_function_call");
-  TORCH_CHECK_VALUE(workspaceBytes >= 0, "_call: negative workspace size");
   fp8rt_tensor args[kMaxFunctionTensors], res[kMaxFunctionTensors];
   std::optional<at::Device> device;
   size_t numArgs = describeTensors(arguments, args, device, "arguments");
   size_t numResults = describeTensors(results, res, device, "results");
   TORCH_CHECK_VALUE(device.has_value(), "_call: no argument is a tensor");
-  c10::cuda::CUDAGuard guard(*device);
-  at::Tensor workspace;
-  if (workspaceBytes > 0)
-    workspace = at::empty({workspaceBytes},
-                          at::TensorOptions().dtype(at::kByte).device(*device));
-  fp8rt_status status = rt.call(
-      reinterpret_cast<fp8rt_function *>(function), args,
-      static_cast<int>(numArgs), res, static_cast<int>(numResults),
-      workspace.defined() ? workspace.data_ptr() : nullptr,
-      static_cast<size_t>(workspaceBytes), currentStream(*device));
-  TORCH_CHECK(status == FP8RT_SUCCESS, rt.lastError());
+  runFunction(function, args, numArgs, res, numResults, workspaceBytes,
+              *device);
+}
+
+// The results of one call configuration of a function (registered by the
+// package once per plan): each result's dtype and shape, or that it is an
+// argument updated in place.
+struct ResultPlan {
+  std::vector<at::ScalarType> dtypes;
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<bool> aliased;
+};
+
+struct ResultPlans {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<ResultPlan>> plans;
+};
+
+ResultPlans &resultPlans() {
+  static ResultPlans *instance = new ResultPlans(); // used until exit
+  return *instance;
+}
+
+bool scalarTypeOf(int32_t dtype, at::ScalarType &out) {
+  switch (dtype) {
+  case FP8RT_E4M3:
+    out = at::ScalarType::Float8_e4m3fn;
+    return true;
+  case FP8RT_E5M2:
+    out = at::ScalarType::Float8_e5m2;
+    return true;
+  case FP8RT_BF16:
+    out = at::ScalarType::BFloat16;
+    return true;
+  case FP8RT_F16:
+    out = at::ScalarType::Half;
+    return true;
+  case FP8RT_F32:
+    out = at::ScalarType::Float;
+    return true;
+  default:
+    return false;
+  }
+}
+
+// _call_planned: _call with the results allocated here (from the caching
+// allocator, as `plan` describes them); a result that is an argument comes
+// back as an empty placeholder (the package returns the argument).
+std::vector<at::Tensor>
+callPlannedOp(int64_t function, int64_t planId,
+              const c10::List<std::optional<at::Tensor>> &arguments,
+              int64_t workspaceBytes) {
+  const ResultPlan *plan = nullptr;
+  {
+    ResultPlans &registry = resultPlans();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    TORCH_CHECK_VALUE(planId >= 0 && static_cast<size_t>(planId) <
+                                         registry.plans.size(),
+                      "_call_planned: unknown plan ", planId);
+    plan = registry.plans[planId].get();
+  }
+  fp8rt_tensor args[kMaxFunctionTensors], res[kMaxFunctionTensors];
+  std::optional<at::Device> device;
+  size_t numArgs = describeTensors(arguments, args, device, "arguments");
+  TORCH_CHECK_VALUE(device.has_value(), "_call: no argument is a tensor");
+  at::TensorOptions options = at::TensorOptions().device(*device);
+  std::vector<at::Tensor> results;
+  results.reserve(plan->dtypes.size());
+  for (size_t i = 0; i < plan->dtypes.size(); ++i) {
+    if (plan->aliased[i]) {
+      results.push_back(at::empty({0}, options.dtype(at::kFloat)));
+      res[i] = fp8rt_tensor{};
+      continue;
+    }
+    results.push_back(at::empty(plan->shapes[i], options.dtype(plan->dtypes[i])));
+    res[i] = operandOf(results.back(), "result");
+  }
+  runFunction(function, args, numArgs, res, results.size(), workspaceBytes,
+              *device);
+  return results;
 }
 
 // The CPU kernels only say what is wrong (torch picks them when every
@@ -773,6 +858,7 @@ TORCH_LIBRARY_IMPL(fp8mlir, CUDA, m) {
   m.impl("scaled_mm_out", &fp8mlir::scaledMmOut);
   m.impl("_launch", &fp8mlir::launchKernelOp);
   m.impl("_call", &fp8mlir::callFunctionOp);
+  m.impl("_call_planned", &fp8mlir::callPlannedOp);
 }
 
 TORCH_LIBRARY_IMPL(fp8mlir, CPU, m) {
@@ -802,6 +888,32 @@ FP8MLIR_EXPORT void fp8mlir_torch_init(void *launch, void *lastError,
 // Hands the extension the runtime's fp8rt_function_call (for _call).
 FP8MLIR_EXPORT void fp8mlir_torch_init_functions(void *call) {
   fp8mlir::runtime().call = reinterpret_cast<fp8mlir::FunctionCallFn>(call);
+}
+
+// Registers the results of one call plan (see ResultPlan): `shapes` holds
+// FP8RT_MAX_RANK extents per result. Returns its id, or -1 for a dtype
+// without a torch type or more than kMaxFunctionTensors results.
+FP8MLIR_EXPORT int64_t fp8mlir_torch_register_result_plan(
+    int32_t count, const int32_t *dtypes, const int32_t *ranks,
+    const int64_t *shapes, const int32_t *aliased) {
+  if (count < 0 || static_cast<size_t>(count) > fp8mlir::kMaxFunctionTensors)
+    return -1;
+  auto plan = std::make_unique<fp8mlir::ResultPlan>();
+  for (int32_t i = 0; i < count; ++i) {
+    at::ScalarType type = at::kFloat;
+    if (!aliased[i] && !fp8mlir::scalarTypeOf(dtypes[i], type))
+      return -1;
+    if (ranks[i] < 0 || ranks[i] > FP8RT_MAX_RANK)
+      return -1;
+    plan->dtypes.push_back(type);
+    plan->shapes.emplace_back(shapes + i * FP8RT_MAX_RANK,
+                              shapes + i * FP8RT_MAX_RANK + ranks[i]);
+    plan->aliased.push_back(aliased[i] != 0);
+  }
+  fp8mlir::ResultPlans &registry = fp8mlir::resultPlans();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.plans.push_back(std::move(plan));
+  return static_cast<int64_t>(registry.plans.size()) - 1;
 }
 
 // Forgets the resolved kernels (the package then resolves them anew).
