@@ -74,6 +74,9 @@ class NumpyBackend:
     def flatten(self, x):
         return self.np.ascontiguousarray(x).reshape(-1)
 
+    def compact(self, x):
+        return self.np.ascontiguousarray(x)
+
     def concat(self, parts, dim=0):
         return self.np.concatenate(parts, axis=dim)
 
@@ -163,6 +166,9 @@ class TorchBackend:
 
     def flatten(self, x):
         return x.contiguous().reshape(-1)
+
+    def compact(self, x):
+        return x.contiguous()
 
     def concat(self, parts, dim=0):
         return self.torch.cat(parts, dim=dim)

@@ -148,7 +148,7 @@ def window_encode(backend, values, window, shape, block, scale, fmt):
     s = scale[r[2]:r[2] + r[1], c[2]:c[2] + c[1]].reshape(r[1], 1, c[1], 1)
     blocks = backend.reshape_blocks(backend.f32(padded), r[1], r[0], c[1], c[0])
     codes = backend.encode(blocks, s, fmt).reshape(r[1] * r[0], c[1] * c[0])
-    return codes[r[3]:r[3] + window.rows, c[3]:c[3] + window.cols]
+    return backend.compact(codes[r[3]:r[3] + window.rows, c[3]:c[3] + window.cols])
 
 
 def reduce_amax(comm, backend, grid):
