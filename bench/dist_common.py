@@ -34,6 +34,11 @@ def _run(cmd):
         return f"({' '.join(cmd)} failed: {e})"
 
 
+def _nccl_version(torch):
+    v = torch.cuda.nccl.version()
+    return ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
+
+
 def environment(torch, dist):
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     return {
@@ -43,7 +48,7 @@ def environment(torch, dist):
         "driver": _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]).split("\n")[0],
         "cuda_runtime": torch.version.cuda,
         "torch": torch.__version__,
-        "nccl": ".".join(map(str, torch.cuda.nccl.version())),
+        "nccl": _nccl_version(torch),
         "nccl_env": {k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
         "topology": _run(["nvidia-smi", "topo", "-m"]),
         "python": platform.python_version(),
