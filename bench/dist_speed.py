@@ -124,14 +124,16 @@ def markdown(report):
               "times: median ms on rank 0 (CUDA events). Quantization: eager-PyTorch reference "
               "(same code both paths).", "",
               "| model | tensor | shape | recipe | bytes sent BF16 / FP8 (+amax) | BF16 AG | FP8 AG "
-              "| amax AR | BF16 AG + quantize | quantize shard + amax AR + FP8 AG | speed-up | same FP8 |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| amax AR | quantize whole / shard | BF16 AG + quantize | quantize shard + amax AR + FP8 AG "
+              "| speed-up | same FP8 |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["cases"]:
         lines.append(
             f"| {r['model']} | {r['tensor']} | {r['shape'][0]}x{r['shape'][1]} | {r['recipe']} "
             f"| {r['bytes_bf16_gather'] / 2**20:.1f} / {r['bytes_fp8_gather'] / 2**20:.1f} MiB "
             f"(+{r['bytes_amax_reduce']} B) | {r['ms_bf16_gather']:.3f} | {r['ms_fp8_gather']:.3f} "
-            f"| {r['ms_amax_reduce']:.3f} | {r['ms_bf16_path']:.3f} | {r['ms_fp8_path']:.3f} "
+            f"| {r['ms_amax_reduce']:.3f} | {r['ms_quantize_whole']:.3f} / {r['ms_quantize_shard']:.3f} "
+            f"| {r['ms_bf16_path']:.3f} | {r['ms_fp8_path']:.3f} "
             f"| {r['ms_bf16_path'] / r['ms_fp8_path']:.2f}x | {'yes' if r['fp8_equals_bf16_path'] else 'NO'} |")
     lines += ["", "Bus bandwidth of the all-gathers (GB/s): "
               + ", ".join(f"{r['model']} {r['tensor']}: BF16 {r['busbw_GBps_bf16']:.0f}, "
