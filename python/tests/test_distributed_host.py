@@ -196,3 +196,15 @@ def test_bad_input_is_rejected():
         sh.gather_rows(comm, NP, np.zeros((3, 4), np.uint8), [2, 2])
     with pytest.raises(ValueError, match="the layout says"):
         ThreadGroup(2).run(wrong_count)
+
+
+def test_reduce_scatter_sums_and_keeps_each_ranks_slice():
+    counts = [3, 5]
+    inputs = [np.arange(8, dtype=np.float32) * (r + 1) for r in range(2)]
+
+    def rank_fn(comm):
+        return comm.reduce_scatter_sum(inputs[comm.rank], counts)
+    out = ThreadGroup(2).run(rank_fn)
+    total = inputs[0] + inputs[1]
+    np.testing.assert_array_equal(out[0], total[:3])
+    np.testing.assert_array_equal(out[1], total[3:])
