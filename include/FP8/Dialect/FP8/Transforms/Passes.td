@@ -360,4 +360,58 @@ def FP8DecomposeQuantize : Pass<"fp8-decompose-quantize"> {
   let dependentDialects = ["::mlir::fp8::FP8Dialect"];
 }
 
+def FP8ShardQuantize : Pass<"fp8-shard-quantize", "ModuleOp"> {
+  let summary = "Quantize sharded tensors shard by shard and all-gather the FP8 data";
+  let description = [{
+    Rewrites each `fp8.quantize` whose input is annotated as split over a
+    device grid (`shard.shard %x to %sharding annotate_for_users`, with a
+    `shard.sharding` splitting one dimension into equal static shards) into
+    the quantization of each device's shard followed by FP8 all-gathers,
+    such that the gathered FP8 data and scales equal those of quantizing
+    the whole tensor on one device, bit for bit (using FP8 communication or
+    not gives the same FP8 tensors; docs/distributed.md):
+
+    ```mlir
+    %x_r = shard.all_slice %x on @tp grid_axes = [0] slice_axis = 0
+    %a_r = fp8.amax %x_r                        // per-tensor current scaling:
+    %a = shard.all_reduce %a_r on @tp grid_axes = [0] reduction = max
+    %s, %s_inv = fp8.compute_scale %a {...}     // the whole tensor's scale
+    %q_r, %qs = fp8.quantize %x_r scale %s {...}
+    %q = shard.all_gather %q_r on @tp grid_axes = [0] gather_axis = 0
+    ```
+
+    * Per-tensor current scaling without a `scale` operand: the amax of the
+      shard is max-all-reduced over the grid axes before the scale is
+      computed (the decomposed form of `fp8-decompose-quantize`).
+    * A `scale` operand (delayed scaling, a given current scale): each shard
+      is quantized with it; the `amax` result, for the history, is the
+      max-all-reduced amax.
+    * Row, tile and MX granularities: each block's scale comes from its own
+      amax, so a shard whose boundaries lie on block boundaries quantizes
+      alone: the data and the block scales are all-gathered. A block cut by
+      a shard boundary (a `128x128` weight tile when the shards are not a
+      multiple of 128 rows, the columnwise `1x128` blocks of a sequence
+      shard of 64 tokens, a row block of a tensor split along its columns)
+      is an error: its amax would need a max all-reduce before its scale,
+      which `fp8.quantize` does not take. The runtime's sharded quantization
+      (fp8mlir.distributed) reduces the whole block-amax grid instead and
+      keeps every split exact.
+
+    The gathers use the grid axes of the sharding; the columnwise output
+    stored transposed is gathered along its other dimension. Tensor
+    parallelism with sequence parallelism annotates a layer's input `X`
+    along its tokens (dimension 0): the FP8 all-gather before fprop, with
+    the columnwise shard gathered for wgrad. FP8 primary weights (a ZeRO
+    shard of a weight along its rows) annotate `W`. Where the grid is given
+    and the shards are equal, upstream `shard` ops carry the collectives;
+    uneven shards, explicit `sharded_dims_offsets`, halos and dynamic
+    extents are errors (the upstream all-gather concatenates equal slices).
+
+    Example: `fp8-opt --fp8-shard-quantize --fp8-expand-linear=chip=sm_90a
+    step.mlir`, or after `fp8-expand-linear`.
+  }];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect",
+                           "::mlir::shard::ShardDialect"];
+}
+
 #endif // FP8_DIALECT_FP8_TRANSFORMS_PASSES_TD
