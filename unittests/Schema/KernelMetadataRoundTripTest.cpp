@@ -10,10 +10,10 @@
 
 #include "FP8/Conversion/FP8ToBlackwell/BlackwellGemm.h"
 #include "FP8/Conversion/FP8ToHopper/HopperGemm.h"
-#include "FP8/Conversion/KernelSkeleton/DequantizeKernel.h"
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
-#include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
-#include "FP8/Conversion/KernelSkeleton/ScaleKernels.h"
+#include "FP8/Conversion/QuantizeKernels/DequantizeKernel.h"
+#include "FP8/Conversion/QuantizeKernels/QuantizeKernel.h"
+#include "FP8/Conversion/QuantizeKernels/ScaleKernels.h"
 #include "FP8/Target/PTX/KernelArtifacts.h"
 
 // The runtime's internal interface (runtime/lib).

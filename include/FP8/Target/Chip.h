@@ -28,6 +28,18 @@ enum class Architecture { Hopper, Blackwell };
 /// tcgen05.mma (sm_100a) take N <= 256.
 inline constexpr int64_t kMaxMmaN = 256;
 
+/// Elements along K that share one MX scale (`mx 1x32`; kind::mxf8f6f4's
+/// scale_vec::1X, one UE8M0 per 32 K elements).
+inline constexpr int64_t kMXScaleBlock = 32;
+/// The MX scale-factor atom the block-scaled MMA reads: 128 MN rows x 4 K
+/// blocks (128 K elements) of UE8M0, 512 bytes, byte (mn % 32) * 16 +
+/// (mn / 32) * 4 + kb % 4; atoms tiled K-fastest (CUTLASS's
+/// Sm1xxBlockScaledBasicChunk, the cuBLAS/TE "swizzled" layout). The
+/// quantization kernels write it, the GEMMs read it.
+inline constexpr int64_t kMXAtomRows = 128;
+inline constexpr int64_t kMXAtomK = 128;
+inline constexpr int64_t kMXAtomBytes = 512;
+
 struct ChipInfo {
   llvm::StringRef name;        ///< as in `nvvm-attach-target chip=`
   Architecture architecture;

@@ -2,8 +2,8 @@
 
 #include "FP8/Conversion/FP8ToGPU/KernelContract.h"
 #include "FP8/Conversion/FP8ToHopper/HopperGemm.h"
-#include "FP8/Conversion/KernelSkeleton/DequantizeKernel.h"
-#include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
+#include "FP8/Conversion/QuantizeKernels/DequantizeKernel.h"
+#include "FP8/Conversion/QuantizeKernels/QuantizeKernel.h"
 #include "FP8/Dialect/FP8/IR/FP8Contract.h"
 #include "GemmPlan.h"
 
@@ -23,23 +23,25 @@ using namespace mlir::fp8;
 static std::optional<int64_t> getScaleLayoutElements(GranularityAttr g,
                                                      bool blockScaled,
                                                      int64_t mn, int64_t k) {
-  using contract::ceilDiv;
   if (g.isTensor())
     return 1;
   if (g.isRow())
     return mn;
-  int64_t kBlocks = ceilDiv(k, kBlockwiseScaleBlock);
+  int64_t kBlocks = llvm::divideCeil(k, kBlockwiseScaleBlock);
   // The 128x4 UE8M0 atoms of the block-scaled MMA: 512 bytes per 128 rows
   // and 128 K elements.
-  if (blockScaled)
-    return llvm::checkedMul(ceilDiv(mn, kMXAtomRows) * kBlocks, kMXAtomBytes);
+  if (blockScaled) {
+    int64_t mnAtoms = llvm::divideCeil(mn, kMXAtomRows);
+    return llvm::checkedMul(mnAtoms * kBlocks, kMXAtomBytes);
+  }
   // 1x128: MN-major [ceil(K/128), roundup(MN, 4)]; 128x128: one per tile.
   if (g.getTile().rows == 1) {
     std::optional<int64_t> rows =
         contract::roundUp(mn, kMNMajorScaleAlignment);
     return rows ? llvm::checkedMul(*rows, kBlocks) : std::nullopt;
   }
-  return llvm::checkedMul(ceilDiv(mn, kBlockwiseScaleBlock), kBlocks);
+  int64_t mnBlocks = llvm::divideCeil(mn, kBlockwiseScaleBlock);
+  return llvm::checkedMul(mnBlocks, kBlocks);
 }
 
 /// The limits of the kernel's 32-bit index arithmetic that a static shape
@@ -49,7 +51,7 @@ static LogicalResult checkIndexRanges(ScaledMatmulOp op,
                                       const GemmKernelPlan &plan) {
   const GemmProblem &p = plan.gemm.problem;
   const GemmTiling &t = plan.tiling;
-  int64_t nTiles = contract::ceilDiv(p.n, t.tileN);
+  int64_t nTiles = llvm::divideCeil(p.n, t.tileN);
   std::optional<int64_t> groupTiles = llvm::checkedMul(t.rasterGroup, nTiles);
   if (!groupTiles || *groupTiles > contract::kMaxExtent)
     return op.emitOpError()
@@ -62,8 +64,8 @@ static LogicalResult checkIndexRanges(ScaledMatmulOp op,
       {"b_scale_inv", getScaleLayoutElements(op.getBGranularity(),
                                              p.isBlockScaled(), p.n, p.k)}};
   if (!ShapedType::isDynamic(p.staticM)) {
-    std::optional<int64_t> tiles = llvm::checkedMul(
-        contract::ceilDiv(p.staticM, t.tileM), nTiles);
+    int64_t mTiles = llvm::divideCeil(p.staticM, t.tileM);
+    std::optional<int64_t> tiles = llvm::checkedMul(mTiles, nTiles);
     if (!tiles || *tiles > contract::kMaxExtent)
       return op.emitOpError()
              << "M = " << p.staticM << " and N = " << p.n << " make more than "

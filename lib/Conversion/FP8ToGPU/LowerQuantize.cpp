@@ -2,7 +2,7 @@
 //
 // Builds one kernel per distinct quantization (shape, dtypes, recipe,
 // outputs) with the shared quantization kernel builder
-// (KernelSkeleton/QuantizeKernel) and replaces the ops, on tensors, by
+// (QuantizeKernels/QuantizeKernel) and replaces the ops, on tensors, by
 // `fp8.launch`es of host launcher declarations (`@NAME_launch_into`, the
 // kernel's operands as memrefs) in destination-passing style: each output
 // starts as a `tensor.empty`, a zero-filled tensor (an amax the kernel
@@ -20,20 +20,20 @@
 // * blockwise and MXFP8 `fp8.quantize` -> one kernel computing each block's
 //   amax and scale and casting, rowwise and/or columnwise from one read;
 // * what is left of `fp8.compute_scale` and `fp8.update_amax_history` after
-//   that fusion -> one-CTA kernels (KernelSkeleton/ScaleKernels), the
+//   that fusion -> one-CTA kernels (QuantizeKernels/ScaleKernels), the
 //   history updated in place;
 // * `fp8.dequantize` -> a kernel reading the scale layouts the
-//   quantization kernels write (KernelSkeleton/DequantizeKernel);
+//   quantization kernels write (QuantizeKernels/DequantizeKernel);
 // * `fp8.scales_to_mx` -> a kernel writing blockwise scales as MX atoms
-//   (KernelSkeleton/ScaleKernels).
+//   (QuantizeKernels/ScaleKernels).
 //
 //===----------------------------------------------------------------------===//
 
-#include "FP8/Conversion/KernelSkeleton/DequantizeKernel.h"
-#include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
-#include "FP8/Conversion/KernelSkeleton/ScaleConversionKernel.h"
-#include "FP8/Conversion/KernelSkeleton/ScaleKernels.h"
 #include "FP8/Conversion/Passes.h"
+#include "FP8/Conversion/QuantizeKernels/DequantizeKernel.h"
+#include "FP8/Conversion/QuantizeKernels/QuantizeKernel.h"
+#include "FP8/Conversion/QuantizeKernels/ScaleConversionKernel.h"
+#include "FP8/Conversion/QuantizeKernels/ScaleKernels.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "KernelModule.h"

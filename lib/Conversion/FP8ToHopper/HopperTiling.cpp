@@ -109,11 +109,12 @@ static int64_t pickPromotedTileN(const GemmProblem &p, int64_t numSMs) {
   if (p.hasBlockwiseColumnScales())
     return kScaleBlock;
   auto cost = [&](int64_t tileN, double rate) {
-    int64_t nTiles = contract::ceilDiv(p.n, tileN);
+    int64_t nTiles = llvm::divideCeil(p.n, tileN);
     double work = static_cast<double>(nTiles * tileN);
     if (!ShapedType::isDynamic(p.staticM)) {
-      int64_t tiles = contract::ceilDiv(p.staticM, 128) * nTiles;
-      work = static_cast<double>(contract::ceilDiv(tiles, numSMs) * tileN);
+      int64_t mTiles = llvm::divideCeil(p.staticM, 128);
+      int64_t waves = llvm::divideCeil(mTiles * nTiles, numSMs);
+      work = static_cast<double>(waves * tileN);
     }
     return work / rate;
   };

@@ -243,7 +243,7 @@ public:
   GemmMetadataBuilder(const GemmProblem &p, const GemmTiling &t,
                       const GemmTargetLayout &layout)
       : p(p), t(t), layout(layout), kBlocks(p.numKBlocks(kScaleBlock)),
-        nBlocks(contract::ceilDiv(p.n, kScaleBlock)) {}
+        nBlocks(llvm::divideCeil(p.n, kScaleBlock)) {}
 
   md::KernelMetadata build(StringRef name, const ChipInfo &chip);
 

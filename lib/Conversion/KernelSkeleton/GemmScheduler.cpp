@@ -23,7 +23,7 @@ int64_t mlir::fp8::pickLeastPaddedTileN(int64_t n, int64_t multipleOf) {
   for (int64_t candidate : kTileNCandidates) {
     if (candidate % multipleOf != 0)
       continue;
-    int64_t padded = contract::ceilDiv(n, candidate) * candidate;
+    int64_t padded = llvm::divideCeil(n, candidate) * candidate;
     if (padded < bestPadded) {
       best = candidate;
       bestPadded = padded;

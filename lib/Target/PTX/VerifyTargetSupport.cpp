@@ -135,15 +135,6 @@ static std::optional<NVVMCheckSMVersion> getRequiredSM(Operation *op) {
   return std::nullopt;
 }
 
-/// "sm_90a" -> arch-specific 90. The chip is one of the table's, all named
-/// sm_<digits>[a].
-static NVVMCheckSMVersion getTargetSM(StringRef chip) {
-  StringRef digits = chip.drop_front(3).take_while(llvm::isDigit);
-  int version = 0;
-  (void)digits.getAsInteger(10, version);
-  return NVVMCheckSMVersion(/*archAccelerated=*/chip.ends_with("a"), version);
-}
-
 /// Checks the chip, features and optimization level; reports on `module`.
 static LogicalResult checkTargetOptions(gpu::GPUModuleOp module,
                                         const TargetToCheck &target,
@@ -208,7 +199,10 @@ static LogicalResult checkTargetOptions(gpu::GPUModuleOp module,
 /// Reports every NVVM op of `module` that `chip` cannot run.
 static LogicalResult checkOps(gpu::GPUModuleOp module, const ChipInfo &chip,
                               StringRef origin) {
-  NVVMCheckSMVersion targetSM = getTargetSM(chip.name);
+  // "sm_90a" -> arch-specific 90, as the NVVM dialect reads its targets (the
+  // name is one of the chip table's).
+  NVVMCheckSMVersion targetSM =
+      NVVMCheckSMVersion::getTargetSMVersionFromStr(chip.name);
   bool failed = false;
   module.walk([&](Operation *op) {
     std::optional<NVVMCheckSMVersion> required = getRequiredSM(op);

@@ -3,7 +3,7 @@
 // RUN: fp8-opt %s -split-input-file -fp8-to-ptx=chip=sm_100a | FileCheck %s --check-prefix=PTX
 
 // fp8.compute_scale and fp8.update_amax_history that no cast absorbs become
-// one-CTA kernels (KernelSkeleton/ScaleKernels).
+// one-CTA kernels (QuantizeKernels/ScaleKernels).
 
 // Current scaling: one thread, the rule applied to the amax.
 // CHECK-LABEL: func.func @current

@@ -18,6 +18,8 @@
 #ifndef FP8_CONVERSION_FP8TOBLACKWELL_TCGEN05ENCODINGS_H
 #define FP8_CONVERSION_FP8TOBLACKWELL_TCGEN05ENCODINGS_H
 
+#include "FP8/Target/Chip.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,7 +50,7 @@ enum class CtaGroup : uint8_t { One = 1, Two = 2 };
 inline constexpr int64_t kMmaK = 32;
 /// Elements per MX scale block (kind::mxf8f6f4 is scale_vec::1X / block32:
 /// one UE8M0 per 32 K elements, i.e. exactly one per MMA).
-inline constexpr int64_t kScaleBlockK = 32;
+inline constexpr int64_t kScaleBlockK = kMXScaleBlock;
 
 //===----------------------------------------------------------------------===//
 // Instruction descriptor (PTX ISA 9.7.16.4.2 "Instruction descriptor")
@@ -384,11 +386,12 @@ std::optional<TmemLocation> accumulatorLocation(CtaGroup ctaGroup, int64_t m,
 //===----------------------------------------------------------------------===//
 
 namespace sf_atom {
-/// One atom: 128 MN rows x 4 K blocks = 512 bytes, viewed as 32 rows of
-/// 16 bytes: byte (mn % 32) * 16 + (mn / 32) * 4 + kb % 4.
-inline constexpr int64_t kRows = 128;
-inline constexpr int64_t kKBlocks = 4;
-inline constexpr int64_t kBytes = 512;
+/// One atom (kMXAtom* in FP8/Target/Chip.h): 128 MN rows x 4 K blocks =
+/// 512 bytes, viewed as 32 rows of 16 bytes: byte (mn % 32) * 16 +
+/// (mn / 32) * 4 + kb % 4.
+inline constexpr int64_t kRows = kMXAtomRows;
+inline constexpr int64_t kKBlocks = kMXAtomK / kMXScaleBlock;
+inline constexpr int64_t kBytes = kMXAtomBytes;
 inline constexpr int64_t kRowsPerLaneGroup = 32;
 inline constexpr int64_t kRowStrideBytes = 16;   ///< mn % 32
 inline constexpr int64_t kRowGroupStrideBytes = 4; ///< mn / 32

@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <string>
 
@@ -44,14 +45,8 @@ enum class ScaleMode {
   MX
 };
 
-/// Elements along K that share one MX scale (`mx 1x32`).
-inline constexpr int64_t kMXScaleBlock = 32;
-/// The MX scale-factor atom: 128 MN rows x 4 K blocks (128 K elements) of
-/// UE8M0, 512 bytes, byte (mn % 32) * 16 + (mn / 32) * 4 + kb % 4; atoms
-/// tiled K-fastest (the cuBLAS/TE "swizzled" layout).
-inline constexpr int64_t kMXAtomRows = 128;
-inline constexpr int64_t kMXAtomK = 128;
-inline constexpr int64_t kMXAtomBytes = 512;
+// The MX scale block and scale-factor atom (kMXScaleBlock, kMXAtom*) are
+// hardware layouts of the block-scaled MMA: FP8/Target/Chip.h.
 
 /// The GEMM an fp8.scaled_matmul asks for, in the TN form the kernels take:
 /// D[M, N] = sum_k A[M, K] B[N, K] * scales (+ bias[N]) (+ C[M, N]).
@@ -87,7 +82,7 @@ struct GemmProblem {
     return isBlockwise() && bScaleBlockRows == 1;
   }
   int64_t numKBlocks(int64_t tileK) const {
-    return contract::ceilDiv(k, tileK);
+    return llvm::divideCeil(k, tileK);
   }
 
   bool isMX() const { return aScale == ScaleMode::MX; }
@@ -158,7 +153,7 @@ struct GemmTiling {
   int64_t numStagingBoxes() const {
     return stagingBoxes ? stagingBoxes : numStoreBoxes();
   }
-  int64_t numNTiles(int64_t n) const { return contract::ceilDiv(n, tileN); }
+  int64_t numNTiles(int64_t n) const { return llvm::divideCeil(n, tileN); }
 };
 
 /// The tiling a `#fp8.gemm_config` asks for: tile, pipeline depth, cluster

@@ -230,7 +230,7 @@ std::string GranularityAttr::describe() const {
 static int64_t ceilDivOrDynamic(int64_t size, int64_t block) {
   if (ShapedType::isDynamic(size))
     return ShapedType::kDynamic;
-  return contract::ceilDiv(size, block);
+  return llvm::divideCeil(size, block);
 }
 
 SmallVector<int64_t> GranularityAttr::getScaleShape(int64_t rows,

@@ -12,7 +12,7 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 std::optional<int64_t> contract::roundUp(int64_t a, int64_t b) {
-  return llvm::checkedMul(ceilDiv(a, b), b);
+  return llvm::checkedMul<int64_t>(llvm::divideCeil(a, b), b);
 }
 
 std::optional<int64_t> contract::getNumElements(ArrayRef<int64_t> shape) {

@@ -14,6 +14,7 @@
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
+#include "FP8/Target/Chip.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
@@ -26,8 +27,6 @@ namespace mlir::fp8 {
 
 using namespace mlir;
 using namespace mlir::fp8;
-
-static constexpr int64_t kMXBlock = 32;
 
 /// The UE8M0 scales `[rows, ceil(k / 32)]` of an operand whose blockwise
 /// scales `scale` (logical `[ceil(rows / R), ceil(k / Kb)]`) belong to
@@ -46,7 +45,7 @@ static Value convertScales(PatternRewriter &rewriter, Location loc,
   if (ShapedType::isDynamic(rows) && tile.getTile().rows == 1)
     rows = scaleType.getDimSize(0);
   auto type = RankedTensorType::get(
-      {rows, static_cast<int64_t>(llvm::divideCeil(k, kMXBlock))},
+      {rows, static_cast<int64_t>(llvm::divideCeil(k, kMXScaleBlock))},
       Float8E8M0FNUType::get(rewriter.getContext()));
   return ScalesToMXOp::create(rewriter, loc, type, scale, tile);
 }
@@ -70,7 +69,7 @@ static const char *getMismatch(ScaledMatmulOp op) {
   GranularityAttr ga = op.getAGranularity(), gb = op.getBGranularity();
   if (!ga.isTile() || !gb.isTile())
     return "expected blockwise scales";
-  if (ga.getTile().cols % kMXBlock != 0)
+  if (ga.getTile().cols % kMXScaleBlock != 0)
     return "tile K extent not a multiple of the MX block";
   RecipeAttrInterface recipe = op.getRecipeAttr();
   if (!hasPowerOfTwoScales(op.getAScaleInv(), recipe) ||
@@ -91,7 +90,7 @@ static RankedTensorType getMXScaleType(MLIRContext *ctx, int64_t rows,
                                        int64_t cols) {
   int64_t blocks = ShapedType::isDynamic(cols)
                        ? ShapedType::kDynamic
-                       : llvm::divideCeil(cols, kMXBlock);
+                       : llvm::divideCeil(cols, kMXScaleBlock);
   return RankedTensorType::get({rows, blocks}, Float8E8M0FNUType::get(ctx));
 }
 
@@ -115,7 +114,7 @@ collectScaleUses(QuantizeOp q, const DenseSet<Operation *> &convertible) {
   auto blockwise = dyn_cast<BlockwiseScalingAttr>(q.getRecipe());
   GranularityAttr g = q.getGranularity();
   if (!blockwise || blockwise.getScales() != BlockScaleKind::PowerOfTwo ||
-      !g.isTile() || g.getTile().cols % kMXBlock != 0 ||
+      !g.isTile() || g.getTile().cols % kMXScaleBlock != 0 ||
       q.getScaleGranularityAttr())
     return std::nullopt;
   bool squareTiles = g.getTile().rows == g.getTile().cols;
@@ -200,7 +199,7 @@ static void foldConversionIntoQuantize(
   auto mx = QuantizeOp::create(
       b, q.getLoc(), rowwise, rowwiseScale, columnwise, columnwiseScale, amax,
       q.getInput(), q.getScale(), q.getRecipe(), q.getGranularity(), layout,
-      GranularityAttr::getMX(ctx, kMXBlock));
+      GranularityAttr::getMX(ctx, kMXScaleBlock));
   mx->setDiscardableAttrs(q->getDiscardableAttrDictionary());
 
   for (ScaleUse use : *uses) {
@@ -243,7 +242,7 @@ struct BlockwiseToMX : public OpRewritePattern<ScaledMatmulOp> {
                              op.getAGranularity(), op.getM(), k);
     Value sb = convertScales(rewriter, loc, op.getBScaleInv(),
                              op.getBGranularity(), op.getN(), k);
-    auto mx = GranularityAttr::getMX(getContext(), kMXBlock);
+    auto mx = GranularityAttr::getMX(getContext(), kMXScaleBlock);
     rewriter.modifyOpInPlace(op, [&] {
       op.getAScaleInvMutable().assign(sa);
       op.getBScaleInvMutable().assign(sb);

@@ -35,9 +35,6 @@ inline constexpr int64_t kMaxIndexedElements = kMaxExtent;
 /// TMA (cuTensorMapEncodeTiled): global strides are multiples of 16 bytes.
 inline constexpr int64_t kTmaStrideAlignment = 16;
 
-/// `ceil(a / b)` for a >= 0, b > 0, without the overflow of `(a + b - 1) / b`.
-inline int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
-
 /// `a` rounded up to a multiple of `b` (a >= 0, b > 0), or nullopt when
 /// that does not fit an int64_t.
 std::optional<int64_t> roundUp(int64_t a, int64_t b);

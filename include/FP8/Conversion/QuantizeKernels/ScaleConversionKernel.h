@@ -21,8 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FP8_CONVERSION_KERNELSKELETON_SCALECONVERSIONKERNEL_H
-#define FP8_CONVERSION_KERNELSKELETON_SCALECONVERSIONKERNEL_H
+#ifndef FP8_CONVERSION_QUANTIZEKERNELS_SCALECONVERSIONKERNEL_H
+#define FP8_CONVERSION_QUANTIZEKERNELS_SCALECONVERSIONKERNEL_H
 
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
@@ -80,4 +80,4 @@ gpu::GPUFuncOp buildScalesToMXKernel(OpBuilder &builder, Location loc,
 
 } // namespace mlir::fp8
 
-#endif // FP8_CONVERSION_KERNELSKELETON_SCALECONVERSIONKERNEL_H
+#endif // FP8_CONVERSION_QUANTIZEKERNELS_SCALECONVERSIONKERNEL_H

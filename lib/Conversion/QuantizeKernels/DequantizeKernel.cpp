@@ -6,30 +6,19 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FP8/Conversion/KernelSkeleton/DequantizeKernel.h"
+#include "FP8/Conversion/QuantizeKernels/DequantizeKernel.h"
 #include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
-#include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
+#include "FP8/Conversion/QuantizeKernels/QuantizeKernel.h"
+#include "QuantizeKernelsCommon.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::fp8;
-
-/// The quantization kernels' thread layout (QuantizeKernel.h): thread t
-/// holds 8 consecutive columns (chunk t % 16) of the rows t / 16 + 16 i.
-static constexpr int64_t kVector = 8;
-static constexpr int64_t kChunksPerRow = kQuantizeTileCols / kVector;
-static constexpr int64_t kRowStep = kQuantizeThreads / kChunksPerRow;
-static constexpr int64_t kRowsPerThread = kQuantizeTileRows / kRowStep;
-/// UE8M0 (OCP MX v1.0): code e is 2^(e - 127); 0xFF is NaN. Code 0 is the
-/// f32 subnormal 2^-127.
-static constexpr int64_t kUe8m0NaN = 0xFF;
-static constexpr int64_t kF32TwoPowMinus127 = 0x00400000;
-static constexpr int64_t kF32QuietNaN = 0x7FC00000;
-
-using contract::ceilDiv;
+// The quantization kernels' thread layout and bit patterns.
+using namespace mlir::fp8::detail;
 
 FailureOr<DequantizeProblem> DequantizeProblem::get(DequantizeOp op) {
   auto type = op.getInput().getType();
@@ -173,23 +162,24 @@ Value DequantizeKernelEmitter::loadBlockScale(Value row, Value rowInOut) {
             kb.add(numRows, kb.i32(kMNMajorScaleAlignment - 1));
         paddedRows = kb.andi(bumped, kb.i32(-kMNMajorScaleAlignment));
       } else {
-        paddedRows = kb.i32((p.rows + kMNMajorScaleAlignment - 1) /
-                            kMNMajorScaleAlignment * kMNMajorScaleAlignment);
+        paddedRows = kb.i32(llvm::alignTo(p.rows, kMNMajorScaleAlignment));
       }
       Value blockStart = kb.mul(colTile, paddedRows);
       return kb.loadF32(scaleInv, kb.add(blockStart, row));
     }
     // [ceil(R/128), ceil(C/128)]: the tile is one block.
     return kb.loadF32(
-        scaleInv, kb.add(kb.mul(rowTile, kb.i32(ceilDiv(p.cols, 128))),
-                         colTile));
+        scaleInv,
+        kb.add(kb.mul(rowTile,
+                      kb.i32(llvm::divideCeil(p.cols, kBlockwiseScaleBlock))),
+               colTile));
   case GranularityKind::MX:
     break;
   }
   // Byte (r % 32) * 16 + (r % 128) / 32 * 4 + kb % 4 of the 128x4 atom
   // (rowTile, colTile), kb % 4 = chunk / 4.
-  Value atom = kb.add(kb.mul(rowTile, kb.i32(ceilDiv(p.cols, kMXAtomK))),
-                      colTile);
+  Value atom = kb.add(
+      kb.mul(rowTile, kb.i32(llvm::divideCeil(p.cols, kMXAtomK))), colTile);
   Value offset = kb.add(
       kb.add(kb.mul(atom, kb.i32(kMXAtomBytes)),
              kb.mul(kb.remu(rowInOut, kb.i32(32)), kb.i32(16))),

@@ -22,8 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FP8_CONVERSION_KERNELSKELETON_QUANTIZEKERNEL_H
-#define FP8_CONVERSION_KERNELSKELETON_QUANTIZEKERNEL_H
+#ifndef FP8_CONVERSION_QUANTIZEKERNELS_QUANTIZEKERNEL_H
+#define FP8_CONVERSION_QUANTIZEKERNELS_QUANTIZEKERNEL_H
 
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Dialect/FP8/IR/FP8Contract.h"
@@ -33,6 +33,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <string>
 
@@ -87,7 +88,14 @@ struct QuantizeProblem {
   bool isAmaxOnly = false;
 
   // The scale rule (the recipe's parameters).
-  enum class Rule { Tensor, Current, BlockwisePow2, BlockwiseF32, MXRoundUp, MXOcp };
+  enum class Rule {
+    Tensor,
+    Current,
+    BlockwisePow2,
+    BlockwiseF32,
+    MXRoundUp,
+    MXOcp
+  };
   Rule rule = Rule::Tensor;
   float epsilon = 0.f;   ///< current scaling
   bool pow2 = false;     ///< current scaling
@@ -116,13 +124,9 @@ struct QuantizeProblem {
   /// Row tiles of a static R (the grid's y extent).
   int64_t rowTiles() const {
     assert(!dynamicRows && "R is a run-time value");
-    return ceilDiv(rows, kQuantizeTileRows);
+    return llvm::divideCeil(rows, kQuantizeTileRows);
   }
-  int64_t colTiles() const { return ceilDiv(cols, kQuantizeTileCols); }
-  static int64_t ceilDiv(int64_t a, int64_t b) {
-    return contract::ceilDiv(a, b);
-  }
-  static int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+  int64_t colTiles() const { return llvm::divideCeil(cols, kQuantizeTileCols); }
 
   /// The problem of `op`, or a diagnostic saying why no kernel takes it.
   /// `scaleFromAmax`: the scale operand is compute_scale(current) of an
@@ -149,9 +153,10 @@ int64_t getQuantizeSharedMemoryBytes(const QuantizeProblem &problem);
 /// parameter order: `x`, then `scale` (Given) or `amax` (FromAmax; in the
 /// amax kernel its output), `rowwise`, `rowwise_scale_inv`, `columnwise`,
 /// `columnwise_scale_inv`, `amax_history` (or the scalar `amax_out` with
-/// amaxScalar), then `r` (i32, the value of symbol "R") for a run-time R. Scale layouts are the ones the GEMMs read
-/// (see docs/design.md, "Quantization kernels"); with a run-time R their
-/// extents are symbolic ("R", "roundup(R, 4)", "ceildiv(R, 128)").
+/// amaxScalar), then `r` (i32, the value of symbol "R") for a run-time R. Scale
+/// layouts are the ones the GEMMs read (see docs/design.md, "Quantization
+/// kernels"); with a run-time R their extents are symbolic ("R", "roundup(R,
+/// 4)", "ceildiv(R, 128)").
 md::KernelMetadata buildQuantizeKernelMetadata(StringRef name,
                                                const ChipInfo &chip,
                                                const QuantizeProblem &problem);
@@ -196,10 +201,10 @@ std::vector<md::Expr> getRunTimeRowsScaleShape(GranularityKind layout,
 /// for every amax (NaN, inf and subnormal values included, and negative
 /// ones when `amaxMayBeNegative`: the `amax < epsilon` clamp then applies
 /// for epsilon = 0 too; an amax of max |x| needs no such clamp).
-std::pair<Value, Value>
-emitCurrentScalingScale(ImplicitLocOpBuilder &b, Value amax, Type elementType,
-                        float epsilon, bool pow2,
-                        bool amaxMayBeNegative = false);
+std::pair<Value, Value> emitCurrentScalingScale(ImplicitLocOpBuilder &b,
+                                                Value amax, Type elementType,
+                                                float epsilon, bool pow2,
+                                                bool amaxMayBeNegative = false);
 /// numerics' finiteOrMax: +-inf becomes FLT_MAX.
 Value emitFiniteOrFltMax(ImplicitLocOpBuilder &b, Value scale);
 
@@ -210,4 +215,4 @@ gpu::GPUFuncOp buildQuantizeKernel(OpBuilder &builder, Location loc,
 
 } // namespace mlir::fp8
 
-#endif // FP8_CONVERSION_KERNELSKELETON_QUANTIZEKERNEL_H
+#endif // FP8_CONVERSION_QUANTIZEKERNELS_QUANTIZEKERNEL_H

@@ -8,11 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FP8/Conversion/KernelSkeleton/ScaleKernels.h"
+#include "FP8/Conversion/QuantizeKernels/ScaleKernels.h"
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
-#include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
+#include "FP8/Conversion/QuantizeKernels/QuantizeKernel.h"
 #include "FP8/Numerics/Formats.h"
+#include "QuantizeKernelsCommon.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -21,12 +22,8 @@
 
 using namespace mlir;
 using namespace mlir::fp8;
+using namespace mlir::fp8::detail;
 namespace num = ::fp8::numerics;
-
-/// f32 +inf and the quiet NaN the numerics library produces
-/// (std::numeric_limits<float>::quiet_NaN()).
-static constexpr int64_t kF32Inf = 0x7F800000;
-static constexpr int64_t kF32QuietNaN = 0x7FC00000;
 
 using Kind = ScaleKernelProblem::Kind;
 
@@ -201,7 +198,7 @@ std::pair<Value, Value> ScaleKernelEmitter::emitRollHistory(Value history) {
   int64_t length = p.historyLength;
   Value tid = kb.threadIdX();
   Value oldest = kb.loadF32(history, kb.i32(0));
-  int64_t chunks = contract::ceilDiv(length, kDelayedScaleThreads);
+  int64_t chunks = llvm::divideCeil(length, kDelayedScaleThreads);
   ValueRange loop = kb.forLoop(
       kb.i32(0), kb.i32(chunks), kb.i32(1), {oldest},
       [&](Value chunk, ValueRange carried) -> SmallVector<Value> {

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FP8_CONVERSION_KERNELSKELETON_DEQUANTIZEKERNEL_H
-#define FP8_CONVERSION_KERNELSKELETON_DEQUANTIZEKERNEL_H
+#ifndef FP8_CONVERSION_QUANTIZEKERNELS_DEQUANTIZEKERNEL_H
+#define FP8_CONVERSION_QUANTIZEKERNELS_DEQUANTIZEKERNEL_H
 
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
@@ -61,4 +61,4 @@ gpu::GPUFuncOp buildDequantizeKernel(OpBuilder &builder, Location loc,
 
 } // namespace mlir::fp8
 
-#endif // FP8_CONVERSION_KERNELSKELETON_DEQUANTIZEKERNEL_H
+#endif // FP8_CONVERSION_QUANTIZEKERNELS_DEQUANTIZEKERNEL_H

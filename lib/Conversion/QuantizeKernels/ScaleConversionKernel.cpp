@@ -1,31 +1,28 @@
 //===- ScaleConversionKernel.cpp - Blockwise scales to MX atoms -----------===//
 
-#include "FP8/Conversion/KernelSkeleton/ScaleConversionKernel.h"
+#include "FP8/Conversion/QuantizeKernels/ScaleConversionKernel.h"
 #include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
-#include "FP8/Conversion/KernelSkeleton/QuantizeKernel.h"
+#include "FP8/Conversion/QuantizeKernels/QuantizeKernel.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::fp8;
 
-/// The MX 128x4 scale-factor atom: 128 rows of four 1x32 blocks, 512 bytes;
-/// row r's four bytes at (r % 32) * 16 + (r / 32) * 4.
-static constexpr int64_t kAtomRows = 128;
-static constexpr int64_t kAtomBlocks = 4;
-static constexpr int64_t kAtomBytes = 512;
+/// The MX 128x4 scale-factor atom (GemmKernel.h): 128 rows of four 1x32
+/// blocks, 512 bytes; row r's four bytes at (r % 32) * 16 + (r / 32) * 4.
+static constexpr int64_t kAtomBlocks = kMXAtomK / kMXScaleBlock;
 static constexpr int64_t kAtomLaneBytes = 16;
-static constexpr int64_t kMXBlock = 32;
 /// One thread per row of a 128-row band of atoms.
-static constexpr int64_t kThreads = kAtomRows;
+static constexpr int64_t kThreads = kMXAtomRows;
 /// The symbol of a run-time R padded to a multiple of 4: what the shape of
 /// an MN-major 1x128 grid holds (R itself cannot be bound from it).
 static constexpr llvm::StringLiteral kPaddedRowsSymbol = "RP";
 
 int64_t ScalesToMXProblem::gridCols() const {
-  return llvm::divideCeil(mxBlocks, tileCols / kMXBlock);
+  return llvm::divideCeil(mxBlocks, tileCols / kMXScaleBlock);
 }
 
 int64_t ScalesToMXProblem::kGroups() const {
@@ -56,12 +53,12 @@ FailureOr<ScalesToMXProblem> ScalesToMXProblem::get(ScalesToMXOp op) {
               "them), got "
            << op.getGranularity().describe();
   // One CTA covers 128 rows: a whole number of tiles.
-  if (kAtomRows % p.tileRows != 0)
+  if (kMXAtomRows % p.tileRows != 0)
     return op.emitOpError() << "the scale conversion kernel takes tiles whose "
                                "row count divides 128, got "
                             << op.getGranularity().describe();
   // In-band offsets are i32 (band and grid row offsets i64).
-  if (p.kGroups() >= (int64_t(1) << 31) / kAtomBytes)
+  if (p.kGroups() >= (int64_t(1) << 31) / kMXAtomBytes)
     return op.emitOpError() << "the scale conversion kernel takes fewer than "
                                "2^31 bytes of MX atoms per 128 rows; "
                             << op.getResult().getType() << " needs more";
@@ -92,15 +89,15 @@ mlir::fp8::buildScalesToMXKernelMetadata(StringRef name, const ChipInfo &chip,
       p.dynamicRows ? runTimeRows
                     : num(llvm::alignTo(p.rows, kMNMajorScaleAlignment));
   md::Expr bands = p.dynamicRows
-                       ? md::Expr::ceilDiv(runTimeRows, num(kAtomRows))
-                       : num(llvm::divideCeil(p.rows, kAtomRows));
+                       ? md::Expr::ceilDiv(runTimeRows, num(kMXAtomRows))
+                       : num(llvm::divideCeil(p.rows, kMXAtomRows));
   // One CTA per 128 rows, the tiles of the grid: [ceil(R/128), 1, 1] over
   // an MN-major [G, roundup(R, 4)] grid, [1, ceil(R/128), 1] over a
   // row-major one (128 / Rt grid rows per CTA).
   md::Grid grid =
       p.mnMajorGrid()
-          ? getTilesGrid(p.gridCols(), kAtomRows, "scale_inv")
-          : getTilesGrid(kAtomRows / p.tileRows, p.gridCols(), "scale_inv");
+          ? getTilesGrid(p.gridCols(), kMXAtomRows, "scale_inv")
+          : getTilesGrid(kMXAtomRows / p.tileRows, p.gridCols(), "scale_inv");
   md::KernelMetadata metadata =
       makeKernelMetadata(name, chip, md::KernelKind::ScalesToMx, kThreads,
                          /*dynamicSharedMemoryBytes=*/0, grid);
@@ -112,7 +109,7 @@ mlir::fp8::buildScalesToMXKernelMetadata(StringRef name, const ChipInfo &chip,
                     md::OperandRole::Input, f32 ? 4 : 1);
   // Each thread stores its row's four bytes as one word.
   addPointerOperand(metadata, "mx_scale_inv", md::DType::UE8M0,
-                    {bands, num(p.kGroups()), num(kAtomBytes)},
+                    {bands, num(p.kGroups()), num(kMXAtomBytes)},
                     md::OperandRole::Output, 4);
   if (p.dynamicRows && p.mnMajorGrid())
     addValueParam(metadata, "rp", md::ParamKind::I32, rowsSymbol,
@@ -178,7 +175,7 @@ void ScalesToMXEmitter::emit(Block &entry) {
       gpu::BlockIdOp::create(b, p.mnMajorGrid() ? gpu::Dimension::x
                                                 : gpu::Dimension::y));
   Value tid = kb.threadIdX();
-  Value row = kb.add(kb.mul(band, kb.i32(kAtomRows)), tid);
+  Value row = kb.add(kb.mul(band, kb.i32(kMXAtomRows)), tid);
   Value rowValid = kb.ult(row, rows);
   // Rows past R read the last tile row (any valid one) and store 0.
   Value gridRows = kb.ceilDiv(rows, p.tileRows);
@@ -200,8 +197,8 @@ void ScalesToMXEmitter::emit(Block &entry) {
       kb.add(kb.mul(kb.remu(tid, kb.i32(kWarpThreads)), kb.i32(kAtomLaneBytes)),
              kb.mul(kb.divu(tid, kb.i32(kWarpThreads)), kb.i32(kAtomBlocks)));
   Value bandStart = kb.mul(arith::ExtUIOp::create(b, b.getI64Type(), band),
-                           kb.i64(p.kGroups() * kAtomBytes));
-  int64_t blocksPerTile = p.tileCols / kMXBlock;
+                           kb.i64(p.kGroups() * kMXAtomBytes));
+  int64_t blocksPerTile = p.tileCols / kMXScaleBlock;
   kb.forLoop(
       kb.i32(0), kb.i32(p.kGroups()), kb.i32(1), {},
       [&](Value group, ValueRange) -> SmallVector<Value> {
@@ -220,7 +217,7 @@ void ScalesToMXEmitter::emit(Block &entry) {
           word = arith::OrIOp::create(
               b, word, arith::ShLIOp::create(b, code, kb.i32(8 * j)));
         }
-        Value inBand = kb.add(kb.mul(group, kb.i32(kAtomBytes)), wordInAtom);
+        Value inBand = kb.add(kb.mul(group, kb.i32(kMXAtomBytes)), wordInAtom);
         Value offset = kb.add(
             bandStart, arith::ExtUIOp::create(b, b.getI64Type(), inBand));
         kb.store(word, kb.bytePtr(atoms, offset));

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FP8_CONVERSION_KERNELSKELETON_SCALEKERNELS_H
-#define FP8_CONVERSION_KERNELSKELETON_SCALEKERNELS_H
+#ifndef FP8_CONVERSION_QUANTIZEKERNELS_SCALEKERNELS_H
+#define FP8_CONVERSION_QUANTIZEKERNELS_SCALEKERNELS_H
 
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
@@ -79,4 +79,4 @@ gpu::GPUFuncOp buildScaleKernel(OpBuilder &builder, Location loc,
 
 } // namespace mlir::fp8
 
-#endif // FP8_CONVERSION_KERNELSKELETON_SCALEKERNELS_H
+#endif // FP8_CONVERSION_QUANTIZEKERNELS_SCALEKERNELS_H
