@@ -127,3 +127,29 @@ func.func @group_index_type(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E
          tensor<?xi64>) -> tensor<?x256xbf16>
   return
 }
+
+// -----
+
+func.func @a_rank(%a: tensor<2x128x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                  %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected A of rank 2 ([M, K], the rows of all groups), got [2, 128, 512]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<2x128x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>,
+         tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @ue8m0_scales(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                        %sa: tensor<?x4xf8E8M0FNU>, %sb: tensor<2x2x4xf8E8M0FNU>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected f32 scales, got 'tensor<?x4xf8E8M0FNU>'}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf8E8M0FNU>,
+         tensor<2x2x4xf8E8M0FNU>, tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}

@@ -91,26 +91,23 @@ LogicalResult GroupedScaledMatmulOp::verify() {
                          << formatShape(getShape(getB()));
   for (Value scale : {getAScaleInv(), getBScaleInv()})
     if (!cast<ShapedType>(scale.getType()).getElementType().isF32())
-      return emitOpError() << "expected f32 scales, got "
-                           << scale.getType();
+      return emitOpError() << "expected f32 scales, got " << scale.getType();
   if (failed(verifyGranularities(*this)))
     return failure();
-  if (failed(expectShape(*this, "the result", getResult(), {m, n},
-                         "[M, N]")) ||
+  if (failed(expectShape(*this, "the result", getResult(), {m, n}, "[M, N]")) ||
       failed(expectShape(*this, "group_index", getGroupIndex(), {m},
                          "[M], the group of each row of A")))
     return failure();
   SmallVector<int64_t> aScale = getAGranularity().getScaleShape(m, k);
   SmallVector<int64_t> bScale = {g};
   llvm::append_range(bScale, getBGranularity().getScaleShape(n, k));
-  std::string aWhat = "granularity " + getAGranularity().describe() +
-                      " of A " + formatShape({m, k});
+  std::string aWhat = "granularity " + getAGranularity().describe() + " of A " +
+                      formatShape({m, k});
   std::string bWhat = "granularity " + getBGranularity().describe() +
                       " of each of the G weights " + formatShape({n, k});
-  if (failed(expectShape(*this, "a_scale_inv", getAScaleInv(), aScale,
-                         aWhat)) ||
-      failed(expectShape(*this, "b_scale_inv", getBScaleInv(), bScale,
-                         bWhat)))
+  if (failed(
+          expectShape(*this, "a_scale_inv", getAScaleInv(), aScale, aWhat)) ||
+      failed(expectShape(*this, "b_scale_inv", getBScaleInv(), bScale, bWhat)))
     return failure();
   return success();
 }
