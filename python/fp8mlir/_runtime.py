@@ -36,6 +36,7 @@ DTYPES = {
     "bf16": 3,
     "f16": 4,
     "f32": 5,
+    "i32": 6,
 }
 
 # torch dtype names (str(tensor.dtype) without "torch.") -> fp8rt dtype name.
@@ -46,6 +47,7 @@ TORCH_DTYPES = {
     "bfloat16": "bf16",
     "float16": "f16",
     "float32": "f32",
+    "int32": "i32",
 }
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -148,6 +148,12 @@ def _check_gemm(a, b, out_dtype):
     torch._check(a.shape[1] == b.shape[0],
                  lambda: f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and "
                          f"{tuple(b.shape)}")
+    check_gemm_dtypes(a, b, out_dtype)
+
+
+def check_gemm_dtypes(a, b, out_dtype):
+    """FP8 a and b, and an output dtype the GEMMs write (also the grouped
+    GEMM's check)."""
     torch._check(a.dtype in FP8_DTYPES and b.dtype in FP8_DTYPES,
                  lambda: f"a, b: expected float8_e4m3fn or float8_e5m2, got {a.dtype}, {b.dtype}")
     torch._check(out_dtype in HIGH_DTYPES, lambda: f"out_dtype: unsupported dtype {out_dtype}")

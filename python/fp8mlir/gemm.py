@@ -22,6 +22,24 @@ def _ceil_div(a, b):
     return -(-a // b)
 
 
+def scale_types(recipe, n, k, groups=None):
+    """(granularity A, granularity B, scale tensor type A, scale tensor type
+    B) of a GEMM of `recipe`; B's with a leading extent of `groups` (one
+    set of scales per group of a grouped GEMM) when given."""
+    lead = f"{groups}x" if groups else ""
+    if recipe == "tensorwise":
+        return "tensor", "tensor", "tensor<f32>", f"tensor<{lead}f32>"
+    if recipe == "rowwise":
+        return "row", "row", "tensor<?x1xf32>", f"tensor<{lead}{n}x1xf32>"
+    if recipe == "blockwise":
+        kb = _ceil_div(k, SCALE_BLOCK)
+        return (f"tile 1x{SCALE_BLOCK}", f"tile {SCALE_BLOCK}x{SCALE_BLOCK}",
+                f"tensor<?x{kb}xf32>", f"tensor<{lead}{_ceil_div(n, SCALE_BLOCK)}x{kb}xf32>")
+    kb = _ceil_div(k, MX_BLOCK)
+    return (f"mx 1x{MX_BLOCK}", f"mx 1x{MX_BLOCK}",
+            f"tensor<?x{kb}xf8E8M0FNU>", f"tensor<{lead}{n}x{kb}xf8E8M0FNU>")
+
+
 @dataclass(frozen=True)
 class ScaledMatmul:
     recipe: str
@@ -56,18 +74,7 @@ class ScaledMatmul:
 
     def _scales(self):
         """(granularity A, granularity B, scale type A, scale type B)."""
-        n, k = self.n, self.k
-        if self.recipe == "tensorwise":
-            return "tensor", "tensor", "tensor<f32>", "tensor<f32>"
-        if self.recipe == "rowwise":
-            return "row", "row", "tensor<?x1xf32>", f"tensor<{n}x1xf32>"
-        if self.recipe == "blockwise":
-            kb = _ceil_div(k, SCALE_BLOCK)
-            return (f"tile 1x{SCALE_BLOCK}", f"tile {SCALE_BLOCK}x{SCALE_BLOCK}",
-                    f"tensor<?x{kb}xf32>", f"tensor<{_ceil_div(n, SCALE_BLOCK)}x{kb}xf32>")
-        kb = _ceil_div(k, MX_BLOCK)
-        return (f"mx 1x{MX_BLOCK}", f"mx 1x{MX_BLOCK}",
-                f"tensor<?x{kb}xf8E8M0FNU>", f"tensor<{n}x{kb}xf8E8M0FNU>")
+        return scale_types(self.recipe, self.n, self.k)
 
     def to_mlir(self):
         ga, gb, sa, sb = self._scales()

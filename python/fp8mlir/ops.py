@@ -198,7 +198,7 @@ def device_chip(device):
 
 RECIPE_CODES = ("tensorwise", "rowwise", "blockwise")  # fp8mlir_torch.cpp's Recipe
 # fp8rt_dtype values, in fp8rt.h's order.
-FP8RT_DTYPE_NAMES = ("e4m3", "e5m2", "ue8m0", "bf16", "f16", "f32")
+FP8RT_DTYPE_NAMES = ("e4m3", "e5m2", "ue8m0", "bf16", "f16", "f32", "i32")
 
 
 class GemmRequest(ctypes.Structure):

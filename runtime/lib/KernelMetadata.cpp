@@ -26,6 +26,7 @@ int64_t dtypeSize(DType dtype) {
   case DType::F16:
     return 2;
   case DType::F32:
+  case DType::I32:
     return 4;
   }
   return 1;
@@ -43,6 +44,8 @@ CUtensorMapDataType tensorMapDataType(DType dtype) {
     return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   case DType::F32:
     return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  case DType::I32:
+    return CU_TENSOR_MAP_DATA_TYPE_INT32;
   }
   return CU_TENSOR_MAP_DATA_TYPE_UINT8;
 }
@@ -52,11 +55,12 @@ static_assert(static_cast<int>(DType::E4M3) == FP8RT_E4M3 &&
                   static_cast<int>(DType::UE8M0) == FP8RT_UE8M0 &&
                   static_cast<int>(DType::BF16) == FP8RT_BF16 &&
                   static_cast<int>(DType::F16) == FP8RT_F16 &&
-                  static_cast<int>(DType::F32) == FP8RT_F32,
+                  static_cast<int>(DType::F32) == FP8RT_F32 &&
+                  static_cast<int>(DType::I32) == FP8RT_I32,
               "DType must mirror fp8rt_dtype");
 
 bool dtypeFromC(int value, DType &out) {
-  if (value < FP8RT_E4M3 || value > FP8RT_F32)
+  if (value < FP8RT_E4M3 || value > FP8RT_I32)
     return false;
   out = static_cast<DType>(value);
   return true;

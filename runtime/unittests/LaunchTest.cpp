@@ -158,6 +158,9 @@ TEST_F(LaunchTest, EncodesBf16AndF32TensorMapTypes) {
   EXPECT_EQ(tensorMapDataType(DType::F16), CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
   EXPECT_EQ(tensorMapDataType(DType::UE8M0), CU_TENSOR_MAP_DATA_TYPE_UINT8);
   EXPECT_EQ(tensorMapDataType(DType::E5M2), CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  // A grouped GEMM's group index.
+  EXPECT_EQ(tensorMapDataType(DType::I32), CU_TENSOR_MAP_DATA_TYPE_INT32);
+  EXPECT_EQ(dtypeSize(DType::I32), 4);
 }
 
 TEST_F(LaunchTest, PassesParamsInCudaLayout) {

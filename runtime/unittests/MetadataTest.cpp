@@ -234,7 +234,7 @@ const BadMetadata kBadMetadata[] = {
     {"{\"name\": \"b\", \"dtype\": \"e4m3\"",
      "{\"name\": \"b\", \"dtype\": @\"e4m4\"",
      "operands[1].dtype: unknown value \"e4m4\" (expected one of: e4m3, "
-     "e5m2, ue8m0, bf16, f16, f32)"},
+     "e5m2, ue8m0, bf16, f16, f32, i32)"},
     {"\"shape\": [7168, 2048]", "\"shape\": [7168, @-1]",
      "operands[1].shape[1]: value -1 is out of range [1, "
      "9223372036854775807]"},

@@ -109,7 +109,7 @@ const BadSample kBadSamples[] = {
     // Enums.
     {"\"dtype\": \"bf16\"", "\"dtype\": @\"bf61\"",
      "dtype: unknown value \"bf61\" (expected one of: e4m3, e5m2, ue8m0, "
-     "bf16, f16, f32)"},
+     "bf16, f16, f32, i32)"},
     {"\"kind\": \"launch\"", "\"kind\": @\"lunch\"",
      "step.kind: unknown value \"lunch\" (expected one of: launch, fill)"},
     // Bounds and lengths.

@@ -8,7 +8,9 @@ include "mlir/Pass/PassBase.td"
 def FP8LowerScaledMatmul : Pass<"fp8-lower-scaled-matmul", "ModuleOp"> {
   let summary = "Lower fp8.scaled_matmul to GPU kernels for the module's target chip";
   let description = [{
-    Replaces each `fp8.scaled_matmul` by a kernel in a `gpu.module` (one
+    Replaces each `fp8.scaled_matmul` (and `fp8.grouped_scaled_matmul`,
+    whose kernel also takes the `group_index` operand after the scales) by
+    a kernel in a `gpu.module` (one
     kernel per N, K, recipe and tile configuration; M is a run-time value)
     and a launch of it through the host launcher declaration
     `@NAME_launch_into` (tagged `fp8.kernel`; its arguments are the kernel's

@@ -20,6 +20,10 @@ struct GemmKernelPlan {
 FailureOr<GemmKernelPlan> planGemmKernel(ScaledMatmulOp op,
                                          const TargetInfo &target);
 
+/// The same for an fp8.grouped_scaled_matmul (sm_90a kernels only).
+FailureOr<GemmKernelPlan> planGroupedGemmKernel(GroupedScaledMatmulOp op,
+                                                const TargetInfo &target);
+
 } // namespace mlir::fp8
 
 #endif // FP8_LIB_CONVERSION_FP8TOGPU_GEMMPLAN_H

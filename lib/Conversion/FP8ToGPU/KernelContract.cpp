@@ -127,6 +127,48 @@ FailureOr<GemmKernelPlan> mlir::fp8::planGemmKernel(ScaledMatmulOp op,
   return plan;
 }
 
+FailureOr<GemmKernelPlan>
+mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
+                                 const TargetInfo &target) {
+  const ChipInfo &chip = target.chip;
+  if (chip.architecture != Architecture::Hopper)
+    return op.emitOpError() << "grouped GEMMs have sm_90a kernels only, not "
+                            << chip.name << " ones";
+  FailureOr<GemmProblem> problem = GemmProblem::get(op);
+  if (failed(problem))
+    return failure();
+  GemmConfigAttr config = op.getConfigAttr();
+  FailureOr<GemmTiling> tiling =
+      hopper::selectGemmTiling(op, *problem, config, target);
+  if (failed(tiling))
+    return failure();
+  // Every tile's rows lie in one group (tile M divides the groups'
+  // alignment); a cluster's CTAs would share a B tile across two groups.
+  if (kGroupRowAlignment % tiling->tileM != 0 || tiling->clusterM != 1 ||
+      tiling->streamK)
+    return op.emitOpError()
+           << "the grouped GEMM kernels take tile M dividing "
+           << kGroupRowAlignment
+           << " (the groups' row alignment), no cluster and no stream-K; got "
+              "tile M "
+           << tiling->tileM << ", cluster " << tiling->clusterM << "x"
+           << tiling->clusterN << (tiling->streamK ? ", stream-K" : "");
+  std::optional<int64_t> scales = llvm::checkedMul(
+      problem->getBScaleElementsPerGroup(), problem->numGroups);
+  std::optional<int64_t> bRows =
+      llvm::checkedMul(problem->numGroups, problem->n);
+  if (!scales || *scales > contract::kMaxIndexedElements || !bRows ||
+      *bRows > contract::kMaxExtent)
+    return op.emitOpError()
+           << "G = " << problem->numGroups << " groups of N = " << problem->n
+           << " exceed the 32-bit indices of the grouped kernels (B rows and "
+              "B scales): split the groups";
+  GemmKernelPlan plan;
+  plan.gemm.problem = *problem;
+  plan.tiling = *tiling;
+  return plan;
+}
+
 //===----------------------------------------------------------------------===//
 // Linear layers
 //===----------------------------------------------------------------------===//
@@ -248,6 +290,9 @@ LogicalResult mlir::fp8::verifyKernelContract(Operation *op,
   const ChipInfo &chip = target.chip;
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ScaledMatmulOp op) { return planGemmKernel(op, target); })
+      .Case([&](GroupedScaledMatmulOp op) {
+        return planGroupedGemmKernel(op, target);
+      })
       .Case([&](QuantizeOp op) { return verifyQuantizeKernelContract(op); })
       .Case([&](DequantizeOp op) { return DequantizeProblem::get(op); })
       .Case([&](AmaxOp op) { return QuantizeProblem::get(op); })

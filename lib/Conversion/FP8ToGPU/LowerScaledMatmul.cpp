@@ -40,17 +40,20 @@ struct LowerScaledMatmulPass
 private:
   LogicalResult lower(ScaledMatmulOp op, const TargetInfo &target,
                       gpu::GPUModuleOp kernels);
+  LogicalResult lower(GroupedScaledMatmulOp op, const TargetInfo &target,
+                      gpu::GPUModuleOp kernels);
 };
 } // namespace
 
 // Each target builder returns the kernel's name, building it into `kernels`
 // (with its metadata) when it is not there yet.
 
-/// sm_90a: wgmma kernels (lib/Conversion/FP8ToHopper).
-static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
-                                                const TargetInfo &target,
-                                                const GemmKernelPlan &plan,
-                                                gpu::GPUModuleOp kernels) {
+/// sm_90a: wgmma kernels (lib/Conversion/FP8ToHopper), with launch
+/// variants when `withVariants` (a dense GEMM of run-time M).
+static FailureOr<std::string>
+buildHopperKernel(Operation *op, GemmConfigAttr config, bool withVariants,
+                  const TargetInfo &target, const GemmKernelPlan &plan,
+                  gpu::GPUModuleOp kernels) {
   const ChipInfo &chip = target.chip;
   const GemmProblem *problem = &plan.gemm.problem;
   const GemmTiling *tiling = &plan.tiling;
@@ -58,7 +61,7 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
   if (kernels.lookupSymbol(name))
     return name;
   OpBuilder builder(op);
-  MLIRContext *ctx = op.getContext();
+  MLIRContext *ctx = op->getContext();
   // Builds the kernel of `t`. Its metadata names its launch variants'
   // metadata files (or the kernel it is a variant of), and its grid carries
   // the tile's throughput for the runtime's choice among them.
@@ -66,7 +69,7 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
                    std::vector<std::string> variantFiles,
                    std::optional<std::string> variantOf) {
     gpu::GPUFuncOp kernel = hopper::buildGemmKernel(
-        builder, op.getLoc(), kernels, kernelName, *problem, t);
+        builder, op->getLoc(), kernels, kernelName, *problem, t);
     md::KernelMetadata metadata =
         hopper::buildKernelMetadata(kernelName, chip, *problem, t);
     metadata.grid.throughput = hopper::getTileThroughput(*problem, t);
@@ -81,9 +84,10 @@ static FailureOr<std::string> buildHopperKernel(ScaledMatmulOp op,
   // Launch variants (dynamic M): own kernels, named by their tiling, that
   // the primary's metadata lists by metadata file; the runtime picks one per
   // launch from M.
-  SmallVector<GemmTiling> variants =
-      hopper::selectLaunchVariants(*problem, *tiling, op.getConfigAttr(),
-                                   target);
+  SmallVector<GemmTiling> variants;
+  if (withVariants)
+    variants =
+        hopper::selectLaunchVariants(*problem, *tiling, config, target);
   std::vector<std::string> variantFiles;
   for (const GemmTiling &t : variants)
     variantFiles.push_back(getGemmKernelName(*problem, t) + ".json");
@@ -120,28 +124,29 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
 }
 
 /// On tensors: an fp8.launch of the kernel, in destination-passing style,
-/// writing D into a new tensor (its dynamic extents those of A's M and B's
-/// N) and the amax into a zeroed scalar.
-static LogicalResult lowerToLaunch(ScaledMatmulOp op, gpu::GPUModuleOp kernels,
-                                   StringRef name) {
+/// writing D into a new tensor and the amax (when `amax`) into a zeroed
+/// scalar. D's dynamic extents are those of the operands `extentOf` names
+/// per dimension (tensor, dimension): M from A, N from B.
+static LogicalResult
+lowerToLaunch(Operation *op, Value d,
+              ArrayRef<std::pair<Value, int64_t>> extentOf, Value amax,
+              gpu::GPUModuleOp kernels, StringRef name) {
   OpBuilder builder(op);
-  Location loc = op.getLoc();
+  Location loc = op->getLoc();
   SmallVector<Value> operands(op->getOperands());
   SmallVector<LauncherAccess> access(operands.size(), LauncherAccess::Read);
-  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  auto resultType = cast<RankedTensorType>(d.getType());
   SmallVector<Value> dynamicSizes;
-  if (resultType.isDynamicDim(0))
-    dynamicSizes.push_back(tensor::DimOp::create(
-        builder, loc, op.getA(), op.getAMajor() == OperandMajor::K ? 0 : 1));
-  if (resultType.isDynamicDim(1))
-    dynamicSizes.push_back(tensor::DimOp::create(
-        builder, loc, op.getB(), op.getBMajor() == OperandMajor::K ? 0 : 1));
+  for (auto [dim, source] : llvm::enumerate(extentOf))
+    if (resultType.isDynamicDim(dim))
+      dynamicSizes.push_back(
+          tensor::DimOp::create(builder, loc, source.first, source.second));
   operands.push_back(tensor::EmptyOp::create(builder, loc,
                                              resultType.getShape(),
                                              resultType.getElementType(),
                                              dynamicSizes));
   access.push_back(LauncherAccess::Write);
-  if (Value amax = op.getAmax()) {
+  if (amax) {
     operands.push_back(
         createZeroFilled(op, cast<RankedTensorType>(amax.getType())));
     access.push_back(LauncherAccess::ReadWrite);
@@ -151,7 +156,7 @@ static LogicalResult lowerToLaunch(ScaledMatmulOp op, gpu::GPUModuleOp kernels,
   if (failed(results))
     return failure();
   op->replaceAllUsesWith(*results);
-  op.erase();
+  op->erase();
   return success();
 }
 
@@ -164,12 +169,17 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
   FailureOr<std::string> built =
       target.chip.architecture == Architecture::Blackwell
           ? buildBlackwellKernel(op, target, *plan, kernels)
-          : buildHopperKernel(op, target, *plan, kernels);
+          : buildHopperKernel(op, op.getConfigAttr(), /*withVariants=*/true,
+                              target, *plan, kernels);
   if (failed(built))
     return failure();
   std::string name = *built;
   if (!op.hasBufferSemantics())
-    return lowerToLaunch(op, kernels, name);
+    return lowerToLaunch(
+        op, op.getResult(),
+        {{op.getA(), op.getAMajor() == OperandMajor::K ? 0 : 1},
+         {op.getB(), op.getBMajor() == OperandMajor::K ? 0 : 1}},
+        op.getAmax(), kernels, name);
   OpBuilder builder(op);
 
   // Host side: a call of the launcher declared for this kernel, which
@@ -195,9 +205,29 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
   return success();
 }
 
+/// A grouped GEMM on tensors: an fp8.launch of its kernel writing D into a
+/// new tensor (the kernel skips padding rows: they hold whatever the
+/// allocation held).
+LogicalResult LowerScaledMatmulPass::lower(GroupedScaledMatmulOp op,
+                                           const TargetInfo &target,
+                                           gpu::GPUModuleOp kernels) {
+  FailureOr<std::string> name = failure();
+  if (FailureOr<GemmKernelPlan> plan = planGroupedGemmKernel(op, target);
+      succeeded(plan))
+    name = buildHopperKernel(op, op.getConfigAttr(), /*withVariants=*/false,
+                             target, *plan, kernels);
+  if (failed(name))
+    return failure();
+  return lowerToLaunch(op, op.getResult(), {{op.getA(), 0}, {op.getB(), 1}},
+                       /*amax=*/Value(), kernels, *name);
+}
+
 void LowerScaledMatmulPass::runOnOperation() {
-  SmallVector<ScaledMatmulOp> ops;
-  getOperation().walk([&](ScaledMatmulOp op) { ops.push_back(op); });
+  SmallVector<Operation *> ops;
+  getOperation().walk([&](Operation *op) {
+    if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op))
+      ops.push_back(op);
+  });
   if (ops.empty())
     return;
   FailureOr<TargetInfo> target = getTarget(ops.front());
@@ -205,8 +235,12 @@ void LowerScaledMatmulPass::runOnOperation() {
     return signalPassFailure();
   gpu::GPUModuleOp kernels = getOrCreateKernelModule(getOperation());
   bool failedAny = false;
-  for (ScaledMatmulOp op : ops)
-    failedAny |= failed(lower(op, *target, kernels));
+  for (Operation *op : ops) {
+    if (auto grouped = dyn_cast<GroupedScaledMatmulOp>(op))
+      failedAny |= failed(lower(grouped, *target, kernels));
+    else
+      failedAny |= failed(lower(cast<ScaledMatmulOp>(op), *target, kernels));
+  }
   if (failedAny)
     signalPassFailure();
 }

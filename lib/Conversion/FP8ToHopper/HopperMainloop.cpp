@@ -35,7 +35,8 @@ static void forEachFreeStage(
       [&](const WorkSegment &segment, ValueRange state) {
         TileCoordinate coord = emitTileOfUnit(kb, p, t, v, segment.unit);
         ValueRange next = kb.forLoop(
-            segment.kBegin, segment.kEnd, kb.i32(1), {state[0]},
+            segment.kBegin, emitGroupKEnd(kb, p, coord, segment), kb.i32(1),
+            {state[0]},
             [&](Value kBlock, ValueRange inner) {
               Value iteration = inner[0];
               Value stage = v.ring.stage(kb, iteration);
@@ -159,6 +160,12 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
         Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
         Value nOffset =
             kb.add(kb.mul(coord.nTile, kb.i32(t.tileN)), bRowOffset);
+        // A grouped GEMM's B rows: the group's weight in the stacked
+        // [G * N, K] view, and its scales.
+        Value bRow = nOffset;
+        if (coord.group)
+          bRow = kb.add(nOffset, kb.mul(coord.group, kb.i32(p.n)));
+        KernelValues groupValues = getGroupValues(kb, p, v, coord.group);
         Value full = v.ring.fullBarrier(kb, stage);
         // The scales' tile offset (B's without the cluster rank's share).
         Value scaleNOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
@@ -177,9 +184,9 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
                                      kb.mul(bRowOffset, kb.i32(t.tileK))));
         Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
         kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
-        kb.tmaLoad2d(bTile, v.tmaB, kOffset, nOffset, full, multicastMask);
+        kb.tmaLoad2d(bTile, v.tmaB, kOffset, bRow, full, multicastMask);
         if (t.stageScaleBytes)
-          emitScaleCopies(kb, p, t, v, scales, kBlock,
+          emitScaleCopies(kb, p, t, groupValues, scales, kBlock,
                           v.scaleSlot(kb, t, stage), mOffset, scaleNOffset,
                           full);
       });
@@ -441,11 +448,44 @@ std::pair<Value, Value> ConsumerMainloop::emit(Value firstIteration,
         return next;
       });
   if (!promote) {
-    // Drain the last block and free its stage.
+    // Drain the last block and free its stage (a grouped GEMM's skipped
+    // tiles have none).
     NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-    releaseStage(v.ring.stage(kb, kb.sub(loop[0], kb.i32(1))));
+    auto release = [&] {
+      releaseStage(v.ring.stage(kb, kb.sub(loop[0], kb.i32(1))));
+    };
+    if (p.isGrouped())
+      kb.ifThen(kb.ult(kBegin, kEnd), release);
+    else
+      release();
   }
   return {loop[1], loop[0]};
+}
+
+/// One tile of a grouped GEMM (no stream-K): the K loop, empty for a tile
+/// outside every group, and the epilogue with the group's B scales, only
+/// for a tile of a group.
+static SmallVector<Value>
+emitGroupedTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+                const KernelValues &v, const EpilogueThread &thread,
+                ConsumerMainloop &mainloop, const WorkSegment &segment,
+                Value iteration) {
+  TileCoordinate coord = emitTileOfUnit(kb, p, t, v, segment.unit);
+  Value inGroup = emitIsGroupInRange(kb, coord.group, p.numGroups);
+  auto [result, iterationAfter] = mainloop.emit(
+      iteration, segment.kBegin, emitGroupKEnd(kb, p, coord, segment));
+  kb.ifThen(inGroup, [&, result = result] {
+    // The group again (not kept live across the K loop).
+    Value group = emitTileOfUnit(kb, p, t, v, segment.unit).group;
+    KernelValues groupValues = getGroupValues(kb, p, v, group);
+    EpilogueThread groupThread = thread;
+    if (thread.tensorScale)
+      groupThread.tensorScale =
+          emitTensorScale(kb, p, v.aScaleInv, groupValues.bScaleInv);
+    emitTileEpilogue(kb, p, t, groupValues, groupThread, segment.unit,
+                     result);
+  });
+  return {iterationAfter};
 }
 
 void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
@@ -501,6 +541,9 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   forEachWorkSegment(
       kb, p, t, v, {kb.i32(0)},
       [&](const WorkSegment &segment, ValueRange state) {
+        if (p.isGrouped())
+          return emitGroupedTile(kb, p, t, v, thread, mainloop, segment,
+                                 state[0]);
         auto [result, iterationAfter] =
             mainloop.emit(state[0], segment.kBegin, segment.kEnd);
         if (!segment.streamK) {

@@ -16,7 +16,28 @@ TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
   if (t.clusterM > 1)
     coord.mTile =
         kb.add(kb.mul(coord.mTile, kb.i32(t.clusterM)), v.clusterRank);
+  if (p.isGrouped())
+    coord.group = emitGroupOfTile(kb, v.groupIndex, coord.mTile, t.tileM);
   return coord;
+}
+
+Value hopper::emitGroupKEnd(KernelBuilder &kb, const GemmProblem &p,
+                            const TileCoordinate &coord,
+                            const WorkSegment &segment) {
+  if (!coord.group)
+    return segment.kEnd;
+  return arith::SelectOp::create(
+      kb.builder(), emitIsGroupInRange(kb, coord.group, p.numGroups),
+      segment.kEnd, segment.kBegin);
+}
+
+KernelValues hopper::getGroupValues(KernelBuilder &kb, const GemmProblem &p,
+                                    const KernelValues &v, Value group) {
+  KernelValues values = v;
+  if (group)
+    values.bScaleInv = kb.globalElementPtr(
+        v.bScaleInv, kb.mul(group, kb.i32(p.getBScaleElementsPerGroup())), 4);
+  return values;
 }
 
 /// The stream-K block of this CTA's pipeline iteration `iteration`.

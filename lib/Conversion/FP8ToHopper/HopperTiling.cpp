@@ -224,7 +224,7 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
   return message;
 }
 
-FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
+FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
                                                const GemmProblem &p,
                                                GemmConfigAttr config,
                                                const TargetInfo &target) {
@@ -264,7 +264,7 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(ScaledMatmulOp op,
   }
   std::string error = getTilingError(p, t, target);
   if (!error.empty())
-    return op.emitOpError() << error;
+    return op->emitOpError() << error;
   // A static M picks among the tiles of the launch variants now, by the
   // runtime's cost model on the target's SMs.
   if (!config && !ShapedType::isDynamic(p.staticM)) {

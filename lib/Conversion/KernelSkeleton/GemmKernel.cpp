@@ -18,7 +18,7 @@ static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
 /// scale shape binds it.
 static constexpr llvm::StringLiteral kMXAtomRowsSymbol = "M_ATOMS";
 
-static FailureOr<ScaleMode> getScaleMode(ScaledMatmulOp op, StringRef operand,
+static FailureOr<ScaleMode> getScaleMode(Operation *op, StringRef operand,
                                          GranularityAttr g, bool isA,
                                          bool allowMX) {
   if (g.isTensor())
@@ -31,11 +31,11 @@ static FailureOr<ScaleMode> getScaleMode(ScaledMatmulOp op, StringRef operand,
     TileShape rowTile{1, kScaleBlock};
     TileShape weightTile{kScaleBlock, kScaleBlock};
     if (isA && g.getTile() != rowTile)
-      return op.emitOpError()
+      return op->emitOpError()
              << "the GEMM kernels take blockwise A scales in 1x" << kScaleBlock
              << " tiles, got " << g.describe();
     if (!isA && g.getTile() != rowTile && g.getTile() != weightTile)
-      return op.emitOpError()
+      return op->emitOpError()
              << "the GEMM kernels take blockwise B scales in " << kScaleBlock
              << "x" << kScaleBlock << " or 1x" << kScaleBlock
              << " tiles, got " << g.describe();
@@ -43,14 +43,65 @@ static FailureOr<ScaleMode> getScaleMode(ScaledMatmulOp op, StringRef operand,
   }
   if (allowMX) {
     if (g.getTile() != TileShape{1, kMXScaleBlock})
-      return op.emitOpError()
+      return op->emitOpError()
              << "the block-scaled GEMM kernels take MX " << operand
              << " scales in 1x" << kMXScaleBlock << " blocks, got "
              << g.describe();
     return ScaleMode::MX;
   }
-  return op.emitOpError() << "MXFP8 scales need the block-scaled MMA of "
+  return op->emitOpError() << "MXFP8 scales need the block-scaled MMA of "
                              "sm_100a (run fp8-verify-target first)";
+}
+
+/// What the dense and the grouped GEMMs share: N, K, the element types, the
+/// scale modes and the accumulation.
+static LogicalResult getGemmBasics(Operation *op, GemmProblem &p, Type a,
+                                   Type b, Type out, GranularityAttr ga,
+                                   GranularityAttr gb,
+                                   Accumulation accumulation,
+                                   bool allowMXScales) {
+  if (ShapedType::isDynamic(p.n) || ShapedType::isDynamic(p.k))
+    return op->emitOpError() << "expected static N and K (one kernel is built "
+                                "per N and K; M may be dynamic)";
+  // TMA needs 16-byte row strides: K bytes for the FP8 operands. The
+  // epilogue's paired stores need even N; 16 keeps every output row
+  // 16-byte aligned for any output type.
+  if (p.k % 16 != 0 || p.n % 16 != 0)
+    return op->emitOpError() << "expected N and K to be multiples of 16 (TMA "
+                                "needs 16-byte aligned row strides), got N = "
+                             << p.n << ", K = " << p.k
+                             << ": pad A and B with zeros along K, and B (and "
+                                "D) along N, to the next multiple of 16";
+  p.aElementType = a;
+  p.bElementType = b;
+  p.outElementType = out;
+
+  FailureOr<ScaleMode> aScale =
+      getScaleMode(op, "A", ga, /*isA=*/true, allowMXScales);
+  if (failed(aScale))
+    return failure();
+  FailureOr<ScaleMode> bScale =
+      getScaleMode(op, "B", gb, /*isA=*/false, allowMXScales);
+  if (failed(bScale))
+    return failure();
+  p.aScale = *aScale;
+  p.bScale = *bScale;
+  if (p.bScale == ScaleMode::Blockwise)
+    p.bScaleBlockRows = gb.getTile().rows;
+
+  p.promoteInterval = accumulation.promoteInterval;
+  if (!accumulation.isFast() && p.promoteInterval != kScaleBlock)
+    return op->emitOpError() << "the GEMM kernels promote every "
+                             << kScaleBlock
+                             << " K elements: expected accumulation fast or "
+                                "promoted("
+                             << kScaleBlock << "), got promoted("
+                             << p.promoteInterval << ")";
+  return success();
+}
+
+static Type getElementType(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType();
 }
 
 FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op,
@@ -59,43 +110,12 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op,
   p.n = op.getN();
   p.k = op.getK();
   p.staticM = op.getM();
-  if (ShapedType::isDynamic(p.n) || ShapedType::isDynamic(p.k))
-    return op.emitOpError() << "expected static N and K (one kernel is built "
-                               "per N and K; M may be dynamic)";
-  // TMA needs 16-byte row strides: K bytes for the FP8 operands. The
-  // epilogue's paired stores need even N; 16 keeps every output row
-  // 16-byte aligned for any output type.
-  if (p.k % 16 != 0 || p.n % 16 != 0)
-    return op.emitOpError() << "expected N and K to be multiples of 16 (TMA "
-                               "needs 16-byte aligned row strides), got N = "
-                            << p.n << ", K = " << p.k
-                            << ": pad A and B with zeros along K, and B (and "
-                               "D) along N, to the next multiple of 16";
-  p.aElementType = cast<ShapedType>(op.getA().getType()).getElementType();
-  p.bElementType = cast<ShapedType>(op.getB().getType()).getElementType();
-  p.outElementType = op.getOutputType().getElementType();
-
-  FailureOr<ScaleMode> aScale =
-      getScaleMode(op, "A", op.getAGranularity(), /*isA=*/true, allowMXScales);
-  if (failed(aScale))
+  if (failed(getGemmBasics(op, p, getElementType(op.getA()),
+                           getElementType(op.getB()),
+                           op.getOutputType().getElementType(),
+                           op.getAGranularity(), op.getBGranularity(),
+                           op.getAccumulation().getMode(), allowMXScales)))
     return failure();
-  FailureOr<ScaleMode> bScale =
-      getScaleMode(op, "B", op.getBGranularity(), /*isA=*/false, allowMXScales);
-  if (failed(bScale))
-    return failure();
-  p.aScale = *aScale;
-  p.bScale = *bScale;
-  if (p.bScale == ScaleMode::Blockwise)
-    p.bScaleBlockRows = op.getBGranularity().getTile().rows;
-
-  Accumulation accumulation = op.getAccumulation().getMode();
-  p.promoteInterval = accumulation.promoteInterval;
-  if (!accumulation.isFast() && p.promoteInterval != kScaleBlock)
-    return op.emitOpError() << "the GEMM kernels promote every " << kScaleBlock
-                            << " K elements: expected accumulation fast or "
-                               "promoted("
-                            << kScaleBlock << "), got promoted("
-                            << p.promoteInterval << ")";
   if (Value bias = op.getBias())
     p.biasElementType = cast<ShapedType>(bias.getType()).getElementType();
   p.accumulateIntoC = static_cast<bool>(op.getC());
@@ -105,6 +125,25 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op,
     return op.emitOpError() << "the GEMM kernels compute the output amax "
                                "without accumulate_into (C is added at the "
                                "store)";
+  return p;
+}
+
+FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op) {
+  GemmProblem p;
+  p.n = op.getN();
+  p.k = op.getK();
+  p.staticM = op.getM();
+  p.numGroups = op.getNumGroups();
+  if (ShapedType::isDynamic(p.numGroups))
+    return op.emitOpError() << "expected a static group count G (B is [G, N, "
+                               "K]; one kernel is built per G, N and K)";
+  if (failed(getGemmBasics(op, p, getElementType(op.getA()),
+                           getElementType(op.getB()),
+                           getElementType(op.getResult()),
+                           op.getAGranularity(), op.getBGranularity(),
+                           op.getAccumulation().getMode(),
+                           /*allowMXScales=*/false)))
+    return failure();
   return p;
 }
 
@@ -123,10 +162,13 @@ static StringRef getRecipeName(const GemmProblem &p) {
 std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
                                          const GemmTiling &t) {
   std::string name = llvm::formatv(
-      "fp8_gemm_{0}_{1}_{2}_{3}_n{4}_k{5}_t{6}x{7}x{8}_s{9}", getRecipeName(p),
+      "fp8_{10}gemm_{0}_{1}_{2}_{3}_n{4}_k{5}_t{6}x{7}x{8}_s{9}",
+      getRecipeName(p),
       getKernelDTypeName(p.aElementType), getKernelDTypeName(p.bElementType),
       getKernelDTypeName(p.outElementType), p.n, p.k, t.tileM, t.tileN, t.tileK,
-      t.stages);
+      t.stages, p.isGrouped() ? "grouped_" : "");
+  if (p.isGrouped())
+    name += llvm::formatv("_g{0}", p.numGroups).str();
   if (t.clusterM * t.clusterN > 1)
     name += llvm::formatv("_c{0}x{1}", t.clusterM, t.clusterN).str();
   if (t.streamK)
@@ -189,6 +231,8 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
     argTypes.push_back(global);
   if (p.outputAmax)
     argTypes.push_back(global);
+  if (p.isGrouped())
+    argTypes.push_back(global);
   argTypes.push_back(b.getI32Type());
   if (t.workspaceBytesPerCta)
     argTypes.push_back(global);
@@ -222,6 +266,8 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
     params.c = entry.getArgument(arg++);
   if (p.outputAmax)
     params.amax = entry.getArgument(arg++);
+  if (p.isGrouped())
+    params.groupIndex = entry.getArgument(arg++);
   params.m = entry.getArgument(arg++);
   if (t.workspaceBytesPerCta)
     params.workspace = entry.getArgument(arg++);
@@ -287,9 +333,11 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
   operands.push_back(makeOperand("a", p.aElementType,
                                  stored(sym("M"), p.k, layout.aMNMajor),
                                  OperandRole::Input));
-  operands.push_back(makeOperand("b", p.bElementType,
-                                 stored(num(p.n), p.k, layout.bMNMajor),
-                                 OperandRole::Input));
+  std::vector<md::Expr> bShape = stored(num(p.n), p.k, layout.bMNMajor);
+  if (p.isGrouped())
+    bShape.insert(bShape.begin(), num(p.numGroups));
+  operands.push_back(
+      makeOperand("b", p.bElementType, std::move(bShape), OperandRole::Input));
   MLIRContext *ctx = p.aElementType.getContext();
   Type f32 = Float32Type::get(ctx);
   Type ue8m0 = Float8E8M0FNUType::get(ctx);
@@ -306,6 +354,13 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
     operands[2].alignment = t.blockwiseScaleAlignment;
   if (p.hasBlockwiseColumnScales() && t.blockwiseScaleAlignment)
     operands[3].alignment = t.blockwiseScaleAlignment;
+  // A grouped GEMM's B scales: one set per group, outermost.
+  if (p.isGrouped()) {
+    operands[3].shape.insert(operands[3].shape.begin(), num(p.numGroups));
+    operands.push_back(makeOperand("group_index",
+                                   IntegerType::get(ctx, 32), {sym("M")},
+                                   OperandRole::Input));
+  }
   if (p.biasElementType)
     operands.push_back(
         makeOperand("bias", p.biasElementType, {num(p.n)}, OperandRole::Input));
@@ -410,8 +465,11 @@ void GemmMetadataBuilder::addTensorMaps(md::KernelMetadata &metadata) const {
   maps.push_back(getOperandMap("tma_a", "a", p.aElementType, sym("M"),
                                layout.aMNMajor, layout.ctaTileM));
   // With a cluster each CTA loads (and multicasts) 1/clusterM of B.
-  maps.push_back(getOperandMap("tma_b", "b", p.bElementType, num(p.n),
-                               layout.bMNMajor, t.tileN / t.clusterM));
+  // A grouped GEMM's B: the groups' [N, K] weights stacked, [G * N, K].
+  maps.push_back(getOperandMap(
+      "tma_b", "b", p.bElementType,
+      num(p.isGrouped() ? p.numGroups * p.n : p.n), layout.bMNMajor,
+      t.tileN / t.clusterM));
   if (t.tmaStoreEpilogue) {
     // The output, [M, N] row-major, stored in boxes of 128 bytes x the
     // CTA's rows.
@@ -461,6 +519,8 @@ void GemmMetadataBuilder::addParams(md::KernelMetadata &metadata) const {
     pointer("c");
   if (p.outputAmax)
     pointer("amax");
+  if (p.isGrouped())
+    pointer("group_index");
   addValueParam(metadata, "m", md::ParamKind::I32, "M");
   if (t.workspaceBytesPerCta) {
     md::Param workspace = makeParam("workspace", md::ParamKind::Workspace);
@@ -503,6 +563,10 @@ md::GemmInfo GemmMetadataBuilder::getDescription() const {
     info.outputAmax = true;
   if (t.streamK)
     info.streamK = true;
+  if (p.isGrouped()) {
+    info.groups = p.numGroups;
+    info.groupLayout = "m_contiguous";
+  }
   if (p.blockwiseAsMX) {
     // What the caller must pass as a_scale_inv / b_scale_inv (the operand
     // schema has no layout key; tools read it here): the blockwise

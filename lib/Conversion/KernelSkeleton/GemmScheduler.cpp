@@ -50,3 +50,15 @@ TileCoordinate mlir::fp8::emitGroupedTileCoordinate(KernelBuilder &kb,
   coord.nTile = kb.divu(inGroup, groupRows);
   return coord;
 }
+
+Value mlir::fp8::emitGroupOfTile(KernelBuilder &kb, Value groupIndex,
+                                 Value mTile, int64_t tileM) {
+  Value firstRow = kb.mul(mTile, kb.i32(tileM));
+  return kb.load(kb.builder().getI32Type(),
+                 kb.globalElementPtr(groupIndex, firstRow, 4));
+}
+
+Value mlir::fp8::emitIsGroupInRange(KernelBuilder &kb, Value group,
+                                    int64_t numGroups) {
+  return kb.ult(group, kb.i32(numGroups));
+}

@@ -20,6 +20,8 @@ md::DType mlir::fp8::getKernelDType(Type t) {
     return md::DType::BF16;
   if (t.isF16())
     return md::DType::F16;
+  if (t.isInteger(32))
+    return md::DType::I32;
   return md::DType::F32;
 }
 

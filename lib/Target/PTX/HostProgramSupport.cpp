@@ -124,6 +124,7 @@ int64_t host::dtypeBytes(DType dtype) {
   case DType::F16:
     return 2;
   case DType::F32:
+  case DType::I32:
     return 4;
   default:
     return 1;
@@ -143,6 +144,8 @@ FailureOr<DType> host::getRuntimeDType(Type type) {
     return DType::F16;
   if (type.isF32())
     return DType::F32;
+  if (type.isInteger(32))
+    return DType::I32;
   return failure();
 }
 

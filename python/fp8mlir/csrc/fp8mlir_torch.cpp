@@ -181,6 +181,9 @@ bool fp8rtDtype(at::ScalarType type, int32_t &out) {
   case at::ScalarType::Float:
     out = FP8RT_F32;
     return true;
+  case at::ScalarType::Int:
+    out = FP8RT_I32;
+    return true;
   default:
     return false;
   }

@@ -9,6 +9,7 @@ holds. A test needing a new kernel adds it here. Pure Python.
 
 from ..gemm import ScaledMatmul
 from ..quantization import DequantizeSpec, QuantizeSpec
+from . import grouped_cases
 
 # fp8mlir.scaled_mm against torch's scaled GEMMs (test_gpu.py): (recipe, M,
 # N, K, accumulation, out dtype); M is a run-time value, so one kernel per
@@ -100,6 +101,7 @@ def all_specs():
     specs += DEQUANTIZE_SPECS
     specs += [bench_gemm(r, n, k) for r in BENCH_RECIPES
               for n, k in [(OVERHEAD_N, OVERHEAD_K)] + BENCH_SHAPES]
+    specs += grouped_cases.all_specs()  # test_gpu_grouped.py, bench_grouped.py
     unique = {}
     for spec in specs:
         unique.setdefault(spec.cache_key, spec)

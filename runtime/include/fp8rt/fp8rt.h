@@ -58,14 +58,16 @@ typedef enum fp8rt_status {
 } fp8rt_status;
 
 /* Element types. The FP8 formats (e4m3, e5m2) and the ue8m0 scale format are
- * one byte each; bf16/f16 two; f32 four. */
+ * one byte each; bf16/f16 two; f32 four; i32 (the group indices of a grouped
+ * GEMM) four. */
 typedef enum fp8rt_dtype {
   FP8RT_E4M3,
   FP8RT_E5M2,
   FP8RT_UE8M0,
   FP8RT_BF16,
   FP8RT_F16,
-  FP8RT_F32
+  FP8RT_F32,
+  FP8RT_I32
 } fp8rt_dtype;
 
 #define FP8RT_MAX_RANK 4

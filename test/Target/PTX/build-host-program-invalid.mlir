@@ -33,10 +33,10 @@ module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max
 // -----
 
 module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max_shared_memory_per_block = 232448, ptx_features = "+ptx80">} {
-  // expected-error @+1 {{result 0 has type 'memref<4xi32>'}}
-  func.func @int_result() -> memref<4xi32> {
-    %a = memref.alloc() : memref<4xi32>
-    return %a : memref<4xi32>
+  // expected-error @+1 {{result 0 has type 'memref<4xi64>'}}
+  func.func @int_result() -> memref<4xi64> {
+    %a = memref.alloc() : memref<4xi64>
+    return %a : memref<4xi64>
   }
 }
 

@@ -37,10 +37,22 @@ struct StreamKTile {
   Value isLater;
 };
 
-/// The tile of `unit` that this CTA computes.
+/// The tile of `unit` that this CTA computes (with its group in a grouped
+/// GEMM).
 TileCoordinate emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
                               const GemmTiling &t, const KernelValues &v,
                               Value unit);
+
+/// The end of `segment`'s K blocks: its own, or its first (no blocks) for
+/// a grouped GEMM's tile outside every group (padding rows), which the
+/// producer then loads nothing for and the consumers skip.
+Value emitGroupKEnd(KernelBuilder &kb, const GemmProblem &p,
+                    const TileCoordinate &coord, const WorkSegment &segment);
+
+/// `v` with the B scales of group `group` (a grouped GEMM's; `v` itself
+/// when `group` is null).
+KernelValues getGroupValues(KernelBuilder &kb, const GemmProblem &p,
+                            const KernelValues &v, Value group);
 
 /// Calls `body` for the work of this CTA in order: the whole units, then
 /// its stream-K segments (each the rest of a tile, or of this CTA's blocks

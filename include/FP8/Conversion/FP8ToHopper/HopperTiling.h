@@ -23,7 +23,7 @@ namespace mlir::fp8::hopper {
 /// - as many pipeline stages as fit in the target's shared memory per
 ///   block, at most 8;
 /// - no cluster, raster groups of 8 tile rows.
-FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
+FailureOr<GemmTiling> selectGemmTiling(Operation *op,
                                        const GemmProblem &problem,
                                        GemmConfigAttr config,
                                        const TargetInfo &target);

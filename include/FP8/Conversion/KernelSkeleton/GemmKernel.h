@@ -100,12 +100,37 @@ struct GemmProblem {
   /// Scales applied inside the MMA (sm_100a kind::mxf8f6f4.block_scale).
   bool isBlockScaled() const { return isMX() || blockwiseAsMX; }
 
+  /// A grouped GEMM (fp8.grouped_scaled_matmul, m_contiguous): B holds
+  /// `numGroups` weights [N, K] one after the other and B's scales one set
+  /// per group; the kernel reads each tile's group from the `group_index`
+  /// operand at the tile's first row (the groups start at multiples of
+  /// kGroupRowAlignment) and skips tiles of group -1. 0: a dense GEMM.
+  int64_t numGroups = 0;
+  bool isGrouped() const { return numGroups != 0; }
+  /// Elements of one group's B scales: 1 per tensor, N per row, one per
+  /// 128x128 tile.
+  int64_t getBScaleElementsPerGroup() const {
+    if (bScale == ScaleMode::Row)
+      return n;
+    if (bScale == ScaleMode::Blockwise)
+      return contract::ceilDiv(n, kBlockwiseScaleBlock) *
+             contract::ceilDiv(k, kBlockwiseScaleBlock);
+    return 1;
+  }
+
   /// Reads the problem off `op`, or reports why the kernels cannot take it.
   /// MX scales are rejected unless `allowMXScales` (only the sm_100a
   /// block-scaled kernels take them).
   static FailureOr<GemmProblem> get(ScaledMatmulOp op,
                                     bool allowMXScales = false);
+  /// The same for a grouped GEMM (MX scales are not taken).
+  static FailureOr<GemmProblem> get(GroupedScaledMatmulOp op);
 };
+
+/// The rows of a grouped GEMM's m_contiguous groups start at multiples of
+/// this (DeepGEMM's contiguous-layout alignment): every CTA tile's rows
+/// then belong to one group.
+inline constexpr int64_t kGroupRowAlignment = 128;
 
 /// The kernel configuration: CTA tile, pipeline depth, cluster, raster order.
 struct GemmTiling {
@@ -198,6 +223,8 @@ SmallVector<int32_t> getGridConstantParams(const GemmTiling &tiling);
 /// when the problem has none.
 struct GemmKernelParams {
   Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, amax, m;
+  /// Grouped GEMMs only: the i32 group of each row of A.
+  Value groupIndex;
   /// Kernels with a workspace only (GemmTiling::workspaceBytesPerCta).
   Value workspace;
 };

@@ -32,10 +32,29 @@ int64_t pickLeastPaddedTileN(int64_t n, int64_t multipleOf);
 struct TileCoordinate {
   Value mTile;
   Value nTile;
+  /// A grouped GEMM's: the group (expert) of the tile's rows, from the
+  /// `group_index` operand (emitGroupOfTile); null for a dense GEMM.
+  Value group;
 };
 TileCoordinate emitGroupedTileCoordinate(KernelBuilder &kb, Value linearTile,
                                          Value numMTiles, int64_t numNTiles,
                                          int64_t rasterGroup);
+
+/// Group scheduling of an m_contiguous grouped GEMM: the group (i32) of
+/// tile row `mTile`, read from `groupIndex` (the i32 group of each row of
+/// A) at the tile's first row. Groups start at multiples of
+/// kGroupRowAlignment rows (a multiple of tile M), so one load per tile
+/// tells the group of all its rows. The raster order walks a band of
+/// `rasterGroup` tile rows (within one group, for groups of at least that
+/// many tiles) across all tile columns, so that the CTAs running together
+/// read one group's weight [N, K] from L2.
+Value emitGroupOfTile(KernelBuilder &kb, Value groupIndex, Value mTile,
+                      int64_t tileM);
+
+/// Whether `group` names one of `numGroups` groups (unsigned compare: the
+/// padding rows' -1 is not one): tiles of other groups are skipped, neither
+/// loaded nor stored.
+Value emitIsGroupInRange(KernelBuilder &kb, Value group, int64_t numGroups);
 
 } // namespace mlir::fp8
 

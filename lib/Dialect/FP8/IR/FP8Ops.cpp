@@ -2,6 +2,7 @@
 
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/IR/FP8Contract.h"
+#include "ShapeCompatibility.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -20,6 +21,7 @@ using namespace mlir::fp8;
 //===----------------------------------------------------------------------===//
 
 using contract::formatShape;
+using mlir::fp8::detail::isCompatibleShape;
 
 static std::string formatRecipe(RecipeAttrInterface recipe) {
   std::string s;
@@ -28,9 +30,8 @@ static std::string formatRecipe(RecipeAttrInterface recipe) {
   return s;
 }
 
-/// Static shapes must agree; a dynamic extent matches anything.
-static bool isCompatibleShape(ArrayRef<int64_t> actual,
-                              ArrayRef<int64_t> expected) {
+bool mlir::fp8::detail::isCompatibleShape(ArrayRef<int64_t> actual,
+                                          ArrayRef<int64_t> expected) {
   if (actual.size() != expected.size())
     return false;
   for (auto [a, e] : llvm::zip_equal(actual, expected))

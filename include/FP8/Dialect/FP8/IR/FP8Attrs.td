@@ -85,6 +85,14 @@ def FP8_ColumnwiseLayout : I32EnumAttr<"ColumnwiseLayout",
   let cppNamespace = "::mlir::fp8";
 }
 
+def FP8_GroupedLayout : I32EnumAttr<"GroupedLayout",
+    "how the groups of fp8.grouped_scaled_matmul lie in its operands", [
+      I32EnumAttrCase<"MContiguous", 0, "m_contiguous">,
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fp8";
+}
+
 def FP8_Activation : I32EnumAttr<"Activation",
     "elementwise activation applied in a GEMM epilogue", [
       I32EnumAttrCase<"GELU", 0, "gelu">,
@@ -109,6 +117,15 @@ def FP8_ActivationAttr : FP8_EnumAttr<FP8_Activation, "activation"> {
     `gelu(approximate='tanh')`, Megatron's bias-GeLU); `silu`:
     `x / (1 + exp(-x))`. Evaluated in f32 after the scales and the bias,
     before the output is rounded.
+  }];
+}
+def FP8_GroupedLayoutAttr : FP8_EnumAttr<FP8_GroupedLayout, "grouped_layout"> {
+  let summary = "layout of the groups of a grouped GEMM";
+  let description = [{
+    `m_contiguous`: the rows of all groups in one `[M, K]` A (and `[M, N]`
+    D), sorted by group, each group's rows starting at a multiple of 128;
+    a run-time `i32` tensor `[M]` gives the group of each row (-1 for
+    padding rows, whose output is not written).
   }];
 }
 def FP8_ColumnwiseLayoutAttr

@@ -395,6 +395,64 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
   }];
 }
 
+def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
+  let summary = "grouped FP8 GEMM with scales: D_g = (A_g * sA_g)(B_g * sB_g)^T";
+  let description = [{
+    One scaled GEMM per group (expert of a mixture-of-experts layer) with the
+    group's own weight `B[g]` and scales, as `fp8.scaled_matmul` computes
+    each, in one op. `layout` says where the groups' rows lie:
+
+    * `m_contiguous`: `A` is `[M, K]`, the rows of all groups sorted by
+      group, every group starting at a row that is a multiple of 128 (pad
+      each group's rows to a multiple of 128, as DeepGEMM's contiguous
+      layout does); `B` is `[G, N, K]`; `group_index` is an `i32` tensor
+      `[M]`, at run time the group of each row (-1 for padding rows), read
+      once per 128 rows (the group of a 128-row block is that of its first
+      row); `D` is `[M, N]`, whose padding rows are not written.
+
+    Scales (`a_granularity`, `b_granularity`, as for `fp8.scaled_matmul`,
+    per group on B's side): per-tensor `A: []`, `B: [G]`; per-row
+    `A: [M, 1]`, `B: [G, N, 1]`; DeepSeek blockwise (`tile 1x128` and
+    `tile 128x128`) `A: [M, ceil(K/128)]`, `B: [G, ceil(N/128),
+    ceil(K/128)]`. Operands are K-major (TN); the op works on tensors.
+
+    ```mlir
+    %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %groups
+        {layout = #fp8.grouped_layout<m_contiguous>,
+         a_granularity = #fp8.granularity<tile 1x128>,
+         b_granularity = #fp8.granularity<tile 128x128>,
+         accumulation = #fp8.accumulation<promoted(128)>}
+        : (tensor<?x7168xf8E4M3FN>, tensor<8x4096x7168xf8E4M3FN>,
+           tensor<?x56xf32>, tensor<8x32x56xf32>, tensor<?xi32>)
+        -> tensor<?x4096xbf16>
+    ```
+  }];
+  let arguments = (ins FP8_Float8Tensor:$a,
+                       FP8_Float8Tensor:$b,
+                       FP8_ScaleTensor:$a_scale_inv,
+                       FP8_ScaleTensor:$b_scale_inv,
+                       FP8_Ranked<1DTensorOf<[I32]>>:$group_index,
+                       FP8_GroupedLayoutAttr:$layout,
+                       FP8_GranularityAttr:$a_granularity,
+                       FP8_GranularityAttr:$b_granularity,
+                       FP8_AccumulationAttr:$accumulation,
+                       OptionalAttr<FP8_GemmConfigAttr>:$config);
+  let results = (outs FP8_HighPrecisionTensor:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $a_scale_inv `,` $b_scale_inv `,` $group_index attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Extents of the grouped GEMM (ShapedType::kDynamic when unknown): the
+    /// rows of A (all groups), the groups, and each group's N and K.
+    int64_t getM();
+    int64_t getNumGroups();
+    int64_t getN();
+    int64_t getK();
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // fp8.linear and fp8.linear_backward
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,113 @@
+//===- FP8GroupedOps.cpp - fp8.grouped_scaled_matmul ----------------------===//
+//
+// The verifier of the grouped GEMM: the shapes of its operands in its
+// layout, and the scale pairs its kernels take.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FP8/Dialect/FP8/IR/FP8Contract.h"
+#include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "ShapeCompatibility.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+using contract::formatShape;
+
+/// DeepSeek-V3's block: 1x128 activation and 128x128 weight tiles.
+static constexpr int64_t kScaleBlock = 128;
+
+static ArrayRef<int64_t> getShape(Value v) {
+  return cast<ShapedType>(v.getType()).getShape();
+}
+
+/// The extent `dim` of `v`, or kDynamic when `v` has fewer dimensions (the
+/// verifier reports the rank first).
+static int64_t getExtent(Value v, unsigned dim) {
+  ArrayRef<int64_t> shape = getShape(v);
+  return dim < shape.size() ? shape[dim] : ShapedType::kDynamic;
+}
+
+int64_t GroupedScaledMatmulOp::getM() { return getExtent(getA(), 0); }
+int64_t GroupedScaledMatmulOp::getNumGroups() { return getExtent(getB(), 0); }
+int64_t GroupedScaledMatmulOp::getN() { return getExtent(getB(), 1); }
+int64_t GroupedScaledMatmulOp::getK() { return getExtent(getA(), 1); }
+
+/// Checks `value`'s shape against `expected`, naming what it holds.
+static LogicalResult expectShape(GroupedScaledMatmulOp op, StringRef name,
+                                 Value value, ArrayRef<int64_t> expected,
+                                 StringRef what) {
+  if (mlir::fp8::detail::isCompatibleShape(getShape(value), expected))
+    return success();
+  return op.emitOpError() << "expected " << name << " of shape "
+                          << formatShape(expected) << " (" << what << "), got "
+                          << formatShape(getShape(value));
+}
+
+/// The scale pairs of the grouped kernels: per-tensor or per-row on each
+/// side, or DeepSeek-V3's blockwise 1x128 activation and 128x128 weight
+/// tiles.
+static LogicalResult verifyGranularities(GroupedScaledMatmulOp op) {
+  GranularityAttr ga = op.getAGranularity(), gb = op.getBGranularity();
+  if (ga.isEpilogueScaled() && gb.isEpilogueScaled())
+    return success();
+  TileShape act{1, kScaleBlock};
+  TileShape weight{kScaleBlock, kScaleBlock};
+  if (ga.isTile() && gb.isTile() && ga.getTile() == act &&
+      gb.getTile() == weight) {
+    Accumulation accumulation = op.getAccumulation().getMode();
+    if (accumulation.isFast() ||
+        kScaleBlock % accumulation.promoteInterval != 0)
+      return op.emitOpError()
+             << "blockwise scales change every " << kScaleBlock
+             << " K elements: expected accumulation promoted(N) with N "
+                "dividing "
+             << kScaleBlock;
+    return success();
+  }
+  return op.emitOpError()
+         << "expected per-tensor or per-row scales on both sides, or "
+            "blockwise tile 1x128 (A) and tile 128x128 (B); got "
+         << ga.describe() << " and " << gb.describe();
+}
+
+LogicalResult GroupedScaledMatmulOp::verify() {
+  if (getShape(getA()).size() != 2)
+    return emitOpError() << "expected A of rank 2 ([M, K], the rows of all "
+                            "groups), got "
+                         << formatShape(getShape(getA()));
+  if (getShape(getB()).size() != 3)
+    return emitOpError() << "expected B of rank 3 ([G, N, K], one weight "
+                            "per group), got "
+                         << formatShape(getShape(getB()));
+  int64_t m = getM(), g = getNumGroups(), n = getN(), k = getK();
+  int64_t kb = getShape(getB())[2];
+  if (!ShapedType::isDynamic(k) && !ShapedType::isDynamic(kb) && k != kb)
+    return emitOpError() << "expected A [M, K] and B [G, N, K] to have the "
+                            "same K, got "
+                         << formatShape(getShape(getA())) << " and "
+                         << formatShape(getShape(getB()));
+  for (Value scale : {getAScaleInv(), getBScaleInv()})
+    if (!cast<ShapedType>(scale.getType()).getElementType().isF32())
+      return emitOpError() << "expected f32 scales, got " << scale.getType();
+  if (failed(verifyGranularities(*this)))
+    return failure();
+  if (failed(expectShape(*this, "the result", getResult(), {m, n}, "[M, N]")) ||
+      failed(expectShape(*this, "group_index", getGroupIndex(), {m},
+                         "[M], the group of each row of A")))
+    return failure();
+  SmallVector<int64_t> aScale = getAGranularity().getScaleShape(m, k);
+  SmallVector<int64_t> bScale = {g};
+  llvm::append_range(bScale, getBGranularity().getScaleShape(n, k));
+  std::string aWhat = "granularity " + getAGranularity().describe() + " of A " +
+                      formatShape({m, k});
+  std::string bWhat = "granularity " + getBGranularity().describe() +
+                      " of each of the G weights " + formatShape({n, k});
+  if (failed(
+          expectShape(*this, "a_scale_inv", getAScaleInv(), aScale, aWhat)) ||
+      failed(expectShape(*this, "b_scale_inv", getBScaleInv(), bScale, bWhat)))
+    return failure();
+  return success();
+}

@@ -1,0 +1,94 @@
+"""Builder of the grouped (mixture-of-experts) GEMM: one
+fp8.grouped_scaled_matmul with a run-time M.
+
+    GroupedScaledMatmul(recipe="blockwise", groups=8, n=4096, k=7168).to_mlir()
+
+gives a func.func computing, for every group g, D[rows of g] = (A[rows of
+g] sA)(B[g] sB[g])^T in the m_contiguous layout: A [M, K] holds the rows of
+all groups sorted by group, each group starting at a multiple of
+GROUP_ALIGNMENT rows; B is [G, N, K]; group_index [M] (i32) is the group of
+each row, -1 for padding rows (not written). fp8-to-ptx compiles it to one
+kernel whose operands are named a, b, a_scale_inv, b_scale_inv,
+group_index, d.
+"""
+
+from dataclasses import dataclass
+
+from .gemm import ELEMENT_TYPES, OUT_TYPES, scale_types
+
+GROUPED_RECIPES = ("tensorwise", "rowwise", "blockwise")
+LAYOUTS = ("m_contiguous",)
+# Every group's first row is a multiple of this (the kernels read one group
+# per 128-row tile), DeepGEMM's get_mk_alignment_for_contiguous_layout().
+GROUP_ALIGNMENT = 128
+
+
+@dataclass(frozen=True)
+class GroupedScaledMatmul:
+    recipe: str
+    groups: int
+    n: int
+    k: int
+    out_dtype: str = "bf16"
+    accumulation: str = "fast"  # blockwise: always promoted(128)
+    a_dtype: str = "e4m3"
+    b_dtype: str = "e4m3"
+    layout: str = "m_contiguous"
+    config: str = None  # a #fp8.gemm_config, e.g. "<tile = 128x128x128>"
+    name: str = "grouped_scaled_mm"
+
+    def __post_init__(self):
+        if self.recipe not in GROUPED_RECIPES:
+            raise ValueError(f"unknown recipe {self.recipe!r}: expected one of "
+                             f"{GROUPED_RECIPES}")
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"layout {self.layout!r}: expected one of {LAYOUTS}")
+        for field, value, allowed in (("a_dtype", self.a_dtype, ELEMENT_TYPES),
+                                      ("b_dtype", self.b_dtype, ELEMENT_TYPES),
+                                      ("out_dtype", self.out_dtype, OUT_TYPES)):
+            if value not in allowed:
+                raise ValueError(f"{field} {value!r}: expected one of {tuple(allowed)}")
+        for field in ("groups", "n", "k"):
+            value = getattr(self, field)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{field} must be a positive integer, got {value!r}")
+        if self.accumulation != "fast" and not self.accumulation.startswith("promoted("):
+            raise ValueError(f"accumulation {self.accumulation!r}: expected 'fast' or "
+                             f"'promoted(N)'")
+        if not self.name.isidentifier():
+            raise ValueError(f"name {self.name!r} is not an identifier")
+
+    @property
+    def effective_accumulation(self):
+        return "promoted(128)" if self.recipe == "blockwise" else self.accumulation
+
+    def to_mlir(self):
+        ga, gb, sa, sb = scale_types(self.recipe, self.n, self.k, self.groups)
+        a_t = f"tensor<?x{self.k}x{ELEMENT_TYPES[self.a_dtype]}>"
+        b_t = f"tensor<{self.groups}x{self.n}x{self.k}x{ELEMENT_TYPES[self.b_dtype]}>"
+        out_t = f"tensor<?x{self.n}x{OUT_TYPES[self.out_dtype]}>"
+        index_t = "tensor<?xi32>"
+        attrs = [f"layout = #fp8.grouped_layout<{self.layout}>",
+                 f"a_granularity = #fp8.granularity<{ga}>",
+                 f"b_granularity = #fp8.granularity<{gb}>",
+                 f"accumulation = #fp8.accumulation<{self.effective_accumulation}>"]
+        if self.config:
+            attrs.append(f"config = #fp8.gemm_config{self.config}")
+        types = ", ".join((a_t, b_t, sa, sb, index_t))
+        return (f"func.func @{self.name}(%a: {a_t}, %b: {b_t}, %sa: {sa}, %sb: {sb}, "
+                f"%groups: {index_t}) -> {out_t} {{\n"
+                f"  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %groups "
+                f"{{{', '.join(attrs)}}}\n"
+                f"      : ({types}) -> {out_t}\n"
+                f"  return %d : {out_t}\n"
+                f"}}\n")
+
+    @property
+    def cache_key(self):
+        """The kernel cache's name for this shape class, recipe and types."""
+        acc = self.effective_accumulation.replace("(", "").replace(")", "")
+        config = ""
+        if self.config:
+            config = "-cfg" + "".join(c for c in self.config if c.isalnum())
+        return (f"grouped-{self.layout}-{self.recipe}-{acc}-{self.a_dtype}x{self.b_dtype}-"
+                f"{self.out_dtype}-g{self.groups}-n{self.n}-k{self.k}{config}")

@@ -1,0 +1,70 @@
+"""The grouped GEMM kernels the GPU test (python/tests/test_gpu_grouped.py)
+and bench/bench_grouped.py run: part of torch_ops_cases.all_specs(), the
+table the GPU machine's kernel cache is filled from. Pure Python.
+"""
+
+from ..grouped import GROUP_ALIGNMENT, GroupedScaledMatmul
+
+GROUPED_RECIPES = ("tensorwise", "rowwise", "blockwise")
+# The correctness test's small GEMMs: every group count 1..8 for each
+# recipe ([M, 512] x [G, 256, 512]), and DeepSeek-V3-like partial tiles
+# (N = 2112: a partial last N tile and 128x128 B scale blocks straddling
+# tiles; K = 7168: 56 K blocks).
+TEST_N, TEST_K = 256, 512
+TEST_GROUP_COUNTS = tuple(range(1, 9))
+WIDE_N, WIDE_K, WIDE_GROUPS = 2112, 7168, 4
+
+
+def test_spec(recipe, groups, n=TEST_N, k=TEST_K, out_dtype="bf16"):
+    return GroupedScaledMatmul(recipe, groups=groups, n=n, k=k, out_dtype=out_dtype)
+
+
+def test_specs():
+    specs = [test_spec(r, g) for r in GROUPED_RECIPES for g in TEST_GROUP_COUNTS]
+    specs += [test_spec(r, WIDE_GROUPS, WIDE_N, WIDE_K) for r in GROUPED_RECIPES]
+    specs += [test_spec("rowwise", 3, out_dtype="f32"), test_spec("blockwise", 3, out_dtype="f16")]
+    return specs
+
+
+# bench/bench_grouped.py: DeepSeek-V3's MoE expert GEMMs (N x K of the
+# up/gate projection 4096 x 7168 and of the down projection 7168 x 2048)
+# with 4 and 8 groups.
+BENCH_GROUPS = (4, 8)
+BENCH_SHAPES = ((4096, 7168), (7168, 2048))
+BENCH_RECIPES = ("rowwise", "blockwise")
+
+
+def bench_specs():
+    return [GroupedScaledMatmul(r, groups=g, n=n, k=k) for r in BENCH_RECIPES
+            for g in BENCH_GROUPS for n, k in BENCH_SHAPES]
+
+
+def all_specs():
+    return test_specs() + bench_specs()
+
+
+class ContiguousProblem:
+    """What the GPU test's and the benchmark's grouped GEMMs share: the
+    m_contiguous layout of groups of `rows` rows (each padded to
+    GROUP_ALIGNMENT, then `padding_tiles` whole padding tiles), and the
+    per-group f64 reference of the subclass's `a_exact` [M, K] and
+    `b_exact[g]` [N, K] (torch tensors)."""
+
+    def __init__(self, rows, n, k, padding_tiles=0):
+        import numpy as np
+        self.rows, self.n, self.k, self.g = list(rows), n, k, len(rows)
+        index, self.starts = [], []
+        for g, r in enumerate(self.rows):
+            self.starts.append(len(index))
+            index += [g] * r + [-1] * (-r % GROUP_ALIGNMENT)
+        index += [-1] * (GROUP_ALIGNMENT * padding_tiles)
+        self.index = np.asarray(index, dtype=np.int32)
+
+    def reference(self, g):
+        s, r = self.starts[g], self.rows[g]
+        return self.a_exact[s:s + r] @ self.b_exact[g].t()
+
+    def offsets(self, torch):
+        """torch._scaled_grouped_mm's offs: each padded group's end row."""
+        ends = [s + r + (-r % GROUP_ALIGNMENT) for s, r in zip(self.starts, self.rows)]
+        return torch.tensor(ends, dtype=torch.int32, device="cuda")

@@ -1,0 +1,188 @@
+"""fp8mlir.grouped_scaled_mm (m_contiguous) on a GPU (marked `gpu`): every
+recipe and group count 1..8 against a per-group f64 reference of the same
+quantized inputs (fp8mlir.numerics), with uneven, empty and single-row
+groups, padding rows and whole padding tiles (left untouched: the output
+is poisoned with NaN first), the torch-style offsets, and, for rowwise,
+torch._scaled_grouped_mm where this torch has it.
+
+Kernels come from the kernel cache (fp8mlir.testing.grouped_cases, part of
+the table python/tests/test_gpu.py --populate compiles); run by
+python/tests/run_gpu.sh.
+"""
+
+import numpy as np
+import pytest
+
+from fp8mlir import numerics
+from fp8mlir.testing import grouped_cases as cases
+from torch_ops_util import random_matrix, relative_error, rng, torch_or_fail
+
+pytestmark = pytest.mark.gpu
+
+ALIGN = 128
+TOLERANCE = {"bf16": 1e-2, "f16": 5e-3, "f32": 1e-3}
+GRANULARITY = {"tensorwise": ("tensor", "tensor"), "rowwise": ("row", "row"),
+               "blockwise": ((1, 128), (128, 128))}
+# Rows of each group, by group count: uneven, empty (0) and single-row
+# groups, a group of exactly one tile and groups spanning several tiles.
+GROUP_ROWS = {
+    1: [1],
+    2: [0, 300],
+    3: [129, 0, 1],
+    4: [128, 1, 0, 257],
+    5: [7, 0, 0, 383, 64],
+    6: [1, 1, 1, 1, 1, 1],
+    7: [200, 0, 513, 1, 0, 127, 50],
+    8: [0, 0, 0, 0, 0, 0, 0, 130],
+}
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return torch_or_fail()
+
+
+def quantize(x, recipe, side):
+    gran = GRANULARITY[recipe][0 if side == "a" else 1]
+    kind = "blockwise" if recipe == "blockwise" else "current"
+    return numerics.quantize(x, kind, "e4m3", gran,
+                             amax_clamp=np.float32(1e-4) if kind == "blockwise" else 0.0)
+
+
+class Problem(cases.ContiguousProblem):
+    """The quantized operands of one grouped GEMM (m_contiguous, one whole
+    padding tile at the end: a tile the kernel skips), torch tensors on the
+    GPU, and the f64 reference."""
+
+    def __init__(self, torch, recipe, rows, n, k, seed=0):
+        super().__init__(rows, n, k, padding_tiles=1)
+        gen = rng("grouped", recipe, tuple(rows), n, k, seed)
+        index, m = self.index, len(self.index)
+        x = random_matrix(gen, m, k)
+        x[index < 0] = 0.0  # padding rows: zeros
+        qa = quantize(x, recipe, "a")
+        qb = [quantize(random_matrix(gen, n, k), recipe, "b") for _ in rows]
+        cuda = lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda()  # noqa: E731
+        self.a = cuda(qa.data).view(torch.float8_e4m3fn)
+        self.b = cuda(np.stack([q.data for q in qb])).view(torch.float8_e4m3fn)
+        self.group_index = cuda(index)
+        sa = qa.scale_inv
+        sb = np.stack([q.scale_inv for q in qb])
+        if recipe == "tensorwise":
+            self.scale_a, self.scale_b = cuda(sa.reshape(())), cuda(sb.reshape(self.g))
+        elif recipe == "rowwise":
+            self.scale_a, self.scale_b = cuda(sa.reshape(m, 1)), cuda(sb.reshape(self.g, n))
+        else:
+            self.scale_a, self.scale_b = cuda(sa), cuda(sb)
+        self.a_exact = cuda(qa.dequantize().astype(np.float64))
+        self.b_exact = [cuda(q.dequantize().astype(np.float64)) for q in qb]
+
+
+def check_result(torch, p, d, out_name):
+    """Every group's rows against its reference; padding rows of computed
+    tiles zero (their A rows are); whole padding tiles still NaN."""
+    tol = TOLERANCE[out_name]
+    for g in range(p.g):
+        if p.rows[g] == 0:
+            continue
+        s, r = p.starts[g], p.rows[g]
+        err = relative_error(d[s:s + r], p.reference(g))
+        assert err <= tol, f"group {g} ({r} rows): relative error {err:.3g} > {tol}"
+    first_of_tile = p.index[::ALIGN]
+    for t, group in enumerate(first_of_tile):
+        tile = d[t * ALIGN:(t + 1) * ALIGN]
+        padding = torch.from_numpy(p.index[t * ALIGN:(t + 1) * ALIGN] < 0).cuda()
+        if group < 0:
+            assert torch.isnan(tile.float()).all(), f"padding tile {t} was written"
+        elif padding.any():
+            assert (tile[padding].float() == 0).all(), f"padding rows of tile {t} not zero"
+
+
+def poisoned(torch, p, dtype):
+    return torch.full((len(p.index), p.n), float("nan"), dtype=dtype, device="cuda")
+
+
+@pytest.mark.parametrize("groups", cases.TEST_GROUP_COUNTS)
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_grouped_matches_reference(torch, recipe, groups):
+    import fp8mlir
+    p = Problem(torch, recipe, GROUP_ROWS[groups], cases.TEST_N, cases.TEST_K)
+    d = poisoned(torch, p, torch.bfloat16)
+    fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
+                              out=d)
+    torch.cuda.synchronize()
+    check_result(torch, p, d, "bf16")
+
+
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_grouped_partial_tiles(torch, recipe):
+    """N = 2112 (a partial last N tile, 128x128 B scales straddling tiles),
+    K = 7168."""
+    import fp8mlir
+    p = Problem(torch, recipe, [129, 0, 1, 300], cases.WIDE_N, cases.WIDE_K)
+    d = poisoned(torch, p, torch.bfloat16)
+    fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
+                              recipe=recipe, out=d)
+    torch.cuda.synchronize()
+    check_result(torch, p, d, "bf16")
+
+
+@pytest.mark.parametrize("recipe, out", [("rowwise", "f32"), ("blockwise", "f16")])
+def test_grouped_output_dtypes(torch, recipe, out):
+    import fp8mlir
+    dtype = {"f32": torch.float32, "f16": torch.float16}[out]
+    p = Problem(torch, recipe, GROUP_ROWS[3], cases.TEST_N, cases.TEST_K, seed=1)
+    d = poisoned(torch, p, dtype)
+    fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
+                              out=d)
+    torch.cuda.synchronize()
+    check_result(torch, p, d, out)
+
+
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_grouped_offsets_match_group_index(torch, recipe):
+    """torch-style offsets (cumulative end rows of the padded groups) give
+    the group index's result on every group row."""
+    import fp8mlir
+    p = Problem(torch, recipe, GROUP_ROWS[5], cases.TEST_N, cases.TEST_K, seed=2)
+    by_index = fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b,
+                                         group_index=p.group_index)
+    by_offsets = fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b,
+                                           offsets=p.offsets(torch))
+    torch.cuda.synchronize()
+    rows = torch.from_numpy(p.index >= 0).cuda()
+    assert torch.equal(by_index[rows], by_offsets[rows])
+
+
+def test_grouped_rowwise_matches_torch_scaled_grouped_mm(torch):
+    import fp8mlir
+    if not hasattr(torch, "_scaled_grouped_mm"):
+        pytest.skip(f"torch {torch.__version__} has no _scaled_grouped_mm")
+    p = Problem(torch, "rowwise", GROUP_ROWS[4], cases.TEST_N, cases.TEST_K, seed=3)
+    offs = p.offsets(torch)
+    try:
+        want = torch._scaled_grouped_mm(p.a, p.b.transpose(-2, -1), p.scale_a.reshape(-1),
+                                        p.scale_b, offs=offs, out_dtype=torch.bfloat16)
+    except RuntimeError as error:
+        pytest.skip(f"torch._scaled_grouped_mm does not run here: {error}")
+    got = fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, offsets=offs)
+    torch.cuda.synchronize()
+    rows = torch.from_numpy(p.index >= 0).cuda()
+    err = relative_error(got[rows], want[rows])
+    assert err <= TOLERANCE["bf16"], f"against torch._scaled_grouped_mm: {err:.3g}"
+
+
+def test_grouped_rejects_bad_arguments(torch):
+    import fp8mlir
+    p = Problem(torch, "rowwise", GROUP_ROWS[2], cases.TEST_N, cases.TEST_K)
+    with pytest.raises(ValueError, match="exactly one of group_index= and offsets="):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b)
+    with pytest.raises(ValueError, match="layout 'k_grouped'"):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
+                                  layout="k_grouped")
+    with pytest.raises(RuntimeError, match="group_index: expected int32"):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b,
+                                  group_index=p.group_index.long())
+    with pytest.raises(ValueError, match="cannot tell the recipe"):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b[:1],
+                                  group_index=p.group_index)

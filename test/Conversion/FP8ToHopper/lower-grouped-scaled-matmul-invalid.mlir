@@ -1,0 +1,31 @@
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-lower-scaled-matmul -verify-diagnostics
+
+func.func @dynamic_groups(%a: tensor<?x512xf8E4M3FN>, %b: tensor<?x256x512xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<?xf32>, %g: tensor<?xi32>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{expected a static group count G (B is [G, N, K]; one kernel is built per G, N and K)}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<?x512xf8E4M3FN>, tensor<?x256x512xf8E4M3FN>, tensor<f32>, tensor<?xf32>, tensor<?xi32>) -> tensor<?x256xbf16>
+  return %d : tensor<?x256xbf16>
+}
+
+// -----
+
+func.func @k_alignment(%a: tensor<?x100xf8E4M3FN>, %b: tensor<2x256x100xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<?xi32>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{expected N and K to be multiples of 16 (TMA needs 16-byte aligned row strides), got N = 256, K = 100}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<?x100xf8E4M3FN>, tensor<2x256x100xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<?xi32>) -> tensor<?x256xbf16>
+  return %d : tensor<?x256xbf16>
+}
+
+// -----
+
+func.func @cluster(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<?xi32>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{the grouped GEMM kernels take tile M dividing 128 (the groups' row alignment), no cluster and no stream-K; got tile M 128, cluster 2x1}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, cluster = 2x1>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<?xi32>) -> tensor<?x256xbf16>
+  return %d : tensor<?x256xbf16>
+}
+
+// -----
+
+func.func @promote_interval(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<?x4xf32>, %sb: tensor<2x2x4xf32>, %g: tensor<?xi32>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{the GEMM kernels promote every 128 K elements: expected accumulation fast or promoted(128), got promoted(64)}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(64)>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf32>, tensor<2x2x4xf32>, tensor<?xi32>) -> tensor<?x256xbf16>
+  return %d : tensor<?x256xbf16>
+}

@@ -1,0 +1,155 @@
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics
+
+func.func @b_rank(%a: tensor<?x512xf8E4M3FN>, %b: tensor<256x512xf8E4M3FN>,
+                  %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected B of rank 3 ([G, N, K], one weight per group), got [256, 512]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x512xf8E4M3FN>, tensor<256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>,
+         tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @k_mismatch(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x384xf8E4M3FN>,
+                      %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected A [M, K] and B [G, N, K] to have the same K, got [?, 512] and [2, 256, 384]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x384xf8E4M3FN>, tensor<f32>, tensor<2xf32>,
+         tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @b_scale_per_group(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                             %sa: tensor<f32>, %sb: tensor<f32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected b_scale_inv of shape [2] (granularity tensor of each of the G weights [256, 512]), got []}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<f32>,
+         tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @row_scales(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                      %sa: tensor<?x1xf32>, %sb: tensor<256x1xf32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected b_scale_inv of shape [2, 256, 1] (granularity row of each of the G weights [256, 512]), got [256, 1]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<row>,
+       b_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x1xf32>, tensor<256x1xf32>,
+         tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @blockwise_a_scales(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                              %sa: tensor<?x5xf32>, %sb: tensor<2x2x4xf32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected a_scale_inv of shape [?, 4] (granularity tile 1x128 of A [?, 512]), got [?, 5]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x5xf32>, tensor<2x2x4xf32>,
+         tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @blockwise_fast(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                          %sa: tensor<?x4xf32>, %sb: tensor<2x2x4xf32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{blockwise scales change every 128 K elements: expected accumulation promoted(N) with N dividing 128}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf32>, tensor<2x2x4xf32>,
+         tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @mixed_scales(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                        %sa: tensor<?x4xf32>, %sb: tensor<2xf32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected per-tensor or per-row scales on both sides, or blockwise tile 1x128 (A) and tile 128x128 (B); got tile 1x128 and tensor}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf32>, tensor<2xf32>,
+         tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @group_index_rows(%a: tensor<256x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                            %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<128xi32>) {
+  // expected-error @+1 {{expected group_index of shape [256] ([M], the group of each row of A), got [128]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<256x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>,
+         tensor<128xi32>) -> tensor<256x256xbf16>
+  return
+}
+
+// -----
+
+func.func @result_shape(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                        %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected the result of shape [?, 256] ([M, N]), got [?, 128]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>,
+         tensor<?xi32>) -> tensor<?x128xbf16>
+  return
+}
+
+// -----
+
+func.func @group_index_type(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                            %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<?xi64>) {
+  // expected-error @+1 {{operand #4 must be}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>,
+         tensor<?xi64>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @a_rank(%a: tensor<2x128x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                  %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected A of rank 2 ([M, K], the rows of all groups), got [2, 128, 512]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<2x128x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>,
+         tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @ue8m0_scales(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                        %sa: tensor<?x4xf8E8M0FNU>, %sb: tensor<2x2x4xf8E8M0FNU>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected f32 scales, got 'tensor<?x4xf8E8M0FNU>'}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf8E8M0FNU>,
+         tensor<2x2x4xf8E8M0FNU>, tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}

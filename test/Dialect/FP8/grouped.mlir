@@ -1,0 +1,47 @@
+// RUN: fp8-opt %s | fp8-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @blockwise
+// CHECK: fp8.grouped_scaled_matmul %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {a_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, b_granularity = #fp8.granularity<tile 128x128>, layout = #fp8.grouped_layout<m_contiguous>}
+// CHECK-SAME: (tensor<?x7168xf8E4M3FN>, tensor<8x4096x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<8x32x56xf32>, tensor<?xi32>) -> tensor<?x4096xbf16>
+func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<8x4096x7168xf8E4M3FN>,
+                     %sa: tensor<?x56xf32>, %sb: tensor<8x32x56xf32>,
+                     %groups: tensor<?xi32>) -> tensor<?x4096xbf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %groups
+      {layout = #fp8.grouped_layout<m_contiguous>,
+       a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tile 128x128>,
+       accumulation = #fp8.accumulation<promoted(128)>}
+      : (tensor<?x7168xf8E4M3FN>, tensor<8x4096x7168xf8E4M3FN>, tensor<?x56xf32>,
+         tensor<8x32x56xf32>, tensor<?xi32>) -> tensor<?x4096xbf16>
+  return %d : tensor<?x4096xbf16>
+}
+
+// CHECK-LABEL: func.func @rowwise
+// CHECK: fp8.grouped_scaled_matmul
+// CHECK-SAME: (tensor<?x2048xf8E4M3FN>, tensor<4x7168x2048xf8E4M3FN>, tensor<?x1xf32>, tensor<4x7168x1xf32>, tensor<?xi32>) -> tensor<?x7168xf16>
+func.func @rowwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<4x7168x2048xf8E4M3FN>,
+                   %sa: tensor<?x1xf32>, %sb: tensor<4x7168x1xf32>,
+                   %groups: tensor<?xi32>) -> tensor<?x7168xf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %groups
+      {layout = #fp8.grouped_layout<m_contiguous>,
+       a_granularity = #fp8.granularity<row>, b_granularity = #fp8.granularity<row>,
+       accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x2048xf8E4M3FN>, tensor<4x7168x2048xf8E4M3FN>, tensor<?x1xf32>,
+         tensor<4x7168x1xf32>, tensor<?xi32>) -> tensor<?x7168xf16>
+  return %d : tensor<?x7168xf16>
+}
+
+// CHECK-LABEL: func.func @tensorwise
+// CHECK: fp8.grouped_scaled_matmul
+// CHECK-SAME: (tensor<256x512xf8E5M2>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<256xi32>) -> tensor<256x256xf32>
+func.func @tensorwise(%a: tensor<256x512xf8E5M2>, %b: tensor<2x256x512xf8E4M3FN>,
+                      %sa: tensor<f32>, %sb: tensor<2xf32>,
+                      %groups: tensor<256xi32>) -> tensor<256x256xf32> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %groups
+      {layout = #fp8.grouped_layout<m_contiguous>,
+       a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>,
+       accumulation = #fp8.accumulation<fast>}
+      : (tensor<256x512xf8E5M2>, tensor<2x256x512xf8E4M3FN>, tensor<f32>,
+         tensor<2xf32>, tensor<256xi32>) -> tensor<256x256xf32>
+  return %d : tensor<256x256xf32>
+}
