@@ -113,8 +113,8 @@ struct GemmProblem {
     if (bScale == ScaleMode::Row)
       return n;
     if (bScale == ScaleMode::Blockwise)
-      return contract::ceilDiv(n, kBlockwiseScaleBlock) *
-             contract::ceilDiv(k, kBlockwiseScaleBlock);
+      return static_cast<int64_t>(llvm::divideCeil(n, kBlockwiseScaleBlock) *
+                                  llvm::divideCeil(k, kBlockwiseScaleBlock));
     return 1;
   }
 
