@@ -20,6 +20,11 @@ struct GemmKernelPlan {
 FailureOr<GemmKernelPlan> planGemmKernel(ScaledMatmulOp op,
                                          const TargetInfo &target);
 
+/// Replaces such an `op` by the same GEMM with an f32 result (and its amax
+/// for per-tensor current scaling) followed by the quantization of that
+/// result (TwoPhaseFP8Result.cpp); returns the new GEMM.
+FailureOr<ScaledMatmulOp> splitTwoPhaseFP8Result(ScaledMatmulOp op);
+
 } // namespace mlir::fp8
 
 #endif // FP8_LIB_CONVERSION_FP8TOGPU_GEMMPLAN_H

@@ -141,6 +141,16 @@ static LogicalResult lowerToLaunch(ScaledMatmulOp op, gpu::GPUModuleOp kernels,
                                              resultType.getElementType(),
                                              dynamicSizes));
   access.push_back(LauncherAccess::Write);
+  // An FP8 D's scale_inv: a scalar, or [M, ceil(N/128)] (M as D's).
+  if (Value scaleInv = op.getResultScaleInv()) {
+    auto type = cast<RankedTensorType>(scaleInv.getType());
+    SmallVector<Value> sizes;
+    if (type.getRank() == 2 && type.isDynamicDim(0))
+      sizes.push_back(dynamicSizes.front());
+    operands.push_back(tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                               type.getElementType(), sizes));
+    access.push_back(LauncherAccess::Write);
+  }
   if (Value amax = op.getAmax()) {
     operands.push_back(
         createZeroFilled(op, cast<RankedTensorType>(amax.getType())));
@@ -158,6 +168,16 @@ static LogicalResult lowerToLaunch(ScaledMatmulOp op, gpu::GPUModuleOp kernels,
 LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
                                            const TargetInfo &target,
                                            gpu::GPUModuleOp kernels) {
+  // An FP8 D whose scales need more than one tile's data, and every FP8 D
+  // on sm_100a (whose epilogue writes bf16, f16 or f32): an f32 GEMM and a
+  // quantization (lowered by fp8-lower-quantize).
+  bool blackwell = target.chip.architecture == Architecture::Blackwell;
+  if (op.hasFP8Result() && (blackwell || needsTwoPhaseFP8Result(op))) {
+    FailureOr<ScaledMatmulOp> gemm = splitTwoPhaseFP8Result(op);
+    if (failed(gemm))
+      return failure();
+    op = *gemm;
+  }
   FailureOr<GemmKernelPlan> plan = planGemmKernel(op, target);
   if (failed(plan))
     return failure();

@@ -53,6 +53,20 @@ inline constexpr int64_t kMXAtomRows = 128;
 inline constexpr int64_t kMXAtomK = 128;
 inline constexpr int64_t kMXAtomBytes = 512;
 
+/// How the epilogue quantizes an FP8 D (the op's result_recipe and
+/// result_granularity).
+enum class OutputQuantization {
+  None,
+  /// D * result_scale (a given per-tensor scale: delayed scaling);
+  /// result_scale_inv = 1 / result_scale.
+  Tensor,
+  /// 1x128 blocks along N (DeepSeek-V3's activation quantization): each
+  /// row's block amax, reduced in registers, gives the block's scale by the
+  /// #fp8.blockwise rule; scale_inv stored MN-major
+  /// [ceil(N/128), roundup(M, 4)], the layout the GEMMs read A's in.
+  Block1x128,
+};
+
 /// The GEMM an fp8.scaled_matmul asks for, in the TN form the kernels take:
 /// D[M, N] = sum_k A[M, K] B[N, K] * scales (+ bias[N]) (+ C[M, N]).
 struct GemmProblem {
@@ -78,6 +92,14 @@ struct GemmProblem {
   /// DeepSeek-V3's 128x128 weight tiles ("1D x 2D"), 1 for 1x128 tiles
   /// ("1D x 1D": the wgrad GEMM of two activation gradients).
   int64_t bScaleBlockRows = kBlockwiseScaleBlock;
+  /// An FP8 D (outElementType f8E4M3FN / f8E5M2) and its scale rule.
+  OutputQuantization outQuantization = OutputQuantization::None;
+  bool outScalePow2 = false;  ///< Block1x128: power-of-two scales
+  float outAmaxClamp = 0.f;   ///< Block1x128: the recipe's amax_clamp
+
+  bool hasFP8Output() const {
+    return outQuantization != OutputQuantization::None;
+  }
 
   bool isBlockwise() const { return aScale == ScaleMode::Blockwise; }
   /// Blockwise with one B scale per output column and K block: the
@@ -107,10 +129,19 @@ struct GemmProblem {
 
   /// Reads the problem off `op`, or reports why the kernels cannot take it.
   /// MX scales are rejected unless `allowMXScales` (only the sm_100a
-  /// block-scaled kernels take them).
+  /// block-scaled kernels take them). An FP8 result is quantized in the
+  /// epilogue where `epilogueQuantizes` and needsTwoPhaseFP8Result allow;
+  /// otherwise the problem is the first phase's GEMM (f32 D).
   static FailureOr<GemmProblem> get(ScaledMatmulOp op,
-                                    bool allowMXScales = false);
+                                    bool allowMXScales = false,
+                                    bool epilogueQuantizes = true);
 };
+
+/// Whether the FP8 result of `op` takes scales that need a reduction over
+/// more than one output tile (per-tensor current scaling without a given
+/// scale, row granularity, 128x128 tiles, MX blocks): no epilogue computes
+/// them, and the lowering quantizes an f32 D after the GEMM.
+bool needsTwoPhaseFP8Result(ScaledMatmulOp op);
 
 /// The kernel configuration: CTA tile, pipeline depth, cluster, raster order.
 struct GemmTiling {
@@ -203,6 +234,9 @@ SmallVector<int32_t> getGridConstantParams(const GemmTiling &tiling);
 /// when the problem has none.
 struct GemmKernelParams {
   Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, amax, m;
+  /// An FP8 D: its given scale (OutputQuantization::Tensor) and the
+  /// scale_inv the kernel writes; null otherwise.
+  Value resultScale, resultScaleInv;
   /// Kernels with a workspace only (GemmTiling::workspaceBytesPerCta).
   Value workspace;
 };

@@ -127,12 +127,15 @@ struct FuseDequantizeMatmul : OpRewritePattern<linalg::MatmulOp> {
       accumulation = Accumulation::fast();
 
     rewriter.replaceOpWithNewOp<ScaledMatmulOp>(
-        matmul, resultType, /*amax=*/Type(), lhs.getInput(), rhs.getInput(),
-        lhs.getScaleInv(), rhs.getScaleInv(), /*bias=*/Value(), c,
-        /*out=*/Value(), /*amax_out=*/Value(), aGranularity, bGranularity, *aMajor, *bMajor,
+        matmul, resultType, /*result_scale_inv=*/Type(), /*amax=*/Type(),
+        lhs.getInput(), rhs.getInput(), lhs.getScaleInv(), rhs.getScaleInv(),
+        /*bias=*/Value(), c, /*result_scale=*/Value(), /*out=*/Value(),
+        /*amax_out=*/Value(), aGranularity, bGranularity, *aMajor, *bMajor,
         AccumulationAttr::get(ctx, accumulation),
         /*recipe=*/RecipeAttrInterface(), /*config=*/GemmConfigAttr(),
-        /*activation=*/ActivationAttr());
+        /*activation=*/ActivationAttr(),
+        /*result_recipe=*/RecipeAttrInterface(),
+        /*result_granularity=*/GranularityAttr());
     return success();
   }
 
@@ -505,13 +508,15 @@ struct FuseOutputAmax : OpRewritePattern<AmaxOp> {
     rewriter.setInsertionPoint(matmul);
     auto fused = ScaledMatmulOp::create(
         rewriter, matmul.getLoc(), matmul.getResult().getType(),
-        amax.getType(), matmul.getA(), matmul.getB(), matmul.getAScaleInv(),
-        matmul.getBScaleInv(), matmul.getBias(), /*c=*/Value(),
+        /*result_scale_inv=*/Type(), amax.getType(), matmul.getA(),
+        matmul.getB(), matmul.getAScaleInv(), matmul.getBScaleInv(),
+        matmul.getBias(), /*c=*/Value(), /*result_scale=*/Value(),
         /*out=*/Value(), /*amax_out=*/Value(), matmul.getAGranularity(),
         matmul.getBGranularity(), matmul.getAMajorAttr(),
         matmul.getBMajorAttr(), matmul.getAccumulation(),
         matmul.getRecipeAttr(), matmul.getConfigAttr(),
-        matmul.getActivationAttr());
+        matmul.getActivationAttr(), /*result_recipe=*/RecipeAttrInterface(),
+        /*result_granularity=*/GranularityAttr());
     rewriter.replaceOp(amax, fused.getAmax());
     rewriter.replaceOp(matmul, fused.getResult());
     return success();
