@@ -87,9 +87,10 @@ def test_fp8_output_bits(case, m):
                                   .reshape(s.shape))
 
 
-def test_fp8_output_feeds_blockwise_gemm():
-    """The 1x128 output and its scales are the next blockwise GEMM's A as
-    scaled_mm reads it (MN-major scales, in place)."""
+def test_fp8_output_scale_layout_and_values():
+    """The 1x128 scales come in the layout scaled_mm reads a blockwise
+    scale_a in place (strides (1, roundup(M, 4))), and the dequantized
+    output is the exact product up to E4M3's rounding."""
     torch = torch_or_fail()
     import fp8mlir
     case = cases.CASES[0]
