@@ -411,6 +411,52 @@ def _scaled_mm_python(a, b, scale_a, scale_b, bias, recipe, accumulation, out):
     launch(kernel, [operands.get(name) for name in kernel.operand_names])
 
 
+def _scaled_mm_fp8_out(a, b, scale_a, scale_b, bias, recipe, accumulation, out_dtype,
+                       result_recipe, result_scale, config):
+    """D quantized to FP8 in the GEMM's epilogue: (d, d_scale_inv).
+
+    result_recipe "delayed": D * result_scale (a one-element float32
+    tensor), d_scale_inv = 1 / result_scale (0-d). "blockwise": 1x128
+    blocks along N with DeepSeek-V3's power-of-two scales (amax clamp 1e-4,
+    e4m3), d_scale_inv (M, ceil(N/128)) float32 over MN-major storage
+    [ceil(N/128), roundup(M, 4)] (strides (1, roundup(M, 4))): the layout
+    scaled_mm reads a blockwise scale_a in place."""
+    _check_cuda({"a": a, "b": b, "scale_a": scale_a, "scale_b": scale_b, "bias": bias,
+                 "result_scale": result_scale}, a.device)
+    m, k = a.shape
+    n = b.shape[1]
+    recipe = infer_recipe(scale_a, scale_b, m, n, k) if recipe == "auto" else recipe
+    if recipe not in RECIPE_CODES:
+        raise ValueError(f"unknown recipe {recipe!r}: expected auto or one of {RECIPE_CODES}")
+    if result_recipe == "delayed" and result_scale is None:
+        raise ValueError("result_recipe 'delayed' needs result_scale (the quantization scale)")
+    if result_recipe == "blockwise" and result_scale is not None:
+        raise ValueError("result_recipe 'blockwise' computes its scales: no result_scale")
+    spec = ScaledMatmul(recipe, n=n, k=k, out_dtype=FP8_DTYPES[out_dtype],
+                        accumulation="promoted(128)" if recipe == "blockwise" else accumulation,
+                        a_dtype=FP8_DTYPES[a.dtype], b_dtype=FP8_DTYPES[b.dtype],
+                        bias_dtype=None if bias is None else HIGH_DTYPES[bias.dtype],
+                        config=config, result_recipe=result_recipe)
+    d = a.new_empty((m, n), dtype=out_dtype)
+    if result_recipe == "delayed":
+        scale_inv = torch.empty((), dtype=torch.float32, device=a.device)
+        stored = scale_inv
+    else:
+        padded = (m + MN_MAJOR_ALIGNMENT - 1) // MN_MAJOR_ALIGNMENT * MN_MAJOR_ALIGNMENT
+        stored = torch.empty(((n + 127) // 128, padded), dtype=torch.float32, device=a.device)
+        scale_inv = stored[:, :m].t()
+    if m == 0:
+        return d, scale_inv
+    sa, sb = _gemm_scales(recipe, scale_a, scale_b, m, n, k)
+    operands = {"a": a.contiguous(), "b": b.t().contiguous(), "a_scale_inv": sa,
+                "b_scale_inv": sb, "bias": bias, "d": d, "result_scale_inv": stored,
+                "result_scale": None if result_scale is None
+                else result_scale.float().reshape(()).contiguous()}
+    (kernel,) = kernels_for(spec, a.device)
+    launch(kernel, [operands.get(name) for name in kernel.operand_names])
+    return d, scale_inv
+
+
 def _scaled_mm_cuda(a, b, scale_a, scale_b, bias=None, out_dtype=None, recipe="auto",
                     accumulation="fast"):
     out = _scaled_mm_fake(a, b, scale_a, scale_b, bias, out_dtype)
@@ -517,7 +563,8 @@ EXTENSION = _initialize()
 # --- the public functions ---------------------------------------------------
 
 def scaled_mm(a, b, scale_a, scale_b, *, recipe=None, out_dtype=None, bias=None,
-              accumulation="fast", cache=None, out=None):
+              accumulation="fast", cache=None, out=None, result_recipe=None,
+              result_scale=None, config=None):
     """D = (a * scale_a) @ (b * scale_b) (+ bias), like torch._scaled_mm.
 
     a: [M, K] FP8 (row-major); b: [K, N] FP8 (column-major: ``w.t()`` of a
@@ -534,8 +581,26 @@ def scaled_mm(a, b, scale_a, scale_b, *, recipe=None, out_dtype=None, bias=None,
     dtype). cache: a KernelCache or directory to take kernels from for this
     call (default: $FP8MLIR_KERNEL_CACHE or ~/.cache/fp8mlir/kernels).
     Runs on the current CUDA stream; differentiable (see python/README.md).
+
+    out_dtype float8_e4m3fn (or float8_e5m2 with result_recipe "delayed"):
+    D quantized to FP8 in the GEMM's epilogue, returning (d, d_scale_inv)
+    (not differentiable): result_recipe "delayed" (the default with a
+    result_scale) with the given one-element float32 result_scale, or
+    "blockwise" (the default without one; 1x128 blocks along N, scales in
+    the layout the next blockwise scaled_mm reads as scale_a). config: a
+    #fp8.gemm_config body such as "<tile = 128x128x128>" for that path.
     """
     recipe = recipe or "auto"
+    if out_dtype in FP8_DTYPES:
+        if out is not None:
+            raise ValueError("an FP8 out_dtype returns new tensors: out is not taken")
+        result_recipe = result_recipe or ("blockwise" if result_scale is None else "delayed")
+        if cache is not None:
+            with _UsingCache(cache):
+                return _scaled_mm_fp8_out(a, b, scale_a, scale_b, bias, recipe, accumulation,
+                                          out_dtype, result_recipe, result_scale, config)
+        return _scaled_mm_fp8_out(a, b, scale_a, scale_b, bias, recipe, accumulation,
+                                  out_dtype, result_recipe, result_scale, config)
     if cache is not None:
         with _UsingCache(cache):
             return scaled_mm(a, b, scale_a, scale_b, recipe=recipe, out_dtype=out_dtype,

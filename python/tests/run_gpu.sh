@@ -87,7 +87,8 @@ if [[ ${#SELECTION[@]} -gt 0 ]]; then
   PYTHON_KERNEL_TESTS=("${SELECTION[@]}")
 else
   TESTS=(python/tests/test_gpu.py python/tests/test_torch_ops.py python/tests/test_torch_compile.py
-         python/tests/test_gpu_linear.py python/tests/test_gpu_grouped.py)
+         python/tests/test_gpu_linear.py python/tests/test_gpu_grouped.py
+         python/tests/test_gpu_fp8out.py)
   PYTHON_KERNEL_TESTS=(python/tests/test_torch_ops.py -k "layouts or out_writes or feeds")
 fi
 step tests "$OUT_DIR/gpu-tests.log" "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider -rfE \

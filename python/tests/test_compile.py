@@ -115,3 +115,24 @@ def test_builder_rejects_bad_arguments():
         ScaledMatmul("rowwise", n=0, k=256)
     with pytest.raises(TypeError):
         fp8mlir.compile(42)
+
+
+@pytest.mark.parametrize("result_recipe,dtype,suffix,scale_operand", [
+    ("blockwise", "e4m3", "_q1x128", "result_scale_inv"),
+    ("delayed", "e5m2", "_qtensor", "result_scale"),
+])
+def test_fp8_output_gemm_compiles_to_one_kernel(result_recipe, dtype, suffix, scale_operand):
+    spec = ScaledMatmul("blockwise" if result_recipe == "blockwise" else "tensorwise",
+                        n=256, k=512, out_dtype=dtype, result_recipe=result_recipe,
+                        accumulation="promoted(128)" if result_recipe == "blockwise" else "fast",
+                        config="<tile = 128x128x128>")
+    kernel = fp8mlir.compile(spec, chip="sm_90a")
+    assert kernel.name.endswith(suffix)
+    names = [o["name"] for o in kernel.metadata["operands"]]
+    assert names[-2:] == ["d", "result_scale_inv"] and scale_operand in names
+    assert kernel.metadata["gemm"]["out_dtype"] == dtype
+
+
+def test_fp8_output_needs_a_result_recipe():
+    with pytest.raises(ValueError, match="out_dtype 'e4m3'"):
+        ScaledMatmul("tensorwise", n=256, k=512, out_dtype="e4m3")

@@ -63,7 +63,8 @@ FailureOr<BlackwellGemm> blackwell::getBlackwellGemm(ScaledMatmulOp op) {
       op.getAGranularity().isTile() || op.getBGranularity().isTile();
   if (blockwise && failed(checkBlockwiseAsMX(op)))
     return failure();
-  FailureOr<GemmProblem> problem = GemmProblem::get(op, /*allowMXScales=*/true);
+  FailureOr<GemmProblem> problem = GemmProblem::get(op, /*allowMXScales=*/true,
+                                                    /*epilogueQuantizes=*/false);
   if (failed(problem))
     return failure();
   problem->blockwiseAsMX = problem->isBlockwise();

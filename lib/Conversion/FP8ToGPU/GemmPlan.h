@@ -23,6 +23,10 @@ FailureOr<GemmKernelPlan> planGemmKernel(ScaledMatmulOp op,
 /// The same for an fp8.grouped_scaled_matmul (sm_90a kernels only).
 FailureOr<GemmKernelPlan> planGroupedGemmKernel(GroupedScaledMatmulOp op,
                                                 const TargetInfo &target);
+/// Replaces such an `op` by the same GEMM with an f32 result (and its amax
+/// for per-tensor current scaling) followed by the quantization of that
+/// result (TwoPhaseFP8Result.cpp); returns the new GEMM.
+FailureOr<ScaledMatmulOp> splitTwoPhaseFP8Result(ScaledMatmulOp op);
 
 } // namespace mlir::fp8
 

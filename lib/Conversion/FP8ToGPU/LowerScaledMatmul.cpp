@@ -124,13 +124,14 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
 }
 
 /// On tensors: an fp8.launch of the kernel, in destination-passing style,
-/// writing D into a new tensor and the amax (when `amax`) into a zeroed
-/// scalar. D's dynamic extents are those of the operands `extentOf` names
-/// per dimension (tensor, dimension): M from A, N from B.
+/// writing D into a new tensor, an FP8 D's scale_inv (when `scaleInv`) into
+/// another and the amax (when `amax`) into a zeroed scalar. D's dynamic
+/// extents are those of the operands `extentOf` names per dimension
+/// (tensor, dimension): M from A, N from B.
 static LogicalResult
 lowerToLaunch(Operation *op, Value d,
-              ArrayRef<std::pair<Value, int64_t>> extentOf, Value amax,
-              gpu::GPUModuleOp kernels, StringRef name) {
+              ArrayRef<std::pair<Value, int64_t>> extentOf, Value scaleInv,
+              Value amax, gpu::GPUModuleOp kernels, StringRef name) {
   OpBuilder builder(op);
   Location loc = op->getLoc();
   SmallVector<Value> operands(op->getOperands());
@@ -146,6 +147,16 @@ lowerToLaunch(Operation *op, Value d,
                                              resultType.getElementType(),
                                              dynamicSizes));
   access.push_back(LauncherAccess::Write);
+  // An FP8 D's scale_inv: a scalar, or [M, ceil(N/128)] (M as D's).
+  if (scaleInv) {
+    auto type = cast<RankedTensorType>(scaleInv.getType());
+    SmallVector<Value> sizes;
+    if (type.getRank() == 2 && type.isDynamicDim(0))
+      sizes.push_back(dynamicSizes.front());
+    operands.push_back(tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                               type.getElementType(), sizes));
+    access.push_back(LauncherAccess::Write);
+  }
   if (amax) {
     operands.push_back(
         createZeroFilled(op, cast<RankedTensorType>(amax.getType())));
@@ -163,6 +174,16 @@ lowerToLaunch(Operation *op, Value d,
 LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
                                            const TargetInfo &target,
                                            gpu::GPUModuleOp kernels) {
+  // An FP8 D whose scales need more than one tile's data, and every FP8 D
+  // on sm_100a (whose epilogue writes bf16, f16 or f32): an f32 GEMM and a
+  // quantization (lowered by fp8-lower-quantize).
+  bool blackwell = target.chip.architecture == Architecture::Blackwell;
+  if (op.hasFP8Result() && (blackwell || needsTwoPhaseFP8Result(op))) {
+    FailureOr<ScaledMatmulOp> gemm = splitTwoPhaseFP8Result(op);
+    if (failed(gemm))
+      return failure();
+    op = *gemm;
+  }
   FailureOr<GemmKernelPlan> plan = planGemmKernel(op, target);
   if (failed(plan))
     return failure();
@@ -179,7 +200,7 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
         op, op.getResult(),
         {{op.getA(), op.getAMajor() == OperandMajor::K ? 0 : 1},
          {op.getB(), op.getBMajor() == OperandMajor::K ? 0 : 1}},
-        op.getAmax(), kernels, name);
+        op.getResultScaleInv(), op.getAmax(), kernels, name);
   OpBuilder builder(op);
 
   // Host side: a call of the launcher declared for this kernel, which
@@ -219,6 +240,7 @@ LogicalResult LowerScaledMatmulPass::lower(GroupedScaledMatmulOp op,
   if (failed(name))
     return failure();
   return lowerToLaunch(op, op.getResult(), {{op.getA(), 0}, {op.getB(), 1}},
+                       /*scaleInv=*/Value(),
                        /*amax=*/Value(), kernels, *name);
 }
 

@@ -4,6 +4,7 @@
 #include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
 #include "FP8/Conversion/FP8ToHopper/WGMMA.h"
 #include "FP8/Conversion/KernelSkeleton/GemmEpilogue.h"
+#include "FP8/Conversion/KernelSkeleton/GemmOutputQuantization.h"
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -167,6 +168,10 @@ static void emitTileAmax(KernelBuilder &kb, const GemmProblem &p,
                          Value rows[2], Value nOffset) {
   Value running = kb.f32(0.0f);
   Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
+  // An FP8 D's amax is taken before quantization (what a delayed-scaling
+  // history records).
+  Type amaxType = p.hasFP8Output() ? kb.builder().getF32Type()
+                                   : p.outElementType;
   for (int64_t j = 0; j < t.tileN / 8; ++j)
     for (int e = 0; e < 2; ++e) {
       Value col =
@@ -174,10 +179,80 @@ static void emitTileAmax(KernelBuilder &kb, const GemmProblem &p,
       Value colInBounds = kb.ult(col, kb.i32(p.n));
       for (int h = 0; h < 2; ++h)
         running = emitAmaxUpdate(kb, running, values[4 * j + 2 * h + e],
-                                 p.outElementType,
-                                 kb.andi(rowInBounds[h], colInBounds));
+                                 amaxType, kb.andi(rowInBounds[h], colInBounds));
     }
   emitAmaxFlush(kb, running, v.amax, thread.lane);
+}
+
+/// An FP8 D: each thread quantizes its fragment and stores it directly,
+/// with the given per-tensor scale or, for 1x128 blocks along N, the scale of
+/// each of its two rows' blocks: the row's 128 columns of a block are held by
+/// the four lanes of a quad (32 values each), so the block amax is the
+/// thread's maximum reduced over the quad by two shuffles. One lane per quad
+/// stores the block's scale_inv, MN-major [ceil(N/128), roundup(M, 4)].
+static void emitFP8OutputStores(KernelBuilder &kb, const GemmProblem &p,
+                                const GemmTiling &t, const KernelValues &v,
+                                const EpilogueThread &thread,
+                                ArrayRef<Value> values, Value rows[2],
+                                Value nOffset) {
+  bool guardColumns = p.n % t.tileN != 0;
+  Value n = kb.i32(p.n);
+  Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
+  auto column = [&](int64_t j, int e) {
+    return kb.add(nOffset, kb.add(kb.i32(8 * j + e), thread.colInFragment));
+  };
+  int64_t groupsPerBlock = kScaleBlock / 8;
+  // multiplier[h][block]
+  SmallVector<SmallVector<Value>> multiplier(2);
+  if (p.outQuantization == OutputQuantization::Tensor) {
+    Value scale = emitResultScaleLoad(kb, v);
+    for (int h = 0; h < 2; ++h)
+      multiplier[h].assign(t.tileN / kScaleBlock + 1, scale);
+  } else {
+    Value mPadded = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
+                           kb.i32(kMNMajorScaleAlignment));
+    Value isQuadLeader =
+        kb.eq(kb.remu(thread.lane, kb.i32(4)), kb.i32(0));
+    for (int64_t block = 0; block < t.tileN / kScaleBlock; ++block) {
+      for (int h = 0; h < 2; ++h) {
+        Value bits = kb.i32(0);
+        for (int64_t j = block * groupsPerBlock;
+             j < (block + 1) * groupsPerBlock; ++j)
+          for (int e = 0; e < 2; ++e)
+            bits = emitAbsBitsMax(kb, bits, values[4 * j + 2 * h + e],
+                                  guardColumns ? kb.ult(column(j, e), n)
+                                               : Value());
+        bits = emitLaneBitsMax(kb, bits, {1, 2});
+        OutputBlockScale scale = emitOutputBlockScale(kb, p, bits);
+        multiplier[h].push_back(scale.multiplier);
+        Value blockColumn = kb.add(nOffset, kb.i32(block * kScaleBlock));
+        Value stores = kb.andi(isQuadLeader, rowInBounds[h]);
+        if (guardColumns)
+          stores = kb.andi(stores, kb.ult(blockColumn, n));
+        kb.ifThen(stores, [&] {
+          Value nBlock = kb.divu(blockColumn, kb.i32(kScaleBlock));
+          Value index = kb.add(kb.mul(nBlock, mPadded), rows[h]);
+          kb.store(scale.scaleInv,
+                   kb.globalElementPtr(v.resultScaleInv, index, 4));
+        });
+      }
+    }
+  }
+  for (int64_t j = 0; j < t.tileN / 8; ++j) {
+    Value col = column(j, 0);
+    for (int h = 0; h < 2; ++h) {
+      Value inBounds = rowInBounds[h];
+      if (guardColumns)
+        inBounds = kb.andi(inBounds, kb.ult(col, n));
+      Value pair = emitFP8Pair(kb, p, values[4 * j + 2 * h],
+                               values[4 * j + 2 * h + 1],
+                               multiplier[h][j / groupsPerBlock]);
+      kb.ifThen(inBounds, [&] {
+        Value index = emitRowMajorIndex(kb, rows[h], col, p.n);
+        kb.store(pair, kb.globalElementPtr(v.d, index, 1));
+      });
+    }
+  }
 }
 
 void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
@@ -198,6 +273,10 @@ void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
                          thread.colInFragment, thread.tensorScale);
   if (p.outputAmax)
     emitTileAmax(kb, p, t, v, thread, values, rows, nOffset);
+  if (p.hasFP8Output()) {
+    emitFP8OutputStores(kb, p, t, v, thread, values, rows, nOffset);
+    return;
+  }
   if (t.tmaStoreEpilogue) {
     Value rowsInTile[2] = {rowInTile, kb.add(rowInTile, kb.i32(8))};
     emitTmaStoreEpilogue(kb, p, t, v, values, rowsInTile, thread.lane,

@@ -11,6 +11,7 @@
 #include "FP8/Conversion/FP8ToHopper/HopperKernel.h"
 #include "FP8/Conversion/FP8ToHopper/HopperMainloop.h"
 #include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
+#include "FP8/Conversion/KernelSkeleton/GemmOutputQuantization.h"
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -63,6 +64,10 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
     if (v.tmaD)
       kb.prefetchTensorMap(v.tmaD);
   });
+  // A per-tensor FP8 D's scale_inv, written once.
+  if (p.outQuantization == OutputQuantization::Tensor)
+    kb.ifThen(kb.andi(kb.eq(v.tid, kb.i32(0)), kb.eq(kb.blockIdX(), kb.i32(0))),
+              [&] { emitResultScaleInvStore(kb, v); });
   if (t.clusterM > 1) {
     // The peer CTA multicasts into this CTA's stages and arrives on its
     // barriers: they must be initialized cluster-wide first.

@@ -106,7 +106,8 @@ static void setScaleSlots(const GemmProblem &p, GemmTiling &t) {
 /// rate. 1x128 B scales (one per column) keep 128: a wider tile's column
 /// scales do not fit the registers.
 static int64_t pickPromotedTileN(const GemmProblem &p, int64_t numSMs) {
-  if (p.hasBlockwiseColumnScales())
+  if (p.hasBlockwiseColumnScales() ||
+      p.outQuantization == OutputQuantization::Block1x128)
     return kScaleBlock;
   auto cost = [&](int64_t tileN, double rate) {
     int64_t nTiles = llvm::divideCeil(p.n, tileN);
@@ -202,6 +203,12 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
     os << "promoted accumulation keeps two f32 accumulators of tile N / 2 "
           "registers per thread: expected tile N <= "
        << kMaxPromotedTileN << ", got " << t.tileN;
+  else if (p.outQuantization == OutputQuantization::Block1x128 &&
+           t.tileN % kScaleBlock != 0)
+    os << "an FP8 result in 1x" << kScaleBlock
+       << " blocks along N takes whole blocks per tile: expected tile N a "
+          "multiple of "
+       << kScaleBlock << ", got " << t.tileN;
   else if (t.clusterN != 1 || (t.clusterM != 1 && t.clusterM != 2))
     os << "the sm_90a kernels take clusters of 1x1 or 2x1 (two M tiles "
           "sharing a multicast B tile), got "
@@ -257,10 +264,11 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     // A TMA-store epilogue stores boxes of 128 bytes of output columns.
     int64_t storeBoxColumns =
         kSwizzle128BRowBytes / getByteWidth(p.outElementType);
-    t = getDefaultTiling(
-        p, 128,
-        pickLeastPaddedTileN(p.n, canStageOutput(p) ? storeBoxColumns : 1),
-        maxSharedMemory);
+    int64_t multipleOf = canStageOutput(p) ? storeBoxColumns : 1;
+    if (p.outQuantization == OutputQuantization::Block1x128)
+      multipleOf = kScaleBlock;
+    t = getDefaultTiling(p, 128, pickLeastPaddedTileN(p.n, multipleOf),
+                         maxSharedMemory);
   }
   std::string error = getTilingError(p, t, target);
   if (!error.empty())

@@ -104,8 +104,37 @@ static Type getElementType(Value v) {
   return cast<ShapedType>(v.getType()).getElementType();
 }
 
-FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op,
-                                        bool allowMXScales) {
+bool mlir::fp8::needsTwoPhaseFP8Result(ScaledMatmulOp op) {
+  GranularityAttr g = op.getResultGranularityAttr();
+  if (g.isTensor() && op.getResultScale())
+    return false;
+  bool blockwise = isa<BlockwiseScalingAttr>(op.getResultRecipeAttr());
+  return !(blockwise && g.isTile() && g.getTile() == TileShape{1, kScaleBlock});
+}
+
+/// The epilogue's quantization of an FP8 D; or, when it is lowered in two
+/// phases, the first phase's GEMM: f32 D, with its amax for per-tensor
+/// current scaling.
+static void getOutputQuantization(ScaledMatmulOp op, GemmProblem &p,
+                                  bool epilogueQuantizes) {
+  GranularityAttr g = op.getResultGranularityAttr();
+  if (!epilogueQuantizes || needsTwoPhaseFP8Result(op)) {
+    p.outElementType = Float32Type::get(op.getContext());
+    p.outputAmax = g.isTensor() && !op.getResultScale();
+    return;
+  }
+  if (g.isTensor()) {
+    p.outQuantization = OutputQuantization::Tensor;
+    return;
+  }
+  auto blockwise = cast<BlockwiseScalingAttr>(op.getResultRecipeAttr());
+  p.outQuantization = OutputQuantization::Block1x128;
+  p.outScalePow2 = blockwise.getScales() == BlockScaleKind::PowerOfTwo;
+  p.outAmaxClamp = blockwise.getAmaxClamp().convertToFloat();
+}
+
+FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op, bool allowMXScales,
+                                        bool epilogueQuantizes) {
   GemmProblem p;
   p.n = op.getN();
   p.k = op.getK();
@@ -120,7 +149,9 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op,
     p.biasElementType = cast<ShapedType>(bias.getType()).getElementType();
   p.accumulateIntoC = static_cast<bool>(op.getC());
   p.activation = op.getActivation();
-  p.outputAmax = op.getAmax() || op.getAmaxOut();
+  if (op.hasFP8Result())
+    getOutputQuantization(op, p, epilogueQuantizes);
+  p.outputAmax |= op.getAmax() || op.getAmaxOut();
   if (p.outputAmax && p.accumulateIntoC)
     return op.emitOpError() << "the GEMM kernels compute the output amax "
                                "without accumulate_into (C is added at the "
@@ -185,6 +216,10 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
     name += "_" + stringifyActivation(*p.activation).str();
   if (p.outputAmax)
     name += "_amax";
+  if (p.outQuantization == OutputQuantization::Tensor)
+    name += "_qtensor";
+  else if (p.outQuantization == OutputQuantization::Block1x128)
+    name += p.outScalePow2 ? "_q1x128" : "_q1x128f32";
   return name;
 }
 
@@ -233,6 +268,10 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
     argTypes.push_back(global);
   if (p.isGrouped())
     argTypes.push_back(global);
+  if (p.outQuantization == OutputQuantization::Tensor)
+    argTypes.push_back(global);
+  if (p.hasFP8Output())
+    argTypes.push_back(global);
   argTypes.push_back(b.getI32Type());
   if (t.workspaceBytesPerCta)
     argTypes.push_back(global);
@@ -268,6 +307,10 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
     params.amax = entry.getArgument(arg++);
   if (p.isGrouped())
     params.groupIndex = entry.getArgument(arg++);
+  if (p.outQuantization == OutputQuantization::Tensor)
+    params.resultScale = entry.getArgument(arg++);
+  if (p.hasFP8Output())
+    params.resultScaleInv = entry.getArgument(arg++);
   params.m = entry.getArgument(arg++);
   if (t.workspaceBytesPerCta)
     params.workspace = entry.getArgument(arg++);
@@ -367,8 +410,22 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
   if (p.accumulateIntoC)
     operands.push_back(
         makeOperand("c", f32, {sym("M"), num(p.n)}, OperandRole::Input));
+  // The launcher's order: the op's operands, then its results.
+  if (p.outQuantization == OutputQuantization::Tensor)
+    operands.push_back(
+        makeOperand("result_scale", f32, {}, OperandRole::Input));
   operands.push_back(makeOperand("d", p.outElementType, {sym("M"), num(p.n)},
                                  OperandRole::Output));
+  if (p.outQuantization == OutputQuantization::Tensor)
+    operands.push_back(
+        makeOperand("result_scale_inv", f32, {}, OperandRole::Output));
+  // 1x128 blocks along N: MN-major [ceil(N/128), roundup(M, 4)], as the
+  // next GEMM reads its A scales.
+  if (p.outQuantization == OutputQuantization::Block1x128)
+    operands.push_back(makeOperand(
+        "result_scale_inv", f32,
+        {num(nBlocks), md::Expr::roundUp(sym("M"), num(kMNMajorScaleAlignment))},
+        OperandRole::Output));
   // max |D| is max-accumulated into it: the caller zeroes it first.
   if (p.outputAmax)
     operands.push_back(makeOperand("amax", f32, {}, OperandRole::Output));
@@ -521,6 +578,10 @@ void GemmMetadataBuilder::addParams(md::KernelMetadata &metadata) const {
     pointer("amax");
   if (p.isGrouped())
     pointer("group_index");
+  if (p.outQuantization == OutputQuantization::Tensor)
+    pointer("result_scale");
+  if (p.hasFP8Output())
+    pointer("result_scale_inv");
   addValueParam(metadata, "m", md::ParamKind::I32, "M");
   if (t.workspaceBytesPerCta) {
     md::Param workspace = makeParam("workspace", md::ParamKind::Workspace);

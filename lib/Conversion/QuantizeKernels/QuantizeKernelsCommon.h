@@ -15,15 +15,7 @@
 
 namespace mlir::fp8::detail {
 
-/// f32 bit patterns (IEEE 754 binary32).
-inline constexpr int64_t kF32Inf = 0x7F800000;
-inline constexpr int64_t kF32MantMask = 0x007FFFFF;
-inline constexpr int64_t kF32SignAndExponentMask = 0xFF800000;
-/// The quiet NaN the numerics library produces
-/// (std::numeric_limits<float>::quiet_NaN()).
-inline constexpr int64_t kF32QuietNaN = 0x7FC00000;
-/// 2^-127, the f32 subnormal UE8M0 code 0 (and code 254's multiplier) is.
-inline constexpr int64_t kF32TwoPowMinus127 = 0x00400000;
+/// The f32 bit patterns: FP8/Conversion/KernelSkeleton/ScaleRules.h.
 /// UE8M0 codes (OCP MX v1.0): code e is 2^(e - 127); 0xFF is NaN, 0xFE the
 /// largest finite.
 inline constexpr int64_t kUe8m0NaN = 0xFF;

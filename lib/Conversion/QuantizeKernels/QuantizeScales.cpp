@@ -24,28 +24,6 @@ using namespace mlir::fp8::detail;
 
 namespace num = ::fp8::numerics;
 
-/// numerics' finiteOrMax of a scale that is not negative: +inf becomes
-/// FLT_MAX (emitFiniteOrFltMax takes either sign, one `and` more).
-static Value finiteOrMax(KernelBuilder &kb, Value scale) {
-  ImplicitLocOpBuilder &b = kb.builder();
-  return arith::SelectOp::create(
-      b,
-      kb.eq(arith::BitcastOp::create(b, b.getI32Type(), scale),
-            kb.i32(kF32Inf)),
-      kb.f32(FLT_MAX), scale);
-}
-
-/// The bits of 2^(127 - code) for a biased exponent `code` (i32, 1..254):
-/// the exact inverse of the power of two 2^(code - 127), without a division
-/// (2^-127 is subnormal).
-static Value powerOfTwoInverse(KernelBuilder &kb, Value code) {
-  ImplicitLocOpBuilder &b = kb.builder();
-  Value biased = kb.sub(kb.i32(254), code);
-  return arith::SelectOp::create(b, kb.eq(biased, kb.i32(0)),
-                                 kb.i32(kF32TwoPowMinus127),
-                                 arith::ShLIOp::create(b, biased, kb.i32(23)));
-}
-
 Value QuantizeKernelEmitter::shuffleMax(Value v, ArrayRef<int64_t> offsets) {
   for (int64_t offset : offsets)
     v = umax(v, shuffleXor(v, offset));
@@ -154,7 +132,7 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
   auto mxCode = [&](Value code) {
     // mxQuantizeMultiplier: 2^(127 - e), exact; 0xFF -> NaN.
     Value multBits = select(kb.eq(code, kb.i32(kUe8m0NaN)),
-                            kb.i32(kF32QuietNaN), powerOfTwoInverse(kb, code));
+                            kb.i32(kF32QuietNaN), emitPowerOfTwoInverse(kb, code));
     return BlockScale{fromBits(multBits),
                       arith::TruncIOp::create(b, b.getI8Type(), code)};
   };
@@ -183,7 +161,7 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
         kb.andi(kb.andi(cmpi(arith::CmpIPredicate::ne, cBits, kb.i32(0)),
                         kb.ult(cBits, kb.i32(kF32Inf))),
                 cmpi(arith::CmpIPredicate::ne, bits(scaleInv), kb.i32(0)));
-    Value scale = finiteOrMax(kb, divf(one, scaleInv));
+    Value scale = emitFiniteOrMax(kb, divf(one, scaleInv));
     return BlockScale{select(usable, scale, one),
                       select(usable, scaleInv, one)};
   }
@@ -197,55 +175,6 @@ BlockScale QuantizeKernelEmitter::computeScale(Value amaxBits) {
     return mxCode(ue8m0Ocp(amaxBits));
   }
   llvm_unreachable("unknown rule");
-}
-
-Value mlir::fp8::emitFiniteOrFltMax(ImplicitLocOpBuilder &b, Value scale) {
-  KernelBuilder kb(b);
-  return arith::SelectOp::create(
-      b, kb.eq(kb.absF32Bits(scale), kb.i32(kF32Inf)), kb.f32(FLT_MAX), scale);
-}
-
-std::pair<Value, Value>
-mlir::fp8::emitCurrentScalingScale(ImplicitLocOpBuilder &b, Value amax,
-                                   Type elementType, float epsilon, bool pow2,
-                                   bool amaxMayBeNegative) {
-  assert(epsilon >= 0.f && "the recipe's epsilon is verified non-negative");
-  KernelBuilder kb(b);
-  num::Format format =
-      isa<Float8E5M2Type>(elementType) ? num::Format::E5M2 : num::Format::E4M3;
-  auto bits = [&](Value f) {
-    return arith::BitcastOp::create(b, b.getI32Type(), f);
-  };
-  auto fromBits = [&](Value i) {
-    return arith::BitcastOp::create(b, b.getF32Type(), i);
-  };
-  if (epsilon != 0.f || amaxMayBeNegative) // amax < epsilon -> epsilon
-    amax = arith::SelectOp::create(
-        b,
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, amax,
-                              kb.f32(epsilon)),
-        kb.f32(epsilon), amax);
-  // Finite and nonzero. amax is now >= +0, -0 or NaN (a negative number is
-  // below epsilon >= 0), so its bits are nonzero and below inf's exactly
-  // then, and the scale maxFinite / amax is positive.
-  Value aBits = bits(amax);
-  Value usable = kb.andi(
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ne, aBits, kb.i32(0)),
-      kb.ult(aBits, kb.i32(kF32Inf)));
-  Value one = kb.f32(1.f);
-  Value scale = arith::SelectOp::create(
-      b, usable,
-      finiteOrMax(
-          kb, arith::DivFOp::create(b, kb.f32(num::maxFinite(format)), amax)),
-      one);
-  if (!pow2)
-    return {scale, arith::DivFOp::create(b, one, scale)};
-  // maxFinite / amax >= maxFinite / FLT_MAX is normal, so the power of two
-  // is 2^(e - 127) with 1 <= e <= 254, and its inverse is exact.
-  Value exponentBits = kb.andi(bits(scale), kb.i32(kF32SignAndExponentMask));
-  return {fromBits(exponentBits),
-          fromBits(powerOfTwoInverse(
-              kb, arith::ShRUIOp::create(b, exponentBits, kb.i32(23))))};
 }
 
 BlockScale QuantizeKernelEmitter::tensorScale() {

@@ -10,6 +10,7 @@ holds. A test needing a new kernel adds it here. Pure Python.
 from ..gemm import ScaledMatmul
 from ..quantization import DequantizeSpec, QuantizeSpec
 from . import grouped_cases
+from . import fp8out_cases
 
 # fp8mlir.scaled_mm against torch's scaled GEMMs (test_gpu.py): (recipe, M,
 # N, K, accumulation, out dtype); M is a run-time value, so one kernel per
@@ -99,6 +100,7 @@ def all_specs():
     specs += list(TEST_GEMMS.values())
     specs += [quantize_spec(case) for case in QUANTIZE_CASES]
     specs += DEQUANTIZE_SPECS
+    specs += fp8out_cases.all_specs()
     specs += [bench_gemm(r, n, k) for r in BENCH_RECIPES
               for n, k in [(OVERHEAD_N, OVERHEAD_K)] + BENCH_SHAPES]
     specs += grouped_cases.all_specs()  # test_gpu_grouped.py, bench_grouped.py

@@ -556,8 +556,8 @@ func.func @matmul_operand_rank(%a: tensor<2x128x256xf8E4M3FN>, %b: tensor<64x256
 // -----
 
 func.func @matmul_output_type(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) {
-  // expected-error @+1 {{result #0 must be 2D tensor of bfloat16 type or 16-bit float or 32-bit float values}}
-  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xf8E4M3FN>
+  // expected-error @+1 {{result #0 must be 2D tensor of bfloat16 type or 16-bit float or 32-bit float or f8E4M3FN type or f8E5M2 type values}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xi8>
   return
 }
 
@@ -565,7 +565,7 @@ func.func @matmul_output_type(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8
 
 func.func @matmul_memref_result(%a: memref<128x256xf8E4M3FN>, %b: memref<64x256xf8E4M3FN>, %s: memref<f32>, %d: memref<128x64xbf16>) {
   // expected-error @+1 {{expected a result on tensors or an `outs` buffer on memrefs, not both or neither}}
-  %0 = "fp8.scaled_matmul"(%a, %b, %s, %s, %d) <{a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0>, resultSegmentSizes = array<i32: 1, 0>}> : (memref<128x256xf8E4M3FN>, memref<64x256xf8E4M3FN>, memref<f32>, memref<f32>, memref<128x64xbf16>) -> tensor<128x64xbf16>
+  %0 = "fp8.scaled_matmul"(%a, %b, %s, %s, %d) <{a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0>, resultSegmentSizes = array<i32: 1, 0, 0>}> : (memref<128x256xf8E4M3FN>, memref<64x256xf8E4M3FN>, memref<f32>, memref<f32>, memref<128x64xbf16>) -> tensor<128x64xbf16>
   return
 }
 

@@ -48,6 +48,20 @@ enum class ScaleMode {
 // The MX scale block and scale-factor atom (kMXScaleBlock, kMXAtom*) are
 // hardware layouts of the block-scaled MMA: FP8/Target/Chip.h.
 
+/// How the epilogue quantizes an FP8 D (the op's result_recipe and
+/// result_granularity).
+enum class OutputQuantization {
+  None,
+  /// D * result_scale (a given per-tensor scale: delayed scaling);
+  /// result_scale_inv = 1 / result_scale.
+  Tensor,
+  /// 1x128 blocks along N (DeepSeek-V3's activation quantization): each
+  /// row's block amax, reduced in registers, gives the block's scale by the
+  /// #fp8.blockwise rule; scale_inv stored MN-major
+  /// [ceil(N/128), roundup(M, 4)], the layout the GEMMs read A's in.
+  Block1x128,
+};
+
 /// The GEMM an fp8.scaled_matmul asks for, in the TN form the kernels take:
 /// D[M, N] = sum_k A[M, K] B[N, K] * scales (+ bias[N]) (+ C[M, N]).
 struct GemmProblem {
@@ -73,6 +87,14 @@ struct GemmProblem {
   /// DeepSeek-V3's 128x128 weight tiles ("1D x 2D"), 1 for 1x128 tiles
   /// ("1D x 1D": the wgrad GEMM of two activation gradients).
   int64_t bScaleBlockRows = kBlockwiseScaleBlock;
+  /// An FP8 D (outElementType f8E4M3FN / f8E5M2) and its scale rule.
+  OutputQuantization outQuantization = OutputQuantization::None;
+  bool outScalePow2 = false;  ///< Block1x128: power-of-two scales
+  float outAmaxClamp = 0.f;   ///< Block1x128: the recipe's amax_clamp
+
+  bool hasFP8Output() const {
+    return outQuantization != OutputQuantization::None;
+  }
 
   bool isBlockwise() const { return aScale == ScaleMode::Blockwise; }
   /// Blockwise with one B scale per output column and K block: the
@@ -120,9 +142,12 @@ struct GemmProblem {
 
   /// Reads the problem off `op`, or reports why the kernels cannot take it.
   /// MX scales are rejected unless `allowMXScales` (only the sm_100a
-  /// block-scaled kernels take them).
+  /// block-scaled kernels take them). An FP8 result is quantized in the
+  /// epilogue where `epilogueQuantizes` and needsTwoPhaseFP8Result allow;
+  /// otherwise the problem is the first phase's GEMM (f32 D).
   static FailureOr<GemmProblem> get(ScaledMatmulOp op,
-                                    bool allowMXScales = false);
+                                    bool allowMXScales = false,
+                                    bool epilogueQuantizes = true);
   /// The same for a grouped GEMM (MX scales are not taken).
   static FailureOr<GemmProblem> get(GroupedScaledMatmulOp op);
 };
@@ -131,6 +156,12 @@ struct GemmProblem {
 /// this (DeepGEMM's contiguous-layout alignment): every CTA tile's rows
 /// then belong to one group.
 inline constexpr int64_t kGroupRowAlignment = 128;
+
+/// Whether the FP8 result of `op` takes scales that need a reduction over
+/// more than one output tile (per-tensor current scaling without a given
+/// scale, row granularity, 128x128 tiles, MX blocks): no epilogue computes
+/// them, and the lowering quantizes an f32 D after the GEMM.
+bool needsTwoPhaseFP8Result(ScaledMatmulOp op);
 
 /// The kernel configuration: CTA tile, pipeline depth, cluster, raster order.
 struct GemmTiling {
@@ -225,6 +256,9 @@ struct GemmKernelParams {
   Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, amax, m;
   /// Grouped GEMMs only: the i32 group of each row of A.
   Value groupIndex;
+  /// An FP8 D: its given scale (OutputQuantization::Tensor) and the
+  /// scale_inv the kernel writes; null otherwise.
+  Value resultScale, resultScaleInv;
   /// Kernels with a workspace only (GemmTiling::workspaceBytesPerCta).
   Value workspace;
 };

@@ -26,6 +26,7 @@
 #define FP8_CONVERSION_QUANTIZEKERNELS_QUANTIZEKERNEL_H
 
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
+#include "FP8/Conversion/KernelSkeleton/ScaleRules.h"
 #include "FP8/Dialect/FP8/IR/FP8Contract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Target/Chip.h"
@@ -195,18 +196,6 @@ ScaleTensorLayout getScaleTensorLayout(GranularityKind granularity,
 std::vector<md::Expr> getRunTimeRowsScaleShape(GranularityKind layout,
                                                int64_t blockRows, int64_t cols,
                                                bool columnwise);
-
-/// numerics::currentScalingScale(amax, <format of elementType>, epsilon,
-/// pow2) and 1 / scale, emitted as f32 arithmetic that gives the same bits
-/// for every amax (NaN, inf and subnormal values included, and negative
-/// ones when `amaxMayBeNegative`: the `amax < epsilon` clamp then applies
-/// for epsilon = 0 too; an amax of max |x| needs no such clamp).
-std::pair<Value, Value> emitCurrentScalingScale(ImplicitLocOpBuilder &b,
-                                                Value amax, Type elementType,
-                                                float epsilon, bool pow2,
-                                                bool amaxMayBeNegative = false);
-/// numerics' finiteOrMax: +-inf becomes FLT_MAX.
-Value emitFiniteOrFltMax(ImplicitLocOpBuilder &b, Value scale);
 
 /// Builds the kernel `name` into `module`.
 gpu::GPUFuncOp buildQuantizeKernel(OpBuilder &builder, Location loc,

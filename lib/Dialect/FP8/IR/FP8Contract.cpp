@@ -192,9 +192,10 @@ static void nameScaledMatmul(ScaledMatmulOp op, NamedValues &v) {
                {"b_scale_inv"},
                {"bias", {"N"}},
                {"accumulate_into (C)", {"M", "N"}},
+               {"result_scale"},
                {"outs (D)", {"M", "N"}},
                {"amax_outs"}},
-              {{"result (D)", {"M", "N"}}, {"amax"}});
+              {{"result (D)", {"M", "N"}}, {"result_scale_inv"}, {"amax"}});
 }
 
 static void nameQuantize(QuantizeOp op, NamedValues &v) {

@@ -388,28 +388,51 @@ LogicalResult ScalesToMXOp::verify() {
 
 static ShapedType shapedType(Value v) { return cast<ShapedType>(v.getType()); }
 
-/// `D`, `(D, amax)` or `()`: the result part of scaled_matmul's function type.
+static bool isFP8Tensor(Type type) {
+  auto shaped = dyn_cast_or_null<ShapedType>(type);
+  return shaped && isa<Float8E4M3FNType, Float8E5M2Type>(shaped.getElementType());
+}
+
+/// `D`, `(D, amax)`, `(D, scale_inv)` / `(D, scale_inv, amax)` (FP8 D) or
+/// `()`: the result part of scaled_matmul's function type.
 static ParseResult parseScaledMatmulResults(OpAsmParser &parser, Type &result,
-                                            Type &amax) {
-  if (succeeded(parser.parseOptionalLParen())) {
-    if (succeeded(parser.parseOptionalRParen()))
-      return success();
-    if (parser.parseType(result) || parser.parseComma() ||
-        parser.parseType(amax) || parser.parseRParen())
-      return failure();
+                                            Type &scaleInv, Type &amax) {
+  if (failed(parser.parseOptionalLParen()))
+    return parser.parseType(result);
+  if (succeeded(parser.parseOptionalRParen()))
     return success();
-  }
-  return parser.parseType(result);
+  SmallVector<Type, 3> types;
+  if (parser.parseTypeList(types) || parser.parseRParen())
+    return failure();
+  bool fp8 = isFP8Tensor(types.front());
+  if (types.size() < 2 || types.size() > (fp8 ? 3u : 2u))
+    return parser.emitError(parser.getCurrentLocation())
+           << "expected `(D, amax)`, `(D, scale_inv)` or `(D, scale_inv, "
+              "amax)` (the last two for an FP8 D), got "
+           << types.size() << " types";
+  result = types[0];
+  (fp8 ? scaleInv : amax) = types[1];
+  if (types.size() == 3)
+    amax = types[2];
+  return success();
 }
 
 static void printScaledMatmulResults(OpAsmPrinter &printer, Operation *,
-                                     Type result, Type amax) {
-  if (!result)
+                                     Type result, Type scaleInv, Type amax) {
+  if (!result) {
     printer << "()";
-  else if (!amax)
+    return;
+  }
+  if (!scaleInv && !amax) {
     printer << result;
-  else
-    printer << "(" << result << ", " << amax << ")";
+    return;
+  }
+  printer << "(" << result;
+  if (scaleInv)
+    printer << ", " << scaleInv;
+  if (amax)
+    printer << ", " << amax;
+  printer << ")";
 }
 
 int64_t ScaledMatmulOp::getM() {
@@ -480,6 +503,60 @@ static LogicalResult verifyBuffers(ScaledMatmulOp op) {
     return op.emitOpError() << "expected different buffers for outs and "
                                "amax_outs";
   return success();
+}
+
+/// An FP8 D comes with its quantization (result_recipe, result_granularity,
+/// result_scale_inv, and result_scale where the recipe takes a given scale);
+/// any other D with none of them.
+static LogicalResult verifyFP8Result(ScaledMatmulOp op) {
+  RecipeAttrInterface recipe = op.getResultRecipeAttr();
+  GranularityAttr g = op.getResultGranularityAttr();
+  Value scale = op.getResultScale(), scaleInv = op.getResultScaleInv();
+  if (op.hasBufferSemantics()) {
+    if (recipe || g)
+      return op.emitOpError() << "an FP8 result (result_recipe, "
+                                 "result_granularity) is produced on tensors "
+                                 "only, not into an `outs` buffer";
+    return success();
+  }
+  if (!op.hasFP8Result()) {
+    if (recipe || g || scale || scaleInv)
+      return op.emitOpError()
+             << "result_recipe, result_granularity, result_scale and the "
+                "result's scale_inv belong to an FP8 result (f8E4M3FN or "
+                "f8E5M2), got a result of element type "
+             << op.getOutputType().getElementType();
+    return success();
+  }
+  if (!recipe || !g || !scaleInv)
+    return op.emitOpError()
+           << "an FP8 result needs result_recipe and result_granularity (how "
+              "its consumer quantizes it) and its scale_inv as the second "
+              "result";
+  if (!recipe.isAllowedGranularity(g))
+    return op.emitOpError() << "result granularity " << g.describe()
+                            << " is not allowed by result recipe "
+                            << formatRecipe(recipe) << ": expected "
+                            << describeGranularityChoices(recipe);
+  if (failed(verifyElementTypeForRecipe(op, "the result",
+                                        op.getOutputType().getElementType(),
+                                        recipe)))
+    return failure();
+  bool delayed = isa<DelayedScalingAttr>(recipe);
+  bool givenScaleAllowed =
+      delayed || (isa<CurrentScalingAttr>(recipe) && g.isTensor());
+  if (delayed && !scale)
+    return op.emitOpError() << "an FP8 result under delayed scaling needs "
+                               "result_scale (the scale of the previous "
+                               "step, from fp8.compute_scale)";
+  if (scale && !givenScaleAllowed)
+    return op.emitOpError()
+           << "result_scale is taken with #fp8.delayed or per-tensor "
+              "#fp8.current only; result recipe "
+           << formatRecipe(recipe) << " at " << g.describe()
+           << " computes its scales from D";
+  return verifyScaleTensor(op, "the result's scale_inv", g, op.getM(),
+                           op.getN(), scaleInv.getType(), recipe);
 }
 
 /// The three classes of scale pairs a GEMM supports.
@@ -569,6 +646,9 @@ LogicalResult ScaledMatmulOp::verify() {
                               "the result type "
                            << outType << ", got " << c.getType();
   }
+
+  if (failed(verifyFP8Result(*this)))
+    return failure();
 
   if (recipe) {
     for (auto [name, g] : {std::pair<StringRef, GranularityAttr>{"A", ga},

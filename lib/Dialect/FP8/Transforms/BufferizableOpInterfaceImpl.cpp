@@ -69,6 +69,12 @@ struct ScaledMatmulOpInterface
     auto matmul = cast<ScaledMatmulOp>(op);
     if (matmul.hasBufferSemantics())
       return success();
+    // The destination-passing form writes bf16, f16 or f32 D only; an FP8
+    // D is lowered to a kernel launch on tensors (fp8-lower-scaled-matmul).
+    if (matmul.hasFP8Result())
+      return op->emitOpError()
+             << "an FP8 result has no buffer form: run fp8-lower-scaled-matmul "
+                "before bufferization";
     Location loc = op->getLoc();
     // The kernels read dense row-major buffers: a tensor whose buffer is a
     // strided view is copied into one.
@@ -125,12 +131,14 @@ struct ScaledMatmulOpInterface
     }
 
     ScaledMatmulOp::create(
-        rewriter, loc, /*result=*/Type(), /*amax=*/Type(), *a, *b, *sa, *sb,
-        *bias, *c, *out, amax, matmul.getAGranularity(),
-        matmul.getBGranularity(), matmul.getAMajorAttr(),
-        matmul.getBMajorAttr(), matmul.getAccumulation(),
-        matmul.getRecipeAttr(), matmul.getConfigAttr(),
-        matmul.getActivationAttr());
+        rewriter, loc, /*result=*/Type(), /*result_scale_inv=*/Type(),
+        /*amax=*/Type(), *a, *b, *sa, *sb, *bias, *c, /*result_scale=*/Value(),
+        *out, amax, matmul.getAGranularity(), matmul.getBGranularity(),
+        matmul.getAMajorAttr(), matmul.getBMajorAttr(),
+        matmul.getAccumulation(), matmul.getRecipeAttr(),
+        matmul.getConfigAttr(), matmul.getActivationAttr(),
+        /*result_recipe=*/RecipeAttrInterface(),
+        /*result_granularity=*/GranularityAttr());
     replaceOpWithBufferizedValues(rewriter, op, replacements);
     return success();
   }

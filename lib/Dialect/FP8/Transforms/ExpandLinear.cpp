@@ -338,13 +338,16 @@ Value LinearExpander::createGemm(OpBuilder &b, Location loc,
                                  Value c) {
   MLIRContext *ctx = b.getContext();
   auto gemm = ScaledMatmulOp::create(
-      b, loc, resultType, /*amax=*/Type(), a.data, bOperand.data, a.scaleInv,
-      bOperand.scaleInv, bias, c, /*out=*/Value(), /*amax_out=*/Value(),
+      b, loc, resultType, /*result_scale_inv=*/Type(), /*amax=*/Type(), a.data,
+      bOperand.data, a.scaleInv, bOperand.scaleInv, bias, c,
+      /*result_scale=*/Value(), /*out=*/Value(), /*amax_out=*/Value(),
       a.granularity,
       bOperand.granularity, OperandMajorAttr::get(ctx, a.major),
       OperandMajorAttr::get(ctx, bOperand.major),
       AccumulationAttr::get(ctx, recipe.getAccumulate()), recipe,
-      /*config=*/GemmConfigAttr(), /*activation=*/ActivationAttr());
+      /*config=*/GemmConfigAttr(), /*activation=*/ActivationAttr(),
+      /*result_recipe=*/RecipeAttrInterface(),
+      /*result_granularity=*/GranularityAttr());
   return gemm.getResult();
 }
 

@@ -127,12 +127,15 @@ struct FuseDequantizeMatmul : OpRewritePattern<linalg::MatmulOp> {
       accumulation = Accumulation::fast();
 
     rewriter.replaceOpWithNewOp<ScaledMatmulOp>(
-        matmul, resultType, /*amax=*/Type(), lhs.getInput(), rhs.getInput(),
-        lhs.getScaleInv(), rhs.getScaleInv(), /*bias=*/Value(), c,
-        /*out=*/Value(), /*amax_out=*/Value(), aGranularity, bGranularity, *aMajor, *bMajor,
+        matmul, resultType, /*result_scale_inv=*/Type(), /*amax=*/Type(),
+        lhs.getInput(), rhs.getInput(), lhs.getScaleInv(), rhs.getScaleInv(),
+        /*bias=*/Value(), c, /*result_scale=*/Value(), /*out=*/Value(),
+        /*amax_out=*/Value(), aGranularity, bGranularity, *aMajor, *bMajor,
         AccumulationAttr::get(ctx, accumulation),
         /*recipe=*/RecipeAttrInterface(), /*config=*/GemmConfigAttr(),
-        /*activation=*/ActivationAttr());
+        /*activation=*/ActivationAttr(),
+        /*result_recipe=*/RecipeAttrInterface(),
+        /*result_granularity=*/GranularityAttr());
     return success();
   }
 
@@ -490,6 +493,56 @@ struct FuseOutputScale : OpRewritePattern<arith::MulFOp> {
   }
 };
 
+/// fp8.quantize(f32 scaled_matmul result), rowwise only -> the op's FP8
+/// result: the epilogue quantizes the f32 values of D itself (or the
+/// lowering splits it in two phases), so D is never written in high
+/// precision. Exact only for an f32 D: a bf16/f16 D would be quantized
+/// after its own rounding, which the fused op skips, so it is left alone.
+/// The quantize's amax (of its input) is the op's amax of an FP8 D.
+struct FuseOutputQuantize : OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantizeOp quantize,
+                                PatternRewriter &rewriter) const override {
+    auto matmul = quantize.getInput().getDefiningOp<ScaledMatmulOp>();
+    if (!matmul || matmul.hasBufferSemantics() || matmul.getC() ||
+        !matmul.getResult().hasOneUse())
+      return rewriter.notifyMatchFailure(quantize, "not the single use of a "
+                                                   "scaled_matmul result");
+    if (!matmul.getOutputType().getElementType().isF32())
+      return rewriter.notifyMatchFailure(
+          quantize, "D is rounded before the quantization (not f32)");
+    if (!quantize.getRowwise() || quantize.getColumnwise() ||
+        quantize.getScaleGranularityAttr() ||
+        (quantize.getAmax() && matmul.getAmax()))
+      return rewriter.notifyMatchFailure(
+          quantize, "not a plain rowwise quantization of D");
+    Value amax = quantize.getAmax() ? quantize.getAmax() : matmul.getAmax();
+    rewriter.setInsertionPoint(quantize);
+    auto fused = ScaledMatmulOp::create(
+        rewriter, matmul.getLoc(), quantize.getRowwise().getType(),
+        quantize.getRowwiseScaleInv().getType(),
+        amax ? amax.getType() : Type(), matmul.getA(), matmul.getB(),
+        matmul.getAScaleInv(), matmul.getBScaleInv(), matmul.getBias(),
+        /*c=*/Value(), quantize.getScale(), /*out=*/Value(),
+        /*amax_out=*/Value(), matmul.getAGranularity(),
+        matmul.getBGranularity(), matmul.getAMajorAttr(),
+        matmul.getBMajorAttr(), matmul.getAccumulation(),
+        matmul.getRecipeAttr(), matmul.getConfigAttr(),
+        matmul.getActivationAttr(), quantize.getRecipe(),
+        quantize.getGranularity());
+    if (matmul.getAmax())
+      rewriter.replaceAllUsesWith(matmul.getAmax(), fused.getAmax());
+    SmallVector<Value> replacements = {fused.getResult(),
+                                       fused.getResultScaleInv()};
+    if (quantize.getAmax())
+      replacements.push_back(fused.getAmax());
+    rewriter.replaceOp(quantize, replacements);
+    rewriter.eraseOp(matmul);
+    return success();
+  }
+};
+
 /// fp8.amax(scaled_matmul result) -> the op's amax result: the epilogue
 /// reduces |D| as it stores D (for current scaling of the next layer), so D
 /// is not read again. The result may have other users (the next quantize).
@@ -505,13 +558,15 @@ struct FuseOutputAmax : OpRewritePattern<AmaxOp> {
     rewriter.setInsertionPoint(matmul);
     auto fused = ScaledMatmulOp::create(
         rewriter, matmul.getLoc(), matmul.getResult().getType(),
-        amax.getType(), matmul.getA(), matmul.getB(), matmul.getAScaleInv(),
-        matmul.getBScaleInv(), matmul.getBias(), /*c=*/Value(),
+        /*result_scale_inv=*/Type(), amax.getType(), matmul.getA(),
+        matmul.getB(), matmul.getAScaleInv(), matmul.getBScaleInv(),
+        matmul.getBias(), /*c=*/Value(), /*result_scale=*/Value(),
         /*out=*/Value(), /*amax_out=*/Value(), matmul.getAGranularity(),
         matmul.getBGranularity(), matmul.getAMajorAttr(),
         matmul.getBMajorAttr(), matmul.getAccumulation(),
         matmul.getRecipeAttr(), matmul.getConfigAttr(),
-        matmul.getActivationAttr());
+        matmul.getActivationAttr(), /*result_recipe=*/RecipeAttrInterface(),
+        /*result_granularity=*/GranularityAttr());
     rewriter.replaceOp(amax, fused.getAmax());
     rewriter.replaceOp(matmul, fused.getResult());
     return success();
@@ -535,5 +590,5 @@ void mlir::fp8::populateFuseScalesPatterns(RewritePatternSet &patterns,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<FuseDequantizeMatmul>(ctx, fastAccumulation);
   patterns.add<FuseOutputScale, FuseBiasAdd, FuseOutputCast, FuseActivation,
-               FuseOutputAmax>(ctx);
+               FuseOutputAmax, FuseOutputQuantize>(ctx);
 }

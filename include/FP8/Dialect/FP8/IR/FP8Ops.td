@@ -325,7 +325,20 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
       output as stored (after rounding to its element type; NaN if any
       element is NaN), for current scaling of the next layer's input. On
       memrefs the kernel max-accumulates into an `amax_outs` buffer, which
-      must hold 0 (or an earlier amax to fold in) before it runs.
+      must hold 0 (or an earlier amax to fold in) before it runs. With an
+      FP8 result it is `max |D|` before quantization (in f32), the amax a
+      delayed-scaling history records.
+    * FP8 result (`f8E4M3FN` or `f8E5M2`, on tensors): D quantized for its
+      consumer with `result_recipe` at `result_granularity`, as
+      `fp8.quantize` would quantize the f32 values of D (after the scales,
+      bias and activation); the second result is its `scale_inv`, of the
+      granularity's shape. `result_scale` is the given quantization scale
+      (required with `#fp8.delayed`, optional with `#fp8.current` per
+      tensor, not taken otherwise). The GEMM kernels quantize per tensor
+      with a given scale and in 1x128 blocks along N (`#fp8.blockwise`) in
+      the epilogue; per-tensor current scaling without a scale and `row`
+      granularity need a reduction over more than one tile and are lowered
+      in two phases (f32 D with its amax, then a quantization kernel).
     * `recipe`: optional; when present the operands must be consistent with it.
     * `config`: optional `#fp8.gemm_config` overriding the target lowering's
       choice of tile, pipeline depth, cluster and rasterization.
@@ -339,6 +352,18 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
     fp8.scaled_matmul %a, %b, %sa, %sb outs %d {...}
         : (memref<?x7168xf8E4M3FN>, memref<2048x7168xf8E4M3FN>, memref<f32>,
            memref<f32>, memref<?x2048xbf16>) -> ()
+    ```
+
+    ```mlir
+    %d, %ds = fp8.scaled_matmul %a, %b, %sa, %sb
+        {a_granularity = #fp8.granularity<tile 1x128>,
+         b_granularity = #fp8.granularity<tile 128x128>,
+         accumulation = #fp8.accumulation<promoted(128)>,
+         result_recipe = #fp8.blockwise<>,
+         result_granularity = #fp8.granularity<tile 1x128>}
+        : (tensor<?x7168xf8E4M3FN>, tensor<2048x7168xf8E4M3FN>,
+           tensor<?x56xf32>, tensor<16x56xf32>)
+        -> (tensor<?x2048xf8E4M3FN>, tensor<?x16xf32>)
     ```
 
     ```mlir
@@ -356,6 +381,7 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
                        FP8_TensorOrMemRefOf<[F32, F8E8M0FNU], [0, 1, 2]>:$b_scale_inv,
                        Optional<FP8_TensorOrMemRefOf<[BF16, F32], [1]>>:$bias,
                        Optional<FP8_TensorOrMemRefOf<[F32], [2]>>:$c,
+                       Optional<FP8_F32Scalar>:$result_scale,
                        Optional<MemRefRankOf<[BF16, F16, F32], [2]>>:$out,
                        Optional<MemRefRankOf<[F32], [0]>>:$amax_out,
                        FP8_GranularityAttr:$a_granularity,
@@ -367,16 +393,22 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
                        FP8_AccumulationAttr:$accumulation,
                        OptionalAttr<FP8_RecipeAttr>:$recipe,
                        OptionalAttr<FP8_GemmConfigAttr>:$config,
-                       OptionalAttr<FP8_ActivationAttr>:$activation);
-  let results = (outs Optional<2DTensorOf<[BF16, F16, F32]>>:$result,
+                       OptionalAttr<FP8_ActivationAttr>:$activation,
+                       OptionalAttr<FP8_RecipeAttr>:$result_recipe,
+                       OptionalAttr<FP8_GranularityAttr>:$result_granularity);
+  let results = (outs Optional<2DTensorOf<[BF16, F16, F32, F8E4M3FN,
+                                           F8E5M2]>>:$result,
+                      Optional<FP8_ScaleTensor>:$result_scale_inv,
                       Optional<FP8_F32Scalar>:$amax);
-  // The types print as a function type, `(operands) -> D`, `-> (D, amax)`
-  // or `-> ()`.
+  // The types print as a function type, `(operands) -> D`, `-> (D, amax)`,
+  // `-> (D, scale_inv)` or `-> (D, scale_inv, amax)` (D FP8), or `-> ()`.
   let assemblyFormat = [{
     $a `,` $b `,` $a_scale_inv `,` $b_scale_inv
-    (`bias` $bias^)? (`accumulate_into` $c^)? (`outs` $out^)?
+    (`bias` $bias^)? (`accumulate_into` $c^)?
+    (`result_scale` $result_scale^)? (`outs` $out^)?
     (`amax_outs` $amax_out^)? attr-dict `:` `(` type(operands) `)` `->`
-    custom<ScaledMatmulResults>(type($result), type($amax))
+    custom<ScaledMatmulResults>(type($result), type($result_scale_inv),
+                                type($amax))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -387,6 +419,11 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
     int64_t getK();
     /// The destination-passing form on memrefs (D written into `out`).
     bool hasBufferSemantics() { return static_cast<bool>(getOut()); }
+    /// D is quantized to FP8 in the epilogue (result_recipe/granularity).
+    bool hasFP8Result() {
+      return getResult() && isa<FloatType>(getOutputType().getElementType()) &&
+             cast<FloatType>(getOutputType().getElementType()).getWidth() == 8;
+    }
     /// The type of D: the result's, or the `outs` buffer's.
     ShapedType getOutputType() {
       return getOut() ? ShapedType(getOut().getType())

@@ -316,6 +316,19 @@ def FP8FuseScales : Pass<"fp8-fuse-scales"> {
       It is the amax of D as stored: bias, activation and cast fold in
       first, and once the amax is fused they no longer do.
 
+    * Output quantization: `fp8.quantize` (rowwise output only) of the
+      single use of an f32 result becomes the op's FP8 result and its
+      `scale_inv` (with the quantize's `scale` as `result_scale`, its
+      recipe and granularity as `result_recipe` / `result_granularity`, and
+      its amax as the op's amax). The kernels quantize the same f32 values
+      (per tensor with a given scale and in 1x128 blocks in the epilogue;
+      other granularities in two phases). A bf16/f16 result is not folded:
+      its quantization reads the rounded values, which the fused op skips.
+      Nor is a quantization after a gated activation (SiLU(gate) * up of two
+      column ranges of one GEMM): an epilogue would need each tile to hold
+      both halves of its columns (gate and up weight rows interleaved per
+      tile), which the layout of B does not say.
+
     * Scales after the matmul: `arith.mulf` of an f32 result (before any
       bias, activation or amax is fused) by a `linalg.broadcast` of a
       scalar, of a per-row `[M]` vector (along N) or of a per-column `[N]`

@@ -1,0 +1,99 @@
+//===- GemmOutputQuantization.cpp - FP8 outputs of the GEMMs --------------===//
+
+#include "FP8/Conversion/KernelSkeleton/GemmOutputQuantization.h"
+#include "FP8/Conversion/KernelSkeleton/ScaleRules.h"
+#include "FP8/Numerics/Formats.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace num = ::fp8::numerics;
+
+OutputBlockScale mlir::fp8::emitOutputBlockScale(KernelBuilder &kb,
+                                                 const GemmProblem &p,
+                                                 Value amaxBits) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value amax = arith::BitcastOp::create(b, b.getF32Type(), amaxBits);
+  if (p.outAmaxClamp != 0.f)
+    amax = arith::SelectOp::create(
+        b,
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, amax,
+                              kb.f32(p.outAmaxClamp)),
+        kb.f32(p.outAmaxClamp), amax);
+  if (p.outScalePow2) {
+    auto [scale, scaleInv] =
+        emitCurrentScalingScale(b, amax, p.outElementType, /*epsilon=*/0.f,
+                                /*pow2=*/true);
+    return {scale, scaleInv};
+  }
+  // DeepGEMM's f32 rule: scale_inv = amax / 448 (E4M3's max whatever the
+  // element type), scale = 1 / scale_inv; 1 and 1 where amax is 0, not
+  // finite, or scale_inv underflows.
+  Value one = kb.f32(1.f);
+  auto bitsOf = [&](Value f) {
+    return arith::BitcastOp::create(b, b.getI32Type(), f).getResult();
+  };
+  Value scaleInv = arith::DivFOp::create(
+      b, amax, kb.f32(num::maxFinite(num::Format::E4M3)));
+  Value amaxClampedBits = bitsOf(amax);
+  auto nonzero = [&](Value bits) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, bits, kb.i32(0))
+        .getResult();
+  };
+  Value usable = kb.andi(
+      kb.andi(nonzero(amaxClampedBits),
+              kb.ult(amaxClampedBits, kb.i32(0x7f800000))),
+      nonzero(bitsOf(scaleInv)));
+  Value scale = emitFiniteOrFltMax(b, arith::DivFOp::create(b, one, scaleInv));
+  return {arith::SelectOp::create(b, usable, scale, one),
+          arith::SelectOp::create(b, usable, scaleInv, one)};
+}
+
+Value mlir::fp8::emitAbsBitsMax(KernelBuilder &kb, Value running, Value x,
+                                Value inBounds) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value bits = kb.absF32Bits(x);
+  if (inBounds)
+    bits = arith::SelectOp::create(b, inBounds, bits, kb.i32(0));
+  return arith::MaxUIOp::create(b, running, bits);
+}
+
+Value mlir::fp8::emitLaneBitsMax(KernelBuilder &kb, Value bits,
+                                 ArrayRef<int64_t> offsets) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  for (int64_t offset : offsets) {
+    Value other = NVVM::ShflOp::create(
+        b, b.getI32Type(), kb.i32(-1), bits, kb.i32(offset), kb.i32(31),
+        NVVM::ShflKind::bfly, /*return_value_and_is_valid=*/nullptr);
+    bits = arith::MaxUIOp::create(b, bits, other);
+  }
+  return bits;
+}
+
+Value mlir::fp8::emitFP8Pair(KernelBuilder &kb, const GemmProblem &p, Value x0,
+                             Value x1, Value multiplier) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  // cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b puts a in d[15:8]: x1
+  // goes in `a` so that the bytes are in memory order.
+  return NVVM::ConvertF32x2ToF8x2Op::create(
+      b, b.getI16Type(), arith::MulFOp::create(b, x1, multiplier),
+      arith::MulFOp::create(b, x0, multiplier), NVVM::FPRoundingMode::RN,
+      NVVM::SaturationMode::SATFINITE, /*relu=*/false, p.outElementType);
+}
+
+Value mlir::fp8::emitResultScaleLoad(KernelBuilder &kb,
+                                     const GemmKernelParams &params) {
+  return kb.loadF32(params.resultScale, kb.i32(0));
+}
+
+void mlir::fp8::emitResultScaleInvStore(KernelBuilder &kb,
+                                        const GemmKernelParams &params) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value scaleInv = arith::DivFOp::create(b, kb.f32(1.f),
+                                         emitResultScaleLoad(kb, params));
+  kb.store(scaleInv, kb.globalElementPtr(params.resultScaleInv, kb.i32(0), 4));
+}
