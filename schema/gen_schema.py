@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Generates the C++ and the reference doc of a metadata format.
 
-    gen_schema.py SCHEMA.json --emit header|parser|writer|doc -o OUTPUT
+    gen_schema.py SCHEMA.json --emit header|keys|parser|writer|reader|doc -o OUTPUT
 
 One definition, schema/NAME.schema.json (a documented subset of JSON Schema,
 see docs/metadata.md), gives:
   header  plain C++17 structs and enums (namespace fp8schema), shared by the
           compiler and the runtime; no LLVM or MLIR dependency
+  keys    the key names of the root object and its document, for code that
+          handles the dictionary or document as a whole
   parser  the runtime's reader: JSON value -> structs, checking types, enums,
           bounds, required and unknown keys, with the JSON path of the field
           in each error (runtime/lib/SchemaReader.h does the generic work)
@@ -20,7 +22,8 @@ import argparse
 import os
 import sys
 
-from schemagen.cxx import emit_header, emit_parser, emit_writer
+from schemagen.cxx import (emit_header, emit_keys, emit_parser, emit_reader,
+                           emit_writer)
 from schemagen.doc import emit_doc
 from schemagen.model import Schema, SchemaError
 
@@ -28,6 +31,8 @@ EMITTERS = {
     "header": emit_header,
     "parser": emit_parser,
     "writer": emit_writer,
+    "reader": emit_reader,
+    "keys": emit_keys,
     "doc": emit_doc,
 }
 

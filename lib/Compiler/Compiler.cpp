@@ -31,8 +31,6 @@ using namespace mlir::fp8;
 
 /// The NVPTX backend's optimization levels.
 static constexpr unsigned kMaxOptLevel = 3;
-/// The metadata key naming the chip a kernel was built for.
-static constexpr llvm::StringLiteral kMetadataChipKey = "chip";
 /// Indentation of the JSON documents.
 static constexpr int kJSONIndent = 2;
 
@@ -195,7 +193,7 @@ mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
 
   // The metadata lives on the gpu.func kernels, which the device pipeline
   // lowers to llvm.func and then replaces by gpu.binary: read it now.
-  FailureOr<SmallVector<KernelInfo>> kernels = collectKernels(module);
+  FailureOr<std::vector<KernelInfo>> kernels = collectKernels(module);
   if (failed(kernels))
     return failure();
   // The runtime trusts the metadata's chip; it must be the one compiled for
@@ -203,10 +201,11 @@ mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
   StringRef target = lookupTarget(module).getChip();
   bool wrongChip = false;
   for (const KernelInfo &kernel : *kernels) {
-    auto chip = kernel.metadata.getAs<StringAttr>(kMetadataChipKey);
-    if (chip && chip.getValue() != target) {
-      emitError(kernel.loc) << "kernel @" << kernel.name << " is for " << chip
-                            << " but the module is compiled for " << target;
+    StringRef chip = kernel.fields.chip;
+    if (!chip.empty() && chip != target) {
+      emitError(kernel.loc) << "kernel @" << kernel.name << " is for \""
+                            << chip << "\" but the module is compiled for "
+                            << target;
       wrongChip = true;
     }
   }

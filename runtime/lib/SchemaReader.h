@@ -19,6 +19,7 @@
 
 #include "fp8schema/Enum.h"
 #include "fp8schema/Expr.h"
+#include "fp8schema/ReadSpec.h"
 
 #include <cstdint>
 #include <initializer_list>
@@ -33,34 +34,14 @@ namespace fp8rt::schema {
 
 class SchemaReader;
 
-// The specs of the value types.
-struct Str {
-  int64_t minLength;
-};
-struct Int {
-  int64_t min, max;
-};
-struct Bool {};
-struct Num {};
-template <typename E> struct EnumOf {};
-struct ExprOf {
-  const fp8schema::ExprForm *form;
-};
-template <typename Item> struct ArrayOf {
-  int64_t minItems, maxItems; // maxItems < 0: no limit
-  Item item;
-};
-template <typename Item> struct MapOf { Item item; };
+// The specs of the value types (shared with the compiler's reader), and
+// ObjectOf, a nested struct read by its generated parse function.
+using namespace fp8schema::spec;
 template <typename T> struct ObjectOf {
   Status (*parse)(SchemaReader &, const json::Value &, const std::string &,
                   T &);
 };
 
-template <typename Item>
-ArrayOf<Item> arrayOf(int64_t minItems, int64_t maxItems, Item item) {
-  return {minItems, maxItems, item};
-}
-template <typename Item> MapOf<Item> mapOf(Item item) { return {item}; }
 template <typename T>
 ObjectOf<T> objectOf(Status (*parse)(SchemaReader &, const json::Value &,
                                      const std::string &, T &)) {

@@ -196,17 +196,20 @@ def emit_record(d):
 # The runtime's parser
 # ---------------------------------------------------------------------------
 
-def read_spec(t):
-    """The SchemaReader spec (runtime/lib/SchemaReader.h) of type `t`."""
+def read_spec(t, prefix="parse"):
+    """The spec of type `t` for the runtime's SchemaReader
+    (runtime/lib/SchemaReader.h) or, with prefix "read", the compiler's
+    AttrReader (include/FP8/Target/SchemaReader.h)."""
     def array(t):
         max_items = t.max_items if t.max_items is not None else -1
-        return f"arrayOf({t.min_items}, {max_items}, {read_spec(t.item)})"
+        return (f"arrayOf({t.min_items}, {max_items}, "
+                f"{read_spec(t.item, prefix)})")
     return by_kind(
         t, scalar=lambda t: SCALARS[t.kind][3](t),
         enum=lambda t: f"EnumOf<fp8schema::{t.definition.name}>{{}}",
         expr=lambda t: f"ExprOf{{&fp8schema::k{t.definition.name}}}",
-        record=lambda t: f"objectOf(&parse{t.definition.name})",
-        array=array, map=lambda t: f"mapOf({read_spec(t.item)})")
+        record=lambda t: f"objectOf(&{prefix}{t.definition.name})",
+        array=array, map=lambda t: f"mapOf({read_spec(t.item, prefix)})")
 
 
 def read_field(f, required, indent="  "):
@@ -352,3 +355,86 @@ def emit_writer(schema):
                    f"const fp8schema::{d.name} &x)"),
         "x", struct_body, union_head, union_case,
         "  return entries.getDictionary(b.getContext());\n}\n\n"))
+
+
+# ---------------------------------------------------------------------------
+# The compiler's reader
+# ---------------------------------------------------------------------------
+
+def emit_reader(schema):
+    """The attributes of the writer back into the structs, through the
+    AttrReader of include/FP8/Target/SchemaReader.h. The root of a format
+    has no `format` and `version` here: the IR does not carry them."""
+    def read_attr_field(f, required, indent="  "):
+        call = "field" if required else "optionalField"
+        return (f"{indent}if (failed(r.{call}(dict, path, "
+                f"{cxx_string(f.key)}, out.{f.member},\n{indent}"
+                f"    {read_spec(f.type, 'read')})))\n"
+                f"{indent}  return failure();\n")
+
+    def expect_object(keys, indent):
+        return (f"{indent}FailureOr<DictionaryAttr> object = r.expectObject("
+                f"\n{indent}    v, path, {allowed_keys(keys)});\n"
+                f"{indent}if (failed(object))\n{indent}  return failure();\n"
+                f"{indent}DictionaryAttr dict = *object;\n")
+
+    def struct_body(d):
+        return expect_object([f.key for f in d.fields], "  ") + "".join(
+            read_attr_field(f, f.required) for f in d.fields)
+
+    def union_head(d):
+        keys = [d.tag_key] + [f.key for f in d.members]
+        return (expect_object(keys, "  ") +
+                f"  if (failed(r.field(dict, path, {cxx_string(d.tag_key)}, "
+                f"out.{camel(d.tag_key)},\n"
+                f"                     EnumOf<fp8schema::{d.tag_enum}>{{}})))\n"
+                f"    return failure();\n")
+
+    def union_case(d, variant):
+        keys = allowed_keys([f.key for f in variant.fields])
+        return (f"    if (failed(r.expectObject(v, path, {keys})))\n"
+                f"      return failure();\n" + "".join(
+                    read_attr_field(f, f.required, "    ")
+                    for f in variant.fields if f.key != d.tag_key))
+
+    return "".join(emit_functions(
+        schema,
+        "// The compiler's reader of this format: the attributes the IR "
+        "carries back\n// into the structs. Included after "
+        "FP8/Target/SchemaReader.h, with\n// `using namespace "
+        "mlir::fp8::schema`.\n",
+        lambda d: (f"static LogicalResult read{d.name}(AttrReader &r, "
+                   f"Attribute v,\n"
+                   f"    const std::string &path, fp8schema::{d.name} &out)"),
+        "out", struct_body, union_head, union_case,
+        "  return success();\n}\n\n"))
+
+
+# ---------------------------------------------------------------------------
+# The key names of a document
+# ---------------------------------------------------------------------------
+
+def emit_keys(schema):
+    """The keys of a format's root object, for the code that handles its
+    dictionary or document as a whole (adds `format`, `version`, a file
+    name) rather than field by field through the structs."""
+    m = schema.main
+    if not m.format:
+        raise SchemaError("keys: the schema has no x-format")
+    root = m.definitions[m.format["root"]]
+    guard = header_guard(m).replace("_H", "_KEYS_H")
+    out = [generated_banner(m), "//\n",
+           f"// The keys of a {root.name} document.\n",
+           f"\n#ifndef {guard}\n#define {guard}\n\n",
+           "namespace fp8schema::keys {\n\n",
+           comment(f"The keys of a {root.name}, by member name, and the "
+                   "`format` and `version` its document begins with.", 0),
+           f"struct {root.name} {{\n",
+           '  static constexpr const char *format = "format";\n',
+           '  static constexpr const char *version = "version";\n']
+    for f in root.fields:
+        out.append(f"  static constexpr const char *{f.member} = "
+                   f"{cxx_string(f.key)};\n")
+    out.append("};\n\n} // namespace fp8schema::keys\n\n"
+               f"#endif // {guard}\n")
+    return "".join(out)

@@ -2,9 +2,10 @@
 //
 // The kernel metadata is defined once (schema/kernel.schema.json); the
 // compiler writes the generated structs as the `fp8.kernel_metadata`
-// attribute, fp8-compile converts that to NAME.json, and the runtime reads
-// it back with its generated reader. Each struct here must come back equal,
-// and the kernels the builders make must pass the runtime's checks.
+// attribute and reads that back with its generated reader, fp8-compile
+// converts it to NAME.json, and the runtime reads that with its generated
+// reader. Each struct here must come back equal both ways, and the kernels
+// the builders make must pass the runtime's checks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "FP8/Conversion/QuantizeKernels/DequantizeKernel.h"
 #include "FP8/Conversion/QuantizeKernels/QuantizeKernel.h"
 #include "FP8/Conversion/QuantizeKernels/ScaleKernels.h"
+#include "FP8/Target/KernelMetadataReader.h"
 #include "FP8/Target/PTX/KernelArtifacts.h"
 
 // The runtime's internal interface (runtime/lib).
@@ -43,7 +45,7 @@ protected:
   /// NAME.json as fp8-compile writes it.
   std::string toJSON(const md::KernelMetadata &metadata) {
     KernelInfo kernel{metadata.name, "fp8_kernels",
-                      getKernelMetadataAttr(&ctx, metadata),
+                      getKernelMetadataAttr(&ctx, metadata), metadata,
                       UnknownLoc::get(&ctx)};
     FailureOr<llvm::json::Value> json =
         buildKernelJSON(kernel, metadata.name + ".ptx");
@@ -56,9 +58,29 @@ protected:
     return text;
   }
 
-  /// Writes `metadata`, reads it back, and checks both the structs and the
+  /// Reads `attr` with the compiler's reader; the errors, if any, are in
+  /// `errors`.
+  FailureOr<md::KernelMetadata> readAttr(DictionaryAttr attr,
+                                         schema::ReadMode mode,
+                                         std::string &errors) {
+    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+      errors += diag.str() + "\n";
+      return success();
+    });
+    return readKernelMetadata(attr, mode,
+                              [&]() { return emitError(UnknownLoc::get(&ctx)); });
+  }
+
+  /// Writes `metadata`, reads it back from the attribute (the compiler) and
+  /// from NAME.json (the runtime), and checks both the structs and the
   /// runtime's checks across fields.
   void expectRoundTrip(md::KernelMetadata metadata) {
+    std::string errors;
+    FailureOr<md::KernelMetadata> fromAttr =
+        readAttr(getKernelMetadataAttr(&ctx, metadata),
+                 schema::ReadMode::Complete, errors);
+    ASSERT_TRUE(succeeded(fromAttr)) << errors;
+    EXPECT_TRUE(*fromAttr == metadata) << metadata.name;
     std::string json = toJSON(metadata);
     md::KernelMetadata read;
     fp8rt::Status status = fp8rt::readKernelMetadataFile(json, "k.json", read);
@@ -225,6 +247,55 @@ TEST_F(KernelMetadataRoundTrip, EveryFieldOfTheDefinition) {
   constant.value = md::Expr::constant(-7);
   metadata.params.push_back(constant);
   expectRoundTrip(metadata);
+}
+
+TEST_F(KernelMetadataRoundTrip, AttrReaderErrorsNameTheKeyPath) {
+  md::KernelMetadata metadata = makeKernelMetadata(
+      "k", hopper, md::KernelKind::Gemm, 128, 0, getFixedGrid({1, 1, 1}));
+  addPointerOperand(metadata, "x", md::DType::BF16, {md::Expr::symbol("M")},
+                    md::OperandRole::Input, 16);
+  DictionaryAttr attr = getKernelMetadataAttr(&ctx, metadata);
+  Builder b(&ctx);
+  auto with = [&](DictionaryAttr dict, StringRef key, Attribute value) {
+    NamedAttrList entries(dict);
+    entries.set(key, value);
+    return entries.getDictionary(&ctx);
+  };
+  auto operand = cast<DictionaryAttr>(attr.getAs<ArrayAttr>("operands")[0]);
+  DictionaryAttr badDType = with(
+      attr, "operands",
+      b.getArrayAttr({with(operand, "dtype", b.getStringAttr("f64"))}));
+  std::string errors;
+  EXPECT_TRUE(failed(readAttr(badDType, schema::ReadMode::Complete, errors)));
+  EXPECT_NE(errors.find("kernel metadata 'operands[0].dtype' holds \"f64\": "
+                        "expected one of e4m3"),
+            std::string::npos)
+      << errors;
+
+  // Present: the top level may lack fields and hold keys of its own, but
+  // what it gives is read whole.
+  NamedAttrList partial;
+  partial.append("chip", b.getStringAttr("sm_100a"));
+  partial.append("notes", b.getStringAttr("hand-written"));
+  errors.clear();
+  FailureOr<md::KernelMetadata> read = readAttr(
+      partial.getDictionary(&ctx), schema::ReadMode::Present, errors);
+  ASSERT_TRUE(succeeded(read)) << errors;
+  EXPECT_EQ(read->chip, "sm_100a");
+  EXPECT_TRUE(read->entry.empty());
+  errors.clear();
+  EXPECT_TRUE(failed(readAttr(partial.getDictionary(&ctx),
+                              schema::ReadMode::Complete, errors)));
+  EXPECT_NE(errors.find("has an unknown key 'notes'"), std::string::npos)
+      << errors;
+  partial.set("grid", b.getDictionaryAttr(
+                          {b.getNamedAttr("kind", b.getStringAttr("fixed"))}));
+  errors.clear();
+  EXPECT_TRUE(failed(readAttr(partial.getDictionary(&ctx),
+                              schema::ReadMode::Present, errors)));
+  EXPECT_NE(errors.find("kernel metadata 'grid' has no 'dims'"),
+            std::string::npos)
+      << errors;
 }
 
 } // namespace

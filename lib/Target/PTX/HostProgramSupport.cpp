@@ -3,6 +3,7 @@
 #include "HostProgramSupport.h"
 
 #include "FP8/Dialect/FP8/IR/FP8Dialect.h"
+#include "FP8/Target/KernelMetadataReader.h"
 #include "FP8/Target/PTX/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -153,99 +154,49 @@ FailureOr<DType> host::getRuntimeDType(Type type) {
 // Kernels
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Reads the metadata dictionary of one kernel, reporting at the kernel.
-class MetadataReader {
-public:
-  MetadataReader(gpu::GPUFuncOp kernel) : kernel_(kernel) {}
-
-  FailureOr<KernelDesc> read() {
-    auto metadata =
-        kernel_->getAttrOfType<DictionaryAttr>(kKernelMetadataAttrName);
-    if (!metadata)
-      return error("has no '" + kKernelMetadataAttrName.str() + "' dictionary");
-    KernelDesc desc;
-    desc.name = kernel_.getName().str();
-    auto operands = metadata.getAs<ArrayAttr>("operands");
-    if (!operands)
-      return error("metadata has no 'operands' array");
-    for (auto [i, attr] : llvm::enumerate(operands)) {
-      auto dict = dyn_cast<DictionaryAttr>(attr);
-      if (!dict)
-        return error("metadata operand " + std::to_string(i) +
-                     " is not a dictionary");
-      FailureOr<KernelOperand> operand = readOperand(dict, i);
-      if (failed(operand))
-        return failure();
-      desc.operands.push_back(*operand);
-    }
-    markTensorMapOperands(metadata, desc);
-    for (const KernelOperand &op : desc.operands)
-      for (const Expr &e : op.shape)
-        if (e.isSymbol() && std::find(desc.symbols.begin(), desc.symbols.end(),
-                                      e.name()) == desc.symbols.end())
-          desc.symbols.push_back(e.name());
-    return desc;
-  }
-
-private:
-  gpu::GPUFuncOp kernel_;
-
-  LogicalResult error(const Twine &message) {
-    return kernel_.emitError()
-           << "kernel @" << kernel_.getName() << " " << message
-           << ": the host program cannot bind its operands";
-  }
-
-  FailureOr<KernelOperand> readOperand(DictionaryAttr dict, size_t i) {
-    KernelOperand op;
-    auto name = dict.getAs<StringAttr>("name");
-    auto dtype = dict.getAs<StringAttr>("dtype");
-    auto shape = dict.getAs<ArrayAttr>("shape");
-    auto role = dict.getAs<StringAttr>("role");
-    std::string where = "metadata operand " + std::to_string(i);
-    if (!name || !dtype || !shape || !role ||
-        !fp8schema::parseEnum(dtype.getValue().str(), op.dtype))
-      return error(where + " lacks a name, a dtype, a shape or a role");
-    op.name = name.str();
-    op.output = role.getValue() == "output";
-    if (auto optional = dict.getAs<BoolAttr>("optional"))
-      op.optional = optional.getValue();
-    op.alignment = dtypeBytes(op.dtype);
-    if (auto alignment = dict.getAs<IntegerAttr>("alignment"))
-      op.alignment = alignment.getInt();
-    for (Attribute extent : shape) {
-      Expr e;
-      std::string problem;
-      if (auto constant = dyn_cast<IntegerAttr>(extent))
-        e = Expr::constant(constant.getInt());
-      else if (auto text = dyn_cast<StringAttr>(extent);
-               !text || !Expr::parse(text.str(), e, problem))
-        return error(where + " ('" + op.name +
-                     "') has an extent that is not an expression");
-      op.shape.push_back(e);
-    }
-    return op;
-  }
-
-  /// TMA reads its global address 16-byte aligned.
-  static void markTensorMapOperands(DictionaryAttr metadata, KernelDesc &desc) {
-    auto maps = metadata.getAs<ArrayAttr>("tensor_maps");
-    if (!maps)
-      return;
-    for (Attribute attr : maps) {
-      auto dict = dyn_cast<DictionaryAttr>(attr);
-      auto operand = dict ? dict.getAs<StringAttr>("operand") : StringAttr();
-      for (KernelOperand &op : desc.operands)
-        if (operand && op.name == operand.getValue())
-          op.alignment = std::max<int64_t>(op.alignment, 16);
-    }
-  }
-};
-} // namespace
+/// The operand `op` of kernel metadata, as the host program binds it.
+static KernelOperand getKernelOperand(const fp8schema::Operand &op) {
+  KernelOperand operand;
+  operand.name = op.name;
+  operand.dtype = op.dtype;
+  operand.shape = op.shape;
+  operand.output = op.role == fp8schema::OperandRole::Output;
+  operand.optional = op.optionalOrDefault();
+  operand.alignment = op.alignment.value_or(dtypeBytes(op.dtype));
+  return operand;
+}
 
 FailureOr<KernelDesc> host::readKernelDesc(gpu::GPUFuncOp kernel) {
-  return MetadataReader(kernel).read();
+  auto error = [&]() {
+    return kernel.emitError() << "kernel @" << kernel.getName() << " ";
+  };
+  auto metadataAttr =
+      kernel->getAttrOfType<DictionaryAttr>(kKernelMetadataAttrName);
+  if (!metadataAttr)
+    return error() << "has no '" << kKernelMetadataAttrName
+                   << "' dictionary: the host program cannot bind its operands";
+  // The fields a hand-written kernel gives, each whole.
+  FailureOr<fp8schema::KernelMetadata> metadata = readKernelMetadata(
+      metadataAttr, schema::ReadMode::Present, error, "metadata");
+  if (failed(metadata))
+    return failure();
+  if (metadata->operands.empty())
+    return error() << "metadata has no operands: the host program cannot "
+                      "bind its operands";
+  KernelDesc desc;
+  desc.name = kernel.getName().str();
+  for (const fp8schema::Operand &op : metadata->operands)
+    desc.operands.push_back(getKernelOperand(op));
+  // TMA reads its global address 16-byte aligned.
+  for (const fp8schema::TensorMap &map : metadata->tensorMapsOrDefault())
+    for (KernelOperand &op : desc.operands)
+      if (op.name == map.operand)
+        op.alignment = std::max<int64_t>(op.alignment, 16);
+  for (const KernelOperand &op : desc.operands)
+    for (const Expr &e : op.shape)
+      if (e.isSymbol() && !llvm::is_contained(desc.symbols, e.name()))
+        desc.symbols.push_back(e.name());
+  return desc;
 }
 
 FailureOr<std::vector<Expr>>

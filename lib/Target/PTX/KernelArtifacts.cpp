@@ -1,6 +1,7 @@
 //===- KernelArtifacts.cpp - PTX and JSON metadata of kernels -------------===//
 
 #include "FP8/Target/PTX/KernelArtifacts.h"
+#include "FP8/Target/KernelMetadataReader.h"
 #include "FP8/Target/PTX/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -9,20 +10,17 @@
 
 #include "llvm/ADT/StringMap.h"
 
-#include "fp8schema/KernelMetadata.h"
+#include "fp8schema/KernelMetadataKeys.h"
 #include "fp8schema/ModuleProgram.h"
+#include "fp8schema/ModuleProgramKeys.h"
 
 #include <cmath>
 
 using namespace mlir;
 using namespace mlir::fp8;
 
-/// The metadata key naming the kernel's PTX entry.
-static constexpr llvm::StringLiteral kEntryKey = "entry";
-/// Keys `buildKernelJSON` adds.
-static constexpr llvm::StringLiteral kFormatKey = "format";
-static constexpr llvm::StringLiteral kVersionKey = "version";
-static constexpr llvm::StringLiteral kPTXKey = "ptx";
+using KernelKeys = fp8schema::keys::KernelMetadata;
+using ModuleKeys = fp8schema::keys::ModuleProgram;
 
 /// A PTX identifier that LLVM emits unchanged (it rewrites other characters
 /// of symbol names) and that is safe as a file name.
@@ -34,8 +32,8 @@ static bool isPlainPTXIdentifier(StringRef name) {
          llvm::all_of(name, isIdentChar);
 }
 
-FailureOr<SmallVector<KernelInfo>> mlir::fp8::collectKernels(ModuleOp module) {
-  SmallVector<KernelInfo> kernels;
+FailureOr<std::vector<KernelInfo>> mlir::fp8::collectKernels(ModuleOp module) {
+  std::vector<KernelInfo> kernels;
   llvm::StringMap<Location> seen;
   bool failed = false;
   for (auto gpuModule : module.getOps<gpu::GPUModuleOp>()) {
@@ -52,15 +50,21 @@ FailureOr<SmallVector<KernelInfo>> mlir::fp8::collectKernels(ModuleOp module) {
         failed = true;
         continue;
       }
-      if (Attribute entry = metadata.get(kEntryKey)) {
-        auto entryName = dyn_cast<StringAttr>(entry);
-        if (!entryName || entryName.getValue() != name) {
-          func.emitError() << "kernel @" << name << " has metadata "
-                           << kEntryKey << " = " << entry << ": expected \""
-                           << name << "\"";
-          failed = true;
-          continue;
-        }
+      // The fields it gives, each whole; fp8-compile converts the rest
+      // generically.
+      FailureOr<fp8schema::KernelMetadata> fields = readKernelMetadata(
+          metadata, schema::ReadMode::Present,
+          [&]() { return func.emitError(); });
+      if (!succeeded(fields)) {
+        failed = true;
+        continue;
+      }
+      if (!fields->entry.empty() && fields->entry != name) {
+        func.emitError() << "kernel @" << name << " has metadata "
+                         << KernelKeys::entry << " = \"" << fields->entry
+                         << "\": expected \"" << name << "\"";
+        failed = true;
+        continue;
       }
       if (!isPlainPTXIdentifier(name)) {
         func.emitError() << "kernel name '" << name
@@ -78,8 +82,8 @@ FailureOr<SmallVector<KernelInfo>> mlir::fp8::collectKernels(ModuleOp module) {
         failed = true;
         continue;
       }
-      kernels.push_back(
-          {name.str(), gpuModule.getName().str(), metadata, func.getLoc()});
+      kernels.push_back({name.str(), gpuModule.getName().str(), metadata,
+                         std::move(*fields), func.getLoc()});
     }
   }
   if (failed)
@@ -234,7 +238,8 @@ FailureOr<llvm::json::Value> mlir::fp8::convertMetadataToJSON(Attribute attr,
 
 FailureOr<llvm::json::Value>
 mlir::fp8::buildKernelJSON(const KernelInfo &kernel, StringRef ptxFileName) {
-  for (StringRef reserved : {kFormatKey, kVersionKey, kPTXKey})
+  for (StringRef reserved :
+       {KernelKeys::format, KernelKeys::version, KernelKeys::ptx})
     if (kernel.metadata.get(reserved))
       return emitError(kernel.loc) << "kernel metadata must not hold '"
                                    << reserved << "': fp8-compile sets it";
@@ -243,9 +248,9 @@ mlir::fp8::buildKernelJSON(const KernelInfo &kernel, StringRef ptxFileName) {
   if (failed(json))
     return failure();
   llvm::json::Object *object = json->getAsObject();
-  (*object)[kFormatKey] = fp8schema::kKernelMetadataFormat;
-  (*object)[kVersionKey] = fp8schema::kKernelMetadataVersion;
-  (*object)[kPTXKey] = ptxFileName.str();
+  (*object)[KernelKeys::format] = fp8schema::kKernelMetadataFormat;
+  (*object)[KernelKeys::version] = fp8schema::kKernelMetadataVersion;
+  (*object)[KernelKeys::ptx] = ptxFileName.str();
   return json;
 }
 
@@ -256,7 +261,7 @@ mlir::fp8::buildModuleProgramJSON(ModuleOp module) {
     return module.emitError() << "no '" << kHostProgramAttrName
                               << "' on the module: run "
                                  "fp8-build-host-program first";
-  for (StringRef reserved : {kFormatKey, kVersionKey})
+  for (StringRef reserved : {ModuleKeys::format, ModuleKeys::version})
     if (program.get(reserved))
       return module.emitError() << "the host program must not hold '"
                                 << reserved << "': fp8-compile sets it";
@@ -265,7 +270,7 @@ mlir::fp8::buildModuleProgramJSON(ModuleOp module) {
   if (failed(json))
     return failure();
   llvm::json::Object *object = json->getAsObject();
-  (*object)[kFormatKey] = fp8schema::kModuleProgramFormat;
-  (*object)[kVersionKey] = fp8schema::kModuleProgramVersion;
+  (*object)[ModuleKeys::format] = fp8schema::kModuleProgramFormat;
+  (*object)[ModuleKeys::version] = fp8schema::kModuleProgramVersion;
   return json;
 }

@@ -192,6 +192,39 @@ module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max
 
 // -----
 
+module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max_shared_memory_per_block = 232448, ptx_features = "+ptx80">, gpu.container_module} {
+  gpu.module @fp8_kernels {
+    // expected-error @+1 {{kernel @partial metadata 'operands[0]' has no 'role'}}
+    gpu.func @partial() kernel attributes {fp8.kernel_metadata = {operands = [
+        {name = "x", dtype = "f32", shape = [4]}]}} {
+      gpu.return
+    }
+  }
+  func.func private @partial_launch_into(memref<4xf32>) attributes {fp8.kernel = @fp8_kernels::@partial}
+  func.func @partial_operand(%x: memref<4xf32>) {
+    call @partial_launch_into(%x) : (memref<4xf32>) -> ()
+    return
+  }
+}
+
+// -----
+
+module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max_shared_memory_per_block = 232448, ptx_features = "+ptx80">, gpu.container_module} {
+  gpu.module @fp8_kernels {
+    // expected-error @+1 {{kernel @none metadata has no operands: the host program cannot bind its operands}}
+    gpu.func @none() kernel attributes {fp8.kernel_metadata = {name = "none"}} {
+      gpu.return
+    }
+  }
+  func.func private @none_launch_into() attributes {fp8.kernel = @fp8_kernels::@none}
+  func.func @no_operands() {
+    call @none_launch_into() : () -> ()
+    return
+  }
+}
+
+// -----
+
 module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max_shared_memory_per_block = 232448, ptx_features = "+ptx80">} {
   func.func private @gone() attributes {fp8.kernel = @fp8_kernels::@gone}
   func.func @no_kernel() {

@@ -49,7 +49,9 @@ module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max
         {name = "b_scale_inv", dtype = "f32", shape = [], role = "input"},
         {name = "d", dtype = "bf16", shape = ["M", 7168], role = "output"},
         {name = "amax", dtype = "f32", shape = [], role = "output"}],
-        tensor_maps = [{name = "tma_a", operand = "a"}]}} {
+        tensor_maps = [{name = "tma_a", operand = "a", dtype = "e4m3", rank = 2 : i64,
+                        dims = [2048, "M"], strides_bytes = [2048], box = [128, 128],
+                        swizzle = "128B"}]}} {
       gpu.return
     }
   }
@@ -103,7 +105,12 @@ module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max
         {name = "y", dtype = "bf16", shape = ["R", 512], role = "input"},
         {name = "s", dtype = "f32", shape = [4, "roundup(R, 4)"], role = "output"},
         {name = "st", dtype = "f32", shape = [4, 512], role = "output"}],
-        tensor_maps = [{name = "tx", operand = "x"}, {name = "ty", operand = "y"}]}} {
+        tensor_maps = [{name = "tx", operand = "x", dtype = "bf16", rank = 2 : i64,
+                        dims = [512, "R"], strides_bytes = [1024], box = [64, 128],
+                        swizzle = "128B"},
+                       {name = "ty", operand = "y", dtype = "bf16", rank = 2 : i64,
+                        dims = [512, "R"], strides_bytes = [1024], box = [64, 128],
+                        swizzle = "128B"}]}} {
       gpu.return
     }
     gpu.func @last() kernel attributes {fp8.kernel_metadata = {operands = [

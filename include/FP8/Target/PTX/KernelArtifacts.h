@@ -15,7 +15,10 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/JSON.h"
 
+#include "fp8schema/KernelMetadata.h"
+
 #include <string>
+#include <vector>
 
 namespace mlir::fp8 {
 
@@ -27,6 +30,9 @@ struct KernelInfo {
   std::string moduleName;
   /// Its `fp8.kernel_metadata`.
   DictionaryAttr metadata;
+  /// The fields `metadata` gives (a hand-written kernel's may give only
+  /// some): a field it lacks has its default value.
+  fp8schema::KernelMetadata fields;
   Location loc;
 };
 
@@ -35,7 +41,7 @@ struct KernelInfo {
 /// `fp8.kernel_metadata` dictionary, when its `entry` is not a string naming
 /// the kernel, when a name could not serve as a file name, or when two
 /// kernels share a name.
-FailureOr<SmallVector<KernelInfo>> collectKernels(ModuleOp module);
+FailureOr<std::vector<KernelInfo>> collectKernels(ModuleOp module);
 
 /// The PTX text of `gpu.binary @binaryName` in `module`: the assembly of its
 /// #nvvm.target object. Reports an error when there is none.
