@@ -27,13 +27,21 @@ Every rank (one GPU each, NCCL) checks, for every recipe:
    FP8 communication against BF16 communication (gather, then quantize):
    every output bit for bit.
 
+Sections 1-3 run twice: on the torch references (eager PyTorch
+quantization, cuBLASLt GEMMs) and on the project's kernels
+(fp8mlir.distributed.kernels: fp8mlir.quantize for the encoding, with the
+amax all-reduce in front for per-tensor scaling; fp8mlir.scaled_mm for
+the TP GEMMs), checked against the same references. The kernel sections
+need FP8RT_LIBRARY and a kernel cache holding
+``fp8mlir.populate --suite dist`` (bench/run_dist_on_gpu.sh sets both up);
+``--no-kernels`` skips them. What ran on a kernel and what fell back to the
+reference (and why) is counted in the report.
+
 Writes dist-exactness-<n>x-<gpu>-<date>.{json,md} (rank 0) and exits
-non-zero when a check fails. No kernel cache: the GEMMs are cuBLASLt
-through torch, quantization is the torch/NumPy references.
+non-zero when a check fails.
 """
 
 import argparse
-import random
 import sys
 import traceback
 
@@ -41,13 +49,13 @@ import dist_common
 
 torch, dist = dist_common.init()
 
-import numpy as np  # noqa: E402
 
 from fp8mlir import numerics  # noqa: E402
 from fp8mlir.distributed import sharded as sh  # noqa: E402
 from fp8mlir.distributed import tp  # noqa: E402
 from fp8mlir.distributed.backends import TorchBackend  # noqa: E402
 from fp8mlir.distributed.comm import TorchCommunicator  # noqa: E402
+from fp8mlir.testing import dist_cases as dc  # noqa: E402
 from fp8mlir.testing import torch_recipes as rec  # noqa: E402
 
 BE = TorchBackend()
@@ -106,28 +114,6 @@ QUANT_CASES = [
 ]
 
 
-def splits(world, seed, count):
-    """(shape, dim, counts): fixed cases (boundaries off every block
-    multiple, a one-row shard, a rank with nothing) and random ones."""
-    fixed = [((4096, 1024), 0, sh.split(4096, world)),
-             ((1000, 768), 0, None), ((333, 640), 0, None), ((256, 1000), 1, None),
-             ((128, 300), 1, None), ((517, 129), 0, [1] + [0] * (world - 2) + [516])]
-    rng = random.Random(seed)
-    out = []
-    for shape, dim, counts in fixed:
-        extent = shape[dim]
-        if counts is None:
-            cuts = sorted(rng.sample(range(1, extent), world - 1))
-            counts = [b - a for a, b in zip([0] + cuts, cuts + [extent])]
-        out.append((shape, dim, counts))
-    for _ in range(count):
-        shape = (rng.randint(1, 700), rng.randint(1, 700))
-        dim = rng.randint(0, 1)
-        cuts = sorted(rng.randint(0, shape[dim]) for _ in range(world - 1))
-        out.append((shape, dim, [b - a for a, b in zip([0] + cuts, cuts + [shape[dim]])]))
-    return out
-
-
 def same_bits(a, b):
     a, b = a.contiguous(), b.contiguous()
     if a.shape != b.shape:
@@ -137,19 +123,31 @@ def same_bits(a, b):
     return bool(torch.equal(a, b))
 
 
-def check_quantization(comm, seed, random_cases):
+def check_quantization(comm, seed, random_cases, kq=None):
+    """Sharded quantization + FP8 all-gather against the whole tensor's
+    reference; with the kernels (``kq``), also the kernels' quantization of
+    the whole tensor (MXFP8 has no Hopper kernel: left out there)."""
     results = []
-    for i, (shape, dim, counts) in enumerate(splits(comm.size, seed, random_cases)):
+    section = "quantization" + (" (project kernels)" if kq else "")
+    cases = [c for c in QUANT_CASES if not (kq and c[1].recipe == "mxfp8")]
+    for i, (shape, dim, counts) in enumerate(dc.splits(comm.size, seed, random_cases)):
         for dtype in (torch.bfloat16, torch.float32):
             x = make_tensor(shape, seed * 1000 + i, dtype)
             w = (sh.row_window if dim == 0 else sh.column_window)(shape, counts, comm.rank)
             local = x[w.row:w.row + w.rows, w.col:w.col + w.cols].contiguous()
-            for name, spec, ref in QUANT_CASES:
+            for name, spec, ref in cases:
                 comm.traffic.clear()
-                q = sh.shard_and_gather(comm, BE, local, shape, counts, spec, dim)
+                if kq:
+                    q = kq.shard_and_gather(comm, local, shape, counts, spec, dim)
+                else:
+                    q = sh.shard_and_gather(comm, BE, local, shape, counts, spec, dim)
                 want_data, want_scale = ref(x)
                 ok = same_bits(q.data, want_data) and same_bits(q.scale_inv, want_scale)
-                results.append({"section": "quantization", "recipe": name,
+                if kq:
+                    whole = kq.quantize_whole(x, spec)
+                    ok &= same_bits(whole.data, want_data) and same_bits(whole.scale_inv,
+                                                                         want_scale)
+                results.append({"section": section, "recipe": name,
                                 "case": f"{shape[0]}x{shape[1]} {str(dtype)[6:]} dim {dim} "
                                         f"split {counts}",
                                 "ok": ok, "bytes": sum(b for _, b in comm.traffic)})
@@ -168,8 +166,13 @@ ZERO_CASES = [
 ]
 
 
-def check_zero1(comm, seed):
+def check_zero1(comm, seed, kq=None):
+    """ZeRO-1 flat shards; with the kernels (``kq``) the per-tensor recipes
+    only (blocks cut by a flat shard are the reference's)."""
     results = []
+    backend = kq.KernelBackend() if kq else BE
+    section = "zero1 primary weights" + (" (project kernels)" if kq else "")
+    cases = [c for c in ZERO_CASES if not kq or c[0] in ("current", "delayed")]
     params = [make_tensor(s, seed + 50 + i, torch.float32) for i, s in enumerate(ZERO_PARAMS)]
     flat = torch.cat([p.reshape(-1) for p in params])
     layouts = [sh.FlatLayout.even(ZERO_PARAMS, comm.size)]
@@ -179,16 +182,16 @@ def check_zero1(comm, seed):
     layouts.append(sh.FlatLayout(tuple(ZERO_PARAMS), tuple(uneven)))
     for layout in layouts:
         lo, hi = layout.rank_range(comm.rank)
-        for name, spec_of, ref_of in ZERO_CASES:
+        for name, spec_of, ref_of in cases:
             specs = [spec_of(i) for i in range(len(ZERO_PARAMS))]
             comm.traffic.clear()
-            codes, scale_invs, _ = sh.quantize_flat_shard(comm, BE, flat[lo:hi], layout, specs)
-            gathered = sh.gather_flat(comm, BE, codes, layout)
+            codes, scale_invs, _ = sh.quantize_flat_shard(comm, backend, flat[lo:hi], layout, specs)
+            gathered = sh.gather_flat(comm, backend, codes, layout)
             ok = True
             for i, p in enumerate(params):
                 want_data, want_scale = ref_of(i)(p)
                 ok &= same_bits(gathered[i], want_data) and same_bits(scale_invs[i], want_scale)
-            results.append({"section": "zero1 primary weights", "recipe": name,
+            results.append({"section": section, "recipe": name,
                             "case": f"{len(ZERO_PARAMS)} params, shards {list(layout.counts)}",
                             "ok": ok, "bytes": sum(b for _, b in comm.traffic)})
     return results
@@ -213,8 +216,8 @@ def single_gpu(recipe, x, w, dy, scales):
     return y.detach(), xx.grad, layer.weight.grad, amax
 
 
-def tp_run(comm, parallel, mode, recipe, x, w, dy, seq_counts, split_counts, scales):
-    ctxt = tp.TPContext(comm, seq_counts, mode)
+def tp_run(comm, parallel, mode, recipe, x, w, dy, seq_counts, split_counts, scales, kernels):
+    ctxt = tp.TPContext(comm, seq_counts, mode, kernels=kernels)
     r = comm.rank
     seq = sh.row_window(x.shape, seq_counts, r)
     if parallel == "column":
@@ -246,31 +249,18 @@ def tp_slices(parallel, comm, seq_counts, split_counts, shapes):
     return (rows, slice(None)), (slice(None), ks), (slice(None), ks)
 
 
-TP_CASES = [  # (parallel, M, K, N, seq counts, weight split)  for 2 ranks; scaled for more
-    ("column", 1024, 1024, 768, [512, 512], [384, 384]),
-    ("column", 1000, 640, 512, [600, 400], [256, 256]),
-    ("row", 1024, 1024, 768, [512, 512], [512, 512]),
-    ("row", 1000, 768, 640, [300, 700], [256, 512]),
-]
-TP_UNALIGNED = [("column", 512, 512, 700, [256, 256], [333, 367]),
-                ("row", 512, 700, 512, [200, 312], [300, 400])]  # per-tensor recipes only
-
-
-def check_tp(comm, seed):
+def check_tp(comm, seed, kernels=False):
+    """TP layers against the single-GPU reference layer (eager quantization,
+    cuBLASLt); with ``kernels`` the TP layers run on the project's kernels."""
     results = []
-    cases = [(c, r) for c in TP_CASES for r in ("current", "delayed", "blockwise")]
-    if comm.size == 2:
-        cases += [(c, r) for c in TP_UNALIGNED for r in ("current", "delayed")]
-    for idx, ((parallel, m, k, n, seq, split), recipe) in enumerate(cases):
-        if comm.size != 2:  # the listed splits are for 2 ranks: even, 128-aligned splits
-            seq = sh.split(m, comm.size)
-            split = [s * 128 for s in sh.split((n if parallel == "column" else k) // 128, comm.size)]
+    section = "tp linear" + (" (project kernels)" if kernels else "")
+    for idx, ((parallel, m, k, n, seq, split), recipe) in enumerate(dc.tp_cases(comm.size)):
         x = make_tensor((m, k), seed + 100 + idx, torch.bfloat16)
         w = make_tensor((n, k), seed + 200 + idx, torch.float32) * 0.02
         dy = make_tensor((m, n), seed + 300 + idx, torch.bfloat16)
         scales = [0.5, 8.0, 2.0 ** -3] if recipe == "delayed" else None
         ref = single_gpu(recipe, x, w, dy, scales)
-        runs = {mode: tp_run(comm, parallel, mode, recipe, x, w, dy, seq, split, scales)
+        runs = {mode: tp_run(comm, parallel, mode, recipe, x, w, dy, seq, split, scales, kernels)
                 for mode in ("fp8", "bf16")}
         where = tp_slices(parallel, comm, seq, split, ((m, k), (n, k)))
         reduced = {"column": (False, True, False), "row": (True, False, False)}[parallel]
@@ -289,10 +279,33 @@ def check_tp(comm, seed):
             amax_ok = same_bits(got, ref[3].float())
             detail["amax_history_equal"] = amax_ok
             ok &= amax_ok
-        results.append({"section": "tp linear", "recipe": recipe,
+        results.append({"section": section, "recipe": recipe,
                         "case": f"{parallel} M={m} K={k} N={n} seq {seq} split {split}",
                         "ok": ok, "detail": detail})
     return results
+
+
+SECTIONS = ("quantization", "quantization (project kernels)", "zero1 primary weights",
+            "zero1 primary weights (project kernels)")
+
+
+def tp_table(checks, section):
+    rows = [c for c in checks if c["section"] == section and c["rank"] == 0]
+    if not rows:
+        return []
+    gemms = "cuBLASLt" if section == "tp linear" else "the project's GEMMs"
+    lines = [f"## {section}: TP layers (sequence parallel, {gemms}) against the single-GPU "
+             "reference layer (cuBLASLt)", "",
+             "| recipe | case | Y rel err (bitwise) | dX rel err (bitwise) | dW rel err (bitwise) "
+             "| FP8 comm == BF16 comm | ok |", "|---|---|---|---|---|---|---|"]
+    for c in rows:
+        d = c["detail"]
+        cells = [f"{d[t]['rel_err']:.2e} ({'yes' if d[t]['bitwise_vs_1gpu'] else 'no'})"
+                 for t in ("Y", "dX", "dW")]
+        same = all(d[t]["fp8_comm_equals_bf16_comm"] for t in ("Y", "dX", "dW"))
+        lines.append(f"| {c['recipe']} | {c['case']} | " + " | ".join(cells)
+                     + f" | {'yes' if same else 'NO'} | {'ok' if c['ok'] else 'FAIL'} |")
+    return lines + [""]
 
 
 def markdown(report):
@@ -301,7 +314,9 @@ def markdown(report):
     checks = report["checks"]
     failed = [c for c in checks if not c["ok"]]
     lines += [f"**{len(checks) - len(failed)}/{len(checks)} checks pass** (every rank).", ""]
-    for section in ("quantization", "zero1 primary weights"):
+    for section in SECTIONS:
+        if section.startswith("tp linear"):
+            continue
         rows = {}
         for c in checks:
             if c["section"] == section:
@@ -313,18 +328,11 @@ def markdown(report):
                   "| recipe | cases | bit-exact | largest bytes sent per rank |", "|---|---|---|---|"]
         lines += [f"| {r} | {v[0]} | {v[1]} | {v[2]} |" for r, v in rows.items()]
         lines.append("")
-    lines += ["## TP linear (sequence parallel) against the single-GPU layer", "",
-              "| recipe | case | Y rel err (bitwise) | dX rel err (bitwise) | dW rel err (bitwise) "
-              "| FP8 comm == BF16 comm | ok |", "|---|---|---|---|---|---|---|"]
-    for c in checks:
-        if c["section"] != "tp linear" or c["rank"] != 0:
-            continue
-        d = c["detail"]
-        cells = [f"{d[t]['rel_err']:.2e} ({'yes' if d[t]['bitwise_vs_1gpu'] else 'no'})"
-                 for t in ("Y", "dX", "dW")]
-        same = all(d[t]["fp8_comm_equals_bf16_comm"] for t in ("Y", "dX", "dW"))
-        lines.append(f"| {c['recipe']} | {c['case']} | " + " | ".join(cells)
-                     + f" | {'yes' if same else 'NO'} | {'ok' if c['ok'] else 'FAIL'} |")
+    for section in ("tp linear", "tp linear (project kernels)"):
+        lines += tp_table(checks, section)
+    if report.get("kernel_usage"):
+        lines += ["", "## What ran on the project's kernels (rank 0, all kernel sections)", ""]
+        lines += [f"- {u}" for u in report["kernel_usage"]]
     if failed:
         lines += ["", "## Failures", ""]
         lines += [f"- rank {c['rank']}: {c['section']} {c['recipe']} {c['case']}" for c in failed[:50]]
@@ -334,13 +342,22 @@ def markdown(report):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=str(dist_common.HERE / "results"))
-    p.add_argument("--seed", type=int, default=2024)
-    p.add_argument("--random-cases", type=int, default=12)
+    p.add_argument("--seed", type=int, default=dc.SEED)
+    p.add_argument("--random-cases", type=int, default=dc.RANDOM_CASES)
+    p.add_argument("--no-kernels", action="store_true",
+                   help="the torch references only (no runtime, no kernel cache)")
     args = p.parse_args()
     comm = TorchCommunicator()
     checks = []
-    for section in (lambda: check_quantization(comm, args.seed, args.random_cases),
-                    lambda: check_zero1(comm, args.seed), lambda: check_tp(comm, args.seed)):
+    sections = [lambda: check_quantization(comm, args.seed, args.random_cases),
+                lambda: check_zero1(comm, args.seed), lambda: check_tp(comm, args.seed)]
+    kq = None
+    if not args.no_kernels:
+        from fp8mlir.distributed import kernels as kq
+        sections += [lambda: check_quantization(comm, args.seed, args.random_cases, kq),
+                     lambda: check_zero1(comm, args.seed, kq),
+                     lambda: check_tp(comm, args.seed, kernels=True)]
+    for section in sections:
         try:
             checks += section()
         except Exception:  # report it and keep going: the other sections still tell
@@ -355,7 +372,8 @@ def main():
     status = 0
     if comm.rank == 0:
         report = {"environment": env, "seed": args.seed,
-                  "checks": [c for rank in everyone for c in rank]}
+                  "checks": [c for rank in everyone for c in rank],
+                  "kernel_usage": kq.usage_lines() if kq else []}
         dist_common.write_report(report, dist_common.report_path(args.out, "dist-exactness", env),
                                  markdown)
         print("\n".join(markdown(report)[-60:]))

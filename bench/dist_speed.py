@@ -16,11 +16,17 @@ median over --iters, a barrier before each):
   tensor (checked here once per case);
 - the collectives alone: BF16 all-gather, FP8 all-gather, amax all-reduce.
 
-Bytes: what one rank sends. Quantization is the eager-PyTorch reference
-(fp8mlir.distributed.backends.TorchBackend, several kernels per call), the
-same code in both paths; a fused quantize kernel shortens both, the
-communication numbers do not depend on it. Writes
-dist-speed-<n>x-<gpu>-<date>.{json,md}.
+Bytes: what one rank sends. Quantization runs on the project's kernels
+(fp8mlir.distributed.kernels): the bf16 path quantizes the gathered tensor
+with fp8mlir.quantize (current scaling: the tensorwise kernel, its own
+amax, then the cast; blockwise: the blockwise kernel); the fp8 path takes
+the shard's amax, all-reduces it and runs the cast kernel with the
+resulting scale (per tensor), or quantizes the block-aligned shard with
+the blockwise kernel and gathers its scales with the data (no amax
+all-reduce: no block spans two ranks). ``--reference`` times the
+eager-PyTorch reference quantization instead (several kernels per call).
+Needs FP8RT_LIBRARY and a kernel cache with ``fp8mlir.populate --suite
+dist`` unless ``--reference``. Writes dist-speed-<n>x-<gpu>-<date>.{json,md}.
 """
 
 import argparse
@@ -34,26 +40,27 @@ torch, dist = dist_common.init()
 from fp8mlir.distributed import sharded as sh  # noqa: E402
 from fp8mlir.distributed.backends import TorchBackend  # noqa: E402
 from fp8mlir.distributed.comm import TorchCommunicator  # noqa: E402
+from fp8mlir.testing import dist_cases as dc  # noqa: E402
 
 BE = TorchBackend()
-TOKENS = 8192  # sequence 4096 x micro-batch 2, or 8192 x 1
-SHAPES = [  # (model, tensor, kind, rows, cols)
-    ("7B", "layer input (hidden 4096)", "activation", TOKENS, 4096),
-    ("7B", "qkv weight", "weight", 12288, 4096),
-    ("7B", "fc1 weight (gate+up)", "weight", 22016, 4096),
-    ("7B", "fc2 weight", "weight", 4096, 11008),
-    ("70B", "layer input (hidden 8192)", "activation", TOKENS, 8192),
-    ("70B", "qkv weight (GQA)", "weight", 10240, 8192),
-    ("70B", "fc1 weight (gate+up)", "weight", 57344, 8192),
-    ("70B", "fc2 weight", "weight", 8192, 28672),
-]
+TOKENS, SHAPES, spec_for = dc.TOKENS, dc.SPEED_SHAPES, dc.speed_spec
 
 
-def spec_for(recipe, kind):
-    if recipe == "current":
-        return sh.QuantSpec("current")
-    return sh.QuantSpec("blockwise", block=(1, 128) if kind == "activation" else (128, 128),
-                        amax_clamp=1e-4)
+class Reference:
+    """The eager-PyTorch quantization with the interface of
+    fp8mlir.distributed.kernels."""
+
+    @staticmethod
+    def quantize_whole(values, spec):
+        return sh.quantize_whole(BE, values, spec)
+
+    @staticmethod
+    def shard_and_gather(comm, values, shape, counts, spec, dim):
+        return sh.shard_and_gather(comm, BE, values, shape, counts, spec, dim)
+
+    @staticmethod
+    def quantize_window(comm, values, window, windows, shape, spec):
+        return sh.quantize_shard(BE, values, window, shape, spec, comm)
 
 
 def timed(fn, iters, warmup=3):
@@ -71,7 +78,7 @@ def timed(fn, iters, warmup=3):
     return statistics.median(times)
 
 
-def bench_case(comm, model, tensor, kind, rows, cols, recipe, iters):
+def bench_case(comm, q, model, tensor, kind, rows, cols, recipe, iters):
     counts = sh.split(rows, comm.size)
     spec = spec_for(recipe, kind)
     g = torch.Generator(device="cuda").manual_seed(rows * 31 + cols)
@@ -80,13 +87,22 @@ def bench_case(comm, model, tensor, kind, rows, cols, recipe, iters):
     fp8_local = torch.zeros((w.rows, cols), dtype=torch.uint8, device="cuda")
     grid = sh.grid_shape((rows, cols), spec.block_shape((rows, cols)))
     bits = torch.zeros(grid[0] * grid[1], dtype=torch.int32, device="cuda")
+    windows = [sh.row_window((rows, cols), counts, r) for r in range(comm.size)]
+    # the kernels' blockwise path gathers the shard's scales, not an amax grid
+    kernel_blocks = q is not Reference and spec.block != "tensor"
+    if kernel_blocks:  # this rank's scale grid and every rank's grid rows
+        grid_counts = [-(-c // spec.block[0]) for c in counts]
+        scales = torch.zeros((grid_counts[comm.rank], grid[1]), device="cuda")
+        small_collective = lambda: sh.gather_rows(comm, BE, scales, grid_counts)  # noqa: E731
+    else:
+        small_collective = lambda: comm.all_reduce_max(bits)  # noqa: E731
 
     def bf16_path():
         full = sh.gather_rows(comm, BE, local, counts)
-        return sh.quantize_whole(BE, full, spec)
+        return q.quantize_whole(full, spec)
 
     def fp8_path():
-        return sh.shard_and_gather(comm, BE, local, (rows, cols), counts, spec, 0)
+        return q.shard_and_gather(comm, local, (rows, cols), counts, spec, 0)
 
     a, b = bf16_path(), fp8_path()
     same = bool(torch.equal(a.data, b.data)) and bool(torch.equal(
@@ -97,16 +113,18 @@ def bench_case(comm, model, tensor, kind, rows, cols, recipe, iters):
         "fp8_equals_bf16_path": same,
         "bytes_bf16_gather": max(counts) * cols * 2,
         "bytes_fp8_gather": max(counts) * cols,
-        "bytes_amax_reduce": grid[0] * grid[1] * 4,
+        "bytes_amax_reduce": 0 if kernel_blocks else grid[0] * grid[1] * 4,
+        "bytes_scale_gather": max(grid_counts) * grid[1] * 4 if kernel_blocks else 0,
         "ms_bf16_path": timed(bf16_path, iters),
         "ms_fp8_path": timed(fp8_path, iters),
         "ms_bf16_gather": timed(lambda: sh.gather_rows(comm, BE, local, counts), iters),
         "ms_fp8_gather": timed(lambda: sh.gather_rows(comm, BE, fp8_local, counts), iters),
-        "ms_amax_reduce": timed(lambda: comm.all_reduce_max(bits), iters),
+        "ms_amax_reduce": timed(small_collective, iters),
     }
     full = torch.randn((rows, cols), generator=g, device="cuda", dtype=torch.bfloat16)
-    result["ms_quantize_whole"] = timed(lambda: sh.quantize_whole(BE, full, spec), iters)
-    result["ms_quantize_shard"] = timed(lambda: sh.quantize_shard(BE, local, w, (rows, cols), spec), iters)
+    result["ms_quantize_whole"] = timed(lambda: q.quantize_whole(full, spec), iters)
+    result["ms_quantize_shard"] = timed(
+        lambda: q.quantize_window(None, local, w, windows, (rows, cols), spec), iters)
     del full
     for key in ("bf16_gather", "fp8_gather"):
         ms = result["ms_" + key]
@@ -121,9 +139,10 @@ def markdown(report):
     lines = ["# FP8 all-gather against BF16 all-gather + quantization", ""]
     lines += dist_common.environment_markdown(report["environment"])
     lines += [f"Row shards over {report['environment']['gpus']} GPUs, {TOKENS} tokens; "
-              "times: median ms on rank 0 (CUDA events). Quantization: eager-PyTorch reference "
-              "(same code both paths).", "",
-              "| model | tensor | shape | recipe | bytes sent BF16 / FP8 (+amax) | BF16 AG | FP8 AG "
+              f"times: median ms on rank 0 (CUDA events). Quantization: {report['quantization']} "
+              "(same code both paths). amax AR: the amax all-reduce, or on the kernels' "
+              "blockwise path (no block spans two ranks) the all-gather of the scales.", "",
+              "| model | tensor | shape | recipe | bytes sent BF16 / FP8 (+amax or scales) | BF16 AG | FP8 AG "
               "| amax AR | quantize whole / shard | BF16 AG + quantize | quantize shard + amax AR + FP8 AG "
               "| speed-up | same FP8 |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -131,7 +150,7 @@ def markdown(report):
         lines.append(
             f"| {r['model']} | {r['tensor']} | {r['shape'][0]}x{r['shape'][1]} | {r['recipe']} "
             f"| {r['bytes_bf16_gather'] / 2**20:.1f} / {r['bytes_fp8_gather'] / 2**20:.1f} MiB "
-            f"(+{r['bytes_amax_reduce']} B) | {r['ms_bf16_gather']:.3f} | {r['ms_fp8_gather']:.3f} "
+            f"(+{r['bytes_amax_reduce'] + r.get('bytes_scale_gather', 0)} B) | {r['ms_bf16_gather']:.3f} | {r['ms_fp8_gather']:.3f} "
             f"| {r['ms_amax_reduce']:.3f} | {r['ms_quantize_whole']:.3f} / {r['ms_quantize_shard']:.3f} "
             f"| {r['ms_bf16_path']:.3f} | {r['ms_fp8_path']:.3f} "
             f"| {r['ms_bf16_path'] / r['ms_fp8_path']:.2f}x | {'yes' if r['fp8_equals_bf16_path'] else 'NO'} |")
@@ -148,14 +167,20 @@ def main():
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--recipes", default="current,blockwise")
     p.add_argument("--models", default="7B,70B")
+    p.add_argument("--reference", action="store_true",
+                   help="the eager-PyTorch reference quantization instead of the project's kernels")
     args = p.parse_args()
     comm = TorchCommunicator()
+    if args.reference:
+        q = Reference
+    else:
+        from fp8mlir.distributed import kernels as q
     cases = []
     for model, tensor, kind, rows, cols in SHAPES:
         if model not in args.models.split(","):
             continue
         for recipe in args.recipes.split(","):
-            cases.append(bench_case(comm, model, tensor, kind, rows, cols, recipe, args.iters))
+            cases.append(bench_case(comm, q, model, tensor, kind, rows, cols, recipe, args.iters))
             if comm.rank == 0:
                 c = cases[-1]
                 print(f"{model} {tensor} {recipe}: BF16 path {c['ms_bf16_path']:.3f} ms, "
@@ -164,7 +189,10 @@ def main():
     env = dist_common.environment(torch, dist)
     ok = all(c["fp8_equals_bf16_path"] for c in cases)
     if comm.rank == 0:
-        report = {"environment": env, "tokens": TOKENS, "iters": args.iters, "cases": cases}
+        report = {"environment": env, "tokens": TOKENS, "iters": args.iters, "cases": cases,
+                  "quantization": "eager-PyTorch reference" if args.reference else
+                  "the project's kernels (fp8mlir.quantize)",
+                  "kernel_usage": [] if args.reference else q.usage_lines()}
         dist_common.write_report(report, dist_common.report_path(args.out, "dist-speed", env), markdown)
     dist.destroy_process_group()
     return 0 if ok else 1

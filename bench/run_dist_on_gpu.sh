@@ -1,46 +1,81 @@
 #!/usr/bin/env bash
 # One command for a machine with 2 (or more) GPUs: FP8 communication checks
-# and benchmarks through torch.distributed (NCCL), written to OUT_DIR.
+# and benchmarks through torch.distributed (NCCL), on the project's kernels.
 #
-#   bench/run_dist_on_gpu.sh [OUT_DIR] [GPUS]
+#   bench/run_dist_on_gpu.sh KERNEL_CACHE[.tar.xz] [OUT_DIR] [GPUS]
 #
+# KERNEL_CACHE is filled on the build machine (which has the compiler):
+#   PYTHONPATH=python /usr/bin/python3 -m fp8mlir.populate KERNEL_CACHE \
+#       --suite dist [--world GPUS] --archive KERNEL_CACHE.tar.xz
+# A .tar.xz is unpacked into OUT_DIR/kernel-cache first. The runtime
+# (libfp8rt.so) and the C++ PyTorch operators are built here, as
+# python/tests/run_gpu.sh does. Then:
 # 1. bench/dist_exactness.py: sharded quantization + FP8 all-gather equal
 #    single-GPU quantization bit for bit (every recipe, MX included), ZeRO-1
 #    FP8 primary weights, TP linear layers against the single-GPU layer;
-# 2. bench/dist_speed.py: FP8 vs BF16 all-gather (+ quantization), 7B/70B
-#    shapes;
-# 3. bench/train_tp.py: a TP training step, BF16 vs FP8 communication.
-# No kernel cache and no runtime build: quantization is the torch reference,
-# GEMMs are cuBLASLt through torch. NCCL settings (NCCL_NVLS_ENABLE=0 etc.)
+#    each on the torch references and on the project's kernels;
+# 2. bench/dist_speed.py: FP8 vs BF16 all-gather (+ the project's quantize
+#    kernels), 7B/70B shapes;
+# 3. bench/train_tp.py: a TP training step on the project's kernels, BF16
+#    vs FP8 communication.
+# Everything lands in OUT_DIR (default bench/results/dist) and, at the end,
+# in one archive OUT_DIR.tar.xz. NCCL settings (NCCL_NVLS_ENABLE=0 etc.)
 # come from the machine's environment and are recorded, not changed.
+# Environment: PYTHON (default python3), TORCHRUN (default torchrun),
+# FP8RT_BUILD_DIR (default /tmp/fp8rt-build), CXX (default /usr/bin/g++ when
+# it exists), TORCH_EXTENSIONS_DIR (default /tmp/fp8mlir-torch-extensions).
 # Exits non-zero when a step fails; the summary names each step's result.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT_DIR=$(realpath -m "${1:-bench/results}")
-GPUS=${2:-2}
+if [[ $# -lt 1 || ! ( -d "$1" || "$1" == *.tar.xz ) ]]; then
+  echo "usage: bench/run_dist_on_gpu.sh KERNEL_CACHE[.tar.xz] [OUT_DIR] [GPUS]" >&2
+  exit 2
+fi
+CACHE=$(realpath "$1")
+OUT_DIR=$(realpath -m "${2:-bench/results/dist}")
+GPUS=${3:-2}
 mkdir -p "$OUT_DIR"
-export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+source python/tests/gpu_env.sh
+gpu_env "$CACHE" "$OUT_DIR" || exit 1
 TORCHRUN=${TORCHRUN:-torchrun}
 declare -A RESULT
+NAMES=()
 nvidia-smi topo -m | tee "$OUT_DIR/dist-topology.txt"
 
-# name, then the script of each step
-STEPS=(exactness bench/dist_exactness.py speed bench/dist_speed.py train-tp bench/train_tp.py)
-for ((i = 0; i < ${#STEPS[@]}; i += 2)); do
-  name=${STEPS[i]}
-  log="$OUT_DIR/${STEPS[i + 1]##*/}"
-  log=${log%.py}.log
-  t0=$SECONDS
-  echo "== $name ($TORCHRUN --nproc-per-node $GPUS ${STEPS[i + 1]}; log: $log)"
-  "$TORCHRUN" --nproc-per-node "$GPUS" "${STEPS[i + 1]}" --out "$OUT_DIR" > "$log" 2>&1
-  rc=$?
-  RESULT[$name]="$([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)") ($((SECONDS - t0)) s)"
+step() { # step NAME LOG COMMAND...
+  local name=$1 log=$2 t0=$SECONDS
+  shift 2
+  NAMES+=("$name")
+  echo "== $name (log: $log)"
+  if "$@" > "$log" 2>&1; then
+    RESULT[$name]="ok ($((SECONDS - t0)) s)"
+  else
+    RESULT[$name]="FAILED ($((SECONDS - t0)) s)"
+  fi
   tail -n 25 "$log"
+}
+
+step runtime "$OUT_DIR/build-runtime.log" build_runtime
+LIB=$(find "$BUILD_DIR" -name libfp8rt.so \( -type f -o -type l \) | head -n 1)
+[[ -n "$LIB" ]] && export FP8RT_LIBRARY=$(realpath "$LIB")
+# The C++ operators, built once before the ranks start.
+step extension "$OUT_DIR/build-extension.log" env FP8MLIR_TORCH_EXTENSION_VERBOSE=1 \
+  "$PYTHON" -c "import fp8mlir._torch_ops as o, sys
+print('C++ operators:', 'loaded from ' + o.EXTENSION.path if o.EXTENSION else 'NOT loaded')
+sys.exit(0 if o.EXTENSION else 1)"
+
+for script in dist_exactness dist_speed train_tp; do
+  step "${script//_/-}" "$OUT_DIR/$script.log" \
+    "$TORCHRUN" --nproc-per-node "$GPUS" "bench/$script.py" --out "$OUT_DIR"
 done
+
 echo "== summary (logs and reports in $OUT_DIR)"
 status=0
-for name in exactness speed train-tp; do
-  echo "$name: ${RESULT[$name]:-not run}"
-  [[ "${RESULT[$name]:-}" == ok* ]] || status=1
-done
+for name in "${NAMES[@]}"; do
+  echo "$name: ${RESULT[$name]}"
+  [[ "${RESULT[$name]}" == ok* ]] || status=1
+done | tee "$OUT_DIR/summary.txt"
+grep -q FAILED "$OUT_DIR/summary.txt" && status=1
+tar -cJf "$OUT_DIR.tar.xz" --exclude=kernel-cache -C "$(dirname "$OUT_DIR")" "$(basename "$OUT_DIR")"
+echo "archive: $OUT_DIR.tar.xz"
 exit $status

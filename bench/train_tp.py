@@ -19,6 +19,13 @@ with either
   all-gather of the rowwise data (the columnwise shard gathered at the
   start of the backward).
 
+Quantization and the GEMMs run on the project's kernels
+(fp8mlir.distributed.kernels: fp8mlir.quantize, fp8mlir.scaled_mm; the
+blockwise weight gradient, 1x128 x 1x128, has no project GEMM and runs on
+cuBLASLt), which needs FP8RT_LIBRARY and a kernel cache with
+``fp8mlir.populate --suite dist`` (the default sizes); ``--reference``
+runs the torch references (eager quantization, cuBLASLt) instead.
+
 Both give the same FP8 tensors, so the two runs' losses must be equal bit
 for bit at every step (reported; exit status 1 if not). Times: median step
 (CUDA events) after --warmup steps, tokens/s, peak memory, bytes the
@@ -150,7 +157,7 @@ def train(args, cfg, batches, recipe, mode, comm, log):
     torch.cuda.manual_seed(cfg["seed"])
     full = tm.Decoder(cfg["layers"], cfg["hidden"], cfg["heads"], cfg["ffn"], cfg["seq"]).cuda()
     tokens = cfg["batch"] * cfg["seq"]
-    ctxt = tp.TPContext(comm, sh.split(tokens, comm.size), mode)
+    ctxt = tp.TPContext(comm, sh.split(tokens, comm.size), mode, kernels=not args.reference)
     model = TPDecoder(full, ctxt, recipe, cfg["heads"])
     del full
     opt, sched = tm.make_optimizer(model, cfg)
@@ -200,7 +207,8 @@ def markdown(report):
     lines += [f"Model: {cfg['layers']} layers, hidden {cfg['hidden']}, heads {cfg['heads']}, "
               f"FFN {cfg['ffn']}, {cfg['batch']}x{cfg['seq']} tokens per step, TP "
               f"{report['environment']['gpus']} with sequence parallelism; {cfg['steps']} steps, "
-              f"times after {cfg['warmup_steps']}.", "",
+              f"times after {cfg['warmup_steps']}. Quantization and GEMMs: "
+              f"{report['kernels']}.", "",
               "| recipe | comm | median step ms | tokens/s | peak GiB | all-gather MiB/step "
               "| reduce-scatter MiB/step | amax all-reduce KiB/step | final loss |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -221,6 +229,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default=str(dist_common.HERE / "results"))
     p.add_argument("--recipes", default="current,blockwise")
+    p.add_argument("--reference", action="store_true",
+                   help="torch references (eager quantization, cuBLASLt) instead of the project's kernels")
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--warmup-steps", type=int, default=5)
     p.add_argument("--layers", type=int, default=4)
@@ -258,7 +268,12 @@ def main():
         close &= all(abs(u - v) <= 1e-3 * abs(u) for u, v in zip(a, b))
     env = dist_common.environment(torch, dist)
     if comm.rank == 0:
-        report = {"environment": env, "config": cfg, "runs": runs, "losses_equal": equal}
+        report = {"environment": env, "config": cfg, "runs": runs, "losses_equal": equal,
+                  "kernels": "torch references" if args.reference else "the project's kernels"}
+        if not args.reference:
+            from fp8mlir.distributed import kernels
+            report["kernel_usage"] = kernels.usage_lines()
+            report["kernels"] += " (" + "; ".join(report["kernel_usage"]) + ")"
         dist_common.write_report(report, dist_common.report_path(args.out, "train-tp", env), markdown)
         print("\n".join(markdown(report)[-len(runs) - 4:]))
     dist.destroy_process_group()

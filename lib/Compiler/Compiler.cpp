@@ -161,10 +161,33 @@ static LogicalResult verifyOptions(ModuleOp module,
   return success();
 }
 
+/// Errors for ops of the upstream `shard` dialect left in functions (the
+/// collectives fp8-shard-quantize creates, or unlowered annotations): the
+/// host program (module.json) is a single-device program without collective
+/// steps, and bufferization would otherwise leave ops that name no cause.
+static LogicalResult verifyNoShardOps(ModuleOp module) {
+  bool found = false;
+  module.walk([&](Operation *op) {
+    if (op->getName().getDialectNamespace() != "shard" ||
+        isa<SymbolOpInterface>(op)) // shard.grid: a declaration, no step
+      return;
+    InFlightDiagnostic diag = op->emitError() << "'" << op->getName() << "'";
+    if (auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid"))
+      diag << " on grid " << grid;
+    diag << ": the compiled host program (module.json) runs on one device "
+            "and has no collective steps; run the collectives from Python "
+            "(fp8mlir.distributed: torch.distributed with NCCL) around "
+            "functions compiled without shard ops";
+    found = true;
+  });
+  return failure(found);
+}
+
 FailureOr<CompiledModule>
 mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
                         const CompileConfig &config) {
-  if (failed(verifyOptions(module, options)))
+  if (failed(verifyOptions(module, options)) ||
+      failed(verifyNoShardOps(module)))
     return failure();
   // A disabled scope when no timer is given.
   TimingScope disabledTimer;

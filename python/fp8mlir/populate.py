@@ -6,10 +6,12 @@ with the compiler, for a GPU machine without one:
         [--train-args "--hidden 4096"] [--bench-args "--tokens 8192"] \\
         [--linear SIGNATURE:M ...] [--jobs 2] [--archive CACHE.tar.xz]
 
-Suites (default: all three): ``gpu-tests`` (python/tests/test_gpu_linear.py,
+Suites (default: the first three): ``gpu-tests`` (python/tests/test_gpu_linear.py,
 fp8mlir.testing.linear_cases), ``train`` (bench/train_fp8.py --impl fp8mlir
-with --train-args) and ``bench-linear`` (bench/bench_linear.py with
---bench-args); ``--linear`` adds one module by the signature and token count
+with --train-args), ``bench-linear`` (bench/bench_linear.py with
+--bench-args) and ``dist`` (the quantize and GEMM kernels of the 2-GPU
+scripts bench/dist_exactness.py, dist_speed.py and train_tp.py with their
+defaults, fp8mlir.testing.dist_cases; ``--world`` GPUs); ``--linear`` adds one module by the signature and token count
 a cache-miss error names. Modules already in the cache are kept. Identical
 files across modules (kernels of the same shapes) are hard-linked;
 ``--archive`` also writes the cache as one .tar.xz (PTX compresses about
@@ -27,11 +29,15 @@ from pathlib import Path
 
 from .linear_step import LinearStep
 from .ops import KernelCache
-from .testing import linear_cases
+from .testing import dist_cases, linear_cases
 
 
-def _compile(directory, spec):
+def _compile(directory, spec, chip):
     cache = KernelCache(directory)
+    if not isinstance(spec, LinearStep):  # a kernel (quantize, GEMM)
+        start = time.perf_counter()
+        cache.compile(spec, chip)
+        return spec, "kernel", time.perf_counter() - start
     if (cache.module_path(spec) / "module.json").is_file():
         return spec, "cached", 0.0
     start = time.perf_counter()
@@ -69,7 +75,8 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("cache", help="the kernel cache directory ($FP8MLIR_KERNEL_CACHE there)")
     p.add_argument("--chip", default="sm_90a")
-    p.add_argument("--suite", action="append", choices=sorted(linear_cases.SUITES))
+    p.add_argument("--suite", action="append", choices=sorted(linear_cases.SUITES) + ["dist"])
+    p.add_argument("--world", type=int, default=2, help="the GPU count of the dist suite")
     p.add_argument("--train-args", default="", help="bench/train_fp8.py arguments")
     p.add_argument("--bench-args", default="", help="bench/bench_linear.py arguments")
     p.add_argument("--linear", action="append", default=[], metavar="SIGNATURE:M",
@@ -86,6 +93,9 @@ def steps_of(args):
     extra = {"train": args.train_args, "bench-linear": args.bench_args}
     steps = []
     for suite in suites:
+        if suite == "dist":
+            steps += dist_cases.all_specs(args.world)
+            continue
         steps += linear_cases.SUITES[suite](extra.get(suite, ""), args.chip)
     for text in args.linear:
         signature, _, m = text.rpartition(":")
@@ -105,7 +115,7 @@ def main(argv=None):
     print(f"{len(steps)} modules for {args.chip} into {directory}", flush=True)
     failed = 0
     with concurrent.futures.ProcessPoolExecutor(max(1, args.jobs)) as pool:
-        futures = {pool.submit(_compile, str(directory), s): s for s in steps}
+        futures = {pool.submit(_compile, str(directory), s, args.chip): s for s in steps}
         for future in concurrent.futures.as_completed(futures):
             spec = futures[future]
             try:

@@ -32,19 +32,8 @@ shift $(($# < 2 ? $# : 2))
 SELECTION=("$@")
 mkdir -p "$OUT_DIR"
 OUT_DIR=$(realpath "$OUT_DIR")
-if [[ -f "$CACHE" ]]; then
-  mkdir -p "$OUT_DIR/kernel-cache"
-  tar -xJf "$CACHE" -C "$OUT_DIR/kernel-cache" || exit 1
-  CACHE="$OUT_DIR/kernel-cache"
-fi
-PYTHON=${PYTHON:-python3}
-BUILD_DIR=${FP8RT_BUILD_DIR:-/tmp/fp8rt-build}
-if [[ -z "${CXX:-}" && -x /usr/bin/g++ ]]; then
-  export CXX=/usr/bin/g++
-fi
-export TORCH_EXTENSIONS_DIR=${TORCH_EXTENSIONS_DIR:-/tmp/fp8mlir-torch-extensions}
-export FP8MLIR_KERNEL_CACHE=$CACHE
-export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+source python/tests/gpu_env.sh
+gpu_env "$CACHE" "$OUT_DIR" || exit 1
 declare -A RESULT
 start=$SECONDS
 
@@ -62,11 +51,6 @@ step() { # step NAME LOG COMMAND...
   grep -E "^[0-9]+ (passed|failed)|passed|failed|error" "$log" | tail -n 3 || true
 }
 
-build_runtime() {
-  cmake -S runtime -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DFP8RT_BUILD_TESTS=OFF ${CXX:+-DCMAKE_CXX_COMPILER=$CXX} &&
-    cmake --build "$BUILD_DIR"
-}
 step runtime "$OUT_DIR/build-runtime.log" build_runtime
 LIB=$(find "$BUILD_DIR" -name libfp8rt.so \( -type f -o -type l \) | head -n 1)
 if [[ -z "$LIB" ]]; then

@@ -18,7 +18,10 @@ W is quantized from the rank's shard with its amax reduced over the group,
 so every FP8 tensor equals the single-device one (docs/distributed.md).
 ``comm="bf16"`` gathers the high-precision shards and quantizes the whole
 tensor instead: the same FP8 tensors (the check), more bytes on the wire.
-GEMMs: fp8mlir.testing.torch_recipes.scaled_mm (cuBLASLt through torch).
+``kernels=True`` (TPContext): quantization and GEMMs on the project's
+kernels (fp8mlir.distributed.kernels: fp8mlir.quantize, fp8mlir.scaled_mm;
+the blockwise weight gradient, 1x128 x 1x128, on cuBLASLt); else the
+torch references (torch_recipes: eager quantization, cuBLASLt GEMMs).
 Recipes: current, delayed (scales passed in, reduced amaxes recorded),
 blockwise (X/dY 1x128, W 128x128; the K shard boundaries of a row-parallel
 layer and the N boundaries of a column-parallel one must be multiples of
@@ -65,12 +68,20 @@ def _recipe_q(codes, scale_inv, amax, spec, shape):
 class TPContext:
     """The group, its communicator, the sequence split and the comm mode."""
 
-    def __init__(self, comm, seq_counts, mode="fp8"):
+    def __init__(self, comm, seq_counts, mode="fp8", kernels=False):
         if mode not in ("fp8", "bf16"):
             raise ValueError(f"comm mode {mode!r}: expected 'fp8' or 'bf16'")
         self.comm, self.seq_counts, self.mode = comm, list(seq_counts), mode
         self.backend = TorchBackend()
+        self.kernels = None
+        if kernels:
+            from . import kernels as kq  # loads the project's torch operators
+            self.kernels = kq
         self.amax = {}  # delayed scaling: the reduced amaxes of the last step
+
+    def gemm(self, a, b, out_dtype):
+        """A B^T of Quantized operands."""
+        return (self.kernels.scaled_mm if self.kernels else rec.scaled_mm)(a, b, out_dtype)
 
     @property
     def rank(self):
@@ -81,7 +92,7 @@ class TPContext:
         return sh.row_window(shape, self.seq_counts, self.rank)
 
     def _record(self, name, q):
-        if name:
+        if name and q.amax is not None:
             self.amax[name] = q.amax.amax()
 
     def gather_sequence(self, local, shape, spec, columnwise, record=None):
@@ -93,6 +104,8 @@ class TPContext:
         (blockwise only): the spec of the 1x128 quantization of the
         transpose along M; None for per-tensor recipes (the transpose of
         the rowwise bytes)."""
+        if self.kernels:
+            return self._gather_sequence_kernels(local, shape, spec, columnwise, record)
         be, comm, counts = self.backend, self.comm, self.seq_counts
         rows, cols = shape
         if self.mode == "fp8":
@@ -117,18 +130,54 @@ class TPContext:
             return _recipe_q(data, qt.scale_inv, qt.amax.amax(), columnwise, (cols, rows))
         return rowwise, pending
 
-    def local_quantized(self, local, window, shape, spec, record=None):
+    def _gather_sequence_kernels(self, local, shape, spec, columnwise, record):
+        kq, comm, counts = self.kernels, self.comm, self.seq_counts
+        rows, cols = shape
+        t_shape = (cols, rows)
+        if self.mode == "fp8":
+            q = kq.shard_and_gather(comm, local, shape, counts, spec, 0)
+            if columnwise is not None:
+                windows = [sh.column_window(t_shape, counts, r) for r in range(comm.size)]
+                qt = kq.quantize_window(comm, local.t(), windows[comm.rank], windows, t_shape,
+                                        columnwise)
+        else:
+            full = sh.gather_rows(comm, self.backend, local, counts)
+            q = kq.quantize_whole(full, spec)
+            if columnwise is not None:
+                qt = kq.quantize_whole(full.t(), columnwise)
+        self._record(record, q)
+        rowwise = _recipe_q(q.data, q.scale_inv, _amax(q.amax), spec, shape)
+
+        def pending():
+            if columnwise is None:
+                return rowwise.transposed()
+            if self.mode == "bf16":
+                return _recipe_q(qt.data, qt.scale_inv, _amax(qt.amax), columnwise, t_shape)
+            codes, scale_inv, amax, kernel = qt
+            codes, scale_inv = kq.gather(comm, codes, scale_inv, counts, columnwise, 1, kernel)
+            return _recipe_q(codes, scale_inv, _amax(amax), columnwise, t_shape)
+        return rowwise, pending
+
+    def local_quantized(self, local, window_of, shape, spec, record=None):
         """Quantization of a shard used where it is (weights, and shards
         along the GEMM's K or N): the amax grid reduced over the group; the
         scales of the shard's own blocks."""
-        q = sh.quantize_shard(self.backend, local, window, shape, spec, self.comm)
+        window = window_of(self.rank)
+        if self.kernels:
+            windows = [window_of(r) for r in range(self.comm.size)]
+            codes, grid, amax, kernel = self.kernels.quantize_window(
+                self.comm, local, window, windows, shape, spec)
+            q = sh.ShardQuantized(codes, grid, amax, spec, tuple(shape))
+        else:
+            q = sh.quantize_shard(self.backend, local, window, shape, spec, self.comm)
+            kernel = False
         self._record(record, q)
         grid = q.scale_inv
-        if spec.block != "tensor":
+        if spec.block != "tensor" and not kernel:
             br, bc = spec.block
             r0, c0 = window.row // br, window.col // bc
             grid = grid[r0:r0 + -(-window.rows // br), c0:c0 + -(-window.cols // bc)]
-        return _recipe_q(q.data, grid.contiguous(), q.amax.amax(), spec,
+        return _recipe_q(q.data, grid.contiguous(), _amax(q.amax), spec,
                          (window.rows, window.cols))
 
     def reduce_scatter_rows(self, partial, out_dtype):
@@ -137,6 +186,10 @@ class TPContext:
         flat = self.comm.reduce_scatter_sum(partial.float().reshape(-1),
                                             [c * cols for c in self.seq_counts])
         return flat.reshape(-1, cols).to(out_dtype)
+
+
+def _amax(grid):
+    return None if grid is None else grid.amax()
 
 
 def _check_aligned(recipe, what, counts):
@@ -166,29 +219,29 @@ class _ColumnParallel(torch.autograd.Function):
         x_spec, w_spec, dy_spec = _prepare(recipe, scales, "column-parallel W rows", w_counts)
         M, K, N = sum(ctxt.seq_counts), x_r.shape[1], sum(w_counts)
         qx, x_t = ctxt.gather_sequence(x_r, (M, K), x_spec, _columnwise(recipe, x_spec), "x")
-        w_window = sh.row_window((N, K), w_counts, ctxt.rank)
-        qw = ctxt.local_quantized(w_r, w_window, (N, K), w_spec, record="w")
-        y = rec.scaled_mm(qx, qw, x_r.dtype)
+        w_of = lambda r: sh.row_window((N, K), w_counts, r)  # noqa: E731
+        qw = ctxt.local_quantized(w_r, w_of, (N, K), w_spec, record="w")
+        y = ctxt.gemm(qx, qw, x_r.dtype)
         # Kept for the backward: FP8 only (X^T's shard in fp8 mode, W_r^T).
         ctx.saved = (x_t, qw.transposed())
-        ctx.args = (ctxt, recipe, dy_spec, (M, N), w_window, x_r.dtype, w_r.dtype)
+        ctx.args = (ctxt, recipe, dy_spec, (M, N), w_of, x_r.dtype, w_r.dtype)
         return y
 
     @staticmethod
     def backward(ctx, dy):
-        ctxt, recipe, dy_spec, (M, N), w_window, x_dtype, w_dtype = ctx.args
+        ctxt, recipe, dy_spec, (M, N), w_of, x_dtype, w_dtype = ctx.args
         x_t, w_t = ctx.saved
         ctx.saved = None
         xt = x_t()  # the FP8 all-gather of X^T at the start of the backward
         dy = dy.contiguous()
-        window = sh.Window(0, w_window.row, M, w_window.rows)
-        qdy = ctxt.local_quantized(dy, window, (M, N), dy_spec, record="dy")
-        dx = ctxt.reduce_scatter_rows(rec.scaled_mm(qdy, w_t, torch.float32), x_dtype)
+        dy_of = lambda r: sh.Window(0, w_of(r).row, M, w_of(r).rows)  # noqa: E731
+        qdy = ctxt.local_quantized(dy, dy_of, (M, N), dy_spec, record="dy")
+        dx = ctxt.reduce_scatter_rows(ctxt.gemm(qdy, w_t, torch.float32), x_dtype)
         if recipe.name == "blockwise":
-            qdy_t = ctxt.local_quantized(dy.t(), window.transposed(), (N, M), dy_spec)
+            qdy_t = ctxt.local_quantized(dy.t(), lambda r: dy_of(r).transposed(), (N, M), dy_spec)
         else:
             qdy_t = qdy.transposed()
-        dw = rec.scaled_mm(qdy_t, xt, w_dtype)
+        dw = ctxt.gemm(qdy_t, xt, w_dtype)
         return dx, dw, None, None, None, None
 
 
@@ -197,13 +250,13 @@ class _RowParallel(torch.autograd.Function):
     def forward(ctx, x_r, w_r, ctxt, recipe, k_counts, scales):
         x_spec, w_spec, dy_spec = _prepare(recipe, scales, "row-parallel K", k_counts)
         M, N, K = sum(ctxt.seq_counts), w_r.shape[0], sum(k_counts)
-        x_window = sh.column_window((M, K), k_counts, ctxt.rank)
-        w_window = sh.column_window((N, K), k_counts, ctxt.rank)
-        qx = ctxt.local_quantized(x_r, x_window, (M, K), x_spec, record="x")
-        qw = ctxt.local_quantized(w_r, w_window, (N, K), w_spec, record="w")
-        y_r = ctxt.reduce_scatter_rows(rec.scaled_mm(qx, qw, torch.float32), x_r.dtype)
+        x_of = lambda r: sh.column_window((M, K), k_counts, r)  # noqa: E731
+        w_of = lambda r: sh.column_window((N, K), k_counts, r)  # noqa: E731
+        qx = ctxt.local_quantized(x_r, x_of, (M, K), x_spec, record="x")
+        qw = ctxt.local_quantized(w_r, w_of, (N, K), w_spec, record="w")
+        y_r = ctxt.reduce_scatter_rows(ctxt.gemm(qx, qw, torch.float32), x_r.dtype)
         if recipe.name == "blockwise":
-            xt = ctxt.local_quantized(x_r.t(), x_window.transposed(), (K, M), x_spec)
+            xt = ctxt.local_quantized(x_r.t(), lambda r: x_of(r).transposed(), (K, M), x_spec)
         else:
             xt = qx.transposed()
         ctx.saved = (xt, qw.transposed())
@@ -217,8 +270,8 @@ class _RowParallel(torch.autograd.Function):
         ctx.saved = None
         qdy, dy_t = ctxt.gather_sequence(dy_r.contiguous(), (M, N), dy_spec,
                                          _columnwise(recipe, dy_spec), "dy")
-        dx = rec.scaled_mm(qdy, w_t, x_dtype)
-        dw = rec.scaled_mm(dy_t(), xt, w_dtype)
+        dx = ctxt.gemm(qdy, w_t, x_dtype)
+        dw = ctxt.gemm(dy_t(), xt, w_dtype)
         return dx, dw, None, None, None, None
 
 
