@@ -214,9 +214,8 @@ def project_impl(case, kernel):
 def time_ms(call, count, args):
     """Kernel-only time per call: back-to-back calls queued ahead of the GPU
     (--timing queued), or the median of do_bench (which zeroes a 256 MB
-    buffer before each call: its dirty lines are written back during the
-    next call, a cost that dominates GEMMs of a few MB), each call on the
-    next input set."""
+    buffer before each call: the write-back of its dirty lines is charged to
+    the timed call), each call on the next input set."""
     if args.timing == "queued":
         return queued_ms(call, count, args.rep)
     from triton.testing import do_bench
