@@ -42,6 +42,9 @@ import torch  # noqa: E402
 
 from fp8mlir.testing import gemm_inputs as gi  # noqa: E402
 from fp8mlir.testing.gemm_spec import accumulation_mode, load_specs, parse_shapes  # noqa: E402
+from gemm_peers import DEEPGEMM, Unavailable, deepgemm_version, peer_impl  # noqa: E402,F401
+from gemm_timing import machine_rooflines, queued_ms, roofline, time_sustained  # noqa: E402
+from power_ceiling import ClockSampler  # noqa: E402
 
 DEFAULT_SHAPES = ("8192x8192x8192,4096x4096x4096,16384x8192x8192,4096x7168x2048,"
                   "4096x2112x7168,4096x24576x1536,4096x7168x16384,4096x4096x7168,"
@@ -59,26 +62,31 @@ PROJECT_FAST = "fp8-mlir fast"
 # The project's kernels by accumulation mode: promoted(128) compares with
 # cuBLAS's default (and F.scaled_mm), fast with use_fast_accum=True and with
 # Triton (whose tl.dot accumulates like fast).
-PROJECT_IMPLS = {PROJECT: ("promoted", 1), PROJECT_FAST: ("fast", 1),
-                 PROJECT + " 2cta": ("promoted", 2), PROJECT_FAST + " 2cta": ("fast", 2)}
+# Also by cluster size and stream-K (kernels configured so, e.g. the decode
+# set's 64x64 stream-K kernels).
+PROJECT_IMPLS = {PROJECT: ("promoted", 1, False), PROJECT_FAST: ("fast", 1, False),
+                 PROJECT + " 2cta": ("promoted", 2, False),
+                 PROJECT_FAST + " 2cta": ("fast", 2, False),
+                 PROJECT + " stream-K": ("promoted", 1, True),
+                 PROJECT_FAST + " stream-K": ("fast", 1, True)}
 PEERS = {
     "tensorwise": ("torch._scaled_mm", "torch._scaled_mm fast_accum", "triton"),
     "rowwise": ("torch._scaled_mm", "triton"),
-    "blockwise": ("F.scaled_mm", "triton"),
+    "blockwise": ("F.scaled_mm", DEEPGEMM, "triton"),
     "blockwise_1d1d": ("F.scaled_mm",),
 }
 # One colour per implementation across the chart's panels.
 COLORS = {PROJECT: "C0", PROJECT_FAST: "C4", PROJECT + " 2cta": "C5",
-          PROJECT_FAST + " 2cta": "C6", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
-          "torch._scaled_mm fast_accum": "C2", "triton": "C3"}
+          PROJECT_FAST + " 2cta": "C6", PROJECT + " stream-K": "C8",
+          PROJECT_FAST + " stream-K": "C9", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
+          "torch._scaled_mm fast_accum": "C2", "triton": "C3", DEEPGEMM: "C7"}
 GEOMEAN_MIN_M = 4096
-MIN_INPUT_SETS = 2
+MIN_INPUT_SETS = 3
+# Input copies total more than this many L2 sizes, so that every call reads
+# its inputs from memory (no cache flush runs between queued calls).
+L2_COPIES = 4
 L2_FALLBACK_BYTES = 50 * 2**20
 OUT_DTYPE = torch.bfloat16
-
-
-class Unavailable(Exception):
-    """An implementation cannot run this case (API missing, shape unsupported)."""
 
 
 def parse_args(argv=None):
@@ -89,12 +97,21 @@ def parse_args(argv=None):
     p.add_argument("--shapes", default=DEFAULT_SHAPES, help="comma-separated MxNxK list")
     p.add_argument("--recipes", default=",".join(DEFAULT_RECIPES),
                    help="comma-separated subset of " + ", ".join(GRANULARITIES))
+    p.add_argument("--timing", choices=("queued", "do_bench"), default="queued",
+                   help="kernel-only timing: back-to-back calls queued ahead of the GPU "
+                        "(default), or triton.testing.do_bench")
     p.add_argument("--warmup", type=int, default=25, help="do_bench warmup (ms)")
-    p.add_argument("--rep", type=int, default=100, help="do_bench repetition time (ms)")
+    p.add_argument("--rep", type=int, default=100,
+                   help="GPU time per timing (ms): do_bench's rep, or the queued calls' length")
     p.add_argument("--rounds", type=int, default=3,
                    help="timing rounds, implementation order rotated per round (median)")
     p.add_argument("--seed", type=int, help="input seed (default: from the clock)")
     p.add_argument("--no-triton", action="store_true", help="skip the Triton peer")
+    p.add_argument("--sustained", type=float, default=3.0, metavar="SECONDS",
+                   help="also time each implementation by back-to-back calls for this "
+                        "long per shape (power_ceiling.py's method); 0: kernel-only")
+    p.add_argument("--sustained-rest", type=float, default=1.0, metavar="SECONDS",
+                   help="idle time before each sustained run")
     p.add_argument("--library", help="libfp8rt.so (default: $FP8RT_LIBRARY or build dirs)")
     p.add_argument("--compile-times", type=Path,
                    help="JSON of compile times measured on the build machine, to include")
@@ -146,8 +163,9 @@ def environment(now):
 # --- inputs ------------------------------------------------------------------------
 
 def input_set_count(set_bytes, l2):
-    """Copies of the inputs whose total size exceeds 2x the L2 (at least MIN_INPUT_SETS)."""
-    return max(MIN_INPUT_SETS, 2 * l2 // max(set_bytes, 1) + 1)
+    """Copies of the inputs whose total size exceeds L2_COPIES x the L2 (at
+    least MIN_INPUT_SETS)."""
+    return max(MIN_INPUT_SETS, L2_COPIES * l2 // max(set_bytes, 1) + 1)
 
 
 class Case:
@@ -191,98 +209,18 @@ def project_impl(case, kernel):
     return call
 
 
-def torch_scaled_mm_impl(case, fast_accum):
-    if not hasattr(torch, "_scaled_mm"):
-        raise Unavailable(f"torch {torch.__version__} has no torch._scaled_mm")
-    if case.recipe == "tensorwise":
-        scales = [(s.a.scale_inv, s.b.scale_inv) for s in case.sets]
-    elif case.recipe == "rowwise":
-        scales = [(s.a.scale_inv.view(case.m, 1), s.b.scale_inv.view(1, case.n))
-                  for s in case.sets]
-    else:
-        raise Unavailable(f"torch._scaled_mm is not used for {case.recipe}")
-
-    def call(i):
-        s, (sa, sb) = case.sets[i], scales[i]
-        return torch._scaled_mm(s.a.q, s.b.q.t(), sa, sb, out_dtype=OUT_DTYPE,
-                                use_fast_accum=fast_accum)
-    return call
-
-
-def torch_blockwise_scales(s):
-    """torch's layouts: scale_a (M, K/128) strides (1, M); scale_b (L4, N/128)
-    strides (1, L4) with K/128 padded to L4 = a multiple of 4; a 1x128
-    scale_b like scale_a: (N, K/128) strides (1, N)."""
-    scale_a = s.a.scale_inv.t().contiguous().t()
-    if s.b.gran[1] == 1:
-        return scale_a, s.b.scale_inv.t().contiguous().t()
-    b = s.b.scale_inv
-    pad = -b.shape[1] % 4
-    if pad:
-        b = torch.nn.functional.pad(b, (0, pad), value=1.0)
-    return scale_a, b.contiguous().t()
-
-
-def torch_blockwise_impl(case):
-    try:
-        from torch.nn.functional import ScalingType, SwizzleType, scaled_mm
-    except ImportError as e:
-        raise Unavailable(f"torch {torch.__version__}: {e}") from None
-    scales = [torch_blockwise_scales(s) for s in case.sets]
-    b_scaling = (ScalingType.BlockWise1x128 if case.recipe == "blockwise_1d1d"
-                 else ScalingType.BlockWise128x128)
-
-    def call(i):
-        s, (sa, sb) = case.sets[i], scales[i]
-        return scaled_mm(s.a.q, s.b.q.t(), sa, ScalingType.BlockWise1x128,
-                         sb, b_scaling,
-                         swizzle_a=SwizzleType.NO_SWIZZLE, swizzle_b=SwizzleType.NO_SWIZZLE,
-                         output_dtype=OUT_DTYPE)
-    return call
-
-
-def triton_impl(case):
-    try:
-        import triton_fp8_gemm as tk
-    except ImportError as e:
-        raise Unavailable(f"triton: {e}") from None
-    outs = case.outputs()
-    if case.recipe.startswith("blockwise"):
-        if case.recipe != "blockwise":
-            raise Unavailable(f"triton_fp8_gemm has no {case.recipe} kernel")
-        a_scales = [s.a.scale_inv.t().contiguous() for s in case.sets]  # [K/128, M]
-
-        def call(i):
-            s = case.sets[i]
-            return tk.blockwise_gemm(s.a.q, s.b.q, a_scales[i], s.b.scale_inv, outs[i])
-        return call
-    row = case.recipe == "rowwise"
-
-    def call(i):
-        s = case.sets[i]
-        return tk.scaled_gemm(s.a.q, s.b.q, s.a.scale_inv, s.b.scale_inv, outs[i], row)
-    return call
-
-
-def peer_impl(name, case):
-    if name == "torch._scaled_mm":
-        return torch_scaled_mm_impl(case, fast_accum=False)
-    if name == "torch._scaled_mm fast_accum":
-        return torch_scaled_mm_impl(case, fast_accum=True)
-    if name == "F.scaled_mm":
-        return torch_blockwise_impl(case)
-    if name == "triton":
-        return triton_impl(case)
-    raise ValueError(f"unknown peer {name!r}")
-
-
 # --- measuring ---------------------------------------------------------------------
 
-def time_ms(call, count, warmup, rep):
-    """Median of do_bench, each timed call on the next input set."""
+def time_ms(call, count, args):
+    """Kernel-only time per call: back-to-back calls queued ahead of the GPU
+    (--timing queued), or the median of do_bench (which zeroes a 256 MB
+    buffer before each call: the write-back of its dirty lines is charged to
+    the timed call), each call on the next input set."""
+    if args.timing == "queued":
+        return queued_ms(call, count, args.rep)
     from triton.testing import do_bench
     counter = itertools.count()
-    return do_bench(lambda: call(next(counter) % count), warmup=warmup, rep=rep,
+    return do_bench(lambda: call(next(counter) % count), warmup=args.warmup, rep=args.rep,
                     return_mode="median")
 
 
@@ -307,6 +245,22 @@ def prepare(make_call, case, project_out):
     return entry, None, None
 
 
+def cross_check(calls, outs):
+    """Each implementation's output on input set 0 against every other's:
+    entry['diff_vs'] = {other: relative Frobenius difference} and
+    entry['identical_to'] = the others with the same bits."""
+    done = {name: out for name, out in outs.items() if out is not None}
+    for name, out in done.items():
+        entry = calls[name][0]
+        entry["diff_vs"], entry["identical_to"] = {}, []
+        for other, other_out in done.items():
+            if other == name:
+                continue
+            entry["diff_vs"][other] = gi.relative_error(out, other_out.to(torch.float64))
+            if gi.bitwise_equal(out, other_out):
+                entry["identical_to"].append(other)
+
+
 def time_rounds(calls, case, args):
     """Time every implementation in `calls` ({name: (entry, call)}) in
     args.rounds rounds, round r starting at the r-th implementation, so that
@@ -321,7 +275,7 @@ def time_rounds(calls, case, args):
             if entry["status"] != "ok":
                 continue
             try:
-                entry["round_ms"].append(time_ms(call, case.count, args.warmup, args.rep))
+                entry["round_ms"].append(time_ms(call, case.count, args))
             except Exception as e:  # noqa: BLE001 - report it, time the others
                 entry.update(status="error", message=f"{type(e).__name__}: {e}".strip())
     for entry, _ in calls.values():
@@ -346,9 +300,9 @@ def pick_kernels(specs, m, n, k, recipe):
                and not s.output_amax and s.variant_of is None
                and s.static_m in (None, m)]
     chosen = {}
-    for impl, (mode, cluster_ctas) in PROJECT_IMPLS.items():
+    for impl, (mode, cluster_ctas, stream_k) in PROJECT_IMPLS.items():
         modes = sorted((s for s in matches if accumulation_mode(s.accumulation) == mode
-                        and cluster_size(s) == cluster_ctas),
+                        and cluster_size(s) == cluster_ctas and s.stream_k == stream_k),
                        key=lambda s: s.name)
         if modes:
             chosen[impl] = modes[0]
@@ -361,35 +315,51 @@ def ratio_key(impl, peer):
     return f"{impl} vs {peer}"
 
 
-def bench_case(m, n, k, recipe, chosen, kernels, args, seed, l2, device="cuda"):
+def bench_case(m, n, k, recipe, chosen, kernels, args, seed, l2, timing, device="cuda"):
+    """timing: {'machine': machine_rooflines(), 'sampler': ClockSampler or None,
+    'index': the case's position (rotates the sustained order)}."""
     spec = next(iter(chosen.values()), None)
     case = Case(m, n, k, recipe, spec, seed, l2, device)
     result = {"m": m, "n": n, "k": k, "recipe": recipe, "input_sets": case.count,
               "set_bytes": case.set_bytes,
               "kernel": {impl: s.name for impl, s in chosen.items()},
-              "impls": {}, "ratios": {}}
+              "roofline": roofline(case, timing["machine"]),
+              "impls": {}, "ratios": {}, "sustained_ratios": {}}
     project_out = None
-    calls = {}
+    calls, outs = {}, {}
     for impl, impl_spec in chosen.items():
         entry, call, out = prepare(lambda: project_impl(case, kernels(impl_spec)),
                                    case, project_out)
-        calls[impl] = (entry, call)
+        calls[impl], outs[impl] = (entry, call), out
         project_out = project_out if project_out is not None else out
     for peer in PEERS[recipe]:
         if peer == "triton" and args.no_triton:
             continue
-        entry, call, _ = prepare(functools.partial(peer_impl, peer, case), case,
-                                 project_out)
-        calls[peer] = (entry, call)
+        entry, call, out = prepare(functools.partial(peer_impl, peer, case), case,
+                                   project_out)
+        calls[peer], outs[peer] = (entry, call), out
+    cross_check(calls, outs)
+    del outs
     time_rounds(calls, case, args)
+    if args.sustained > 0:
+        time_sustained(calls, case, args.sustained, args.sustained_rest,
+                       timing["sampler"], timing["index"])
     result["impls"] = {name: entry for name, (entry, _) in calls.items()}
     for impl in chosen:
-        ours = result["impls"][impl].get("tflops")
         for peer in PEERS[recipe]:
-            theirs = result["impls"].get(peer, {}).get("tflops")
-            if ours and theirs:
-                result["ratios"][ratio_key(impl, peer)] = ours / theirs
+            for key, get in (("ratios", kernel_tflops), ("sustained_ratios", sustained_tflops)):
+                ours, theirs = get(result, impl), get(result, peer)
+                if ours and theirs:
+                    result[key][ratio_key(impl, peer)] = ours / theirs
     return result
+
+
+def kernel_tflops(result, impl):
+    return result["impls"].get(impl, {}).get("tflops")
+
+
+def sustained_tflops(result, impl):
+    return (result["impls"].get(impl, {}).get("sustained") or {}).get("tflops")
 
 
 def geomean(values):
@@ -406,9 +376,12 @@ def summarize(results, recipes):
         keys = [ratio_key(i, p) for i in PROJECT_IMPLS for p in PEERS[recipe]]
         summary[recipe] = {
             "shapes": len(rows),
-            "tflops": {i: geomean([r["impls"].get(i, {}).get("tflops") for r in rows])
-                       for i in impls},
+            "tflops": {i: geomean([kernel_tflops(r, i) for r in rows]) for i in impls},
             "ratios": {key: geomean([r["ratios"].get(key) for r in rows]) for key in keys},
+            "sustained_tflops": {i: geomean([sustained_tflops(r, i) for r in rows])
+                                 for i in impls},
+            "sustained_ratios": {key: geomean([r.get("sustained_ratios", {}).get(key)
+                                               for r in rows]) for key in keys},
         }
     return summary
 
@@ -445,18 +418,21 @@ def markdown_report(report):
              f"torch {env['torch']}, triton {env['triton']}",
              f"- date {env['date']}, host {env['host']}",
              f"- command: `{env['command']}`",
-             f"- TFLOP/s = 2*M*N*K / median time (triton.testing.do_bench, "
-             f"warmup {report['settings']['warmup_ms']} ms, rep {report['settings']['rep_ms']} ms) "
-             f"of {report['settings']['rounds']} rounds, implementation order rotated per round; "
-             f"inputs rotate over copies totalling > 2x L2 ({env['l2_bytes'] // 2**20} MiB)",
+             f"- kernel-only TFLOP/s = 2*M*N*K / {timing_text(report['settings'])}, "
+             f"median of {report['settings']['rounds']} rounds, implementation order rotated "
+             f"per round; inputs rotate over copies totalling > {L2_COPIES}x L2 "
+             f"({env['l2_bytes'] // 2**20} MiB)",
              f"- {PROJECT}: one kernel per (N, K, recipe) with a run-time M; where it has "
              f"launch variants (tiles 128x128, 64x128, 64x64; 128x192 for a fast 128x256 kernel) "
              f"the runtime launches the one with "
              f"the fewest weighted waves for the M (runtime/README.md)",
-             f"- ratio = {PROJECT} TFLOP/s / peer TFLOP/s (> 1: {PROJECT} is faster); "
-             f"geomean over shapes with M >= {GEOMEAN_MIN_M}", ""]
-    for recipe in report["recipes"]:
-        lines += recipe_table(report, recipe)
+             f"- ratio = {PROJECT} TFLOP/s / peer TFLOP/s (> 1: {PROJECT} is faster), "
+             f"kernel-only against kernel-only and sustained against sustained, never mixed; "
+             f"geomean over shapes with M >= {GEOMEAN_MIN_M}",
+             sustained_line(report), roofline_line(report), ""]
+    for mode in ("kernel", "sustained"):
+        for recipe in report["recipes"]:
+            lines += recipe_table(report, recipe, mode)
     lines += verification_table(report)
     if report.get("compile_times") is not None:
         lines += ["## Compile times (build machine)", ""]
@@ -464,26 +440,82 @@ def markdown_report(report):
     return "\n".join(lines) + "\n"
 
 
-def recipe_table(report, recipe):
-    peers = PEERS[recipe]
-    impls = [*PROJECT_IMPLS, *peers]
-    keys = [ratio_key(i, p) for i in PROJECT_IMPLS for p in peers]
+def shown(report, recipe, key, names):
+    """The names with a value in some row of the recipe (drops all-n/a columns)."""
     rows = [r for r in report["results"] if r["recipe"] == recipe]
+    return [n for n in names if any(r.get(key, {}).get(n) for r in rows)]
+
+
+def timing_text(settings):
+    if settings.get("timing", "do_bench") == "do_bench":
+        return (f"median time of triton.testing.do_bench (warmup {settings['warmup_ms']} ms, "
+                f"rep {settings['rep_ms']} ms, a 256 MB buffer zeroed before each call)")
+    return (f"GPU time per call of back-to-back calls (about {settings['rep_ms']} ms of them) "
+            f"queued behind a GPU spin, so the GPU never waits on the host and no cache "
+            f"flush runs between calls")
+
+
+def sustained_line(report):
+    seconds = report["settings"].get("sustained_s") or 0
+    if seconds <= 0:
+        return "- sustained timing: not run (`--sustained 0`)"
+    return (f"- sustained: each implementation called back to back for {seconds} s per shape "
+            f"after {report['settings']['sustained_rest_s']} s idle (power_ceiling.py's method: "
+            f"the host one ~50 ms batch behind the GPU), TFLOP/s over all calls; SM clock: "
+            f"mean of nvidia-smi samples every 100 ms after the first second; one pass, "
+            f"the implementations' order rotated from shape to shape")
+
+
+def roofline_line(report):
+    m = report.get("machine") or {}
+    if not m:
+        return ""
+    return (f"- roofline per shape: the larger of FLOPs / FP8 peak "
+            f"({m['fp8_peak_flops'] / 1e12:.0f} TFLOP/s: 2 x 4096 x SMs x "
+            f"{m['max_sm_clock_mhz']:.0f} MHz) and bytes (FP8 A and B, f32 scales, bf16 D, "
+            f"each once) / the bandwidth of a device-to-device copy in this run "
+            f"({m['copy_bytes_per_s'] / 1e12:.2f} TB/s, read + written); bound = HBM or FP8; "
+            f"{PROJECT} / roofline = the faster {PROJECT} kernel's TFLOP/s over the roofline's "
+            f"(for an HBM-bound shape: its bandwidth over the copy's)")
+
+
+def recipe_table(report, recipe, mode):
+    """mode 'kernel': do_bench medians; 'sustained': back-to-back calls."""
+    sustained = mode == "sustained"
+    get = sustained_tflops if sustained else kernel_tflops
+    ratio_field = "sustained_ratios" if sustained else "ratios"
+    rows = [r for r in report["results"] if r["recipe"] == recipe]
+    impls = [i for i in [*PROJECT_IMPLS, *PEERS[recipe]] if any(get(r, i) for r in rows)]
+    if not impls:
+        return []
+    keys = shown(report, recipe, ratio_field,
+                 [ratio_key(i, p) for i in PROJECT_IMPLS for p in PEERS[recipe]])
     header = ["shape", *impls, *keys]
-    lines = [f"## {recipe} (TFLOP/s)", "", "| " + " | ".join(header) + " |",
-             "|" + "---|" * len(header)]
+    if not sustained:
+        header += ["bound", f"{PROJECT} / roofline"]
+    title = (f"## {recipe}, sustained (TFLOP/s @ mean SM MHz, {report['settings']['sustained_s']}"
+             f" s of back-to-back calls each)" if sustained
+             else f"## {recipe}, kernel-only (TFLOP/s)")
+    lines = [title, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         cells = [shape_text(r)]
-        cells += [fmt(r["impls"].get(i, {}).get("tflops")) for i in impls]
-        cells += [fmt(r["ratios"].get(key), ".2f") for key in keys]
+        for i in impls:
+            clock = (r["impls"].get(i, {}).get("sustained") or {}).get("sm_clock_mhz")
+            cells.append(fmt(get(r, i)) + (f" @ {clock:.0f}" if sustained and clock else ""))
+        cells += [fmt(r[ratio_field].get(key), ".2f") for key in keys]
+        if not sustained:
+            roof = r.get("roofline") or {}
+            best = max((get(r, i) or 0 for i in PROJECT_IMPLS), default=0)
+            frac = best / roof["roofline_tflops"] if roof.get("roofline_tflops") else None
+            cells += [roof.get("bound", "n/a"), fmt(frac, ".2f")]
         lines.append("| " + " | ".join(cells) + " |")
     s = report["geomean"][recipe]
     cells = [f"geomean (M >= {GEOMEAN_MIN_M}, {s['shapes']} shapes)"]
-    cells += [fmt(s["tflops"].get(i)) for i in impls]
-    cells += [fmt(s["ratios"].get(key), ".2f") for key in keys]
-    lines.append("| " + " | ".join(cells) + " |")
+    cells += [fmt(s["sustained_tflops" if sustained else "tflops"].get(i)) for i in impls]
+    cells += [fmt(s[ratio_field].get(key), ".2f") for key in keys]
+    lines.append("| " + " | ".join(cells + [""] * (len(header) - len(cells))) + " |")
     kernels = sorted({name for r in rows for name in (r["kernel"] or {}).values()})
-    if kernels:
+    if kernels and not sustained:
         lines += ["", "Kernels: " + ", ".join(f"`{k}`" for k in kernels)]
     return lines + [""]
 
@@ -491,18 +523,26 @@ def recipe_table(report, recipe):
 def verification_table(report):
     lines = ["## Verification (input set 0)", "",
              "rel err: ||out - ref||_F / ||ref||_F, ref = f64 GEMM of the dequantized "
-             f"inputs; vs {PROJECT}: the same with {PROJECT}'s output as ref.", "",
-             f"| recipe | shape | implementation | rel err | vs {PROJECT} | status |",
-             "|---|---|---|---|---|---|"]
+             f"inputs; vs {PROJECT}: the same with {PROJECT}'s output as ref; largest "
+             "difference: the same against each other implementation's output, the largest; "
+             "identical to: the implementations with the same output bits.", "",
+             f"| recipe | shape | implementation | rel err | vs {PROJECT} "
+             "| largest difference (to) | identical to | status |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in report["results"]:
         for name, e in r["impls"].items():
             status = e["status"] + (f": {e['message']}" if e["message"] else "")
             status = status.replace("|", "/").replace("\n", " ")
+            diffs = e.get("diff_vs") or {}
+            worst = max(diffs, key=diffs.get) if diffs else None
+            worst_text = f"{diffs[worst]:.2e} ({worst})" if worst else "n/a"
             lines.append(f"| {r['recipe']} | {shape_text(r)} | {name} | "
                          f"{fmt(e['rel_err_vs_ref'], '.2e')} | "
-                         f"{fmt(e['rel_diff_vs_project'], '.2e')} | {status} |")
+                         f"{fmt(e['rel_diff_vs_project'], '.2e')} | {worst_text} | "
+                         f"{', '.join(e.get('identical_to') or []) or '-'} | {status} |")
         if r.get("note"):
-            lines.append(f"| {r['recipe']} | {shape_text(r)} | {PROJECT} | | | {r['note']} |")
+            lines.append(f"| {r['recipe']} | {shape_text(r)} | {PROJECT} | | | | | "
+                         f"{r['note']} |")
     return lines + [""]
 
 
@@ -580,6 +620,9 @@ def main(argv=None):
     if args.rounds < 1:
         print("error: --rounds must be at least 1", file=sys.stderr)
         return 2
+    if args.sustained < 0 or args.sustained_rest < 0:
+        print("error: --sustained and --sustained-rest must not be negative", file=sys.stderr)
+        return 2
     recipes = [r for r in args.recipes.split(",") if r]
     unknown = [r for r in recipes if r not in GRANULARITIES]
     if unknown:
@@ -594,9 +637,15 @@ def main(argv=None):
 
     now = datetime.datetime.now().astimezone()
     env = environment(now)
+    env["deep_gemm"] = deepgemm_version()
     seed = gi.new_seed() if args.seed is None else args.seed
     print(f"{env['gpu']}, driver {env['driver']}, torch {env['torch']}, "
-          f"triton {env['triton']}, L2 {env['l2_bytes'] // 2**20} MiB, seed {seed}")
+          f"triton {env['triton']}, deep_gemm {env['deep_gemm']}, "
+          f"L2 {env['l2_bytes'] // 2**20} MiB, seed {seed}")
+    machine = machine_rooflines(env["sm_count"])
+    print(f"device copy {machine['copy_bytes_per_s'] / 1e12:.2f} TB/s (read + written), "
+          f"FP8 peak {machine['fp8_peak_flops'] / 1e12:.0f} TFLOP/s at "
+          f"{machine['max_sm_clock_mhz']:.0f} MHz")
     specs = load_kernel_specs(args.kernels)
     loaded = {}
 
@@ -606,26 +655,33 @@ def main(argv=None):
         return loaded[spec.name]
 
     results = []
+    timing = {"machine": machine, "index": 0,
+              "sampler": ClockSampler(torch.cuda.current_device()) if args.sustained else None}
     try:
         for m, n, k in shapes:
             for recipe in recipes:
                 chosen, note = pick_kernels(specs, m, n, k, recipe)
                 result = bench_case(m, n, k, recipe, chosen, kernels, args, seed,
-                                    env["l2_bytes"])
+                                    env["l2_bytes"], timing)
+                timing["index"] += 1
                 result["note"] = note
                 results.append(result)
                 torch.cuda.empty_cache()  # the case's buffers are gone now
                 print_result(result)
     finally:
+        if timing["sampler"]:
+            timing["sampler"].stop()
         for kernel in loaded.values():
             kernel.close()
 
     report = {"environment": env, "recipes": recipes, "seed": seed,
               "settings": {"warmup_ms": args.warmup, "rep_ms": args.rep,
+                           "timing": args.timing,
                            "return_mode": "median", "rounds": args.rounds, "out_dtype": "bf16",
-                           "rotation": "input copies totalling > 2x L2, cycled per call",
-                           "geomean_min_m": GEOMEAN_MIN_M},
-              "results": results, "geomean": summarize(results, recipes),
+                           "rotation": f"input copies totalling > {L2_COPIES}x L2, cycled per call",
+                           "geomean_min_m": GEOMEAN_MIN_M, "sustained_s": args.sustained,
+                           "sustained_rest_s": args.sustained_rest},
+              "machine": machine, "results": results, "geomean": summarize(results, recipes),
               "compile_times": compile_times}
     paths = write_reports(report, args.out, report_stem(env, now))
     print_summary(report)
@@ -638,21 +694,29 @@ def print_result(r):
     parts = []
     for name, e in r["impls"].items():
         if e["status"] == "ok":
-            parts.append(f"{name} {e['tflops']:.1f} TF/s (err {e['rel_err_vs_ref']:.1e})")
+            held = (e.get("sustained") or {}).get("tflops")
+            parts.append(f"{name} {e['tflops']:.1f}" + (f"/{held:.1f}" if held else "")
+                         + f" TF/s (err {e['rel_err_vs_ref']:.1e})")
         else:
             parts.append(f"{name} {e['status']}: {e['message'][:120]}")
     note = f" [{r['note']}]" if r.get("note") else ""
-    print(f"{shape_text(r):>17} {r['recipe']:<10} x{r['input_sets']} sets: "
+    print(f"{shape_text(r):>17} {r['recipe']:<10} {r['roofline']['bound']} "
+          f"x{r['input_sets']} sets: "
           + "; ".join(parts) + note, flush=True)
 
 
 def print_summary(report):
-    print(f"\ngeomean over M >= {GEOMEAN_MIN_M} ({PROJECT} / peer TFLOP/s):")
+    print(f"\ngeomean over M >= {GEOMEAN_MIN_M} ({PROJECT} / peer TFLOP/s, "
+          f"kernel-only and sustained apart):")
     for recipe in report["recipes"]:
         s = report["geomean"][recipe]
-        ratios = ", ".join(f"{key} {fmt(v, '.2f')}" for key, v in s["ratios"].items())
-        ours = ", ".join(f"{impl} {fmt(s['tflops'].get(impl))}" for impl in PROJECT_IMPLS)
-        print(f"  {recipe:<10} {ours} TF/s; {ratios}")
+        for mode, suffix in (("kernel-only", ""), ("sustained", "sustained_")):
+            ratios = ", ".join(f"{key} {fmt(v, '.2f')}"
+                               for key, v in s[suffix + "ratios"].items() if v)
+            ours = ", ".join(f"{impl} {fmt(s[suffix + 'tflops'].get(impl))}"
+                             for impl in PROJECT_IMPLS if s[suffix + "tflops"].get(impl))
+            if ours or ratios:
+                print(f"  {recipe:<10} {mode:<11} {ours} TF/s; {ratios}")
 
 
 if __name__ == "__main__":

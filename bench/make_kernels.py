@@ -21,6 +21,15 @@ BENCH_SHAPES = [
     (64, 2112, 7168),
 ]
 
+# (N, K) of decode-sized and narrow GEMMs: projections of real models, each
+# run at small M (1 to 128) by the benchmark's decode grid (bench/README.md).
+DECODE_NK = [
+    (4096, 4096), (1024, 4096), (6144, 4096), (14336, 4096), (4096, 14336),  # Llama-3 8B
+    (8192, 8192), (10240, 8192), (28672, 8192), (8192, 28672),  # Llama-3 70B
+    (2112, 7168), (576, 7168), (1536, 7168), (24576, 1536), (7168, 16384),  # DeepSeek-V3
+    (4608, 3584), (512, 3584), (3584, 18944),  # Qwen2.5-7B
+]
+
 # Correctness set: every recipe and tile choice, awkward N and K (K = 160 is
 # a partial K block; N = 2112 a partial N tile), bias, accumulate-into-C,
 # hybrid E5M2 x E4M3, f16/f32 outputs, a configuration override.
@@ -185,6 +194,29 @@ def kernel_specs(which):
                                   {"accumulation": accumulation,
                                    "config": f"#fp8.gemm_config<tile = {tile}, "
                                              f"stages = {stages}, cluster = 2x1>"}))
+    if which == "decode":
+        specs += decode_specs()
+    return specs
+
+
+# The decode set's split-K kernels: 64x64 tiles, stream-K over all SMs.
+DECODE_STREAM_K = "#fp8.gemm_config<tile = 64x64x128, stages = 8, stream_k = true>"
+
+
+def decode_specs():
+    """Per DECODE_NK entry: tensorwise and rowwise fast and promoted, blockwise
+    (named like the bench set's kernels, so that both sets share files), each
+    also as a 64x64 stream-K kernel."""
+    specs = []
+    for n, k in DECODE_NK:
+        for recipe in ("tensorwise", "rowwise", "blockwise"):
+            for accumulation in (["fast", "promoted(128)"] if recipe != "blockwise"
+                                 else ["promoted(128)"]):
+                tag = "fast" if accumulation == "fast" else "promoted"
+                specs.append((f"bench_{recipe}_{tag}_n{n}_k{k}", recipe, n, k,
+                              {"accumulation": accumulation}))
+                specs.append((f"bench_{recipe}_{tag}_sk64_n{n}_k{k}", recipe, n, k,
+                              {"accumulation": accumulation, "config": DECODE_STREAM_K}))
     return specs
 
 
@@ -192,7 +224,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--fp8-compile", default="build/bin/fp8-compile")
-    parser.add_argument("--set", choices=["check", "bench", "all"], default="all")
+    parser.add_argument("--set", choices=["check", "bench", "decode", "all"], default="all",
+                        help="all = check + bench; decode: the DECODE_NK kernels")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     times = {}

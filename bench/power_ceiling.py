@@ -289,8 +289,13 @@ def main(argv=None):
                 spec = next(iter(chosen.values()), None)
                 case = bg.Case(m, n, k, recipe, spec, 1234, bg.l2_bytes())
                 # bench_gemm.py's peers but Triton, and fp8-mlir without clusters.
-                impls = [(p, bg.peer_impl(p, case)) for p in bg.PEERS[recipe]
-                         if p != "triton"]
+                impls = []
+                for p in bg.PEERS[recipe]:
+                    try:
+                        if p != "triton":
+                            impls.append((p, bg.peer_impl(p, case)))
+                    except bg.Unavailable as e:
+                        print(f"{p}: unavailable: {e}", flush=True)
                 impls += [(impl, bg.project_impl(case, Kernel(s.json_path)))
                           for impl, s in chosen.items()
                           if bg.PROJECT_IMPLS[impl][1] == 1]

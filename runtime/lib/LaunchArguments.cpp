@@ -526,6 +526,14 @@ size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates
     if (ctas < width)
       ctas = width;
     double waves = std::ceil(tiles / ctas);
+    // A stream-K kernel (one with a workspace) splits the K blocks of its
+    // tiles over all its CTAs: where M is one row of tiles that fill at most
+    // half of them, its time is that fraction of a wave (measured at M = 1
+    // to 64; bench/NOTES.md). Otherwise it counts whole waves like any
+    // other, and ties go to the earlier candidate.
+    if (meta.workspaceParam >= 0 && ceilDiv(m, grid.tileM) == 1 &&
+        2 * tiles <= ctas)
+      waves = tiles / ctas;
     double cost = waves * static_cast<double>(grid.tileM * grid.tileN) /
                   static_cast<double>(grid.throughput);
     if (i == 0 || cost < bestCost) {
@@ -570,7 +578,10 @@ Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
     uint64_t cap = sms / cluster[0] * cluster[0];
     if (cap == 0)
       cap = cluster[0];
-    x = tiles < cap ? tiles : cap;
+    // A stream-K kernel (the one with a workspace) splits the K blocks of
+    // the tiles that do not fill a wave over all its CTAs: with fewer
+    // tiles than SMs (a small M) that is every tile, so it takes every SM.
+    x = tiles < cap && meta.workspaceParam < 0 ? tiles : cap;
     break;
   }
   }

@@ -593,7 +593,7 @@ TEST_F(LaunchTest, GlobalTensorMapsAreCopiedInStreamOrder) {
 // Workspace (stream-K kernels)
 //===----------------------------------------------------------------------===//
 
-TEST_F(LaunchTest, WorkspaceIsZeroedOnceGrownAndOrderedAcrossStreams) {
+TEST_F(LaunchTest, StreamKTakesEverySmAndItsWorkspaceIsZeroedOnce) {
   // The example kernel with a trailing workspace param of 1000 bytes/CTA.
   fp8rt_kernel *kernel = load(
       replaced(kExampleJson,
@@ -605,18 +605,19 @@ TEST_F(LaunchTest, WorkspaceIsZeroedOnceGrownAndOrderedAcrossStreams) {
                "_param_4,\n\t.param .u64 .ptr .global .align 1 "
                "gemm_tn_e4m3_bf16_n7168_k2048_param_5"));
   ASSERT_NE(kernel, nullptr);
-  // M = 128: 1 x 28 tiles of 128x256, a grid of 28 CTAs.
+  // M = 128: 1 x 28 tiles of 128x256, fewer than the SMs: a stream-K
+  // kernel splits their K blocks over a CTA per SM.
   expectSuccess(kernel, exampleOperands(128), kStream);
   ASSERT_EQ(fake.launches.size(), 1u);
-  EXPECT_EQ(fake.launches[0].grid[0], 28u);
+  EXPECT_EQ(fake.launches[0].grid[0], 132u);
   ASSERT_EQ(fake.deviceAllocations.size(), 1u);
-  EXPECT_EQ(fake.deviceAllocationSizes[0], 28000u);
-  const CUdeviceptr small = fake.deviceAllocations[0];
+  EXPECT_EQ(fake.deviceAllocationSizes[0], 132000u);
+  const CUdeviceptr workspace = fake.deviceAllocations[0];
   ASSERT_EQ(fake.copies.size(), 1u);
-  EXPECT_EQ(fake.copies[0].destination, small);
-  EXPECT_EQ(fake.copies[0].bytes, std::vector<unsigned char>(28000, 0));
+  EXPECT_EQ(fake.copies[0].destination, workspace);
+  EXPECT_EQ(fake.copies[0].bytes, std::vector<unsigned char>(132000, 0));
   EXPECT_EQ(fake.copies[0].stream, reinterpret_cast<CUstream>(kStream));
-  EXPECT_EQ(fake.launches[0].params[5], bytesOf(uint64_t(small)));
+  EXPECT_EQ(fake.launches[0].params[5], bytesOf(uint64_t(workspace)));
   ASSERT_EQ(fake.createdEvents.size(), 1u);
   const CUevent done = fake.createdEvents[0];
   ASSERT_EQ(fake.recordedEvents.size(), 1u);
@@ -624,28 +625,23 @@ TEST_F(LaunchTest, WorkspaceIsZeroedOnceGrownAndOrderedAcrossStreams) {
             std::make_pair(done, reinterpret_cast<CUstream>(kStream)));
 
   // Same stream, no larger: reused as is (the kernel leaves it zeroed).
-  expectSuccess(kernel, exampleOperands(100), kStream);
+  expectSuccess(kernel, exampleOperands(1), kStream);
+  EXPECT_EQ(fake.launches[1].grid[0], 132u);
   EXPECT_EQ(fake.copies.size(), 1u);
-  EXPECT_EQ(fake.launches[1].params[5], bytesOf(uint64_t(small)));
+  EXPECT_EQ(fake.launches[1].params[5], bytesOf(uint64_t(workspace)));
   EXPECT_TRUE(fake.synchronizedEvents.empty());
   // Another stream first waits for the last launch that used it.
   expectSuccess(kernel, exampleOperands(128), kOtherStream);
   EXPECT_EQ(fake.synchronizedEvents, std::vector<CUevent>{done});
   EXPECT_EQ(fake.copies.size(), 1u);
-  EXPECT_EQ(fake.launches[2].params[5], bytesOf(uint64_t(small)));
-  // A larger grid (M = 1024: 224 tiles, 132 CTAs): waits, frees, and
-  // allocates and zeroes a larger workspace.
+  EXPECT_EQ(fake.launches[2].params[5], bytesOf(uint64_t(workspace)));
+  // More tiles than SMs (M = 1024: 224 tiles): the same 132 CTAs and the
+  // same workspace.
   expectSuccess(kernel, exampleOperands(1024), kOtherStream);
   EXPECT_EQ(fake.launches[3].grid[0], 132u);
-  EXPECT_EQ(fake.synchronizedEvents, (std::vector<CUevent>{done, done}));
-  EXPECT_EQ(fake.deviceFrees, std::vector<CUdeviceptr>{small});
-  ASSERT_EQ(fake.deviceAllocations.size(), 2u);
-  EXPECT_EQ(fake.deviceAllocationSizes[1], 132000u);
-  ASSERT_EQ(fake.copies.size(), 2u);
-  EXPECT_EQ(fake.copies[1].destination, fake.deviceAllocations[1]);
-  EXPECT_EQ(fake.copies[1].bytes.size(), 132000u);
-  EXPECT_EQ(fake.launches[3].params[5],
-            bytesOf(uint64_t(fake.deviceAllocations[1])));
+  EXPECT_EQ(fake.deviceAllocations.size(), 1u);
+  EXPECT_EQ(fake.copies.size(), 1u);
+  EXPECT_EQ(fake.launches[3].params[5], bytesOf(uint64_t(workspace)));
 
   // Destroy waits for the last launch, then frees.
   fake.synchronizedEvents.clear();
@@ -983,6 +979,30 @@ TEST_F(LaunchTest, LaunchVariantWithTheFewestWeightedWavesIsChosen) {
   EXPECT_EQ(selectLaunchVariant(all, 128, 7168, 40), 0u);
   // Ties go to the earlier candidate.
   EXPECT_EQ(selectLaunchVariant({&medium, &medium}, 64, 7168, 132), 0u);
+}
+
+TEST_F(LaunchTest, StreamKVariantIsChosenForOneRowOfTilesOnHalfTheSms) {
+  KernelMetadata large = parsedMetadata(variantJson("large", 128, 192, 100));
+  KernelMetadata tile64 = parsedMetadata(variantJson("tile64", 64, 64, 45));
+  // The same tile with a workspace param: a stream-K kernel.
+  KernelMetadata streamK = parsedMetadata(replaced(
+      variantJson("tile64_sk", 64, 64, 45),
+      "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"}",
+      "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"},"
+      "\n    {\"name\": \"workspace\", \"kind\": \"workspace\", "
+      "\"bytes_per_cta\": 16388}"));
+  ASSERT_GE(streamK.workspaceParam, 0);
+  std::vector<const KernelMetadata *> all = {&large, &tile64, &streamK};
+  // N = 2112: 33 tiles of 64x64 for M <= 64, a quarter of 132 SMs.
+  EXPECT_EQ(selectLaunchVariant(all, 1, 2112, 132), 2u);
+  EXPECT_EQ(selectLaunchVariant(all, 64, 2112, 132), 2u);
+  // N = 4224: 66 tiles, half the SMs; N = 4288: 67, more than half.
+  EXPECT_EQ(selectLaunchVariant(all, 16, 4224, 132), 2u);
+  EXPECT_EQ(selectLaunchVariant(all, 16, 4288, 132), 1u);
+  // M = 65 is two rows of tiles: whole waves, a tie the 64x64 kernel takes.
+  EXPECT_EQ(selectLaunchVariant(all, 65, 2112, 132), 1u);
+  // Large M: the 128x192 tiles.
+  EXPECT_EQ(selectLaunchVariant(all, 4096, 2112, 132), 0u);
 }
 
 TEST_F(LaunchTest, LaunchVariantsAreLoadedFromTheKernelsDirectory) {

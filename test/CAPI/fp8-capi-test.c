@@ -177,7 +177,7 @@ static void testCompile(MlirContext ctx) {
   // CHECK: succeeded 1 kernels 3
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t128x128x128_s6_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x128x128_s8_fast ptx 1 json 1
-  // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x64x128_s8_fast ptx 1 json 1
+  // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x64x128_s13_fast ptx 1 json 1
   // CHECK-NEXT: module.json 1
   result = fp8CompileSource(ctx, mlirStringRefCreateFromCString(kGemm), name,
                             &options);

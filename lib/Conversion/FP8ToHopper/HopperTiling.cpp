@@ -134,13 +134,36 @@ static bool canStageOutput(const GemmProblem &p) {
   return getByteWidth(p.outElementType) == 2 && !p.accumulateIntoC;
 }
 
-/// Stages of `t` that fit in `maxSharedMemory` bytes (at most
-/// kMaxPipelineStages).
-static int64_t getStagesThatFit(const GemmTiling &t, int64_t maxSharedMemory) {
+/// A tile whose kMaxPipelineStages stages leave room for more takes up to
+/// this many. Only the 64x64 launch variant does (13 stages instead of 8,
+/// 14 without a staged output): at M = 1 and 16 a CTA streams its B tile
+/// through the stages, one K block each, and more of them in flight read it
+/// faster (H200, against 8 stages: 0.85-1.01x the time at N x K = 8192 x
+/// 8192 and 4096 x 14336, 0.95-1.06x at 2112 x 7168; fast tensorwise at N =
+/// 576 1.12-1.15x, a shape the stream-K variant takes; bench/NOTES.md).
+static constexpr int64_t kMaxDeepPipelineStages = 16;
+
+/// Stages of `t` that fit in `maxSharedMemory` bytes with `maxStages`
+/// barrier pairs reserved (at most `maxStages`).
+static int64_t getStagesThatFit(const GemmTiling &t, int64_t maxSharedMemory,
+                                int64_t maxStages) {
   int64_t available = maxSharedMemory - getEpilogueBytes(t) -
-                      PipelineRing::barrierBytes(kMaxPipelineStages) -
+                      PipelineRing::barrierBytes(maxStages) -
                       (t.streamK ? kStreamKScheduleBytes : 0);
-  return fitPipelineStages(available, getStageBytes(t) + t.stageScaleBytes);
+  return std::min(maxStages,
+                  available / (getStageBytes(t) + t.stageScaleBytes));
+}
+
+/// Stages of `t` that fit in `maxSharedMemory` bytes: at most
+/// kMaxPipelineStages, or up to kMaxDeepPipelineStages for a tile that has
+/// room for more and no stream-K schedule (the 64x64 stream-K variant took
+/// 0.97-1.10x the time with 13 stages as with 8; bench/NOTES.md).
+static int64_t getStagesThatFit(const GemmTiling &t, int64_t maxSharedMemory) {
+  int64_t stages = getStagesThatFit(t, maxSharedMemory, kMaxPipelineStages);
+  if (stages < kMaxPipelineStages || t.streamK)
+    return stages;
+  return std::max(stages, getStagesThatFit(t, maxSharedMemory,
+                                           kMaxDeepPipelineStages));
 }
 
 /// A staging buffer of two store boxes, used in turn (emitTmaStoreEpilogue),
@@ -162,14 +185,16 @@ static GemmTiling withStagingBoxPair(GemmTiling t) {
 }
 
 /// The heuristic's tiling for tile `tileM` x `tileN`: TMA-store epilogue
-/// where it fits, as many stages as shared memory holds (at most
-/// kMaxPipelineStages), staging the output in two boxes where that makes room
+/// where it fits, as many stages as shared memory holds (getStagesThatFit),
+/// staging the output in two boxes where that makes room
 /// for another stage (the 128x256 tile: 4 stages instead of 3).
 static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
-                                   int64_t tileN, int64_t maxSharedMemory) {
+                                   int64_t tileN, int64_t maxSharedMemory,
+                                   bool streamK = false) {
   GemmTiling t;
   t.tileM = tileM;
   t.tileN = tileN;
+  setStreamK(t, streamK);
   t.outputBytes = getByteWidth(p.outElementType);
   t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
   setScaleSlots(p, t);
@@ -313,6 +338,31 @@ int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
   return 100;
 }
 
+/// The stream-K launch variant: 64x64 tiles whose K blocks the kernel
+/// splits over a CTA per SM (the runtime launches it with every SM).
+static constexpr std::pair<int64_t, int64_t> kStreamKVariantTile = {64, 64};
+/// K blocks a GEMM needs for the stream-K variant: each CTA of a split
+/// still runs several blocks (measured with 56 to 112).
+static constexpr int64_t kStreamKVariantMinKBlocks = 32;
+
+/// Whether a dynamic-M GEMM gets the stream-K 64x64 variant: N makes at
+/// most half as many 64x64 tiles as the target has SMs, so that a small M
+/// (one row of tiles, at most 64; the runtime's rule) leaves SMs idle, and
+/// K has kStreamKVariantMinKBlocks blocks. On an H200 at M = 1 to 64,
+/// against the 64x64 kernel: blockwise 0.62-0.80x the time at N = 576 and
+/// 2112 (K = 7168), 0.82-0.98x at N = 4096 (K = 14336); fast tensorwise
+/// 0.88-0.97x and 0.88-1.02x; at N = 8192 (128 tiles) 1.01-1.02x, hence
+/// the half (bench/NOTES.md). Not with an activation or
+/// the output amax, whose epilogues no stream-K kernel has been checked
+/// with.
+static bool wantsStreamKVariant(const GemmProblem &p,
+                                const TargetInfo &target) {
+  return !p.activation && !p.outputAmax &&
+         p.numKBlocks(kScaleBlock) >= kStreamKVariantMinKBlocks &&
+         2 * contract::ceilDiv(p.n, kStreamKVariantTile.second) <=
+             target.numMultiprocessors;
+}
+
 SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,
                                                      const GemmTiling &primary,
                                                      GemmConfigAttr config,
@@ -320,14 +370,18 @@ SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,
   SmallVector<GemmTiling> variants;
   if (config || !ShapedType::isDynamic(p.staticM))
     return variants;
-  for (auto [tileM, tileN] : getLaunchVariantTiles(p, primary)) {
-    if (primary.tileM == tileM && primary.tileN == tileN)
-      continue;
-    GemmTiling t =
-        getDefaultTiling(p, tileM, tileN, target.maxSharedMemoryPerBlock);
+  auto add = [&](GemmTiling t) {
     if (getTilingError(p, t, target).empty())
       variants.push_back(t);
-  }
+  };
+  for (auto [tileM, tileN] : getLaunchVariantTiles(p, primary))
+    if (primary.tileM != tileM || primary.tileN != tileN)
+      add(getDefaultTiling(p, tileM, tileN, target.maxSharedMemoryPerBlock));
+  // Last, so that the runtime's ties go to the whole-tile kernels.
+  if (wantsStreamKVariant(p, target))
+    add(getDefaultTiling(p, kStreamKVariantTile.first,
+                         kStreamKVariantTile.second,
+                         target.maxSharedMemoryPerBlock, /*streamK=*/true));
   return variants;
 }
 

@@ -173,7 +173,10 @@ def arrange_scale(scale_inv, operand, gran, rows, k, expected=None):
     without it the project convention (gemm_spec.physical_scale_shape) holds.
     Candidates, in order: the convention, the logical order, the transpose
     (and for 1x128 tiles the transpose with its MN extent padded to a
-    multiple of 4, the padding NaN); the first whose shape matches wins."""
+    multiple of 4, the padding NaN); the first whose shape matches wins.
+    1x128 tile scales try their MN-major forms first, so that a square
+    logical shape (M = K/128, e.g. 64 x 8192) is passed transposed, as the
+    convention says."""
     logical = scale_inv.contiguous()
     candidates = [logical]
     if logical.dim() == 2:
@@ -184,7 +187,7 @@ def arrange_scale(scale_inv, operand, gran, rows, k, expected=None):
                                  * MN_MAJOR_SCALE_ALIGNMENT), float("nan"),
                                 dtype=logical.dtype, device=logical.device)
             padded[:, :mn] = logical.t()
-            candidates.append(padded)
+            candidates = [padded, candidates[1], logical]
     convention = physical_scale_shape(operand, gran, rows, k)
     candidates.sort(key=lambda t: tuple(t.shape) != convention)
     target = convention if expected is None else expected

@@ -193,6 +193,7 @@ class GemmSpec:
     tile: list = field(default_factory=list)
     stages: int = 0
     cluster: list = field(default_factory=list)
+    stream_k: bool = False  # the tiles' K blocks are split over the CTAs
     # Launch variants: the kernels the runtime may launch instead of this
     # one (by M), and the kernel a variant belongs to.
     variants: list = field(default_factory=list)
@@ -273,7 +274,7 @@ def spec_from_meta(meta, json_path="<memory>"):
         output_amax=bool(gemm.get("output_amax", False)),
         operands=list(meta.get("operands", [])),
         tile=list(gemm.get("tile", [])), stages=int(gemm.get("stages", 0)),
-        cluster=list(gemm.get("cluster", [])),
+        cluster=list(gemm.get("cluster", [])), stream_k=bool(gemm.get("stream_k", False)),
         variants=list(meta.get("variants", [])), variant_of=meta.get("variant_of"))
     for dtype in (spec.a_dtype, spec.b_dtype):
         if dtype not in FP8_MAX:

@@ -38,10 +38,13 @@ int64_t getTileThroughput(const GemmProblem &problem, const GemmTiling &tiling);
 /// The launch variants of a kernel whose M is a run-time value (no `config`,
 /// dynamic M): the same GEMM with tiles 128x128, 64x128 and 64x64 (those
 /// `primary` is not), and 128x192 for a fast kernel with a wider tile, each
-/// with the heuristic's stages. The runtime launches
-/// the kernel among the primary and its variants with the fewest
-/// waves(M) x tile elements / throughput (runtime/README.md), so that small
-/// M keeps the SMs busy.
+/// with the heuristic's stages; last, a 64x64 stream-K kernel where N is
+/// at most 32 x SMs and K at least 32 blocks (no activation, no output
+/// amax). The runtime launches the kernel among the primary and its
+/// variants with the fewest waves(M) x tile elements / throughput
+/// (runtime/README.md; a stream-K kernel counts the fraction of a wave its
+/// tiles fill when M is one row of them on at most half the SMs), so that
+/// small M keeps the SMs busy.
 SmallVector<GemmTiling> selectLaunchVariants(const GemmProblem &problem,
                                              const GemmTiling &primary,
                                              GemmConfigAttr config,
