@@ -352,14 +352,16 @@ static constexpr int64_t kStreamKVariantMinKBlocks = 32;
 /// against the 64x64 kernel: blockwise 0.62-0.80x the time at N = 576 and
 /// 2112 (K = 7168), 0.82-0.98x at N = 4096 (K = 14336); fast tensorwise
 /// 0.88-0.97x and 0.88-1.02x; at N = 8192 (128 tiles) 1.01-1.02x, hence
-/// the half (bench/NOTES.md). Not with an activation or
-/// the output amax, whose epilogues no stream-K kernel has been checked
-/// with.
+/// the half (bench/NOTES.md). Not with an activation, the output amax or
+/// an FP8 output, whose epilogues no stream-K kernel has been checked with,
+/// nor for grouped GEMMs (their scheduler walks whole tiles).
 static bool wantsStreamKVariant(const GemmProblem &p,
                                 const TargetInfo &target) {
-  return !p.activation && !p.outputAmax &&
+  return !p.activation && !p.outputAmax && !p.hasFP8Output() &&
+         !p.isGrouped() &&
          p.numKBlocks(kScaleBlock) >= kStreamKVariantMinKBlocks &&
-         2 * contract::ceilDiv(p.n, kStreamKVariantTile.second) <=
+         2 * static_cast<int64_t>(
+                 llvm::divideCeil(p.n, kStreamKVariantTile.second)) <=
              target.numMultiprocessors;
 }
 
