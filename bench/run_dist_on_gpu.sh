@@ -24,7 +24,8 @@
 # Environment: PYTHON (default python3), TORCHRUN (default torchrun),
 # FP8RT_BUILD_DIR (default /tmp/fp8rt-build), CXX (default /usr/bin/g++ when
 # it exists), TORCH_EXTENSIONS_DIR (default /tmp/fp8mlir-torch-extensions).
-# Exits non-zero when a step fails; the summary names each step's result.
+# STEP_TIMEOUT (default 240) bounds each step. Exits non-zero when a step
+# fails; the summary names each step's result.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [[ $# -lt 1 || ! ( -d "$1" || "$1" == *.tar.xz ) ]]; then
@@ -64,9 +65,17 @@ step extension "$OUT_DIR/build-extension.log" env FP8MLIR_TORCH_EXTENSION_VERBOS
 print('C++ operators:', 'loaded from ' + o.EXTENSION.path if o.EXTENSION else 'NOT loaded')
 sys.exit(0 if o.EXTENSION else 1)"
 
+# Each step gets at most STEP_TIMEOUT seconds (a hung collective is a
+# failed step, and the steps after it still run). The reference-path
+# exactness check (the eager-PyTorch quantization, no kernels) runs first.
+STEP_TIMEOUT=${STEP_TIMEOUT:-240}
+step exactness-reference "$OUT_DIR/dist_exactness_reference.log" \
+  timeout "$STEP_TIMEOUT" "$TORCHRUN" --nproc-per-node "$GPUS" bench/dist_exactness.py \
+  --no-kernels --out "$OUT_DIR/reference"
 for script in dist_exactness dist_speed train_tp; do
   step "${script//_/-}" "$OUT_DIR/$script.log" \
-    "$TORCHRUN" --nproc-per-node "$GPUS" "bench/$script.py" --out "$OUT_DIR"
+    timeout "$STEP_TIMEOUT" "$TORCHRUN" --nproc-per-node "$GPUS" "bench/$script.py" \
+    --out "$OUT_DIR"
 done
 
 echo "== summary (logs and reports in $OUT_DIR)"
