@@ -102,15 +102,9 @@ def queued_ms(call, count, rep_ms):
     its inputs from memory). Enough calls for about `rep_ms` of GPU time (at
     least 3 per copy, at most MAX_QUEUED_CALLS); launch_timing.queued checks
     that the host queued them all before the spin ended."""
-    from launch_timing import queued
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    begin.record()
-    for i in range(count):
-        call(i)
-    end.record()
-    end.synchronize()
-    estimate_ms = max(begin.elapsed_time(end) / count, 1e-4)
-    calls = min(MAX_QUEUED_CALLS, max(3 * count, int(rep_ms / estimate_ms)))
+    from launch_timing import estimate_ms, queued
+    per_call = max(estimate_ms(torch, call, count), 1e-4)
+    calls = min(MAX_QUEUED_CALLS, max(3 * count, int(rep_ms / per_call)))
     result = queued(torch, call, calls, count)
     if result is None:
         raise RuntimeError("the host could not queue the calls ahead of the GPU")

@@ -100,6 +100,18 @@ def sm_clock_probe(torch):
     return lambda: torch.cuda.clock_rate()
 
 
+def estimate_ms(torch, call, count):
+    """A first GPU time per call (ms): `call(i)` for i < count once, timed
+    by CUDA events (a warm-up that sizes the real measurement)."""
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record()
+    for i in range(count):
+        call(i)
+    end.record()
+    end.synchronize()
+    return begin.elapsed_time(end) / count
+
+
 def queued(torch, fn, calls, copies=1, cycles=SPIN_CYCLES):
     """{"gpu_us", "host_us", "calls"}: `calls` calls of fn(i) (i rotating
     over `copies`) queued behind a GPU spin. The GPU then runs them back to

@@ -170,30 +170,36 @@ def bench_tile_n(n):
     return 192 if n % 256 and n % 192 == 0 else 256
 
 
+def bench_variants():
+    """(recipe, accumulation, name tag) of the bench and decode sets: fast and
+    promoted tensorwise and rowwise, promoted blockwise."""
+    for recipe in ("tensorwise", "rowwise", "blockwise"):
+        for accumulation in (["fast", "promoted(128)"] if recipe != "blockwise"
+                             else ["promoted(128)"]):
+            yield recipe, accumulation, "fast" if accumulation == "fast" else "promoted"
+
+
 def kernel_specs(which):
     specs = []
     if which in ("check", "all"):
         specs += [(name, recipe, n, k, extra) for name, recipe, n, k, extra in CHECK_KERNELS]
     if which in ("bench", "all"):
         for (_, n, k) in BENCH_SHAPES:
-            for recipe in ("tensorwise", "rowwise", "blockwise"):
-                for accumulation in (["fast", "promoted(128)"] if recipe != "blockwise"
-                                     else ["promoted(128)"]):
-                    tag = "fast" if accumulation == "fast" else "promoted"
-                    specs.append((f"bench_{recipe}_{tag}_n{n}_k{k}", recipe, n, k,
-                                  {"accumulation": accumulation}))
-                    if recipe == "rowwise":
-                        continue
-                    # The same with a 2-CTA cluster multicasting B.
-                    tile = (f"128x{bench_tile_n(n)}x128" if accumulation == "fast"
-                            else "128x128x128")
-                    stages = 3 if tile.startswith("128x256") else (4 if "x192x" in tile else 6)
-                    if recipe == "blockwise":
-                        stages = 5  # the stages' scale slots take the sixth's room
-                    specs.append((f"bench_{recipe}_{tag}_c2_n{n}_k{k}", recipe, n, k,
-                                  {"accumulation": accumulation,
-                                   "config": f"#fp8.gemm_config<tile = {tile}, "
-                                             f"stages = {stages}, cluster = 2x1>"}))
+            for recipe, accumulation, tag in bench_variants():
+                specs.append((f"bench_{recipe}_{tag}_n{n}_k{k}", recipe, n, k,
+                              {"accumulation": accumulation}))
+                if recipe == "rowwise":
+                    continue
+                # The same with a 2-CTA cluster multicasting B.
+                tile = (f"128x{bench_tile_n(n)}x128" if accumulation == "fast"
+                        else "128x128x128")
+                stages = 3 if tile.startswith("128x256") else (4 if "x192x" in tile else 6)
+                if recipe == "blockwise":
+                    stages = 5  # the stages' scale slots take the sixth's room
+                specs.append((f"bench_{recipe}_{tag}_c2_n{n}_k{k}", recipe, n, k,
+                              {"accumulation": accumulation,
+                               "config": f"#fp8.gemm_config<tile = {tile}, "
+                                         f"stages = {stages}, cluster = 2x1>"}))
     if which == "decode":
         specs += decode_specs()
     return specs
@@ -209,14 +215,11 @@ def decode_specs():
     also as a 64x64 stream-K kernel."""
     specs = []
     for n, k in DECODE_NK:
-        for recipe in ("tensorwise", "rowwise", "blockwise"):
-            for accumulation in (["fast", "promoted(128)"] if recipe != "blockwise"
-                                 else ["promoted(128)"]):
-                tag = "fast" if accumulation == "fast" else "promoted"
-                specs.append((f"bench_{recipe}_{tag}_n{n}_k{k}", recipe, n, k,
-                              {"accumulation": accumulation}))
-                specs.append((f"bench_{recipe}_{tag}_sk64_n{n}_k{k}", recipe, n, k,
-                              {"accumulation": accumulation, "config": DECODE_STREAM_K}))
+        for recipe, accumulation, tag in bench_variants():
+            specs.append((f"bench_{recipe}_{tag}_n{n}_k{k}", recipe, n, k,
+                          {"accumulation": accumulation}))
+            specs.append((f"bench_{recipe}_{tag}_sk64_n{n}_k{k}", recipe, n, k,
+                          {"accumulation": accumulation, "config": DECODE_STREAM_K}))
     return specs
 
 

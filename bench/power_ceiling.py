@@ -98,13 +98,9 @@ def sustained(call, count, flop, seconds):
     The host waits for the GPU once per batch of about 50 ms of calls, one
     batch behind, so that the GPU never idles between calls."""
     import torch
+    from launch_timing import estimate_ms
+    batch = max(count, int(50 / max(estimate_ms(torch, call, count), 1e-3)))
     begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    begin.record()
-    for i in range(count):
-        call(i)
-    end.record()
-    end.synchronize()
-    batch = max(count, int(50 / max(begin.elapsed_time(end) / count, 1e-3)))
     done = torch.cuda.Event()
     calls = 0
     start = time.time()

@@ -14,10 +14,8 @@ import torch
 from ._torch_ops import (FP8_DTYPES, HIGH_DTYPES, _check_cuda, _UsingCache,
                          check_gemm_dtypes, define_op, kernels_for, launch, mn_major_scales)
 from .grouped import GROUPED_RECIPES, GroupedScaledMatmul
+from ._math import ceil_div
 
-
-def _ceil_div(a, b):
-    return (a + b - 1) // b
 
 
 def _check(a, b, group_index, out_dtype):
@@ -38,8 +36,8 @@ def infer_grouped_recipe(scale_a, scale_b, m, g, n, k):
         return "tensorwise"
     if sa in ((m,), (m, 1)) and sb in ((g, n), (g, n, 1)):
         return "rowwise"
-    kb = _ceil_div(k, 128)
-    if sa == (m, kb) and sb == (g, _ceil_div(n, 128), kb):
+    kb = ceil_div(k, 128)
+    if sa == (m, kb) and sb == (g, ceil_div(n, 128), kb):
         return "blockwise"
     raise ValueError(f"cannot tell the recipe from scale_a {sa} and scale_b {sb} "
                      f"(M={m}, G={g}, N={n}, K={k}); pass recipe=")
@@ -52,7 +50,7 @@ def _kernel_scales(recipe, scale_a, scale_b, m, g, n, k):
         return sa.reshape(()), sb.reshape(g).contiguous()
     if recipe == "rowwise":
         return sa.reshape(m).contiguous(), sb.reshape(g, n).contiguous()
-    kb, nb = _ceil_div(k, 128), _ceil_div(n, 128)
+    kb, nb = ceil_div(k, 128), ceil_div(n, 128)
     if tuple(sa.shape) != (m, kb) or tuple(sb.shape) != (g, nb, kb):
         raise ValueError(f"blockwise: expected scale_a ({m}, {kb}) and scale_b ({g}, {nb}, "
                          f"{kb}), got {tuple(sa.shape)} and {tuple(sb.shape)}")

@@ -10,6 +10,8 @@ a, b, a_scale_inv, b_scale_inv, (bias,) d.
 from dataclasses import dataclass
 from typing import Optional
 
+from ._math import ceil_div
+
 RECIPES = ("tensorwise", "rowwise", "blockwise", "mxfp8")
 ELEMENT_TYPES = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
 OUT_TYPES = {"bf16": "bf16", "f16": "f16", "f32": "f32"}
@@ -18,9 +20,6 @@ BIAS_TYPES = {"bf16": "bf16", "f32": "f32"}
 SCALE_BLOCK = 128
 MX_BLOCK = 32
 
-
-def _ceil_div(a, b):
-    return -(-a // b)
 
 
 def scale_types(recipe, n, k, groups=None):
@@ -33,10 +32,10 @@ def scale_types(recipe, n, k, groups=None):
     if recipe == "rowwise":
         return "row", "row", "tensor<?x1xf32>", f"tensor<{lead}{n}x1xf32>"
     if recipe == "blockwise":
-        kb = _ceil_div(k, SCALE_BLOCK)
+        kb = ceil_div(k, SCALE_BLOCK)
         return (f"tile 1x{SCALE_BLOCK}", f"tile {SCALE_BLOCK}x{SCALE_BLOCK}",
-                f"tensor<?x{kb}xf32>", f"tensor<{lead}{_ceil_div(n, SCALE_BLOCK)}x{kb}xf32>")
-    kb = _ceil_div(k, MX_BLOCK)
+                f"tensor<?x{kb}xf32>", f"tensor<{lead}{ceil_div(n, SCALE_BLOCK)}x{kb}xf32>")
+    kb = ceil_div(k, MX_BLOCK)
     return (f"mx 1x{MX_BLOCK}", f"mx 1x{MX_BLOCK}",
             f"tensor<?x{kb}xf8E8M0FNU>", f"tensor<{lead}{n}x{kb}xf8E8M0FNU>")
 
@@ -93,7 +92,7 @@ class ScaledMatmul:
         if self.result_recipe == "delayed":
             return out_t, "tensor<f32>", ["result_recipe = #fp8.delayed<>",
                                           "result_granularity = #fp8.granularity<tensor>"]
-        return (out_t, f"tensor<?x{_ceil_div(self.n, SCALE_BLOCK)}xf32>",
+        return (out_t, f"tensor<?x{ceil_div(self.n, SCALE_BLOCK)}xf32>",
                 ["result_recipe = #fp8.blockwise<>",
                  f"result_granularity = #fp8.granularity<tile 1x{SCALE_BLOCK}>"])
 

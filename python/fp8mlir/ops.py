@@ -22,6 +22,7 @@ from pathlib import Path
 from . import _capi
 from .errors import CompilerUnavailableError
 from .gemm import ScaledMatmul
+from ._math import ceil_div
 
 CACHE_ENV = "FP8MLIR_KERNEL_CACHE"
 
@@ -226,9 +227,6 @@ def gemm_spec(request):
         bias_dtype=None if request.bias_dtype < 0 else names[request.bias_dtype])
 
 
-def _ceil_div(a, b):
-    return (a + b - 1) // b
-
 
 def infer_recipe(scale_a, scale_b, m, n, k):
     """tensorwise, rowwise or blockwise from the scale shapes of torch's
@@ -238,8 +236,8 @@ def infer_recipe(scale_a, scale_b, m, n, k):
         return "tensorwise"
     if sa in ((m, 1), (m,)) and sb in ((1, n), (n, 1), (n,)):
         return "rowwise"
-    kb = _ceil_div(k, 128)
-    if sa == (m, kb) and sb == (kb, _ceil_div(n, 128)):
+    kb = ceil_div(k, 128)
+    if sa == (m, kb) and sb == (kb, ceil_div(n, 128)):
         return "blockwise"
     raise ValueError(f"cannot tell the recipe from scale_a {sa} and scale_b {sb} "
                      f"(M={m}, N={n}, K={k}); pass recipe=")

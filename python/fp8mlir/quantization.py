@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
 
 from .gemm import ELEMENT_TYPES
+from ._math import ceil_div
 
 QUANTIZE_RECIPES = ("tensorwise", "rowwise", "blockwise", "delayed")
 BLOCKS = ((1, 128), (128, 128))
@@ -52,9 +53,6 @@ class QuantizedTensor(NamedTuple):
     block: Optional[tuple] = None  # (1, 128) or (128, 128) for blockwise
     transposed: bool = True
 
-
-def _ceil_div(a, b):
-    return (a + b - 1) // b
 
 
 def _roundup(a, b):
@@ -88,9 +86,9 @@ def scale_layout(gran, rows, cols):
     if gran == "row":
         return (rows, 1), "dense"
     if gran == "tile 1x128":
-        return (_ceil_div(cols, 128), _roundup(rows, MN_MAJOR_ALIGNMENT)), "mn_major"
+        return (ceil_div(cols, 128), _roundup(rows, MN_MAJOR_ALIGNMENT)), "mn_major"
     if gran == "tile 128x128":
-        return (_ceil_div(rows, 128), _ceil_div(cols, 128)), "dense"
+        return (ceil_div(rows, 128), ceil_div(cols, 128)), "dense"
     raise ValueError(f"unknown granularity {gran!r}")
 
 
@@ -105,8 +103,8 @@ def _scale_type(gran, rows, cols):
     if gran == "row":
         return _tensor_type([rows, 1], "f32")
     tr, tc = (int(v) for v in gran.split()[1].split("x"))
-    block_rows = "?" if rows == "?" else _ceil_div(rows, tr)
-    block_cols = "?" if cols == "?" else _ceil_div(cols, tc)
+    block_rows = "?" if rows == "?" else ceil_div(rows, tr)
+    block_cols = "?" if cols == "?" else ceil_div(cols, tc)
     return _tensor_type([block_rows, block_cols], "f32")
 
 

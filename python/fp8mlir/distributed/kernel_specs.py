@@ -9,6 +9,7 @@ import struct
 
 from ..gemm import ScaledMatmul
 from ..quantization import QuantizeSpec  # noqa: F401 (dist_cases)
+from .._math import ceil_div
 
 FLAT_COLS = 1024   # per-tensor shards are encoded as [n / 1024, 1024]
 BLOCK = 128
@@ -22,9 +23,6 @@ def f32(value):
 
 KERNEL_CLAMP = f32(1e-4)  # the blockwise kernels' amax clamp
 
-
-def ceil_div(a, b):
-    return -(-a // b)
 
 
 def kernel_reason(spec, windows, shape):

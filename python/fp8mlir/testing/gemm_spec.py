@@ -14,6 +14,8 @@ import operator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._math import ceil_div
+
 SCHEMA = "fp8-mlir-kernel"
 SCALE_BLOCK = 128
 
@@ -81,9 +83,6 @@ def accumulation_mode(text):
 def tolerance(out_dtype, accumulation):
     return TOLERANCE[(out_dtype, accumulation_mode(accumulation))]
 
-
-def ceil_div(a, b):
-    return -(-a // b)
 
 
 def scale_shape(gran, rows, k):
