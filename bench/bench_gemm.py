@@ -66,14 +66,14 @@ PROJECT_FAST = "fp8-mlir fast"
 # set's 64x64 stream-K kernels), and the 256-row tile of two 64-row waves per
 # consumer warpgroup (`256x128`: its 1x2 cluster multicasting A, `1cta`
 # without).
-PROJECT_IMPLS = {PROJECT: ("promoted", 1, False, False),
-                 PROJECT_FAST: ("fast", 1, False, False),
-                 PROJECT + " 2cta": ("promoted", 2, False, False),
-                 PROJECT_FAST + " 2cta": ("fast", 2, False, False),
-                 PROJECT + " stream-K": ("promoted", 1, True, False),
-                 PROJECT_FAST + " stream-K": ("fast", 1, True, False),
-                 PROJECT + " 256x128": ("promoted", 2, False, True),
-                 PROJECT + " 256x128 1cta": ("promoted", 1, False, True)}
+PROJECT_IMPLS = {PROJECT: ("promoted", (1, 1), False, False),
+                 PROJECT_FAST: ("fast", (1, 1), False, False),
+                 PROJECT + " 2cta": ("promoted", (2, 1), False, False),
+                 PROJECT_FAST + " 2cta": ("fast", (2, 1), False, False),
+                 PROJECT + " stream-K": ("promoted", (1, 1), True, False),
+                 PROJECT_FAST + " stream-K": ("fast", (1, 1), True, False),
+                 PROJECT + " 256x128": ("promoted", (1, 2), False, True),
+                 PROJECT + " 256x128 1cta": ("promoted", (1, 1), False, True)}
 WAVE_TILE_M = 256
 PEERS = {
     "tensorwise": ("torch._scaled_mm", "torch._scaled_mm fast_accum", "triton"),
@@ -291,11 +291,10 @@ def time_rounds(calls, case, args):
             entry["tflops"] = case.flop / (entry["ms"] * 1e-3) / 1e12
 
 
-def cluster_size(spec):
-    size = 1
-    for extent in spec.cluster or [1]:
-        size *= extent
-    return size
+def cluster_shape(spec):
+    """(rows, columns) of the kernel's cluster: (2, 1) shares B, (1, 2) A."""
+    rows, cols = (list(spec.cluster) + [1, 1])[:2]
+    return rows, cols
 
 
 def pick_kernels(specs, m, n, k, recipe):
@@ -307,9 +306,9 @@ def pick_kernels(specs, m, n, k, recipe):
                and not s.output_amax and s.variant_of is None
                and s.static_m in (None, m)]
     chosen = {}
-    for impl, (mode, cluster_ctas, stream_k, wave_tile) in PROJECT_IMPLS.items():
+    for impl, (mode, cluster, stream_k, wave_tile) in PROJECT_IMPLS.items():
         modes = sorted((s for s in matches if accumulation_mode(s.accumulation) == mode
-                        and cluster_size(s) == cluster_ctas and s.stream_k == stream_k
+                        and cluster_shape(s) == cluster and s.stream_k == stream_k
                         and (s.tile[:1] == [WAVE_TILE_M]) == wave_tile),
                        key=lambda s: s.name)
         if modes:

@@ -4,7 +4,7 @@ per (recipe, N, K), and compiles them with fp8-compile into one directory,
 recording the per-kernel compile time (build machine) in compile-times.json.
 
     bench/make_kernels.py --out kernels [--fp8-compile build/bin/fp8-compile]
-                          [--set check|bench|all]
+                          [--set check|bench|decode|tile256|all]
 """
 import argparse
 import json
@@ -227,7 +227,18 @@ def kernel_specs(which):
                                       n, k, {"accumulation": accumulation, "config": config}))
     if which == "decode":
         specs += decode_specs()
+    if which == "tile256":
+        specs += tile256_specs()
     return specs
+
+
+def tile256_specs():
+    """The 256x128 tile against the default blockwise kernels: the bench set's
+    blockwise kernels without the 2x1 cluster (default, t256, t256_1cta) and
+    the check set's kernels of tile M 256 or a 1x2 cluster."""
+    return [spec for spec in kernel_specs("all")
+            if (spec[0].startswith("bench_blockwise_") and "_c2_" not in spec[0])
+            or "t256" in spec[0] or "c12" in spec[0]]
 
 
 # The decode set's split-K kernels: 64x64 tiles, stream-K over all SMs.
@@ -252,8 +263,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--fp8-compile", default="build/bin/fp8-compile")
-    parser.add_argument("--set", choices=["check", "bench", "decode", "all"], default="all",
-                        help="all = check + bench; decode: the DECODE_NK kernels")
+    parser.add_argument("--set", choices=["check", "bench", "decode", "tile256", "all"],
+                        default="all",
+                        help="all = check + bench; decode: the DECODE_NK kernels; "
+                             "tile256: the 256x128 tile and the default blockwise kernels")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     times = {}
