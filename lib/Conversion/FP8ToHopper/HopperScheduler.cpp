@@ -12,10 +12,15 @@ TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
                                       const GemmTiling &t,
                                       const KernelValues &v, Value unit) {
   TileCoordinate coord = emitGroupedTileCoordinate(
-      kb, unit, v.numMUnits, t.numNTiles(p.n), t.rasterGroup);
+      kb, unit, v.numMUnits, getNumNUnits(p, t), t.rasterGroup);
   if (t.clusterM > 1)
     coord.mTile =
         kb.add(kb.mul(coord.mTile, kb.i32(t.clusterM)), v.clusterRank);
+  // A 1x2 cluster's second CTA past the last N tile (an odd tile count)
+  // computes a tile of zeros and stores nothing of it.
+  if (t.clusterN > 1)
+    coord.nTile =
+        kb.add(kb.mul(coord.nTile, kb.i32(t.clusterN)), v.clusterRank);
   if (p.isGrouped())
     coord.group = emitGroupOfTile(kb, v.groupIndex, coord.mTile, t.tileM);
   return coord;

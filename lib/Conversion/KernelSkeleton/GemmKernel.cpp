@@ -285,10 +285,10 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
                 b.getDenseI32ArrayAttr({static_cast<int32_t>(numThreads), 1, 1}));
   func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                 b.getI32IntegerAttr(1));
-  if (t.clusterM > 1)
+  if (t.clusterM * t.clusterN > 1)
     func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                   b.getDenseI32ArrayAttr(
-                      {static_cast<int32_t>(t.clusterM), 1, 1}));
+                      {static_cast<int32_t>(t.clusterM * t.clusterN), 1, 1}));
 
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
@@ -519,9 +519,10 @@ md::TensorMap GemmMetadataBuilder::getScaleMap(StringRef name,
 
 void GemmMetadataBuilder::addTensorMaps(md::KernelMetadata &metadata) const {
   std::vector<md::TensorMap> &maps = *metadata.tensorMaps;
+  // With a 1x2 cluster each CTA loads (and multicasts) 1/clusterN of A,
+  // with a 2x1 cluster 1/clusterM of B.
   maps.push_back(getOperandMap("tma_a", "a", p.aElementType, sym("M"),
-                               layout.aMNMajor, layout.ctaTileM));
-  // With a cluster each CTA loads (and multicasts) 1/clusterM of B.
+                               layout.aMNMajor, layout.ctaTileM / t.clusterN));
   // A grouped GEMM's B: the groups' [N, K] weights stacked, [G * N, K].
   maps.push_back(getOperandMap(
       "tma_b", "b", p.bElementType,
