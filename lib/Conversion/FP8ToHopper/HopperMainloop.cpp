@@ -165,7 +165,7 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
         Value bRow = nOffset;
         if (coord.group)
           bRow = kb.add(nOffset, kb.mul(coord.group, kb.i32(p.n)));
-        KernelValues groupValues = getGroupValues(kb, p, v, coord.group);
+        KernelValues groupValues = getGroupValues(kb, p, v, coord);
         Value full = v.ring.fullBarrier(kb, stage);
         // The scales' tile offset (B's without the cluster rank's share).
         Value scaleNOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
@@ -183,7 +183,11 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
             kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
                                      kb.mul(bRowOffset, kb.i32(t.tileK))));
         Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
-        kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
+        // m_masked: A [G, M, K], the tile's rows of its group.
+        if (p.isMasked())
+          kb.tmaLoad(aTile, v.tmaA, {kOffset, mOffset, coord.group}, full);
+        else
+          kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
         kb.tmaLoad2d(bTile, v.tmaB, kOffset, bRow, full, multicastMask);
         if (t.stageScaleBytes)
           emitScaleCopies(kb, p, t, groupValues, scales, kBlock,
@@ -476,8 +480,8 @@ emitGroupedTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
       iteration, segment.kBegin, emitGroupKEnd(kb, p, coord, segment));
   kb.ifThen(inGroup, [&, result = result] {
     // The group again (not kept live across the K loop).
-    Value group = emitTileOfUnit(kb, p, t, v, segment.unit).group;
-    KernelValues groupValues = getGroupValues(kb, p, v, group);
+    KernelValues groupValues =
+        getGroupValues(kb, p, v, emitTileOfUnit(kb, p, t, v, segment.unit));
     EpilogueThread groupThread = thread;
     if (thread.tensorScale)
       groupThread.tensorScale =

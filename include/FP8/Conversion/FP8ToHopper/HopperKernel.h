@@ -109,6 +109,9 @@ struct KernelValues : GemmKernelParams {
   /// (one per CTA of the cluster, sharing the B tile).
   Value numMUnits;
   Value numUnits;
+  /// m_masked: the rows of each group (the `m` parameter; `m` itself is
+  /// the group's valid rows in the epilogue, getGroupValues).
+  Value groupM;
   Value clusterRank; ///< 0 without a cluster
   Value firstUnit;   ///< this CTA's cluster index
   Value unitStride;  ///< number of clusters
