@@ -83,6 +83,11 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
     v.unitStride = kb.gridDimX();
   }
   Value numMTiles = kb.ceilDiv(v.m, t.tileM);
+  // m_masked: G groups of M rows each (emitMaskedTile).
+  if (p.isMasked()) {
+    v.groupM = v.m;
+    numMTiles = kb.mul(numMTiles, kb.i32(p.numGroups));
+  }
   v.numMUnits = t.clusterM > 1 ? kb.ceilDiv(numMTiles, t.clusterM) : numMTiles;
   v.numUnits = kb.mul(v.numMUnits, kb.i32(getNumNUnits(p, t)));
   if (t.streamK) {

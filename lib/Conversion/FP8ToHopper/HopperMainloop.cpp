@@ -169,7 +169,7 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
         Value bRow = nOffset;
         if (coord.group)
           bRow = kb.add(nOffset, kb.mul(coord.group, kb.i32(p.n)));
-        KernelValues groupValues = getGroupValues(kb, p, v, coord.group);
+        KernelValues groupValues = getGroupValues(kb, p, v, coord);
         Value full = v.ring.fullBarrier(kb, stage);
         // The scales' tile offset (B's without the cluster rank's share).
         Value scaleNOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
@@ -187,7 +187,10 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
             kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
                                      kb.mul(bRowOffset, kb.i32(t.tileK))));
         Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
-        if (aRowOffset)
+        // m_masked: A [G, M, K], the tile's rows of its group.
+        if (p.isMasked())
+          kb.tmaLoad(aTile, v.tmaA, {kOffset, mOffset, coord.group}, full);
+        else if (aRowOffset)
           kb.tmaLoad2d(kb.bytePtr(aTile, kb.mul(aRowOffset, kb.i32(t.tileK))),
                        v.tmaA, kOffset, kb.add(mOffset, aRowOffset), full,
                        multicastMask);
@@ -559,8 +562,8 @@ emitGroupedTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
   Value result = results[0];
   kb.ifThen(inGroup, [&] {
     // The group again (not kept live across the K loop).
-    Value group = emitTileOfUnit(kb, p, t, v, segment.unit).group;
-    KernelValues groupValues = getGroupValues(kb, p, v, group);
+    KernelValues groupValues =
+        getGroupValues(kb, p, v, emitTileOfUnit(kb, p, t, v, segment.unit));
     EpilogueThread groupThread = thread;
     if (thread.tensorScale)
       groupThread.tensorScale =

@@ -144,9 +144,12 @@ static void setStreamK(GemmTiling &t, bool streamK) {
 }
 
 /// f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
-/// staging buffer would halve the pipeline depth.
+/// staging buffer would halve the pipeline depth. So does a masked grouped
+/// GEMM, which stores only each group's valid rows (a TMA store clips at
+/// the tensor's edge, not at the run-time count).
 static bool canStageOutput(const GemmProblem &p) {
-  return getByteWidth(p.outElementType) == 2 && !p.accumulateIntoC;
+  return getByteWidth(p.outElementType) == 2 && !p.accumulateIntoC &&
+         !p.isMasked();
 }
 
 /// A tile whose kMaxPipelineStages stages leave room for more takes up to
@@ -327,8 +330,12 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     int64_t multipleOf = canStageOutput(p) ? storeBoxColumns : 1;
     if (p.outQuantization == OutputQuantization::Block1x128)
       multipleOf = kScaleBlock;
-    t = getDefaultTiling(p, 128, pickLeastPaddedTileN(p.n, multipleOf),
-                         maxSharedMemory);
+    int64_t tileN = pickLeastPaddedTileN(p.n, multipleOf);
+    // A masked grouped GEMM's direct, count-guarded stores of per-row
+    // scaled 256-column tiles spill (ptxas): 128 columns.
+    if (p.isMasked())
+      tileN = std::min<int64_t>(tileN, 128);
+    t = getDefaultTiling(p, 128, tileN, maxSharedMemory);
   }
   std::string error = getTilingError(p, t, target);
   if (!error.empty())

@@ -137,6 +137,9 @@ struct KernelValues : GemmKernelParams {
   /// horizontally adjacent ones (sharing the A tile).
   Value numMUnits;
   Value numUnits;
+  /// m_masked: the rows of each group (the `m` parameter; `m` itself is
+  /// the group's valid rows in the epilogue, getGroupValues).
+  Value groupM;
   Value clusterRank; ///< 0 without a cluster
   Value firstUnit;   ///< this CTA's cluster index
   Value unitStride;  ///< number of clusters
