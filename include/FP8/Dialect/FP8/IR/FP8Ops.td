@@ -517,8 +517,11 @@ def FP8_LinearOp : FP8_Op<"linear", [Pure, AttrSizedOperandSegments]> {
 
     Under `#fp8.delayed` the previous steps' scales of `X` and `W` are
     operands (`scales(...)`) and the op returns this step's amaxes of both,
-    to record into their histories with `fp8.update_amax_history`. Other
-    recipes compute their scales from the data.
+    to record into their histories with `fp8.update_amax_history`. Under
+    `#fp8.current` the scales are optional: given, they are used as they are
+    (`fp8-shard-linear` passes the whole tensors' scales of split tensors,
+    computed from amaxes max-all-reduced over the devices). Other recipes
+    compute their scales from the data.
 
     ```mlir
     %y = fp8.linear %x, %w bias %b {recipe = #fp8.blockwise<>}
@@ -571,7 +574,8 @@ def FP8_LinearBackwardOp : FP8_Op<"linear_backward",
     and the high-precision `X` need not be kept for it.
 
     Under `#fp8.delayed` the scales of `X`, `W` and `dY` are operands, and
-    the optional result is this step's amax of `dY`.
+    the optional result is this step's amax of `dY`. Under `#fp8.current`
+    the three scales are optional, as for `fp8.linear`.
 
     ```mlir
     %dx, %dw = fp8.linear_backward %x, %w, %dy accumulate_into %main_grad
