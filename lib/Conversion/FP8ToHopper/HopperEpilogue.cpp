@@ -6,6 +6,8 @@
 #include "FP8/Conversion/KernelSkeleton/GemmEpilogue.h"
 #include "FP8/Conversion/KernelSkeleton/GemmOutputQuantization.h"
 
+#include <array>
+
 using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::hopper;
