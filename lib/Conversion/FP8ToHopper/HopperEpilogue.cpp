@@ -107,13 +107,17 @@ static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
 }
 
 /// The consumers write the tile to the shared staging buffer in the layout
-/// of the output tensor map's 128-byte swizzled boxes (box b holds the 128
-/// bytes of columns [b * boxColumns, (b + 1) * boxColumns) of all tile rows:
-/// 64 of 2-byte elements, 128 of FP8; within a 128-byte row, 16-byte chunk
-/// c lives at chunk c ^ (row % 8)), then one thread stores the boxes with
-/// TMA. A fragment group of 8 columns is one chunk (2-byte elements) or half
-/// of one (FP8). The swizzle makes the fragment writes bank-conflict free:
-/// the 8 rows a warp writes per instruction land in 8 different chunks.
+/// of the output tensor map's swizzled boxes, then one thread stores the
+/// boxes with TMA. Box b holds the R bytes of columns [b * boxColumns,
+/// (b + 1) * boxColumns) of all tile rows, R = storeBoxBytes(): 128 (64
+/// columns of 2-byte elements, 128 of FP8) or 64 (64 of FP8). The swizzle
+/// (TMA's 128B or 64B) XORs a 16-byte chunk's index within its row with
+/// bits 7.. of the row's offset: row % 8 for 128-byte rows, (row / 2) % 4
+/// for 64-byte ones; either is a function of the lane, the same for both
+/// rows of a thread. A fragment group of 8 columns is one chunk (2-byte
+/// elements) or half of one (FP8). The swizzle makes the fragment writes
+/// bank-conflict free: the 8 rows a warp writes per instruction land in 8
+/// different 16-byte bank groups.
 static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
                                  const KernelValues &v, PairPacker pack,
                                  std::array<Value, 2> rowsInTile, Value lane,
@@ -124,7 +128,10 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
   int64_t boxColumns = t.storeBoxColumns();
   int64_t groupBytes = 8 * t.outputBytes;
   int64_t groupsPerChunk = 16 / groupBytes;
-  int64_t boxBytes = t.tileM * kSwizzle128BRowBytes;
+  int64_t rowBytes = t.storeBoxBytes();
+  int64_t boxBytes = t.tileM * rowBytes;
+  // Rows sharing a swizzle pattern: 1 for 128-byte rows, 2 for 64-byte ones.
+  int64_t rowsPerPattern = kSwizzle128BRowBytes / rowBytes;
   int64_t slots = t.numStagingBoxes();
   // The boxes [first, first + count) go to consecutive staging slots from
   // slot first % slots on, and out with one commit group. A buffer of the
@@ -139,13 +146,14 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
     kb.ifThen(isStoreThread,
               [&] { kb.bulkWaitGroup(pending, /*readOnly=*/true); });
     kb.namedBarrier(kConsumerBarrierId, consumers);
-    Value swizzle = kb.divu(lane, kb.i32(4)); // == row % 8 for both rows
+    // row % 8 == lane / 4 for both rows.
+    Value swizzle = kb.divu(lane, kb.i32(4 * rowsPerPattern));
     Value inChunk =
         kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(2 * t.outputBytes));
     int64_t groupsPerBox = boxColumns / 8;
     for (int h = 0; h < 2; ++h) {
       Value rowBase =
-          kb.add(kb.mul(rowsInTile[h], kb.i32(kSwizzle128BRowBytes)), inChunk);
+          kb.add(kb.mul(rowsInTile[h], kb.i32(rowBytes)), inChunk);
       for (int64_t j = first * groupsPerBox; j < (first + count) * groupsPerBox;
            ++j) {
         int64_t slot = slot0 + j / groupsPerBox - first;

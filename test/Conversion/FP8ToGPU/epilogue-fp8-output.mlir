@@ -6,6 +6,7 @@
 // RUN: cat %t/h100/fp8_gemm_blockwise_e4m3_e4m3_e4m3_n2112_k2048_t128x128x128_s6_q1x128.json | FileCheck %s --check-prefix=JSON
 // RUN: cat %t/h100/module.json | FileCheck %s --check-prefix=MODULE
 // RUN: cat %t/h100/fp8_gemm_blockwise_e4m3_e4m3_e4m3_n2112_k2048_t128x128x128_s6_q1x128.json | FileCheck %s --check-prefix=TMAD
+// RUN: cat %t/h100/fp8_gemm_tensorwise_e4m3_e4m3_e4m3_n4096_k2048_t128x192x128_s5_fast_amax_qtensor.json | FileCheck %s --check-prefix=TMAD64
 
 // An FP8 D quantized in the sm_90a epilogue: 1x128 blocks along N (each
 // row's block amax reduced over the quad of lanes that holds it, then the
@@ -87,6 +88,16 @@ func.func @row(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<4096x2048xf8E4M3FN>, %s: 
 // TMAD-NEXT: 2112
 // TMAD-NEXT: ],
 // TMAD-NEXT: "swizzle": "128B"
+// A tile N of 192: three boxes of 64 one-byte columns, 64-byte swizzled.
+// TMAD64: "name": "tma_d",
+// TMAD64-NEXT: "passing": "grid_constant",
+// TMAD64: "name": "tma_b",
+// TMAD64: "box": [
+// TMAD64-NEXT: 64,
+// TMAD64-NEXT: 128
+// TMAD64-NEXT: ],
+// TMAD64: "name": "tma_d",
+// TMAD64: "swizzle": "64B"
 // JSON: "name": "d"
 // JSON: "name": "result_scale_inv"
 // JSON-NEXT: "role": "output"
