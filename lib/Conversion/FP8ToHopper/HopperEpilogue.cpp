@@ -27,9 +27,10 @@ static void storePair(KernelBuilder &kb, Value v0, Value v1, Type outType,
   kb.store(packPair(kb, v0, v1, outType), ptr);
 }
 
-/// The stored value of a thread's element pair (j, h): elements 4j + 2h and
-/// 4j + 2h + 1 of its fragment, converted to the output type.
-using PairPacker = function_ref<Value(int64_t j, int h)>;
+/// The stored value of a thread's element pair (j, h) of wave `wave`:
+/// elements 4j + 2h and 4j + 2h + 1 of that wave's fragment, converted to
+/// the output type.
+using PairPacker = function_ref<Value(int64_t wave, int64_t j, int h)>;
 
 /// The scaled (+ bias) output values of a thread's fragment, in fragment
 /// order, ready to be stored.
@@ -39,7 +40,7 @@ emitEpilogueValues(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                    Value nOffset, Value colInFragment, Value tensorScale) {
   ImplicitLocOpBuilder &b = kb.builder();
   Value mLast = kb.sub(v.m, kb.i32(1));
-  bool guardColumns = p.n % t.tileN != 0;
+  bool guardColumns = needsColumnGuard(p, t);
   Value rowScale[2];
   if (p.aScale == ScaleMode::Row)
     for (int h = 0; h < 2; ++h)
@@ -84,7 +85,7 @@ static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
                              const GemmTiling &t, const KernelValues &v,
                              ArrayRef<Value> values, Value rows[2],
                              Value nOffset, Value colInFragment) {
-  bool guardColumns = p.n % t.tileN != 0;
+  bool guardColumns = needsColumnGuard(p, t);
   Value n = kb.i32(p.n);
   Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
   int64_t outBytes = getByteWidth(p.outElementType);
@@ -117,12 +118,14 @@ static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
 /// rows of a thread. A fragment group of 8 columns is one chunk (2-byte
 /// elements) or half of one (FP8). The swizzle makes the fragment writes
 /// bank-conflict free: the 8 rows a warp writes per instruction land in 8
-/// different 16-byte bank groups.
+/// different 16-byte bank groups. Each of a consumer's waves writes its
+/// rows (`waveRows`: a thread's two rows in the tile) before the stores, so
+/// a tile of several waves goes out with one round of TMA stores.
 static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
                                  const KernelValues &v, PairPacker pack,
-                                 std::array<Value, 2> rowsInTile, Value lane,
-                                 Value isStoreThread, Value mOffset,
-                                 Value nOffset) {
+                                 ArrayRef<std::array<Value, 2>> waveRows,
+                                 Value lane, Value isStoreThread,
+                                 Value mOffset, Value nOffset) {
   ImplicitLocOpBuilder &b = kb.builder();
   int64_t consumers = getNumConsumers(t) * kWarpgroupThreads;
   int64_t boxColumns = t.storeBoxColumns();
@@ -151,21 +154,23 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
     Value inChunk =
         kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(2 * t.outputBytes));
     int64_t groupsPerBox = boxColumns / 8;
-    for (int h = 0; h < 2; ++h) {
-      Value rowBase =
-          kb.add(kb.mul(rowsInTile[h], kb.i32(rowBytes)), inChunk);
-      for (int64_t j = first * groupsPerBox; j < (first + count) * groupsPerBox;
-           ++j) {
-        int64_t slot = slot0 + j / groupsPerBox - first;
-        int64_t chunk = (j % groupsPerBox) / groupsPerChunk;
-        int64_t inChunkGroup = (j % groupsPerChunk) * groupBytes;
-        Value offset = kb.add(
-            rowBase,
-            kb.add(kb.i32(slot * boxBytes + inChunkGroup),
-                   kb.mul(arith::XOrIOp::create(b, kb.i32(chunk), swizzle),
-                          kb.i32(16))));
-        Value ptr = kb.bytePtr(v.epilogueBuffer, offset);
-        kb.store(pack(j, h), ptr);
+    for (auto [wave, rowsInTile] : llvm::enumerate(waveRows)) {
+      for (int h = 0; h < 2; ++h) {
+        Value rowBase =
+            kb.add(kb.mul(rowsInTile[h], kb.i32(rowBytes)), inChunk);
+        for (int64_t j = first * groupsPerBox;
+             j < (first + count) * groupsPerBox; ++j) {
+          int64_t slot = slot0 + j / groupsPerBox - first;
+          int64_t chunk = (j % groupsPerBox) / groupsPerChunk;
+          int64_t inChunkGroup = (j % groupsPerChunk) * groupBytes;
+          Value offset = kb.add(
+              rowBase,
+              kb.add(kb.i32(slot * boxBytes + inChunkGroup),
+                     kb.mul(arith::XOrIOp::create(b, kb.i32(chunk), swizzle),
+                            kb.i32(16))));
+          Value ptr = kb.bytePtr(v.epilogueBuffer, offset);
+          kb.store(pack(wave, j, h), ptr);
+        }
       }
     }
     kb.fenceProxyAsyncShared();
@@ -221,7 +226,7 @@ static SmallVector<SmallVector<Value>>
 emitFP8Multipliers(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                    const KernelValues &v, const EpilogueThread &thread,
                    ArrayRef<Value> values, Value rows[2], Value nOffset) {
-  bool guardColumns = p.n % t.tileN != 0;
+  bool guardColumns = needsColumnGuard(p, t);
   Value n = kb.i32(p.n);
   SmallVector<SmallVector<Value>> multiplier(2);
   if (p.outQuantization == OutputQuantization::Tensor) {
@@ -271,9 +276,10 @@ emitFP8Multipliers(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
 /// and N edges.
 static void emitFP8DirectStores(KernelBuilder &kb, const GemmProblem &p,
                                 const GemmTiling &t, const KernelValues &v,
-                                const EpilogueThread &thread, PairPacker pack,
+                                const EpilogueThread &thread,
+                                function_ref<Value(int64_t j, int h)> pack,
                                 Value rows[2], Value nOffset) {
-  bool guardColumns = p.n % t.tileN != 0;
+  bool guardColumns = needsColumnGuard(p, t);
   Value n = kb.i32(p.n);
   Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
   for (int64_t j = 0; j < t.tileN / 8; ++j) {
@@ -291,54 +297,81 @@ static void emitFP8DirectStores(KernelBuilder &kb, const GemmProblem &p,
   }
 }
 
+/// An FP8 D's quantized pairs of a thread's fragment, [2j + h], computed
+/// before any store: as i16 they take half the registers of their f32
+/// values across the staging barriers.
+static SmallVector<Value>
+emitFP8Pairs(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+             const KernelValues &v, const EpilogueThread &thread,
+             ArrayRef<Value> values, Value rows[2], Value nOffset) {
+  SmallVector<SmallVector<Value>> multiplier =
+      emitFP8Multipliers(kb, p, t, v, thread, values, rows, nOffset);
+  SmallVector<Value> pairs(t.tileN / 4);
+  for (int64_t j = 0; j < t.tileN / 8; ++j)
+    for (int h = 0; h < 2; ++h)
+      pairs[2 * j + h] =
+          emitFP8Pair(kb, p, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
+                      multiplier[h][j / (kScaleBlock / 8)]);
+  return pairs;
+}
+
 void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
                               const GemmTiling &t, const KernelValues &v,
                               const EpilogueThread &thread, Value unit,
-                              Value result) {
-  Value rowInTile = thread.rowInTile;
+                              ArrayRef<Value> results) {
   // The tile's place, computed only now: the mainloop reads nothing of
   // it (its scales come through the stages), so nothing of it stays
   // live across the loop, where the accumulators take the registers.
   TileCoordinate coord = emitTileOfUnit(kb, p, t, v, unit);
   Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
   Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
-  Value rows[2] = {kb.add(mOffset, rowInTile),
-                   kb.add(kb.add(mOffset, rowInTile), kb.i32(8))};
-  SmallVector<Value> values =
-      emitEpilogueValues(kb, p, t, v, result, rows, nOffset,
-                         thread.colInFragment, thread.tensorScale);
-  if (p.outputAmax)
-    emitTileAmax(kb, p, t, v, thread, values, rows, nOffset);
-  auto rowsInTile = [&]() -> std::array<Value, 2> {
-    return {rowInTile, kb.add(rowInTile, kb.i32(8))};
+  // Wave w's rows are getWaveRows(t) * w below the first wave's.
+  auto waveRowInTile = [&](int64_t wave) {
+    return wave ? kb.add(thread.rowInTile, kb.i32(wave * getWaveRows(t)))
+                : thread.rowInTile;
   };
-  if (p.hasFP8Output()) {
-    SmallVector<SmallVector<Value>> multiplier =
-        emitFP8Multipliers(kb, p, t, v, thread, values, rows, nOffset);
-    // The pairs quantized before any store: as i16 they take half the
-    // registers of their f32 values across the staging barriers.
-    SmallVector<Value> pairs(t.tileN / 4);
-    for (int64_t j = 0; j < t.tileN / 8; ++j)
-      for (int h = 0; h < 2; ++h)
-        pairs[2 * j + h] = emitFP8Pair(
-            kb, p, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
-            multiplier[h][j / (kScaleBlock / 8)]);
-    auto pack = [&](int64_t j, int h) { return pairs[2 * j + h]; };
-    if (t.tmaStoreEpilogue)
-      emitTmaStoreEpilogue(kb, t, v, pack, rowsInTile(), thread.lane,
-                           thread.isStoreThread, mOffset, nOffset);
-    else
-      emitFP8DirectStores(kb, p, t, v, thread, pack, rows, nOffset);
+  // Each wave's values to stage: its f32 values (a 2-byte D, converted as
+  // they are staged) or its quantized pairs (an FP8 D).
+  SmallVector<SmallVector<Value>> waveValues;
+  for (auto [wave, result] : llvm::enumerate(results)) {
+    Value rowInTile = waveRowInTile(wave);
+    Value rows[2] = {kb.add(mOffset, rowInTile),
+                     kb.add(kb.add(mOffset, rowInTile), kb.i32(8))};
+    SmallVector<Value> values =
+        emitEpilogueValues(kb, p, t, v, result, rows, nOffset,
+                           thread.colInFragment, thread.tensorScale);
+    if (p.outputAmax)
+      emitTileAmax(kb, p, t, v, thread, values, rows, nOffset);
+    if (p.hasFP8Output()) {
+      SmallVector<Value> pairs =
+          emitFP8Pairs(kb, p, t, v, thread, values, rows, nOffset);
+      if (!t.tmaStoreEpilogue)
+        emitFP8DirectStores(
+            kb, p, t, v, thread,
+            [&](int64_t j, int h) { return pairs[2 * j + h]; }, rows,
+            nOffset);
+      values = std::move(pairs);
+    } else if (!t.tmaStoreEpilogue) {
+      emitDirectStores(kb, p, t, v, values, rows, nOffset,
+                       thread.colInFragment);
+    }
+    waveValues.push_back(std::move(values));
+  }
+  if (!t.tmaStoreEpilogue)
     return;
+  // The staged tile goes out with one round of TMA stores.
+  SmallVector<std::array<Value, 2>> waveRows;
+  for (int64_t wave = 0, e = results.size(); wave < e; ++wave) {
+    Value rowInTile = waveRowInTile(wave);
+    waveRows.push_back({rowInTile, kb.add(rowInTile, kb.i32(8))});
   }
-  if (t.tmaStoreEpilogue) {
-    auto pack = [&](int64_t j, int h) {
-      return packPair(kb, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
-                      p.outElementType);
-    };
-    emitTmaStoreEpilogue(kb, t, v, pack, rowsInTile(), thread.lane,
-                         thread.isStoreThread, mOffset, nOffset);
-  } else {
-    emitDirectStores(kb, p, t, v, values, rows, nOffset, thread.colInFragment);
-  }
+  auto pack = [&](int64_t wave, int64_t j, int h) {
+    ArrayRef<Value> values = waveValues[wave];
+    if (p.hasFP8Output())
+      return values[2 * j + h];
+    return packPair(kb, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
+                    p.outElementType);
+  };
+  emitTmaStoreEpilogue(kb, t, v, pack, waveRows, thread.lane,
+                       thread.isStoreThread, mOffset, nOffset);
 }
