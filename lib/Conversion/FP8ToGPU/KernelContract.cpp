@@ -134,6 +134,8 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
   if (chip.architecture != Architecture::Hopper)
     return op.emitOpError() << "grouped GEMMs have sm_90a kernels only, not "
                             << chip.name << " ones";
+  if (op.getLayout() == GroupedLayout::KGrouped)
+    return op.emitOpError() << "the k_grouped layout has no kernel yet";
   FailureOr<GemmProblem> problem = GemmProblem::get(op);
   if (failed(problem))
     return failure();

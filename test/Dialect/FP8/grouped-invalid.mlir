@@ -244,3 +244,146 @@ func.func @masked_block_scales(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x51
          tensor<2x2x4xf32>, tensor<2xi32>) -> tensor<2x?x256xbf16>
   return
 }
+
+// -----
+
+func.func @kg_a_rank(%a: tensor<2x256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3FN>,
+    %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) {
+  // expected-error @+1 {{expected A of rank 2 ([M, K], the K columns of all groups), got [2, 256, ?]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<2x256x?xf8E4M3FN>, tensor<512x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>,
+         tensor<3xi32>) -> tensor<3x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @kg_b_rank(%a: tensor<256x?xf8E4M3FN>, %b: tensor<3x512x?xf8E4M3FN>,
+    %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) {
+  // expected-error @+1 {{expected B of rank 2 ([N, K], the K columns of all groups), got [3, 512, ?]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<256x?xf8E4M3FN>, tensor<3x512x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>,
+         tensor<3xi32>) -> tensor<3x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @kg_k_mismatch(%a: tensor<256x1024xf8E4M3FN>, %b: tensor<512x768xf8E4M3FN>,
+    %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) {
+  // expected-error @+1 {{expected A [M, K] and B [N, K] to have the same K, got [256, 1024] and [512, 768]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<256x1024xf8E4M3FN>, tensor<512x768xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>,
+         tensor<3xi32>) -> tensor<3x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @kg_k_alignment(%a: tensor<256x1000xf8E4M3FN>, %b: tensor<512x1000xf8E4M3FN>,
+    %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) {
+  // expected-error @+1 {{expected K, the columns of all groups, to be a multiple of 128 (every group's size is), got K = 1000}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<256x1000xf8E4M3FN>, tensor<512x1000xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>,
+         tensor<3xi32>) -> tensor<3x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @kg_result(%a: tensor<256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3FN>,
+    %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) {
+  // expected-error @+1 {{expected the result of shape [3, 256, 512] ([G, M, N], one [M, N] per group), got [256, 512]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<256x?xf8E4M3FN>, tensor<512x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>,
+         tensor<3xi32>) -> tensor<256x512xf32>
+  return
+}
+
+// -----
+
+func.func @kg_groups(%a: tensor<256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3FN>,
+    %sa: tensor<4xf32>, %sb: tensor<4xf32>, %g: tensor<3xi32>) {
+  // expected-error @+1 {{expected the result of shape [3, 256, 512] ([G, M, N], one [M, N] per group), got [4, 256, 512]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<256x?xf8E4M3FN>, tensor<512x?xf8E4M3FN>, tensor<4xf32>, tensor<4xf32>,
+         tensor<3xi32>) -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @kg_tensor_scales(%a: tensor<256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3FN>,
+    %sa: tensor<f32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) {
+  // expected-error @+1 {{expected a_scale_inv of shape [3] (granularity tensor of A [256, ?], one set per group), got []}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<256x?xf8E4M3FN>, tensor<512x?xf8E4M3FN>, tensor<f32>, tensor<3xf32>,
+         tensor<3xi32>) -> tensor<3x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @kg_row_scales(%a: tensor<256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3FN>,
+    %sa: tensor<3x256x1xf32>, %sb: tensor<512x1xf32>, %g: tensor<3xi32>) {
+  // expected-error @+1 {{expected b_scale_inv of shape [3, 512, 1] (granularity row of B [512, ?], one set per group), got [512, 1]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<row>,
+       b_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<256x?xf8E4M3FN>, tensor<512x?xf8E4M3FN>, tensor<3x256x1xf32>, tensor<512x1xf32>,
+         tensor<3xi32>) -> tensor<3x256x512xbf16>
+  return
+}
+
+// -----
+
+func.func @kg_blockwise_scales(%a: tensor<256x1024xf8E4M3FN>, %b: tensor<512x1024xf8E4M3FN>,
+    %sa: tensor<256x8xf32>, %sb: tensor<512x7xf32>, %g: tensor<3xi32>) {
+  // expected-error @+1 {{expected b_scale_inv of shape [512, 8] (granularity tile 1x128 of B [512, 1024]), got [512, 7]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>}
+      : (tensor<256x1024xf8E4M3FN>, tensor<512x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x7xf32>,
+         tensor<3xi32>) -> tensor<3x256x512xbf16>
+  return
+}
+
+// -----
+
+func.func @kg_weight_tiles(%a: tensor<256x1024xf8E4M3FN>, %b: tensor<512x1024xf8E4M3FN>,
+    %sa: tensor<256x8xf32>, %sb: tensor<4x8xf32>, %g: tensor<3xi32>) {
+  // expected-error @+1 {{expected per-tensor or per-row scales on both sides, or blockwise tile 1x128 on both (k_grouped: A and B are both 1x128-quantized along the tokens); got tile 1x128 and tile 128x128}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>}
+      : (tensor<256x1024xf8E4M3FN>, tensor<512x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<4x8xf32>,
+         tensor<3xi32>) -> tensor<3x256x512xbf16>
+  return
+}
+
+// -----
+
+func.func @kg_blockwise_fast(%a: tensor<256x1024xf8E4M3FN>, %b: tensor<512x1024xf8E4M3FN>,
+    %sa: tensor<256x8xf32>, %sb: tensor<512x8xf32>, %g: tensor<3xi32>) {
+  // expected-error @+1 {{blockwise scales change every 128 K elements: expected accumulation promoted(N) with N dividing 128}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<256x1024xf8E4M3FN>, tensor<512x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x8xf32>,
+         tensor<3xi32>) -> tensor<3x256x512xbf16>
+  return
+}

@@ -93,3 +93,52 @@ func.func @masked_tensorwise(%a: tensor<2x64x512xf8E4M3FN>, %b: tensor<2x256x512
          tensor<2xf32>, tensor<2xi32>) -> tensor<2x64x256xf32>
   return %d : tensor<2x64x256xf32>
 }
+
+// The k_grouped layout (the experts' weight gradient): A [M, K], B [N, K]
+// over the tokens of all groups, the sizes [G], D [G, M, N].
+
+// CHECK-LABEL: func.func @k_grouped_blockwise
+// CHECK: fp8.grouped_scaled_matmul %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {a_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, b_granularity = #fp8.granularity<tile 1x128>, layout = #fp8.grouped_layout<k_grouped>}
+// CHECK-SAME: (tensor<2048x?xf8E4M3FN>, tensor<7168x?xf8E4M3FN>, tensor<2048x?xf32>, tensor<7168x?xf32>, tensor<8xi32>) -> tensor<8x2048x7168xf32>
+func.func @k_grouped_blockwise(%a: tensor<2048x?xf8E4M3FN>, %b: tensor<7168x?xf8E4M3FN>,
+                               %sa: tensor<2048x?xf32>, %sb: tensor<7168x?xf32>,
+                               %sizes: tensor<8xi32>) -> tensor<8x2048x7168xf32> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %sizes
+      {layout = #fp8.grouped_layout<k_grouped>,
+       a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tile 1x128>,
+       accumulation = #fp8.accumulation<promoted(128)>}
+      : (tensor<2048x?xf8E4M3FN>, tensor<7168x?xf8E4M3FN>, tensor<2048x?xf32>,
+         tensor<7168x?xf32>, tensor<8xi32>) -> tensor<8x2048x7168xf32>
+  return %d : tensor<8x2048x7168xf32>
+}
+
+// CHECK-LABEL: func.func @k_grouped_rowwise
+// CHECK: fp8.grouped_scaled_matmul
+// CHECK-SAME: (tensor<256x1024xf8E5M2>, tensor<512x1024xf8E4M3FN>, tensor<4x256x1xf32>, tensor<4x512x1xf32>, tensor<4xi32>) -> tensor<4x256x512xbf16>
+func.func @k_grouped_rowwise(%a: tensor<256x1024xf8E5M2>, %b: tensor<512x1024xf8E4M3FN>,
+                             %sa: tensor<4x256x1xf32>, %sb: tensor<4x512x1xf32>,
+                             %sizes: tensor<4xi32>) -> tensor<4x256x512xbf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %sizes
+      {layout = #fp8.grouped_layout<k_grouped>,
+       a_granularity = #fp8.granularity<row>, b_granularity = #fp8.granularity<row>,
+       accumulation = #fp8.accumulation<fast>}
+      : (tensor<256x1024xf8E5M2>, tensor<512x1024xf8E4M3FN>, tensor<4x256x1xf32>,
+         tensor<4x512x1xf32>, tensor<4xi32>) -> tensor<4x256x512xbf16>
+  return %d : tensor<4x256x512xbf16>
+}
+
+// CHECK-LABEL: func.func @k_grouped_tensorwise
+// CHECK: fp8.grouped_scaled_matmul
+// CHECK-SAME: (tensor<256x?xf8E5M2>, tensor<512x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3x256x512xf32>
+func.func @k_grouped_tensorwise(%a: tensor<256x?xf8E5M2>, %b: tensor<512x?xf8E4M3FN>,
+                                %sa: tensor<3xf32>, %sb: tensor<3xf32>,
+                                %sizes: tensor<3xi32>) -> tensor<3x256x512xf32> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %sizes
+      {layout = #fp8.grouped_layout<k_grouped>,
+       a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>,
+       accumulation = #fp8.accumulation<fast>}
+      : (tensor<256x?xf8E5M2>, tensor<512x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>,
+         tensor<3xi32>) -> tensor<3x256x512xf32>
+  return %d : tensor<3x256x512xf32>
+}

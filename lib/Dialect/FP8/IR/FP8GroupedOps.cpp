@@ -35,11 +35,24 @@ static bool isMasked(GroupedScaledMatmulOp op) {
   return op.getLayout() == GroupedLayout::MMasked;
 }
 
+/// A k_grouped layout's A [M, K] and B [N, K] hold the K columns of all
+/// groups; its `groups` are the sizes [G] and its result [G, M, N].
+static bool isKGrouped(GroupedScaledMatmulOp op) {
+  return op.getLayout() == GroupedLayout::KGrouped;
+}
+
 int64_t GroupedScaledMatmulOp::getM() {
   return getExtent(getA(), isMasked(*this) ? 1 : 0);
 }
-int64_t GroupedScaledMatmulOp::getNumGroups() { return getExtent(getB(), 0); }
-int64_t GroupedScaledMatmulOp::getN() { return getExtent(getB(), 1); }
+int64_t GroupedScaledMatmulOp::getNumGroups() {
+  if (!isKGrouped(*this))
+    return getExtent(getB(), 0);
+  int64_t g = getExtent(getGroups(), 0);
+  return ShapedType::isDynamic(g) ? getExtent(getResult(), 0) : g;
+}
+int64_t GroupedScaledMatmulOp::getN() {
+  return getExtent(getB(), isKGrouped(*this) ? 0 : 1);
+}
 int64_t GroupedScaledMatmulOp::getK() {
   return getExtent(getA(), isMasked(*this) ? 2 : 1);
 }
@@ -106,7 +119,93 @@ static LayoutShapes getLayoutShapes(GroupedScaledMatmulOp op) {
           "[M], the group of each row of A", {m, n}, {m}};
 }
 
+/// The scale pairs of the k_grouped kernels: per-tensor or per-row on each
+/// side, or 1x128 tiles on both (the wgrad GEMM's blockwise recipe).
+static LogicalResult verifyKGroupedGranularities(GroupedScaledMatmulOp op) {
+  GranularityAttr ga = op.getAGranularity(), gb = op.getBGranularity();
+  if (ga.isEpilogueScaled() && gb.isEpilogueScaled())
+    return success();
+  TileShape act{1, kScaleBlock};
+  if (!ga.isTile() || !gb.isTile() || ga.getTile() != act ||
+      gb.getTile() != act)
+    return op.emitOpError()
+           << "expected per-tensor or per-row scales on both sides, or "
+              "blockwise tile 1x128 on both (k_grouped: A and B are both "
+              "1x128-quantized along the tokens); got "
+           << ga.describe() << " and " << gb.describe();
+  Accumulation accumulation = op.getAccumulation().getMode();
+  if (accumulation.isFast() || kScaleBlock % accumulation.promoteInterval != 0)
+    return op.emitOpError() << "blockwise scales change every " << kScaleBlock
+                            << " K elements: expected accumulation "
+                               "promoted(N) with N dividing "
+                            << kScaleBlock;
+  return success();
+}
+
+/// The scale shape of `granularity` over `[rows, k]` in the k_grouped
+/// layout: per-tensor and per-row scales one set per group, 1x128 tiles
+/// over the columns of all groups.
+static SmallVector<int64_t> getKGroupedScaleShape(GranularityAttr granularity,
+                                                  int64_t g, int64_t rows,
+                                                  int64_t k) {
+  SmallVector<int64_t> shape = granularity.getScaleShape(rows, k);
+  if (granularity.isEpilogueScaled())
+    shape.insert(shape.begin(), g);
+  return shape;
+}
+
+/// The k_grouped layout: A [M, K] and B [N, K] over the K columns of all
+/// groups, `groups` the sizes [G], the result [G, M, N].
+static LogicalResult verifyKGrouped(GroupedScaledMatmulOp op) {
+  ArrayRef<int64_t> a = getShape(op.getA()), b = getShape(op.getB());
+  if (a.size() != 2)
+    return op.emitOpError() << "expected A of rank 2 ([M, K], the K columns "
+                               "of all groups), got "
+                            << formatShape(a);
+  if (b.size() != 2)
+    return op.emitOpError() << "expected B of rank 2 ([N, K], the K columns "
+                               "of all groups), got "
+                            << formatShape(b);
+  int64_t m = op.getM(), g = op.getNumGroups(), n = op.getN(), k = op.getK();
+  if (!ShapedType::isDynamic(k) && !ShapedType::isDynamic(b[1]) && k != b[1])
+    return op.emitOpError() << "expected A [M, K] and B [N, K] to have the "
+                               "same K, got "
+                            << formatShape(a) << " and " << formatShape(b);
+  if (!ShapedType::isDynamic(k) && k % kScaleBlock != 0)
+    return op.emitOpError()
+           << "expected K, the columns of all groups, to be a multiple of "
+           << kScaleBlock << " (every group's size is), got K = " << k;
+  for (Value scale : {op.getAScaleInv(), op.getBScaleInv()})
+    if (!cast<ShapedType>(scale.getType()).getElementType().isF32())
+      return op.emitOpError() << "expected f32 scales, got " << scale.getType();
+  if (failed(verifyKGroupedGranularities(op)))
+    return failure();
+  if (failed(expectShape(op, "groups", op.getGroups(), {g},
+                         "[G], the K columns of each group")) ||
+      failed(expectShape(op, "the result", op.getResult(), {g, m, n},
+                         "[G, M, N], one [M, N] per group")))
+    return failure();
+  std::string perGroup = ", one set per group";
+  auto what = [&](GranularityAttr granularity, StringRef name,
+                  ArrayRef<int64_t> shape) {
+    return "granularity " + granularity.describe() + " of " + name.str() +
+           " " + formatShape(shape) +
+           (granularity.isEpilogueScaled() ? perGroup : std::string());
+  };
+  GranularityAttr ga = op.getAGranularity(), gb = op.getBGranularity();
+  if (failed(expectShape(op, "a_scale_inv", op.getAScaleInv(),
+                         getKGroupedScaleShape(ga, g, m, k),
+                         what(ga, "A", {m, k}))) ||
+      failed(expectShape(op, "b_scale_inv", op.getBScaleInv(),
+                         getKGroupedScaleShape(gb, g, n, k),
+                         what(gb, "B", {n, k}))))
+    return failure();
+  return success();
+}
+
 LogicalResult GroupedScaledMatmulOp::verify() {
+  if (isKGrouped(*this))
+    return verifyKGrouped(*this);
   LayoutShapes layout = getLayoutShapes(*this);
   if (getShape(getA()).size() != layout.aRank)
     return emitOpError() << "expected A of rank " << layout.aRank << " ("

@@ -89,6 +89,7 @@ def FP8_GroupedLayout : I32EnumAttr<"GroupedLayout",
     "how the groups of fp8.grouped_scaled_matmul lie in its operands", [
       I32EnumAttrCase<"MContiguous", 0, "m_contiguous">,
       I32EnumAttrCase<"MMasked", 1, "m_masked">,
+      I32EnumAttrCase<"KGrouped", 2, "k_grouped">,
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::fp8";
@@ -132,6 +133,13 @@ def FP8_GroupedLayoutAttr : FP8_EnumAttr<FP8_GroupedLayout, "grouped_layout"> {
     (and `[G, M, N]` D), of which a run-time `i32` tensor `[G]` gives the
     valid count (rows from the count on are neither computed nor written);
     the launch does not depend on the counts.
+
+    `k_grouped` (the weight gradient of the experts, `dW_g = dY_g^T X_g`):
+    A `[M, K]` and B `[N, K]` hold the K columns (tokens) of all groups one
+    after the other, group `g` owning the `K_g` columns after those of the
+    groups before it; a run-time `i32` tensor `[G]` gives each `K_g` (a
+    multiple of 128, possibly 0); D is `[G, M, N]`, zeros for an empty
+    group.
   }];
 }
 def FP8_ColumnwiseLayoutAttr

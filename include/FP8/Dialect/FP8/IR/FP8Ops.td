@@ -452,14 +452,26 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
       `[G]`, at run time the valid rows of each group (from 0 to `M`): the
       rows from a group's count on are neither computed nor written in
       `D`, `[G, M, N]`. The launch does not depend on the counts.
+    * `k_grouped` (the experts' weight gradient `dW_g = dY_g^T X_g`,
+      DeepGEMM's K-grouped contiguous layout): `A` is `[M, K]` and `B` is
+      `[N, K]`, both K-major, the K columns (tokens) of all groups one after
+      the other: group `g` owns columns `[off_g, off_g + K_g)`, `off_g` the
+      sum of the sizes before it; `groups` is an `i32` tensor `[G]`, at run
+      time the sizes `K_g`, each a multiple of 128 (0 allowed); `D` is
+      `[G, M, N]`, `D[g] = A[:, off_g:off_g+K_g] B[:, off_g:off_g+K_g]^T`
+      scaled, zeros for an empty group. `K` (all tokens) may be dynamic.
 
     Scales (`a_granularity`, `b_granularity`, as for `fp8.scaled_matmul`,
     per group on B's side): per-tensor `A: []`, `B: [G]`; per-row
     `A: [M, 1]`, `B: [G, N, 1]`; DeepSeek blockwise (`tile 1x128` and
     `tile 128x128`) `A: [M, ceil(K/128)]`, `B: [G, ceil(N/128),
     ceil(K/128)]`. With `m_masked` A's per-row and 1x128 scales have G
-    outermost (`[G, M, 1]`, `[G, M, ceil(K/128)]`). Operands are K-major
-    (TN); the op works on tensors.
+    outermost (`[G, M, 1]`, `[G, M, ceil(K/128)]`). With `k_grouped` both
+    sides' per-tensor and per-row scales are one set per group (`A: [G]` or
+    `[G, M, 1]`, `B: [G]` or `[G, N, 1]`), and the blockwise recipe is
+    `tile 1x128` on both sides (the wgrad GEMM's), `A: [M, K/128]`,
+    `B: [N, K/128]` over all groups' columns (a 128-column block lies in
+    one group). Operands are K-major (TN); the op works on tensors.
 
     ```mlir
     %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %groups
@@ -491,7 +503,7 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
   let extraClassDeclaration = [{
     /// Extents of the grouped GEMM (ShapedType::kDynamic when unknown): the
     /// rows of A (all groups; m_masked: of each group), the groups, and
-    /// each group's N and K.
+    /// each group's N and K (k_grouped: the K of all groups).
     int64_t getM();
     int64_t getNumGroups();
     int64_t getN();
