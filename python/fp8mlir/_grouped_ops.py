@@ -7,7 +7,9 @@ launched through ``_torch_ops.launch`` on the current stream. The
 m_contiguous layout (DeepGEMM's ``m_grouped_fp8_gemm_nt_contiguous``; the
 2-D x 3-D case of ``torch._scaled_grouped_mm``) and the m_masked one
 (``fp8mlir::grouped_scaled_mm_masked``, DeepGEMM's
-``m_grouped_fp8_gemm_nt_masked``): see python/README.md and
+``m_grouped_fp8_gemm_nt_masked``) and the k_grouped one
+(``fp8mlir::grouped_scaled_mm_k``, the experts' weight gradient, DeepGEMM's
+``k_grouped_fp8_gemm_tn_contiguous``): see python/README.md and
 docs/grouped.md for the mapping of the arguments.
 """
 
@@ -159,6 +161,119 @@ _GROUPED_SCALED_MM_OPS = _define_ops("grouped_scaled_mm", _CONTIGUOUS)
 _GROUPED_SCALED_MM_MASKED_OPS = _define_ops("grouped_scaled_mm_masked", _MASKED)
 
 
+# k_grouped: the columns of every group are a multiple of this.
+K_GROUP_ALIGNMENT = 128
+
+
+def _check_k_grouped(a, b, ks, out_dtype):
+    torch._check(a.dim() == 2 and b.dim() == 2 and a.shape[1] == b.shape[1],
+                 lambda: f"expected a [M, K] and b [N, K] with the same K (the tokens of all "
+                         f"groups), got {tuple(a.shape)} and {tuple(b.shape)}")
+    torch._check(a.shape[1] % K_GROUP_ALIGNMENT == 0,
+                 lambda: f"expected K = {a.shape[1]} to be a multiple of {K_GROUP_ALIGNMENT} "
+                         f"(the columns of every group are)")
+    check_gemm_dtypes(a, b, out_dtype)
+    torch._check(ks.dim() == 1 and ks.dtype == torch.int32,
+                 lambda: f"k_sizes: expected int32 [G], got {ks.dtype} {tuple(ks.shape)}")
+
+
+def _k_grouped_shape(a, b, ks):
+    return (ks.shape[0], a.shape[0], b.shape[0])
+
+
+def infer_k_grouped_recipe(scale_a, scale_b, g, m, n, k):
+    sa, sb = tuple(scale_a.shape), tuple(scale_b.shape)
+    if sa in ((g,), (g, 1)) and sb in ((g,), (g, 1)):
+        return "tensorwise"
+    if sa in ((g, m), (g, m, 1)) and sb in ((g, n), (g, n, 1)):
+        return "rowwise"
+    if sa == (m, k // 128) and sb == (n, k // 128):
+        return "blockwise"
+    raise ValueError(f"cannot tell the recipe from scale_a {sa} and scale_b {sb} "
+                     f"(k_grouped, G={g}, M={m}, N={n}, K={k}); pass recipe=")
+
+
+def _k_grouped_scales(recipe, scale_a, scale_b, g, m, n, k):
+    """The kernel's a_scale_inv / b_scale_inv: [G] per tensor, [G, M] and
+    [G, N] per row, the 1x128 scales MN-major [K/128, roundup(M, 4)] and
+    [K/128, N] (no copy when they are already: the columnwise quantization
+    writes them so)."""
+    sa, sb = scale_a.float(), scale_b.float()
+    if recipe == "tensorwise":
+        return sa.reshape(g).contiguous(), sb.reshape(g).contiguous()
+    if recipe == "rowwise":
+        return sa.reshape(g, m).contiguous(), sb.reshape(g, n).contiguous()
+    kb = k // 128
+    if tuple(sa.shape) != (m, kb) or tuple(sb.shape) != (n, kb):
+        raise ValueError(f"blockwise (k_grouped): expected scale_a ({m}, {kb}) and scale_b "
+                         f"({n}, {kb}), got {tuple(sa.shape)} and {tuple(sb.shape)}")
+    return mn_major_scales(sa, m, kb), mn_major_scales(sb, n, kb)
+
+
+def _run_k_grouped(a, b, scale_a, scale_b, ks, recipe, accumulation, out):
+    _check_cuda({"a": a, "b": b, "scale_a": scale_a, "scale_b": scale_b, "k_sizes": ks,
+                 "out": out}, a.device)
+    _check_k_grouped(a, b, ks, out.dtype)
+    (g, m, n), k = _k_grouped_shape(a, b, ks), a.shape[1]
+    if recipe == "auto":
+        recipe = infer_k_grouped_recipe(scale_a, scale_b, g, m, n, k)
+    if recipe not in GROUPED_RECIPES:
+        raise ValueError(f"unknown recipe {recipe!r}: expected auto or one of {GROUPED_RECIPES}")
+    if m == 0 or g == 0:
+        return
+    if k == 0:  # every group is empty: dW_g = 0
+        out.zero_()
+        return
+    spec = GroupedScaledMatmul(recipe, groups=int(g), n=int(n), k=None,
+                               out_dtype=HIGH_DTYPES[out.dtype], accumulation=accumulation,
+                               a_dtype=FP8_DTYPES[a.dtype], b_dtype=FP8_DTYPES[b.dtype],
+                               layout="k_grouped")
+    sa, sb = _k_grouped_scales(recipe, scale_a, scale_b, g, m, n, k)
+    operands = {"a": a.contiguous(), "b": b.contiguous(), "a_scale_inv": sa,
+                "b_scale_inv": sb, "ks": ks.contiguous(), "d": out}
+    (kernel,) = kernels_for(spec, a.device)
+    launch(kernel, [operands.get(name) for name in kernel.operand_names])
+
+
+def _define_k_grouped_ops(name):
+    def fake(a, b, scale_a, scale_b, k_sizes, out_dtype=None, recipe="auto",
+             accumulation="fast"):
+        out_dtype = out_dtype or torch.bfloat16
+        _check_k_grouped(a, b, k_sizes, out_dtype)
+        return a.new_empty(_k_grouped_shape(a, b, k_sizes), dtype=out_dtype)
+
+    def cuda(a, b, scale_a, scale_b, k_sizes, out_dtype=None, recipe="auto",
+             accumulation="fast"):
+        out = fake(a, b, scale_a, scale_b, k_sizes, out_dtype)
+        _run_k_grouped(a, b, scale_a, scale_b, k_sizes, recipe, accumulation, out)
+        return out
+
+    def out_fake(a, b, scale_a, scale_b, k_sizes, recipe, accumulation, out):
+        _check_k_grouped(a, b, k_sizes, out.dtype)
+        shape = _k_grouped_shape(a, b, k_sizes)
+        torch._check(tuple(out.shape) == shape,
+                     lambda: f"out: expected {shape}, got {tuple(out.shape)}")
+
+    def out_cuda(a, b, scale_a, scale_b, k_sizes, recipe, accumulation, out):
+        shape = _k_grouped_shape(a, b, k_sizes)
+        if tuple(out.shape) != shape or not out.is_contiguous():
+            raise ValueError(f"out: expected a contiguous {shape} tensor, "
+                             f"got {tuple(out.shape)} with strides {out.stride()}")
+        _run_k_grouped(a, b, scale_a, scale_b, k_sizes, recipe, accumulation, out)
+
+    return (define_op(name, "(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, "
+                            "Tensor k_sizes, ScalarType? out_dtype=None, "
+                            "str recipe=\"auto\", str accumulation=\"fast\") -> Tensor",
+                      cuda=cuda, fake=fake),
+            define_op(name + "_out", "(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, "
+                                     "Tensor k_sizes, str recipe, str accumulation, "
+                                     "Tensor(a!) out) -> ()",
+                      cuda=out_cuda, fake=out_fake))
+
+
+_GROUPED_SCALED_MM_K_OPS = _define_k_grouped_ops("grouped_scaled_mm_k")
+
+
 def group_index_from_offsets(offsets, m):
     """The per-row group index [M] (int32, -1 past the last group) of the
     groups ``torch._scaled_grouped_mm``'s ``offs`` describe: int32 [G]
@@ -170,7 +285,7 @@ def group_index_from_offsets(offsets, m):
 
 
 def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
-                      masked_m=None, layout=None, recipe=None, out_dtype=None,
+                      masked_m=None, k_sizes=None, layout=None, recipe=None, out_dtype=None,
                       accumulation="fast", cache=None, out=None):
     """Per group g: D[rows of g] = (a[rows of g] * scale_a) @ (b[g] * scale_b[g])^T.
 
@@ -192,6 +307,19 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
     can be captured once). The result is [G, M, N]; rows from a group's
     count on are not written (with ``out``, they keep what it held).
 
+    layout "k_grouped" (given ``k_sizes``; the experts' weight gradient
+    dW_g = dY_g^T X_g, DeepGEMM's k_grouped_fp8_gemm_tn_contiguous): a
+    [M, K] and b [N, K] FP8, the tokens of all groups one after the other
+    along K (dY^T and X^T, the columnwise quantized copies); ``k_sizes``
+    int32 [G] on the device, the tokens of each group, each a multiple of
+    128 (0 allowed; read by the kernel, not checked). The result is
+    [G, M, N], D[g] = a[:, cols of g] @ b[:, cols of g]^T scaled; an empty
+    group's is zeros. Scales: tensorwise scale_a and scale_b [G] (one per
+    group's slice), rowwise scale_a [G, M], scale_b [G, N] (or [.., 1]),
+    blockwise 1x128 on both sides, scale_a [M, K/128], scale_b [N, K/128]
+    (taken without a copy where they are MN-major, as the columnwise
+    quantization writes them).
+
     Scales (scale_inv, f32): tensorwise scale_a one element, scale_b [G];
     rowwise scale_a [M] or [M, 1], scale_b [G, N] (or [G, N, 1]);
     blockwise (DeepSeek-V3: 1x128 activations, 128x128 weights) scale_a
@@ -205,18 +333,23 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
     """
     if layout is not None and layout not in LAYOUTS:
         raise ValueError(f"layout {layout!r}: expected one of {LAYOUTS}")
-    if sum(x is not None for x in (group_index, offsets, masked_m)) != 1:
-        raise ValueError("pass exactly one of group_index=, offsets= and masked_m=")
-    given = "m_masked" if masked_m is not None else "m_contiguous"
+    if sum(x is not None for x in (group_index, offsets, masked_m, k_sizes)) != 1:
+        raise ValueError("pass exactly one of group_index=, offsets=, masked_m= and k_sizes=")
+    given = ("m_masked" if masked_m is not None else
+             "k_grouped" if k_sizes is not None else "m_contiguous")
     if layout is not None and layout != given:
+        takes = {"m_masked": "masked_m=", "k_grouped": "k_sizes="}
         raise ValueError(f"layout {layout!r} takes "
-                         f"{'masked_m=' if layout == 'm_masked' else 'group_index= or offsets='}")
+                         f"{takes.get(layout, 'group_index= or offsets=')}")
     if cache is not None:
         with _UsingCache(cache):
             return grouped_scaled_mm(a, b, scale_a, scale_b, group_index=group_index,
-                                     offsets=offsets, masked_m=masked_m, layout=layout,
-                                     recipe=recipe, out_dtype=out_dtype,
+                                     offsets=offsets, masked_m=masked_m, k_sizes=k_sizes,
+                                     layout=layout, recipe=recipe, out_dtype=out_dtype,
                                      accumulation=accumulation, out=out)
+    if k_sizes is not None:
+        return _call(_GROUPED_SCALED_MM_K_OPS, a, b, scale_a, scale_b, k_sizes,
+                     recipe or "auto", out_dtype, accumulation, out)
     if masked_m is not None:
         return _call(_GROUPED_SCALED_MM_MASKED_OPS, a, b, scale_a, scale_b, masked_m,
                      recipe or "auto", out_dtype, accumulation, out)

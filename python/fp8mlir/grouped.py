@@ -15,6 +15,14 @@ layout="m_masked" (DeepGEMM's masked layout, decode under CUDA graphs): A
 is [G, M, K] (M run-time, the most rows of a group), masked_m [G] (i32) the
 valid rows of each group, D [G, M, N]; rows from a group's count on are not
 written. The kernel's operands: a, b, a_scale_inv, b_scale_inv, masked_m, d.
+
+layout="k_grouped" (the experts' weight gradient dW_g = dY_g^T X_g,
+DeepGEMM's k_grouped_fp8_gemm_tn_contiguous; k=None: K is a run-time
+extent): A [M, K] and B [N, K] hold the tokens (K columns) of all groups
+one after the other, ks [G] (i32) the columns of each group (multiples of
+128, 0 allowed), D [G, M, N]. Per-tensor and per-row scales are one set
+per group on both sides; blockwise is 1x128 on both sides. The kernel's
+operands: a, b, a_scale_inv, b_scale_inv, ks, d.
 """
 
 from dataclasses import dataclass
@@ -22,7 +30,7 @@ from dataclasses import dataclass
 from .gemm import ELEMENT_TYPES, OUT_TYPES, scale_types
 
 GROUPED_RECIPES = ("tensorwise", "rowwise", "blockwise")
-LAYOUTS = ("m_contiguous", "m_masked")
+LAYOUTS = ("m_contiguous", "m_masked", "k_grouped")
 # Every group's first row is a multiple of this (the kernels read one group
 # per 128-row tile), DeepGEMM's get_mk_alignment_for_contiguous_layout().
 GROUP_ALIGNMENT = 128
@@ -33,7 +41,7 @@ class GroupedScaledMatmul:
     recipe: str
     groups: int
     n: int
-    k: int
+    k: int  # None for k_grouped (K is a run-time extent)
     out_dtype: str = "bf16"
     accumulation: str = "fast"  # blockwise: always promoted(128)
     a_dtype: str = "e4m3"
@@ -53,7 +61,9 @@ class GroupedScaledMatmul:
                                       ("out_dtype", self.out_dtype, OUT_TYPES)):
             if value not in allowed:
                 raise ValueError(f"{field} {value!r}: expected one of {tuple(allowed)}")
-        for field in ("groups", "n", "k"):
+        if self.layout == "k_grouped" and self.k is not None:
+            raise ValueError(f"k_grouped takes K at run time: k must be None, got {self.k!r}")
+        for field in ("groups", "n") if self.layout == "k_grouped" else ("groups", "n", "k"):
             value = getattr(self, field)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{field} must be a positive integer, got {value!r}")
@@ -67,7 +77,23 @@ class GroupedScaledMatmul:
     def effective_accumulation(self):
         return "promoted(128)" if self.recipe == "blockwise" else self.accumulation
 
+    def _k_grouped_types(self):
+        """(a_granularity, b_granularity, A scale type, B scale type) of the
+        k_grouped layout: per-tensor / per-row one set per group, 1x128 on
+        both sides over the columns of all groups."""
+        g, n = self.groups, self.n
+        return {"tensorwise": ("tensor", "tensor", f"tensor<{g}xf32>", f"tensor<{g}xf32>"),
+                "rowwise": ("row", "row", f"tensor<{g}x?x1xf32>", f"tensor<{g}x{n}x1xf32>"),
+                "blockwise": ("tile 1x128", "tile 1x128", "tensor<?x?xf32>",
+                              f"tensor<{n}x?xf32>")}[self.recipe]
+
     def to_mlir(self):
+        if self.layout == "k_grouped":
+            ga, gb, sa, sb = self._k_grouped_types()
+            a_t = f"tensor<?x?x{ELEMENT_TYPES[self.a_dtype]}>"
+            b_t = f"tensor<{self.n}x?x{ELEMENT_TYPES[self.b_dtype]}>"
+            out_t = f"tensor<{self.groups}x?x{self.n}x{OUT_TYPES[self.out_dtype]}>"
+            return self._func(ga, gb, a_t, b_t, sa, sb, f"tensor<{self.groups}xi32>", out_t)
         ga, gb, sa, sb = scale_types(self.recipe, self.n, self.k, self.groups)
         # m_masked: A, D and the per-row / 1x128 A scales with G outermost;
         # the groups operand is the valid rows of each group [G].
@@ -78,6 +104,9 @@ class GroupedScaledMatmul:
         b_t = f"tensor<{self.groups}x{self.n}x{self.k}x{ELEMENT_TYPES[self.b_dtype]}>"
         out_t = f"tensor<{lead}?x{self.n}x{OUT_TYPES[self.out_dtype]}>"
         index_t = f"tensor<{self.groups}xi32>" if lead else "tensor<?xi32>"
+        return self._func(ga, gb, a_t, b_t, sa, sb, index_t, out_t)
+
+    def _func(self, ga, gb, a_t, b_t, sa, sb, index_t, out_t):
         attrs = [f"layout = #fp8.grouped_layout<{self.layout}>",
                  f"a_granularity = #fp8.granularity<{ga}>",
                  f"b_granularity = #fp8.granularity<{gb}>",
@@ -101,4 +130,4 @@ class GroupedScaledMatmul:
         if self.config:
             config = "-cfg" + "".join(c for c in self.config if c.isalnum())
         return (f"grouped-{self.layout}-{self.recipe}-{acc}-{self.a_dtype}x{self.b_dtype}-"
-                f"{self.out_dtype}-g{self.groups}-n{self.n}-k{self.k}{config}")
+                f"{self.out_dtype}-g{self.groups}-n{self.n}-k{self.k or 'dyn'}{config}")

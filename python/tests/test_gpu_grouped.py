@@ -178,7 +178,7 @@ def test_grouped_rowwise_matches_torch_scaled_grouped_mm(torch):
 def test_grouped_rejects_bad_arguments(torch):
     import fp8mlir
     p = Problem(torch, "rowwise", GROUP_ROWS[2], cases.TEST_N, cases.TEST_K)
-    with pytest.raises(ValueError, match="exactly one of group_index=, offsets= and masked_m="):
+    with pytest.raises(ValueError, match="exactly one of group_index=, offsets=, masked_m= and k_sizes="):
         fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b)
     with pytest.raises(ValueError, match="layout 'k_grouped'"):
         fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
@@ -311,3 +311,142 @@ def test_masked_rejects_bad_arguments(torch):
                                   masked_m=p.masked_m.long())
     with pytest.raises(RuntimeError, match="expected a \\[G, M, K\\]"):
         fp8mlir.grouped_scaled_mm(p.a[0], p.b, p.scale_a, p.scale_b, masked_m=p.masked_m)
+
+
+# k_grouped (the experts' weight gradient): (M, the columns of each group).
+# Empty groups (first, middle, last, all but one), a group of exactly 128
+# columns, uneven sizes; M below one tile, not a multiple of the tile M (a
+# partial last tile row per group) nor of 4 (the 1x128 A scales' padding).
+K_GROUPED_CASES = [(200, [256, 0, 128, 640]), (64, [0, 0, 384, 0]), (130, [128, 128, 0, 1024])]
+
+
+def quantize_slices(x, sizes, recipe):
+    """x [R, K] quantized per group slice (per-tensor / per-row: one set of
+    scales per group) or in 1x128 blocks along K (blockwise): (FP8 bytes
+    [R, K], dequantized f64 [R, K], scale_inv per group or [R, K/128])."""
+    if recipe == "blockwise":
+        q = numerics.quantize(x, "blockwise", "e4m3", (1, 128), amax_clamp=np.float32(1e-4))
+        return q.data, q.dequantize().astype(np.float64), q.scale_inv
+    gran = "tensor" if recipe == "tensorwise" else "row"
+    rows = x.shape[0]
+    data, exact, scales, start = [], [], [], 0
+    for size in sizes:
+        part = np.ascontiguousarray(x[:, start:start + size])
+        start += size
+        if size == 0:  # no tokens: any scale, nothing to quantize
+            data.append(np.zeros((rows, 0), dtype=np.uint8))
+            exact.append(np.zeros((rows, 0)))
+            scales.append(np.ones(1 if gran == "tensor" else rows, dtype=np.float32))
+            continue
+        q = numerics.quantize(part, "current", "e4m3", gran)
+        data.append(q.data.reshape(rows, size))
+        exact.append(q.dequantize().astype(np.float64))
+        scales.append(np.asarray(q.scale_inv, dtype=np.float32).reshape(-1))
+    return np.concatenate(data, axis=1), np.concatenate(exact, axis=1), np.stack(scales)
+
+
+class KGroupedProblem:
+    """dW_g = dY_g^T X_g for groups of `sizes` tokens: A = dY^T [M, K] and
+    B = X^T [N, K] on the GPU, quantized as the recipe says, and the
+    per-group f64 reference."""
+
+    def __init__(self, torch, recipe, sizes, m, n, seed=0):
+        self.sizes, self.m, self.n, self.g = list(sizes), m, n, len(sizes)
+        self.k = sum(sizes)
+        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+        gen = rng("k_grouped", recipe, tuple(sizes), m, n, seed)
+        cuda = lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda()  # noqa: E731
+        qa, self.a_exact, sa = quantize_slices(random_matrix(gen, m, self.k), sizes, recipe)
+        qb, self.b_exact, sb = quantize_slices(random_matrix(gen, n, self.k), sizes, recipe)
+        self.a = cuda(qa).view(torch.float8_e4m3fn)
+        self.b = cuda(qb).view(torch.float8_e4m3fn)
+        self.k_sizes = cuda(np.asarray(sizes, dtype=np.int32))
+        if recipe == "rowwise":
+            sa, sb = sa.reshape(self.g, m, 1), sb.reshape(self.g, n, 1)
+        elif recipe == "tensorwise":
+            sa, sb = sa.reshape(self.g), sb.reshape(self.g)
+        self.scale_a, self.scale_b = cuda(sa), cuda(sb)
+
+    def reference(self, g):
+        s, size = self.starts[g], self.sizes[g]
+        return self.a_exact[:, s:s + size] @ self.b_exact[:, s:s + size].T
+
+
+def check_k_grouped(torch, p, d, out_name):
+    """Every group against its reference; empty groups zeros; all of D
+    written (it was NaN)."""
+    tol = TOLERANCE[out_name]
+    assert tuple(d.shape) == (p.g, p.m, p.n)
+    assert not torch.isnan(d.float()).any(), "D not written everywhere"
+    for g, size in enumerate(p.sizes):
+        if size == 0:
+            assert (d[g].float() == 0).all(), f"empty group {g}: dW not zero"
+            continue
+        want = torch.from_numpy(p.reference(g)).cuda()
+        err = relative_error(d[g], want)
+        assert err <= tol, f"group {g} ({size} tokens): relative error {err:.3g} > {tol}"
+
+
+def run_k_grouped(torch, p, dtype, **kwargs):
+    import fp8mlir
+    d = torch.full((p.g, p.m, p.n), float("nan"), dtype=dtype, device="cuda")
+    fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, k_sizes=p.k_sizes, out=d,
+                              **kwargs)
+    torch.cuda.synchronize()
+    return d
+
+
+@pytest.mark.parametrize("m, sizes", K_GROUPED_CASES)
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_k_grouped_matches_reference(torch, recipe, m, sizes):
+    p = KGroupedProblem(torch, recipe, sizes, m, cases.TEST_N)
+    check_k_grouped(torch, p, run_k_grouped(torch, p, torch.bfloat16), "bf16")
+
+
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_k_grouped_f32_output(torch, recipe):
+    p = KGroupedProblem(torch, recipe, [384, 128, 0, 256], 129, cases.TEST_N, seed=1)
+    check_k_grouped(torch, p, run_k_grouped(torch, p, torch.float32), "f32")
+
+
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_k_grouped_single_group(torch, recipe):
+    p = KGroupedProblem(torch, recipe, [640], 256, cases.TEST_N, seed=2)
+    check_k_grouped(torch, p, run_k_grouped(torch, p, torch.bfloat16, recipe=recipe), "bf16")
+
+
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_k_grouped_partial_tiles(torch, recipe):
+    """N = 2112 (a partial last N tile), M = 300, 3 groups."""
+    p = KGroupedProblem(torch, recipe, [128, 0, 896], 300, cases.WIDE_N, seed=3)
+    check_k_grouped(torch, p, run_k_grouped(torch, p, torch.bfloat16), "bf16")
+
+
+def test_k_grouped_mn_major_scales_need_no_copy(torch):
+    """1x128 scales given MN-major ([K/128, roundup(M, 4)] storage, as the
+    columnwise quantization writes them) give the same result."""
+    p = KGroupedProblem(torch, "blockwise", [256, 0, 128, 640], 202, cases.TEST_N, seed=4)
+    want = run_k_grouped(torch, p, torch.bfloat16)
+
+    def mn_major(s):
+        rows, blocks = s.shape
+        padded = (rows + 3) // 4 * 4
+        storage = torch.zeros((blocks, padded), dtype=torch.float32, device="cuda")
+        storage[:, :rows] = s.t()
+        return storage[:, :rows].t()
+
+    p.scale_a, p.scale_b = mn_major(p.scale_a), mn_major(p.scale_b)
+    assert torch.equal(run_k_grouped(torch, p, torch.bfloat16), want)
+
+
+def test_k_grouped_rejects_bad_arguments(torch):
+    import fp8mlir
+    p = KGroupedProblem(torch, "tensorwise", [128, 256], 64, cases.TEST_N)
+    with pytest.raises(ValueError, match="layout 'k_grouped' takes k_sizes="):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, masked_m=p.k_sizes,
+                                  layout="k_grouped")
+    with pytest.raises(RuntimeError, match="k_sizes: expected int32"):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, k_sizes=p.k_sizes.long())
+    with pytest.raises(RuntimeError, match="to be a multiple of 128"):
+        fp8mlir.grouped_scaled_mm(p.a[:, :300], p.b[:, :300], p.scale_a, p.scale_b,
+                                  k_sizes=p.k_sizes)

@@ -65,6 +65,46 @@ def test_masked_fp8mlir_signature():
             "-> tensor<2x?x256xbf16>") in text
 
 
+@pytest.mark.parametrize("recipe, a_scale, b_scale", [
+    ("tensorwise", [3], [3]), ("rowwise", [3, "M"], [3, 256]),
+    ("blockwise", ["ceildiv(K, 128)", "roundup(M, 4)"], ["ceildiv(K, 128)", 256])])
+def test_k_grouped_kernel_metadata(recipe, a_scale, b_scale):
+    kernel = fp8mlir.compile(GroupedScaledMatmul(recipe, groups=3, n=256, k=None,
+                                                 layout="k_grouped"), chip="sm_90a")
+    name = "blockwise_1d1d" if recipe == "blockwise" else recipe
+    assert kernel.name.startswith(f"fp8_grouped_k_gemm_{name}_e4m3_e4m3_bf16_n256_kdyn_")
+    meta = kernel.metadata
+    operands = {op["name"]: op for op in meta["operands"]}
+    assert [op["name"] for op in meta["operands"]] == [
+        "a", "b", "a_scale_inv", "b_scale_inv", "ks", "d"]
+    assert operands["a"]["shape"] == ["M", "K"]
+    assert operands["b"]["shape"] == [256, "K"]
+    assert operands["a_scale_inv"]["shape"] == a_scale
+    assert operands["b_scale_inv"]["shape"] == b_scale
+    assert operands["ks"] == {"name": "ks", "dtype": "i32", "shape": [3], "role": "input"}
+    assert operands["d"]["shape"] == [3, "M", 256]
+    params = {p["name"]: p for p in meta["params"]}
+    assert [p["name"] for p in meta["params"]][-3:] == ["ks", "m", "k"]
+    assert params["k"]["value"] == "K" and params["k"]["multiple_of"] == 128
+    assert "d" in params  # direct stores
+    tma_a = next(m for m in meta["tensor_maps"] if m["name"] == "tma_a")
+    tma_b = next(m for m in meta["tensor_maps"] if m["name"] == "tma_b")
+    assert tma_a["dims"] == ["K", "M"] and tma_a["strides_bytes"] == ["K"]
+    assert tma_b["dims"] == ["K", 256]  # one B: tiles address their group's columns
+    assert meta["gemm"]["k"] == "K"
+    assert meta["gemm"]["group_layout"] == "k_grouped"
+    assert "variants" not in meta
+
+
+def test_k_grouped_fp8mlir_signature():
+    text = GroupedScaledMatmul("blockwise", groups=2, n=256, k=None,
+                               layout="k_grouped").to_mlir()
+    assert ("(%a: tensor<?x?xf8E4M3FN>, %b: tensor<256x?xf8E4M3FN>, "
+            "%sa: tensor<?x?xf32>, %sb: tensor<256x?xf32>, %groups: tensor<2xi32>) "
+            "-> tensor<2x?x256xbf16>") in text
+    assert "b_granularity = #fp8.granularity<tile 1x128>" in text
+
+
 def test_grouped_gemm_on_sm_100a_is_an_error():
     with pytest.raises(CompileError, match="grouped GEMMs have sm_90a kernels only"):
         fp8mlir.compile(GroupedScaledMatmul("rowwise", groups=2, n=256, k=512), chip="sm_100a")
@@ -72,7 +112,8 @@ def test_grouped_gemm_on_sm_100a_is_an_error():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(recipe="mxfp8"), "unknown recipe 'mxfp8'"),
-    (dict(layout="k_grouped"), "layout 'k_grouped'"),
+    (dict(layout="k_grouped"), "k_grouped takes K at run time: k must be None"),
+    (dict(layout="n_grouped"), "layout 'n_grouped'"),
     (dict(groups=0), "groups must be a positive integer"),
     (dict(out_dtype="e4m3"), "out_dtype 'e4m3'"),
 ])

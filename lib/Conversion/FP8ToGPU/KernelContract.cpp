@@ -134,8 +134,6 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
   if (chip.architecture != Architecture::Hopper)
     return op.emitOpError() << "grouped GEMMs have sm_90a kernels only, not "
                             << chip.name << " ones";
-  if (op.getLayout() == GroupedLayout::KGrouped)
-    return op.emitOpError() << "the k_grouped layout has no kernel yet";
   FailureOr<GemmProblem> problem = GemmProblem::get(op);
   if (failed(problem))
     return failure();
@@ -155,6 +153,11 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
               "tile M "
            << tiling->tileM << ", cluster " << tiling->clusterM << "x"
            << tiling->clusterN << (tiling->streamK ? ", stream-K" : "");
+  // k_grouped: a tile's K blocks are its group's (sizes multiples of 128).
+  if (problem->isKGrouped() && kBlockwiseScaleBlock % tiling->tileK != 0)
+    return op.emitOpError() << "the k_grouped kernels take tile K dividing "
+                            << kBlockwiseScaleBlock << " (the groups' column alignment), "
+                            << "got tile K " << tiling->tileK;
   std::optional<int64_t> scales = llvm::checkedMul(
       problem->getBScaleElementsPerGroup(), problem->numGroups);
   std::optional<int64_t> bRows =

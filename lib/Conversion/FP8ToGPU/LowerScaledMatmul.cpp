@@ -239,11 +239,14 @@ LogicalResult LowerScaledMatmulPass::lower(GroupedScaledMatmulOp op,
                              target, *plan, kernels);
   if (failed(name))
     return failure();
-  // D is [M, N] ([G, M, N] masked): G and N from B, M from A.
+  // D is [M, N] ([G, M, N] masked): G and N from B, M from A. k_grouped:
+  // [G, M, N], G from the sizes, M from A, N from B.
   SmallVector<std::pair<Value, int64_t>> extentOf = {{op.getA(), 0},
                                                      {op.getB(), 1}};
   if (op.getLayout() == GroupedLayout::MMasked)
     extentOf = {{op.getB(), 0}, {op.getA(), 1}, {op.getB(), 1}};
+  else if (op.getLayout() == GroupedLayout::KGrouped)
+    extentOf = {{op.getGroups(), 0}, {op.getA(), 0}, {op.getB(), 0}};
   return lowerToLaunch(op, op.getResult(), extentOf,
                        /*scaleInv=*/Value(),
                        /*amax=*/Value(), kernels, *name);

@@ -83,8 +83,9 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
     v.unitStride = kb.gridDimX();
   }
   Value numMTiles = kb.ceilDiv(v.m, t.tileM);
-  // m_masked: G groups of M rows each (emitMaskedTile).
-  if (p.isMasked()) {
+  // m_masked, k_grouped: G groups of M rows each (emitMaskedTile,
+  // emitKGroupedTile).
+  if (p.hasGroupedOutput()) {
     v.groupM = v.m;
     numMTiles = kb.mul(numMTiles, kb.i32(p.numGroups));
   }

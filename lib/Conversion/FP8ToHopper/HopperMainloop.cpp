@@ -34,8 +34,9 @@ static void forEachFreeStage(
       kb, p, t, v, {kb.i32(0)},
       [&](const WorkSegment &segment, ValueRange state) {
         TileCoordinate coord = emitTileOfUnit(kb, p, t, v, segment.unit);
+        auto [kBegin, kEnd] = emitGroupKRange(kb, p, coord, segment);
         ValueRange next = kb.forLoop(
-            segment.kBegin, emitGroupKEnd(kb, p, coord, segment), kb.i32(1),
+            kBegin, kEnd, kb.i32(1),
             {state[0]},
             [&](Value kBlock, ValueRange inner) {
               Value iteration = inner[0];
@@ -165,9 +166,10 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
         Value nOffset =
             kb.add(kb.mul(coord.nTile, kb.i32(t.tileN)), bRowOffset);
         // A grouped GEMM's B rows: the group's weight in the stacked
-        // [G * N, K] view, and its scales.
+        // [G * N, K] view, and its scales (k_grouped: one B, the group's
+        // columns).
         Value bRow = nOffset;
-        if (coord.group)
+        if (coord.group && !p.isKGrouped())
           bRow = kb.add(nOffset, kb.mul(coord.group, kb.i32(p.n)));
         KernelValues groupValues = getGroupValues(kb, p, v, coord);
         Value full = v.ring.fullBarrier(kb, stage);
@@ -549,7 +551,8 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
 
 /// One tile of a grouped GEMM (no stream-K): the K loop, empty for a tile
 /// outside every group, and the epilogue with the group's B scales, only
-/// for a tile of a group.
+/// for a tile of a group. k_grouped: the K loop over the group's blocks and
+/// the epilogue for every tile (zeros for an empty group).
 static SmallVector<Value>
 emitGroupedTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                 const KernelValues &v, const EpilogueThread &thread,
@@ -557,20 +560,25 @@ emitGroupedTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                 Value iteration) {
   TileCoordinate coord = emitTileOfUnit(kb, p, t, v, segment.unit);
   Value inGroup = emitIsGroupInRange(kb, coord.group, p.numGroups);
-  auto [results, iterationAfter] = mainloop.emit(
-      iteration, segment.kBegin, emitGroupKEnd(kb, p, coord, segment));
+  auto [kBegin, kEnd] = emitGroupKRange(kb, p, coord, segment);
+  auto [results, iterationAfter] = mainloop.emit(iteration, kBegin, kEnd);
   Value result = results[0];
-  kb.ifThen(inGroup, [&] {
+  auto epilogue = [&] {
     // The group again (not kept live across the K loop).
     KernelValues groupValues =
         getGroupValues(kb, p, v, emitTileOfUnit(kb, p, t, v, segment.unit));
     EpilogueThread groupThread = thread;
     if (thread.tensorScale)
-      groupThread.tensorScale =
-          emitTensorScale(kb, p, v.aScaleInv, groupValues.bScaleInv);
+      groupThread.tensorScale = emitTensorScale(
+          kb, p, p.isKGrouped() ? groupValues.aScaleInv : v.aScaleInv,
+          groupValues.bScaleInv);
     emitTileEpilogue(kb, p, t, groupValues, groupThread, segment.unit,
                      result);
-  });
+  };
+  if (p.isKGrouped())
+    epilogue();
+  else
+    kb.ifThen(inGroup, epilogue);
   return {iterationAfter};
 }
 

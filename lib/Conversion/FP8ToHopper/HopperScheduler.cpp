@@ -21,7 +21,9 @@ TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
   if (t.clusterN > 1)
     coord.nTile =
         kb.add(kb.mul(coord.nTile, kb.i32(t.clusterN)), v.clusterRank);
-  if (p.isMasked())
+  if (p.isKGrouped())
+    emitKGroupedTile(kb, v.groupIndex, v.groupM, v.k, t.tileM, t.tileK, coord);
+  else if (p.isMasked())
     emitMaskedTile(kb, v.groupIndex, v.groupM, t.tileM, coord);
   else if (p.isGrouped())
     coord.group = emitGroupOfTile(kb, v.groupIndex, coord.mTile, t.tileM);
@@ -38,14 +40,45 @@ Value hopper::emitGroupKEnd(KernelBuilder &kb, const GemmProblem &p,
       segment.kEnd, segment.kBegin);
 }
 
+std::pair<Value, Value> hopper::emitGroupKRange(KernelBuilder &kb,
+                                               const GemmProblem &p,
+                                               const TileCoordinate &coord,
+                                               const WorkSegment &segment) {
+  if (p.isKGrouped())
+    return {coord.kBlockBegin, coord.kBlockEnd};
+  return {segment.kBegin, emitGroupKEnd(kb, p, coord, segment)};
+}
+
+/// k_grouped: the group's D [M, N] and per-tensor ([G]) or per-row ([G, M])
+/// A scales, at 64-bit offsets (1x128 scales cover all groups' columns).
+static KernelValues getKGroupedValues(KernelBuilder &kb, const GemmProblem &p,
+                                      KernelValues values, Value group) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  auto wide = [&](Value x) {
+    return arith::ExtUIOp::create(b, b.getI64Type(), x).getResult();
+  };
+  Value group64 = wide(group);
+  Value groupFirstRow =
+      arith::MulIOp::create(b, group64, wide(values.groupM));
+  values.d = kb.globalElementPtr(values.d, groupFirstRow,
+                                 p.n * getByteWidth(p.outElementType));
+  if (p.aScale == ScaleMode::Tensor)
+    values.aScaleInv = kb.globalElementPtr(values.aScaleInv, group, 4);
+  else if (p.aScale == ScaleMode::Row)
+    values.aScaleInv = kb.globalElementPtr(values.aScaleInv, groupFirstRow, 4);
+  return values;
+}
+
 KernelValues hopper::getGroupValues(KernelBuilder &kb, const GemmProblem &p,
                                     const KernelValues &v,
                                     const TileCoordinate &coord) {
   KernelValues values = v;
   Value group = coord.group;
-  if (group)
+  if (group && p.getBScaleElementsPerGroup() != 0)
     values.bScaleInv = kb.globalElementPtr(
         v.bScaleInv, kb.mul(group, kb.i32(p.getBScaleElementsPerGroup())), 4);
+  if (p.isKGrouped())
+    return getKGroupedValues(kb, p, values, group);
   if (!p.isMasked())
     return values;
   // The group's [M, N] of D and its per-row ([M]) or 1x128 ([ceil(K/128),

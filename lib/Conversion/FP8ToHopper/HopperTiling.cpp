@@ -146,12 +146,13 @@ static void setStreamK(GemmTiling &t, bool streamK) {
 /// f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
 /// staging buffer would halve the pipeline depth. So does a masked grouped
 /// GEMM, which stores only each group's valid rows (a TMA store clips at
-/// the tensor's edge, not at the run-time count). An FP8 output stages its
+/// the tensor's edge, not at the run-time count), and a k_grouped one,
+/// whose [G, M, N] D a tile of a group's last rows must not overrun. An FP8 output stages its
 /// quantized bytes (a box of 128 columns: one 1x128 scale block), half the
 /// buffer of a 2-byte output.
 static bool canStageOutput(const GemmProblem &p) {
   return (getByteWidth(p.outElementType) == 2 || p.hasFP8Output()) &&
-         !p.accumulateIntoC && !p.isMasked();
+         !p.accumulateIntoC && !p.hasGroupedOutput();
 }
 
 /// A tile whose kMaxPipelineStages stages leave room for more takes up to
@@ -333,9 +334,9 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     if (p.outQuantization == OutputQuantization::Block1x128)
       multipleOf = kScaleBlock;
     int64_t tileN = pickLeastPaddedTileN(p.n, multipleOf);
-    // A masked grouped GEMM's direct, count-guarded stores of per-row
-    // scaled 256-column tiles spill (ptxas): 128 columns.
-    if (p.isMasked())
+    // A masked (or k_grouped) grouped GEMM's direct, guarded stores of
+    // per-row scaled 256-column tiles spill (ptxas): 128 columns.
+    if (p.hasGroupedOutput())
       tileN = std::min<int64_t>(tileN, 128);
     t = getDefaultTiling(p, 128, tileN, maxSharedMemory);
   }

@@ -74,6 +74,32 @@ void mlir::fp8::emitMaskedTile(KernelBuilder &kb, Value maskedM, Value m,
   coord.groupRows = arith::MinSIOp::create(b, count, m);
 }
 
+void mlir::fp8::emitKGroupedTile(KernelBuilder &kb, Value kSizes, Value m,
+                                 Value k, int64_t tileM, int64_t tileK,
+                                 TileCoordinate &coord) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value tilesPerGroup = kb.ceilDiv(m, tileM);
+  Value group = kb.divu(coord.mTile, tilesPerGroup);
+  coord.mTile = kb.remu(coord.mTile, tilesPerGroup);
+  auto sizeOf = [&](Value g) {
+    Value size = kb.load(b.getI32Type(), kb.globalElementPtr(kSizes, g, 4));
+    return arith::MaxSIOp::create(b, size, kb.i32(0)).getResult();
+  };
+  // Both terms are below 2^31: their unsigned sum does not wrap.
+  auto clampedEnd = [&](Value begin, Value size) {
+    return kb.minu(kb.add(begin, size), k);
+  };
+  Value begin =
+      kb.forLoop(kb.i32(0), group, kb.i32(1), {kb.i32(0)},
+                 [&](Value g, ValueRange carried) {
+                   return SmallVector<Value>{clampedEnd(carried[0], sizeOf(g))};
+                 })[0];
+  Value end = clampedEnd(begin, sizeOf(group));
+  coord.group = group;
+  coord.kBlockBegin = kb.divu(begin, kb.i32(tileK));
+  coord.kBlockEnd = kb.divu(end, kb.i32(tileK));
+}
+
 Value mlir::fp8::emitIsGroupInRange(KernelBuilder &kb, Value group,
                                     int64_t numGroups) {
   return kb.ult(group, kb.i32(numGroups));

@@ -34,11 +34,30 @@ def masked_specs():
     return specs
 
 
+# The k_grouped test's GEMMs (M and K are run-time extents): 4 groups of
+# [M, K_g] x [N = 256, K_g] per recipe with bf16 and f32 outputs, one group,
+# and 3 groups of N = 2112 (a partial last N tile).
+K_GROUPED_GROUPS, K_GROUPED_WIDE_GROUPS = 4, 3
+
+
+def k_grouped_spec(recipe, groups, n=TEST_N, out_dtype="bf16"):
+    return GroupedScaledMatmul(recipe, groups=groups, n=n, k=None, out_dtype=out_dtype,
+                               layout="k_grouped")
+
+
+def k_grouped_specs():
+    specs = [k_grouped_spec(r, K_GROUPED_GROUPS, out_dtype=o)
+             for r in GROUPED_RECIPES for o in ("bf16", "f32")]
+    specs += [k_grouped_spec(r, 1) for r in GROUPED_RECIPES]
+    specs += [k_grouped_spec(r, K_GROUPED_WIDE_GROUPS, WIDE_N) for r in GROUPED_RECIPES]
+    return specs
+
+
 def test_specs():
     specs = [test_spec(r, g) for r in GROUPED_RECIPES for g in TEST_GROUP_COUNTS]
     specs += [test_spec(r, WIDE_GROUPS, WIDE_N, WIDE_K) for r in GROUPED_RECIPES]
     specs += [test_spec("rowwise", 3, out_dtype="f32"), test_spec("blockwise", 3, out_dtype="f16")]
-    return specs + masked_specs()
+    return specs + masked_specs() + k_grouped_specs()
 
 
 # bench/bench_grouped.py: DeepSeek-V3's MoE expert GEMMs (N x K of the

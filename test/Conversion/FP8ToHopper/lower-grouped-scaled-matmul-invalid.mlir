@@ -29,3 +29,27 @@ func.func @promote_interval(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(64)>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf32>, tensor<2x2x4xf32>, tensor<?xi32>) -> tensor<?x256xbf16>
   return %d : tensor<?x256xbf16>
 }
+
+// -----
+
+func.func @k_grouped_dynamic_n(%a: tensor<256x?xf8E4M3FN>, %b: tensor<?x?xf8E4M3FN>, %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) -> tensor<3x256x?xbf16> {
+  // expected-error @+1 {{expected a static N, a multiple of 16 (one k_grouped kernel is built per N; M and K may be dynamic), got N = ?}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<256x?xf8E4M3FN>, tensor<?x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3x256x?xbf16>
+  return %d : tensor<3x256x?xbf16>
+}
+
+// -----
+
+func.func @k_grouped_n_alignment(%a: tensor<256x?xf8E4M3FN>, %b: tensor<200x?xf8E4M3FN>, %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) -> tensor<3x256x200xbf16> {
+  // expected-error @+1 {{expected a static N, a multiple of 16 (one k_grouped kernel is built per N; M and K may be dynamic), got N = 200}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<256x?xf8E4M3FN>, tensor<200x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3x256x200xbf16>
+  return %d : tensor<3x256x200xbf16>
+}
+
+// -----
+
+func.func @k_grouped_cluster(%a: tensor<256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3FN>, %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) -> tensor<3x256x512xbf16> {
+  // expected-error @+1 {{the grouped GEMM kernels take tile M dividing 128 (the groups' row alignment), no cluster and no stream-K; got tile M 128, cluster 2x1}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, cluster = 2x1>} : (tensor<256x?xf8E4M3FN>, tensor<512x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3x256x512xbf16>
+  return %d : tensor<3x256x512xbf16>
+}

@@ -138,11 +138,25 @@ struct GemmProblem {
   bool isMasked() const {
     return isGrouped() && groupLayout == GroupedLayout::MMasked;
   }
+  /// k_grouped: A [M, K] and B [N, K] hold the K columns of all groups (K a
+  /// run-time value, the `k` parameter; `k` here is 0), the `ks` operand
+  /// [G] the columns of each group; D is [G, M, N]. Per-tensor and per-row
+  /// scales are one set per group on both sides; 1x128 scales (on both
+  /// sides) cover the columns of all groups.
+  bool isKGrouped() const {
+    return isGrouped() && groupLayout == GroupedLayout::KGrouped;
+  }
+  /// D is [G, M, N] (m_masked, k_grouped): the tile rows are the G groups'
+  /// ceil(M / tile M) each, and D is written with direct stores.
+  bool hasGroupedOutput() const { return isMasked() || isKGrouped(); }
   /// Elements of one group's B scales: 1 per tensor, N per row, one per
   /// 128x128 tile.
   int64_t getBScaleElementsPerGroup() const {
     if (bScale == ScaleMode::Row)
       return n;
+    // k_grouped 1x128 B scales cover the columns of all groups.
+    if (bScale == ScaleMode::Blockwise && hasBlockwiseColumnScales())
+      return 0;
     if (bScale == ScaleMode::Blockwise)
       return static_cast<int64_t>(llvm::divideCeil(n, kBlockwiseScaleBlock) *
                                   llvm::divideCeil(k, kBlockwiseScaleBlock));
@@ -269,8 +283,11 @@ SmallVector<int32_t> getGridConstantParams(const GemmTiling &tiling);
 struct GemmKernelParams {
   Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, amax, m;
   /// Grouped GEMMs only: the i32 group of each row of A (m_contiguous), the
-  /// i32 valid rows of each group (m_masked).
+  /// i32 valid rows of each group (m_masked), the i32 columns of each group
+  /// (k_grouped).
   Value groupIndex;
+  /// k_grouped only: K, the columns of all groups.
+  Value k;
   /// An FP8 D: its given scale (OutputQuantization::Tensor) and the
   /// scale_inv the kernel writes; null otherwise.
   Value resultScale, resultScaleInv;

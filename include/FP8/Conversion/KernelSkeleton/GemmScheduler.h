@@ -38,6 +38,9 @@ struct TileCoordinate {
   Value group;
   /// m_masked only: the valid rows of the tile's group (at most M).
   Value groupRows;
+  /// k_grouped only: the tile's K blocks [kBlockBegin, kBlockEnd), its
+  /// group's columns.
+  Value kBlockBegin, kBlockEnd;
 };
 TileCoordinate emitGroupedTileCoordinate(KernelBuilder &kb, Value linearTile,
                                          Value numMTiles, int64_t numNTiles,
@@ -63,6 +66,16 @@ Value emitGroupOfTile(KernelBuilder &kb, Value groupIndex, Value mTile,
 /// `coord.groupRows` is the group's count clamped to [.., M].
 void emitMaskedTile(KernelBuilder &kb, Value maskedM, Value m, int64_t tileM,
                     TileCoordinate &coord);
+
+/// Group scheduling of a k_grouped GEMM: tile row `mTile` of the G groups'
+/// ceil(M / tileM) tile rows each becomes the tile row within its group
+/// (`coord.mTile`), `coord.group` its group, and `coord.kBlockBegin` /
+/// `kBlockEnd` the group's columns [off_g, off_g + K_g) in blocks of
+/// `tileK`: off_g is the sum of the sizes before it, read from `kSizes`
+/// (i32 [G], one load per group before it: no host work per group), a
+/// negative size counting as 0 and the columns clamped to `k`.
+void emitKGroupedTile(KernelBuilder &kb, Value kSizes, Value m, Value k,
+                      int64_t tileM, int64_t tileK, TileCoordinate &coord);
 
 /// Whether `group` names one of `numGroups` groups (unsigned compare: the
 /// padding rows' -1 is not one): tiles of other groups are skipped, neither
