@@ -17,7 +17,7 @@ TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
     coord.mTile =
         kb.add(kb.mul(coord.mTile, kb.i32(t.clusterM)), v.clusterRank);
   if (p.isGrouped())
-    coord.group = emitGroupOfTile(kb, v.groupIndex, coord.mTile, t.tileM);
+    coord.group = emitTileGroup(kb, p, v.groupIndex, coord.mTile, t.tileM);
   return coord;
 }
 
@@ -35,8 +35,7 @@ KernelValues hopper::getGroupValues(KernelBuilder &kb, const GemmProblem &p,
                                     const KernelValues &v, Value group) {
   KernelValues values = v;
   if (group)
-    values.bScaleInv = kb.globalElementPtr(
-        v.bScaleInv, kb.mul(group, kb.i32(p.getBScaleElementsPerGroup())), 4);
+    values.bScaleInv = emitGroupBScales(kb, p, v.bScaleInv, group);
   return values;
 }
 

@@ -128,6 +128,8 @@ struct GemmProblem {
   /// operand at the tile's first row (the groups start at multiples of
   /// kGroupRowAlignment) and skips tiles of group -1. 0: a dense GEMM.
   int64_t numGroups = 0;
+  /// Where the groups' rows lie (the scheduler's switch: emitTileGroup).
+  GroupedLayout groupLayout = GroupedLayout::MContiguous;
   bool isGrouped() const { return numGroups != 0; }
   /// Elements of one group's B scales: 1 per tensor, N per row, one per
   /// 128x128 tile.
@@ -148,8 +150,9 @@ struct GemmProblem {
   static FailureOr<GemmProblem> get(ScaledMatmulOp op,
                                     bool allowMXScales = false,
                                     bool epilogueQuantizes = true);
-  /// The same for a grouped GEMM (MX scales are not taken).
-  static FailureOr<GemmProblem> get(GroupedScaledMatmulOp op);
+  /// The same for a grouped GEMM (MX scales only where `allowMXScales`).
+  static FailureOr<GemmProblem> get(GroupedScaledMatmulOp op,
+                                    bool allowMXScales = false);
 };
 
 /// The rows of a grouped GEMM's m_contiguous groups start at multiples of
