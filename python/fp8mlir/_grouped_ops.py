@@ -15,6 +15,9 @@ from ._torch_ops import (FP8_DTYPES, HIGH_DTYPES, _check_cuda, _UsingCache,
                          check_gemm_dtypes, define_op, kernels_for, launch, mn_major_scales)
 from .grouped import GROUPED_RECIPES, GroupedScaledMatmul
 from ._math import ceil_div
+from .scale_atoms import MX_BLOCK, to_atoms
+
+_UE8M0 = getattr(torch, "float8_e8m0fnu", None)
 
 
 
@@ -30,8 +33,11 @@ def _check(a, b, group_index, out_dtype):
 
 
 def infer_grouped_recipe(scale_a, scale_b, m, g, n, k):
-    """tensorwise, rowwise or blockwise from the scale shapes."""
+    """tensorwise, rowwise or blockwise from the scale shapes; mxfp8 from
+    UE8M0 scales."""
     sa, sb = tuple(scale_a.shape), tuple(scale_b.shape)
+    if scale_a.dtype == _UE8M0 and scale_b.dtype == _UE8M0:
+        return "mxfp8"
     if scale_a.numel() == 1 and sb in ((g,), (g, 1)):
         return "tensorwise"
     if sa in ((m,), (m, 1)) and sb in ((g, n), (g, n, 1)):
@@ -43,8 +49,27 @@ def infer_grouped_recipe(scale_a, scale_b, m, g, n, k):
                      f"(M={m}, G={g}, N={n}, K={k}); pass recipe=")
 
 
+def _mx_kernel_scales(scale_a, scale_b, m, g, n, k):
+    """MXFP8: the UE8M0 scales (a [M, ceil(K/32)], b [G, N, ceil(K/32)]) in
+    the sm_100a kernels' 128x4 atom layout, b one set of atoms per group."""
+    kx = ceil_div(k, MX_BLOCK)
+    if tuple(scale_a.shape) != (m, kx) or tuple(scale_b.shape) != (g, n, kx):
+        raise ValueError(f"mxfp8: expected scale_a ({m}, {kx}) and scale_b ({g}, {n}, {kx}) "
+                         f"(UE8M0, one per 1x{MX_BLOCK} block), got {tuple(scale_a.shape)} "
+                         f"and {tuple(scale_b.shape)}")
+
+    def atoms(codes, rows):
+        return to_atoms(codes.view(torch.uint8), rows, k, codes.view(torch.uint8).new_full)
+
+    sa = atoms(scale_a, m)
+    sb = torch.stack([atoms(scale_b[i], n) for i in range(g)])
+    return sa.contiguous().view(_UE8M0), sb.contiguous().view(_UE8M0)
+
+
 def _kernel_scales(recipe, scale_a, scale_b, m, g, n, k):
     """The scales as the kernel's a_scale_inv / b_scale_inv."""
+    if recipe == "mxfp8":
+        return _mx_kernel_scales(scale_a, scale_b, m, g, n, k)
     sa, sb = scale_a.float(), scale_b.float()
     if recipe == "tensorwise":
         return sa.reshape(()), sb.reshape(g).contiguous()
@@ -145,7 +170,10 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
     Scales (scale_inv, f32): tensorwise scale_a one element, scale_b [G];
     rowwise scale_a [M] or [M, 1], scale_b [G, N] (or [G, N, 1]);
     blockwise (DeepSeek-V3: 1x128 activations, 128x128 weights) scale_a
-    [M, ceil(K/128)], scale_b [G, ceil(N/128), ceil(K/128)]. recipe: None
+    [M, ceil(K/128)], scale_b [G, ceil(N/128), ceil(K/128)]; mxfp8 (sm_100a,
+    float8_e8m0fnu scales, one per 1x32 block) scale_a [M, ceil(K/32)],
+    scale_b [G, N, ceil(K/32)], passed to the kernel in its 128x4 atom
+    layout (fp8mlir.scale_atoms). recipe: None
     (from the shapes) or one of those names. out_dtype: bfloat16 (default),
     float16 or float32. accumulation "fast" or "promoted(128)" (blockwise
     always promotes). cache: a KernelCache or directory for this call.

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from .gemm import ELEMENT_TYPES, OUT_TYPES, scale_types
 
-GROUPED_RECIPES = ("tensorwise", "rowwise", "blockwise")
+# "mxfp8" (mx 1x32 scales, UE8M0) runs on sm_100a only.
+GROUPED_RECIPES = ("tensorwise", "rowwise", "blockwise", "mxfp8")
 LAYOUTS = ("m_contiguous",)
 # Every group's first row is a multiple of this (the kernels read one group
 # per 128-row tile), DeepGEMM's get_mk_alignment_for_contiguous_layout().
