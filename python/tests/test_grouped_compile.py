@@ -51,7 +51,7 @@ def test_grouped_mxfp8_on_sm_100a():
     stacked, read through one 3-D tensor map over all groups."""
     kernel = fp8mlir.compile(GroupedScaledMatmul("mxfp8", groups=3, n=256, k=512),
                              chip="sm_100a")
-    assert kernel.name == "fp8_grouped_gemm_mxfp8_e4m3_e4m3_bf16_n256_k512_t128x256x128_s4_g3_fast"
+    assert kernel.name == "fp8_grouped_gemm_mxfp8_e4m3_e4m3_bf16_n256_k512_t128x256x128_s3_g3_fast"
     assert "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale" in kernel.ptx
     meta = kernel.metadata
     operands = {op["name"]: op for op in meta["operands"]}

@@ -38,7 +38,6 @@
 // META-NEXT: 32,
 // META-NEXT: 56,
 // META-NEXT: 512
-// META: "groups": 8
 
 func.func @tensorwise(%x: tensor<?x2048xf8E4M3FN>, %w: tensor<4x1024x2048xf8E4M3FN>,
                       %sx: tensor<f32>, %sw: tensor<4xf32>,
