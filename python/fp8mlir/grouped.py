@@ -10,15 +10,20 @@ GROUP_ALIGNMENT rows; B is [G, N, K]; group_index [M] (i32) is the group of
 each row, -1 for padding rows (not written). fp8-to-ptx compiles it to one
 kernel whose operands are named a, b, a_scale_inv, b_scale_inv,
 group_index, d.
+
+layout="m_masked" (DeepGEMM's masked layout, decode under CUDA graphs): A
+is [G, M, K] (M run-time, the most rows of a group), masked_m [G] (i32) the
+valid rows of each group, D [G, M, N]; rows from a group's count on are not
+written. The kernel's operands: a, b, a_scale_inv, b_scale_inv, masked_m, d.
 """
 
 from dataclasses import dataclass
 
 from .gemm import ELEMENT_TYPES, OUT_TYPES, scale_types
 
-# "mxfp8" (mx 1x32 scales, UE8M0) runs on sm_100a only.
+# "mxfp8" (mx 1x32 scales, UE8M0) runs on sm_100a only, m_contiguous only.
 GROUPED_RECIPES = ("tensorwise", "rowwise", "blockwise", "mxfp8")
-LAYOUTS = ("m_contiguous",)
+LAYOUTS = ("m_contiguous", "m_masked")
 # Every group's first row is a multiple of this (the kernels read one group
 # per 128-row tile), DeepGEMM's get_mk_alignment_for_contiguous_layout().
 GROUP_ALIGNMENT = 128
@@ -44,6 +49,9 @@ class GroupedScaledMatmul:
                              f"{GROUPED_RECIPES}")
         if self.layout not in LAYOUTS:
             raise ValueError(f"layout {self.layout!r}: expected one of {LAYOUTS}")
+        if self.recipe == "mxfp8" and self.layout != "m_contiguous":
+            raise ValueError(f"recipe 'mxfp8' (sm_100a kernels) takes the m_contiguous "
+                             f"layout only, got {self.layout!r}")
         for field, value, allowed in (("a_dtype", self.a_dtype, ELEMENT_TYPES),
                                       ("b_dtype", self.b_dtype, ELEMENT_TYPES),
                                       ("out_dtype", self.out_dtype, OUT_TYPES)):
@@ -65,10 +73,15 @@ class GroupedScaledMatmul:
 
     def to_mlir(self):
         ga, gb, sa, sb = scale_types(self.recipe, self.n, self.k, self.groups)
-        a_t = f"tensor<?x{self.k}x{ELEMENT_TYPES[self.a_dtype]}>"
+        # m_masked: A, D and the per-row / 1x128 A scales with G outermost;
+        # the groups operand is the valid rows of each group [G].
+        lead = f"{self.groups}x" if self.layout == "m_masked" else ""
+        if lead and self.recipe != "tensorwise":
+            sa = sa.replace("tensor<", f"tensor<{lead}", 1)
+        a_t = f"tensor<{lead}?x{self.k}x{ELEMENT_TYPES[self.a_dtype]}>"
         b_t = f"tensor<{self.groups}x{self.n}x{self.k}x{ELEMENT_TYPES[self.b_dtype]}>"
-        out_t = f"tensor<?x{self.n}x{OUT_TYPES[self.out_dtype]}>"
-        index_t = "tensor<?xi32>"
+        out_t = f"tensor<{lead}?x{self.n}x{OUT_TYPES[self.out_dtype]}>"
+        index_t = f"tensor<{self.groups}xi32>" if lead else "tensor<?xi32>"
         attrs = [f"layout = #fp8.grouped_layout<{self.layout}>",
                  f"a_granularity = #fp8.granularity<{ga}>",
                  f"b_granularity = #fp8.granularity<{gb}>",

@@ -23,8 +23,10 @@ ValueRange blackwell::forEachTile(
         // roles' counts of stages and accumulators stay in step.
         TileCoordinate coord = emitGroupedTileCoordinate(
             kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
-        Value group =
-            emitTileGroup(kb, p, v.groupIndex, coord.mTile, t.tileM);
+        // m_contiguous only (GemmProblem::get rejects m_masked on sm_100a).
+        emitTileGroup(kb, p, v.groupIndex, /*groupM=*/Value(), t.tileM,
+                      coord);
+        Value group = coord.group;
         return emitIfTileInGroup(
             kb, emitIsGroupInRange(kb, group, p.numGroups), state,
             [&] { return body(tile, group, state); });

@@ -148,6 +148,12 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
                                  const TargetInfo &target) {
   FailureOr<GemmKernelPlan> planOrFailure = failure();
   if (target.chip.architecture == Architecture::Blackwell) {
+    if (op.getLayout() != GroupedLayout::MContiguous)
+      return op.emitOpError()
+             << "the " << target.chip.name
+             << " grouped kernels take the m_contiguous layout only, not "
+             << stringifyGroupedLayout(op.getLayout())
+             << " (its kernels are sm_90a ones)";
     planOrFailure = planBlackwellKernel(op, target);
   } else {
     if (op.getAGranularity().isTile())

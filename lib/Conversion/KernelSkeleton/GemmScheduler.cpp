@@ -58,16 +58,38 @@ Value mlir::fp8::emitGroupOfTile(KernelBuilder &kb, Value groupIndex,
                  kb.globalElementPtr(groupIndex, firstRow, 4));
 }
 
+void mlir::fp8::emitMaskedTile(KernelBuilder &kb, Value maskedM, Value m,
+                               int64_t tileM, TileCoordinate &coord) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value tilesPerGroup = kb.ceilDiv(m, tileM);
+  Value group = kb.divu(coord.mTile, tilesPerGroup);
+  coord.mTile = kb.remu(coord.mTile, tilesPerGroup);
+  Value count =
+      kb.load(b.getI32Type(), kb.globalElementPtr(maskedM, group, 4));
+  // Signed: a negative count has no valid row.
+  Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                       kb.mul(coord.mTile, kb.i32(tileM)),
+                                       count);
+  coord.group = arith::SelectOp::create(b, active, group, kb.i32(-1));
+  coord.groupRows = arith::MinSIOp::create(b, count, m);
+}
+
 Value mlir::fp8::emitIsGroupInRange(KernelBuilder &kb, Value group,
                                     int64_t numGroups) {
   return kb.ult(group, kb.i32(numGroups));
 }
 
-Value mlir::fp8::emitTileGroup(KernelBuilder &kb, const GemmProblem &p,
-                               Value groupIndex, Value mTile, int64_t tileM) {
+void mlir::fp8::emitTileGroup(KernelBuilder &kb, const GemmProblem &p,
+                              Value groups, Value groupM, int64_t tileM,
+                              TileCoordinate &coord) {
   switch (p.groupLayout) {
   case GroupedLayout::MContiguous:
-    return emitGroupOfTile(kb, groupIndex, mTile, tileM);
+    coord.group = emitGroupOfTile(kb, groups, coord.mTile, tileM);
+    return;
+  case GroupedLayout::MMasked:
+    assert(groupM && "an m_masked kernel passes the rows of each group");
+    emitMaskedTile(kb, groups, groupM, tileM, coord);
+    return;
   }
   llvm_unreachable("unknown grouped layout");
 }
