@@ -168,7 +168,7 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
         // [G * N, K] view, and its scales.
         Value bRow = nOffset;
         if (coord.group)
-          bRow = kb.add(nOffset, kb.mul(coord.group, kb.i32(p.n)));
+          bRow = emitGroupBRow(kb, p, coord.group, nOffset);
         KernelValues groupValues = getGroupValues(kb, p, v, coord);
         Value full = v.ring.fullBarrier(kb, stage);
         // The scales' tile offset (B's without the cluster rank's share).

@@ -21,10 +21,8 @@ TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
   if (t.clusterN > 1)
     coord.nTile =
         kb.add(kb.mul(coord.nTile, kb.i32(t.clusterN)), v.clusterRank);
-  if (p.isMasked())
-    emitMaskedTile(kb, v.groupIndex, v.groupM, t.tileM, coord);
-  else if (p.isGrouped())
-    coord.group = emitGroupOfTile(kb, v.groupIndex, coord.mTile, t.tileM);
+  if (p.isGrouped())
+    emitTileGroup(kb, p, v.groupIndex, v.groupM, t.tileM, coord);
   return coord;
 }
 
@@ -44,8 +42,7 @@ KernelValues hopper::getGroupValues(KernelBuilder &kb, const GemmProblem &p,
   KernelValues values = v;
   Value group = coord.group;
   if (group)
-    values.bScaleInv = kb.globalElementPtr(
-        v.bScaleInv, kb.mul(group, kb.i32(p.getBScaleElementsPerGroup())), 4);
+    values.bScaleInv = emitGroupBScales(kb, p, v.bScaleInv, group);
   if (!p.isMasked())
     return values;
   // The group's [M, N] of D and its per-row ([M]) or 1x128 ([ceil(K/128),

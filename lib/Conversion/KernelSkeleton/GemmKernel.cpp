@@ -159,7 +159,8 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op, bool allowMXScales,
   return p;
 }
 
-FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op) {
+FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op,
+                                        bool allowMXScales) {
   GemmProblem p;
   p.n = op.getN();
   p.k = op.getK();
@@ -173,8 +174,7 @@ FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op) {
                            getElementType(op.getB()),
                            getElementType(op.getResult()),
                            op.getAGranularity(), op.getBGranularity(),
-                           op.getAccumulation().getMode(),
-                           /*allowMXScales=*/false)))
+                           op.getAccumulation().getMode(), allowMXScales)))
     return failure();
   return p;
 }
@@ -569,8 +569,12 @@ void GemmMetadataBuilder::addTensorMaps(md::KernelMetadata &metadata) const {
   if (t.scaleTensorMaps) {
     maps.push_back(getScaleMap("tma_sfa", "a_scale_inv", sym(kMXAtomRowsSymbol),
                                t.tileM / kMXAtomRows));
-    maps.push_back(getScaleMap("tma_sfb", "b_scale_inv", num(nBlocks),
-                               t.tileN / kMXAtomRows));
+    // A grouped GEMM's: the groups' atoms stacked, G * ceil(N/128) rows
+    // of atoms (the kernel adds the group's first one).
+    maps.push_back(getScaleMap(
+        "tma_sfb", "b_scale_inv",
+        num(p.isGrouped() ? p.numGroups * nBlocks : nBlocks),
+        t.tileN / kMXAtomRows));
   }
 }
 

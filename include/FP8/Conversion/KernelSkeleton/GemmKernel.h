@@ -134,6 +134,7 @@ struct GemmProblem {
   /// parameter), and the `masked_m` operand [G] the valid rows of each
   /// group; per-row and 1x128 A scales are one set per group (G
   /// outermost), and no row from a group's count on is computed or stored.
+  /// The scheduler's switch over it: emitTileGroup.
   GroupedLayout groupLayout = GroupedLayout::MContiguous;
   bool isMasked() const {
     return isGrouped() && groupLayout == GroupedLayout::MMasked;
@@ -157,8 +158,9 @@ struct GemmProblem {
   static FailureOr<GemmProblem> get(ScaledMatmulOp op,
                                     bool allowMXScales = false,
                                     bool epilogueQuantizes = true);
-  /// The same for a grouped GEMM (MX scales are not taken).
-  static FailureOr<GemmProblem> get(GroupedScaledMatmulOp op);
+  /// The same for a grouped GEMM (MX scales only where `allowMXScales`).
+  static FailureOr<GemmProblem> get(GroupedScaledMatmulOp op,
+                                    bool allowMXScales = false);
 };
 
 /// The rows of a grouped GEMM's m_contiguous groups start at multiples of
