@@ -53,9 +53,9 @@ import torch  # noqa: E402
 import grouped_peers as peers  # noqa: E402
 import grouped_report  # noqa: E402
 from fp8mlir.testing import grouped_cases as cases  # noqa: E402
-from fp8mlir.testing.gemm_spec import TOLERANCE  # noqa: E402
-from gemm_peers import Unavailable  # noqa: E402
 from fp8mlir.testing.gemm_inputs import relative_error  # noqa: E402
+from fp8mlir.testing.gemm_spec import TOLERANCE  # noqa: E402
+from gemm_peers import Unavailable, deepgemm_version  # noqa: E402
 from grouped_problems import ContiguousCase, KGroupedCase, MaskedCase  # noqa: E402
 
 LAYOUTS = ("m_contiguous", "m_masked", "k_grouped")
@@ -285,7 +285,7 @@ def main(argv=None):
         return 2
     import bench_gemm
     now = datetime.datetime.now().astimezone()
-    env = dict(bench_gemm.environment(now), deepgemm=peers.deepgemm_version())
+    env = dict(bench_gemm.environment(now), deepgemm=deepgemm_version())
     print(f"device: {env['gpu']} (driver {env['driver']}, torch {env['torch']}, "
           f"DeepGEMM {env['deepgemm']})", flush=True)
     machine, rows = run(args)

@@ -178,14 +178,6 @@ def _deepgemm_kgrouped(case):
     return call, outs, fn.__name__
 
 
-def deepgemm_version():
-    try:
-        import deep_gemm
-        return getattr(deep_gemm, "__version__", "unknown")
-    except Exception as e:  # noqa: BLE001 - reported, not fatal
-        return f"not available ({type(e).__name__}: {e})"
-
-
 # --- DeepGEMM's JIT, ahead of the benchmark -----------------------------------------
 
 def _warm(job):

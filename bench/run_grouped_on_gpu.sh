@@ -37,8 +37,10 @@ build_runtime > "$OUT_DIR/build-runtime.log" 2>&1 || { tail -30 "$OUT_DIR/build-
 FP8RT_LIBRARY=$(realpath "$(find "$BUILD_DIR" -name libfp8rt.so \( -type f -o -type l \) | head -n 1)")
 export FP8RT_LIBRARY
 
-echo "== benchmark (log: $OUT_DIR/grouped-bench.log)"
+echo "== benchmark (log: $OUT_DIR/grouped-bench.log), ${SECONDS} s so far"
 # shellcheck disable=SC2086  # BENCH_ARGS is a list of arguments
 "$PYTHON" bench/bench_grouped.py --out "$OUT_DIR" ${BENCH_ARGS:-} 2>&1 |
   tee "$OUT_DIR/grouped-bench.log"
-exit "${PIPESTATUS[0]}"
+status=${PIPESTATUS[0]}
+echo "== done in ${SECONDS} s (benchmark exit $status)"
+exit "$status"
