@@ -51,7 +51,7 @@ def peers_of(rows):
 
 def status(entry):
     """'' for a correct, timed implementation, else a short note."""
-    if entry is None:
+    if not entry:
         return "absent"
     if entry["status"] != "ok":
         return f"{entry['status']}: {entry.get('reason', '')}"
@@ -173,7 +173,9 @@ def markdown(report):
             lines += section_table(rows, peer, layout == "m_masked")
             mean, counted = geomean_line(rows, peer)
             lines += ["", f"Geometric mean speedup of fp8mlir over {peer} ({peer} time / "
-                      f"fp8mlir time): {times(mean)} ({counted} of {len(rows)} shapes).", ""]
+                      f"fp8mlir time): {times(mean)} ({counted} of {len(rows)} shapes). "
+                      f"Tolerance of the errors and differences: {rows[0]['tolerance']:.0e}.",
+                      ""]
             if settings.get("sustained_s"):
                 lines += [f"Sustained ({settings['sustained_s']} s of back-to-back calls per "
                           "implementation, mean SM clock after the first second):", ""]
