@@ -188,21 +188,23 @@ def _warm(job):
     start = time.perf_counter()
     try:
         z = torch.zeros
-        fp8 = torch.float8_e4m3fn
+
+        def z8(shape):  # FP8 zeros (as bytes: fill kernels may lack FP8)
+            return torch.zeros(shape, dtype=torch.uint8, device="cuda").view(torch.float8_e4m3fn)
         if kind == "k_grouped":
             ks = extra
             total = sum(ks)
             sa = z((total // 128, m), device="cuda").t()
             sb = z((total // 128, n), device="cuda").t()
             d = z((g, m, n), device="cuda")
-            _deepgemm_call(kind)((z(total * m, dtype=fp8, device="cuda"), sa),
-                                 (z(total * n, dtype=fp8, device="cuda"), sb), d, list(ks),
+            _deepgemm_call(kind)((z8(total * m), sa),
+                                 (z8(total * n), sb), d, list(ks),
                                  torch.tensor(ks, dtype=torch.int32, device="cuda"), c=d)
         else:
             lead = (g,) if kind == "m_masked" else ()
-            a = z((*lead, m, k), dtype=fp8, device="cuda")
+            a = z8((*lead, m, k))
             sa = z((*lead, k // 128, m), device="cuda").transpose(-1, -2)
-            b = (z((g, n, k), dtype=fp8, device="cuda"),
+            b = (z8((g, n, k)),
                  z((g, -(-n // 128), k // 128), device="cuda"))
             d = z((*lead, m, n), dtype=torch.bfloat16, device="cuda")
             if kind == "m_masked":
