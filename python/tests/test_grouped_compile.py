@@ -152,3 +152,29 @@ def test_grouped_kernels_are_in_the_gpu_table():
     keys = {spec.cache_key for spec in torch_ops_cases.all_specs()}
     assert all(spec.cache_key in keys for spec in grouped_cases.all_specs())
     assert len({s.cache_key for s in grouped_cases.all_specs()}) == len(grouped_cases.all_specs())
+
+
+def test_bench_cases_and_their_populate_suite():
+    """bench/bench_grouped.py's group sizes (uneven; empty experts among 4
+    or more in m_masked; counts within the launch's rows) and every kernel
+    it runs in `fp8mlir.populate --suite grouped`."""
+    from fp8mlir import populate
+    for groups, mean in grouped_cases.BENCH_CONTIGUOUS:
+        rows = grouped_cases.bench_contiguous_rows(groups, mean, seed=3)
+        assert len(rows) == groups and len(set(rows)) > 1
+        assert all(0.7 * mean <= r <= 1.3 * mean for r in rows)
+    for groups, mean in grouped_cases.BENCH_MASKED:
+        counts = grouped_cases.bench_masked_counts(groups, mean, seed=3)
+        assert len(counts) == groups
+        assert all(0 <= c <= grouped_cases.BENCH_MASKED_MAX_M for c in counts)
+        assert (0 in counts) == (groups >= 4) and any(counts)
+    assert grouped_cases.bench_masked_counts(2, 512, seed=3) == \
+        grouped_cases.bench_masked_counts(2, 512, seed=3)
+    steps = populate.steps_of(populate.parse_args(["cache", "--suite", "grouped"]))
+    keys = {s.cache_key for s in steps}
+    wanted = [GroupedScaledMatmul(r, groups=g, n=n, k=k) for r in grouped_cases.BENCH_RECIPES
+              for g, _ in grouped_cases.BENCH_CONTIGUOUS for n, k in grouped_cases.BENCH_SHAPES]
+    wanted += [GroupedScaledMatmul("blockwise", groups=g, n=n, k=k, layout="m_masked")
+               for g, _ in grouped_cases.BENCH_MASKED for n, k in grouped_cases.BENCH_SHAPES]
+    assert all(spec.cache_key in keys for spec in wanted)
+    assert keys == {s.cache_key for s in grouped_cases.all_specs()}
