@@ -31,8 +31,16 @@ namespace mlir::fp8::hopper {
 
 inline int64_t getByteWidth(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
-/// Consumer warpgroups: each owns 64 rows of the tile.
-inline int64_t getNumConsumers(const GemmTiling &t) { return t.tileM / 64; }
+/// Consumer warpgroups: each owns 64 rows of the tile (of the transposed
+/// tile's tileN rows with swap-AB, which takes one).
+inline int64_t getNumConsumers(const GemmTiling &t) {
+  return t.swapAB ? 1 : t.tileM / 64;
+}
+/// Columns of a consumer's wgmma accumulator (the MMA's N): the tile's N, or
+/// its M with swap-AB.
+inline int64_t getAccumulatorColumns(const GemmTiling &t) {
+  return t.swapAB ? t.tileM : t.tileN;
+}
 /// A producer warpgroup and the consumers.
 inline int64_t getNumThreads(const GemmTiling &t) {
   return kWarpgroupThreads * (1 + getNumConsumers(t));
