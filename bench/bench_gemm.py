@@ -63,15 +63,21 @@ PROJECT_FAST = "fp8-mlir fast"
 # cuBLAS's default (and F.scaled_mm), fast with use_fast_accum=True and with
 # Triton (whose tl.dot accumulates like fast).
 # Also by cluster size and stream-K (kernels configured so, e.g. the decode
-# set's 64x64 stream-K kernels), and the swap-AB launch variant timed on its
-# own (the plain columns launch what the runtime picks for M).
-PROJECT_IMPLS = {PROJECT: ("promoted", 1, False), PROJECT_FAST: ("fast", 1, False),
-                 PROJECT + " 2cta": ("promoted", 2, False),
-                 PROJECT_FAST + " 2cta": ("fast", 2, False),
-                 PROJECT + " stream-K": ("promoted", 1, True),
-                 PROJECT_FAST + " stream-K": ("fast", 1, True),
-                 PROJECT + " swap-AB": ("promoted", 1, "swap-AB"),
-                 PROJECT_FAST + " swap-AB": ("fast", 1, "swap-AB")}
+# set's 64x64 stream-K kernels), the 256-row tile of two 64-row waves per
+# consumer warpgroup (`256x128`: its 1x2 cluster multicasting A, `1cta`
+# without), and the swap-AB launch variant timed on its own (the plain
+# columns launch what the runtime picks for M).
+PROJECT_IMPLS = {PROJECT: ("promoted", (1, 1), False, False),
+                 PROJECT_FAST: ("fast", (1, 1), False, False),
+                 PROJECT + " 2cta": ("promoted", (2, 1), False, False),
+                 PROJECT_FAST + " 2cta": ("fast", (2, 1), False, False),
+                 PROJECT + " stream-K": ("promoted", (1, 1), True, False),
+                 PROJECT_FAST + " stream-K": ("fast", (1, 1), True, False),
+                 PROJECT + " 256x128": ("promoted", (1, 2), False, True),
+                 PROJECT + " 256x128 1cta": ("promoted", (1, 1), False, True),
+                 PROJECT + " swap-AB": ("promoted", (1, 1), "swap-AB", False),
+                 PROJECT_FAST + " swap-AB": ("fast", (1, 1), "swap-AB", False)}
+WAVE_TILE_M = 256
 PEERS = {
     "tensorwise": ("torch._scaled_mm", "torch._scaled_mm fast_accum", "triton"),
     "rowwise": ("torch._scaled_mm", "triton"),
@@ -81,7 +87,8 @@ PEERS = {
 # One colour per implementation across the chart's panels.
 COLORS = {PROJECT: "C0", PROJECT_FAST: "C4", PROJECT + " 2cta": "C5",
           PROJECT_FAST + " 2cta": "C6", PROJECT + " stream-K": "C8",
-          PROJECT_FAST + " stream-K": "C9", PROJECT + " swap-AB": "C8",
+          PROJECT_FAST + " stream-K": "C9", PROJECT + " 256x128": "k",
+          PROJECT + " 256x128 1cta": "0.5", PROJECT + " swap-AB": "C8",
           PROJECT_FAST + " swap-AB": "C9", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
           "torch._scaled_mm fast_accum": "C2", "triton": "C3", DEEPGEMM: "C7"}
 GEOMEAN_MIN_M = 4096
@@ -288,11 +295,10 @@ def time_rounds(calls, case, args):
             entry["tflops"] = case.flop / (entry["ms"] * 1e-3) / 1e12
 
 
-def cluster_size(spec):
-    size = 1
-    for extent in spec.cluster or [1]:
-        size *= extent
-    return size
+def cluster_shape(spec):
+    """(rows, columns) of the kernel's cluster: (2, 1) shares B, (1, 2) A."""
+    rows, cols = (list(spec.cluster) + [1, 1])[:2]
+    return rows, cols
 
 
 def pick_kernels(specs, m, n, k, recipe):
@@ -310,9 +316,10 @@ def pick_kernels(specs, m, n, k, recipe):
         return s.variant_of is None and s.stream_k == kind
 
     chosen = {}
-    for impl, (mode, cluster_ctas, kind) in PROJECT_IMPLS.items():
+    for impl, (mode, cluster, kind, wave_tile) in PROJECT_IMPLS.items():
         modes = sorted((s for s in matches if accumulation_mode(s.accumulation) == mode
-                        and cluster_size(s) == cluster_ctas and kind_matches(s, kind)),
+                        and cluster_shape(s) == cluster and kind_matches(s, kind)
+                        and (s.tile[:1] == [WAVE_TILE_M]) == wave_tile),
                        key=lambda s: s.name)
         if modes:
             chosen[impl] = modes[0]

@@ -6,6 +6,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -23,7 +24,10 @@ def init():
         sys.exit("run me under torchrun: torchrun --nproc-per-node 2 " + " ".join(sys.argv))
     local = int(os.environ.get("LOCAL_RANK", 0))
     torch.cuda.set_device(local)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local))
+    # A collective that never completes (a rank gone ahead or failed) ends
+    # the run after FP8MLIR_DIST_TIMEOUT seconds instead of hanging it.
+    timeout = datetime.timedelta(seconds=int(os.environ.get("FP8MLIR_DIST_TIMEOUT", "300")))
+    dist.init_process_group("nccl", device_id=torch.device("cuda", local), timeout=timeout)
     return torch, dist
 
 
@@ -50,7 +54,7 @@ def environment(torch, dist):
         "torch": torch.__version__,
         "nccl": _nccl_version(torch),
         "nccl_env": {k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
-        "topology": _run(["nvidia-smi", "topo", "-m"]),
+        "topology": re.sub(r"\x1b\[[0-9;]*m", "", _run(["nvidia-smi", "topo", "-m"])),
         "python": platform.python_version(),
         "host": platform.node(),
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),

@@ -42,6 +42,7 @@ non-zero when a check fails.
 """
 
 import argparse
+import os
 import sys
 import traceback
 
@@ -360,10 +361,14 @@ def main():
     for section in sections:
         try:
             checks += section()
-        except Exception:  # report it and keep going: the other sections still tell
-            checks.append({"section": "error", "recipe": "-", "case": traceback.format_exc(),
-                           "ok": False})
+        except Exception:  # noqa: BLE001
+            # The other ranks are inside the section's collectives, which this
+            # rank left: going on would pair mismatched collectives and hang.
+            # End every rank (torchrun stops the others) with the error shown.
             traceback.print_exc()
+            print(f"rank {comm.rank}: a section failed; ending the run", file=sys.stderr,
+                  flush=True)
+            os._exit(1)
     for c in checks:
         c["rank"] = comm.rank
     everyone = [None] * comm.size

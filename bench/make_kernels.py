@@ -4,7 +4,7 @@ per (recipe, N, K), and compiles them with fp8-compile into one directory,
 recording the per-kernel compile time (build machine) in compile-times.json.
 
     bench/make_kernels.py --out kernels [--fp8-compile build/bin/fp8-compile]
-                          [--set check|bench|all]
+                          [--set check|bench|decode|tile256|all]
 """
 import argparse
 import json
@@ -29,6 +29,11 @@ DECODE_NK = [
     (2112, 7168), (576, 7168), (1536, 7168), (24576, 1536), (7168, 16384),  # DeepSeek-V3
     (4608, 3584), (512, 3584), (3584, 18944),  # Qwen2.5-7B
 ]
+
+# The 256x128 blockwise tile (opt-in): 3 stages beside its 64 KiB output
+# staging buffer, with and without the 1x2 cluster multicasting A.
+WAVE_TILE_CONFIG = "#fp8.gemm_config<tile = 256x128x128, stages = 3, cluster = 1x2>"
+WAVE_TILE_CONFIG_1CTA = "#fp8.gemm_config<tile = 256x128x128, stages = 3>"
 
 # Correctness set: every recipe and tile choice, awkward N and K (K = 160 is
 # a partial K block; N = 2112 a partial N tile), bias, accumulate-into-C,
@@ -113,6 +118,20 @@ CHECK_KERNELS = [
     ("row_n1040_bias", "rowwise", 1040, 4096, {"bias": "bf16", "accumulation": "fast"}),
     ("bw_n1040", "blockwise", 1040, 7168, {}),
     ("tw_hybrid_n1040", "tensorwise", 1040, 4096, {"a_type": "f8E5M2"}),
+    # The 256x128 tile (two consumer warpgroups of two 64-row waves), with
+    # its 1x2 cluster multicasting A: N = 2112 makes 17 tile columns (the
+    # last pair's second CTA past N) and a partial one; f32 out stores
+    # directly; rowwise scales and bias in the epilogue.
+    ("bw_t256_c12", "blockwise", 7168, 2048, {"config": WAVE_TILE_CONFIG}),
+    ("bw_t256_c12_n2112", "blockwise", 2112, 7168, {"config": WAVE_TILE_CONFIG}),
+    ("bw_t256", "blockwise", 2112, 7168, {"config": WAVE_TILE_CONFIG_1CTA}),
+    ("bw_t256_f32_gelu", "blockwise", 2112, 7168,
+     {"out": "f32", "activation": "gelu_tanh",
+      "config": "#fp8.gemm_config<tile = 256x128x128, stages = 4, cluster = 1x2>"}),
+    ("row_t256_bias", "rowwise", 4096, 2048, {"bias": "f32", "config": WAVE_TILE_CONFIG}),
+    # A 1x2 cluster on the 128-row tile.
+    ("bw_t128_c12", "blockwise", 2112, 7168,
+     {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 1x2>"}),
 ]
 
 GRANULARITY = {
@@ -206,9 +225,26 @@ def kernel_specs(which):
                               {"accumulation": accumulation,
                                "config": f"#fp8.gemm_config<tile = {tile}, "
                                          f"stages = {stages}, cluster = 2x1>"}))
+                if recipe == "blockwise":
+                    # The 256x128 tile, with and without its 1x2 cluster.
+                    for suffix, config in (("t256", WAVE_TILE_CONFIG),
+                                           ("t256_1cta", WAVE_TILE_CONFIG_1CTA)):
+                        specs.append((f"bench_{recipe}_{tag}_{suffix}_n{n}_k{k}", recipe,
+                                      n, k, {"accumulation": accumulation, "config": config}))
     if which == "decode":
         specs += decode_specs()
+    if which == "tile256":
+        specs += tile256_specs()
     return specs
+
+
+def tile256_specs():
+    """The 256x128 tile against the default blockwise kernels: the bench set's
+    blockwise kernels without the 2x1 cluster (default, t256, t256_1cta) and
+    the check set's kernels of tile M 256 or a 1x2 cluster."""
+    return [spec for spec in kernel_specs("all")
+            if (spec[0].startswith("bench_blockwise_") and "_c2_" not in spec[0])
+            or "t256" in spec[0] or "c12" in spec[0]]
 
 
 # The decode set's split-K kernels: 64x64 tiles, stream-K over all SMs.
@@ -233,8 +269,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--fp8-compile", default="build/bin/fp8-compile")
-    parser.add_argument("--set", choices=["check", "bench", "decode", "all"], default="all",
-                        help="all = check + bench; decode: the DECODE_NK kernels")
+    parser.add_argument("--set", choices=["check", "bench", "decode", "tile256", "all"],
+                        default="all",
+                        help="all = check + bench; decode: the DECODE_NK kernels; "
+                             "tile256: the 256x128 tile and the default blockwise kernels")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     times = {}

@@ -294,7 +294,7 @@ def main(argv=None):
                         print(f"{p}: unavailable: {e}", flush=True)
                 impls += [(impl, bg.project_impl(case, Kernel(s.json_path)))
                           for impl, s in chosen.items()
-                          if bg.PROJECT_IMPLS[impl][1] == 1]
+                          if bg.PROJECT_IMPLS[impl][1] == (1, 1)]
                 for name, call in impls:
                     time.sleep(1.0)
                     record(f"{m}x{n}x{k}", recipe, name,

@@ -17,7 +17,11 @@
 # 2. bench/dist_speed.py: FP8 vs BF16 all-gather (+ the project's quantize
 #    kernels), 7B/70B shapes;
 # 3. bench/train_tp.py: a TP training step on the project's kernels, BF16
-#    vs FP8 communication.
+#    vs FP8 communication;
+# 4. bench/dist_module.py: compiled module programs with collective steps
+#    (slice, amax all-reduce, FP8 all-gather between the kernels, through
+#    torch.distributed and through the runtime's NCCL backend) against the
+#    single-GPU program, bit for bit.
 # Everything lands in OUT_DIR (default bench/results/dist) and, at the end,
 # in one archive OUT_DIR.tar.xz. NCCL settings (NCCL_NVLS_ENABLE=0 etc.)
 # come from the machine's environment and are recorded, not changed.
@@ -72,7 +76,7 @@ STEP_TIMEOUT=${STEP_TIMEOUT:-240}
 step exactness-reference "$OUT_DIR/dist_exactness_reference.log" \
   timeout "$STEP_TIMEOUT" "$TORCHRUN" --nproc-per-node "$GPUS" bench/dist_exactness.py \
   --no-kernels --out "$OUT_DIR/reference"
-for script in dist_exactness dist_speed train_tp; do
+for script in dist_exactness dist_speed train_tp dist_module; do
   step "${script//_/-}" "$OUT_DIR/$script.log" \
     timeout "$STEP_TIMEOUT" "$TORCHRUN" --nproc-per-node "$GPUS" "bench/$script.py" \
     --out "$OUT_DIR"

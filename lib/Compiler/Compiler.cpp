@@ -9,6 +9,7 @@
 #include "FP8/Target/PTX/KernelArtifacts.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -161,23 +162,26 @@ static LogicalResult verifyOptions(ModuleOp module,
   return success();
 }
 
-/// Errors for ops of the upstream `shard` dialect left in functions (the
-/// collectives fp8-shard-quantize creates, or unlowered annotations): the
-/// host program (module.json) is a single-device program without collective
-/// steps, and bufferization would otherwise leave ops that name no cause.
-static LogicalResult verifyNoShardOps(ModuleOp module) {
+/// Errors for ops of the upstream `shard` dialect left in functions other
+/// than the collectives the host program runs (fp8-lower-collectives):
+/// sharding annotations fp8-shard-quantize did not lower, and collectives
+/// module.json has no step for. Bufferization would otherwise leave ops
+/// that name no cause.
+static LogicalResult verifyShardOps(ModuleOp module) {
   bool found = false;
   module.walk([&](Operation *op) {
     if (op->getName().getDialectNamespace() != "shard" ||
-        isa<SymbolOpInterface>(op)) // shard.grid: a declaration, no step
+        isa<SymbolOpInterface>(op) || // shard.grid: a declaration, no step
+        isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
+            shard::AllSliceOp>(op))
       return;
     InFlightDiagnostic diag = op->emitError() << "'" << op->getName() << "'";
     if (auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid"))
       diag << " on grid " << grid;
-    diag << ": the compiled host program (module.json) runs on one device "
-            "and has no collective steps; run the collectives from Python "
-            "(fp8mlir.distributed: torch.distributed with NCCL) around "
-            "functions compiled without shard ops";
+    diag << ": the compiled host program (module.json) runs the collectives "
+            "all_reduce, all_gather, reduce_scatter and all_slice only; lower "
+            "sharding annotations with fp8-shard-quantize first, or run this "
+            "op from Python (fp8mlir.distributed)";
     found = true;
   });
   return failure(found);
@@ -187,7 +191,7 @@ FailureOr<CompiledModule>
 mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
                         const CompileConfig &config) {
   if (failed(verifyOptions(module, options)) ||
-      failed(verifyNoShardOps(module)))
+      failed(verifyShardOps(module)))
     return failure();
   // A disabled scope when no timer is given.
   TimingScope disabledTimer;

@@ -2,118 +2,160 @@
 ``fp8mlir::grouped_scaled_mm`` / ``grouped_scaled_mm_out`` operators and
 the public ``fp8mlir.grouped_scaled_mm``.
 
-One kernel per (recipe, G, N, K, dtypes) from the kernel cache, launched
-through ``_torch_ops.launch`` on the current stream. The m_contiguous
-layout (DeepGEMM's ``m_grouped_fp8_gemm_nt_contiguous``; the 2-D x 3-D case
-of ``torch._scaled_grouped_mm``): see python/README.md and docs/grouped.md
-for the mapping of the arguments.
+One kernel per (layout, recipe, G, N, K, dtypes) from the kernel cache,
+launched through ``_torch_ops.launch`` on the current stream. The
+m_contiguous layout (DeepGEMM's ``m_grouped_fp8_gemm_nt_contiguous``; the
+2-D x 3-D case of ``torch._scaled_grouped_mm``) and the m_masked one
+(``fp8mlir::grouped_scaled_mm_masked``, DeepGEMM's
+``m_grouped_fp8_gemm_nt_masked``): see python/README.md and
+docs/grouped.md for the mapping of the arguments.
 """
 
 import torch
 
 from ._torch_ops import (FP8_DTYPES, HIGH_DTYPES, _check_cuda, _UsingCache,
                          check_gemm_dtypes, define_op, kernels_for, launch, mn_major_scales)
-from .grouped import GROUPED_RECIPES, GroupedScaledMatmul
+from .grouped import GROUPED_RECIPES, LAYOUTS, GroupedScaledMatmul
 from ._math import ceil_div
 
 
 
-def _check(a, b, group_index, out_dtype):
-    torch._check(a.dim() == 2 and b.dim() == 3 and a.shape[1] == b.shape[2],
-                 lambda: f"expected a [M, K] and b [G, N, K] with the same K, got "
-                         f"{tuple(a.shape)} and {tuple(b.shape)}")
-    check_gemm_dtypes(a, b, out_dtype)
-    torch._check(group_index.dim() == 1 and group_index.shape[0] == a.shape[0]
-                 and group_index.dtype == torch.int32,
-                 lambda: f"group_index: expected int32 [M] = [{a.shape[0]}], got "
-                         f"{group_index.dtype} {tuple(group_index.shape)}")
+class _Layout:
+    """What the operators of one layout check and pass: A's rank, the
+    groups operand (the kernel operand's name, its extent) and whether the
+    per-row / 1x128 A scales have G outermost."""
+
+    def __init__(self, name, groups_name):
+        self.name, self.groups_name = name, groups_name
+        self.masked = name == "m_masked"
+
+    def check(self, a, b, groups, out_dtype):
+        if self.masked:
+            ok = a.dim() == 3 and b.dim() == 3 and a.shape[0] == b.shape[0] \
+                and a.shape[2] == b.shape[2]
+            what, rows, extent = "a [G, M, K] and b [G, N, K] with the same G and K", \
+                b.shape[0], "G"
+        else:
+            ok = a.dim() == 2 and b.dim() == 3 and a.shape[1] == b.shape[2]
+            what, rows, extent = "a [M, K] and b [G, N, K] with the same K", a.shape[0], "M"
+        torch._check(ok, lambda: f"expected {what}, got {tuple(a.shape)} and "
+                                 f"{tuple(b.shape)}")
+        check_gemm_dtypes(a, b, out_dtype)
+        torch._check(groups.dim() == 1 and groups.shape[0] == rows
+                     and groups.dtype == torch.int32,
+                     lambda: f"{self.groups_name}: expected int32 [{extent}] = [{rows}], got "
+                             f"{groups.dtype} {tuple(groups.shape)}")
+
+    def out_shape(self, a, b):
+        return (*a.shape[:-1], b.shape[1])
+
+    def extents(self, a, b):
+        """(G, M, N, K); M is each group's rows (m_masked) or all rows."""
+        return b.shape[0], a.shape[-2], b.shape[1], a.shape[-1]
+
+    def lead(self, g):
+        return (g,) if self.masked else ()
 
 
-def infer_grouped_recipe(scale_a, scale_b, m, g, n, k):
-    """tensorwise, rowwise or blockwise from the scale shapes."""
+_CONTIGUOUS = _Layout("m_contiguous", "group_index")
+_MASKED = _Layout("m_masked", "masked_m")
+
+
+def infer_grouped_recipe(scale_a, scale_b, m, g, n, k, lead=()):
+    """tensorwise, rowwise or blockwise from the scale shapes (`lead`: the
+    extents before A's rows, (G,) for m_masked)."""
     sa, sb = tuple(scale_a.shape), tuple(scale_b.shape)
     if scale_a.numel() == 1 and sb in ((g,), (g, 1)):
         return "tensorwise"
-    if sa in ((m,), (m, 1)) and sb in ((g, n), (g, n, 1)):
+    if sa in (lead + (m,), lead + (m, 1)) and sb in ((g, n), (g, n, 1)):
         return "rowwise"
     kb = ceil_div(k, 128)
-    if sa == (m, kb) and sb == (g, ceil_div(n, 128), kb):
+    if sa == lead + (m, kb) and sb == (g, ceil_div(n, 128), kb):
         return "blockwise"
     raise ValueError(f"cannot tell the recipe from scale_a {sa} and scale_b {sb} "
                      f"(M={m}, G={g}, N={n}, K={k}); pass recipe=")
 
 
-def _kernel_scales(recipe, scale_a, scale_b, m, g, n, k):
-    """The scales as the kernel's a_scale_inv / b_scale_inv."""
+def _kernel_scales(recipe, scale_a, scale_b, m, g, n, k, lead=()):
+    """The scales as the kernel's a_scale_inv / b_scale_inv (m_masked: A's
+    1x128 scales MN-major per group, [G, ceil(K/128), roundup(M, 4)])."""
     sa, sb = scale_a.float(), scale_b.float()
     if recipe == "tensorwise":
         return sa.reshape(()), sb.reshape(g).contiguous()
     if recipe == "rowwise":
-        return sa.reshape(m).contiguous(), sb.reshape(g, n).contiguous()
+        return sa.reshape(*lead, m).contiguous(), sb.reshape(g, n).contiguous()
     kb, nb = ceil_div(k, 128), ceil_div(n, 128)
-    if tuple(sa.shape) != (m, kb) or tuple(sb.shape) != (g, nb, kb):
-        raise ValueError(f"blockwise: expected scale_a ({m}, {kb}) and scale_b ({g}, {nb}, "
-                         f"{kb}), got {tuple(sa.shape)} and {tuple(sb.shape)}")
-    return mn_major_scales(sa, m, kb), sb.contiguous()
+    if tuple(sa.shape) != lead + (m, kb) or tuple(sb.shape) != (g, nb, kb):
+        raise ValueError(f"blockwise: expected scale_a {lead + (m, kb)} and scale_b ({g}, "
+                         f"{nb}, {kb}), got {tuple(sa.shape)} and {tuple(sb.shape)}")
+    if not lead:
+        return mn_major_scales(sa, m, kb), sb.contiguous()
+    buffer = sa.new_zeros((g, kb, ceil_div(m, 4) * 4))
+    buffer[:, :, :m] = sa.transpose(1, 2)
+    return buffer, sb.contiguous()
 
 
-def _run(a, b, scale_a, scale_b, group_index, recipe, accumulation, out):
+def _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out):
     _check_cuda({"a": a, "b": b, "scale_a": scale_a, "scale_b": scale_b,
-                 "group_index": group_index, "out": out}, a.device)
-    _check(a, b, group_index, out.dtype)
-    m, k = a.shape
-    g, n = b.shape[0], b.shape[1]
+                 layout.groups_name: groups, "out": out}, a.device)
+    layout.check(a, b, groups, out.dtype)
+    g, m, n, k = layout.extents(a, b)
+    lead = layout.lead(g)
     if recipe == "auto":
-        recipe = infer_grouped_recipe(scale_a, scale_b, m, g, n, k)
+        recipe = infer_grouped_recipe(scale_a, scale_b, m, g, n, k, lead)
     if recipe not in GROUPED_RECIPES:
         raise ValueError(f"unknown recipe {recipe!r}: expected auto or one of {GROUPED_RECIPES}")
     if m == 0:
         return
     spec = GroupedScaledMatmul(recipe, groups=int(g), n=int(n), k=int(k),
                                out_dtype=HIGH_DTYPES[out.dtype], accumulation=accumulation,
-                               a_dtype=FP8_DTYPES[a.dtype], b_dtype=FP8_DTYPES[b.dtype])
-    sa, sb = _kernel_scales(recipe, scale_a, scale_b, m, g, n, k)
+                               a_dtype=FP8_DTYPES[a.dtype], b_dtype=FP8_DTYPES[b.dtype],
+                               layout=layout.name)
+    sa, sb = _kernel_scales(recipe, scale_a, scale_b, m, g, n, k, lead)
     operands = {"a": a.contiguous(), "b": b.contiguous(), "a_scale_inv": sa,
-                "b_scale_inv": sb, "group_index": group_index.contiguous(), "d": out}
+                "b_scale_inv": sb, layout.groups_name: groups.contiguous(), "d": out}
     (kernel,) = kernels_for(spec, a.device)
     launch(kernel, [operands.get(name) for name in kernel.operand_names])
 
 
-def _fake(a, b, scale_a, scale_b, group_index, out_dtype=None, recipe="auto",
-          accumulation="fast"):
-    out_dtype = out_dtype or torch.bfloat16
-    _check(a, b, group_index, out_dtype)
-    return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
+def _define_ops(name, layout):
+    """fp8mlir::NAME (a new result) and NAME_out (into `out`) of `layout`."""
+    def fake(a, b, scale_a, scale_b, groups, out_dtype=None, recipe="auto",
+             accumulation="fast"):
+        out_dtype = out_dtype or torch.bfloat16
+        layout.check(a, b, groups, out_dtype)
+        return a.new_empty(layout.out_shape(a, b), dtype=out_dtype)
+
+    def cuda(a, b, scale_a, scale_b, groups, out_dtype=None, recipe="auto",
+             accumulation="fast"):
+        out = fake(a, b, scale_a, scale_b, groups, out_dtype)
+        _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out)
+        return out
+
+    def out_fake(a, b, scale_a, scale_b, groups, recipe, accumulation, out):
+        layout.check(a, b, groups, out.dtype)
+        torch._check(tuple(out.shape) == layout.out_shape(a, b),
+                     lambda: f"out: expected {layout.out_shape(a, b)}, got {tuple(out.shape)}")
+
+    def out_cuda(a, b, scale_a, scale_b, groups, recipe, accumulation, out):
+        if tuple(out.shape) != layout.out_shape(a, b) or not out.is_contiguous():
+            raise ValueError(f"out: expected a contiguous {layout.out_shape(a, b)} tensor, "
+                             f"got {tuple(out.shape)} with strides {out.stride()}")
+        _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out)
+
+    groups = layout.groups_name
+    return (define_op(name, f"(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, "
+                            f"Tensor {groups}, ScalarType? out_dtype=None, "
+                            f"str recipe=\"auto\", str accumulation=\"fast\") -> Tensor",
+                      cuda=cuda, fake=fake),
+            define_op(name + "_out", f"(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, "
+                                     f"Tensor {groups}, str recipe, str accumulation, "
+                                     f"Tensor(a!) out) -> ()",
+                      cuda=out_cuda, fake=out_fake))
 
 
-def _cuda(a, b, scale_a, scale_b, group_index, out_dtype=None, recipe="auto",
-          accumulation="fast"):
-    out = _fake(a, b, scale_a, scale_b, group_index, out_dtype)
-    _run(a, b, scale_a, scale_b, group_index, recipe, accumulation, out)
-    return out
-
-
-def _out_fake(a, b, scale_a, scale_b, group_index, recipe, accumulation, out):
-    _check(a, b, group_index, out.dtype)
-    torch._check(tuple(out.shape) == (a.shape[0], b.shape[1]),
-                 lambda: f"out: expected ({a.shape[0]}, {b.shape[1]}), got {tuple(out.shape)}")
-
-
-def _out_cuda(a, b, scale_a, scale_b, group_index, recipe, accumulation, out):
-    if tuple(out.shape) != (a.shape[0], b.shape[1]) or not out.is_contiguous():
-        raise ValueError(f"out: expected a contiguous ({a.shape[0]}, {b.shape[1]}) tensor, "
-                         f"got {tuple(out.shape)} with strides {out.stride()}")
-    _run(a, b, scale_a, scale_b, group_index, recipe, accumulation, out)
-
-
-_GROUPED_SCALED_MM = define_op(
-    "grouped_scaled_mm", "(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, "
-    "Tensor group_index, ScalarType? out_dtype=None, str recipe=\"auto\", "
-    "str accumulation=\"fast\") -> Tensor", cuda=_cuda, fake=_fake)
-_GROUPED_SCALED_MM_OUT = define_op(
-    "grouped_scaled_mm_out", "(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, "
-    "Tensor group_index, str recipe, str accumulation, Tensor(a!) out) -> ()",
-    cuda=_out_cuda, fake=_out_fake)
+_GROUPED_SCALED_MM_OPS = _define_ops("grouped_scaled_mm", _CONTIGUOUS)
+_GROUPED_SCALED_MM_MASKED_OPS = _define_ops("grouped_scaled_mm_masked", _MASKED)
 
 
 def group_index_from_offsets(offsets, m):
@@ -127,7 +169,7 @@ def group_index_from_offsets(offsets, m):
 
 
 def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
-                      layout="m_contiguous", recipe=None, out_dtype=None,
+                      masked_m=None, layout=None, recipe=None, out_dtype=None,
                       accumulation="fast", cache=None, out=None):
     """Per group g: D[rows of g] = (a[rows of g] * scale_a) @ (b[g] * scale_b[g])^T.
 
@@ -142,34 +184,56 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
     Padding rows of the result are not written (with ``out``, they keep
     what it held).
 
+    layout "m_masked" (given ``masked_m``; DeepGEMM's masked layout, for
+    decode under CUDA graphs): a [G, M, K] FP8, each group's rows; b
+    [G, N, K]; ``masked_m`` int32 [G] on the device, the valid rows of each
+    group (0..M; read by the kernel, so the launch does not depend on it and
+    can be captured once). The result is [G, M, N]; rows from a group's
+    count on are not written (with ``out``, they keep what it held).
+
     Scales (scale_inv, f32): tensorwise scale_a one element, scale_b [G];
     rowwise scale_a [M] or [M, 1], scale_b [G, N] (or [G, N, 1]);
     blockwise (DeepSeek-V3: 1x128 activations, 128x128 weights) scale_a
-    [M, ceil(K/128)], scale_b [G, ceil(N/128), ceil(K/128)]. recipe: None
+    [M, ceil(K/128)], scale_b [G, ceil(N/128), ceil(K/128)]; with m_masked
+    scale_a is [G, M] / [G, M, 1] (rowwise) and [G, M, ceil(K/128)]
+    (blockwise). recipe: None
     (from the shapes) or one of those names. out_dtype: bfloat16 (default),
     float16 or float32. accumulation "fast" or "promoted(128)" (blockwise
     always promotes). cache: a KernelCache or directory for this call.
     Runs on the current CUDA stream; not differentiable.
     """
-    if layout != "m_contiguous":
-        raise ValueError(f"layout {layout!r}: expected 'm_contiguous'")
-    if (group_index is None) == (offsets is None):
-        raise ValueError("pass exactly one of group_index= and offsets=")
+    if layout is not None and layout not in LAYOUTS:
+        raise ValueError(f"layout {layout!r}: expected one of {LAYOUTS}")
+    if sum(x is not None for x in (group_index, offsets, masked_m)) != 1:
+        raise ValueError("pass exactly one of group_index=, offsets= and masked_m=")
+    given = "m_masked" if masked_m is not None else "m_contiguous"
+    if layout is not None and layout != given:
+        raise ValueError(f"layout {layout!r} takes "
+                         f"{'masked_m=' if layout == 'm_masked' else 'group_index= or offsets='}")
     if cache is not None:
         with _UsingCache(cache):
             return grouped_scaled_mm(a, b, scale_a, scale_b, group_index=group_index,
-                                     offsets=offsets, layout=layout, recipe=recipe,
-                                     out_dtype=out_dtype, accumulation=accumulation, out=out)
+                                     offsets=offsets, masked_m=masked_m, layout=layout,
+                                     recipe=recipe, out_dtype=out_dtype,
+                                     accumulation=accumulation, out=out)
+    if masked_m is not None:
+        return _call(_GROUPED_SCALED_MM_MASKED_OPS, a, b, scale_a, scale_b, masked_m,
+                     recipe or "auto", out_dtype, accumulation, out)
     if offsets is not None:
         if offsets.dim() != 1 or offsets.dtype != torch.int32:
             raise ValueError(f"offsets: expected int32 [G], got {offsets.dtype} "
                              f"{tuple(offsets.shape)}")
         group_index = group_index_from_offsets(offsets, a.shape[0])
-    recipe = recipe or "auto"
+    return _call(_GROUPED_SCALED_MM_OPS, a, b, scale_a, scale_b, group_index,
+                 recipe or "auto", out_dtype, accumulation, out)
+
+
+def _call(ops, a, b, scale_a, scale_b, groups, recipe, out_dtype, accumulation, out):
+    """The functional operator of `ops`, or its out= form."""
+    op, op_out = ops
     if out is None:
-        return _GROUPED_SCALED_MM(a, b, scale_a, scale_b, group_index, out_dtype, recipe,
-                                  accumulation)
+        return op(a, b, scale_a, scale_b, groups, out_dtype, recipe, accumulation)
     if out_dtype is not None and out_dtype != out.dtype:
         raise ValueError(f"out_dtype {out_dtype} differs from out's dtype {out.dtype}")
-    _GROUPED_SCALED_MM_OUT(a, b, scale_a, scale_b, group_index, recipe, accumulation, out)
+    op_out(a, b, scale_a, scale_b, groups, recipe, accumulation, out)
     return out

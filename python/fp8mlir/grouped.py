@@ -10,6 +10,11 @@ GROUP_ALIGNMENT rows; B is [G, N, K]; group_index [M] (i32) is the group of
 each row, -1 for padding rows (not written). fp8-to-ptx compiles it to one
 kernel whose operands are named a, b, a_scale_inv, b_scale_inv,
 group_index, d.
+
+layout="m_masked" (DeepGEMM's masked layout, decode under CUDA graphs): A
+is [G, M, K] (M run-time, the most rows of a group), masked_m [G] (i32) the
+valid rows of each group, D [G, M, N]; rows from a group's count on are not
+written. The kernel's operands: a, b, a_scale_inv, b_scale_inv, masked_m, d.
 """
 
 from dataclasses import dataclass
@@ -17,7 +22,7 @@ from dataclasses import dataclass
 from .gemm import ELEMENT_TYPES, OUT_TYPES, scale_types
 
 GROUPED_RECIPES = ("tensorwise", "rowwise", "blockwise")
-LAYOUTS = ("m_contiguous",)
+LAYOUTS = ("m_contiguous", "m_masked")
 # Every group's first row is a multiple of this (the kernels read one group
 # per 128-row tile), DeepGEMM's get_mk_alignment_for_contiguous_layout().
 GROUP_ALIGNMENT = 128
@@ -64,10 +69,15 @@ class GroupedScaledMatmul:
 
     def to_mlir(self):
         ga, gb, sa, sb = scale_types(self.recipe, self.n, self.k, self.groups)
-        a_t = f"tensor<?x{self.k}x{ELEMENT_TYPES[self.a_dtype]}>"
+        # m_masked: A, D and the per-row / 1x128 A scales with G outermost;
+        # the groups operand is the valid rows of each group [G].
+        lead = f"{self.groups}x" if self.layout == "m_masked" else ""
+        if lead and self.recipe != "tensorwise":
+            sa = sa.replace("tensor<", f"tensor<{lead}", 1)
+        a_t = f"tensor<{lead}?x{self.k}x{ELEMENT_TYPES[self.a_dtype]}>"
         b_t = f"tensor<{self.groups}x{self.n}x{self.k}x{ELEMENT_TYPES[self.b_dtype]}>"
-        out_t = f"tensor<?x{self.n}x{OUT_TYPES[self.out_dtype]}>"
-        index_t = "tensor<?xi32>"
+        out_t = f"tensor<{lead}?x{self.n}x{OUT_TYPES[self.out_dtype]}>"
+        index_t = f"tensor<{self.groups}xi32>" if lead else "tensor<?xi32>"
         attrs = [f"layout = #fp8.grouped_layout<{self.layout}>",
                  f"a_granularity = #fp8.granularity<{ga}>",
                  f"b_granularity = #fp8.granularity<{gb}>",

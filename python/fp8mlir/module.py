@@ -15,6 +15,14 @@ is that argument. The runtime (libfp8rt, ``fp8rt_module_*`` /
 
 Loading, introspection and workspace sizes need no torch and no GPU; a call
 imports torch.
+
+A function compiled from sharded IR (the collectives of fp8-shard-quantize)
+runs its collectives in order with its kernels, on the same stream, through
+the module's collective backend: ``load_module(dir, process_group=pg)``
+wires one to ``torch.distributed`` (NCCL) on process group ``pg`` (None: the
+default group); ``collectives=obj`` takes any object with the methods
+``fp8mlir._collectives`` describes; ``collectives="nccl"`` runs them through
+the runtime's own NCCL backend on the process group's communicator.
 """
 
 import ast
@@ -23,7 +31,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import _runtime
+from . import _collectives, _runtime
 
 MAX_RANK = _runtime.MAX_RANK
 DTYPE_NAMES = tuple(_runtime.DTYPES)  # fp8rt_dtype order
@@ -59,6 +67,11 @@ _SIGNATURES = {
     "fp8rt_function_call": (ctypes.c_int, [
         _P, ctypes.POINTER(_runtime.Fp8rtTensor), ctypes.c_int,
         ctypes.POINTER(_runtime.Fp8rtTensor), ctypes.c_int, _P, ctypes.c_size_t, _P]),
+    "fp8rt_module_set_collectives": (ctypes.c_int, [
+        _P, ctypes.POINTER(_collectives.Fp8rtCollectives)]),
+    "fp8rt_function_num_collectives": (ctypes.c_int, [_P]),
+    "fp8rt_nccl_collectives": (ctypes.c_int, [
+        _P, ctypes.POINTER(_collectives.Fp8rtCollectives)]),
 }
 
 
@@ -161,6 +174,7 @@ class Function:
         self._index = {name: i for i, name in enumerate(self.argument_names)}
         self._workspace = {}
         self._static = not self.symbols and all(t.static for t in self.arguments + self.results)
+        self.num_collectives = lib.fp8rt_function_num_collectives(handle)
         self._call = None  # the torch side, built at the first call
 
     def __repr__(self):
@@ -204,9 +218,10 @@ class Module:
     """A loaded module directory (module.json + kernels); its functions are
     attributes and ``module[name]``."""
 
-    def __init__(self, directory, library=None):
+    def __init__(self, directory, library=None, collectives=None):
         self.directory = Path(directory)
         self._lib = _library(library)
+        self._collectives = None
         handle = ctypes.c_void_p()
         _check(self._lib, self._lib.fp8rt_module_load(str(self.directory).encode(),
                                                       ctypes.byref(handle)),
@@ -220,6 +235,31 @@ class Module:
             _check(self._lib, self._lib.fp8rt_module_function(handle, name.encode(),
                                                               ctypes.byref(fn)), name)
             self.functions[name] = Function(self, fn)
+        if collectives is not None:
+            self.set_collectives(collectives)
+
+    def set_collectives(self, backend):
+        """Sets the collective backend (an object with the methods
+        ``fp8mlir._collectives`` describes, a ``CollectiveTable``, or None
+        to remove it)."""
+        table = backend
+        if backend is not None and not isinstance(backend, _collectives.CollectiveTable):
+            table = _collectives.CollectiveTable(backend)
+        _check(self._lib, self._lib.fp8rt_module_set_collectives(
+            self._handle, ctypes.byref(table.table) if table is not None else None),
+            "setting the collective backend")
+        self._collectives = table  # the callbacks live as long as the module
+
+    def set_nccl_communicator(self, comm):
+        """Runs the collectives through the runtime's NCCL backend on
+        communicator `comm` (an ncclComm_t as an int)."""
+        table = _collectives.Fp8rtCollectives()
+        _check(self._lib, self._lib.fp8rt_nccl_collectives(comm, ctypes.byref(table)),
+               "the NCCL backend")
+        _check(self._lib, self._lib.fp8rt_module_set_collectives(self._handle,
+                                                                 ctypes.byref(table)),
+               "setting the collective backend")
+        self._collectives = table
 
     def __getitem__(self, name):
         try:
@@ -249,9 +289,26 @@ class Module:
         return f"Module({str(self.directory)!r}, {self.chip}, {list(self.functions)})"
 
 
-def load_module(directory, library=None):
-    """Loads DIR/module.json and its kernels (fp8rt_module_load)."""
-    return Module(directory, library)
+_NO_GROUP = object()
+
+
+def load_module(directory, library=None, process_group=_NO_GROUP, collectives=None):
+    """Loads DIR/module.json and its kernels (fp8rt_module_load). With
+    `process_group` (a torch.distributed group, None for the default one),
+    collective steps run on it through torch.distributed (NCCL) on the
+    call's stream, or, with ``collectives="nccl"``, through the runtime's
+    NCCL backend on the group's communicator; `collectives` may also be any
+    backend object (``fp8mlir._collectives``)."""
+    module = Module(directory, library)
+    if process_group is not _NO_GROUP:
+        from .distributed import module_collectives
+        if collectives == "nccl":
+            module.set_nccl_communicator(module_collectives.nccl_communicator(process_group))
+            return module
+        collectives = module_collectives.TorchCollectives(process_group)
+    if collectives is not None:
+        module.set_collectives(collectives)
+    return module
 
 
 # --- compiling ---------------------------------------------------------------

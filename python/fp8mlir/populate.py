@@ -11,7 +11,8 @@ fp8mlir.testing.linear_cases), ``train`` (bench/train_fp8.py --impl fp8mlir
 with --train-args), ``bench-linear`` (bench/bench_linear.py with
 --bench-args) and ``dist`` (the quantize and GEMM kernels of the 2-GPU
 scripts bench/dist_exactness.py, dist_speed.py and train_tp.py with their
-defaults, fp8mlir.testing.dist_cases; ``--world`` GPUs); ``--linear`` adds one module by the signature and token count
+defaults, fp8mlir.testing.dist_cases, and the modules with collective steps of
+bench/dist_module.py, fp8mlir.testing.dist_module_cases; ``--world`` GPUs); ``--linear`` adds one module by the signature and token count
 a cache-miss error names. Modules already in the cache are kept. Identical
 files across modules (kernels of the same shapes) are hard-linked;
 ``--archive`` also writes the cache as one .tar.xz (PTX compresses about
@@ -124,6 +125,15 @@ def main(argv=None):
             except Exception as error:  # noqa: BLE001 - report each, fail at the end
                 failed += 1
                 print(f"  FAILED {spec.cache_key}: {error}", flush=True)
+    if "dist" in (args.suite or []):
+        # The module programs with collective steps of bench/dist_module.py.
+        from .testing import dist_module_cases
+        try:
+            for path in dist_module_cases.compile_all(directory, args.chip, args.world):
+                print(f"  module {path.relative_to(directory)}", flush=True)
+        except Exception as error:  # noqa: BLE001 - reported, fails at the end
+            failed += 1
+            print(f"  FAILED {dist_module_cases.DIRECTORY}: {error}", flush=True)
     saved = dedupe(directory)
     print(f"cache: {disk_bytes(directory) / 2**20:.1f} MiB on disk "
           f"({saved / 2**20:.1f} MiB of identical files hard-linked)")

@@ -3,7 +3,10 @@ recipe and group count 1..8 against a per-group f64 reference of the same
 quantized inputs (fp8mlir.numerics), with uneven, empty and single-row
 groups, padding rows and whole padding tiles (left untouched: the output
 is poisoned with NaN first), the torch-style offsets, and, for rowwise,
-torch._scaled_grouped_mm where this torch has it.
+torch._scaled_grouped_mm where this torch has it. The m_masked layout
+(masked_m=): every recipe with uneven counts, a zero count, count 1 and
+count = M, the rows past each count left untouched (NaN), and one launch
+captured in a CUDA graph replayed with other counts.
 
 Kernels come from the kernel cache (fp8mlir.testing.grouped_cases, part of
 the table python/tests/test_gpu.py --populate compiles); run by
@@ -175,7 +178,7 @@ def test_grouped_rowwise_matches_torch_scaled_grouped_mm(torch):
 def test_grouped_rejects_bad_arguments(torch):
     import fp8mlir
     p = Problem(torch, "rowwise", GROUP_ROWS[2], cases.TEST_N, cases.TEST_K)
-    with pytest.raises(ValueError, match="exactly one of group_index= and offsets="):
+    with pytest.raises(ValueError, match="exactly one of group_index=, offsets= and masked_m="):
         fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b)
     with pytest.raises(ValueError, match="layout 'k_grouped'"):
         fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
@@ -186,3 +189,125 @@ def test_grouped_rejects_bad_arguments(torch):
     with pytest.raises(ValueError, match="cannot tell the recipe"):
         fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b[:1],
                                   group_index=p.group_index)
+
+
+# m_masked: (M, counts of the MASKED_GROUPS groups): a count of 0, of 1, of
+# M, uneven ones, M below, at and above one tile and not a multiple of 4
+# (the blockwise A scales' padded rows).
+MASKED_CASES = [(190, [0, 1, 150, 190]), (64, [64, 0, 3, 17]), (300, [300, 129, 0, 1])]
+
+
+class MaskedProblem(cases.MaskedProblem):
+    """The quantized operands of one m_masked grouped GEMM on the GPU: A's
+    rows past each count are random (the kernel must ignore them)."""
+
+    def __init__(self, torch, recipe, counts, m, n, k, seed=0):
+        super().__init__(counts, m, n, k)
+        gen = rng("masked", recipe, tuple(counts), m, n, k, seed)
+        g = self.g
+        # A quantized as one [G * M, K] matrix: per-tensor scales shared by
+        # the groups, per-row and 1x128 ones per row.
+        qa = quantize(random_matrix(gen, g * m, k), recipe, "a")
+        qb = [quantize(random_matrix(gen, n, k), recipe, "b") for _ in range(g)]
+        cuda = lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda()  # noqa: E731
+        self.a = cuda(qa.data.reshape(g, m, k)).view(torch.float8_e4m3fn)
+        self.b = cuda(np.stack([q.data for q in qb])).view(torch.float8_e4m3fn)
+        self.masked_m = cuda(np.asarray(counts, dtype=np.int32))
+        sa, sb = qa.scale_inv, np.stack([q.scale_inv for q in qb])
+        if recipe == "tensorwise":
+            self.scale_a, self.scale_b = cuda(sa.reshape(())), cuda(sb.reshape(g))
+        elif recipe == "rowwise":
+            self.scale_a, self.scale_b = cuda(sa.reshape(g, m, 1)), cuda(sb.reshape(g, n))
+        else:
+            self.scale_a, self.scale_b = cuda(sa.reshape(g, m, -1)), cuda(sb)
+        self.a_exact = cuda(qa.dequantize().astype(np.float64).reshape(g, m, k))
+        self.b_exact = [cuda(q.dequantize().astype(np.float64)) for q in qb]
+
+
+def check_masked(torch, p, d, out_name):
+    """Rows below each count against the reference; the rest still NaN."""
+    tol = TOLERANCE[out_name]
+    assert tuple(d.shape) == (p.g, p.m, p.n)
+    for g, count in enumerate(p.counts):
+        if count:
+            err = relative_error(d[g, :count], p.reference(g))
+            assert err <= tol, f"group {g} ({count} of {p.m} rows): relative error {err:.3g}"
+        assert torch.isnan(d[g, count:].float()).all(), \
+            f"group {g}: rows from its count {count} on were written"
+
+
+def masked_poisoned(torch, p, dtype):
+    return torch.full((p.g, p.m, p.n), float("nan"), dtype=dtype, device="cuda")
+
+
+@pytest.mark.parametrize("m, counts", MASKED_CASES)
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_masked_matches_reference(torch, recipe, m, counts):
+    import fp8mlir
+    p = MaskedProblem(torch, recipe, counts, m, cases.TEST_N, cases.TEST_K)
+    d = masked_poisoned(torch, p, torch.bfloat16)
+    fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m, out=d)
+    torch.cuda.synchronize()
+    check_masked(torch, p, d, "bf16")
+
+
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_masked_partial_tiles(torch, recipe):
+    """N = 2112, K = 7168, M = 130 (two tile rows per group, one row in the
+    second), counts 130 and 5."""
+    import fp8mlir
+    p = MaskedProblem(torch, recipe, [130, 5], 130, cases.WIDE_N, cases.WIDE_K, seed=1)
+    d = masked_poisoned(torch, p, torch.bfloat16)
+    fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m,
+                              recipe=recipe, out=d)
+    torch.cuda.synchronize()
+    check_masked(torch, p, d, "bf16")
+
+
+def test_masked_f32_output(torch):
+    import fp8mlir
+    p = MaskedProblem(torch, "rowwise", [5, 0, 77, 128], 128, cases.TEST_N, cases.TEST_K,
+                      seed=2)
+    d = masked_poisoned(torch, p, torch.float32)
+    fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m, out=d)
+    torch.cuda.synchronize()
+    check_masked(torch, p, d, "f32")
+
+
+def test_masked_in_a_cuda_graph(torch):
+    """One captured launch, replayed after the counts changed on the
+    device: the launch does not depend on them."""
+    import fp8mlir
+    p = MaskedProblem(torch, "blockwise", [3, 0, 100, 128], 128, cases.TEST_N, cases.TEST_K,
+                      seed=3)
+    d = masked_poisoned(torch, p, torch.bfloat16)
+    call = lambda: fp8mlir.grouped_scaled_mm(  # noqa: E731
+        p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m, out=d)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        call()  # loads the kernel outside the capture
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call()
+    for counts in ([3, 0, 100, 128], [128, 1, 0, 64]):
+        p.counts = counts
+        p.masked_m.copy_(torch.tensor(counts, dtype=torch.int32))
+        d.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        check_masked(torch, p, d, "bf16")
+
+
+def test_masked_rejects_bad_arguments(torch):
+    import fp8mlir
+    p = MaskedProblem(torch, "rowwise", [1, 2], 64, cases.TEST_N, cases.TEST_K)
+    with pytest.raises(ValueError, match="layout 'm_masked' takes masked_m="):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b,
+                                  group_index=p.masked_m, layout="m_masked")
+    with pytest.raises(RuntimeError, match="masked_m: expected int32"):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b,
+                                  masked_m=p.masked_m.long())
+    with pytest.raises(RuntimeError, match="expected a \\[G, M, K\\]"):
+        fp8mlir.grouped_scaled_mm(p.a[0], p.b, p.scale_a, p.scale_b, masked_m=p.masked_m)

@@ -32,6 +32,39 @@ def test_grouped_kernel_metadata(recipe, b_scale):
     assert "variants" not in meta
 
 
+@pytest.mark.parametrize("recipe, a_scale", [("tensorwise", []), ("rowwise", [3, "M"]),
+                                             ("blockwise", [3, 4, "roundup(M, 4)"])])
+def test_masked_kernel_metadata(recipe, a_scale):
+    kernel = fp8mlir.compile(GroupedScaledMatmul(recipe, groups=3, n=256, k=512,
+                                                 layout="m_masked"), chip="sm_90a")
+    assert kernel.name.startswith(f"fp8_grouped_masked_gemm_{recipe}_e4m3_e4m3_bf16_n256_k512_")
+    meta = kernel.metadata
+    operands = {op["name"]: op for op in meta["operands"]}
+    assert [op["name"] for op in meta["operands"]] == [
+        "a", "b", "a_scale_inv", "b_scale_inv", "masked_m", "d"]
+    assert operands["a"]["shape"] == [3, "M", 512]
+    assert operands["a_scale_inv"]["shape"] == a_scale
+    assert operands["masked_m"] == {"name": "masked_m", "dtype": "i32", "shape": [3],
+                                    "role": "input"}
+    assert operands["d"]["shape"] == [3, "M", 256]
+    assert [p["name"] for p in meta["params"]][-2:] == ["masked_m", "m"]
+    # D is stored directly (only the valid rows); A is a 3-D tensor map.
+    assert "d" in [p["name"] for p in meta["params"]]
+    tma_a = next(m for m in meta["tensor_maps"] if m["name"] == "tma_a")
+    assert tma_a["dims"] == [512, "M", 3]
+    assert tma_a["strides_bytes"] == [512, "M*512"]
+    assert tma_a["box"][2] == 1
+    assert meta["gemm"]["group_layout"] == "m_masked"
+    assert "variants" not in meta
+
+
+def test_masked_fp8mlir_signature():
+    text = GroupedScaledMatmul("blockwise", groups=2, n=256, k=512, layout="m_masked").to_mlir()
+    assert ("(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, "
+            "%sa: tensor<2x?x4xf32>, %sb: tensor<2x2x4xf32>, %groups: tensor<2xi32>) "
+            "-> tensor<2x?x256xbf16>") in text
+
+
 def test_grouped_gemm_on_sm_100a_is_an_error():
     with pytest.raises(CompileError, match="grouped GEMMs have sm_90a kernels only"):
         fp8mlir.compile(GroupedScaledMatmul("rowwise", groups=2, n=256, k=512), chip="sm_100a")
@@ -39,7 +72,7 @@ def test_grouped_gemm_on_sm_100a_is_an_error():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(recipe="mxfp8"), "unknown recipe 'mxfp8'"),
-    (dict(layout="m_masked"), "layout 'm_masked'"),
+    (dict(layout="k_grouped"), "layout 'k_grouped'"),
     (dict(groups=0), "groups must be a positive integer"),
     (dict(out_dtype="e4m3"), "out_dtype 'e4m3'"),
 ])

@@ -244,6 +244,8 @@ FP8RT_API const char *fp8rt_status_string(fp8rt_status status) {
     return "FP8RT_ERROR_IO";
   case FP8RT_ERROR_INTERNAL:
     return "FP8RT_ERROR_INTERNAL";
+  case FP8RT_ERROR_COLLECTIVE:
+    return "FP8RT_ERROR_COLLECTIVE";
   }
   return "FP8RT_ERROR_UNKNOWN_STATUS";
 }

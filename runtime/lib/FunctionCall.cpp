@@ -12,6 +12,7 @@
 // fp8rt_launch_ordered.
 #include "Module.h"
 
+#include "Collectives.h"
 #include "CudaDriver.h"
 
 #include <algorithm>
@@ -338,9 +339,39 @@ private:
     }
   }
 
+  // A collective's count, and its tensors' bytes against it: one piece
+  // each (all_reduce), or one piece and the group's pieces.
+  Status planCollective(size_t i, CallPlan::Step &planned) {
+    const FunctionStep &step = fn_.steps[i];
+    std::string where =
+        strCat(fn_.name, " step ", i, " (", describeCollective(step), ")");
+    int64_t count = 0, piece = 0, whole = 0;
+    FP8RT_RETURN_IF_ERROR(evaluate(step.count, where + " count", count));
+    bool pieceIsSource = step.kind == fp8schema::StepKind::AllReduce ||
+                         step.kind == fp8schema::StepKind::AllGather;
+    TensorRef pieceRef = pieceIsSource ? step.source : step.target;
+    TensorRef wholeRef = pieceIsSource ? step.target : step.source;
+    int64_t pieces =
+        step.kind == fp8schema::StepKind::AllReduce ? 1 : step.group.size;
+    if (count < 1 || !byteSize({count}, step.dtype, piece) ||
+        !byteSize({count, pieces}, step.dtype, whole))
+      return invalidProgram(where, ": count ", count,
+                            " is below 1 or overflows");
+    if (bytesOf(pieceRef) != piece || bytesOf(wholeRef) != whole)
+      return invalidProgram(where, ": ", count, " elements per device, but ",
+                            fn_.describe(pieceRef), " has ",
+                            bytesOf(pieceRef), " bytes and ",
+                            fn_.describe(wholeRef), " ", bytesOf(wholeRef));
+    planned.count = static_cast<size_t>(count);
+    plan_.steps.push_back(std::move(planned));
+    return Status();
+  }
+
   Status planStep(size_t i) {
     const FunctionStep &step = fn_.steps[i];
     CallPlan::Step planned;
+    if (isCollective(step.kind))
+      return planCollective(i, planned);
     if (step.kind != fp8schema::StepKind::Launch) {
       planned.bytes = static_cast<size_t>(bytesOf(step.target));
       if (step.kind == fp8schema::StepKind::Copy &&
@@ -625,9 +656,13 @@ std::string describeStep(const FunctionModel &model, size_t i) {
     return strCat("step ", i, " (copy into ", model.describe(step.target),
                   "): ");
   case fp8schema::StepKind::Fill:
+    return strCat("step ", i, " (fill ", model.describe(step.target), "): ");
+  default:
     break;
   }
-  return strCat("step ", i, " (fill ", model.describe(step.target), "): ");
+  return strCat("step ", i, " (", describeCollective(step), " of ",
+                model.describe(step.source), " into ",
+                model.describe(step.target), "): ");
 }
 
 Status runSteps(const fp8rt_function &fn, const CallPlan &plan, CallScratch &s,
@@ -647,7 +682,12 @@ Status runSteps(const fp8rt_function &fn, const CallPlan &plan, CallScratch &s,
     const FunctionStep &step = model.steps[i];
     const CallPlan::Step &planned = plan.steps[i];
     Status status;
-    if (step.kind != fp8schema::StepKind::Launch) {
+    if (isCollective(step.kind)) {
+      status = runCollective(fn.module->collectives, api, step, planned.count,
+                             addressOf(step.source, plan, s, model, workspace),
+                             addressOf(step.target, plan, s, model, workspace),
+                             stream);
+    } else if (step.kind != fp8schema::StepKind::Launch) {
       CUdeviceptr source =
           step.kind == fp8schema::StepKind::Copy ? address(step.source) : 0;
       status = runMemoryStep(*api, step, planned.bytes, address(step.target),
@@ -683,6 +723,9 @@ Status callFunction(fp8rt_function &fn, const fp8rt_tensor *arguments,
   FP8RT_RETURN_IF_ERROR(
       checkWorkspace(*plan, workspace, workspaceBytes, s, model));
   FP8RT_RETURN_IF_ERROR(checkOverlaps(model, *plan, s, workspace));
+  if (fn.numCollectives > 0)
+    FP8RT_RETURN_IF_ERROR(checkCollectiveBackend(
+        model, fn.module->hasCollectives, fn.module->collectives));
   return runSteps(fn, *plan, s, workspace, stream);
 }
 

@@ -437,10 +437,12 @@ private:
       return r_.errorAtPath("grid.operand", "unknown operand \"", operandName,
                             "\"");
     const OperandSpec &op = meta_.operands[spec.problemOperand];
-    if (op.shape.size() != 2 || op.optional)
+    bool batched = op.shape.size() == 3 && spec.kind == GridKind::Persistent;
+    if ((op.shape.size() != 2 && !batched) || op.optional)
       return r_.errorAtPath("grid.operand", "operand \"", operandName,
                             "\" must be a non-optional rank-2 [M, N] operand "
-                            "to define the grid");
+                            "(or [G, M, N] for a persistent grid) to define "
+                            "the grid");
     return Status();
   }
 

@@ -93,8 +93,10 @@ public:
     FP8RT_RETURN_IF_ERROR(resolveScalarParams());
     if (meta_.grid.kind != GridKind::Fixed) {
       const BoundOperand &problem = out_.operands[meta_.grid.problemOperand];
-      out_.problemM = problem.shape[0];
-      out_.problemN = problem.shape[1];
+      size_t rank = problem.shape.size();
+      out_.problemM = problem.shape[rank - 2];
+      out_.problemN = problem.shape[rank - 1];
+      out_.problemBatch = rank == 3 ? problem.shape[0] : 1;
     }
     GridDims grid;
     FP8RT_RETURN_IF_ERROR(computeGrid(meta_, out_, 1, grid)); // the limits
@@ -565,7 +567,9 @@ Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
     uint64_t tiles = 0;
     if (__builtin_mul_overflow(
             static_cast<uint64_t>(ceilDiv(args.problemM, grid.tileM)),
-            static_cast<uint64_t>(ceilDiv(args.problemN, grid.tileN)), &tiles))
+            static_cast<uint64_t>(ceilDiv(args.problemN, grid.tileN)), &tiles) ||
+        __builtin_mul_overflow(tiles, static_cast<uint64_t>(args.problemBatch),
+                               &tiles))
       tiles = UINT64_MAX;
     // The kernels number tiles with 32-bit integers.
     if (tiles > INT32_MAX)

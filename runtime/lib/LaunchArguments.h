@@ -54,6 +54,8 @@ struct LaunchArguments {
   // Per param: the value of i32/i64 params (0 for other kinds).
   std::vector<int64_t> scalarValues;
   int64_t problemM = 0, problemN = 0; // persistent/tiles grids
+  // A [G, M, N] grid operand (persistent grids): G sets of M x N tiles.
+  int64_t problemBatch = 1;
 
   const int64_t *findSymbol(const std::string &symbol) const;
 };

@@ -29,6 +29,7 @@ struct CallPlan {
   struct Step {
     std::vector<fp8rt_tensor> operands; // per kernel operand, data NULL
     size_t bytes = 0;                   // fill and copy steps
+    size_t count = 0;                   // collectives: elements per device
   };
   std::vector<Step> steps;
 };
@@ -44,6 +45,9 @@ struct fp8rt_module {
   fp8rt::ModuleModel model;
   std::map<std::string, std::unique_ptr<fp8rt_kernel>> kernels;
   std::vector<std::unique_ptr<fp8rt_function>> functions; // model order
+  // The caller's collective backend (fp8rt_module_set_collectives).
+  fp8rt_collectives collectives{};
+  bool hasCollectives = false;
 };
 
 struct fp8rt_function {
@@ -54,7 +58,8 @@ struct fp8rt_function {
   // Per argument and dim: the index of the symbol there, or -1 (an
   // integer extent).
   std::vector<std::vector<int>> argumentSymbols;
-  bool hasMemorySteps = false; // fills or copies (driver calls)
+  bool hasMemorySteps = false; // fills, copies or slices (driver calls)
+  int numCollectives = 0;      // collective steps
 
   std::mutex mutex; // guards `plans`
   // Planned symbol configurations, most recently used first.

@@ -3,6 +3,7 @@
 #include "fp8rt/fp8rt.h"
 
 #include "CApiSupport.h"
+#include "Collectives.h"
 #include "Module.h"
 
 namespace fp8rt {
@@ -49,9 +50,14 @@ std::unique_ptr<fp8rt_function> makeFunction(fp8rt_module &module,
   }
   for (const FunctionTensor &result : model.results)
     fn->resultShapes.push_back(shapeTexts(result));
-  for (const FunctionStep &step : model.steps)
+  for (const FunctionStep &step : model.steps) {
+    bool collective = isCollective(step.kind);
+    fn->numCollectives += collective;
     fn->hasMemorySteps =
-        fn->hasMemorySteps || step.kind != fp8schema::StepKind::Launch;
+        fn->hasMemorySteps || (step.kind != fp8schema::StepKind::Launch &&
+                               (!collective ||
+                                step.kind == fp8schema::StepKind::AllSlice));
+  }
   return fn;
 }
 
@@ -263,6 +269,30 @@ FP8RT_API fp8rt_status fp8rt_function_call(
                                num_results, workspace, workspace_bytes,
                                static_cast<CUstream>(cu_stream));
   });
+}
+
+FP8RT_API fp8rt_status fp8rt_module_set_collectives(
+    fp8rt_module *module, const fp8rt_collectives *collectives) {
+  return fp8rt::guarded("fp8rt_module_set_collectives", [&] {
+    if (!module)
+      return fp8rt::invalidArgument("module is NULL");
+    module->hasCollectives = collectives != nullptr;
+    module->collectives = collectives ? *collectives : fp8rt_collectives{};
+    return fp8rt::Status();
+  });
+}
+
+FP8RT_API fp8rt_status fp8rt_nccl_collectives(void *nccl_comm,
+                                              fp8rt_collectives *out) {
+  return fp8rt::guarded("fp8rt_nccl_collectives", [&] {
+    if (!out)
+      return fp8rt::invalidArgument("out is NULL");
+    return fp8rt::makeNcclCollectives(nccl_comm, *out);
+  });
+}
+
+FP8RT_API int fp8rt_function_num_collectives(const fp8rt_function *function) {
+  return function ? function->numCollectives : 0;
 }
 
 } // extern "C"

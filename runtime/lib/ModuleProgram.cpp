@@ -9,6 +9,13 @@
 
 namespace fp8rt {
 
+bool isCollective(fp8schema::StepKind kind) {
+  return kind == fp8schema::StepKind::AllReduce ||
+         kind == fp8schema::StepKind::AllGather ||
+         kind == fp8schema::StepKind::ReduceScatter ||
+         kind == fp8schema::StepKind::AllSlice;
+}
+
 const char *tensorKindName(TensorKind kind) {
   switch (kind) {
   case TensorKind::Argument:
@@ -317,6 +324,8 @@ private:
     step.kind = s.kind;
     if (s.kind == fp8schema::StepKind::Launch) {
       FP8RT_RETURN_IF_ERROR(resolveLaunch(s, path, int(i), step));
+    } else if (isCollective(s.kind)) {
+      FP8RT_RETURN_IF_ERROR(resolveCollective(s, path, int(i), step));
     } else {
       std::string targetPath = fieldPath(path, "target");
       FP8RT_RETURN_IF_ERROR(lookup(s.target, targetPath, step.target));
@@ -330,6 +339,42 @@ private:
       markLive(step.source, int(i));
     }
     fn_.steps.push_back(std::move(step));
+    return Status();
+  }
+
+  // A collective: its tensors (distinct, of its dtype), its count and,
+  // for a reduction, a dtype NCCL reduces.
+  Status resolveCollective(const fp8schema::Step &s, const std::string &path,
+                           int index, FunctionStep &step) {
+    std::string sourcePath = fieldPath(path, "source");
+    std::string targetPath = fieldPath(path, "target");
+    FP8RT_RETURN_IF_ERROR(lookup(s.source, sourcePath, step.source));
+    FP8RT_RETURN_IF_ERROR(lookup(s.target, targetPath, step.target));
+    FP8RT_RETURN_IF_ERROR(checkWritable(step.target, targetPath));
+    if (s.source == s.target)
+      return r_.errorAtPath(targetPath, "the collective reads and writes '",
+                            s.target, "': give it another target");
+    for (auto [ref, where] : {std::pair(step.source, &sourcePath),
+                              std::pair(step.target, &targetPath)})
+      if (fn_.tensor(ref).dtype != s.dtype)
+        return r_.errorAtPath(*where, fn_.describe(ref), " is ",
+                              dtypeName(fn_.tensor(ref).dtype),
+                              ", the collective moves ", dtypeName(s.dtype));
+    bool reduces = s.kind == fp8schema::StepKind::AllReduce ||
+                   s.kind == fp8schema::StepKind::ReduceScatter;
+    if (reduces && s.dtype != DType::F32 && s.dtype != DType::BF16 &&
+        s.dtype != DType::F16)
+      return r_.errorAtPath(fieldPath(path, "dtype"), "a ",
+                            fp8schema::stringify(s.kind), " of ",
+                            dtypeName(s.dtype),
+                            ": reductions take f32, bf16 or f16");
+    FP8RT_RETURN_IF_ERROR(checkSymbolsOf(s.count, fieldPath(path, "count")));
+    markLive(step.source, index);
+    markLive(step.target, index);
+    step.dtype = s.dtype;
+    step.count = s.count;
+    step.reduction = s.reduction;
+    step.group = s.group;
     return Status();
   }
 

@@ -73,11 +73,20 @@ struct FunctionStep {
   std::vector<StepOperand> operands;      // per kernel operand, metadata order
   std::vector<std::string> kernelSymbols; // the kernel's symbols
   std::vector<Expr> symbolValues; // per kernel symbol, of the function's
-  // Fill and copy:
+  // Fill, copy and collectives:
   TensorRef target;
   int byte = 0;     // fill
-  TensorRef source; // copy
+  TensorRef source; // copy, collectives
+  // Collectives:
+  DType dtype = DType::E4M3;
+  Expr count; // elements of one device's piece
+  fp8schema::Reduction reduction = fp8schema::Reduction::Sum;
+  fp8schema::DeviceGroup group;
 };
+
+// Whether a step kind is a collective (all_reduce, all_gather,
+// reduce_scatter, all_slice).
+bool isCollective(fp8schema::StepKind kind);
 
 struct FunctionModel {
   std::string name;

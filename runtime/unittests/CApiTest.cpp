@@ -206,7 +206,9 @@ TEST_F(CApiTest, StatusStrings) {
   EXPECT_STREQ(fp8rt_status_string(FP8RT_ERROR_IO), "FP8RT_ERROR_IO");
   EXPECT_STREQ(fp8rt_status_string(FP8RT_ERROR_INTERNAL),
                "FP8RT_ERROR_INTERNAL");
-  EXPECT_STREQ(fp8rt_status_string(static_cast<fp8rt_status>(7)),
+  EXPECT_STREQ(fp8rt_status_string(FP8RT_ERROR_COLLECTIVE),
+               "FP8RT_ERROR_COLLECTIVE");
+  EXPECT_STREQ(fp8rt_status_string(static_cast<fp8rt_status>(8)),
                "FP8RT_ERROR_UNKNOWN_STATUS");
 }
 

@@ -389,7 +389,7 @@ const BadMetadata kBadMetadata[] = {
      "grid.tile_m: expected an integer, got string"},
     {"\"tile_n\": 256}", "\"tile_n\": 256, \"operand\": @\"bias\"}",
      "grid.operand: operand \"bias\" must be a non-optional rank-2 [M, N] "
-     "operand to define the grid"},
+     "operand (or [G, M, N] for a persistent grid) to define the grid"},
     {"\"role\": \"output\"", "\"role\": \"input\"",
      "grid: no operand has role \"output\"; name the [M, N] operand with "
      "\"operand\"",

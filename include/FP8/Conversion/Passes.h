@@ -3,6 +3,7 @@
 #ifndef FP8_CONVERSION_PASSES_H
 #define FP8_CONVERSION_PASSES_H
 
+#include "FP8/Dialect/FP8/IR/FP8Dialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -126,4 +126,35 @@ def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
   ];
 }
 
+def FP8LowerCollectives : Pass<"fp8-lower-collectives", "ModuleOp"> {
+  let summary = "Turn the collectives of the upstream shard dialect into host program steps";
+  let description = [{
+    Replaces each `shard.all_reduce`, `shard.all_gather`,
+    `shard.reduce_scatter` and `shard.all_slice` on static tensors (what
+    `fp8-shard-quantize` creates: the amax all-reduce, the FP8 all-gathers,
+    the local slice of a replicated input) by an `fp8.launch` of a bodiless
+    declaration `@fp8_<kind>_<grid>` tagged `fp8.collective` (`kind`,
+    `grid`, `grid_axes`, `group_size`: the product of the grid's extents
+    along the axes, `reduction`: `sum` or `max`), which takes the input and
+    the output as memrefs. One-shot bufferization turns it into a call on
+    buffers, which `fp8-build-host-program` writes as a collective step of
+    module.json; the runtime runs it through the caller's collective
+    backend (NCCL).
+
+    A device's piece must be one contiguous run of the row-major whole, as
+    NCCL's collectives take it: every extent before the gathered, scattered
+    or sliced dimension is 1. Collectives that cannot be expressed so are
+    errors naming the op and the reason: a split along an inner dimension,
+    dynamic shapes or grids, reductions other than sum and max or of FP8
+    values, an all-reduce that changes the element type.
+
+    Example:
+    `fp8-opt --fp8-shard-quantize --fp8-lower-collectives model.mlir`
+  }];
+  let dependentDialects = [
+    "::mlir::fp8::FP8Dialect", "::mlir::func::FuncDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // FP8_CONVERSION_PASSES_TD

@@ -227,8 +227,8 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
 }
 
 /// A grouped GEMM on tensors: an fp8.launch of its kernel writing D into a
-/// new tensor (the kernel skips padding rows: they hold whatever the
-/// allocation held).
+/// new tensor (the kernel skips padding rows and, masked, the rows past
+/// each group's count: they hold whatever the allocation held).
 LogicalResult LowerScaledMatmulPass::lower(GroupedScaledMatmulOp op,
                                            const TargetInfo &target,
                                            gpu::GPUModuleOp kernels) {
@@ -239,7 +239,12 @@ LogicalResult LowerScaledMatmulPass::lower(GroupedScaledMatmulOp op,
                              target, *plan, kernels);
   if (failed(name))
     return failure();
-  return lowerToLaunch(op, op.getResult(), {{op.getA(), 0}, {op.getB(), 1}},
+  // D is [M, N] ([G, M, N] masked): G and N from B, M from A.
+  SmallVector<std::pair<Value, int64_t>> extentOf = {{op.getA(), 0},
+                                                     {op.getB(), 1}};
+  if (op.getLayout() == GroupedLayout::MMasked)
+    extentOf = {{op.getB(), 0}, {op.getA(), 1}, {op.getB(), 1}};
+  return lowerToLaunch(op, op.getResult(), extentOf,
                        /*scaleInv=*/Value(),
                        /*amax=*/Value(), kernels, *name);
 }

@@ -41,7 +41,7 @@ emitEpilogueValues(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                    Value nOffset, Value colInFragment, Value tensorScale) {
   ImplicitLocOpBuilder &b = kb.builder();
   Value mLast = kb.sub(v.m, kb.i32(1));
-  bool guardColumns = p.n % t.tileN != 0;
+  bool guardColumns = needsColumnGuard(p, t);
   Value rowScale[2];
   if (p.aScale == ScaleMode::Row)
     for (int h = 0; h < 2; ++h)
@@ -77,7 +77,7 @@ static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
                              const GemmTiling &t, const KernelValues &v,
                              ArrayRef<Value> values, Value rows[2],
                              Value nOffset, Value colInFragment) {
-  bool guardColumns = p.n % t.tileN != 0;
+  bool guardColumns = needsColumnGuard(p, t);
   Value n = kb.i32(p.n);
   Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
   int64_t outBytes = getByteWidth(p.outElementType);
@@ -107,7 +107,8 @@ static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
 /// warp writes per instruction land in 8 different chunks.
 static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
                                  const GemmTiling &t, const KernelValues &v,
-                                 ArrayRef<Value> values, Value rowsInTile[2],
+                                 ArrayRef<SmallVector<Value>> waveValues,
+                                 ArrayRef<std::array<Value, 2>> waveRows,
                                  Value lane, Value isStoreThread, Value mOffset,
                                  Value nOffset) {
   ImplicitLocOpBuilder &b = kb.builder();
@@ -131,20 +132,22 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
     Value swizzle = kb.divu(lane, kb.i32(4)); // == row % 8 for both rows
     Value inChunk = kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(4));
     int64_t groupsPerBox = boxColumns / 8;
-    for (int h = 0; h < 2; ++h) {
-      Value rowBase =
-          kb.add(kb.mul(rowsInTile[h], kb.i32(kSwizzle128BRowBytes)), inChunk);
-      for (int64_t j = first * groupsPerBox; j < (first + count) * groupsPerBox;
-           ++j) {
-        int64_t slot = slot0 + j / groupsPerBox - first;
-        int64_t chunk = j % (kSwizzle128BRowBytes / 16);
-        Value offset = kb.add(
-            rowBase,
-            kb.add(kb.i32(slot * boxBytes),
-                   kb.mul(arith::XOrIOp::create(b, kb.i32(chunk), swizzle),
-                          kb.i32(16))));
-        storePair(kb, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
-                  p.outElementType, kb.bytePtr(v.epilogueBuffer, offset));
+    for (auto [values, rowsInTile] : llvm::zip_equal(waveValues, waveRows)) {
+      for (int h = 0; h < 2; ++h) {
+        Value rowBase = kb.add(
+            kb.mul(rowsInTile[h], kb.i32(kSwizzle128BRowBytes)), inChunk);
+        for (int64_t j = first * groupsPerBox;
+             j < (first + count) * groupsPerBox; ++j) {
+          int64_t slot = slot0 + j / groupsPerBox - first;
+          int64_t chunk = j % (kSwizzle128BRowBytes / 16);
+          Value offset = kb.add(
+              rowBase,
+              kb.add(kb.i32(slot * boxBytes),
+                     kb.mul(arith::XOrIOp::create(b, kb.i32(chunk), swizzle),
+                            kb.i32(16))));
+          storePair(kb, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
+                    p.outElementType, kb.bytePtr(v.epilogueBuffer, offset));
+        }
       }
     }
     kb.fenceProxyAsyncShared();
@@ -200,7 +203,7 @@ static void emitFP8OutputStores(KernelBuilder &kb, const GemmProblem &p,
                                 const EpilogueThread &thread,
                                 ArrayRef<Value> values, Value rows[2],
                                 Value nOffset) {
-  bool guardColumns = p.n % t.tileN != 0;
+  bool guardColumns = needsColumnGuard(p, t);
   Value n = kb.i32(p.n);
   Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
   auto column = [&](int64_t j, int e) {
@@ -263,32 +266,45 @@ static void emitFP8OutputStores(KernelBuilder &kb, const GemmProblem &p,
 void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
                               const GemmTiling &t, const KernelValues &v,
                               const EpilogueThread &thread, Value unit,
-                              Value result) {
+                              ArrayRef<Value> results) {
   if (t.swapAB)
-    return emitSwapABTileEpilogue(kb, p, t, v, thread, unit, result);
-  Value rowInTile = thread.rowInTile;
+    return emitSwapABTileEpilogue(kb, p, t, v, thread, unit, results.front());
   // The tile's place, computed only now: the mainloop reads nothing of
   // it (its scales come through the stages), so nothing of it stays
   // live across the loop, where the accumulators take the registers.
   TileCoordinate coord = emitTileOfUnit(kb, p, t, v, unit);
   Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
   Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
-  Value rows[2] = {kb.add(mOffset, rowInTile),
-                   kb.add(kb.add(mOffset, rowInTile), kb.i32(8))};
-  SmallVector<Value> values =
-      emitEpilogueValues(kb, p, t, v, result, rows, nOffset,
-                         thread.colInFragment, thread.tensorScale);
-  if (p.outputAmax)
-    emitTileAmax(kb, p, t, v, thread, values, rows, nOffset);
-  if (p.hasFP8Output()) {
-    emitFP8OutputStores(kb, p, t, v, thread, values, rows, nOffset);
+  // Wave w's rows are getWaveRows(t) * w below the first wave's.
+  auto waveRowInTile = [&](int64_t wave) {
+    return wave ? kb.add(thread.rowInTile, kb.i32(wave * getWaveRows(t)))
+                : thread.rowInTile;
+  };
+  SmallVector<SmallVector<Value>> waveValues;
+  for (auto [wave, result] : llvm::enumerate(results)) {
+    Value rowInTile = waveRowInTile(wave);
+    Value rows[2] = {kb.add(mOffset, rowInTile),
+                     kb.add(kb.add(mOffset, rowInTile), kb.i32(8))};
+    SmallVector<Value> values =
+        emitEpilogueValues(kb, p, t, v, result, rows, nOffset,
+                           thread.colInFragment, thread.tensorScale);
+    if (p.outputAmax)
+      emitTileAmax(kb, p, t, v, thread, values, rows, nOffset);
+    if (p.hasFP8Output())
+      emitFP8OutputStores(kb, p, t, v, thread, values, rows, nOffset);
+    else if (!t.tmaStoreEpilogue)
+      emitDirectStores(kb, p, t, v, values, rows, nOffset,
+                       thread.colInFragment);
+    waveValues.push_back(std::move(values));
+  }
+  if (p.hasFP8Output() || !t.tmaStoreEpilogue)
     return;
+  // The staged tile goes out with one round of TMA stores.
+  SmallVector<std::array<Value, 2>> waveRows;
+  for (int64_t wave = 0, e = results.size(); wave < e; ++wave) {
+    Value rowInTile = waveRowInTile(wave);
+    waveRows.push_back({rowInTile, kb.add(rowInTile, kb.i32(8))});
   }
-  if (t.tmaStoreEpilogue) {
-    Value rowsInTile[2] = {rowInTile, kb.add(rowInTile, kb.i32(8))};
-    emitTmaStoreEpilogue(kb, p, t, v, values, rowsInTile, thread.lane,
-                         thread.isStoreThread, mOffset, nOffset);
-  } else {
-    emitDirectStores(kb, p, t, v, values, rows, nOffset, thread.colInFragment);
-  }
+  emitTmaStoreEpilogue(kb, p, t, v, waveValues, waveRows, thread.lane,
+                       thread.isStoreThread, mOffset, nOffset);
 }

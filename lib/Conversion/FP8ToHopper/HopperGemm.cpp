@@ -30,7 +30,7 @@ static int64_t getProducerArrivals(const GemmProblem &p, const GemmTiling &t) {
 static int64_t getConsumerArrivals(const GemmTiling &t) {
   int64_t perWarpgroup =
       t.stageScaleBytes ? kWarpgroupThreads : kWarpgroupThreads / kWarpThreads;
-  return getNumConsumers(t) * perWarpgroup * t.clusterM;
+  return getNumConsumers(t) * perWarpgroup * getClusterSize(t);
 }
 
 gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
@@ -68,14 +68,14 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   if (p.outQuantization == OutputQuantization::Tensor)
     kb.ifThen(kb.andi(kb.eq(v.tid, kb.i32(0)), kb.eq(kb.blockIdX(), kb.i32(0))),
               [&] { emitResultScaleInvStore(kb, v); });
-  if (t.clusterM > 1) {
+  if (getClusterSize(t) > 1) {
     // The peer CTA multicasts into this CTA's stages and arrives on its
     // barriers: they must be initialized cluster-wide first.
     kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] { kb.fenceMBarrierInitCluster(); });
     kb.clusterSync();
     v.clusterRank = kb.clusterCtaRank();
-    v.firstUnit = kb.divu(kb.blockIdX(), kb.i32(t.clusterM));
-    v.unitStride = kb.divu(kb.gridDimX(), kb.i32(t.clusterM));
+    v.firstUnit = kb.divu(kb.blockIdX(), kb.i32(getClusterSize(t)));
+    v.unitStride = kb.divu(kb.gridDimX(), kb.i32(getClusterSize(t)));
   } else {
     gpu::BarrierOp::create(b);
     v.clusterRank = kb.i32(0);
@@ -83,8 +83,13 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
     v.unitStride = kb.gridDimX();
   }
   Value numMTiles = kb.ceilDiv(v.m, t.tileM);
+  // m_masked: G groups of M rows each (emitMaskedTile).
+  if (p.isMasked()) {
+    v.groupM = v.m;
+    numMTiles = kb.mul(numMTiles, kb.i32(p.numGroups));
+  }
   v.numMUnits = t.clusterM > 1 ? kb.ceilDiv(numMTiles, t.clusterM) : numMTiles;
-  v.numUnits = kb.mul(v.numMUnits, kb.i32(t.numNTiles(p.n)));
+  v.numUnits = kb.mul(v.numMUnits, kb.i32(getNumNUnits(p, t)));
   if (t.streamK) {
     v.streamKSchedule = kb.bytePtr(v.smem, getStreamKScheduleOffset(t));
     kb.ifThen(kb.eq(v.tid, kb.i32(0)),
@@ -104,7 +109,7 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   }
   // Neither CTA of a cluster may exit while the other can still multicast
   // into its shared memory or arrive on its barriers.
-  if (t.clusterM > 1)
+  if (getClusterSize(t) > 1)
     kb.clusterSync();
   gpu::ReturnOp::create(b);
   return func;

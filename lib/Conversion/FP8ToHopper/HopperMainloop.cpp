@@ -146,16 +146,20 @@ static void emitScaleCopies(KernelBuilder &kb, const GemmProblem &p,
 /// One thread issues every TMA load, and every copy of blockwise scales.
 static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
                             const GemmTiling &t, const KernelValues &v) {
-  // With a cluster, each CTA loads 1/clusterM of the B tile and multicasts
-  // it to the whole cluster.
+  // With a 2x1 cluster, each CTA loads 1/clusterM of the B tile and
+  // multicasts it to the whole cluster; with a 1x2 cluster, 1/clusterN of
+  // the A tile.
   int64_t bRows = t.tileN / t.clusterM;
   Value multicastMask;
   Value bRowOffset = kb.i32(0);
-  if (t.clusterM > 1) {
-    multicastMask =
-        arith::ConstantIntOp::create(kb.builder(), (1 << t.clusterM) - 1, 16);
+  if (getClusterSize(t) > 1)
+    multicastMask = arith::ConstantIntOp::create(
+        kb.builder(), (1 << getClusterSize(t)) - 1, 16);
+  if (t.clusterM > 1)
     bRowOffset = kb.mul(v.clusterRank, kb.i32(bRows));
-  }
+  Value aRowOffset;
+  if (t.clusterN > 1)
+    aRowOffset = kb.mul(v.clusterRank, kb.i32(t.tileM / t.clusterN));
   forEachFreeStage(
       kb, p, t, v, [&](const TileCoordinate &coord, Value kBlock, Value stage) {
         Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
@@ -166,7 +170,7 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
         Value bRow = nOffset;
         if (coord.group)
           bRow = kb.add(nOffset, kb.mul(coord.group, kb.i32(p.n)));
-        KernelValues groupValues = getGroupValues(kb, p, v, coord.group);
+        KernelValues groupValues = getGroupValues(kb, p, v, coord);
         Value full = v.ring.fullBarrier(kb, stage);
         // The scales' tile offset (B's without the cluster rank's share).
         Value scaleNOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
@@ -184,8 +188,17 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
             kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
                                      kb.mul(bRowOffset, kb.i32(t.tileK))));
         Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
-        kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
-        kb.tmaLoad2d(bTile, v.tmaB, kOffset, bRow, full, multicastMask);
+        // m_masked: A [G, M, K], the tile's rows of its group.
+        if (p.isMasked())
+          kb.tmaLoad(aTile, v.tmaA, {kOffset, mOffset, coord.group}, full);
+        else if (aRowOffset)
+          kb.tmaLoad2d(kb.bytePtr(aTile, kb.mul(aRowOffset, kb.i32(t.tileK))),
+                       v.tmaA, kOffset, kb.add(mOffset, aRowOffset), full,
+                       multicastMask);
+        else
+          kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
+        kb.tmaLoad2d(bTile, v.tmaB, kOffset, bRow, full,
+                     t.clusterM > 1 ? multicastMask : Value());
         if (t.stageScaleBytes)
           emitScaleCopies(kb, p, t, groupValues, scales, kBlock,
                           v.scaleSlot(kb, t, stage), mOffset, scaleNOffset,
@@ -232,13 +245,19 @@ public:
                    Value aDescriptorLow, Value bDescriptorLow)
       : kb(kb), b(kb.builder()), p(p), t(t), v(v), thread(thread),
         aDescriptorLow(aDescriptorLow), bDescriptorLow(bDescriptorLow),
-        bClasses(t), partColumns(getPromotionParts(getAccumulatorColumns(t))),
-        accType(getAccumulatorType(b.getContext(), getAccumulatorColumns(t))) {}
+        bClasses(t),
+        partColumns(getNumWaves(t) > 1
+                        ? getWavePromotionParts(t.tileN)
+                        : getPromotionParts(getAccumulatorColumns(t))),
+        accType(getAccumulatorType(b.getContext(), getAccumulatorColumns(t))),
+        waves(getNumWaves(t)) {}
 
   /// One tile's K loop over blocks [kBegin, kEnd) from consumer iteration
-  /// `firstIteration` on: the tile's sums (promoted, or the single
-  /// accumulator of fast accumulation) and the iteration after the blocks.
-  std::pair<Value, Value> emit(Value firstIteration, Value kBegin, Value kEnd);
+  /// `firstIteration` on: the tile's sums (promoted, one accumulator per
+  /// wave, or the single accumulator of fast accumulation) and the
+  /// iteration after the blocks.
+  std::pair<SmallVector<Value>, Value> emit(Value firstIteration, Value kBegin,
+                                            Value kEnd);
 
 private:
   /// The descriptor low words of `stage`'s A rows and B tile: stage 0's
@@ -247,7 +266,8 @@ private:
   void releaseStage(Value stage);
   Value issueMmas(Value acc, Value aLow, Value bLow, int64_t bColumn, int64_t n,
                   bool zeroFirst);
-  std::function<Value(int64_t)> loadStageScales(Value stage);
+  std::function<Value(int64_t)> loadStageScales(Value stage,
+                                                int64_t wave = 0);
   Value promotePart(Value final, Value partial, int64_t firstColumn,
                     int64_t columns,
                     const std::function<Value(int64_t)> &scale);
@@ -257,6 +277,9 @@ private:
   /// The loop body of promoted accumulation for the block in `stage`.
   void emitPromotedBlock(Value stage, ValueRange carried, Value aLow,
                          Value bLow, SmallVector<Value> &next);
+  /// The same with several waves per consumer (emitWavePromotedBlock).
+  void emitWavePromotedBlock(Value stage, ValueRange carried, Value aLow,
+                             Value bLow, SmallVector<Value> &next);
 
   KernelBuilder &kb;
   ImplicitLocOpBuilder &b;
@@ -276,6 +299,9 @@ private:
   /// (C7514).
   SmallVector<int64_t> partColumns;
   Type accType;
+  /// 64-row waves per consumer (getNumWaves): each has its promoted sums;
+  /// the partial accumulators are shared by the waves.
+  int64_t waves;
 };
 } // namespace
 
@@ -294,11 +320,11 @@ std::pair<Value, Value> ConsumerMainloop::stageDescriptorLows(Value stage) {
 void ConsumerMainloop::releaseStage(Value stage) {
   auto arrive = [&] {
     Value empty = v.ring.emptyBarrier(kb, stage);
-    if (t.clusterM == 1) {
+    if (getClusterSize(t) == 1) {
       kb.mbarrierArrive(empty);
       return;
     }
-    for (int64_t rank = 0; rank < t.clusterM; ++rank)
+    for (int64_t rank = 0; rank < getClusterSize(t); ++rank)
       kb.mbarrierArrive(kb.mapToClusterRank(empty, kb.i32(rank)));
   };
   // Every thread reads the stage's scale slot itself, so every thread
@@ -339,17 +365,21 @@ Value ConsumerMainloop::issueMmas(Value acc, Value aLow, Value bLow,
 /// is scaled by its row's A scale times its column's B scale. Read before
 /// the block's MMAs are issued: shared-memory loads issued behind them
 /// return only once the MMAs have read their operands.
-std::function<Value(int64_t)> ConsumerMainloop::loadStageScales(Value stage) {
+std::function<Value(int64_t)>
+ConsumerMainloop::loadStageScales(Value stage, int64_t wave) {
   if (!p.isBlockwise())
     return [](int64_t) { return Value(); };
   Value slot = v.scaleSlot(kb, t, stage);
   if (t.swapAB)
     return emitSwapABStageScales(kb, t, slot, thread.colInFragment);
+  // Wave w's rows are getWaveRows(t) * w further down the tile.
+  Value rowScales =
+      wave ? kb.bytePtr(slot, 4 * wave * getWaveRows(t)) : slot;
   std::array<Value, 2> rowScale;
   for (int h = 0; h < 2; ++h)
     rowScale[h] =
         kb.load(b.getF32Type(),
-                kb.bytePtr(slot, kb.mul(kb.add(thread.rowInTile, kb.i32(8 * h)),
+                kb.bytePtr(rowScales, kb.mul(kb.add(thread.rowInTile, kb.i32(8 * h)),
                                         kb.i32(4))));
   Value bScales = kb.bytePtr(slot, 4 * t.tileM);
   if (p.hasBlockwiseColumnScales()) {
@@ -427,11 +457,64 @@ void ConsumerMainloop::emitPromotedBlock(Value stage, ValueRange carried,
   next.append(partials);
 }
 
-std::pair<Value, Value> ConsumerMainloop::emit(Value firstIteration,
-                                               Value kBegin, Value kEnd) {
+/// Several waves per consumer (a 256-row tile): the K block's MMAs run as
+/// groups (wave, part) in wave order, each promoted into its wave's sums
+/// as it completes. Only one set of partial accumulators fits beside the
+/// waves' sums (2 x 64 + 64 of the 232 registers at tile N 128), so group
+/// g + parts (the next wave's same part) reuses group g's registers: it is
+/// issued as soon as group g is promoted, while the groups between still
+/// run, so that the tensor cores always have the next group queued. Every
+/// group completes within the iteration (C7514: no accumulator in flight
+/// across the back edge).
+void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
+                                             Value aLow, Value bLow,
+                                             SmallVector<Value> &next) {
+  SmallVector<std::function<Value(int64_t)>> scales;
+  for (int64_t w = 0; w < waves; ++w)
+    scales.push_back(loadStageScales(stage, w));
+  SmallVector<Value> finals(carried.begin() + 1, carried.begin() + 1 + waves);
+  SmallVector<Value> partials(carried.begin() + 1 + waves, carried.end());
+  int64_t parts = partColumns.size();
+  int64_t groups = waves * parts;
+  SmallVector<int64_t> firstColumn = {0};
+  for (int64_t q = 1; q < parts; ++q)
+    firstColumn.push_back(firstColumn.back() + partColumns[q - 1]);
+  // One wave's A rows are getWaveRows(t) rows of 128 bytes further on.
+  int64_t waveStep =
+      getDescriptorLowOffset(getWaveRows(t) * kSwizzle128BRowBytes);
+  auto issue = [&](int64_t g) {
+    int64_t w = g / parts, q = g % parts;
+    Value waveLow = w ? kb.add(aLow, kb.i32(w * waveStep)) : aLow;
+    partials[q] = issueMmas(partials[q], waveLow, bLow, firstColumn[q],
+                            partColumns[q], /*zeroFirst=*/true);
+  };
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  for (int64_t g = 0; g < std::min(parts, groups); ++g)
+    issue(g);
+  for (int64_t g = 0; g < groups; ++g) {
+    int64_t issued = std::min(g + parts, groups);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, issued - g - 1);
+    if (g == groups - 1)
+      releaseStage(stage);
+    int64_t w = g / parts, q = g % parts;
+    finals[w] = promotePart(finals[w], partials[q], firstColumn[q],
+                            partColumns[q], scales[w]);
+    if (g + parts < groups) {
+      // The promotion read the registers the next MMAs overwrite.
+      NVVM::WgmmaFenceAlignedOp::create(b);
+      issue(g + parts);
+    }
+  }
+  next.append(finals);
+  next.append(partials);
+}
+
+std::pair<SmallVector<Value>, Value>
+ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
   bool promote = p.promoteInterval != 0;
   Value zero = LLVM::ZeroOp::create(b, accType);
-  SmallVector<Value> init = {firstIteration, zero};
+  SmallVector<Value> init = {firstIteration};
+  init.append(waves, zero);
   if (promote)
     for (int64_t columns : partColumns)
       init.push_back(
@@ -444,7 +527,9 @@ std::pair<Value, Value> ConsumerMainloop::emit(Value firstIteration,
         kb.mbarrierWait(v.ring.fullBarrier(kb, stage),
                         v.ring.consumerParity(kb, iteration));
         SmallVector<Value> next = {kb.add(iteration, kb.i32(1))};
-        if (promote)
+        if (promote && waves > 1)
+          emitWavePromotedBlock(stage, carried, aLow, bLow, next);
+        else if (promote)
           emitPromotedBlock(stage, carried, aLow, bLow, next);
         else
           emitFastBlock(kBlock, kBegin, iteration, carried[1], aLow, bLow,
@@ -463,7 +548,8 @@ std::pair<Value, Value> ConsumerMainloop::emit(Value firstIteration,
     else
       release();
   }
-  return {loop[1], loop[0]};
+  return {SmallVector<Value>(loop.begin() + 1, loop.begin() + 1 + waves),
+          loop[0]};
 }
 
 /// One tile of a grouped GEMM (no stream-K): the K loop, empty for a tile
@@ -476,12 +562,13 @@ emitGroupedTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                 Value iteration) {
   TileCoordinate coord = emitTileOfUnit(kb, p, t, v, segment.unit);
   Value inGroup = emitIsGroupInRange(kb, coord.group, p.numGroups);
-  auto [result, iterationAfter] = mainloop.emit(
+  auto [results, iterationAfter] = mainloop.emit(
       iteration, segment.kBegin, emitGroupKEnd(kb, p, coord, segment));
-  kb.ifThen(inGroup, [&, result = result] {
+  Value result = results[0];
+  kb.ifThen(inGroup, [&] {
     // The group again (not kept live across the K loop).
-    Value group = emitTileOfUnit(kb, p, t, v, segment.unit).group;
-    KernelValues groupValues = getGroupValues(kb, p, v, group);
+    KernelValues groupValues =
+        getGroupValues(kb, p, v, emitTileOfUnit(kb, p, t, v, segment.unit));
     EpilogueThread groupThread = thread;
     if (thread.tensorScale)
       groupThread.tensorScale =
@@ -553,15 +640,15 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
         if (p.isGrouped())
           return emitGroupedTile(kb, p, t, v, thread, mainloop, segment,
                                  state[0]);
-        auto [result, iterationAfter] =
+        auto [results, iterationAfter] =
             mainloop.emit(state[0], segment.kBegin, segment.kEnd);
         if (!segment.streamK) {
-          emitTileEpilogue(kb, p, t, v, thread, segment.unit, result);
+          emitTileEpilogue(kb, p, t, v, thread, segment.unit, results);
           return SmallVector<Value>{iterationAfter};
         }
         StreamKTile tile = getStreamKTileAfter(kb, p, t, v, iterationAfter);
         emitStreamKFixup(
-            kb, t, v, tile, result, isStoreThread, [&](Value sums) {
+            kb, t, v, tile, results[0], isStoreThread, [&](Value sums) {
               emitTileEpilogue(kb, p, t, v, thread, tile.unit, sums);
             });
         return SmallVector<Value>{iterationAfter};

@@ -12,11 +12,18 @@ TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
                                       const GemmTiling &t,
                                       const KernelValues &v, Value unit) {
   TileCoordinate coord = emitGroupedTileCoordinate(
-      kb, unit, v.numMUnits, t.numNTiles(p.n), t.rasterGroup);
+      kb, unit, v.numMUnits, getNumNUnits(p, t), t.rasterGroup);
   if (t.clusterM > 1)
     coord.mTile =
         kb.add(kb.mul(coord.mTile, kb.i32(t.clusterM)), v.clusterRank);
-  if (p.isGrouped())
+  // A 1x2 cluster's second CTA past the last N tile (an odd tile count)
+  // computes a tile of zeros and stores nothing of it.
+  if (t.clusterN > 1)
+    coord.nTile =
+        kb.add(kb.mul(coord.nTile, kb.i32(t.clusterN)), v.clusterRank);
+  if (p.isMasked())
+    emitMaskedTile(kb, v.groupIndex, v.groupM, t.tileM, coord);
+  else if (p.isGrouped())
     coord.group = emitGroupOfTile(kb, v.groupIndex, coord.mTile, t.tileM);
   return coord;
 }
@@ -32,11 +39,38 @@ Value hopper::emitGroupKEnd(KernelBuilder &kb, const GemmProblem &p,
 }
 
 KernelValues hopper::getGroupValues(KernelBuilder &kb, const GemmProblem &p,
-                                    const KernelValues &v, Value group) {
+                                    const KernelValues &v,
+                                    const TileCoordinate &coord) {
   KernelValues values = v;
+  Value group = coord.group;
   if (group)
     values.bScaleInv = kb.globalElementPtr(
         v.bScaleInv, kb.mul(group, kb.i32(p.getBScaleElementsPerGroup())), 4);
+  if (!p.isMasked())
+    return values;
+  // The group's [M, N] of D and its per-row ([M]) or 1x128 ([ceil(K/128),
+  // roundup(M, 4)]) A scales, at 64-bit offsets; its rows end at its count.
+  ImplicitLocOpBuilder &b = kb.builder();
+  auto wide = [&](Value x) {
+    return arith::ExtUIOp::create(b, b.getI64Type(), x).getResult();
+  };
+  Value group64 = wide(group);
+  Value groupFirstRow = arith::MulIOp::create(b, group64, wide(v.groupM));
+  if (values.d)
+    values.d = kb.globalElementPtr(v.d, groupFirstRow,
+                                   p.n * getByteWidth(p.outElementType));
+  if (p.aScale == ScaleMode::Row)
+    values.aScaleInv = kb.globalElementPtr(v.aScaleInv, groupFirstRow, 4);
+  else if (p.aScale == ScaleMode::Blockwise)
+    values.aScaleInv = kb.globalElementPtr(
+        v.aScaleInv,
+        arith::MulIOp::create(
+            b, group64,
+            wide(kb.mul(kb.i32(p.numKBlocks(kBlockwiseScaleBlock)),
+                        kb.mul(kb.ceilDiv(v.groupM, kMNMajorScaleAlignment),
+                               kb.i32(kMNMajorScaleAlignment))))),
+        4);
+  values.m = coord.groupRows;
   return values;
 }
 

@@ -30,10 +30,25 @@ SmallVector<int64_t> hopper::getPromotionParts(int64_t tileN) {
   int64_t first = std::min<int64_t>((2 * tileN + 95) / 96 * 32, tileN - 32);
   return {first, tileN - first};
 }
+/// With several waves per consumer the groups (wave, part) form one chain
+/// in which each part's promotion overlaps the next group's MMAs and only
+/// the last group's promotion is exposed (emitWavePromotedBlock), so the
+/// parts are equal halves.
+SmallVector<int64_t> hopper::getWavePromotionParts(int64_t tileN) {
+  if (tileN < 64)
+    return {tileN};
+  int64_t first = tileN / 16 * 8;
+  return {first, tileN - first};
+}
 /// Promoted accumulation keeps the K block's partial sums (in the parts of
 /// getPromotionParts) and the promoted sums, tile N / 2 registers each per
 /// thread: 2 x 96 of the 232 a consumer thread gets.
 static constexpr int64_t kMaxPromotedTileN = 192;
+/// The tile of two 64-row waves per consumer (DeepGEMM's 256x128): the
+/// waves' promoted sums and one set of partial sums, 2 x 64 + 64 registers
+/// per thread at tile N 128.
+static constexpr int64_t kWaveTileM = 256;
+static constexpr int64_t kMaxWaveTileN = 128;
 /// The tiles of the launch variants of a dynamic-M kernel (tile M, tile N):
 /// for M too small to fill the SMs with the large tiles.
 static constexpr std::pair<int64_t, int64_t> kLaunchVariantTiles[] = {
@@ -136,9 +151,12 @@ static void setStreamK(GemmTiling &t, bool streamK) {
 }
 
 /// f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
-/// staging buffer would halve the pipeline depth.
+/// staging buffer would halve the pipeline depth. So does a masked grouped
+/// GEMM, which stores only each group's valid rows (a TMA store clips at
+/// the tensor's edge, not at the run-time count).
 static bool canStageOutput(const GemmProblem &p) {
-  return getByteWidth(p.outElementType) == 2 && !p.accumulateIntoC;
+  return getByteWidth(p.outElementType) == 2 && !p.accumulateIntoC &&
+         !p.isMasked();
 }
 
 /// A tile whose kMaxPipelineStages stages leave room for more takes up to
@@ -222,15 +240,32 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
   std::string message;
   llvm::raw_string_ostream os(message);
   if (t.swapAB && (t.tileM % 8 != 0 || t.tileM > 32 || t.tileN != 64 ||
-                   t.clusterM != 1 || t.tmaStoreEpilogue))
+                   getClusterSize(t) != 1 || t.tmaStoreEpilogue))
     os << "the sm_90a swap-AB kernels take tiles of 8, 16, 24 or 32 x 64 "
           "(64 B rows as the MMA's M, the tile's M as its N), no cluster and "
           "direct stores, got "
        << t.tileM << "x" << t.tileN;
-  else if (!t.swapAB && t.tileM != 64 && t.tileM != 128)
+  else if (!t.swapAB && t.tileM != 64 && t.tileM != 128 &&
+           t.tileM != kWaveTileM)
     os << "the sm_90a kernels take tile M 64 or 128 (one or two consumer "
-          "warpgroups), got "
+          "warpgroups) or "
+       << kWaveTileM << " (two consumer warpgroups of two 64-row waves), got "
        << t.tileM;
+  else if (t.tileM == kWaveTileM &&
+           (p.promoteInterval == 0 || p.hasBlockwiseColumnScales() ||
+            t.tileN > kMaxWaveTileN))
+    os << "a " << kWaveTileM
+       << "-row tile keeps the promoted sums of two 64-row waves per consumer "
+          "thread: it takes promoted accumulation, 128x128 or coarser B "
+          "scales and tile N <= "
+       << kMaxWaveTileN << ", got "
+       << (p.promoteInterval == 0 ? "fast accumulation"
+           : p.hasBlockwiseColumnScales()
+               ? "1x128 B scales"
+               : "tile N " + std::to_string(t.tileN));
+  else if (t.tileM == kWaveTileM && (t.streamK || p.isGrouped()))
+    os << "a " << kWaveTileM
+       << "-row tile takes neither stream-K nor a grouped GEMM";
   else if (p.isBlockwise() && !p.hasBlockwiseColumnScales() &&
            t.tileN > kScaleBlock + std::gcd(t.tileN, kScaleBlock))
     os << "the sm_90a blockwise kernels take the 128x128 B scales of at most "
@@ -247,10 +282,14 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
        << " blocks along N takes whole blocks per tile: expected tile N a "
           "multiple of "
        << kScaleBlock << ", got " << t.tileN;
-  else if (t.clusterN != 1 || (t.clusterM != 1 && t.clusterM != 2))
-    os << "the sm_90a kernels take clusters of 1x1 or 2x1 (two M tiles "
-          "sharing a multicast B tile), got "
+  else if (getClusterSize(t) > 2)
+    os << "the sm_90a kernels take clusters of 1x1, 2x1 (two M tiles "
+          "sharing a multicast B tile) or 1x2 (two N tiles sharing a "
+          "multicast A tile), got "
        << t.clusterM << "x" << t.clusterN;
+  else if (t.clusterN == 2 && (p.hasBlockwiseColumnScales() || p.isGrouped()))
+    os << "a 1x2 cluster (A multicast) takes neither 1x128 B scales nor a "
+          "grouped GEMM";
   else if (t.clusterM == 2 && (t.tileN / 2) % 8 != 0)
     os << "a 2x1 cluster splits the B tile in halves of whole 8-row core "
           "matrices: expected tile N a multiple of 16, got "
@@ -332,8 +371,12 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     int64_t multipleOf = canStageOutput(p) ? storeBoxColumns : 1;
     if (p.outQuantization == OutputQuantization::Block1x128)
       multipleOf = kScaleBlock;
-    t = getDefaultTiling(p, 128, pickLeastPaddedTileN(p.n, multipleOf),
-                         maxSharedMemory);
+    int64_t tileN = pickLeastPaddedTileN(p.n, multipleOf);
+    // A masked grouped GEMM's direct, count-guarded stores of per-row
+    // scaled 256-column tiles spill (ptxas): 128 columns.
+    if (p.isMasked())
+      tileN = std::min<int64_t>(tileN, 128);
+    t = getDefaultTiling(p, 128, tileN, maxSharedMemory);
   }
   std::string error = getTilingError(p, t, target);
   if (!error.empty())

@@ -165,6 +165,7 @@ FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op) {
   p.k = op.getK();
   p.staticM = op.getM();
   p.numGroups = op.getNumGroups();
+  p.groupLayout = op.getLayout();
   if (ShapedType::isDynamic(p.numGroups))
     return op.emitOpError() << "expected a static group count G (B is [G, N, "
                                "K]; one kernel is built per G, N and K)";
@@ -197,7 +198,8 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
       getRecipeName(p),
       getKernelDTypeName(p.aElementType), getKernelDTypeName(p.bElementType),
       getKernelDTypeName(p.outElementType), p.n, p.k, t.tileM, t.tileN, t.tileK,
-      t.stages, p.isGrouped() ? "grouped_" : "");
+      t.stages,
+      p.isMasked() ? "grouped_masked_" : (p.isGrouped() ? "grouped_" : ""));
   if (p.isGrouped())
     name += llvm::formatv("_g{0}", p.numGroups).str();
   if (t.clusterM * t.clusterN > 1)
@@ -287,10 +289,10 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
                 b.getDenseI32ArrayAttr({static_cast<int32_t>(numThreads), 1, 1}));
   func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                 b.getI32IntegerAttr(1));
-  if (t.clusterM > 1)
+  if (t.clusterM * t.clusterN > 1)
     func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                   b.getDenseI32ArrayAttr(
-                      {static_cast<int32_t>(t.clusterM), 1, 1}));
+                      {static_cast<int32_t>(t.clusterM * t.clusterN), 1, 1}));
 
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
@@ -356,6 +358,11 @@ private:
 };
 } // namespace
 
+/// The grouped GEMM's run-time group operand: DeepGEMM's names.
+static StringRef getGroupsOperandName(const GemmProblem &p) {
+  return p.isMasked() ? "masked_m" : "group_index";
+}
+
 static md::Operand makeOperand(StringRef name, Type type,
                                std::vector<md::Expr> shape,
                                md::OperandRole role) {
@@ -375,8 +382,14 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
                    : std::vector<md::Expr>{mn, num(k)};
   };
   auto &operands = metadata.operands;
+  // A masked grouped GEMM's A, D and per-row/1x128 A scales: G outermost.
+  auto perGroup = [&](std::vector<md::Expr> shape) {
+    if (p.isMasked() && !shape.empty())
+      shape.insert(shape.begin(), num(p.numGroups));
+    return shape;
+  };
   operands.push_back(makeOperand("a", p.aElementType,
-                                 stored(sym("M"), p.k, layout.aMNMajor),
+                                 perGroup(stored(sym("M"), p.k, layout.aMNMajor)),
                                  OperandRole::Input));
   std::vector<md::Expr> bShape = stored(num(p.n), p.k, layout.bMNMajor);
   if (p.isGrouped())
@@ -389,7 +402,7 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
   bool aUE8M0 = p.aScale == ScaleMode::MX || p.blockwiseAsMX;
   bool bUE8M0 = p.bScale == ScaleMode::MX || p.blockwiseAsMX;
   operands.push_back(makeOperand("a_scale_inv", aUE8M0 ? ue8m0 : f32,
-                                 getScaleShape(p.aScale, true),
+                                 perGroup(getScaleShape(p.aScale, true)),
                                  OperandRole::Input));
   operands.push_back(makeOperand("b_scale_inv", bUE8M0 ? ue8m0 : f32,
                                  getScaleShape(p.bScale, false),
@@ -402,8 +415,9 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
   // A grouped GEMM's B scales: one set per group, outermost.
   if (p.isGrouped()) {
     operands[3].shape.insert(operands[3].shape.begin(), num(p.numGroups));
-    operands.push_back(makeOperand("group_index",
-                                   IntegerType::get(ctx, 32), {sym("M")},
+    operands.push_back(makeOperand(getGroupsOperandName(p),
+                                   IntegerType::get(ctx, 32),
+                                   {p.isMasked() ? num(p.numGroups) : sym("M")},
                                    OperandRole::Input));
   }
   if (p.biasElementType)
@@ -416,7 +430,8 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
   if (p.outQuantization == OutputQuantization::Tensor)
     operands.push_back(
         makeOperand("result_scale", f32, {}, OperandRole::Input));
-  operands.push_back(makeOperand("d", p.outElementType, {sym("M"), num(p.n)},
+  operands.push_back(makeOperand("d", p.outElementType,
+                                 perGroup({sym("M"), num(p.n)}),
                                  OperandRole::Output));
   if (p.outQuantization == OutputQuantization::Tensor)
     operands.push_back(
@@ -521,9 +536,20 @@ md::TensorMap GemmMetadataBuilder::getScaleMap(StringRef name,
 
 void GemmMetadataBuilder::addTensorMaps(md::KernelMetadata &metadata) const {
   std::vector<md::TensorMap> &maps = *metadata.tensorMaps;
+  // With a 1x2 cluster each CTA loads (and multicasts) 1/clusterN of A,
+  // with a 2x1 cluster 1/clusterM of B.
   maps.push_back(getOperandMap("tma_a", "a", p.aElementType, sym("M"),
-                               layout.aMNMajor, layout.ctaTileM));
-  // With a cluster each CTA loads (and multicasts) 1/clusterM of B.
+                               layout.aMNMajor, layout.ctaTileM / t.clusterN));
+  if (p.isMasked()) {
+    // [G, M, K]: a box of the tile's rows of one group (rows past the
+    // group's M read zeros).
+    md::TensorMap &a = maps.back();
+    a.rank = 3;
+    a.dims.push_back(num(p.numGroups));
+    a.stridesBytes.push_back(md::Expr::mul(sym("M"), num(p.k)));
+    a.box.push_back(1);
+    a.elementStrides = std::vector<int64_t>{1, 1, 1};
+  }
   // A grouped GEMM's B: the groups' [N, K] weights stacked, [G * N, K].
   maps.push_back(getOperandMap(
       "tma_b", "b", p.bElementType,
@@ -579,7 +605,7 @@ void GemmMetadataBuilder::addParams(md::KernelMetadata &metadata) const {
   if (p.outputAmax)
     pointer("amax");
   if (p.isGrouped())
-    pointer("group_index");
+    pointer(getGroupsOperandName(p));
   if (p.outQuantization == OutputQuantization::Tensor)
     pointer("result_scale");
   if (p.hasFP8Output())
@@ -628,7 +654,7 @@ md::GemmInfo GemmMetadataBuilder::getDescription() const {
     info.streamK = true;
   if (p.isGrouped()) {
     info.groups = p.numGroups;
-    info.groupLayout = "m_contiguous";
+    info.groupLayout = stringifyGroupedLayout(p.groupLayout).str();
   }
   if (p.blockwiseAsMX) {
     // What the caller must pass as a_scale_inv / b_scale_inv (the operand

@@ -58,6 +58,22 @@ Value mlir::fp8::emitGroupOfTile(KernelBuilder &kb, Value groupIndex,
                  kb.globalElementPtr(groupIndex, firstRow, 4));
 }
 
+void mlir::fp8::emitMaskedTile(KernelBuilder &kb, Value maskedM, Value m,
+                               int64_t tileM, TileCoordinate &coord) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value tilesPerGroup = kb.ceilDiv(m, tileM);
+  Value group = kb.divu(coord.mTile, tilesPerGroup);
+  coord.mTile = kb.remu(coord.mTile, tilesPerGroup);
+  Value count =
+      kb.load(b.getI32Type(), kb.globalElementPtr(maskedM, group, 4));
+  // Signed: a negative count has no valid row.
+  Value active = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                       kb.mul(coord.mTile, kb.i32(tileM)),
+                                       count);
+  coord.group = arith::SelectOp::create(b, active, group, kb.i32(-1));
+  coord.groupRows = arith::MinSIOp::create(b, count, m);
+}
+
 Value mlir::fp8::emitIsGroupInRange(KernelBuilder &kb, Value group,
                                     int64_t numGroups) {
   return kb.ult(group, kb.i32(numGroups));

@@ -183,14 +183,14 @@ void KernelBuilder::cpAsyncArriveOn(Value barrier) {
   NVVM::CpAsyncMBarrierArriveOp::create(b, barrier, /*noinc=*/true);
 }
 
-void KernelBuilder::tmaLoad2d(Value dst, Value tensorMap, Value inner,
-                              Value outer, Value barrier, Value multicastMask) {
+void KernelBuilder::tmaLoad(Value dst, Value tensorMap, ValueRange coordinates,
+                            Value barrier, Value multicastMask) {
   // The `.shared::cluster` form takes a shared::cluster address; a CTA's own
   // shared address is a valid one (PTX ISA 9.7.9.25.5.1).
   Value clusterDst = LLVM::AddrSpaceCastOp::create(
       b, ptrType(AddressSpace::SharedCluster), dst);
   NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-      b, clusterDst, tensorMap, ValueRange{inner, outer}, barrier,
+      b, clusterDst, tensorMap, coordinates, barrier,
       /*im2colOffsets=*/ValueRange{}, multicastMask,
       /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
       /*group=*/NVVM::CTAGroupKindAttr(), /*predicate=*/Value());

@@ -228,6 +228,10 @@ void ProgramBuilder::use(int tensor, int step, bool writes) {
 LogicalResult ProgramBuilder::visitCall(func::CallOp call) {
   auto launcher = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
       call, call.getCalleeAttr());
+  if (auto info = launcher ? launcher->getAttrOfType<DictionaryAttr>(
+                                 kCollectiveAttrName)
+                           : DictionaryAttr())
+    return visitCollective(call, info);
   auto kernelRef =
       launcher ? launcher->getAttrOfType<SymbolRefAttr>(kLauncherKernelAttrName)
                : SymbolRefAttr();
@@ -293,6 +297,78 @@ LogicalResult ProgramBuilder::visitCall(func::CallOp call) {
     use(step.operands[k], index, operand.output);
   }
   steps_.push_back(std::move(step));
+  return success();
+}
+
+/// A call of a collective's declaration (fp8-lower-collectives): its
+/// input and output, the elements of one device's piece and the group.
+LogicalResult ProgramBuilder::visitCollective(func::CallOp call,
+                                              DictionaryAttr info) {
+  auto kind = info.getAs<StringAttr>("kind");
+  auto grid = info.getAs<FlatSymbolRefAttr>("grid");
+  auto axes = info.getAs<DenseI64ArrayAttr>("grid_axes");
+  auto size = info.getAs<IntegerAttr>("group_size");
+  auto reduction = info.getAs<StringAttr>("reduction");
+  Step step;
+  bool valid = kind && grid && axes && size && size.getInt() >= 1 &&
+               md::parseEnum(kind.getValue(), step.kind) &&
+               isCollective(step.kind) && call.getNumOperands() == 2 &&
+               (!reduction || md::parseEnum(reduction.getValue(),
+                                            step.reduction));
+  if (!valid)
+    return error(call) << "@" << call.getCallee() << " has a malformed '"
+                       << kCollectiveAttrName << "': " << info;
+  auto source = tensorOf_.find(call.getOperand(0));
+  auto target = tensorOf_.find(call.getOperand(1));
+  if (source == tensorOf_.end() || target == tensorOf_.end())
+    return error(call) << "the collective's operands are not arguments or "
+                          "allocations of the function";
+  step.source = source->second;
+  step.target = target->second;
+  if (tensors_[step.source].dtype != tensors_[step.target].dtype)
+    return error(call) << "the collective's input and output have different "
+                          "element types";
+  // One device's piece: the input of an all-reduce or all-gather, the
+  // output of a reduce-scatter or a slice.
+  bool pieceIsSource = step.kind == md::StepKind::AllReduce ||
+                       step.kind == md::StepKind::AllGather;
+  FailureOr<Expr> count = byteSize(
+      tensors_[pieceIsSource ? step.source : step.target].shape, 1);
+  if (failed(count))
+    return error(call) << "the collective's element count overflows";
+  step.count = *count;
+  step.group.grid = grid.getValue().str();
+  step.group.axes.assign(axes.asArrayRef().begin(), axes.asArrayRef().end());
+  step.group.size = size.getInt();
+  int index = static_cast<int>(steps_.size());
+  use(step.source, index, /*writes=*/false);
+  use(step.target, index, /*writes=*/true);
+  steps_.push_back(std::move(step));
+  return success();
+}
+
+/// A collective moves the elements of its tensors' types; a tensor a kernel
+/// reads or writes in another layout (padded or MN-major scales) would be
+/// moved in the wrong order.
+LogicalResult ProgramBuilder::checkCollectiveLayouts() {
+  for (const Step &step : steps_) {
+    if (!isCollective(step.kind))
+      continue;
+    for (int index : {step.source, step.target}) {
+      const Tensor &t = tensors_[index];
+      for (const Binding &binding : bindings_)
+        if (binding.tensor == index &&
+            final(binding.shape) != final(t.shape))
+          return error(binding.launch)
+                 << "kernel operand '" << binding.operand << "' takes "
+                 << describe(final(t.shape)) << " as "
+                 << describe(final(binding.shape))
+                 << ", a layout of its own, but the "
+                 << md::stringify(step.kind)
+                 << " step moves it in the order of its type: gather or scatter "
+                    "tensors the kernels read in their type's layout";
+    }
+  }
   return success();
 }
 

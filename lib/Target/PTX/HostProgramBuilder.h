@@ -30,6 +30,9 @@ namespace md = fp8schema;
 /// The attribute fp8-lower-* put on a launcher declaration: the kernel it
 /// launches.
 inline constexpr llvm::StringLiteral kLauncherKernelAttrName = "fp8.kernel";
+/// The attribute fp8-lower-collectives puts on a collective's declaration:
+/// what it does (kind, grid, grid_axes, group_size, reduction).
+inline constexpr llvm::StringLiteral kCollectiveAttrName = "fp8.collective";
 /// The attribute naming an argument or a result.
 inline constexpr llvm::StringLiteral kNameAttrName = "fp8.name";
 /// How a launcher argument is used (one-shot bufferization's attribute).
@@ -74,7 +77,18 @@ struct Step {
   int target = -1; // fill, copy
   int source = -1; // copy
   int byte = 0;    // fill
+  // Collectives (source, target):
+  md::Reduction reduction = md::Reduction::Sum;
+  Expr count; // elements of one device's piece
+  md::DeviceGroup group;
 };
+
+/// Whether a step kind is a collective across devices.
+inline bool isCollective(md::StepKind kind) {
+  return kind == md::StepKind::AllReduce || kind == md::StepKind::AllGather ||
+         kind == md::StepKind::ReduceScatter ||
+         kind == md::StepKind::AllSlice;
+}
 
 /// The kernels launched, read once.
 using KernelDescs = llvm::DenseMap<Operation *, KernelDesc>;
@@ -165,6 +179,8 @@ private:
   LogicalResult visitFill(linalg::FillOp fill);
   LogicalResult visitCopy(memref::CopyOp copy);
   LogicalResult visitCall(func::CallOp call);
+  LogicalResult visitCollective(func::CallOp call, DictionaryAttr info);
+  LogicalResult checkCollectiveLayouts();
   LogicalResult passInKernelLayout(const KernelOperand &operand, int index);
   LogicalResult finishKernelLayouts(func::CallOp call, const Step &step);
   LogicalResult checkSymbolsBound(const md::Function &out);

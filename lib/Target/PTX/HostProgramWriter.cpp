@@ -59,7 +59,7 @@ FailureOr<md::Function> ProgramBuilder::finish() {
       arg.written = true;
     out.arguments.push_back(std::move(arg));
   }
-  if (failed(readResults(out)))
+  if (failed(readResults(out)) || failed(checkCollectiveLayouts()))
     return failure();
   if (failed(placeBuffers(out)))
     return failure();
@@ -294,8 +294,18 @@ md::Step ProgramBuilder::writeStep(const Step &step) {
   written.kind = step.kind;
   if (step.kind == md::StepKind::Fill)
     written.byte = step.byte;
-  if (step.kind == md::StepKind::Copy)
+  if (step.kind == md::StepKind::Copy || isCollective(step.kind))
     written.source = tensors_[step.source].name;
+  if (isCollective(step.kind)) {
+    written.target = tensors_[step.target].name;
+    if (step.kind == md::StepKind::AllReduce ||
+        step.kind == md::StepKind::ReduceScatter)
+      written.reduction = step.reduction;
+    written.dtype = tensors_[step.source].dtype;
+    written.count = final(step.count);
+    written.group = step.group;
+    return written;
+  }
   if (step.kind != md::StepKind::Launch) {
     written.target = tensors_[step.target].name;
     return written;

@@ -64,6 +64,10 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
   FP8LowerQuantizeOptions quantize;
   quantize.strict = true;
   pm.addPass(createFP8LowerQuantize(quantize));
+  // The collectives of the shard dialect (fp8-shard-quantize's amax
+  // all-reduces and FP8 all-gathers) as launches of collective
+  // declarations, which the host program writes as collective steps.
+  pm.addPass(createFP8LowerCollectives());
   // Upstream one-shot bufferization, with dense row-major buffers at function
   // boundaries (what the kernels take): each launch becomes a call of its
   // launcher on buffers, its outputs new allocations (zero-filled where the

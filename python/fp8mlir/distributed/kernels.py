@@ -65,13 +65,20 @@ def _miss(error):
 
 # --- the kernels on one rank's values ---------------------------------------------------
 
+def _aligned(t):
+    """``t`` contiguous at a 16-byte aligned address (the kernels' contract):
+    a view into a flat shard may start anywhere, so such a view is copied."""
+    t = t.contiguous()
+    return t if t.data_ptr() % 16 == 0 else t.clone()
+
+
 def _per_tensor(values, scale, fmt):
     """(codes, scale_inv [1, 1] or None for no elements) of values * scale
     through the delayed-scaling kernel."""
     n = values.numel()
     if n == 0:
         return torch.zeros(values.shape, dtype=torch.uint8, device=values.device), None
-    flat = values.contiguous().reshape(-1)
+    flat = _aligned(values).reshape(-1)
     if n % FLAT_COLS:
         flat = F.pad(flat, (0, FLAT_COLS - n % FLAT_COLS))
     q = ops.quantize(flat.reshape(-1, FLAT_COLS), "delayed", dtype=FP8[fmt],
@@ -83,7 +90,7 @@ def _per_tensor(values, scale, fmt):
 def _rows_1x128(values):
     rows, cols = values.shape
     padded = ks.ceil_div(cols, BLOCK) * BLOCK
-    x = F.pad(values, (0, padded - cols)) if padded != cols else values.contiguous()
+    x = F.pad(values, (0, padded - cols)) if padded != cols else _aligned(values)
     width = ks.blockwise_width(cols, (1, BLOCK))
     q = ops.quantize(x.reshape(-1, width), "blockwise", block=(1, BLOCK))
     codes = q.data.view(torch.uint8).reshape(rows, padded)[:, :cols]
@@ -93,7 +100,7 @@ def _rows_1x128(values):
 def _tiles_128(values):
     rows, cols = values.shape
     padded = ks.blockwise_width(cols, (BLOCK, BLOCK))
-    x = F.pad(values, (0, padded - cols)) if padded != cols else values.contiguous()
+    x = F.pad(values, (0, padded - cols)) if padded != cols else _aligned(values)
     q = ops.quantize(x, "blockwise", block=(BLOCK, BLOCK))
     return q.data.view(torch.uint8)[:, :cols].contiguous(), q.scale_inv.contiguous().float()
 
@@ -176,7 +183,7 @@ def quantize_whole(values, spec):
         try:
             _resolve([ks.tensorwise_spec(shape[1], ops.HIGH_DTYPES[values.dtype], spec.fmt)],
                      values.device)
-            q = ops.quantize(values.contiguous(), "tensorwise", dtype=FP8[spec.fmt])
+            q = ops.quantize(_aligned(values), "tensorwise", dtype=FP8[spec.fmt])
             USAGE["quantize kernel (tensorwise, whole tensor)"] += 1
             return sh.ShardQuantized(q.data.view(torch.uint8), q.scale_inv.reshape(1, 1).float(),
                                      None, spec, shape)
@@ -209,7 +216,7 @@ class KernelBackend(TorchBackend):
 # --- GEMMs ----------------------------------------------------------------------------------
 
 def _padded(data, rows, cols):
-    data = data.contiguous()
+    data = _aligned(data)
     if tuple(data.shape) == (rows, cols):
         return data
     out = torch.zeros((rows, cols), dtype=torch.uint8, device=data.device)

@@ -15,15 +15,30 @@ TEST_GROUP_COUNTS = tuple(range(1, 9))
 WIDE_N, WIDE_K, WIDE_GROUPS = 2112, 7168, 4
 
 
-def test_spec(recipe, groups, n=TEST_N, k=TEST_K, out_dtype="bf16"):
-    return GroupedScaledMatmul(recipe, groups=groups, n=n, k=k, out_dtype=out_dtype)
+def test_spec(recipe, groups, n=TEST_N, k=TEST_K, out_dtype="bf16", layout="m_contiguous"):
+    return GroupedScaledMatmul(recipe, groups=groups, n=n, k=k, out_dtype=out_dtype,
+                               layout=layout)
+
+
+# The m_masked test's GEMMs: 4 groups of [M, 512] x [256, 512] per recipe
+# (M is a run-time extent: one kernel serves every M), 2 groups of
+# DeepSeek-V3-like partial tiles, and an f32 output.
+MASKED_GROUPS, WIDE_MASKED_GROUPS = 4, 2
+
+
+def masked_specs():
+    specs = [test_spec(r, MASKED_GROUPS, layout="m_masked") for r in GROUPED_RECIPES]
+    specs += [test_spec(r, WIDE_MASKED_GROUPS, WIDE_N, WIDE_K, layout="m_masked")
+              for r in GROUPED_RECIPES]
+    specs.append(test_spec("rowwise", MASKED_GROUPS, out_dtype="f32", layout="m_masked"))
+    return specs
 
 
 def test_specs():
     specs = [test_spec(r, g) for r in GROUPED_RECIPES for g in TEST_GROUP_COUNTS]
     specs += [test_spec(r, WIDE_GROUPS, WIDE_N, WIDE_K) for r in GROUPED_RECIPES]
     specs += [test_spec("rowwise", 3, out_dtype="f32"), test_spec("blockwise", 3, out_dtype="f16")]
-    return specs
+    return specs + masked_specs()
 
 
 # bench/bench_grouped.py: DeepSeek-V3's MoE expert GEMMs (N x K of the
@@ -68,3 +83,15 @@ class ContiguousProblem:
         """torch._scaled_grouped_mm's offs: each padded group's end row."""
         ends = [s + r + (-r % GROUP_ALIGNMENT) for s, r in zip(self.starts, self.rows)]
         return torch.tensor(ends, dtype=torch.int32, device="cuda")
+
+
+class MaskedProblem:
+    """The m_masked layout's problem: G groups of `m` rows each, of which
+    `counts[g]` are valid, and the per-group f64 reference of the
+    subclass's `a_exact` [G, M, K] and `b_exact[g]` [N, K]."""
+
+    def __init__(self, counts, m, n, k):
+        self.counts, self.m, self.n, self.k, self.g = list(counts), m, n, k, len(counts)
+
+    def reference(self, g):
+        return self.a_exact[g, :self.counts[g]] @ self.b_exact[g].t()

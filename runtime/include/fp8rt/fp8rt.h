@@ -54,7 +54,10 @@ typedef enum fp8rt_status {
   /* A file could not be read. */
   FP8RT_ERROR_IO,
   /* Out of host memory, or a bug in fp8rt. */
-  FP8RT_ERROR_INTERNAL
+  FP8RT_ERROR_INTERNAL,
+  /* A collective step failed in the caller's collective backend, or a
+   * function with collective steps was called without one. */
+  FP8RT_ERROR_COLLECTIVE
 } fp8rt_status;
 
 /* Element types. The FP8 formats (e4m3, e5m2) and the ue8m0 scale format are
@@ -285,6 +288,72 @@ FP8RT_API fp8rt_status fp8rt_function_call(
     fp8rt_function *function, const fp8rt_tensor *arguments, int num_arguments,
     const fp8rt_tensor *results, int num_results, void *workspace,
     size_t workspace_bytes, void *cu_stream);
+
+/* ---- Collectives ----------------------------------------------------------
+ *
+ * A function compiled from sharded IR (fp8-shard-quantize) has collective
+ * steps in its program: all_reduce (sum or max), all_gather and
+ * reduce_scatter across a group of devices, and all_slice (this device's
+ * piece of a tensor every device holds, a device-to-device copy). A call
+ * runs them in order with the kernels, on the call's stream, through the
+ * caller's collective backend: a table of functions that enqueue the
+ * collective on `cu_stream` (NCCL's ncclAllReduce, ncclAllGather,
+ * ncclReduceScatter take exactly these arguments). A device group is the
+ * axes `axes` of the device grid `grid` (a shard.grid of the compiled
+ * input), `size` devices; the backend maps it to a communicator and checks
+ * its size. Each function returns 0 on success; anything else fails the call
+ * with FP8RT_ERROR_COLLECTIVE and the backend's `last_error` text (when
+ * given). Pointers are device addresses; counts are elements. */
+
+typedef enum fp8rt_reduction { FP8RT_REDUCE_SUM, FP8RT_REDUCE_MAX } fp8rt_reduction;
+
+typedef struct fp8rt_device_group {
+  const char *grid;     /* the shard.grid's name, e.g. "tp" */
+  const int64_t *axes;  /* the grid axes the group spans */
+  int num_axes;
+  int64_t size;         /* devices in the group */
+} fp8rt_device_group;
+
+typedef struct fp8rt_collectives {
+  void *user_data; /* passed back to every function */
+  /* This device's index in the group, 0 <= *rank < group->size. */
+  int (*rank)(void *user_data, const fp8rt_device_group *group, int64_t *rank);
+  /* recv = the reduction over the group of send, `count` elements each. */
+  int (*all_reduce)(void *user_data, const fp8rt_device_group *group,
+                    const void *send, void *recv, size_t count,
+                    fp8rt_dtype dtype, fp8rt_reduction op, void *cu_stream);
+  /* recv = every device's `send_count` elements, in rank order. */
+  int (*all_gather)(void *user_data, const fp8rt_device_group *group,
+                    const void *send, void *recv, size_t send_count,
+                    fp8rt_dtype dtype, void *cu_stream);
+  /* recv = this device's `recv_count` elements (the rank-th piece) of the
+   * reduction over the group of send (size * recv_count elements each). */
+  int (*reduce_scatter)(void *user_data, const fp8rt_device_group *group,
+                        const void *send, void *recv, size_t recv_count,
+                        fp8rt_dtype dtype, fp8rt_reduction op, void *cu_stream);
+  /* Optional (NULL): the message of the backend's last failure. */
+  const char *(*last_error)(void *user_data);
+} fp8rt_collectives;
+
+/* Sets the collective backend of every function of the module (the table is
+ * copied; NULL removes it). Not while a call of the module is running. A
+ * call of a function with collective steps and no backend, or a backend
+ * without a function it needs, fails before anything is enqueued
+ * (FP8RT_ERROR_COLLECTIVE). */
+FP8RT_API fp8rt_status fp8rt_module_set_collectives(
+    fp8rt_module *module, const fp8rt_collectives *collectives);
+
+/* The number of collective steps of the function (0: it runs on one device). */
+FP8RT_API int fp8rt_function_num_collectives(const fp8rt_function *function);
+
+/* A backend on an NCCL communicator (ncclComm_t `nccl_comm`, one group: the
+ * communicator's ranks): libnccl.so.2 is loaded with dlopen at the first
+ * call (never linked), like the CUDA driver. FP8 and UE8M0 data move as
+ * bytes; sums and maxima of f32, bf16 and f16 use NCCL's reductions (a NaN
+ * amax is not propagated by NCCL's max). The group's size must be the
+ * communicator's. The communicator must outlive the module's calls. */
+FP8RT_API fp8rt_status fp8rt_nccl_collectives(void *nccl_comm,
+                                              fp8rt_collectives *out);
 
 /* Message of the last failed fp8rt call on the calling thread ("" if none
  * failed yet). Successful calls leave it unchanged. Valid until the next

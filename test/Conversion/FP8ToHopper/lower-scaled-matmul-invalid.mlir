@@ -49,7 +49,7 @@ func.func @promote_interval(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4
 // -----
 
 func.func @tile_m(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x64xbf16> {
-  // expected-error @+1 {{the sm_90a kernels take tile M 64 or 128 (one or two consumer warpgroups), got 192}}
+  // expected-error @+1 {{the sm_90a kernels take tile M 64 or 128 (one or two consumer warpgroups) or 256 (two consumer warpgroups of two 64-row waves), got 192}}
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 192x128x128>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x64xbf16>
   return %0 : tensor<128x64xbf16>
 }
@@ -72,9 +72,33 @@ func.func @promote_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M
 
 // -----
 
-func.func @cluster(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
-  // expected-error @+1 {{the sm_90a kernels take clusters of 1x1 or 2x1 (two M tiles sharing a multicast B tile), got 1x2}}
-  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x256x128, cluster = 1x2>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
+func.func @cluster(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<256x2xf32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{a 1x2 cluster (A multicast) takes neither 1x128 B scales nor a grouped GEMM}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, cluster = 1x2>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x2xf32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @wave_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{a 256-row tile keeps the promoted sums of two 64-row waves per consumer thread: it takes promoted accumulation, 128x128 or coarser B scales and tile N <= 128, got tile N 192}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 256x192x128, stages = 2>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @wave_tile_column_scales(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<256x2xf32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{a 256-row tile keeps the promoted sums of two 64-row waves per consumer thread: it takes promoted accumulation, 128x128 or coarser B scales and tile N <= 128, got 1x128 B scales}}
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 256x128x128, stages = 3>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x2xf32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @wave_tile_stream_k(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{a 256-row tile takes neither stream-K nor a grouped GEMM}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 256x128x128, stages = 3, stream_k = true>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
   return %0 : tensor<128x256xbf16>
 }
 

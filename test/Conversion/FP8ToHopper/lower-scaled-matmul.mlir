@@ -385,3 +385,47 @@ func.func @no_stream_k(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4096x7168xf8E4M3F
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x192x128, stream_k = false>} : (tensor<?x7168xf8E4M3FN>, tensor<4096x7168xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4096xbf16>
   return %0 : tensor<?x4096xbf16>
 }
+
+// -----
+
+// The 256x128 tile with a 1x2 cluster: two consumer warpgroups of two
+// 64-row waves each (384 threads), the CTA pair sharing the A tile (each
+// loads 128 of its rows and multicasts them; B is not multicast), the output
+// staged for boxes of all 256 rows. A K block's MMAs run as groups (wave,
+// part) of 64 + 64 columns; the second wave's (A rows 128 further on: 1024
+// in the descriptor's 16-byte units) reuse the partial accumulators, each
+// issued once the first wave's same part is promoted, and the stage is
+// freed (in both CTAs) after the last group.
+// CHECK-LABEL: func.func @wave_tile
+// CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n7168_k2048_t256x128x128_s3_c1x2(
+// CHECK-SAME: block = [384, 1, 1]
+// CHECK-SAME: cluster = [2, 1, 1]
+// CHECK-SAME: {box = [64, 256], dims = [7168, "M"], dtype = "bf16"
+// CHECK: nvvm.setmaxregister  decrease 40
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg0, %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %c3_i16
+// CHECK-NEXT: llvm.addrspacecast
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg1, %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// CHECK: nvvm.setmaxregister  increase 232
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: <m = 64, n = 64, k = 32>
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-COUNT-4: <m = 64, n = 64, k = 32>
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NEXT: %c1024_i32 = arith.constant 1024 : i32
+// CHECK-COUNT-4: <m = 64, n = 64, k = 32>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: <m = 64, n = 64, k = 32>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<7>
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<7>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.cluster.arrive {aligned}
+func.func @wave_tile(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>, %sa: tensor<?x16xf32>, %sb: tensor<56x16xf32>) -> tensor<?x7168xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 256x128x128, stages = 3, cluster = 1x2>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<?x16xf32>, tensor<56x16xf32>) -> tensor<?x7168xbf16>
+  return %0 : tensor<?x7168xbf16>
+}

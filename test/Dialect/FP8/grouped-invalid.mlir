@@ -93,7 +93,7 @@ func.func @mixed_scales(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3F
 
 func.func @group_index_rows(%a: tensor<256x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
                             %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<128xi32>) {
-  // expected-error @+1 {{expected group_index of shape [256] ([M], the group of each row of A), got [128]}}
+  // expected-error @+1 {{expected groups of shape [256] ([M], the group of each row of A), got [128]}}
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
       {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>,
        b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
@@ -151,5 +151,96 @@ func.func @ue8m0_scales(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3F
        b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>}
       : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf8E8M0FNU>,
          tensor<2x2x4xf8E8M0FNU>, tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @masked_a_rank(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                         %sa: tensor<f32>, %sb: tensor<2xf32>, %c: tensor<2xi32>) {
+  // expected-error @+1 {{expected A of rank 3 ([G, M, K], the rows of each group), got [?, 512]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c
+      {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>,
+         tensor<2xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @masked_groups_mismatch(%a: tensor<3x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                                  %sa: tensor<f32>, %sb: tensor<2xf32>, %c: tensor<2xi32>) {
+  // expected-error @+1 {{expected A [G, M, K] and B [G, N, K] to have the same G, got [3, ?, 512] and [2, 256, 512]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c
+      {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<3x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>,
+         tensor<2xi32>) -> tensor<3x?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @masked_k_mismatch(%a: tensor<2x?x384xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                             %sa: tensor<f32>, %sb: tensor<2xf32>, %c: tensor<2xi32>) {
+  // expected-error @+1 {{expected A [G, M, K] and B [G, N, K] to have the same K, got [2, ?, 384] and [2, 256, 512]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c
+      {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<2x?x384xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>,
+         tensor<2xi32>) -> tensor<2x?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @masked_counts(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                         %sa: tensor<f32>, %sb: tensor<2xf32>, %c: tensor<3xi32>) {
+  // expected-error @+1 {{expected groups of shape [2] ([G], the valid rows of each group), got [3]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c
+      {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<2x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>,
+         tensor<3xi32>) -> tensor<2x?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @masked_result(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                         %sa: tensor<f32>, %sb: tensor<2xf32>, %c: tensor<2xi32>) {
+  // expected-error @+1 {{expected the result of shape [2, ?, 256] ([G, M, N]), got [?, 256]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c
+      {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tensor>,
+       b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<2x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>,
+         tensor<2xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @masked_row_scales(%a: tensor<2x64x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                             %sa: tensor<64x1xf32>, %sb: tensor<2x256x1xf32>, %c: tensor<2xi32>) {
+  // expected-error @+1 {{expected a_scale_inv of shape [2, 64, 1] (granularity row of A [2, 64, 512]), got [64, 1]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c
+      {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<row>,
+       b_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<2x64x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<64x1xf32>,
+         tensor<2x256x1xf32>, tensor<2xi32>) -> tensor<2x64x256xbf16>
+  return
+}
+
+// -----
+
+func.func @masked_block_scales(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                               %sa: tensor<2x?x5xf32>, %sb: tensor<2x2x4xf32>, %c: tensor<2xi32>) {
+  // expected-error @+1 {{expected a_scale_inv of shape [2, ?, 4] (granularity tile 1x128 of A [2, ?, 512]), got [2, ?, 5]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c
+      {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>}
+      : (tensor<2x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<2x?x5xf32>,
+         tensor<2x2x4xf32>, tensor<2xi32>) -> tensor<2x?x256xbf16>
   return
 }

@@ -45,3 +45,51 @@ func.func @tensorwise(%a: tensor<256x512xf8E5M2>, %b: tensor<2x256x512xf8E4M3FN>
          tensor<2xf32>, tensor<256xi32>) -> tensor<256x256xf32>
   return %d : tensor<256x256xf32>
 }
+
+// The m_masked layout: A [G, M, K], the valid rows of each group [G], D
+// [G, M, N]; per-row and 1x128 A scales per group.
+// CHECK-LABEL: func.func @masked_blockwise
+// CHECK: fp8.grouped_scaled_matmul {{.*}} layout = #fp8.grouped_layout<m_masked>}
+// CHECK-SAME: (tensor<4x?x7168xf8E4M3FN>, tensor<4x4096x7168xf8E4M3FN>, tensor<4x?x56xf32>, tensor<4x32x56xf32>, tensor<4xi32>) -> tensor<4x?x4096xbf16>
+func.func @masked_blockwise(%a: tensor<4x?x7168xf8E4M3FN>, %b: tensor<4x4096x7168xf8E4M3FN>,
+                            %sa: tensor<4x?x56xf32>, %sb: tensor<4x32x56xf32>,
+                            %counts: tensor<4xi32>) -> tensor<4x?x4096xbf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %counts
+      {layout = #fp8.grouped_layout<m_masked>,
+       a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tile 128x128>,
+       accumulation = #fp8.accumulation<promoted(128)>}
+      : (tensor<4x?x7168xf8E4M3FN>, tensor<4x4096x7168xf8E4M3FN>, tensor<4x?x56xf32>,
+         tensor<4x32x56xf32>, tensor<4xi32>) -> tensor<4x?x4096xbf16>
+  return %d : tensor<4x?x4096xbf16>
+}
+
+// CHECK-LABEL: func.func @masked_rowwise
+// CHECK: fp8.grouped_scaled_matmul
+// CHECK-SAME: (tensor<2x256x2048xf8E4M3FN>, tensor<2x7168x2048xf8E4M3FN>, tensor<2x256x1xf32>, tensor<2x7168x1xf32>, tensor<2xi32>) -> tensor<2x256x7168xf16>
+func.func @masked_rowwise(%a: tensor<2x256x2048xf8E4M3FN>, %b: tensor<2x7168x2048xf8E4M3FN>,
+                          %sa: tensor<2x256x1xf32>, %sb: tensor<2x7168x1xf32>,
+                          %counts: tensor<2xi32>) -> tensor<2x256x7168xf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %counts
+      {layout = #fp8.grouped_layout<m_masked>,
+       a_granularity = #fp8.granularity<row>, b_granularity = #fp8.granularity<row>,
+       accumulation = #fp8.accumulation<fast>}
+      : (tensor<2x256x2048xf8E4M3FN>, tensor<2x7168x2048xf8E4M3FN>, tensor<2x256x1xf32>,
+         tensor<2x7168x1xf32>, tensor<2xi32>) -> tensor<2x256x7168xf16>
+  return %d : tensor<2x256x7168xf16>
+}
+
+// CHECK-LABEL: func.func @masked_tensorwise
+// CHECK: fp8.grouped_scaled_matmul
+// CHECK-SAME: (tensor<2x64x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<2xi32>) -> tensor<2x64x256xf32>
+func.func @masked_tensorwise(%a: tensor<2x64x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                             %sa: tensor<f32>, %sb: tensor<2xf32>,
+                             %counts: tensor<2xi32>) -> tensor<2x64x256xf32> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %counts
+      {layout = #fp8.grouped_layout<m_masked>,
+       a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>,
+       accumulation = #fp8.accumulation<fast>}
+      : (tensor<2x64x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>,
+         tensor<2xf32>, tensor<2xi32>) -> tensor<2x64x256xf32>
+  return %d : tensor<2x64x256xf32>
+}

@@ -661,7 +661,7 @@ func.func @linear_delayed_without_scales(%x: tensor<4x64xbf16>, %w: tensor<8x64x
 // -----
 
 func.func @linear_scales_without_delayed(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>, %s: tensor<f32>) -> tensor<4x8xbf16> {
-  // expected-error @+1 {{scale operands are only accepted under delayed scaling; recipe #fp8.blockwise<> computes its scales from the data}}
+  // expected-error @+1 {{scale operands are only accepted under per-tensor (delayed or current) scaling; recipe #fp8.blockwise<> computes its scales from the data}}
   %y = fp8.linear %x, %w scales(%s, %s) {recipe = #fp8.blockwise<>} : (tensor<4x64xbf16>, tensor<8x64xbf16>, tensor<f32>, tensor<f32>) -> tensor<4x8xbf16>
   return %y : tensor<4x8xbf16>
 }

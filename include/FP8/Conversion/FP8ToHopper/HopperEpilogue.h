@@ -32,11 +32,13 @@ struct EpilogueThread {
 Value emitScaledOutput(KernelBuilder &kb, const GemmProblem &p, Value x,
                        ArrayRef<Value> scales, Value bias);
 
-/// The epilogue of the tile of work unit `unit` on its sums `result` (the
-/// accumulator of tile N / 2 f32 per thread).
+/// The epilogue of the tile of work unit `unit` on its sums `results`, one
+/// accumulator of tile N / 2 f32 per thread for each of the consumer's
+/// waves (getNumWaves).
 void emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
                       const GemmTiling &t, const KernelValues &v,
-                      const EpilogueThread &thread, Value unit, Value result);
+                      const EpilogueThread &thread, Value unit,
+                      ArrayRef<Value> results);
 
 } // namespace mlir::fp8::hopper
 

@@ -31,19 +31,45 @@ namespace mlir::fp8::hopper {
 
 inline int64_t getByteWidth(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
-/// Consumer warpgroups: each owns 64 rows of the tile (of the transposed
-/// tile's tileN rows with swap-AB, which takes one).
+/// Consumer warpgroups: one per 64 rows of a tile of 64 or 128 rows; two
+/// for a 256-row tile; one for a swap-AB tile (its transposed tile's tileN
+/// rows).
 inline int64_t getNumConsumers(const GemmTiling &t) {
-  return t.swapAB ? 1 : t.tileM / 64;
+  return t.swapAB ? 1 : std::min<int64_t>(t.tileM / 64, 2);
+}
+/// The 64-row waves of each consumer warpgroup: 1, or 2 for a 256-row tile
+/// (a swap-AB tile has one).
+/// Wave w of consumer c holds tile rows 64 * (c + consumers * w) on, so the
+/// consumers' waves w together are rows [128w, 128w + 128).
+inline int64_t getNumWaves(const GemmTiling &t) {
+  return t.swapAB ? 1 : t.tileM / 64 / getNumConsumers(t);
+}
+/// The tile rows between a consumer's waves.
+inline int64_t getWaveRows(const GemmTiling &t) {
+  return 64 * getNumConsumers(t);
 }
 /// Columns of a consumer's wgmma accumulator (the MMA's N): the tile's N, or
 /// its M with swap-AB.
 inline int64_t getAccumulatorColumns(const GemmTiling &t) {
   return t.swapAB ? t.tileM : t.tileN;
 }
+/// CTAs of a cluster: 2x1 (two M tiles, B multicast) or 1x2 (two N tiles,
+/// A multicast).
+inline int64_t getClusterSize(const GemmTiling &t) {
+  return t.clusterM * t.clusterN;
+}
 /// A producer warpgroup and the consumers.
 inline int64_t getNumThreads(const GemmTiling &t) {
   return kWarpgroupThreads * (1 + getNumConsumers(t));
+}
+/// Units of work along N: tile columns, in pairs with a 1x2 cluster.
+inline int64_t getNumNUnits(const GemmProblem &p, const GemmTiling &t) {
+  return llvm::divideCeil(t.numNTiles(p.n), t.clusterN);
+}
+/// Whether the epilogue guards columns past N: a partial last tile, or the
+/// tile past the last of an odd number of them (a 1x2 cluster's pair).
+inline bool needsColumnGuard(const GemmProblem &p, const GemmTiling &t) {
+  return p.n % (t.tileN * t.clusterN) != 0;
 }
 /// Shared memory of one pipeline stage's A and B tiles.
 inline int64_t getStageBytes(const GemmTiling &t) {
@@ -114,9 +140,13 @@ struct KernelValues : GemmKernelParams {
   /// The output staging buffer (TMA-store epilogue).
   Value epilogueBuffer;
   /// Work is scheduled in units of `clusterM` vertically adjacent tiles
-  /// (one per CTA of the cluster, sharing the B tile).
+  /// (one per CTA of the cluster, sharing the B tile) or `clusterN`
+  /// horizontally adjacent ones (sharing the A tile).
   Value numMUnits;
   Value numUnits;
+  /// m_masked: the rows of each group (the `m` parameter; `m` itself is
+  /// the group's valid rows in the epilogue, getGroupValues).
+  Value groupM;
   Value clusterRank; ///< 0 without a cluster
   Value firstUnit;   ///< this CTA's cluster index
   Value unitStride;  ///< number of clusters

@@ -49,10 +49,12 @@ TileCoordinate emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
 Value emitGroupKEnd(KernelBuilder &kb, const GemmProblem &p,
                     const TileCoordinate &coord, const WorkSegment &segment);
 
-/// `v` with the B scales of group `group` (a grouped GEMM's; `v` itself
-/// when `group` is null).
+/// `v` with the B scales of the group of `coord` (a grouped GEMM's; `v`
+/// itself when `coord.group` is null). m_masked: also the group's D and A
+/// scales, and `m` its valid rows (for the epilogue: the producer's scale
+/// copies take `v`'s M).
 KernelValues getGroupValues(KernelBuilder &kb, const GemmProblem &p,
-                            const KernelValues &v, Value group);
+                            const KernelValues &v, const TileCoordinate &coord);
 
 /// Calls `body` for the work of this CTA in order: the whole units, then
 /// its stream-K segments (each the rest of a tile, or of this CTA's blocks

@@ -66,6 +66,8 @@ md::KernelMetadata buildKernelMetadata(StringRef name, const ChipInfo &chip,
 /// Column parts of a promoted tile, issued and promoted in this order
 /// (emitConsumer).
 SmallVector<int64_t> getPromotionParts(int64_t tileN);
+/// The same for a consumer of several 64-row waves (a 256-row tile).
+SmallVector<int64_t> getWavePromotionParts(int64_t tileN);
 
 } // namespace mlir::fp8::hopper
 

@@ -129,6 +129,15 @@ struct GemmProblem {
   /// kGroupRowAlignment) and skips tiles of group -1. 0: a dense GEMM.
   int64_t numGroups = 0;
   bool isGrouped() const { return numGroups != 0; }
+  /// Where a grouped GEMM's groups lie. m_masked: A is [G, M, K] (a 3-D
+  /// tensor map), D [G, M, N], M the rows of each group (the `m`
+  /// parameter), and the `masked_m` operand [G] the valid rows of each
+  /// group; per-row and 1x128 A scales are one set per group (G
+  /// outermost), and no row from a group's count on is computed or stored.
+  GroupedLayout groupLayout = GroupedLayout::MContiguous;
+  bool isMasked() const {
+    return isGrouped() && groupLayout == GroupedLayout::MMasked;
+  }
   /// Elements of one group's B scales: 1 per tensor, N per row, one per
   /// 128x128 tile.
   int64_t getBScaleElementsPerGroup() const {
@@ -259,7 +268,8 @@ SmallVector<int32_t> getGridConstantParams(const GemmTiling &tiling);
 /// when the problem has none.
 struct GemmKernelParams {
   Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, amax, m;
-  /// Grouped GEMMs only: the i32 group of each row of A.
+  /// Grouped GEMMs only: the i32 group of each row of A (m_contiguous), the
+  /// i32 valid rows of each group (m_masked).
   Value groupIndex;
   /// An FP8 D: its given scale (OutputQuantization::Tensor) and the
   /// scale_inv the kernel writes; null otherwise.

@@ -33,8 +33,11 @@ struct TileCoordinate {
   Value mTile;
   Value nTile;
   /// A grouped GEMM's: the group (expert) of the tile's rows, from the
-  /// `group_index` operand (emitGroupOfTile); null for a dense GEMM.
+  /// `group_index` operand (emitGroupOfTile; m_masked: emitMaskedTile);
+  /// null for a dense GEMM.
   Value group;
+  /// m_masked only: the valid rows of the tile's group (at most M).
+  Value groupRows;
 };
 TileCoordinate emitGroupedTileCoordinate(KernelBuilder &kb, Value linearTile,
                                          Value numMTiles, int64_t numNTiles,
@@ -50,6 +53,16 @@ TileCoordinate emitGroupedTileCoordinate(KernelBuilder &kb, Value linearTile,
 /// read one group's weight [N, K] from L2.
 Value emitGroupOfTile(KernelBuilder &kb, Value groupIndex, Value mTile,
                       int64_t tileM);
+
+/// Group scheduling of an m_masked grouped GEMM: tile row `mTile` of the
+/// G groups' ceil(M / tileM) tile rows each becomes the tile row within its
+/// group (`coord.mTile`), and `coord.group` the group if the tile has a
+/// valid row (its first row is below the group's count, read from
+/// `maskedM`, the i32 valid rows of each group), else -1: tiles wholly past
+/// the count are skipped like m_contiguous padding, whatever the count.
+/// `coord.groupRows` is the group's count clamped to [.., M].
+void emitMaskedTile(KernelBuilder &kb, Value maskedM, Value m, int64_t tileM,
+                    TileCoordinate &coord);
 
 /// Whether `group` names one of `numGroups` groups (unsigned compare: the
 /// padding rows' -1 is not one): tiles of other groups are skipped, neither

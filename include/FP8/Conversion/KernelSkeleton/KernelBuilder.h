@@ -138,7 +138,13 @@ public:
   /// every CTA of the cluster whose bit is set, completing on each one's
   /// barrier at the same offset.
   void tmaLoad2d(Value dst, Value tensorMap, Value inner, Value outer,
-                 Value barrier, Value multicastMask = Value());
+                 Value barrier, Value multicastMask = Value()) {
+    tmaLoad(dst, tensorMap, {inner, outer}, barrier, multicastMask);
+  }
+  /// The same with one coordinate per dimension of the tensor map,
+  /// innermost first.
+  void tmaLoad(Value dst, Value tensorMap, ValueRange coordinates,
+               Value barrier, Value multicastMask = Value());
   /// A 2-D TMA tile store of the shared box at `src` to (`inner`, `outer`) of
   /// `tensorMap`; out-of-bounds parts of the box are not written.
   void tmaStore2d(Value tensorMap, Value src, Value inner, Value outer);

@@ -30,10 +30,19 @@ static int64_t getExtent(Value v, unsigned dim) {
   return dim < shape.size() ? shape[dim] : ShapedType::kDynamic;
 }
 
-int64_t GroupedScaledMatmulOp::getM() { return getExtent(getA(), 0); }
+/// A masked layout's A is [G, M, K] (rows of each group), the others' [M, K].
+static bool isMasked(GroupedScaledMatmulOp op) {
+  return op.getLayout() == GroupedLayout::MMasked;
+}
+
+int64_t GroupedScaledMatmulOp::getM() {
+  return getExtent(getA(), isMasked(*this) ? 1 : 0);
+}
 int64_t GroupedScaledMatmulOp::getNumGroups() { return getExtent(getB(), 0); }
 int64_t GroupedScaledMatmulOp::getN() { return getExtent(getB(), 1); }
-int64_t GroupedScaledMatmulOp::getK() { return getExtent(getA(), 1); }
+int64_t GroupedScaledMatmulOp::getK() {
+  return getExtent(getA(), isMasked(*this) ? 2 : 1);
+}
 
 /// Checks `value`'s shape against `expected`, naming what it holds.
 static LogicalResult expectShape(GroupedScaledMatmulOp op, StringRef name,
@@ -73,20 +82,52 @@ static LogicalResult verifyGranularities(GroupedScaledMatmulOp op) {
          << ga.describe() << " and " << gb.describe();
 }
 
+/// The operand shapes of the layout: A, the result and `groups`, with what
+/// each holds.
+namespace {
+struct LayoutShapes {
+  unsigned aRank;
+  const char *aShape, *aText, *resultText, *groupsText;
+  SmallVector<int64_t> result, groups;
+};
+} // namespace
+
+static LayoutShapes getLayoutShapes(GroupedScaledMatmulOp op) {
+  int64_t m = op.getM(), g = op.getNumGroups(), n = op.getN();
+  if (isMasked(op))
+    return {3,
+            "[G, M, K]",
+            "[G, M, K], the rows of each group",
+            "[G, M, N]",
+            "[G], the valid rows of each group",
+            {g, m, n},
+            {g}};
+  return {2,        "[M, K]", "[M, K], the rows of all groups", "[M, N]",
+          "[M], the group of each row of A", {m, n}, {m}};
+}
+
 LogicalResult GroupedScaledMatmulOp::verify() {
-  if (getShape(getA()).size() != 2)
-    return emitOpError() << "expected A of rank 2 ([M, K], the rows of all "
-                            "groups), got "
+  LayoutShapes layout = getLayoutShapes(*this);
+  if (getShape(getA()).size() != layout.aRank)
+    return emitOpError() << "expected A of rank " << layout.aRank << " ("
+                         << layout.aText << "), got "
                          << formatShape(getShape(getA()));
   if (getShape(getB()).size() != 3)
     return emitOpError() << "expected B of rank 3 ([G, N, K], one weight "
                             "per group), got "
                          << formatShape(getShape(getB()));
+  layout = getLayoutShapes(*this);
   int64_t m = getM(), g = getNumGroups(), n = getN(), k = getK();
   int64_t kb = getShape(getB())[2];
   if (!ShapedType::isDynamic(k) && !ShapedType::isDynamic(kb) && k != kb)
-    return emitOpError() << "expected A [M, K] and B [G, N, K] to have the "
-                            "same K, got "
+    return emitOpError() << "expected A " << layout.aShape
+                         << " and B [G, N, K] to have the same K, got "
+                         << formatShape(getShape(getA())) << " and "
+                         << formatShape(getShape(getB()));
+  int64_t ga = isMasked(*this) ? getShape(getA())[0] : g;
+  if (!ShapedType::isDynamic(ga) && !ShapedType::isDynamic(g) && ga != g)
+    return emitOpError() << "expected A [G, M, K] and B [G, N, K] to have the "
+                            "same G, got "
                          << formatShape(getShape(getA())) << " and "
                          << formatShape(getShape(getB()));
   for (Value scale : {getAScaleInv(), getBScaleInv()})
@@ -94,15 +135,20 @@ LogicalResult GroupedScaledMatmulOp::verify() {
       return emitOpError() << "expected f32 scales, got " << scale.getType();
   if (failed(verifyGranularities(*this)))
     return failure();
-  if (failed(expectShape(*this, "the result", getResult(), {m, n}, "[M, N]")) ||
-      failed(expectShape(*this, "group_index", getGroupIndex(), {m},
-                         "[M], the group of each row of A")))
+  if (failed(expectShape(*this, "the result", getResult(), layout.result,
+                         layout.resultText)) ||
+      failed(expectShape(*this, "groups", getGroups(), layout.groups,
+                         layout.groupsText)))
     return failure();
   SmallVector<int64_t> aScale = getAGranularity().getScaleShape(m, k);
+  // A masked layout's per-row and 1x128 A scales: one set per group.
+  if (isMasked(*this) && !aScale.empty())
+    aScale.insert(aScale.begin(), g);
   SmallVector<int64_t> bScale = {g};
   llvm::append_range(bScale, getBGranularity().getScaleShape(n, k));
   std::string aWhat = "granularity " + getAGranularity().describe() + " of A " +
-                      formatShape({m, k});
+                      formatShape(isMasked(*this) ? SmallVector<int64_t>{g, m, k}
+                                                  : SmallVector<int64_t>{m, k});
   std::string bWhat = "granularity " + getBGranularity().describe() +
                       " of each of the G weights " + formatShape({n, k});
   if (failed(

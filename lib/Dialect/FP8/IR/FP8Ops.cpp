@@ -690,9 +690,17 @@ verifyLinearLayer(Operation *op, Value input, Value weight,
            << "delayed scaling requires `scales(...)`: the previous step's "
               "scale of each quantized tensor ("
            << expectedScales << " operands)";
-  if (!isDelayed && numScales != 0)
+  // Current scaling may take its per-tensor scales computed outside (the
+  // whole tensor's, from an amax max-all-reduced over a device group).
+  bool isCurrent = isa<CurrentScalingAttr>(recipe);
+  if (isCurrent && numScales != 0 && numScales != expectedScales)
+    return op->emitOpError()
+           << "current scaling takes all its scales (`scales(...)`, "
+           << expectedScales << " operands) or none, got " << numScales;
+  if (!isDelayed && !isCurrent && numScales != 0)
     return op->emitOpError() << "scale operands are only accepted under "
-                                "delayed scaling; recipe "
+                                "per-tensor (delayed or current) scaling; "
+                                "recipe "
                              << formatRecipe(recipe)
                              << " computes its scales from the data";
   int64_t k = ShapedType::isDynamic(x[1]) ? w[1] : x[1];

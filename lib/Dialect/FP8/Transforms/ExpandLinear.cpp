@@ -11,6 +11,7 @@
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
+#include "LinearLayer.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -28,15 +29,6 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 namespace {
-
-/// The three tensors of a linear layer, which a recipe quantizes differently.
-enum class LayerTensor { Input, Weight, GradOutput };
-
-/// How a recipe quantizes one of the layer's tensors.
-struct TensorQuantization {
-  GranularityAttr granularity;
-  Type elementType;
-};
 
 /// An fp8.quantize to create: one tensor at one granularity, element type
 /// and (delayed scaling) scale, with every output its GEMMs read.
@@ -100,9 +92,22 @@ struct DenseMapInfo<QuantizeKey> {
 };
 } // namespace llvm
 
-/// The granularity and element type `recipe` gives `tensor`.
-static TensorQuantization getTensorQuantization(RecipeAttrInterface recipe,
-                                                LayerTensor tensor) {
+StringRef mlir::fp8::getLayerTensorName(LayerTensor tensor) {
+  static constexpr StringLiteral kNames[] = {"x", "w", "dy"};
+  return kNames[static_cast<int>(tensor)];
+}
+
+SmallVector<Operation *> mlir::fp8::collectLinearLayers(Operation *root) {
+  SmallVector<Operation *> layers;
+  root->walk([&](Operation *op) {
+    if (isa<LinearOp, LinearBackwardOp>(op))
+      layers.push_back(op);
+  });
+  return layers;
+}
+
+TensorQuantization mlir::fp8::getTensorQuantization(RecipeAttrInterface recipe,
+                                                    LayerTensor tensor) {
   MLIRContext *ctx = recipe.getContext();
   Type e4m3 = Float8E4M3FNType::get(ctx);
   Type e5m2 = Float8E5M2Type::get(ctx);
@@ -181,8 +186,6 @@ private:
   /// gradient `op` reads, which must be an argument, fp8.grad_output.
   static LogicalResult markGradOutput(LinearBackwardOp op);
   static bool isInSplitFunction(Operation *op);
-  /// "x", "w" or "dy".
-  static StringRef getTensorName(LayerTensor tensor);
 
   const ChipInfo &chip;
   llvm::MapVector<QuantizeKey, QuantizeRequest> requests;
@@ -265,18 +268,6 @@ static FunctionOpInterface getSplitFunction(Operation *op) {
 
 bool LinearExpander::isInSplitFunction(Operation *op) {
   return static_cast<bool>(getSplitFunction(op));
-}
-
-StringRef LinearExpander::getTensorName(LayerTensor tensor) {
-  switch (tensor) {
-  case LayerTensor::Input:
-    return "x";
-  case LayerTensor::Weight:
-    return "w";
-  case LayerTensor::GradOutput:
-    return "dy";
-  }
-  llvm_unreachable("unknown layer tensor");
 }
 
 LogicalResult LinearExpander::markGradOutput(LinearBackwardOp op) {
@@ -422,7 +413,7 @@ void LinearExpander::rewrite(OpBuilder &b) {
                                     : ColumnwiseLayout::Transposed,
         /*scale_granularity=*/GranularityAttr());
     if (isInSplitFunction(r.firstUser))
-      r.op->setAttr(kNameAttrName, b.getStringAttr(getTensorName(r.tensor)));
+      r.op->setAttr(kNameAttrName, b.getStringAttr(getLayerTensorName(r.tensor)));
   }
   for (Operation *op : layers) {
     if (auto linear = dyn_cast<LinearOp>(op))
@@ -438,11 +429,7 @@ struct ExpandLinearPass
   using FP8ExpandLinearBase::FP8ExpandLinearBase;
 
   void runOnOperation() override {
-    SmallVector<Operation *> layers;
-    getOperation()->walk([&](Operation *op) {
-      if (isa<LinearOp, LinearBackwardOp>(op))
-        layers.push_back(op);
-    });
+    SmallVector<Operation *> layers = collectLinearLayers(getOperation());
     if (layers.empty())
       return;
     FailureOr<TargetInfo> target = getTarget(layers.front());

@@ -147,6 +147,20 @@ static Type getLocalType(Type type, int64_t dim, int64_t count) {
   return ranked.clone(shape);
 }
 
+/// The first op of `block` that uses `value` or holds a user of it; null
+/// when a user lies outside `block`.
+static Operation *getFirstUserInBlock(Value value, Block *block) {
+  Operation *first = nullptr;
+  for (Operation *user : value.getUsers()) {
+    Operation *ancestor = block->findAncestorOpInBlock(*user);
+    if (!ancestor)
+      return nullptr;
+    if (!first || ancestor->isBeforeInBlock(first))
+      first = ancestor;
+  }
+  return first;
+}
+
 namespace {
 struct ShardQuantizePass
     : public fp8::impl::FP8ShardQuantizeBase<ShardQuantizePass> {
@@ -201,16 +215,22 @@ void ShardQuantizePass::rewrite(QuantizeOp op, const Split &split) {
       op.getGranularity(), op.getColumnwiseLayout(),
       op.getScaleGranularityAttr());
 
-  // FP8 all-gathers of the data and of block scales; per-tensor scales are
-  // already equal on every device.
+  // FP8 all-gathers of the data and of block scales, each right before the
+  // first op that reads it (the columnwise copy of a layer input at the
+  // start of the backward: the device keeps its shard until then); per-tensor
+  // scales are already equal on every device.
   auto gather = [&](Value full, Value piece, int64_t axis) {
     if (!full)
       return;
     Value result = piece;
-    if (cast<RankedTensorType>(full.getType()).getRank() != 0)
+    if (cast<RankedTensorType>(full.getType()).getRank() != 0) {
+      OpBuilder::InsertionGuard guard(b);
+      if (Operation *user = getFirstUserInBlock(full, op->getBlock()))
+        b.setInsertionPoint(user);
       result = shard::AllGatherOp::create(b, loc, full.getType(), grid,
                                           split.axes, piece, APInt(64, axis))
                    .getResult();
+    }
     full.replaceAllUsesWith(result);
   };
   gather(op.getRowwise(), sharded.getRowwise(), rowAxis);

@@ -88,6 +88,7 @@ def FP8_ColumnwiseLayout : I32EnumAttr<"ColumnwiseLayout",
 def FP8_GroupedLayout : I32EnumAttr<"GroupedLayout",
     "how the groups of fp8.grouped_scaled_matmul lie in its operands", [
       I32EnumAttrCase<"MContiguous", 0, "m_contiguous">,
+      I32EnumAttrCase<"MMasked", 1, "m_masked">,
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::fp8";
@@ -126,6 +127,11 @@ def FP8_GroupedLayoutAttr : FP8_EnumAttr<FP8_GroupedLayout, "grouped_layout"> {
     D), sorted by group, each group's rows starting at a multiple of 128;
     a run-time `i32` tensor `[M]` gives the group of each row (-1 for
     padding rows, whose output is not written).
+
+    `m_masked`: every group has its own `[M, K]` rows in a `[G, M, K]` A
+    (and `[G, M, N]` D), of which a run-time `i32` tensor `[G]` gives the
+    valid count (rows from the count on are neither computed nor written);
+    the launch does not depend on the counts.
   }];
 }
 def FP8_ColumnwiseLayoutAttr

@@ -442,16 +442,24 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
     * `m_contiguous`: `A` is `[M, K]`, the rows of all groups sorted by
       group, every group starting at a row that is a multiple of 128 (pad
       each group's rows to a multiple of 128, as DeepGEMM's contiguous
-      layout does); `B` is `[G, N, K]`; `group_index` is an `i32` tensor
-      `[M]`, at run time the group of each row (-1 for padding rows), read
+      layout does); `B` is `[G, N, K]`; `groups` (the group index) is an
+      `i32` tensor `[M]`, at run time the group of each row (-1 for padding rows), read
       once per 128 rows (the group of a 128-row block is that of its first
       row); `D` is `[M, N]`, whose padding rows are not written.
+    * `m_masked` (decode under CUDA graphs, DeepGEMM's masked layout): `A`
+      is `[G, M, K]`, every group's rows at its own `[M, K]` (`M` the most
+      rows of a group); `B` is `[G, N, K]`; `groups` is an `i32` tensor
+      `[G]`, at run time the valid rows of each group (from 0 to `M`): the
+      rows from a group's count on are neither computed nor written in
+      `D`, `[G, M, N]`. The launch does not depend on the counts.
 
     Scales (`a_granularity`, `b_granularity`, as for `fp8.scaled_matmul`,
     per group on B's side): per-tensor `A: []`, `B: [G]`; per-row
     `A: [M, 1]`, `B: [G, N, 1]`; DeepSeek blockwise (`tile 1x128` and
     `tile 128x128`) `A: [M, ceil(K/128)]`, `B: [G, ceil(N/128),
-    ceil(K/128)]`. Operands are K-major (TN); the op works on tensors.
+    ceil(K/128)]`. With `m_masked` A's per-row and 1x128 scales have G
+    outermost (`[G, M, 1]`, `[G, M, ceil(K/128)]`). Operands are K-major
+    (TN); the op works on tensors.
 
     ```mlir
     %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %groups
@@ -468,7 +476,7 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
                        FP8_Float8Tensor:$b,
                        FP8_ScaleTensor:$a_scale_inv,
                        FP8_ScaleTensor:$b_scale_inv,
-                       FP8_Ranked<1DTensorOf<[I32]>>:$group_index,
+                       FP8_Ranked<1DTensorOf<[I32]>>:$groups,
                        FP8_GroupedLayoutAttr:$layout,
                        FP8_GranularityAttr:$a_granularity,
                        FP8_GranularityAttr:$b_granularity,
@@ -476,13 +484,14 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
                        OptionalAttr<FP8_GemmConfigAttr>:$config);
   let results = (outs FP8_HighPrecisionTensor:$result);
   let assemblyFormat = [{
-    $a `,` $b `,` $a_scale_inv `,` $b_scale_inv `,` $group_index attr-dict
+    $a `,` $b `,` $a_scale_inv `,` $b_scale_inv `,` $groups attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// Extents of the grouped GEMM (ShapedType::kDynamic when unknown): the
-    /// rows of A (all groups), the groups, and each group's N and K.
+    /// rows of A (all groups; m_masked: of each group), the groups, and
+    /// each group's N and K.
     int64_t getM();
     int64_t getNumGroups();
     int64_t getN();
@@ -508,8 +517,11 @@ def FP8_LinearOp : FP8_Op<"linear", [Pure, AttrSizedOperandSegments]> {
 
     Under `#fp8.delayed` the previous steps' scales of `X` and `W` are
     operands (`scales(...)`) and the op returns this step's amaxes of both,
-    to record into their histories with `fp8.update_amax_history`. Other
-    recipes compute their scales from the data.
+    to record into their histories with `fp8.update_amax_history`. Under
+    `#fp8.current` the scales are optional: given, they are used as they are
+    (`fp8-shard-linear` passes the whole tensors' scales of split tensors,
+    computed from amaxes max-all-reduced over the devices). Other recipes
+    compute their scales from the data.
 
     ```mlir
     %y = fp8.linear %x, %w bias %b {recipe = #fp8.blockwise<>}
@@ -562,7 +574,8 @@ def FP8_LinearBackwardOp : FP8_Op<"linear_backward",
     and the high-precision `X` need not be kept for it.
 
     Under `#fp8.delayed` the scales of `X`, `W` and `dY` are operands, and
-    the optional result is this step's amax of `dY`.
+    the optional result is this step's amax of `dY`. Under `#fp8.current`
+    the three scales are optional, as for `fp8.linear`.
 
     ```mlir
     %dx, %dw = fp8.linear_backward %x, %w, %dy accumulate_into %main_grad

@@ -427,4 +427,83 @@ def FP8ShardQuantize : Pass<"fp8-shard-quantize", "ModuleOp"> {
                            "::mlir::shard::ShardDialect"];
 }
 
+def FP8ShardLinear : Pass<"fp8-shard-linear", "ModuleOp"> {
+  let summary = "Rewrite FP8 linear layers into their tensor- or data-parallel form";
+  let description = [{
+    Rewrites the `fp8.linear` / `fp8.linear_backward` ops of a
+    single-device training step into the program one device of a group
+    runs, with the collectives as upstream `shard` ops on the grid axis
+    `grid-axis` of `shard.grid @grid` (created with `world-size` devices
+    when the module has none). Every FP8 tensor a GEMM reads is the one the
+    single-device step quantizes, bit for bit (the rule of seed 000, 4.1
+    and 5; docs/distributed.md). With X `[M, K]`, W `[N, K]`, dY `[M, N]`
+    and T devices:
+
+    | `mode` | X | W | dY | Y | dX | dW |
+    |---|---|---|---|---|---|---|
+    | `column` | tokens split, FP8 all-gather | rows (N) | columns (N) | `[M, N/T]` | f32 partial, reduce-scatter over tokens | `[N/T, K]` |
+    | `row` | columns (K) | columns (K) | tokens split, FP8 all-gather | f32 partial, reduce-scatter over tokens | `[M, K/T]` | `[N, K/T]` |
+    | `dp` | whole | ZeRO-1 shard, FP8 all-gather | whole | whole | whole | reduce-scatter (sum) `[N/T, K]` |
+
+    A tensor that is all-gathered is annotated
+    (`shard.shard ... annotate_for_users`) for `fp8-shard-quantize`, which
+    after `fp8-expand-linear` quantizes the device's shard and all-gathers
+    the FP8 data and block scales (the columnwise copy right before the
+    GEMM that reads it, at the start of the backward). A tensor used where
+    it lies is the device's `shard.all_slice`. Per-tensor scales are the
+    whole tensor's: under current scaling the pass computes each scale from
+    the local amax max-all-reduced over the grid axis (`fp8.amax`,
+    `shard.all_reduce`, `fp8.compute_scale`) and passes it to the layer;
+    under delayed scaling the given scales are used and the amaxes recorded
+    into the histories are max-all-reduced. Blockwise and MXFP8 shards are
+    quantized alone, which is exact when no block crosses a shard boundary.
+
+    Partial sums (row-parallel Y, column-parallel dX) are reduced in f32
+    and rounded once to the layer's type (`f32-partials`, the default;
+    otherwise in the layer's type, half the bytes and one rounding per
+    partial), over the tokens with `shard.reduce_scatter` under sequence
+    parallelism (`sequence-parallel`, the default) or with
+    `shard.all_reduce` without it (X, or dY, then whole on every device).
+    A row-parallel bias is added once, after the reduction.
+
+    Function arguments keep their shapes: a device reads only the part of
+    an argument its `shard.all_slice` (or the sharded quantization) names.
+    Results become the device's part, and the function type follows.
+
+    Errors, in the layer's terms: a split dimension that is dynamic or not
+    a multiple of the devices; a blockwise or MXFP8 block cut by a shard
+    boundary (a `128x128` weight tile when N/T or K/T is not a multiple of
+    128, the `1x128` columnwise blocks of X or dY when the token shard is
+    not, `1x32` blocks for MXFP8), naming the block, the shard size and the
+    padding that keeps the rule; a ZeRO-1 shard that would cut W's rows; a
+    layer result that another op than `func.return` reads (its shape
+    changes); a grid that does not match the options.
+
+    Example: `fp8-opt --fp8-shard-linear="mode=column world-size=2"
+    --fp8-attach-target=chip=sm_90a --fp8-expand-linear --fp8-shard-quantize
+    step.mlir`
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"column\"",
+           "column (W split along N), row (W split along K) or dp (ZeRO-1 "
+           "FP8 primary weights)">,
+    Option<"grid", "grid", "std::string", /*default=*/"\"\"",
+           "name of the shard.grid (default: tp, or dp for mode=dp)">,
+    Option<"gridAxis", "grid-axis", "int64_t", /*default=*/"0",
+           "axis of the grid that the layer is split over">,
+    Option<"worldSize", "world-size", "int64_t", /*default=*/"0",
+           "devices along the axis (0: the existing grid's)">,
+    Option<"sequenceParallel", "sequence-parallel", "bool", /*default=*/"true",
+           "split the tokens of X (column) or dY (row) and reduce-scatter "
+           "partial sums over them">,
+    Option<"f32Partials", "f32-partials", "bool", /*default=*/"true",
+           "reduce partial sums in f32 and round once">,
+  ];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::shard::ShardDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // FP8_DIALECT_FP8_TRANSFORMS_PASSES_TD

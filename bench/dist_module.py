@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Compiled module programs with collective steps on several GPUs equal the
+single-GPU program, bit for bit.
+
+    torchrun --nproc-per-node 2 bench/dist_module.py [--modules DIR] [--out DIR]
+
+Each case of fp8mlir.testing.dist_module_cases is one compiled module (in
+the kernel cache: ``fp8mlir.populate --suite dist`` compiles them into
+$FP8MLIR_KERNEL_CACHE/dist-module/<GPUS>/) holding ``sharded`` (the
+program fp8-shard-quantize makes of an annotated input: the local slice,
+the amax max-all-reduce between the amax and cast kernels, the FP8
+all-gather, for a linear layer the gathered input feeding the GEMM) and
+``whole`` (the same quantization or layer on one GPU). Every rank loads the
+module with ``fp8mlir.load_module(dir, process_group=...)`` and calls both
+on the same inputs (same seed on every rank); every result of ``sharded``
+must equal that of ``whole`` byte for byte. Two collective backends:
+``torch`` (torch.distributed, NCCL, on the call's stream) and ``nccl`` (the
+runtime's own backend, libnccl loaded at run time, on the process group's
+communicator; reported as skipped where torch does not expose it).
+
+Rank 0 rewrites dist-module-<n>x-<gpu>-<date>.{json,md} in --out after each
+case (a hung or failed case leaves the earlier ones written); the script
+exits non-zero when a result differs or a case fails.
+"""
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import dist_common
+
+torch, dist = dist_common.init()
+
+from fp8mlir.module import load_module  # noqa: E402
+from fp8mlir.testing import dist_module_cases  # noqa: E402
+
+TORCH_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+
+
+def make_inputs(fn, seed):
+    """Deterministic arguments (the same on every rank): bf16/f32 data with
+    outliers, a scalar scale."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for arg in fn.arguments:
+        shape = tuple(arg.shape)
+        if not shape:  # a delayed-scaling scale
+            out.append(torch.tensor(48.0, dtype=TORCH_DTYPES[arg.dtype]).cuda())
+            continue
+        x = torch.randn(shape, generator=gen) * 2.0
+        x.view(-1)[::997] *= 40.0
+        out.append(x.to(TORCH_DTYPES[arg.dtype]).cuda())
+    return out
+
+
+def as_bytes(t):
+    return t.contiguous().view(-1).view(torch.uint8)
+
+
+def timed(call, repeat=10):
+    call()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(repeat):
+        call()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / repeat * 1e3
+
+
+def run_case(name, directory, backend, seed):
+    kwargs = {"process_group": None}
+    if backend == "nccl":
+        kwargs["collectives"] = "nccl"
+    module = load_module(directory, **kwargs)
+    sharded, whole = module.sharded, module.whole
+    args = make_inputs(whole, seed)
+    expected = whole(*args)
+    got = sharded(*args)
+    torch.cuda.synchronize()
+    expected = expected if isinstance(expected, (tuple, list)) else (expected,)
+    got = got if isinstance(got, (tuple, list)) else (got,)
+    results = []
+    for i, (e, g) in enumerate(zip(expected, got)):
+        differ = int((as_bytes(e) != as_bytes(g)).sum().item()) if e.shape == g.shape else -1
+        results.append({"result": whole.result_names[i], "shape": list(e.shape),
+                        "dtype": str(e.dtype).replace("torch.", ""),
+                        "bytes_differing": differ})
+    return {"case": name, "backend": backend, "rank": dist.get_rank(),
+            "collectives": sharded.num_collectives, "results": results,
+            "equal": all(r["bytes_differing"] == 0 for r in results),
+            "sharded_ms": timed(lambda: sharded(*args)),
+            "whole_ms": timed(lambda: whole(*args))}
+
+
+def markdown(report):
+    lines = ["# Compiled module programs with collectives vs one GPU", ""]
+    lines += dist_common.environment_markdown(report["environment"])
+    lines += ["| case | backend | collectives | equal (all ranks) | sharded ms | whole ms | notes |",
+              "|---|---|---|---|---|---|---|"]
+    for row in report["cases"]:
+        ranks = row["ranks"]
+        equal = all(r.get("equal") for r in ranks)
+        notes = "; ".join(sorted({r["error"] for r in ranks if r.get("error")}))
+        if not equal and not notes:
+            notes = "; ".join(f"rank {r['rank']} {x['result']}: {x['bytes_differing']} bytes differ"
+                              for r in ranks for x in r.get("results", [])
+                              if x["bytes_differing"])
+        ms = [r for r in ranks if "sharded_ms" in r]
+        lines.append(f"| {row['case']} | {row['backend']} | {ranks[0].get('collectives', '')} | "
+                     f"{'yes' if equal else ('skipped' if row.get('skipped') else 'NO')} | "
+                     + (f"{max(r['sharded_ms'] for r in ms):.3f} | {max(r['whole_ms'] for r in ms):.3f}"
+                        if ms else " | ") + f" | {notes} |")
+    return lines
+
+
+def main():
+    world = dist.get_world_size()
+    cache = os.environ.get("FP8MLIR_KERNEL_CACHE", "")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--modules", default=str(Path(cache) / dist_module_cases.DIRECTORY / str(world)))
+    p.add_argument("--out", default="bench/results")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--backend", action="append", choices=["torch", "nccl"])
+    args = p.parse_args()
+    env = dist_common.environment(torch, dist)
+    report = {"environment": env, "modules": args.modules, "cases": []}
+    path = dist_common.report_path(args.out, "dist-module", env)
+    failed = False
+    for name in dist_module_cases.cases(world):
+        for backend in args.backend or ["torch", "nccl"]:
+            try:
+                row = run_case(name, Path(args.modules) / name, backend, args.seed)
+            except Exception as error:  # noqa: BLE001 - reported per case
+                traceback.print_exc()
+                row = {"case": name, "backend": backend, "rank": dist.get_rank(),
+                       "error": f"{type(error).__name__}: {error}"[:500]}
+            ranks = [None] * world
+            dist.all_gather_object(ranks, row)
+            skipped = backend == "nccl" and all("_comm_ptr" in r.get("error", "") for r in ranks)
+            entry = {"case": name, "backend": backend, "ranks": ranks, "skipped": skipped}
+            if not skipped and not all(r.get("equal") for r in ranks):
+                failed = True
+            report["cases"].append(entry)
+            if dist.get_rank() == 0:
+                print(f"{name} [{backend}]: "
+                      + ("skipped" if skipped else "equal" if all(r.get("equal") for r in ranks)
+                         else "DIFFERENT or failed"), flush=True)
+                dist_common.write_report(report, path, markdown)
+    dist.barrier()
+    dist.destroy_process_group()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+// The collective steps of a module function (all_reduce, all_gather,
+// reduce_scatter, all_slice), run through the caller's collective backend
+// (fp8rt_collectives), and the backend on an NCCL communicator
+// (fp8rt_nccl_collectives, libnccl loaded at run time).
+#ifndef FP8RT_LIB_COLLECTIVES_H
+#define FP8RT_LIB_COLLECTIVES_H
+
+#include "CudaDriver.h"
+#include "ModuleProgram.h"
+#include "Status.h"
+
+#include "fp8rt/fp8rt.h"
+
+namespace fp8rt {
+
+// Before anything of a call is enqueued: a backend with every function the
+// function's collective steps need (FP8RT_ERROR_COLLECTIVE otherwise).
+Status checkCollectiveBackend(const FunctionModel &fn, bool hasBackend,
+                              const fp8rt_collectives &backend);
+
+// Enqueues collective `step` on `stream`: `count` elements of one device's
+// piece from `source` into `target`. `api` (all_slice's copy) may be null
+// for the other kinds.
+Status runCollective(const fp8rt_collectives &backend, const DriverApi *api,
+                     const FunctionStep &step, size_t count, void *source,
+                     void *target, CUstream stream);
+
+// fp8rt_nccl_collectives: a backend on NCCL communicator `comm`.
+Status makeNcclCollectives(void *comm, fp8rt_collectives &out);
+
+// "all_gather on grid "tp" axes [0] (2 devices)"
+std::string describeCollective(const FunctionStep &step);
+
+} // namespace fp8rt
+
+#endif // FP8RT_LIB_COLLECTIVES_H

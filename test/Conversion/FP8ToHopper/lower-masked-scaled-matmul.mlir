@@ -1,0 +1,84 @@
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-lower-scaled-matmul | FileCheck %s
+
+// Rowwise, m_masked, 3 groups of M rows ([3, M, 512] x [3, 256, 512]): the
+// launch writes D [3, M, 256] (M from A's second extent).
+// CHECK-LABEL: module attributes
+// CHECK: func.func private @[[K:fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t128x128x128_s[0-9]+_g3_fast]]_launch_into(memref<3x?x512xf8E4M3FN> {bufferization.access = "read"}, memref<3x256x512xf8E4M3FN> {bufferization.access = "read"}, memref<3x?x1xf32> {bufferization.access = "read"}, memref<3x256x1xf32> {bufferization.access = "read"}, memref<3xi32> {bufferization.access = "read"}, memref<3x?x256xbf16> {bufferization.access = "write"})
+// CHECK: func.func @rowwise
+// CHECK: %[[M:.*]] = tensor.dim %arg0, %c1 : tensor<3x?x512xf8E4M3FN>
+// CHECK: %[[D:.*]] = tensor.empty(%[[M]]) : tensor<3x?x256xbf16>
+// CHECK: fp8.launch @[[K]]_launch_into(%arg0, %arg1, %arg2, %arg3, %arg4, %[[D]]) outputs [5]
+// D is stored directly (a pointer, no tma_d); the counts are a pointer
+// before m. Metadata: A [3, M, 512] through a 3-D tensor map, the counts
+// masked_m [3], D [3, M, 256], the per-row A scales [3, M].
+// CHECK: gpu.func @[[K]](%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[DP:.*]]: !llvm.ptr<1>, %[[AS:.*]]: !llvm.ptr<1>, %[[BS:.*]]: !llvm.ptr<1>, %[[MM:.*]]: !llvm.ptr<1>, %[[MP:.*]]: i32) kernel
+// CHECK-SAME: group_layout = "m_masked", groups = 3 : i64
+// CHECK-SAME: {dtype = "e4m3", name = "a", role = "input", shape = [3, "M", 512]}
+// CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [3, "M"]}
+// CHECK-SAME: {dtype = "i32", name = "masked_m", role = "input", shape = [3]}
+// CHECK-SAME: {dtype = "bf16", name = "d", role = "output", shape = [3, "M", 256]}
+// CHECK-SAME: {kind = "pointer", name = "masked_m", operand = "masked_m"}, {kind = "i32", name = "m", value = "M"}]
+// CHECK-SAME: {box = [128, 128, 1], dims = [512, "M", 3], {{.*}} name = "tma_a", {{.*}} rank = 3 : i64, strides_bytes = [512, "M*512"]
+// CHECK-NOT: tma_d
+// CHECK-NOT: variants
+// The tile rows: 3 groups of ceil(M / 128).
+// CHECK: %[[MT:.*]] = arith.divui %{{.*}}, %c128_i32{{.*}} : i32
+// CHECK: arith.muli %{{.*}}, %c3_i32{{.*}} : i32
+// Producer: the tile's group and its row within the group; the group's
+// count decides whether the tile has rows (signed); a tile past it loads no
+// K block; A is loaded at (k, row in group, group).
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: %[[TPG:.*]] = arith.divui %{{.*}}, %c128_i32{{.*}} : i32
+// CHECK-NEXT: %[[G:.*]] = arith.divui %{{.*}}, %[[TPG]] : i32
+// CHECK-NEXT: %[[LT:.*]] = arith.remui %{{.*}}, %[[TPG]] : i32
+// CHECK: %[[CP:.*]] = llvm.getelementptr %[[MM]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK: %[[C:.*]] = llvm.load %[[CP]] : !llvm.ptr<1> -> i32
+// CHECK: %[[FIRST:.*]] = arith.muli %[[LT]], %c128_i32{{.*}} : i32
+// CHECK: %[[ACTIVE:.*]] = arith.cmpi slt, %[[FIRST]], %[[C]] : i32
+// CHECK: %[[TG:.*]] = arith.select %[[ACTIVE]], %[[G]], %c-1_i32{{.*}} : i32
+// CHECK: arith.minsi %[[C]], %[[MP]] : i32
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[TG]], %c3_i32{{.*}} : i32
+// CHECK: %[[KEND:.*]] = arith.select %[[IN]], %c4_i32, %c0_i32{{.*}} : i32
+// CHECK: scf.for %{{.*}} = %c0_i32{{.*}} to %[[KEND]]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg0, %{{.*}}, box[%{{.*}}, %{{.*}}, %[[TG]]]
+// Consumers: the epilogue only for a tile with rows; the group's D and A
+// scales at 64-bit offsets group * M rows; rows guarded by the count.
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: scf.if %{{.*}} {
+// CHECK: %[[EC:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i32
+// CHECK: %[[EG:.*]] = arith.select %{{.*}}, %{{.*}}, %c-1_i32{{.*}} : i32
+// CHECK: %[[ROWS:.*]] = arith.minsi %[[EC]], %[[MP]] : i32
+// CHECK: %[[G64:.*]] = arith.extui %[[EG]] : i32 to i64
+// CHECK-NEXT: %[[M64:.*]] = arith.extui %[[MP]] : i32 to i64
+// CHECK-NEXT: %[[R64:.*]] = arith.muli %[[G64]], %[[M64]] : i64
+// CHECK: arith.muli %[[R64]], %c512_i64 : i64
+// CHECK: llvm.getelementptr %[[DP]][%{{.*}}]
+// CHECK: arith.muli %[[R64]], %c4_i64{{.*}} : i64
+// CHECK: llvm.getelementptr %[[AS]][%{{.*}}]
+// CHECK: arith.cmpi ult, %{{.*}}, %[[ROWS]] : i32
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: llvm.store
+func.func @rowwise(%a: tensor<3x?x512xf8E4M3FN>, %b: tensor<3x256x512xf8E4M3FN>, %sa: tensor<3x?x1xf32>, %sb: tensor<3x256x1xf32>, %c: tensor<3xi32>) -> tensor<3x?x256xbf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<row>, b_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>} : (tensor<3x?x512xf8E4M3FN>, tensor<3x256x512xf8E4M3FN>, tensor<3x?x1xf32>, tensor<3x256x1xf32>, tensor<3xi32>) -> tensor<3x?x256xbf16>
+  return %d : tensor<3x?x256xbf16>
+}
+
+// -----
+
+// Blockwise: the group's 1x128 A scales, MN-major per group, start at
+// group * ceil(512/128) * roundup(M, 4) floats; the B scales at group * 8.
+// CHECK-LABEL: module attributes
+// CHECK: gpu.func @fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t128x{{[0-9]+}}x128_s{{[0-9]+}}_g2(
+// CHECK-SAME: {alignment = 16 : i64, dtype = "f32", name = "a_scale_inv", role = "input", shape = [2, 4, "roundup(M, 4)"]}
+// CHECK-SAME: {dtype = "f32", name = "b_scale_inv", role = "input", shape = [2, 2, 4]}
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: scf.for
+// CHECK: arith.muli %{{.*}}, %c4_i32{{.*}} : i32
+// CHECK: arith.muli %{{.*}}, %{{.*}} : i64
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global
+func.func @blockwise(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<2x?x4xf32>, %sb: tensor<2x2x4xf32>, %c: tensor<2xi32>) -> tensor<2x?x256xbf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<2x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<2x?x4xf32>, tensor<2x2x4xf32>, tensor<2xi32>) -> tensor<2x?x256xbf16>
+  return %d : tensor<2x?x256xbf16>
+}
