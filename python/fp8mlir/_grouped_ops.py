@@ -14,7 +14,8 @@ docs/grouped.md for the mapping of the arguments.
 import torch
 
 from ._torch_ops import (FP8_DTYPES, HIGH_DTYPES, _check_cuda, _UsingCache,
-                         check_gemm_dtypes, define_op, kernels_for, launch, mn_major_scales)
+                         call_functional_or_out, check_gemm_dtypes, define_op, kernels_for,
+                         launch, mn_major_scales)
 from .grouped import GROUPED_RECIPES, LAYOUTS, GroupedScaledMatmul
 from ._math import ceil_div
 
@@ -230,10 +231,5 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
 
 def _call(ops, a, b, scale_a, scale_b, groups, recipe, out_dtype, accumulation, out):
     """The functional operator of `ops`, or its out= form."""
-    op, op_out = ops
-    if out is None:
-        return op(a, b, scale_a, scale_b, groups, out_dtype, recipe, accumulation)
-    if out_dtype is not None and out_dtype != out.dtype:
-        raise ValueError(f"out_dtype {out_dtype} differs from out's dtype {out.dtype}")
-    op_out(a, b, scale_a, scale_b, groups, recipe, accumulation, out)
-    return out
+    return call_functional_or_out(*ops, (a, b, scale_a, scale_b, groups), out_dtype, recipe,
+                                  accumulation, out)

@@ -605,11 +605,19 @@ def scaled_mm(a, b, scale_a, scale_b, *, recipe=None, out_dtype=None, bias=None,
         with _UsingCache(cache):
             return scaled_mm(a, b, scale_a, scale_b, recipe=recipe, out_dtype=out_dtype,
                              bias=bias, accumulation=accumulation, out=out)
+    return call_functional_or_out(_SCALED_MM, _SCALED_MM_OUT, (a, b, scale_a, scale_b, bias),
+                                  out_dtype, recipe, accumulation, out)
+
+
+def call_functional_or_out(op, op_out, operands, out_dtype, recipe, accumulation, out):
+    """``op(*operands, out_dtype, recipe, accumulation)``, or with ``out``
+    its out= form ``op_out(*operands, recipe, accumulation, out)`` (out_dtype,
+    when given, must be out's dtype)."""
     if out is None:
-        return _SCALED_MM(a, b, scale_a, scale_b, bias, out_dtype, recipe, accumulation)
+        return op(*operands, out_dtype, recipe, accumulation)
     if out_dtype is not None and out_dtype != out.dtype:
         raise ValueError(f"out_dtype {out_dtype} differs from out's dtype {out.dtype}")
-    _SCALED_MM_OUT(a, b, scale_a, scale_b, bias, recipe, accumulation, out)
+    op_out(*operands, recipe, accumulation, out)
     return out
 
 

@@ -7,17 +7,19 @@
 #include "FP8/Conversion/KernelSkeleton/GemmEpilogue.h"
 #include "FP8/Conversion/KernelSkeleton/GemmOutputQuantization.h"
 
+#include <array>
+
 using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::hopper;
 
-/// Converts the f32 pair to the output type and stores it at `ptr`.
-static void storePair(KernelBuilder &kb, Value v0, Value v1, Type outType,
-                      Value ptr) {
+/// The f32 pair converted to the output type, as the value to store (an
+/// i32 for 2-byte types).
+static Value packPair(KernelBuilder &kb, Value v0, Value v1, Type outType) {
   Value vec = packVector(kb, {v0, v1}, outType);
   if (!outType.isF32())
     vec = LLVM::BitcastOp::create(kb.builder(), kb.builder().getI32Type(), vec);
-  kb.store(vec, ptr);
+  return vec;
 }
 
 Value hopper::emitScaledOutput(KernelBuilder &kb, const GemmProblem &p,
@@ -32,6 +34,17 @@ Value hopper::emitScaledOutput(KernelBuilder &kb, const GemmProblem &p,
     x = emitActivation(kb, *p.activation, x);
   return x;
 }
+
+/// Converts the f32 pair to the output type and stores it at `ptr`.
+static void storePair(KernelBuilder &kb, Value v0, Value v1, Type outType,
+                      Value ptr) {
+  kb.store(packPair(kb, v0, v1, outType), ptr);
+}
+
+/// The stored value of a thread's element pair (j, h) of wave `wave`:
+/// elements 4j + 2h and 4j + 2h + 1 of that wave's fragment, converted to
+/// the output type.
+using PairPacker = function_ref<Value(int64_t wave, int64_t j, int h)>;
 
 /// The scaled (+ bias) output values of a thread's fragment, in fragment
 /// order, ready to be stored.
@@ -100,21 +113,33 @@ static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
 }
 
 /// The consumers write the tile to the shared staging buffer in the layout
-/// of the output tensor map's 128-byte swizzled boxes (box b holds columns
-/// [64b, 64b + 64) of all tile rows; within a 128-byte row, 16-byte chunk c
-/// lives at chunk c ^ (row % 8)), then one thread stores the boxes with TMA.
-/// The swizzle makes the fragment writes bank-conflict free: the 8 rows a
-/// warp writes per instruction land in 8 different chunks.
-static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
-                                 const GemmTiling &t, const KernelValues &v,
-                                 ArrayRef<SmallVector<Value>> waveValues,
+/// of the output tensor map's swizzled boxes, then one thread stores the
+/// boxes with TMA. Box b holds the R bytes of columns [b * boxColumns,
+/// (b + 1) * boxColumns) of all tile rows, R = storeBoxBytes(): 128 (64
+/// columns of 2-byte elements, 128 of FP8) or 64 (64 of FP8). The swizzle
+/// (TMA's 128B or 64B) XORs a 16-byte chunk's index within its row with
+/// bits 7.. of the row's offset: row % 8 for 128-byte rows, (row / 2) % 4
+/// for 64-byte ones; either is a function of the lane, the same for both
+/// rows of a thread. A fragment group of 8 columns is one chunk (2-byte
+/// elements) or half of one (FP8). The swizzle makes the fragment writes
+/// bank-conflict free: the 8 rows a warp writes per instruction land in 8
+/// different 16-byte bank groups. Each of a consumer's waves writes its
+/// rows (`waveRows`: a thread's two rows in the tile) before the stores, so
+/// a tile of several waves goes out with one round of TMA stores.
+static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
+                                 const KernelValues &v, PairPacker pack,
                                  ArrayRef<std::array<Value, 2>> waveRows,
-                                 Value lane, Value isStoreThread, Value mOffset,
-                                 Value nOffset) {
+                                 Value lane, Value isStoreThread,
+                                 Value mOffset, Value nOffset) {
   ImplicitLocOpBuilder &b = kb.builder();
   int64_t consumers = getNumConsumers(t) * kWarpgroupThreads;
   int64_t boxColumns = t.storeBoxColumns();
-  int64_t boxBytes = t.tileM * kSwizzle128BRowBytes;
+  int64_t groupBytes = 8 * t.outputBytes;
+  int64_t groupsPerChunk = 16 / groupBytes;
+  int64_t rowBytes = t.storeBoxBytes();
+  int64_t boxBytes = t.tileM * rowBytes;
+  // Rows sharing a swizzle pattern: 1 for 128-byte rows, 2 for 64-byte ones.
+  int64_t rowsPerPattern = kSwizzle128BRowBytes / rowBytes;
   int64_t slots = t.numStagingBoxes();
   // The boxes [first, first + count) go to consecutive staging slots from
   // slot first % slots on, and out with one commit group. A buffer of the
@@ -129,24 +154,27 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
     kb.ifThen(isStoreThread,
               [&] { kb.bulkWaitGroup(pending, /*readOnly=*/true); });
     kb.namedBarrier(kConsumerBarrierId, consumers);
-    Value swizzle = kb.divu(lane, kb.i32(4)); // == row % 8 for both rows
-    Value inChunk = kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(4));
+    // row % 8 == lane / 4 for both rows.
+    Value swizzle = kb.divu(lane, kb.i32(4 * rowsPerPattern));
+    Value inChunk =
+        kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(2 * t.outputBytes));
     int64_t groupsPerBox = boxColumns / 8;
-    for (auto [values, rowsInTile] : llvm::zip_equal(waveValues, waveRows)) {
+    for (auto [wave, rowsInTile] : llvm::enumerate(waveRows)) {
       for (int h = 0; h < 2; ++h) {
-        Value rowBase = kb.add(
-            kb.mul(rowsInTile[h], kb.i32(kSwizzle128BRowBytes)), inChunk);
+        Value rowBase =
+            kb.add(kb.mul(rowsInTile[h], kb.i32(rowBytes)), inChunk);
         for (int64_t j = first * groupsPerBox;
              j < (first + count) * groupsPerBox; ++j) {
           int64_t slot = slot0 + j / groupsPerBox - first;
-          int64_t chunk = j % (kSwizzle128BRowBytes / 16);
+          int64_t chunk = (j % groupsPerBox) / groupsPerChunk;
+          int64_t inChunkGroup = (j % groupsPerChunk) * groupBytes;
           Value offset = kb.add(
               rowBase,
-              kb.add(kb.i32(slot * boxBytes),
+              kb.add(kb.i32(slot * boxBytes + inChunkGroup),
                      kb.mul(arith::XOrIOp::create(b, kb.i32(chunk), swizzle),
                             kb.i32(16))));
-          storePair(kb, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
-                    p.outElementType, kb.bytePtr(v.epilogueBuffer, offset));
+          Value ptr = kb.bytePtr(v.epilogueBuffer, offset);
+          kb.store(pack(wave, j, h), ptr);
         }
       }
     }
@@ -192,75 +220,104 @@ static void emitTileAmax(KernelBuilder &kb, const GemmProblem &p,
   emitAmaxFlush(kb, running, v.amax, thread.lane);
 }
 
-/// An FP8 D: each thread quantizes its fragment and stores it directly,
-/// with the given per-tensor scale or, for 1x128 blocks along N, the scale of
-/// each of its two rows' blocks: the row's 128 columns of a block are held by
-/// the four lanes of a quad (32 values each), so the block amax is the
-/// thread's maximum reduced over the quad by two shuffles. One lane per quad
-/// stores the block's scale_inv, MN-major [ceil(N/128), roundup(M, 4)].
-static void emitFP8OutputStores(KernelBuilder &kb, const GemmProblem &p,
-                                const GemmTiling &t, const KernelValues &v,
-                                const EpilogueThread &thread,
-                                ArrayRef<Value> values, Value rows[2],
-                                Value nOffset) {
+/// An FP8 D's quantization multiplier of each row h of a thread's fragment
+/// and each 128-column block of the tile, [h][block]: the given per-tensor
+/// scale or, for 1x128 blocks along N, the block's scale: the row's 128
+/// columns of a block are held by the four lanes of a quad (32 values each),
+/// so the block amax is the thread's maximum reduced over the quad by two
+/// shuffles. One lane per quad stores the block's scale_inv, MN-major
+/// [ceil(N/128), roundup(M, 4)].
+static SmallVector<SmallVector<Value>>
+emitFP8Multipliers(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+                   const KernelValues &v, const EpilogueThread &thread,
+                   ArrayRef<Value> values, Value rows[2], Value nOffset) {
   bool guardColumns = needsColumnGuard(p, t);
   Value n = kb.i32(p.n);
-  Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
-  auto column = [&](int64_t j, int e) {
-    return kb.add(nOffset, kb.add(kb.i32(8 * j + e), thread.colInFragment));
-  };
-  int64_t groupsPerBlock = kScaleBlock / 8;
-  // multiplier[h][block]
   SmallVector<SmallVector<Value>> multiplier(2);
   if (p.outQuantization == OutputQuantization::Tensor) {
     Value scale = emitResultScaleLoad(kb, v);
     for (int h = 0; h < 2; ++h)
       multiplier[h].assign(t.tileN / kScaleBlock + 1, scale);
-  } else {
-    Value mPadded = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
-                           kb.i32(kMNMajorScaleAlignment));
-    Value isQuadLeader =
-        kb.eq(kb.remu(thread.lane, kb.i32(4)), kb.i32(0));
-    for (int64_t block = 0; block < t.tileN / kScaleBlock; ++block) {
-      for (int h = 0; h < 2; ++h) {
-        Value bits = kb.i32(0);
-        for (int64_t j = block * groupsPerBlock;
-             j < (block + 1) * groupsPerBlock; ++j)
-          for (int e = 0; e < 2; ++e)
-            bits = emitAbsBitsMax(kb, bits, values[4 * j + 2 * h + e],
-                                  guardColumns ? kb.ult(column(j, e), n)
-                                               : Value());
-        bits = emitLaneBitsMax(kb, bits, {1, 2});
-        OutputBlockScale scale = emitOutputBlockScale(kb, p, bits);
-        multiplier[h].push_back(scale.multiplier);
-        Value blockColumn = kb.add(nOffset, kb.i32(block * kScaleBlock));
-        Value stores = kb.andi(isQuadLeader, rowInBounds[h]);
-        if (guardColumns)
-          stores = kb.andi(stores, kb.ult(blockColumn, n));
-        kb.ifThen(stores, [&] {
-          Value nBlock = kb.divu(blockColumn, kb.i32(kScaleBlock));
-          Value index = kb.add(kb.mul(nBlock, mPadded), rows[h]);
-          kb.store(scale.scaleInv,
-                   kb.globalElementPtr(v.resultScaleInv, index, 4));
-        });
-      }
+    return multiplier;
+  }
+  Value mPadded = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
+                         kb.i32(kMNMajorScaleAlignment));
+  Value isQuadLeader = kb.eq(kb.remu(thread.lane, kb.i32(4)), kb.i32(0));
+  int64_t groupsPerBlock = kScaleBlock / 8;
+  for (int64_t block = 0; block < t.tileN / kScaleBlock; ++block) {
+    for (int h = 0; h < 2; ++h) {
+      Value bits = kb.i32(0);
+      for (int64_t j = block * groupsPerBlock; j < (block + 1) * groupsPerBlock;
+           ++j)
+        for (int e = 0; e < 2; ++e) {
+          Value inBounds;
+          if (guardColumns)
+            inBounds = kb.ult(
+                kb.add(nOffset,
+                       kb.add(kb.i32(8 * j + e), thread.colInFragment)),
+                n);
+          bits = emitAbsBitsMax(kb, bits, values[4 * j + 2 * h + e], inBounds);
+        }
+      bits = emitLaneBitsMax(kb, bits, {1, 2});
+      OutputBlockScale scale = emitOutputBlockScale(kb, p, bits);
+      multiplier[h].push_back(scale.multiplier);
+      Value blockColumn = kb.add(nOffset, kb.i32(block * kScaleBlock));
+      Value stores = kb.andi(isQuadLeader, kb.ult(rows[h], v.m));
+      if (guardColumns)
+        stores = kb.andi(stores, kb.ult(blockColumn, n));
+      kb.ifThen(stores, [&] {
+        Value nBlock = kb.divu(blockColumn, kb.i32(kScaleBlock));
+        Value index = kb.add(kb.mul(nBlock, mPadded), rows[h]);
+        kb.store(scale.scaleInv,
+                 kb.globalElementPtr(v.resultScaleInv, index, 4));
+      });
     }
   }
+  return multiplier;
+}
+
+/// An FP8 D without a staging buffer (a tile N of part of a store box):
+/// each thread stores its quantized pairs directly, guarded against the M
+/// and N edges.
+static void emitFP8DirectStores(KernelBuilder &kb, const GemmProblem &p,
+                                const GemmTiling &t, const KernelValues &v,
+                                const EpilogueThread &thread,
+                                function_ref<Value(int64_t j, int h)> pack,
+                                Value rows[2], Value nOffset) {
+  bool guardColumns = needsColumnGuard(p, t);
+  Value n = kb.i32(p.n);
+  Value rowInBounds[2] = {kb.ult(rows[0], v.m), kb.ult(rows[1], v.m)};
   for (int64_t j = 0; j < t.tileN / 8; ++j) {
-    Value col = column(j, 0);
+    Value col = kb.add(nOffset, kb.add(kb.i32(8 * j), thread.colInFragment));
     for (int h = 0; h < 2; ++h) {
       Value inBounds = rowInBounds[h];
       if (guardColumns)
         inBounds = kb.andi(inBounds, kb.ult(col, n));
-      Value pair = emitFP8Pair(kb, p, values[4 * j + 2 * h],
-                               values[4 * j + 2 * h + 1],
-                               multiplier[h][j / groupsPerBlock]);
+      Value pair = pack(j, h);
       kb.ifThen(inBounds, [&] {
         Value index = emitRowMajorIndex(kb, rows[h], col, p.n);
         kb.store(pair, kb.globalElementPtr(v.d, index, 1));
       });
     }
   }
+}
+
+/// An FP8 D's quantized pairs of a thread's fragment, [2j + h], computed
+/// before any store: as i16 they take half the registers of their f32
+/// values across the staging barriers.
+static SmallVector<Value>
+emitFP8Pairs(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+             const KernelValues &v, const EpilogueThread &thread,
+             ArrayRef<Value> values, Value rows[2], Value nOffset) {
+  SmallVector<SmallVector<Value>> multiplier =
+      emitFP8Multipliers(kb, p, t, v, thread, values, rows, nOffset);
+  SmallVector<Value> pairs(t.tileN / 4);
+  for (int64_t j = 0; j < t.tileN / 8; ++j)
+    for (int h = 0; h < 2; ++h)
+      pairs[2 * j + h] =
+          emitFP8Pair(kb, p, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
+                      multiplier[h][j / (kScaleBlock / 8)]);
+  return pairs;
 }
 
 void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
@@ -280,6 +337,8 @@ void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
     return wave ? kb.add(thread.rowInTile, kb.i32(wave * getWaveRows(t)))
                 : thread.rowInTile;
   };
+  // Each wave's values to stage: its f32 values (a 2-byte D, converted as
+  // they are staged) or its quantized pairs (an FP8 D).
   SmallVector<SmallVector<Value>> waveValues;
   for (auto [wave, result] : llvm::enumerate(results)) {
     Value rowInTile = waveRowInTile(wave);
@@ -290,14 +349,22 @@ void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
                            thread.colInFragment, thread.tensorScale);
     if (p.outputAmax)
       emitTileAmax(kb, p, t, v, thread, values, rows, nOffset);
-    if (p.hasFP8Output())
-      emitFP8OutputStores(kb, p, t, v, thread, values, rows, nOffset);
-    else if (!t.tmaStoreEpilogue)
+    if (p.hasFP8Output()) {
+      SmallVector<Value> pairs =
+          emitFP8Pairs(kb, p, t, v, thread, values, rows, nOffset);
+      if (!t.tmaStoreEpilogue)
+        emitFP8DirectStores(
+            kb, p, t, v, thread,
+            [&](int64_t j, int h) { return pairs[2 * j + h]; }, rows,
+            nOffset);
+      values = std::move(pairs);
+    } else if (!t.tmaStoreEpilogue) {
       emitDirectStores(kb, p, t, v, values, rows, nOffset,
                        thread.colInFragment);
+    }
     waveValues.push_back(std::move(values));
   }
-  if (p.hasFP8Output() || !t.tmaStoreEpilogue)
+  if (!t.tmaStoreEpilogue)
     return;
   // The staged tile goes out with one round of TMA stores.
   SmallVector<std::array<Value, 2>> waveRows;
@@ -305,6 +372,13 @@ void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
     Value rowInTile = waveRowInTile(wave);
     waveRows.push_back({rowInTile, kb.add(rowInTile, kb.i32(8))});
   }
-  emitTmaStoreEpilogue(kb, p, t, v, waveValues, waveRows, thread.lane,
+  auto pack = [&](int64_t wave, int64_t j, int h) {
+    ArrayRef<Value> values = waveValues[wave];
+    if (p.hasFP8Output())
+      return values[2 * j + h];
+    return packPair(kb, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
+                    p.outElementType);
+  };
+  emitTmaStoreEpilogue(kb, t, v, pack, waveRows, thread.lane,
                        thread.isStoreThread, mOffset, nOffset);
 }

@@ -153,10 +153,12 @@ static void setStreamK(GemmTiling &t, bool streamK) {
 /// f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
 /// staging buffer would halve the pipeline depth. So does a masked grouped
 /// GEMM, which stores only each group's valid rows (a TMA store clips at
-/// the tensor's edge, not at the run-time count).
+/// the tensor's edge, not at the run-time count). An FP8 output stages its
+/// quantized bytes (a box of 128 columns: one 1x128 scale block), half the
+/// buffer of a 2-byte output.
 static bool canStageOutput(const GemmProblem &p) {
-  return getByteWidth(p.outElementType) == 2 && !p.accumulateIntoC &&
-         !p.isMasked();
+  return (getByteWidth(p.outElementType) == 2 || p.hasFP8Output()) &&
+         !p.accumulateIntoC && !p.isMasked();
 }
 
 /// A tile whose kMaxPipelineStages stages leave room for more takes up to

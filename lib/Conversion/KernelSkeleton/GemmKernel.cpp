@@ -563,6 +563,8 @@ void GemmMetadataBuilder::addTensorMaps(md::KernelMetadata &metadata) const {
     d.dims = {num(p.n), sym("M")};
     d.stridesBytes = {num(p.n * t.outputBytes)};
     d.box = {t.storeBoxColumns(), layout.ctaTileM};
+    if (t.storeBoxBytes() == 64)
+      d.swizzle = md::Swizzle::Bytes64;
     d.l2Promotion = md::L2Promotion::None;
     maps.push_back(std::move(d));
   }

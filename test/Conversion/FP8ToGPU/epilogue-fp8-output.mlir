@@ -5,6 +5,8 @@
 // RUN: cat %t/h100/*_q1x128.ptx | FileCheck %s --check-prefix=PTX
 // RUN: cat %t/h100/fp8_gemm_blockwise_e4m3_e4m3_e4m3_n2112_k2048_t128x128x128_s6_q1x128.json | FileCheck %s --check-prefix=JSON
 // RUN: cat %t/h100/module.json | FileCheck %s --check-prefix=MODULE
+// RUN: cat %t/h100/fp8_gemm_blockwise_e4m3_e4m3_e4m3_n2112_k2048_t128x128x128_s6_q1x128.json | FileCheck %s --check-prefix=TMAD
+// RUN: cat %t/h100/fp8_gemm_tensorwise_e4m3_e4m3_e4m3_n4096_k2048_t128x192x128_s5_fast_amax_qtensor.json | FileCheck %s --check-prefix=TMAD64
 
 // An FP8 D quantized in the sm_90a epilogue: 1x128 blocks along N (each
 // row's block amax reduced over the quad of lanes that holds it, then the
@@ -51,13 +53,51 @@ func.func @row(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<4096x2048xf8E4M3FN>, %s: 
 }
 
 // The 1x128 kernel: the quad's block maxima by shuffles, the pairs cast with
-// saturation, no 64-wide variant (a tile holds whole blocks).
+// saturation, staged in shared memory (2 bytes a pair) and stored with TMA,
+// no 64-wide variant (a tile holds whole blocks).
 // CHECK: gpu.func @[[K]]
 // CHECK: nvvm.shfl.sync bfly
 // CHECK: nvvm.convert.f32x2.to.f8x2 {{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
+// CHECK: llvm.store %{{.*}}, %{{.*}} : i16, !llvm.ptr<3>
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: nvvm.cp.async.bulk.commit.group
 // CHECK-NOT: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_e4m3_n2112_k2048_t64x64x128
 // PTX: shfl.sync.bfly.b32
 // PTX: cvt.rn.satfinite.e4m3x2.f32
+// PTX: st.shared.b16
+// PTX: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
+// The FP8 D's tensor map: boxes of 128 one-byte columns (one 1x128 block,
+// the 128-byte swizzle span) by the tile's 128 rows.
+// TMAD: "name": "tma_d",
+// TMAD-NEXT: "passing": "grid_constant",
+// TMAD: "name": "tma_b",
+// TMAD: "box": [
+// TMAD-NEXT: 128,
+// TMAD-NEXT: 128
+// TMAD-NEXT: ],
+// TMAD-NEXT: "dims": [
+// TMAD-NEXT: 2112,
+// TMAD-NEXT: "M"
+// TMAD-NEXT: ],
+// TMAD-NEXT: "dtype": "e4m3",
+// TMAD: "name": "tma_d",
+// TMAD-NEXT: "oob_fill": "zero",
+// TMAD-NEXT: "operand": "d",
+// TMAD-NEXT: "rank": 2,
+// TMAD-NEXT: "strides_bytes": [
+// TMAD-NEXT: 2112
+// TMAD-NEXT: ],
+// TMAD-NEXT: "swizzle": "128B"
+// A tile N of 192: three boxes of 64 one-byte columns, 64-byte swizzled.
+// TMAD64: "name": "tma_d",
+// TMAD64-NEXT: "passing": "grid_constant",
+// TMAD64: "name": "tma_b",
+// TMAD64: "box": [
+// TMAD64-NEXT: 64,
+// TMAD64-NEXT: 128
+// TMAD64-NEXT: ],
+// TMAD64: "name": "tma_d",
+// TMAD64: "swizzle": "64B"
 // JSON: "name": "d"
 // JSON: "name": "result_scale_inv"
 // JSON-NEXT: "role": "output"

@@ -78,7 +78,7 @@ inline int64_t getStageBytes(const GemmTiling &t) {
 /// The TMA-store epilogue's staging buffer.
 inline int64_t getEpilogueBytes(const GemmTiling &t) {
   return t.tmaStoreEpilogue
-             ? t.tileM * kSwizzle128BRowBytes * t.numStagingBoxes()
+             ? t.tileM * t.storeBoxBytes() * t.numStagingBoxes()
              : 0;
 }
 

@@ -217,8 +217,13 @@ struct GemmTiling {
   /// still tileM x tileN of D (A and B are loaded as in any tile).
   bool swapAB = false;
 
-  /// Columns of one TMA store box: 128 bytes, the 128-byte swizzle span.
-  int64_t storeBoxColumns() const { return 128 / outputBytes; }
+  /// Bytes of a row of one TMA store box, its swizzle span: 128, or 64 for
+  /// a 1-byte (FP8) output whose tile N is not whole 128-column boxes.
+  int64_t storeBoxBytes() const {
+    return outputBytes == 1 && tileN % 128 != 0 ? 64 : 128;
+  }
+  /// Columns of one TMA store box.
+  int64_t storeBoxColumns() const { return storeBoxBytes() / outputBytes; }
   int64_t numStoreBoxes() const { return tileN / storeBoxColumns(); }
   int64_t numStagingBoxes() const {
     return stagingBoxes ? stagingBoxes : numStoreBoxes();
