@@ -206,6 +206,8 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
     name += llvm::formatv("_c{0}x{1}", t.clusterM, t.clusterN).str();
   if (t.streamK)
     name += "_sk";
+  if (t.swapAB)
+    name += "_swapab";
   if (p.aScale != p.bScale)
     name += "_a" + std::string(p.aScale == ScaleMode::Row ? "row" : "tensor");
   if (p.promoteInterval == 0)

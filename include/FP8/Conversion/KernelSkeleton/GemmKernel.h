@@ -213,6 +213,11 @@ struct GemmTiling {
   /// Bytes of the `workspace` parameter each CTA owns (a stream-K kernel's,
   /// laid out by the target lowering, which sets it); 0: no workspace.
   int64_t workspaceBytesPerCta = 0;
+  /// Swap-AB (sm_90a decode kernels): the MMA computes the transposed tile,
+  /// D^T = B . A^T, so that tileN rows of B fill the MMA's 64-row side and
+  /// the tileM rows of A (a few tokens) are its narrow N side. The tile is
+  /// still tileM x tileN of D (A and B are loaded as in any tile).
+  bool swapAB = false;
 
   /// Bytes of a row of one TMA store box, its swizzle span: 128, or 64 for
   /// a 1-byte (FP8) output whose tile N is not whole 128-column boxes.
