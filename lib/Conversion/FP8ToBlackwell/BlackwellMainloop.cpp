@@ -24,8 +24,7 @@ ValueRange blackwell::forEachTile(
         TileCoordinate coord = emitGroupedTileCoordinate(
             kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
         // m_contiguous only (GemmProblem::get rejects m_masked on sm_100a).
-        emitTileGroup(kb, p, v.groupIndex, /*groupM=*/Value(), t.tileM,
-                      coord);
+        emitTileGroup(kb, p, v.groupIndex, t.tileM, coord);
         Value group = coord.group;
         return emitIfTileInGroup(
             kb, emitIsGroupInRange(kb, group, p.numGroups), state,

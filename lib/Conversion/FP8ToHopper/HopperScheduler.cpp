@@ -11,8 +11,14 @@ using namespace mlir::fp8::hopper;
 TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
                                       const GemmTiling &t,
                                       const KernelValues &v, Value unit) {
-  TileCoordinate coord = emitGroupedTileCoordinate(
-      kb, unit, v.numMUnits, getNumNUnits(p, t), t.rasterGroup);
+  // m_masked: only the units with valid rows, group after group.
+  TileCoordinate coord =
+      p.isMasked()
+          ? emitMaskedTileOfUnit(kb, v.groupIndex, v.groupM, p.numGroups,
+                                 t.tileM * t.clusterM, getNumNUnits(p, t),
+                                 unit)
+          : emitGroupedTileCoordinate(kb, unit, v.numMUnits,
+                                      getNumNUnits(p, t), t.rasterGroup);
   if (t.clusterM > 1)
     coord.mTile =
         kb.add(kb.mul(coord.mTile, kb.i32(t.clusterM)), v.clusterRank);
@@ -21,8 +27,8 @@ TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
   if (t.clusterN > 1)
     coord.nTile =
         kb.add(kb.mul(coord.nTile, kb.i32(t.clusterN)), v.clusterRank);
-  if (p.isGrouped())
-    emitTileGroup(kb, p, v.groupIndex, v.groupM, t.tileM, coord);
+  if (p.isGrouped() && !p.isMasked())
+    emitTileGroup(kb, p, v.groupIndex, t.tileM, coord);
   return coord;
 }
 

@@ -141,7 +141,9 @@ struct KernelValues : GemmKernelParams {
   Value epilogueBuffer;
   /// Work is scheduled in units of `clusterM` vertically adjacent tiles
   /// (one per CTA of the cluster, sharing the B tile) or `clusterN`
-  /// horizontally adjacent ones (sharing the A tile).
+  /// horizontally adjacent ones (sharing the A tile). m_masked: numUnits
+  /// counts only the units with valid rows, and numMUnits is null
+  /// (emitMaskedUnitCount).
   Value numMUnits;
   Value numUnits;
   /// m_masked: the rows of each group (the `m` parameter; `m` itself is

@@ -34,7 +34,8 @@ struct TileCoordinate {
   Value mTile;
   Value nTile;
   /// A grouped GEMM's: the group (expert) of the tile's rows, from the
-  /// `group_index` operand (emitGroupOfTile; m_masked: emitMaskedTile);
+  /// `group_index` operand (emitGroupOfTile; m_masked:
+  /// emitMaskedTileOfUnit);
   /// null for a dense GEMM.
   Value group;
   /// m_masked only: the valid rows of the tile's group (at most M).
@@ -55,15 +56,28 @@ TileCoordinate emitGroupedTileCoordinate(KernelBuilder &kb, Value linearTile,
 Value emitGroupOfTile(KernelBuilder &kb, Value groupIndex, Value mTile,
                       int64_t tileM);
 
-/// Group scheduling of an m_masked grouped GEMM: tile row `mTile` of the
-/// G groups' ceil(M / tileM) tile rows each becomes the tile row within its
-/// group (`coord.mTile`), and `coord.group` the group if the tile has a
-/// valid row (its first row is below the group's count, read from
-/// `maskedM`, the i32 valid rows of each group), else -1: tiles wholly past
-/// the count are skipped like m_contiguous padding, whatever the count.
-/// `coord.groupRows` is the group's count clamped to [.., M].
-void emitMaskedTile(KernelBuilder &kb, Value maskedM, Value m, int64_t tileM,
-                    TileCoordinate &coord);
+/// Group scheduling of an m_masked grouped GEMM (decode: G groups of M
+/// rows, of which a run-time count is valid, read from `maskedM`, the i32
+/// count of each group, clamped to [0, M]). The persistent loop walks only
+/// the units that hold valid rows: group g has ceil(rows_g / unitRows) unit
+/// rows of `numNUnits` units each (unitRows = tile M times the cluster's
+/// rows), numbered group after group. The launch shape does not depend on
+/// the counts (CUDA-graph capturable); each CTA reads them at its start for
+/// the loop's bound (emitMaskedUnitCount) and again, from L1, per unit for
+/// its coordinate (emitMaskedTileOfUnit), rather than holding G values in
+/// registers across the mainloop.
+Value emitMaskedUnitCount(KernelBuilder &kb, Value maskedM, Value m,
+                          int64_t numGroups, int64_t unitRows,
+                          int64_t numNUnits);
+
+/// The coordinate of valid unit `unit` (< emitMaskedUnitCount): its group
+/// (`coord.group`), unit row within the group (`coord.mTile`), unit column
+/// (`coord.nTile`) and the group's valid rows (`coord.groupRows`). A
+/// group's units go down its unit rows first, so that the CTAs running
+/// together read each B tile of the group's weight once from HBM.
+TileCoordinate emitMaskedTileOfUnit(KernelBuilder &kb, Value maskedM, Value m,
+                                    int64_t numGroups, int64_t unitRows,
+                                    int64_t numNUnits, Value unit);
 
 /// Whether `group` names one of `numGroups` groups (unsigned compare: the
 /// padding rows' -1 is not one): tiles of other groups are skipped, neither
@@ -84,11 +98,10 @@ Value emitIsGroupInRange(KernelBuilder &kb, Value group, int64_t numGroups);
 /// Sets `coord.group` to the group (i32) of the tile at tile row
 /// `coord.mTile`, by the problem's layout; tiles of no group get a value
 /// emitIsGroupInRange rejects. m_contiguous: emitGroupOfTile (`groups` the
-/// group of each row); m_masked: emitMaskedTile (`groups` the valid rows of
-/// each group, `groupM` the rows of each group; `coord.mTile` becomes the
-/// tile row within the group and `coord.groupRows` is set).
+/// group of each row). (m_masked kernels walk other units:
+/// emitMaskedTileOfUnit.)
 void emitTileGroup(KernelBuilder &kb, const GemmProblem &p, Value groups,
-                   Value groupM, int64_t tileM, TileCoordinate &coord);
+                   int64_t tileM, TileCoordinate &coord);
 
 /// The row of B's stacked [G * N, K] view that holds row `nOffset` of
 /// `group`'s weight.
