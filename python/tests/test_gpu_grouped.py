@@ -193,8 +193,11 @@ def test_grouped_rejects_bad_arguments(torch):
 
 # m_masked: (M, counts of the MASKED_GROUPS groups): a count of 0, of 1, of
 # M, uneven ones, M below, at and above one tile and not a multiple of 4
-# (the blockwise A scales' padded rows).
-MASKED_CASES = [(190, [0, 1, 150, 190]), (64, [64, 0, 3, 17]), (300, [300, 129, 0, 1])]
+# (the blockwise A scales' padded rows); decode-like counts far below M
+# (the scheduler walks only the tiles with valid rows: a grid of more CTAs
+# than such tiles), and all counts zero (no tile at all).
+MASKED_CASES = [(190, [0, 1, 150, 190]), (64, [64, 0, 3, 17]), (300, [300, 129, 0, 1]),
+                (1024, [17, 0, 1, 0]), (512, [0, 0, 0, 0])]
 
 
 class MaskedProblem(cases.MaskedProblem):
@@ -291,7 +294,7 @@ def test_masked_in_a_cuda_graph(torch):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         call()
-    for counts in ([3, 0, 100, 128], [128, 1, 0, 64]):
+    for counts in ([3, 0, 100, 128], [128, 1, 0, 64], [0, 0, 0, 0], [0, 17, 0, 1]):
         p.counts = counts
         p.masked_m.copy_(torch.tensor(counts, dtype=torch.int32))
         d.fill_(float("nan"))
