@@ -294,8 +294,20 @@ md::Step ProgramBuilder::writeStep(const Step &step) {
   written.kind = step.kind;
   if (step.kind == md::StepKind::Fill)
     written.byte = step.byte;
-  if (step.kind == md::StepKind::Copy || isCollective(step.kind))
+  if (step.kind == md::StepKind::Copy || isCollective(step.kind) ||
+      step.kind == md::StepKind::Copy2d)
     written.source = tensors_[step.source].name;
+  if (step.kind == md::StepKind::Copy2d) {
+    written.target = tensors_[step.target].name;
+    written.rows = step.rows;
+    written.rowBytes = step.rowBytes;
+    written.sourceOffset = step.sourceOffset;
+    written.sourcePitch = step.sourcePitch;
+    written.targetOffset = step.targetOffset;
+    written.targetPitch = step.targetPitch;
+    written.sliceGroup = step.sliceGroup;
+    return written;
+  }
   if (isCollective(step.kind)) {
     written.target = tensors_[step.target].name;
     if (step.kind == md::StepKind::AllReduce ||
