@@ -188,22 +188,28 @@ static LogicalResult verifyShardOps(ModuleOp module) {
   return failure(found);
 }
 
-/// Errors for element-wise arithmetic on tensors in host functions: no
-/// kernel computes it, and bufferization would leave ops that name no
-/// cause. (fp8-shard-linear rounds its f32 partial sums so by default.)
+/// Errors for element-wise arithmetic on the tensor a collective returns:
+/// no kernel computes it (it is fused into no GEMM), and bufferization would
+/// leave ops that name no cause. (fp8-shard-linear rounds its reduced f32
+/// partial sums so by default.)
 static LogicalResult verifyNoTensorArith(ModuleOp module) {
   bool found = false;
   for (auto func : module.getOps<func::FuncOp>())
     func.walk([&](Operation *op) {
+      auto fromCollective = [](Value v) {
+        return isa_and_nonnull<shard::AllReduceOp, shard::AllGatherOp,
+                               shard::ReduceScatterOp, shard::AllSliceOp>(
+            v.getDefiningOp());
+      };
       if (op->getName().getDialectNamespace() != "arith" ||
-          op->getNumOperands() == 0 ||
-          !llvm::any_of(op->getResultTypes(), llvm::IsaPred<TensorType>))
+          !llvm::any_of(op->getResultTypes(), llvm::IsaPred<TensorType>) ||
+          !llvm::any_of(op->getOperands(), fromCollective))
         return;
       InFlightDiagnostic diag =
           op->emitError()
           << "'" << op->getName() << "' on " << op->getResult(0).getType()
-          << ": no kernel computes element-wise arithmetic on tensors in the "
-             "compiled host program";
+          << " of a collective's result: no kernel computes element-wise "
+             "arithmetic on tensors in the compiled host program";
       if (isa<arith::TruncFOp>(op))
         diag << " (fp8-shard-linear rounds the reduced f32 partial sums "
                 "so: run it with f32-partials=false to reduce in the "

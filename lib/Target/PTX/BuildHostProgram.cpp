@@ -330,6 +330,7 @@ LogicalResult ProgramBuilder::visitCollective(func::CallOp call,
                           "allocations of the function";
   step.source = source->second;
   step.target = target->second;
+  step.op = call;
   if (tensors_[step.source].dtype != tensors_[step.target].dtype)
     return error(call) << "the collective's input and output have different "
                           "element types";
@@ -452,10 +453,13 @@ LogicalResult ProgramBuilder::visitCopy2D(func::CallOp call,
 
 /// A collective moves the elements of its tensors' types; a tensor a kernel
 /// reads or writes in another layout (padded or MN-major scales) would be
-/// moved in the wrong order.
+/// moved in the wrong order, except for a gather the kernels write and read
+/// transposed (gatherTransposed).
 LogicalResult ProgramBuilder::checkCollectiveLayouts() {
-  for (const Step &step : steps_) {
-    if (!isCollective(step.kind) && step.kind != md::StepKind::Copy2d)
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step &step = steps_[i];
+    if ((!isCollective(step.kind) && step.kind != md::StepKind::Copy2d) ||
+        step.kernelLayout || gatherTransposed(i))
       continue;
     for (int index : {step.source, step.target}) {
       const Tensor &t = tensors_[index];

@@ -86,6 +86,8 @@ struct Step {
   // copy2d (source, target), in bytes:
   Expr rows, rowBytes, sourceOffset, sourcePitch, targetOffset, targetPitch;
   std::optional<md::DeviceGroup> sliceGroup;
+  bool kernelLayout = false; // copies the pieces of a transposed gather
+  Operation *op = nullptr;   // the call (collectives), for messages
 };
 
 /// Whether a step kind is a collective across devices.
@@ -187,6 +189,8 @@ private:
   LogicalResult visitCollective(func::CallOp call, DictionaryAttr info);
   LogicalResult visitCopy2D(func::CallOp call, DictionaryAttr info);
   LogicalResult checkCollectiveLayouts();
+  bool gatherTransposed(size_t index);
+  bool gatherTransposedColumns(size_t index);
   LogicalResult passInKernelLayout(const KernelOperand &operand, int index);
   LogicalResult finishKernelLayouts(func::CallOp call, const Step &step);
   LogicalResult checkSymbolsBound(const md::Function &out);
