@@ -127,6 +127,8 @@ TP_LAYERS = {
     "tp_row_current": ("row", "#fp8.current<>", 2048, 1024, 1024),
     "dp_current": ("dp", "#fp8.current<>", 2048, 1024, 1024),
     "dp_blockwise": ("dp", "#fp8.blockwise<>", 2048, 1024, 1024),
+    "tp_column_blockwise": ("column", "#fp8.blockwise<>", 2048, 1024, 1024),
+    "tp_row_blockwise": ("row", "#fp8.blockwise<>", 2048, 1024, 1024),
 }
 
 
