@@ -46,10 +46,10 @@ sys.path[:0] = [str(HERE), str(ROOT / "python")]
 import torch  # noqa: E402
 
 from fp8mlir.testing import gemm_inputs as gi  # noqa: E402
-from fp8mlir.testing.gemm_spec import (accumulation_mode, load_specs, parse_shapes,  # noqa: E402
-                                       tolerance)
+from fp8mlir.testing.gemm_spec import accumulation_mode, load_specs, parse_shapes  # noqa: E402
 from gemm_peers import DEEPGEMM, Unavailable, deepgemm_version, peer_impl  # noqa: E402,F401
 from gemm_timing import machine_rooflines, queued_ms, roofline, time_sustained  # noqa: E402
+from gemm_verify import reference_of_rows, verification_failures  # noqa: E402
 from make_kernels import WGRAD_SHAPES  # noqa: E402
 from power_ceiling import ClockSampler  # noqa: E402
 
@@ -234,17 +234,6 @@ class Case:
     def outputs(self):
         return [torch.empty(self.m, self.n, dtype=self.out_dtype, device=self.device)
                 for _ in self.sets]
-
-
-def reference_of_rows(inputs, rows):
-    """gi.reference (f64, + C) of the given rows of D (all: None)."""
-    if rows is None:
-        return gi.reference(inputs)
-    a = inputs.a.dequantized()[rows].to(torch.float64)
-    d = a @ inputs.b.dequantized().to(torch.float64).t()
-    if inputs.c is not None:
-        d += inputs.c[rows].to(torch.float64)
-    return d
 
 
 # --- implementations: each returns call(i) -> output of input set i ------------------
@@ -777,36 +766,8 @@ def print_result(r):
           + "; ".join(parts) + note, flush=True)
 
 
-def impl_tolerance(recipe, impl):
-    """The check set's tolerance for the implementation's output (fast
-    accumulation: cuBLASLt fast_accum, Triton, fp8-mlir fast)."""
-    out = RECIPE_OUTPUTS.get(recipe, ("bf16", False))[0]
-    fast = "fast" in impl or impl == "triton"
-    return tolerance(out, "fast" if fast else "promoted")
-
-
-def verification_failures(report):
-    """(outputs checked, ["shape recipe impl: what"]) for the outputs outside
-    their tolerance, against the reference or against another output."""
-    checked, failures = 0, []
-    for r in report["results"]:
-        for name, e in r["impls"].items():
-            if e["status"] != "ok":
-                continue
-            checked += 1
-            tol = impl_tolerance(r["recipe"], name)
-            where = f"{shape_text(r)} {r['recipe']} {name}"
-            if e["rel_err_vs_ref"] is None or not e["rel_err_vs_ref"] <= tol:
-                failures.append(f"{where}: rel err {e['rel_err_vs_ref']} > {tol}")
-            for other, diff in (e.get("diff_vs") or {}).items():
-                limit = max(tol, impl_tolerance(r["recipe"], other))
-                if not diff <= limit:
-                    failures.append(f"{where}: differs from {other} by {diff:.2e} > {limit}")
-    return checked, failures
-
-
 def print_summary(report):
-    checked, failures = verification_failures(report)
+    checked, failures = verification_failures(report, RECIPE_OUTPUTS)
     print(f"verification: {checked} outputs, {len(failures)} outside tolerance"
           + "".join(f"\n  {f}" for f in failures))
     print(f"\ngeomean over M >= {GEOMEAN_MIN_M} ({PROJECT} / peer TFLOP/s, "
