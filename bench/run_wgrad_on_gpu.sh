@@ -47,8 +47,17 @@ echo "== runtime (log: $OUT_DIR/build-runtime.log)"
 build_runtime > "$OUT_DIR/build-runtime.log" 2>&1 || { tail -30 "$OUT_DIR/build-runtime.log"; exit 1; }
 FP8RT_LIBRARY=$(realpath "$(find "$BUILD_DIR" -name libfp8rt.so \( -type f -o -type l \) | head -n 1)")
 export FP8RT_LIBRARY
-"$PYTHON" -c "import deep_gemm; print('deep_gemm', getattr(deep_gemm, '__version__', '?'))" \
-  2>&1 | tail -n 1
+# DeepGEMM compiles its kernel at the first call of a shape (6-10 s each):
+# the benchmark's shapes compile in parallel while the check runs.
+if "$PYTHON" -c "import deep_gemm; print('deep_gemm', getattr(deep_gemm, '__version__', '?'))" \
+     2> /dev/null; then
+  for shape in $("$PYTHON" -c "import sys; sys.path.insert(0, 'bench'); import make_kernels as m
+print(' '.join(f'{a}x{b}x{c}' for a, b, c in m.WGRAD_SHAPES))"); do
+    "$PYTHON" bench/gemm_peers.py "$shape" > /dev/null 2>&1 &
+  done
+else
+  echo "deep_gemm: not importable (its columns read unavailable)"
+fi
 
 echo "== check: $KERNELS/check ($((SECONDS - start)) s; log: $OUT_DIR/check.log)"
 check_args=(--kernels "$KERNELS/check" --json "$OUT_DIR/check.json")
@@ -56,6 +65,7 @@ check_args=(--kernels "$KERNELS/check" --json "$OUT_DIR/check.json")
 "$PYTHON" test/GPU/check_gemm.py "${check_args[@]}" > "$OUT_DIR/check.log" 2>&1
 check_status=$?
 grep -E "FAIL|^[0-9]+ passed, [0-9]+ failed" "$OUT_DIR/check.log" | tail -n 20
+wait  # the DeepGEMM compilations
 
 # The f64 reference of 256 rows per shape (the whole product takes minutes);
 # the outputs are compared with each other in full.
