@@ -149,7 +149,7 @@ def deepgemm_impl(case):
 
 def deepgemm_1d1d_call(case, gemm):
     """The wgrad GEMM of DeepSeek's recipe: D [M, N] f32 += A B^T with 1x128
-    scales on both operands, as (N, K/128) and (M, K/128) MN-major with the
+    scales on both operands, as (M, K/128) and (N, K/128) MN-major with the
     MN stride rounded up to 4 floats (deepgemm_a_scales; the layout its
     sm_90 1D x 1D kernel reads without a copy). Its sm_90 1D x 1D kernel
     takes f32 D accumulating into C only; C is D itself (in place: no copy
