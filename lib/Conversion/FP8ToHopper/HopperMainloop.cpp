@@ -3,6 +3,7 @@
 #include "FP8/Conversion/FP8ToHopper/HopperMainloop.h"
 #include "FP8/Conversion/FP8ToHopper/HopperEpilogue.h"
 #include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
+#include "FP8/Conversion/FP8ToHopper/HopperSwapAB.h"
 #include "FP8/Conversion/FP8ToHopper/HopperTiling.h"
 #include "FP8/Conversion/FP8ToHopper/WGMMA.h"
 #include "FP8/Conversion/KernelSkeleton/GemmEpilogue.h"
@@ -167,7 +168,7 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
         // [G * N, K] view, and its scales.
         Value bRow = nOffset;
         if (coord.group)
-          bRow = kb.add(nOffset, kb.mul(coord.group, kb.i32(p.n)));
+          bRow = emitGroupBRow(kb, p, coord.group, nOffset);
         KernelValues groupValues = getGroupValues(kb, p, v, coord);
         Value full = v.ring.fullBarrier(kb, stage);
         // The scales' tile offset (B's without the cluster rank's share).
@@ -213,21 +214,26 @@ void hopper::emitProducer(KernelBuilder &kb, const GemmProblem &p,
 
 /// The B scales of this K block for a thread's fragment columns in tile
 /// columns [firstColumn, firstColumn + columns) (1x128 B tiles), from the
-/// stage's scale slot, stored into `scales`: element 2j + e is the scale of
-/// tile column 8j + colInFragment + e (the columns of accumulator elements
-/// 4j + e and 4j + 2 + e); each even-aligned pair is one 8-byte load.
-static void emitColumnScaleLoads(KernelBuilder &kb, Value columnScales,
-                                 Value colInFragment, int64_t firstColumn,
-                                 int64_t columns, SmallVector<Value> &scales) {
+/// stage's scale slot: element 2j + e is the scale of tile column
+/// firstColumn + 8j + colInFragment + e (the columns of accumulator
+/// elements 4j + e and 4j + 2 + e past the first column's); each
+/// even-aligned pair is one 8-byte load.
+SmallVector<Value> hopper::emitColumnScaleLoads(KernelBuilder &kb,
+                                                Value columnScales,
+                                                Value colInFragment,
+                                                int64_t firstColumn,
+                                                int64_t columns) {
   ImplicitLocOpBuilder &b = kb.builder();
   auto f32x2 = VectorType::get({2}, b.getF32Type());
+  SmallVector<Value> scales;
   for (int64_t j = firstColumn / 8; j < (firstColumn + columns) / 8; ++j) {
     Value col = kb.add(kb.i32(8 * j), colInFragment);
     Value pair =
         kb.load(f32x2, kb.bytePtr(columnScales, kb.mul(col, kb.i32(4))));
     for (int e = 0; e < 2; ++e)
-      scales[2 * j + e] = LLVM::ExtractElementOp::create(b, pair, kb.i32(e));
+      scales.push_back(LLVM::ExtractElementOp::create(b, pair, kb.i32(e)));
   }
+  return scales;
 }
 
 namespace {
@@ -243,6 +249,9 @@ struct StageScales {
   SmallVector<Value> columnScales;
   /// 128x128 B: the row scales times each column class's scale.
   SmallVector<Value> products;
+  /// Swap-AB: the scale of each of the thread's accumulator columns
+  /// (emitSwapABStageScales); no row scales.
+  SmallVector<Value> swapABColumnScales;
 };
 
 /// A consumer warpgroup's K loop over the blocks of one tile: the wgmma
@@ -256,9 +265,10 @@ public:
       : kb(kb), b(kb.builder()), p(p), t(t), v(v), thread(thread),
         aDescriptorLow(aDescriptorLow), bDescriptorLow(bDescriptorLow),
         bClasses(t),
-        partColumns(getNumWaves(t) > 1 ? getWavePromotionParts(t.tileN)
-                                       : getPromotionParts(t.tileN)),
-        accType(getAccumulatorType(b.getContext(), t.tileN)),
+        partColumns(getNumWaves(t) > 1
+                        ? getWavePromotionParts(t.tileN)
+                        : getPromotionParts(getAccumulatorColumns(t))),
+        accType(getAccumulatorType(b.getContext(), getAccumulatorColumns(t))),
         waves(getNumWaves(t)) {}
 
   /// One tile's K loop over blocks [kBegin, kEnd) from consumer iteration
@@ -362,7 +372,8 @@ Value ConsumerMainloop::issueMmas(Value acc, Value aLow, Value bLow,
                         kb, aStep ? kb.add(aLow, kb.i32(aStep)) : aLow),
                     emitKMajorSwizzle128BDescriptor(
                         kb, bStep ? kb.add(bLow, kb.i32(bStep)) : bLow),
-                    n, p.aElementType, p.bElementType,
+                    n, t.swapAB ? p.bElementType : p.aElementType,
+                    t.swapAB ? p.aElementType : p.bElementType,
                     /*accumulate=*/!(zeroFirst && s == 0));
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
@@ -379,6 +390,11 @@ StageScales ConsumerMainloop::loadStageScales(Value stage, int64_t wave) {
   if (!p.isBlockwise())
     return scales;
   Value slot = v.scaleSlot(kb, t, stage);
+  if (t.swapAB) {
+    scales.swapABColumnScales =
+        emitSwapABStageScales(kb, t, slot, thread.colInFragment);
+    return scales;
+  }
   // Wave w's rows are getWaveRows(t) * w further down the tile.
   Value rowScales =
       wave ? kb.bytePtr(slot, 4 * wave * getWaveRows(t)) : slot;
@@ -392,8 +408,9 @@ StageScales ConsumerMainloop::loadStageScales(Value stage, int64_t wave) {
     // 1x128 B: one scale per column.
     scales.columnBase = bScales;
     scales.columnScales.resize(t.tileN / 4);
-    emitColumnScaleLoads(kb, bScales, thread.colInFragment, 0,
-                         getEarlyScaleColumns(), scales.columnScales);
+    llvm::copy(emitColumnScaleLoads(kb, bScales, thread.colInFragment, 0,
+                                    getEarlyScaleColumns()),
+               scales.columnScales.begin());
     return scales;
   }
   // 128x128 B: one scale per column class; the products made once.
@@ -412,6 +429,8 @@ Value ConsumerMainloop::getScale(const StageScales &scales, int64_t i) {
   if (!p.isBlockwise())
     return Value();
   int64_t j = i / 4, h = (i % 4) / 2, e = i % 2;
+  if (t.swapAB)
+    return scales.swapABColumnScales[2 * j + e];
   if (p.hasBlockwiseColumnScales())
     return arith::MulFOp::create(b, scales.rowScale[h],
                                  scales.columnScales[2 * j + e]);
@@ -453,7 +472,7 @@ void ConsumerMainloop::emitFastBlock(Value kBlock, Value kBegin,
                                      Value iteration, Value acc, Value aLow,
                                      Value bLow, SmallVector<Value> &next) {
   NVVM::WgmmaFenceAlignedOp::create(b);
-  next.push_back(issueMmas(acc, aLow, bLow, 0, t.tileN,
+  next.push_back(issueMmas(acc, aLow, bLow, 0, getAccumulatorColumns(t),
                            /*zeroFirst=*/false));
   // Keep this block's MMAs in flight; the previous block's are
   // done, so its stage is free.
@@ -478,8 +497,10 @@ void ConsumerMainloop::emitPromotedBlock(Value stage, ValueRange carried,
   Value final = carried[1];
   for (int64_t q = 0, column = 0; q < parts; column += partColumns[q++]) {
     if (column >= earlyColumns)
-      emitColumnScaleLoads(kb, scales.columnBase, thread.colInFragment,
-                           column, partColumns[q], scales.columnScales);
+      llvm::copy(emitColumnScaleLoads(kb, scales.columnBase,
+                                      thread.colInFragment, column,
+                                      partColumns[q]),
+                 scales.columnScales.begin() + column / 4);
     NVVM::WgmmaWaitGroupSyncOp::create(b, parts - 1 - q);
     if (q == parts - 1)
       releaseStage(stage);
@@ -652,12 +673,17 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   Value smemAddress = kb.sharedAddress(v.smem);
   // Descriptor low words of stage 0's A rows of this warpgroup and of its
   // B tile; a stage's are these plus the stage's offset
-  // (emitKMajorSwizzle128BDescriptorLow).
-  Value aDescriptorLow = emitKMajorSwizzle128BDescriptorLow(
-      kb, kb.add(smemAddress, kb.mul(uniformConsumer,
-                                     kb.i32(kWgmmaM * kSwizzle128BRowBytes))));
-  Value bDescriptorLow = emitKMajorSwizzle128BDescriptorLow(
-      kb, kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes)));
+  // (emitKMajorSwizzle128BDescriptorLow). Swap-AB: the MMA's A operand is
+  // the stage's B tile (its 64 rows) and its B operand the A tile.
+  Value aTileAddress = kb.add(
+      smemAddress,
+      kb.mul(uniformConsumer, kb.i32(kWgmmaM * kSwizzle128BRowBytes)));
+  Value bTileAddress =
+      kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes));
+  if (t.swapAB)
+    std::swap(aTileAddress, bTileAddress);
+  Value aDescriptorLow = emitKMajorSwizzle128BDescriptorLow(kb, aTileAddress);
+  Value bDescriptorLow = emitKMajorSwizzle128BDescriptorLow(kb, bTileAddress);
   ConsumerMainloop mainloop(kb, p, t, v, thread, aDescriptorLow,
                             bDescriptorLow);
 
