@@ -70,8 +70,15 @@ def launcher(spec, named):
 
 def shape_calls(recipe, m, n, k):
     """{variant: call} and {variant: kernel names} of one shape."""
-    fp8_spec, bf16_spec, quantize_spec = cases.bench_specs(recipe, n, k)
-    common = operands(recipe, m, n, k)
+    return variant_calls(cases.bench_specs(recipe, n, k), operands(recipe, m, n, k), m, n)
+
+
+def variant_calls(specs, common, m, n):
+    """{variant: call} and {variant: kernel names} of `specs` (the
+    FP8-output GEMM, the bf16-output one and the quantization of its
+    [m, n] output) on the GEMM operands `common` (by name); also the grouped
+    GEMMs' (bench_grouped_fp8out.py)."""
+    fp8_spec, bf16_spec, quantize_spec = specs
     fp8 = dict(common, d=torch.empty((m, n), dtype=torch.float8_e4m3fn, device="cuda"))
     if fp8_spec.result_recipe == "delayed":
         fp8["result_scale"] = torch.tensor(1.0, device="cuda")
@@ -81,7 +88,7 @@ def shape_calls(recipe, m, n, k):
         fp8["result_scale_inv"] = torch.empty((-(-n // 128), padded), device="cuda")
     d = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
     bf16 = dict(common, d=d)
-    block = [1, 128] if recipe == "blockwise" else []
+    block = [1, 128] if fp8_spec.result_recipe == "blockwise" else []
     gran = ops._check_quantize(d, quantize_spec.recipe, block, torch.float8_e4m3fn)
     physical, _ = ops._quantize_outputs(d, gran, torch.float8_e4m3fn, True, False, True)
     quantized = dict(physical, x=d, scale=torch.tensor(1.0, device="cuda"))

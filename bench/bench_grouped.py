@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent / "python")]
+sys.path[:0] = [str(HERE), str(HERE.parent / "python")]
 
 from fp8mlir.testing.grouped_cases import ContiguousProblem  # noqa: E402
 
@@ -213,6 +213,21 @@ def write_report(out, gpu, rows):
     print("\n".join(lines[-len(ratios) - 1:]))
 
 
+def run_fp8_out(args):
+    """--fp8-out: writes grouped-fp8out-<gpu>-<date>.json and .md."""
+    import torch
+    import bench_grouped_fp8out
+    gpu = torch.cuda.get_device_name()
+    rows = bench_grouped_fp8out.run(args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = f"grouped-fp8out-{gpu.replace(' ', '_')}-{datetime.date.today().isoformat()}"
+    (args.out / f"{stem}.json").write_text(json.dumps({"gpu": gpu, "rows": rows}, indent=1))
+    lines = bench_grouped_fp8out.markdown_lines(gpu, rows)
+    (args.out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(line for line in lines if line.startswith("- ")))
+    return 0 if rows else 1
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", default="4096,8192",
@@ -222,7 +237,12 @@ def main(argv=None):
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--fp8-out", action="store_true",
+                        help="time the FP8-output grouped GEMMs against bf16 output and bf16 "
+                             "output + quantization instead (bench_grouped_fp8out.py)")
     args = parser.parse_args(argv)
+    if args.fp8_out:
+        return run_fp8_out(args)
     gpu, rows = run(args)
     write_report(args.out, gpu, rows)
     return 0 if rows else 1
