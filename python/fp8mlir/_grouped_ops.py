@@ -297,11 +297,9 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
     d_scale_inv) to write, as a call without out returns them. config: a
     #fp8.gemm_config body such as "<tile = 128x128x128>" for that path.
     """
-    if out_dtype in FP8_DTYPES:
-        return _grouped_fp8(a, b, scale_a, scale_b, group_index, offsets, masked_m, layout,
-                            recipe, out_dtype, accumulation, cache, out, result_recipe,
-                            result_scale, config)
-    if result_recipe is not None or result_scale is not None or config is not None:
+    fp8 = out_dtype in FP8_DTYPES
+    if not fp8 and (result_recipe is not None or result_scale is not None
+                    or config is not None):
         raise ValueError("result_recipe, result_scale and config are taken with an FP8 "
                          "out_dtype only")
     if layout is not None and layout not in LAYOUTS:
@@ -317,15 +315,23 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
             return grouped_scaled_mm(a, b, scale_a, scale_b, group_index=group_index,
                                      offsets=offsets, masked_m=masked_m, layout=layout,
                                      recipe=recipe, out_dtype=out_dtype,
-                                     accumulation=accumulation, out=out)
-    if masked_m is not None:
-        return _call(_GROUPED_SCALED_MM_MASKED_OPS, a, b, scale_a, scale_b, masked_m,
-                     recipe or "auto", out_dtype, accumulation, out)
+                                     accumulation=accumulation, out=out,
+                                     result_recipe=result_recipe, result_scale=result_scale,
+                                     config=config)
     if offsets is not None:
         if offsets.dim() != 1 or offsets.dtype != torch.int32:
             raise ValueError(f"offsets: expected int32 [G], got {offsets.dtype} "
                              f"{tuple(offsets.shape)}")
         group_index = group_index_from_offsets(offsets, a.shape[0])
+    if fp8:
+        result_recipe = result_recipe or ("blockwise" if result_scale is None else "delayed")
+        layout_ops = _MASKED if masked_m is not None else _CONTIGUOUS
+        return _run_fp8(layout_ops, a, b, scale_a, scale_b,
+                        group_index if masked_m is None else masked_m, recipe or "auto",
+                        accumulation, out_dtype, result_recipe, result_scale, config, out)
+    if masked_m is not None:
+        return _call(_GROUPED_SCALED_MM_MASKED_OPS, a, b, scale_a, scale_b, masked_m,
+                     recipe or "auto", out_dtype, accumulation, out)
     return _call(_GROUPED_SCALED_MM_OPS, a, b, scale_a, scale_b, group_index,
                  recipe or "auto", out_dtype, accumulation, out)
 
@@ -335,23 +341,3 @@ def _call(ops, a, b, scale_a, scale_b, groups, recipe, out_dtype, accumulation, 
     return call_functional_or_out(*ops, (a, b, scale_a, scale_b, groups), out_dtype, recipe,
                                   accumulation, out)
 
-
-def _grouped_fp8(a, b, scale_a, scale_b, group_index, offsets, masked_m, layout, recipe,
-                 out_dtype, accumulation, cache, out, result_recipe, result_scale, config):
-    """grouped_scaled_mm with an FP8 out_dtype: (d, d_scale_inv)."""
-    if sum(x is not None for x in (group_index, offsets, masked_m)) != 1:
-        raise ValueError("pass exactly one of group_index=, offsets= and masked_m=")
-    given = _MASKED if masked_m is not None else _CONTIGUOUS
-    if layout is not None and layout != given.name:
-        raise ValueError(f"layout {layout!r} does not match the groups given "
-                         f"({given.name})")
-    if offsets is not None:
-        group_index = group_index_from_offsets(offsets, a.shape[0])
-    groups = masked_m if masked_m is not None else group_index
-    result_recipe = result_recipe or ("blockwise" if result_scale is None else "delayed")
-    args = (given, a, b, scale_a, scale_b, groups, recipe or "auto", accumulation, out_dtype,
-            result_recipe, result_scale, config, out)
-    if cache is not None:
-        with _UsingCache(cache):
-            return _run_fp8(*args)
-    return _run_fp8(*args)
