@@ -115,15 +115,22 @@ def kernel_ms(call, rep_ms=50.0):
     return result["gpu_us"] * 1e-3
 
 
-def bench_shape(recipe, m, n, k, rounds):
-    calls, names = shape_calls(recipe, m, n, k)
+def variant_ms(calls, rounds, rep_ms=50.0):
+    """{variant: kernel-only ms per call}, the median of `rounds` rounds
+    with the variants alternating; also bench_grouped_fp8out.py's."""
     times = {v: [] for v in VARIANTS}
     for r in range(rounds):
         for v in (VARIANTS if r % 2 == 0 else VARIANTS[::-1]):
-            times[v].append(kernel_ms(calls[v]))
+            times[v].append(kernel_ms(calls[v], rep_ms))
+    return {v: statistics.median(t) for v, t in times.items()}
+
+
+def bench_shape(recipe, m, n, k, rounds):
+    calls, names = shape_calls(recipe, m, n, k)
+    ms = variant_ms(calls, rounds)
     row = {"recipe": recipe, "m": m, "n": n, "k": k, "kernels": names}
     for v in VARIANTS:
-        row[v + "_ms"] = statistics.median(times[v])
+        row[v + "_ms"] = ms[v]
     row["speedup_vs_bf16"] = row["bf16_out_ms"] / row["fp8_out_ms"]
     row["speedup_vs_bf16_quantize"] = row["bf16_out_then_quantize_ms"] / row["fp8_out_ms"]
     return row

@@ -63,9 +63,10 @@ PROJECT_FAST = "fp8-mlir fast"
 # cuBLAS's default (and F.scaled_mm), fast with use_fast_accum=True and with
 # Triton (whose tl.dot accumulates like fast).
 # Also by cluster size and stream-K (kernels configured so, e.g. the decode
-# set's 64x64 stream-K kernels), and the 256-row tile of two 64-row waves per
+# set's 64x64 stream-K kernels), the 256-row tile of two 64-row waves per
 # consumer warpgroup (`256x128`: its 1x2 cluster multicasting A, `1cta`
-# without).
+# without), and the swap-AB launch variant timed on its own (the plain
+# columns launch what the runtime picks for M).
 PROJECT_IMPLS = {PROJECT: ("promoted", (1, 1), False, False),
                  PROJECT_FAST: ("fast", (1, 1), False, False),
                  PROJECT + " 2cta": ("promoted", (2, 1), False, False),
@@ -73,7 +74,9 @@ PROJECT_IMPLS = {PROJECT: ("promoted", (1, 1), False, False),
                  PROJECT + " stream-K": ("promoted", (1, 1), True, False),
                  PROJECT_FAST + " stream-K": ("fast", (1, 1), True, False),
                  PROJECT + " 256x128": ("promoted", (1, 2), False, True),
-                 PROJECT + " 256x128 1cta": ("promoted", (1, 1), False, True)}
+                 PROJECT + " 256x128 1cta": ("promoted", (1, 1), False, True),
+                 PROJECT + " swap-AB": ("promoted", (1, 1), "swap-AB", False),
+                 PROJECT_FAST + " swap-AB": ("fast", (1, 1), "swap-AB", False)}
 WAVE_TILE_M = 256
 PEERS = {
     "tensorwise": ("torch._scaled_mm", "torch._scaled_mm fast_accum", "triton"),
@@ -85,7 +88,8 @@ PEERS = {
 COLORS = {PROJECT: "C0", PROJECT_FAST: "C4", PROJECT + " 2cta": "C5",
           PROJECT_FAST + " 2cta": "C6", PROJECT + " stream-K": "C8",
           PROJECT_FAST + " stream-K": "C9", PROJECT + " 256x128": "k",
-          PROJECT + " 256x128 1cta": "0.5", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
+          PROJECT + " 256x128 1cta": "0.5", PROJECT + " swap-AB": "C8",
+          PROJECT_FAST + " swap-AB": "C9", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
           "torch._scaled_mm fast_accum": "C2", "triton": "C3", DEEPGEMM: "C7"}
 GEOMEAN_MIN_M = 4096
 MIN_INPUT_SETS = 3
@@ -303,12 +307,18 @@ def pick_kernels(specs, m, n, k, recipe):
                if s.n == n and s.k == k and s.recipe == recipe
                and s.a_dtype == "e4m3" and s.b_dtype == "e4m3" and s.out_dtype == "bf16"
                and not s.bias and not s.accumulate_into_c and not s.activation
-               and not s.output_amax and s.variant_of is None
-               and s.static_m in (None, m)]
+               and not s.output_amax and s.static_m in (None, m)]
+
+    def kind_matches(s, kind):
+        # A launch variant only as the swap-AB column.
+        if kind == "swap-AB":
+            return s.swap_ab
+        return s.variant_of is None and s.stream_k == kind
+
     chosen = {}
-    for impl, (mode, cluster, stream_k, wave_tile) in PROJECT_IMPLS.items():
+    for impl, (mode, cluster, kind, wave_tile) in PROJECT_IMPLS.items():
         modes = sorted((s for s in matches if accumulation_mode(s.accumulation) == mode
-                        and cluster_shape(s) == cluster and s.stream_k == stream_k
+                        and cluster_shape(s) == cluster and kind_matches(s, kind)
                         and (s.tile[:1] == [WAVE_TILE_M]) == wave_tile),
                        key=lambda s: s.name)
         if modes:
@@ -707,7 +717,11 @@ def print_result(r):
         else:
             parts.append(f"{name} {e['status']}: {e['message'][:120]}")
     note = f" [{r['note']}]" if r.get("note") else ""
-    print(f"{shape_text(r):>17} {r['recipe']:<10} {r['roofline']['bound']} "
+    roof = r["roofline"]
+    best = max((kernel_tflops(r, i) or 0 for i in PROJECT_IMPLS), default=0)
+    frac = (f" {best / roof['roofline_tflops']:.0%} of roofline"
+            if best and roof.get("roofline_tflops") else "")
+    print(f"{shape_text(r):>17} {r['recipe']:<10} {roof['bound']}{frac} "
           f"x{r['input_sets']} sets: "
           + "; ".join(parts) + note, flush=True)
 

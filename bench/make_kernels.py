@@ -112,6 +112,12 @@ CHECK_KERNELS = [
       "config": "#fp8.gemm_config<tile = 128x128x128, stages = 5, stream_k = true>"}),
     ("sk_tw_t64", "tensorwise", 7168, 7168,
      {"config": "#fp8.gemm_config<tile = 64x128x128, stages = 8, stream_k = true>"}),
+    # N a multiple of 16 but not of 64: a partial last tile, also for the
+    # swap-AB launch variant (whose tile rows are N), with a bias, row
+    # scales of both operands, 128x128 B scales, E5M2 A.
+    ("row_n1040_bias", "rowwise", 1040, 4096, {"bias": "bf16", "accumulation": "fast"}),
+    ("bw_n1040", "blockwise", 1040, 7168, {}),
+    ("tw_hybrid_n1040", "tensorwise", 1040, 4096, {"a_type": "f8E5M2"}),
     # The 256x128 tile (two consumer warpgroups of two 64-row waves), with
     # its 1x2 cluster multicasting A: N = 2112 makes 17 tile columns (the
     # last pair's second CTA past N) and a partial one; f32 out stores

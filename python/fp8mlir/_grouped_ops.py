@@ -19,6 +19,9 @@ from ._torch_ops import (FP8_DTYPES, HIGH_DTYPES, _check_cuda, _UsingCache,
 from .grouped import GROUPED_RECIPES, LAYOUTS, GroupedScaledMatmul
 from ._math import ceil_div
 from .quantization import MN_MAJOR_ALIGNMENT
+from .scale_atoms import MX_BLOCK, to_atoms
+
+_UE8M0 = getattr(torch, "float8_e8m0fnu", None)
 
 
 
@@ -66,8 +69,10 @@ _MASKED = _Layout("m_masked", "masked_m")
 
 def infer_grouped_recipe(scale_a, scale_b, m, g, n, k, lead=()):
     """tensorwise, rowwise or blockwise from the scale shapes (`lead`: the
-    extents before A's rows, (G,) for m_masked)."""
+    extents before A's rows, (G,) for m_masked); mxfp8 from UE8M0 scales."""
     sa, sb = tuple(scale_a.shape), tuple(scale_b.shape)
+    if scale_a.dtype == _UE8M0 and scale_b.dtype == _UE8M0:
+        return "mxfp8"
     if scale_a.numel() == 1 and sb in ((g,), (g, 1)):
         return "tensorwise"
     if sa in (lead + (m,), lead + (m, 1)) and sb in ((g, n), (g, n, 1)):
@@ -79,9 +84,28 @@ def infer_grouped_recipe(scale_a, scale_b, m, g, n, k, lead=()):
                      f"(M={m}, G={g}, N={n}, K={k}); pass recipe=")
 
 
+def _mx_kernel_scales(scale_a, scale_b, m, g, n, k):
+    """MXFP8: the UE8M0 scales (a [M, ceil(K/32)], b [G, N, ceil(K/32)]) in
+    the sm_100a kernels' 128x4 atom layout, b one set of atoms per group."""
+    kx = ceil_div(k, MX_BLOCK)
+    if tuple(scale_a.shape) != (m, kx) or tuple(scale_b.shape) != (g, n, kx):
+        raise ValueError(f"mxfp8: expected scale_a ({m}, {kx}) and scale_b ({g}, {n}, {kx}) "
+                         f"(UE8M0, one per 1x{MX_BLOCK} block), got {tuple(scale_a.shape)} "
+                         f"and {tuple(scale_b.shape)}")
+
+    def atoms(codes, rows):
+        return to_atoms(codes.view(torch.uint8), rows, k, codes.view(torch.uint8).new_full)
+
+    sa = atoms(scale_a, m)
+    sb = torch.stack([atoms(scale_b[i], n) for i in range(g)])
+    return sa.contiguous().view(_UE8M0), sb.contiguous().view(_UE8M0)
+
+
 def _kernel_scales(recipe, scale_a, scale_b, m, g, n, k, lead=()):
     """The scales as the kernel's a_scale_inv / b_scale_inv (m_masked: A's
     1x128 scales MN-major per group, [G, ceil(K/128), roundup(M, 4)])."""
+    if recipe == "mxfp8":
+        return _mx_kernel_scales(scale_a, scale_b, m, g, n, k)
     sa, sb = scale_a.float(), scale_b.float()
     if recipe == "tensorwise":
         return sa.reshape(()), sb.reshape(g).contiguous()
@@ -279,7 +303,10 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
     blockwise (DeepSeek-V3: 1x128 activations, 128x128 weights) scale_a
     [M, ceil(K/128)], scale_b [G, ceil(N/128), ceil(K/128)]; with m_masked
     scale_a is [G, M] / [G, M, 1] (rowwise) and [G, M, ceil(K/128)]
-    (blockwise). recipe: None
+    (blockwise); mxfp8 (sm_100a, m_contiguous, float8_e8m0fnu scales, one
+    per 1x32 block) scale_a [M, ceil(K/32)], scale_b [G, N, ceil(K/32)],
+    passed to the kernel in its 128x4 atom layout (fp8mlir.scale_atoms).
+    recipe: None
     (from the shapes) or one of those names. out_dtype: bfloat16 (default),
     float16 or float32. accumulation "fast" or "promoted(128)" (blockwise
     always promotes). cache: a KernelCache or directory for this call.
@@ -296,6 +323,7 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
     layout does not write get neither bytes nor scales. out: (d,
     d_scale_inv) to write, as a call without out returns them. config: a
     #fp8.gemm_config body such as "<tile = 128x128x128>" for that path.
+    FP8 results are sm_90a kernels (sm_100a's write bf16, f16 or f32).
     """
     fp8 = out_dtype in FP8_DTYPES
     if not fp8 and (result_recipe is not None or result_scale is not None

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from ._math import ceil_div
 from .gemm import ELEMENT_TYPES, OUT_TYPES, RESULT_RECIPES, SCALE_BLOCK, scale_types
 
-GROUPED_RECIPES = ("tensorwise", "rowwise", "blockwise")
+# "mxfp8" (mx 1x32 scales, UE8M0) runs on sm_100a only, m_contiguous only.
+GROUPED_RECIPES = ("tensorwise", "rowwise", "blockwise", "mxfp8")
 LAYOUTS = ("m_contiguous", "m_masked")
 # Every group's first row is a multiple of this (the kernels read one group
 # per 128-row tile), DeepGEMM's get_mk_alignment_for_contiguous_layout().
@@ -62,6 +63,9 @@ class GroupedScaledMatmul:
             raise ValueError(f"result_recipe {self.result_recipe!r}: expected one of "
                              f"{RESULT_RECIPES}")
         out_types = ELEMENT_TYPES if self.result_recipe else OUT_TYPES
+        if self.recipe == "mxfp8" and self.layout != "m_contiguous":
+            raise ValueError(f"recipe 'mxfp8' (sm_100a kernels) takes the m_contiguous "
+                             f"layout only, got {self.layout!r}")
         for field, value, allowed in (("a_dtype", self.a_dtype, ELEMENT_TYPES),
                                       ("b_dtype", self.b_dtype, ELEMENT_TYPES),
                                       ("out_dtype", self.out_dtype, out_types)):

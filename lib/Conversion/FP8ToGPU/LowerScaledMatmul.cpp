@@ -101,7 +101,7 @@ buildHopperKernel(Operation *op, GemmConfigAttr config, bool withVariants,
 }
 
 /// sm_100a: tcgen05 kernels (lib/Conversion/FP8ToBlackwell).
-static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
+static FailureOr<std::string> buildBlackwellKernel(Operation *op,
                                                    const TargetInfo &target,
                                                    const GemmKernelPlan &plan,
                                                    gpu::GPUModuleOp kernels) {
@@ -111,9 +111,9 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
   if (!kernels.lookupSymbol(name)) {
     OpBuilder builder(op);
     gpu::GPUFuncOp kernel = blackwell::buildGemmKernel(
-        builder, op.getLoc(), kernels, name, *gemm, *tiling);
+        builder, op->getLoc(), kernels, name, *gemm, *tiling);
     kernel->setAttr(kKernelMetadataAttrName,
-                    getKernelMetadataAttr(op.getContext(),
+                    getKernelMetadataAttr(op->getContext(),
                                           blackwell::buildKernelMetadata(
                                               name, target.chip, *gemm,
                                               *tiling)));
@@ -240,8 +240,11 @@ LogicalResult LowerScaledMatmulPass::lower(GroupedScaledMatmulOp op,
   FailureOr<std::string> name = failure();
   if (FailureOr<GemmKernelPlan> plan = planGroupedGemmKernel(op, target);
       succeeded(plan))
-    name = buildHopperKernel(op, op.getConfigAttr(), /*withVariants=*/false,
-                             target, *plan, kernels);
+    name = target.chip.architecture == Architecture::Blackwell
+               ? buildBlackwellKernel(op, target, *plan, kernels)
+               : buildHopperKernel(op, op.getConfigAttr(),
+                                   /*withVariants=*/false, target, *plan,
+                                   kernels);
   if (failed(name))
     return failure();
   // D is [M, N] ([G, M, N] masked): G and N from B, M from A.

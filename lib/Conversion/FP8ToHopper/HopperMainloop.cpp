@@ -3,6 +3,7 @@
 #include "FP8/Conversion/FP8ToHopper/HopperMainloop.h"
 #include "FP8/Conversion/FP8ToHopper/HopperEpilogue.h"
 #include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
+#include "FP8/Conversion/FP8ToHopper/HopperSwapAB.h"
 #include "FP8/Conversion/FP8ToHopper/HopperTiling.h"
 #include "FP8/Conversion/FP8ToHopper/WGMMA.h"
 #include "FP8/Conversion/KernelSkeleton/GemmEpilogue.h"
@@ -168,7 +169,7 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
         // [G * N, K] view, and its scales.
         Value bRow = nOffset;
         if (coord.group)
-          bRow = kb.add(nOffset, kb.mul(coord.group, kb.i32(p.n)));
+          bRow = emitGroupBRow(kb, p, coord.group, nOffset);
         KernelValues groupValues = getGroupValues(kb, p, v, coord);
         Value full = v.ring.fullBarrier(kb, stage);
         // The scales' tile offset (B's without the cluster rank's share).
@@ -216,14 +217,14 @@ void hopper::emitProducer(KernelBuilder &kb, const GemmProblem &p,
 /// tiles), from the stage's scale slot: element 2j + e is the scale of tile
 /// column 8j + colInFragment + e (the columns of accumulator elements
 /// 4j + e and 4j + 2 + e); each even-aligned pair is one 8-byte load.
-static SmallVector<Value> emitColumnScaleLoads(KernelBuilder &kb,
-                                               const GemmTiling &t,
-                                               Value columnScales,
-                                               Value colInFragment) {
+SmallVector<Value> hopper::emitColumnScaleLoads(KernelBuilder &kb,
+                                                int64_t columns,
+                                                Value columnScales,
+                                                Value colInFragment) {
   ImplicitLocOpBuilder &b = kb.builder();
   auto f32x2 = VectorType::get({2}, b.getF32Type());
   SmallVector<Value> scales;
-  for (int64_t j = 0; j < t.tileN / 8; ++j) {
+  for (int64_t j = 0; j < columns / 8; ++j) {
     Value col = kb.add(kb.i32(8 * j), colInFragment);
     Value pair =
         kb.load(f32x2, kb.bytePtr(columnScales, kb.mul(col, kb.i32(4))));
@@ -245,9 +246,10 @@ public:
       : kb(kb), b(kb.builder()), p(p), t(t), v(v), thread(thread),
         aDescriptorLow(aDescriptorLow), bDescriptorLow(bDescriptorLow),
         bClasses(t),
-        partColumns(getNumWaves(t) > 1 ? getWavePromotionParts(t.tileN)
-                                       : getPromotionParts(t.tileN)),
-        accType(getAccumulatorType(b.getContext(), t.tileN)),
+        partColumns(getNumWaves(t) > 1
+                        ? getWavePromotionParts(t.tileN)
+                        : getPromotionParts(getAccumulatorColumns(t))),
+        accType(getAccumulatorType(b.getContext(), getAccumulatorColumns(t))),
         waves(getNumWaves(t)) {}
 
   /// One tile's K loop over blocks [kBegin, kEnd) from consumer iteration
@@ -349,7 +351,8 @@ Value ConsumerMainloop::issueMmas(Value acc, Value aLow, Value bLow,
                         kb, aStep ? kb.add(aLow, kb.i32(aStep)) : aLow),
                     emitKMajorSwizzle128BDescriptor(
                         kb, bStep ? kb.add(bLow, kb.i32(bStep)) : bLow),
-                    n, p.aElementType, p.bElementType,
+                    n, t.swapAB ? p.bElementType : p.aElementType,
+                    t.swapAB ? p.aElementType : p.bElementType,
                     /*accumulate=*/!(zeroFirst && s == 0));
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
@@ -367,6 +370,8 @@ ConsumerMainloop::loadStageScales(Value stage, int64_t wave) {
   if (!p.isBlockwise())
     return [](int64_t) { return Value(); };
   Value slot = v.scaleSlot(kb, t, stage);
+  if (t.swapAB)
+    return emitSwapABStageScales(kb, t, slot, thread.colInFragment);
   // Wave w's rows are getWaveRows(t) * w further down the tile.
   Value rowScales =
       wave ? kb.bytePtr(slot, 4 * wave * getWaveRows(t)) : slot;
@@ -380,7 +385,7 @@ ConsumerMainloop::loadStageScales(Value stage, int64_t wave) {
   if (p.hasBlockwiseColumnScales()) {
     // 1x128 B: one scale per column.
     SmallVector<Value> columnScales =
-        emitColumnScaleLoads(kb, t, bScales, thread.colInFragment);
+        emitColumnScaleLoads(kb, t.tileN, bScales, thread.colInFragment);
     return [this, rowScale, columnScales](int64_t i) -> Value {
       int64_t j = i / 4, h = (i % 4) / 2, e = i % 2;
       return arith::MulFOp::create(b, rowScale[h], columnScales[2 * j + e]);
@@ -420,7 +425,7 @@ void ConsumerMainloop::emitFastBlock(Value kBlock, Value kBegin,
                                      Value iteration, Value acc, Value aLow,
                                      Value bLow, SmallVector<Value> &next) {
   NVVM::WgmmaFenceAlignedOp::create(b);
-  next.push_back(issueMmas(acc, aLow, bLow, 0, t.tileN,
+  next.push_back(issueMmas(acc, aLow, bLow, 0, getAccumulatorColumns(t),
                            /*zeroFirst=*/false));
   // Keep this block's MMAs in flight; the previous block's are
   // done, so its stage is free.
@@ -615,12 +620,17 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   Value smemAddress = kb.sharedAddress(v.smem);
   // Descriptor low words of stage 0's A rows of this warpgroup and of its
   // B tile; a stage's are these plus the stage's offset
-  // (emitKMajorSwizzle128BDescriptorLow).
-  Value aDescriptorLow = emitKMajorSwizzle128BDescriptorLow(
-      kb, kb.add(smemAddress, kb.mul(uniformConsumer,
-                                     kb.i32(kWgmmaM * kSwizzle128BRowBytes))));
-  Value bDescriptorLow = emitKMajorSwizzle128BDescriptorLow(
-      kb, kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes)));
+  // (emitKMajorSwizzle128BDescriptorLow). Swap-AB: the MMA's A operand is
+  // the stage's B tile (its 64 rows) and its B operand the A tile.
+  Value aTileAddress = kb.add(
+      smemAddress,
+      kb.mul(uniformConsumer, kb.i32(kWgmmaM * kSwizzle128BRowBytes)));
+  Value bTileAddress =
+      kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes));
+  if (t.swapAB)
+    std::swap(aTileAddress, bTileAddress);
+  Value aDescriptorLow = emitKMajorSwizzle128BDescriptorLow(kb, aTileAddress);
+  Value bDescriptorLow = emitKMajorSwizzle128BDescriptorLow(kb, bTileAddress);
   ConsumerMainloop mainloop(kb, p, t, v, thread, aDescriptorLow,
                             bDescriptorLow);
 

@@ -21,10 +21,8 @@ TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
   if (t.clusterN > 1)
     coord.nTile =
         kb.add(kb.mul(coord.nTile, kb.i32(t.clusterN)), v.clusterRank);
-  if (p.isMasked())
-    emitMaskedTile(kb, v.groupIndex, v.groupM, t.tileM, coord);
-  else if (p.isGrouped())
-    coord.group = emitGroupOfTile(kb, v.groupIndex, coord.mTile, t.tileM);
+  if (p.isGrouped())
+    emitTileGroup(kb, p, v.groupIndex, v.groupM, t.tileM, coord);
   return coord;
 }
 
@@ -44,8 +42,7 @@ KernelValues hopper::getGroupValues(KernelBuilder &kb, const GemmProblem &p,
   KernelValues values = v;
   Value group = coord.group;
   if (group)
-    values.bScaleInv = kb.globalElementPtr(
-        v.bScaleInv, kb.mul(group, kb.i32(p.getBScaleElementsPerGroup())), 4);
+    values.bScaleInv = emitGroupBScales(kb, p, v.bScaleInv, group);
   if (!p.isMasked())
     return values;
   // The group's [M, N] of D, its per-row ([M]) or 1x128 ([ceil(K/128),
@@ -154,6 +151,9 @@ ValueRange hopper::forEachWorkSegment(
 /// MMA time per CTA that adds them (a 128x192 f32 tile written by one CTA,
 /// read by another, through L2).
 static constexpr int64_t kStreamKFixupBlocks = 2;
+/// A swap-AB tile's partial sums (64 x tileM f32, 4 KiB at tileM 16) cost
+/// less than one K block's B tile (8 KiB from HBM).
+static constexpr int64_t kSwapABFixupBlocks = 1;
 
 /// The stream-K schedule (KernelValues::dpUnits and streamK*). When the
 /// units do not fill the last wave (W = units mod CTAs > 0), the W tiles'
@@ -163,14 +163,16 @@ static constexpr int64_t kStreamKFixupBlocks = 2;
 /// per partial sum its first CTA adds) instead of kBlocks. bMin =
 /// max(4, sqrt(F * kBlocks)) minimizes that where the CTAs suffice. The
 /// split is taken when it saves at least a fifth of the last wave;
-/// otherwise the last wave runs whole tiles.
+/// otherwise the last wave runs whole tiles. A swap-AB kernel (memory
+/// bound: its CTAs stream B) splits whenever that shortens the last wave.
 void hopper::emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
                                  const GemmTiling &t, const KernelValues &v) {
   ImplicitLocOpBuilder &b = kb.builder();
   int64_t kBlocks = p.numKBlocks(t.tileK);
+  int64_t fixupBlocks = t.swapAB ? kSwapABFixupBlocks : kStreamKFixupBlocks;
   int64_t minBlocksPerCta = std::max<int64_t>(
       4, static_cast<int64_t>(std::ceil(
-             std::sqrt(static_cast<double>(kStreamKFixupBlocks * kBlocks)))));
+             std::sqrt(static_cast<double>(fixupBlocks * kBlocks)))));
   Value tail = kb.remu(v.numUnits, v.unitStride);
   Value blocks = kb.mul(tail, kb.i32(kBlocks));
   Value ctas = kb.minu(v.unitStride, kb.divu(blocks, kb.i32(minBlocksPerCta)));
@@ -184,13 +186,15 @@ void hopper::emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
   Value hasCtas = ne0(ctas);
   Value perCta = kb.ceilDiv(blocks, select(hasCtas, ctas, kb.i32(1)));
   Value lastWave = kb.add(
-      perCta, kb.mul(kb.i32(kStreamKFixupBlocks),
+      perCta, kb.mul(kb.i32(fixupBlocks),
                      kb.ceilDiv(kb.i32(kBlocks),
                                 select(ne0(perCta), perCta, kb.i32(1)))));
-  Value split =
-      kb.andi(hasCtas, arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
-                                             kb.mul(lastWave, kb.i32(5)),
-                                             kb.i32(4 * kBlocks)));
+  Value saves = t.swapAB ? kb.ult(lastWave, kb.i32(kBlocks))
+                         : arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                                                 kb.mul(lastWave, kb.i32(5)),
+                                                 kb.i32(4 * kBlocks))
+                               .getResult();
+  Value split = kb.andi(hasCtas, saves);
   Value splitCtas = select(split, ctas, kb.i32(1));
   auto start = [&](Value cta) {
     return kb.divu(kb.mul(cta, blocks), splitCtas);
@@ -232,7 +236,7 @@ void hopper::emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
     return kb.bytePtr(flag(cta), kb.add(kb.mul(chunk, kb.i32(16)),
                                         kb.i32(kStreamKFlagBytes)));
   };
-  int64_t groups = t.tileN / 8;
+  int64_t groups = getAccumulatorColumns(t) / 8;
   kb.ifThen(tile.isLater, [&] {
     for (int64_t g = 0; g < groups; ++g) {
       Value chunk = LLVM::UndefOp::create(b, f32x4);

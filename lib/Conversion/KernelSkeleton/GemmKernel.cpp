@@ -173,7 +173,8 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op, bool allowMXScales,
   return p;
 }
 
-FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op) {
+FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op,
+                                        bool allowMXScales) {
   GemmProblem p;
   p.n = op.getN();
   p.k = op.getK();
@@ -187,8 +188,7 @@ FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op) {
                            getElementType(op.getB()),
                            getElementType(op.getResult()),
                            op.getAGranularity(), op.getBGranularity(),
-                           op.getAccumulation().getMode(),
-                           /*allowMXScales=*/false)))
+                           op.getAccumulation().getMode(), allowMXScales)))
     return failure();
   if (!op.hasFP8Result())
     return p;
@@ -239,6 +239,8 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
     name += llvm::formatv("_c{0}x{1}", t.clusterM, t.clusterN).str();
   if (t.streamK)
     name += "_sk";
+  if (t.swapAB)
+    name += "_swapab";
   if (p.aScale != p.bScale)
     name += "_a" + std::string(p.aScale == ScaleMode::Row ? "row" : "tensor");
   if (p.promoteInterval == 0)
@@ -604,8 +606,12 @@ void GemmMetadataBuilder::addTensorMaps(md::KernelMetadata &metadata) const {
   if (t.scaleTensorMaps) {
     maps.push_back(getScaleMap("tma_sfa", "a_scale_inv", sym(kMXAtomRowsSymbol),
                                t.tileM / kMXAtomRows));
-    maps.push_back(getScaleMap("tma_sfb", "b_scale_inv", num(nBlocks),
-                               t.tileN / kMXAtomRows));
+    // A grouped GEMM's: the groups' atoms stacked, G * ceil(N/128) rows
+    // of atoms (the kernel adds the group's first one).
+    maps.push_back(getScaleMap(
+        "tma_sfb", "b_scale_inv",
+        num(p.isGrouped() ? p.numGroups * nBlocks : nBlocks),
+        t.tileN / kMXAtomRows));
   }
 }
 

@@ -78,3 +78,50 @@ Value mlir::fp8::emitIsGroupInRange(KernelBuilder &kb, Value group,
                                     int64_t numGroups) {
   return kb.ult(group, kb.i32(numGroups));
 }
+
+void mlir::fp8::emitTileGroup(KernelBuilder &kb, const GemmProblem &p,
+                              Value groups, Value groupM, int64_t tileM,
+                              TileCoordinate &coord) {
+  switch (p.groupLayout) {
+  case GroupedLayout::MContiguous:
+    coord.group = emitGroupOfTile(kb, groups, coord.mTile, tileM);
+    return;
+  case GroupedLayout::MMasked:
+    assert(groupM && "an m_masked kernel passes the rows of each group");
+    emitMaskedTile(kb, groups, groupM, tileM, coord);
+    return;
+  }
+  llvm_unreachable("unknown grouped layout");
+}
+
+Value mlir::fp8::emitGroupBRow(KernelBuilder &kb, const GemmProblem &p,
+                               Value group, Value nOffset) {
+  return kb.add(nOffset, kb.mul(group, kb.i32(p.n)));
+}
+
+Value mlir::fp8::emitGroupBScales(KernelBuilder &kb, const GemmProblem &p,
+                                  Value bScaleInv, Value group) {
+  return kb.globalElementPtr(
+      bScaleInv, kb.mul(group, kb.i32(p.getBScaleElementsPerGroup())), 4);
+}
+
+Value mlir::fp8::emitGroupBScaleAtomRow(KernelBuilder &kb,
+                                        const GemmProblem &p, Value group) {
+  return kb.mul(group, kb.i32(llvm::divideCeil(p.n, kMXAtomRows)));
+}
+
+SmallVector<Value>
+mlir::fp8::emitIfTileInGroup(KernelBuilder &kb, Value inGroup, ValueRange state,
+                             function_ref<SmallVector<Value>()> body) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  auto ifOp = scf::IfOp::create(b, state.getTypes(), inGroup,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, body());
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, state);
+  }
+  return SmallVector<Value>(ifOp.getResults());
+}

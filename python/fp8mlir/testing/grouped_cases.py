@@ -72,17 +72,50 @@ def test_specs():
     return specs + masked_specs() + fp8_specs()
 
 
-# bench/bench_grouped.py: DeepSeek-V3's MoE expert GEMMs (N x K of the
-# up/gate projection 4096 x 7168 and of the down projection 7168 x 2048)
-# with 4 and 8 groups.
-BENCH_GROUPS = (4, 8)
-BENCH_SHAPES = ((4096, 7168), (7168, 2048))
+# bench/bench_grouped.py: mixture-of-experts expert GEMMs, N x K per
+# expert: DeepSeek-V3's gate+up (4096 x 7168) and down (7168 x 2048)
+# projections, Qwen3-235B-A22B's gate+up (3072 x 4096) and Mixtral-8x7B's
+# down (4096 x 14336).
+BENCH_SHAPES = ((4096, 7168), (7168, 2048), (3072, 4096), (4096, 14336))
 BENCH_RECIPES = ("rowwise", "blockwise")
+# m_contiguous (training, prefill): (experts, mean rows per expert), the
+# rows of each expert drawn uniformly in 0.7x..1.3x the mean (DeepGEMM's
+# own grouped benchmark: 4 x 8192 and 8 x 4096 rows).
+BENCH_CONTIGUOUS = ((4, 8192), (8, 4096))
+# m_masked (decode under CUDA graphs), blockwise: (experts, mean valid
+# rows), counts drawn in 0.5x..1.5x the mean and clamped to the launch's
+# fixed [G, BENCH_MASKED_MAX_M, K]; with 4 or more experts every fourth
+# is empty. 1-4 experts of hundreds of rows, and 8-32 local experts of
+# expert-parallel decode with few rows each.
+BENCH_MASKED = ((1, 768), (2, 512), (4, 256), (8, 128), (16, 48), (32, 16))
+BENCH_MASKED_MAX_M = 1024
+
+
+def _uniform(seed):
+    import random
+    return random.Random(seed).uniform
+
+
+def bench_contiguous_rows(groups, mean, seed):
+    """The rows of each of `groups` experts (uneven, 0.7x..1.3x `mean`)."""
+    draw = _uniform(seed)
+    return [int(mean * draw(0.7, 1.3)) for _ in range(groups)]
+
+
+def bench_masked_counts(groups, mean, seed, max_m=BENCH_MASKED_MAX_M):
+    """The valid rows of each of `groups` experts (0.5x..1.5x `mean`,
+    clamped to max_m; every fourth of 4 or more experts empty)."""
+    draw = _uniform(seed)
+    counts = [min(max_m, int(mean * draw(0.5, 1.5))) for _ in range(groups)]
+    return [0 if groups >= 4 and g % 4 == 3 else c for g, c in enumerate(counts)]
 
 
 def bench_specs():
-    return [GroupedScaledMatmul(r, groups=g, n=n, k=k) for r in BENCH_RECIPES
-            for g in BENCH_GROUPS for n, k in BENCH_SHAPES]
+    contiguous = [GroupedScaledMatmul(r, groups=g, n=n, k=k) for r in BENCH_RECIPES
+                  for g, _ in BENCH_CONTIGUOUS for n, k in BENCH_SHAPES]
+    masked = [GroupedScaledMatmul("blockwise", groups=g, n=n, k=k, layout="m_masked")
+              for g, _ in BENCH_MASKED for n, k in BENCH_SHAPES]
+    return contiguous + masked
 
 
 # bench/bench_grouped.py --fp8-out: the grouped GEMM with an FP8 result
@@ -106,7 +139,7 @@ def fp8out_bench_specs(recipe, groups, n, k):
 def all_specs():
     specs = test_specs() + bench_specs()
     for recipe in FP8_BENCH_RECIPES:
-        for groups in BENCH_GROUPS:
+        for groups, _ in BENCH_CONTIGUOUS:
             for n, k in BENCH_SHAPES:
                 specs += fp8out_bench_specs(recipe, groups, n, k)
     unique = {}  # one quantization per N

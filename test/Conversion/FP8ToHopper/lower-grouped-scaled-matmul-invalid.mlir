@@ -47,3 +47,12 @@ func.func @fp8_result_rowwise(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512
   %d, %s = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %m {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, result_recipe = #fp8.current<>, result_granularity = #fp8.granularity<row>} : (tensor<2x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<2xi32>) -> (tensor<2x?x256xf8E4M3FN>, tensor<2x?x1xf32>)
   return %d, %s : tensor<2x?x256xf8E4M3FN>, tensor<2x?x1xf32>
 }
+
+// -----
+
+// UE8M0 blockwise scales run on sm_100a's block-scaled MMA only.
+func.func @ue8m0_blockwise(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<?x4xf8E8M0FNU>, %sb: tensor<2x2x4xf8E8M0FNU>, %g: tensor<?xi32>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{the sm_90a grouped kernels read blockwise scales as f32, got 'tensor<?x4xf8E8M0FNU>'}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf8E8M0FNU>, tensor<2x2x4xf8E8M0FNU>, tensor<?xi32>) -> tensor<?x256xbf16>
+  return %d : tensor<?x256xbf16>
+}

@@ -134,6 +134,7 @@ struct GemmProblem {
   /// parameter), and the `masked_m` operand [G] the valid rows of each
   /// group; per-row and 1x128 A scales are one set per group (G
   /// outermost), and no row from a group's count on is computed or stored.
+  /// The scheduler's switch over it: emitTileGroup.
   GroupedLayout groupLayout = GroupedLayout::MContiguous;
   bool isMasked() const {
     return isGrouped() && groupLayout == GroupedLayout::MMasked;
@@ -157,8 +158,9 @@ struct GemmProblem {
   static FailureOr<GemmProblem> get(ScaledMatmulOp op,
                                     bool allowMXScales = false,
                                     bool epilogueQuantizes = true);
-  /// The same for a grouped GEMM (MX scales are not taken).
-  static FailureOr<GemmProblem> get(GroupedScaledMatmulOp op);
+  /// The same for a grouped GEMM (MX scales only where `allowMXScales`).
+  static FailureOr<GemmProblem> get(GroupedScaledMatmulOp op,
+                                    bool allowMXScales = false);
 };
 
 /// The rows of a grouped GEMM's m_contiguous groups start at multiples of
@@ -211,6 +213,11 @@ struct GemmTiling {
   /// Bytes of the `workspace` parameter each CTA owns (a stream-K kernel's,
   /// laid out by the target lowering, which sets it); 0: no workspace.
   int64_t workspaceBytesPerCta = 0;
+  /// Swap-AB (sm_90a decode kernels): the MMA computes the transposed tile,
+  /// D^T = B . A^T, so that tileN rows of B fill the MMA's 64-row side and
+  /// the tileM rows of A (a few tokens) are its narrow N side. The tile is
+  /// still tileM x tileN of D (A and B are loaded as in any tile).
+  bool swapAB = false;
 
   /// Bytes of a row of one TMA store box, its swizzle span: 128, or 64 for
   /// a 1-byte (FP8) output whose tile N is not whole 128-column boxes.

@@ -10,6 +10,7 @@
 #ifndef FP8_CONVERSION_KERNELSKELETON_GEMMSCHEDULER_H
 #define FP8_CONVERSION_KERNELSKELETON_GEMMSCHEDULER_H
 
+#include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
 
 namespace mlir::fp8 {
@@ -68,6 +69,49 @@ void emitMaskedTile(KernelBuilder &kb, Value maskedM, Value m, int64_t tileM,
 /// padding rows' -1 is not one): tiles of other groups are skipped, neither
 /// loaded nor stored.
 Value emitIsGroupInRange(KernelBuilder &kb, Value group, int64_t numGroups);
+
+//===----------------------------------------------------------------------===//
+// Group scheduling of grouped GEMMs (every target)
+//===----------------------------------------------------------------------===//
+//
+// A grouped GEMM's kernel walks the same persistent raster order as a dense
+// one over the tiles of the whole problem; each target's roles ask these
+// functions which group a tile belongs to (a switch over
+// GemmProblem::groupLayout), skip tiles of no group, and address the
+// group's weight and scales with offsets from the group (B is one
+// [G * N, K] tensor map; no host work per group).
+
+/// Sets `coord.group` to the group (i32) of the tile at tile row
+/// `coord.mTile`, by the problem's layout; tiles of no group get a value
+/// emitIsGroupInRange rejects. m_contiguous: emitGroupOfTile (`groups` the
+/// group of each row); m_masked: emitMaskedTile (`groups` the valid rows of
+/// each group, `groupM` the rows of each group; `coord.mTile` becomes the
+/// tile row within the group and `coord.groupRows` is set).
+void emitTileGroup(KernelBuilder &kb, const GemmProblem &p, Value groups,
+                   Value groupM, int64_t tileM, TileCoordinate &coord);
+
+/// The row of B's stacked [G * N, K] view that holds row `nOffset` of
+/// `group`'s weight.
+Value emitGroupBRow(KernelBuilder &kb, const GemmProblem &p, Value group,
+                    Value nOffset);
+
+/// `group`'s B scales when the kernel reads them through a pointer
+/// (per-tensor, per-row, sm_90a blockwise f32): `bScaleInv` advanced by
+/// GemmProblem::getBScaleElementsPerGroup f32 elements per group.
+Value emitGroupBScales(KernelBuilder &kb, const GemmProblem &p, Value bScaleInv,
+                       Value group);
+
+/// `group`'s first 128-row scale-factor atom row in the stacked
+/// [G * ceil(N/128)] atom rows of a block-scaled B's scales (the outer
+/// coordinate of their tensor map).
+Value emitGroupBScaleAtomRow(KernelBuilder &kb, const GemmProblem &p,
+                             Value group);
+
+/// Runs `body` (returning the next `state`) for a tile of a group
+/// (`inGroup`); a tile of no group passes `state` on unchanged.
+SmallVector<Value> emitIfTileInGroup(KernelBuilder &kb, Value inGroup,
+                                     ValueRange state,
+                                     function_ref<SmallVector<Value>()> body);
 
 } // namespace mlir::fp8
 

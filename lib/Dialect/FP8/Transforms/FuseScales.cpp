@@ -1,6 +1,7 @@
 //===- FuseScales.cpp - Fold scale application into scaled_matmul ---------===//
 
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -550,7 +551,8 @@ struct FuseOutputQuantize : OpRewritePattern<QuantizeOp> {
 /// group's count) are undefined in the f32 D, so their quantized values
 /// are too, and stay unwritten; an amax would read them: not folded, nor
 /// are the quantizations whose scales reduce over rows (the grouped op
-/// takes none of them).
+/// takes none of them). Not on sm_100a, whose grouped kernels write no FP8
+/// result.
 struct FuseGroupedOutputQuantize : OpRewritePattern<QuantizeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -563,6 +565,14 @@ struct FuseGroupedOutputQuantize : OpRewritePattern<QuantizeOp> {
     if (!matmul.getResult().getType().getElementType().isF32())
       return rewriter.notifyMatchFailure(
           quantize, "D is rounded before the quantization (not f32)");
+    if (lookupTarget(matmul)) {
+      FailureOr<TargetInfo> target = getTarget(matmul);
+      if (failed(target) ||
+          target->chip.architecture != Architecture::Hopper)
+        return rewriter.notifyMatchFailure(
+            quantize, "only the sm_90a grouped kernels quantize in the "
+                      "epilogue");
+    }
     if (!quantize.getRowwise() || quantize.getColumnwise() ||
         quantize.getScaleGranularityAttr() || quantize.getAmax())
       return rewriter.notifyMatchFailure(

@@ -1,4 +1,14 @@
 // RUN: fp8-opt %s -split-input-file -fp8-fuse-scales | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-fuse-scales | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_100a -fp8-fuse-scales | FileCheck %s --check-prefix=SM100
+
+// sm_100a's grouped kernels write no FP8 result: the quantizations stay.
+// SM100-LABEL: func.func @blockwise
+// SM100: fp8.grouped_scaled_matmul {{.*}} -> tensor<?x512xf32>
+// SM100: fp8.quantize
+// SM100-LABEL: func.func @masked_delayed
+// SM100: fp8.grouped_scaled_matmul {{.*}} -> tensor<2x?x512xf32>
+// SM100: fp8.quantize
 
 // The next grouped GEMM's quantization of an f32 grouped result folds into
 // the grouped op's FP8 result: 1x128 blocks (DeepSeek-V3's activation

@@ -457,9 +457,12 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
     per group on B's side): per-tensor `A: []`, `B: [G]`; per-row
     `A: [M, 1]`, `B: [G, N, 1]`; DeepSeek blockwise (`tile 1x128` and
     `tile 128x128`) `A: [M, ceil(K/128)]`, `B: [G, ceil(N/128),
-    ceil(K/128)]`. With `m_masked` A's per-row and 1x128 scales have G
-    outermost (`[G, M, 1]`, `[G, M, ceil(K/128)]`). Operands are K-major
-    (TN); the op works on tensors.
+    ceil(K/128)]`; MXFP8 (`mx 1x32` on both, f8E8M0FNU scales, sm_100a
+    only) `A: [M, ceil(K/32)]`, `B: [G, N, ceil(K/32)]`. Blockwise scales
+    are f32 (sm_90a) or f8E8M0FNU (powers of two: sm_100a, whose
+    block-scaled MMA runs them). With `m_masked` A's per-row and 1x128
+    scales have G outermost (`[G, M, 1]`, `[G, M, ceil(K/128)]`). Operands
+    are K-major (TN); the op works on tensors.
 
     FP8 result (`f8E4M3FN` or `f8E5M2`): as for `fp8.scaled_matmul`, D
     quantized with `result_recipe` at `result_granularity`, its `scale_inv`
