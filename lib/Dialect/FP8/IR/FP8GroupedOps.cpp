@@ -177,5 +177,12 @@ LogicalResult GroupedScaledMatmulOp::verify() {
           expectShape(*this, "a_scale_inv", getAScaleInv(), aScale, aWhat)) ||
       failed(expectShape(*this, "b_scale_inv", getBScaleInv(), bScale, bWhat)))
     return failure();
-  return success();
+  // An FP8 D: the dense op's rules; a masked D's 1x128 scales per group.
+  SmallVector<int64_t, 1> outerDims;
+  if (isMasked(*this))
+    outerDims.push_back(g);
+  return detail::verifyFP8Result(
+      *this, {getResultRecipeAttr(), getResultGranularityAttr(),
+              getResultScale(), getResultScaleInv(),
+              getResult().getType().getElementType(), m, n, outerDims});
 }
