@@ -84,13 +84,18 @@ def timed(call, repeat=10):
     return (time.perf_counter() - start) / repeat * 1e3
 
 
-def run_case(name, directory, backend, seed):
+def load_case(directory, backend, seed):
+    """The case's sharded and whole programs (collectives on torch.distributed
+    or, for backend "nccl", on the runtime's NCCL backend) and its inputs."""
     kwargs = {"process_group": None}
     if backend == "nccl":
         kwargs["collectives"] = "nccl"
     module = load_module(directory, **kwargs)
-    sharded, whole = module.sharded, module.whole
-    args = make_inputs(whole, seed)
+    return module.sharded, module.whole, make_inputs(module.whole, seed)
+
+
+def run_case(name, directory, backend, seed):
+    sharded, whole, args = load_case(directory, backend, seed)
     expected = whole(*args)
     got = sharded(*args)
     torch.cuda.synchronize()
@@ -122,12 +127,7 @@ def run_layer(name, spec, directory, backend, seed):
     """A TP/DP layer step against the single-device step (see LAYOUT)."""
     mode = spec[0]
     world = dist.get_world_size()
-    kwargs = {"process_group": None}
-    if backend == "nccl":
-        kwargs["collectives"] = "nccl"
-    module = load_module(directory, **kwargs)
-    sharded, whole = module.sharded, module.whole
-    args = make_inputs(whole, seed)
+    sharded, whole, args = load_case(directory, backend, seed)
     expected = dict(zip(whole.result_names, whole(*args)))
     got = dict(zip(sharded.result_names, sharded(*args)))
     torch.cuda.synchronize()
