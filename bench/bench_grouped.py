@@ -29,7 +29,9 @@ of --rounds rounds with the implementations' order rotated. --sustained S
 adds power_ceiling's sustained throughput (S seconds of back-to-back calls
 per implementation, SM clock sampled). DeepGEMM's JIT compiles every
 kernel first, in --deepgemm-jobs processes. Writes
-grouped-<gpu>-<date>.{json,md} into --out.
+grouped-<gpu>-<date>.{json,md} into --out. --fp8-out times instead the
+m_contiguous GEMMs with an FP8 result against bf16 output and bf16 output
++ quantization (bench_grouped_fp8out.py).
 
     FP8MLIR_KERNEL_CACHE=CACHE FP8RT_LIBRARY=libfp8rt.so PYTHONPATH=python \\
         python3 bench/bench_grouped.py [--layouts m_contiguous,m_masked,k_grouped] \\
@@ -261,6 +263,10 @@ def parse_args(argv):
     p.add_argument("--deepgemm-jobs", type=int, default=min(12, os.cpu_count() or 1),
                    help="processes compiling DeepGEMM's kernels first (0: compile on use)")
     p.add_argument("--out", type=Path, default=HERE / "results")
+    p.add_argument("--fp8-out", action="store_true",
+                   help="time the m_contiguous grouped GEMMs with an FP8 result against bf16 "
+                        "output and bf16 output + quantization instead "
+                        "(bench_grouped_fp8out.py; --recipes, --shapes, --rounds, --rep apply)")
     args = p.parse_args(argv)
     shapes = {f"{n}x{k}": (n, k) for n, k in cases.BENCH_SHAPES}
     try:
@@ -277,6 +283,23 @@ def parse_args(argv):
     return args
 
 
+def run_fp8_out(args, env, now):
+    """--fp8-out: writes grouped-fp8out-<gpu>-<date>.{json,md} into --out."""
+    import bench_grouped_fp8out
+    import report_util
+    rows = bench_grouped_fp8out.run(args)
+    report = {"environment": env, "rows": rows,
+              "settings": {"rounds": args.rounds, "rep_ms": args.rep}}
+    path = report_util.report_path(args.out, "grouped-fp8out", env, now)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1) + "\n")
+    lines = bench_grouped_fp8out.markdown_lines(env["gpu"], rows)
+    path.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print("\n".join(line for line in lines if line.startswith("- ")))
+    print(f"wrote {path} and {path.with_suffix('.md')}")
+    return 0 if rows else 1
+
+
 def main(argv=None):
     args = parse_args(argv)
     if not torch.cuda.is_available():
@@ -287,6 +310,8 @@ def main(argv=None):
     env = dict(bench_gemm.environment(now), deepgemm=deepgemm_version())
     print(f"device: {env['gpu']} (driver {env['driver']}, torch {env['torch']}, "
           f"DeepGEMM {env['deepgemm']})", flush=True)
+    if args.fp8_out:
+        return run_fp8_out(args, env, now)
     machine, rows = run(args)
     report = {"environment": env, "machine": machine, "rows": rows,
               "settings": {"rounds": args.rounds, "rep_ms": args.rep,

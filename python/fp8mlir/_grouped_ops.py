@@ -20,6 +20,7 @@ from ._torch_ops import (FP8_DTYPES, HIGH_DTYPES, _check_cuda, _UsingCache,
                          launch, mn_major_scales)
 from .grouped import GROUPED_RECIPES, LAYOUTS, GroupedScaledMatmul
 from ._math import ceil_div
+from .quantization import MN_MAJOR_ALIGNMENT
 from .scale_atoms import MX_BLOCK, to_atoms
 
 _UE8M0 = getattr(torch, "float8_e8m0fnu", None)
@@ -46,7 +47,8 @@ class _Layout:
             what, rows, extent = "a [M, K] and b [G, N, K] with the same K", a.shape[0], "M"
         torch._check(ok, lambda: f"expected {what}, got {tuple(a.shape)} and "
                                  f"{tuple(b.shape)}")
-        check_gemm_dtypes(a, b, out_dtype)
+        # An FP8 result's dtype is checked by its own path.
+        check_gemm_dtypes(a, b, torch.bfloat16 if out_dtype in FP8_DTYPES else out_dtype)
         torch._check(groups.dim() == 1 and groups.shape[0] == rows
                      and groups.dtype == torch.int32,
                      lambda: f"{self.groups_name}: expected int32 [{extent}] = [{rows}], got "
@@ -122,16 +124,22 @@ def _kernel_scales(recipe, scale_a, scale_b, m, g, n, k, lead=()):
     return buffer, sb.contiguous()
 
 
-def _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out):
-    _check_cuda({"a": a, "b": b, "scale_a": scale_a, "scale_b": scale_b,
-                 layout.groups_name: groups, "out": out}, a.device)
-    layout.check(a, b, groups, out.dtype)
+def _extents_and_recipe(layout, a, b, scale_a, scale_b, recipe):
+    """(G, M, N, K, A's leading extents, the recipe) of a checked call."""
     g, m, n, k = layout.extents(a, b)
     lead = layout.lead(g)
     if recipe == "auto":
         recipe = infer_grouped_recipe(scale_a, scale_b, m, g, n, k, lead)
     if recipe not in GROUPED_RECIPES:
         raise ValueError(f"unknown recipe {recipe!r}: expected auto or one of {GROUPED_RECIPES}")
+    return g, m, n, k, lead, recipe
+
+
+def _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out):
+    _check_cuda({"a": a, "b": b, "scale_a": scale_a, "scale_b": scale_b,
+                 layout.groups_name: groups, "out": out}, a.device)
+    layout.check(a, b, groups, out.dtype)
+    g, m, n, k, lead, recipe = _extents_and_recipe(layout, a, b, scale_a, scale_b, recipe)
     if m == 0:
         return
     spec = GroupedScaledMatmul(recipe, groups=int(g), n=int(n), k=int(k),
@@ -143,6 +151,79 @@ def _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out):
                 "b_scale_inv": sb, layout.groups_name: groups.contiguous(), "d": out}
     (kernel,) = kernels_for(spec, a.device)
     launch(kernel, [operands.get(name) for name in kernel.operand_names])
+
+
+def _fp8_result_buffers(layout, a, b, out_dtype, result_recipe, out):
+    """(d, d_scale_inv, the scale_inv storage the kernel writes): new ones,
+    or those of `out` = (d, d_scale_inv). A 1x128 d_scale_inv is the
+    logical [M, ceil(N/128)] ([G, M, ceil(N/128)]) view of MN-major storage
+    [ceil(N/128), roundup(M, 4)] (per group), the layout the next grouped
+    GEMM reads its blockwise A scales in."""
+    g, m, n, _ = layout.extents(a, b)
+    lead = layout.lead(g)
+    padded = ceil_div(m, MN_MAJOR_ALIGNMENT) * MN_MAJOR_ALIGNMENT
+    nb = ceil_div(n, 128)
+    stored_shape, stored_strides = lead + (nb, padded), ((nb * padded,) if lead else ()) \
+        + (padded, 1)
+    view_shape, view_strides = lead + (m, nb), stored_strides[:-2] + (1, padded)
+    if out is None:
+        d = a.new_empty(layout.out_shape(a, b), dtype=out_dtype)
+        if result_recipe == "delayed":
+            scale_inv = torch.empty((), dtype=torch.float32, device=a.device)
+            return d, scale_inv, scale_inv
+        stored = torch.empty(stored_shape, dtype=torch.float32, device=a.device)
+        return d, stored.as_strided(view_shape, view_strides), stored
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise ValueError("out: expected (d, d_scale_inv) with an FP8 out_dtype")
+    d, scale_inv = out
+    _check_cuda({"out[0]": d, "out[1]": scale_inv}, a.device)
+    if d.dtype != out_dtype or tuple(d.shape) != layout.out_shape(a, b) \
+            or not d.is_contiguous():
+        raise ValueError(f"out[0]: expected a contiguous {out_dtype} "
+                         f"{layout.out_shape(a, b)} tensor, got {d.dtype} {tuple(d.shape)}")
+    if result_recipe == "delayed":
+        if scale_inv.dtype != torch.float32 or scale_inv.dim() != 0:
+            raise ValueError(f"out[1]: expected a 0-d float32 scale_inv, got "
+                             f"{scale_inv.dtype} {tuple(scale_inv.shape)}")
+        return d, scale_inv, scale_inv
+    if scale_inv.dtype != torch.float32 or tuple(scale_inv.shape) != view_shape \
+            or scale_inv.stride() != view_strides:
+        raise ValueError(f"out[1]: expected a float32 {view_shape} scale_inv with strides "
+                         f"{view_strides} (MN-major, as a new result has), got "
+                         f"{scale_inv.dtype} {tuple(scale_inv.shape)} {scale_inv.stride()}")
+    return d, scale_inv, scale_inv.as_strided(stored_shape, stored_strides)
+
+
+def _run_fp8(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out_dtype,
+             result_recipe, result_scale, config, out):
+    """D quantized to FP8 in the grouped GEMM's epilogue: (d, d_scale_inv)."""
+    _check_cuda({"a": a, "b": b, "scale_a": scale_a, "scale_b": scale_b,
+                 layout.groups_name: groups, "result_scale": result_scale}, a.device)
+    layout.check(a, b, groups, out_dtype)
+    if result_recipe not in ("delayed", "blockwise"):
+        raise ValueError(f"result_recipe {result_recipe!r}: the grouped kernels quantize "
+                         f"'delayed' (a given per-tensor scale) or 'blockwise' (1x128 blocks)")
+    if result_recipe == "delayed" and result_scale is None:
+        raise ValueError("result_recipe 'delayed' needs result_scale (the quantization scale)")
+    if result_recipe == "blockwise" and result_scale is not None:
+        raise ValueError("result_recipe 'blockwise' computes its scales: no result_scale")
+    g, m, n, k, lead, recipe = _extents_and_recipe(layout, a, b, scale_a, scale_b, recipe)
+    d, scale_inv, stored = _fp8_result_buffers(layout, a, b, out_dtype, result_recipe, out)
+    if m == 0:
+        return d, scale_inv
+    spec = GroupedScaledMatmul(recipe, groups=int(g), n=int(n), k=int(k),
+                               out_dtype=FP8_DTYPES[out_dtype], accumulation=accumulation,
+                               a_dtype=FP8_DTYPES[a.dtype], b_dtype=FP8_DTYPES[b.dtype],
+                               layout=layout.name, config=config, result_recipe=result_recipe)
+    sa, sb = _kernel_scales(recipe, scale_a, scale_b, m, g, n, k, lead)
+    operands = {"a": a.contiguous(), "b": b.contiguous(), "a_scale_inv": sa,
+                "b_scale_inv": sb, layout.groups_name: groups.contiguous(), "d": d,
+                "result_scale_inv": stored,
+                "result_scale": None if result_scale is None
+                else result_scale.float().reshape(()).contiguous()}
+    (kernel,) = kernels_for(spec, a.device)
+    launch(kernel, [operands.get(name) for name in kernel.operand_names])
+    return d, scale_inv
 
 
 def _define_ops(name, layout):
@@ -310,7 +391,8 @@ def group_index_from_offsets(offsets, m):
 
 def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
                       masked_m=None, k_sizes=None, layout=None, recipe=None, out_dtype=None,
-                      accumulation="fast", cache=None, out=None):
+                      accumulation="fast", cache=None, out=None, result_recipe=None,
+                      result_scale=None, config=None):
     """Per group g: D[rows of g] = (a[rows of g] * scale_a) @ (b[g] * scale_b[g])^T.
 
     layout "m_contiguous": a [M, K] FP8, the rows of all groups sorted by
@@ -357,7 +439,27 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
     float16 or float32. accumulation "fast" or "promoted(128)" (blockwise
     always promotes). cache: a KernelCache or directory for this call.
     Runs on the current CUDA stream; not differentiable.
+
+    out_dtype float8_e4m3fn (or float8_e5m2 with result_recipe "delayed"):
+    D quantized to FP8 in the epilogue, returning (d, d_scale_inv):
+    result_recipe "delayed" (the default with a result_scale; one given
+    one-element float32 scale for all groups, d_scale_inv = 1 /
+    result_scale, 0-d) or "blockwise" (the default without one; 1x128
+    blocks along N, power-of-two scales, d_scale_inv [M, ceil(N/128)]
+    ([G, M, ceil(N/128)] m_masked) over MN-major storage: the layout the
+    next blockwise grouped_scaled_mm reads as scale_a in place). Rows the
+    layout does not write get neither bytes nor scales. out: (d,
+    d_scale_inv) to write, as a call without out returns them. config: a
+    #fp8.gemm_config body such as "<tile = 128x128x128>" for that path.
+    FP8 results are sm_90a kernels (sm_100a's write bf16, f16 or f32) of
+    the m_contiguous and m_masked layouts (k_grouped writes bf16, f16 or
+    f32).
     """
+    fp8 = out_dtype in FP8_DTYPES
+    if not fp8 and (result_recipe is not None or result_scale is not None
+                    or config is not None):
+        raise ValueError("result_recipe, result_scale and config are taken with an FP8 "
+                         "out_dtype only")
     if layout is not None and layout not in LAYOUTS:
         raise ValueError(f"layout {layout!r}: expected one of {LAYOUTS}")
     if sum(x is not None for x in (group_index, offsets, masked_m, k_sizes)) != 1:
@@ -373,18 +475,29 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
             return grouped_scaled_mm(a, b, scale_a, scale_b, group_index=group_index,
                                      offsets=offsets, masked_m=masked_m, k_sizes=k_sizes,
                                      layout=layout, recipe=recipe, out_dtype=out_dtype,
-                                     accumulation=accumulation, out=out)
+                                     accumulation=accumulation, out=out,
+                                     result_recipe=result_recipe, result_scale=result_scale,
+                                     config=config)
     if k_sizes is not None:
+        if fp8:
+            raise ValueError("k_grouped (k_sizes=) writes a bfloat16, float16 or float32 "
+                             f"result, got out_dtype {out_dtype}")
         return _call(_GROUPED_SCALED_MM_K_OPS, a, b, scale_a, scale_b, k_sizes,
-                     recipe or "auto", out_dtype, accumulation, out)
-    if masked_m is not None:
-        return _call(_GROUPED_SCALED_MM_MASKED_OPS, a, b, scale_a, scale_b, masked_m,
                      recipe or "auto", out_dtype, accumulation, out)
     if offsets is not None:
         if offsets.dim() != 1 or offsets.dtype != torch.int32:
             raise ValueError(f"offsets: expected int32 [G], got {offsets.dtype} "
                              f"{tuple(offsets.shape)}")
         group_index = group_index_from_offsets(offsets, a.shape[0])
+    if fp8:
+        result_recipe = result_recipe or ("blockwise" if result_scale is None else "delayed")
+        layout_ops = _MASKED if masked_m is not None else _CONTIGUOUS
+        return _run_fp8(layout_ops, a, b, scale_a, scale_b,
+                        group_index if masked_m is None else masked_m, recipe or "auto",
+                        accumulation, out_dtype, result_recipe, result_scale, config, out)
+    if masked_m is not None:
+        return _call(_GROUPED_SCALED_MM_MASKED_OPS, a, b, scale_a, scale_b, masked_m,
+                     recipe or "auto", out_dtype, accumulation, out)
     return _call(_GROUPED_SCALED_MM_OPS, a, b, scale_a, scale_b, group_index,
                  recipe or "auto", out_dtype, accumulation, out)
 
@@ -393,3 +506,4 @@ def _call(ops, a, b, scale_a, scale_b, groups, recipe, out_dtype, accumulation, 
     """The functional operator of `ops`, or its out= form."""
     return call_functional_or_out(*ops, (a, b, scale_a, scale_b, groups), out_dtype, recipe,
                                   accumulation, out)
+

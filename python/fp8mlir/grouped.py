@@ -23,11 +23,19 @@ one after the other, ks [G] (i32) the columns of each group (multiples of
 128, 0 allowed), D [G, M, N]. Per-tensor and per-row scales are one set
 per group on both sides; blockwise is 1x128 on both sides. The kernel's
 operands: a, b, a_scale_inv, b_scale_inv, ks, d.
+
+result_recipe (out_dtype "e4m3" / "e5m2"): D quantized to FP8 in the
+epilogue, "delayed" (one given scale for all groups: operand result_scale)
+or "blockwise" (1x128 blocks along N, e4m3; result_scale_inv MN-major
+[ceil(N/128), roundup(M, 4)], m_masked [G, ceil(N/128), roundup(M, 4)]).
+The kernel then also writes result_scale_inv; rows it does not write get
+neither bytes nor scales.
 """
 
 from dataclasses import dataclass
 
-from .gemm import ELEMENT_TYPES, OUT_TYPES, scale_types
+from ._math import ceil_div
+from .gemm import ELEMENT_TYPES, OUT_TYPES, RESULT_RECIPES, SCALE_BLOCK, scale_types
 
 # "mxfp8" (mx 1x32 scales, UE8M0) runs on sm_100a only, m_contiguous only;
 # k_grouped runs on sm_90a only.
@@ -51,6 +59,8 @@ class GroupedScaledMatmul:
     layout: str = "m_contiguous"
     config: str = None  # a #fp8.gemm_config, e.g. "<tile = 128x128x128>"
     name: str = "grouped_scaled_mm"
+    # An FP8 D (out_dtype "e4m3" / "e5m2"): "delayed" or "blockwise".
+    result_recipe: str = None
 
     def __post_init__(self):
         if self.recipe not in GROUPED_RECIPES:
@@ -58,14 +68,21 @@ class GroupedScaledMatmul:
                              f"{GROUPED_RECIPES}")
         if self.layout not in LAYOUTS:
             raise ValueError(f"layout {self.layout!r}: expected one of {LAYOUTS}")
+        if self.result_recipe not in (None,) + RESULT_RECIPES:
+            raise ValueError(f"result_recipe {self.result_recipe!r}: expected one of "
+                             f"{RESULT_RECIPES}")
+        out_types = ELEMENT_TYPES if self.result_recipe else OUT_TYPES
         if self.recipe == "mxfp8" and self.layout != "m_contiguous":
             raise ValueError(f"recipe 'mxfp8' (sm_100a kernels) takes the m_contiguous "
                              f"layout only, got {self.layout!r}")
         for field, value, allowed in (("a_dtype", self.a_dtype, ELEMENT_TYPES),
                                       ("b_dtype", self.b_dtype, ELEMENT_TYPES),
-                                      ("out_dtype", self.out_dtype, OUT_TYPES)):
+                                      ("out_dtype", self.out_dtype, out_types)):
             if value not in allowed:
                 raise ValueError(f"{field} {value!r}: expected one of {tuple(allowed)}")
+        if self.layout == "k_grouped" and self.result_recipe:
+            raise ValueError("k_grouped writes a bf16, f16 or f32 D: no result_recipe, "
+                             f"got {self.result_recipe!r}")
         if self.layout == "k_grouped" and self.k is not None:
             raise ValueError(f"k_grouped takes K at run time: k must be None, got {self.k!r}")
         for field in ("groups", "n") if self.layout == "k_grouped" else ("groups", "n", "k"):
@@ -107,7 +124,8 @@ class GroupedScaledMatmul:
             sa = sa.replace("tensor<", f"tensor<{lead}", 1)
         a_t = f"tensor<{lead}?x{self.k}x{ELEMENT_TYPES[self.a_dtype]}>"
         b_t = f"tensor<{self.groups}x{self.n}x{self.k}x{ELEMENT_TYPES[self.b_dtype]}>"
-        out_t = f"tensor<{lead}?x{self.n}x{OUT_TYPES[self.out_dtype]}>"
+        out_types = ELEMENT_TYPES if self.result_recipe else OUT_TYPES
+        out_t = f"tensor<{lead}?x{self.n}x{out_types[self.out_dtype]}>"
         index_t = f"tensor<{self.groups}xi32>" if lead else "tensor<?xi32>"
         return self._func(ga, gb, a_t, b_t, sa, sb, index_t, out_t)
 
@@ -118,13 +136,28 @@ class GroupedScaledMatmul:
                  f"accumulation = #fp8.accumulation<{self.effective_accumulation}>"]
         if self.config:
             attrs.append(f"config = #fp8.gemm_config{self.config}")
-        types = ", ".join((a_t, b_t, sa, sb, index_t))
-        return (f"func.func @{self.name}(%a: {a_t}, %b: {b_t}, %sa: {sa}, %sb: {sb}, "
-                f"%groups: {index_t}) -> {out_t} {{\n"
-                f"  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %groups "
+        params = [f"%a: {a_t}", f"%b: {b_t}", f"%sa: {sa}", f"%sb: {sb}", f"%groups: {index_t}"]
+        types = [a_t, b_t, sa, sb, index_t]
+        operands = "%a, %b, %sa, %sb, %groups"
+        results, values = out_t, "%d"
+        if self.result_recipe == "delayed":
+            params.append("%result_scale: tensor<f32>")
+            types.append("tensor<f32>")
+            operands += " result_scale %result_scale"
+            attrs += ["result_recipe = #fp8.delayed<>",
+                      "result_granularity = #fp8.granularity<tensor>"]
+            results, values = f"({out_t}, tensor<f32>)", "%d, %ds"
+        elif self.result_recipe == "blockwise":
+            nb = ceil_div(self.n, SCALE_BLOCK)
+            lead = f"{self.groups}x" if self.layout == "m_masked" else ""
+            attrs += ["result_recipe = #fp8.blockwise<>",
+                      f"result_granularity = #fp8.granularity<tile 1x{SCALE_BLOCK}>"]
+            results, values = f"({out_t}, tensor<{lead}?x{nb}xf32>)", "%d, %ds"
+        return (f"func.func @{self.name}({', '.join(params)}) -> {results} {{\n"
+                f"  {values} = fp8.grouped_scaled_matmul {operands} "
                 f"{{{', '.join(attrs)}}}\n"
-                f"      : ({types}) -> {out_t}\n"
-                f"  return %d : {out_t}\n"
+                f"      : ({', '.join(types)}) -> {results}\n"
+                f"  return {values} : {results.strip('()')}\n"
                 f"}}\n")
 
     @property
@@ -134,5 +167,6 @@ class GroupedScaledMatmul:
         config = ""
         if self.config:
             config = "-cfg" + "".join(c for c in self.config if c.isalnum())
+        result = f"-q{self.result_recipe}" if self.result_recipe else ""
         return (f"grouped-{self.layout}-{self.recipe}-{acc}-{self.a_dtype}x{self.b_dtype}-"
-                f"{self.out_dtype}-g{self.groups}-n{self.n}-k{self.k or 'dyn'}{config}")
+                f"{self.out_dtype}{result}-g{self.groups}-n{self.n}-k{self.k or 'dyn'}{config}")

@@ -453,3 +453,122 @@ def test_k_grouped_rejects_bad_arguments(torch):
     with pytest.raises(RuntimeError, match="to be a multiple of 128"):
         fp8mlir.grouped_scaled_mm(p.a[:, :300], p.b[:, :300], p.scale_a, p.scale_b,
                                   k_sizes=p.k_sizes)
+    with pytest.raises(ValueError, match="k_grouped .k_sizes=. writes a bfloat16"):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, k_sizes=p.k_sizes,
+                                  out_dtype=torch.float8_e4m3fn)
+
+
+# FP8 results (out_dtype float8): the bytes and scales the epilogue writes
+# are bit for bit fp8mlir.numerics.quantize of the f32 values it quantizes,
+# taken from the same grouped GEMM built with an f32 output and the same
+# tiling (grouped_cases.fp8_spec), itself checked against the f64 reference.
+# Rows the layout does not write keep their poison: bytes 0x7F (NaN in
+# E4M3 and E5M2) and NaN scales. Masked: a zero count, count 1, count = M
+# and M = 190 (not a multiple of 4: the scales' padded rows).
+FP8_MASKED_ROWS, FP8_MASKED_COUNTS = 190, [0, 1, 150, 190]
+
+
+def _fp8_problem(torch, case):
+    _, layout, recipe, groups, n, k, _, _ = case
+    if layout == "m_masked":
+        counts = (FP8_MASKED_COUNTS * groups)[:groups]
+        p = MaskedProblem(torch, recipe, counts, FP8_MASKED_ROWS, n, k, seed=5)
+        written = np.arange(p.m)[None, :] < np.asarray(counts)[:, None]
+        return p, p.masked_m, written.reshape(-1)
+    p = Problem(torch, recipe, GROUP_ROWS[groups], n, k, seed=5)
+    # Whole tiles of a group are written, its padding rows included.
+    written = np.repeat(p.index[::ALIGN] >= 0, ALIGN)[:len(p.index)]
+    return p, p.group_index, written
+
+
+def _f32_same_tiling(torch, case, p, groups):
+    """D in f32 from the f32 kernel of `case` (NaN where not written)."""
+    from fp8mlir import _grouped_ops as grouped_ops
+    from fp8mlir import _torch_ops as ops
+    spec = cases.fp8_spec(case, "f32")
+    masked = spec.layout == "m_masked"
+    m = p.m if masked else len(p.index)
+    sa, sb = grouped_ops._kernel_scales(spec.recipe, p.scale_a, p.scale_b, m, p.g, p.n, p.k,
+                                        (p.g,) if masked else ())
+    d = torch.full(((p.g, m) if masked else (m,)) + (p.n,), float("nan"),
+                   dtype=torch.float32, device="cuda")
+    operands = {"a": p.a, "b": p.b, "a_scale_inv": sa, "b_scale_inv": sb,
+                "masked_m" if masked else "group_index": groups, "d": d}
+    (kernel,) = ops.kernels_for(spec, d.device)
+    ops.launch(kernel, [operands.get(name) for name in kernel.operand_names])
+    return d
+
+
+def _check_f32(p, d32):
+    for g in range(p.g):
+        if isinstance(p, MaskedProblem):
+            rows, got = p.counts[g], d32[g, :p.counts[g]]
+        else:
+            rows, got = p.rows[g], d32[p.starts[g]:p.starts[g] + p.rows[g]]
+        if rows:
+            err = relative_error(got, p.reference(g))
+            assert err <= 1e-3, f"f32 group {g}: relative error {err:.3g}"
+
+
+@pytest.mark.parametrize("case", cases.FP8_CASES, ids=[c[0] for c in cases.FP8_CASES])
+def test_grouped_fp8_output_bits(torch, case):
+    import fp8mlir
+    name, layout, _, _, n, _, result_recipe, dtype = case
+    p, groups, written = _fp8_problem(torch, case)
+    d32 = _f32_same_tiling(torch, case, p, groups)
+    torch.cuda.synchronize()
+    _check_f32(p, d32)
+    rows32 = d32.reshape(-1, n).cpu().numpy()[written]
+    fp8_dtype = torch.float8_e4m3fn if dtype == "e4m3" else torch.float8_e5m2
+    # Poisoned outputs: FP8 NaN bytes, NaN scales.
+    shape = tuple(d32.shape)
+    d8 = torch.full(shape, 0x7F, dtype=torch.uint8, device="cuda").view(fp8_dtype)
+    scale = None
+    if result_recipe == "delayed":
+        q99 = float(np.quantile(np.abs(rows32), 0.99))  # saturates ~1% (satfinite)
+        scale = torch.tensor(numerics.max_finite(dtype) / max(q99, 1e-30),
+                             dtype=torch.float32, device="cuda")
+        s = torch.full((), float("nan"), dtype=torch.float32, device="cuda")
+    else:
+        # MN-major storage [(G,) ceil(N/128), roundup(M, 4)], viewed as a
+        # new result's [(G,) M, ceil(N/128)].
+        m = shape[-2]
+        storage = torch.full(shape[:-2] + (-(-n // 128), -(-m // 4) * 4), float("nan"),
+                             dtype=torch.float32, device="cuda")
+        s = storage.transpose(-1, -2)[..., :m, :]
+    kwargs = {"masked_m" if layout == "m_masked" else "group_index": groups}
+    got_d, got_s = fp8mlir.grouped_scaled_mm(
+        p.a, p.b, p.scale_a, p.scale_b, out_dtype=fp8_dtype, result_recipe=result_recipe,
+        result_scale=scale, config=cases.FP8_CONFIG, out=(d8, s), **kwargs)
+    assert got_d is d8 and got_s is s
+    torch.cuda.synchronize()
+    if result_recipe == "delayed":
+        want = numerics.quantize(rows32, "delayed", dtype, "tensor",
+                                 scale=np.float32(scale.item()))
+    else:
+        want = numerics.quantize(rows32, "blockwise", "e4m3", (1, 128), scales="pow2",
+                                 amax_clamp=np.float32(1e-4))
+    got = d8.view(torch.uint8).reshape(-1, n).cpu().numpy()
+    mismatches = np.count_nonzero(got[written] != want.data)
+    assert mismatches == 0, f"{name}: {mismatches} of {want.data.size} FP8 bytes differ"
+    assert (got[~written] == 0x7F).all(), f"{name}: rows the layout does not write were written"
+    bits = lambda x: np.asarray(x, np.float32).view(np.uint32)  # noqa: E731
+    if result_recipe == "delayed":
+        np.testing.assert_array_equal(bits(s.cpu().numpy()),
+                                      bits(want.scale_inv).reshape(()))
+        return
+    assert tuple(s.shape) == shape[:-1] + (-(-n // 128),)
+    got_s = s.reshape(-1, s.shape[-1]).cpu().numpy()
+    np.testing.assert_array_equal(bits(got_s[written]), bits(want.scale_inv))
+    assert np.isnan(got_s[~written]).all(), f"{name}: scales of unwritten rows were written"
+
+
+def test_grouped_fp8_output_rejects_other_recipes(torch):
+    import fp8mlir
+    p = Problem(torch, "rowwise", GROUP_ROWS[2], cases.TEST_N, cases.TEST_K)
+    with pytest.raises(ValueError, match="the grouped kernels quantize 'delayed'"):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
+                                  out_dtype=torch.float8_e4m3fn, result_recipe="current")
+    with pytest.raises(ValueError, match="'delayed' needs result_scale"):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
+                                  out_dtype=torch.float8_e4m3fn, result_recipe="delayed")

@@ -178,6 +178,8 @@ def test_masked_and_k_grouped_gemms_on_sm_100a_are_errors(layout, k):
 @pytest.mark.parametrize("kwargs, message", [
     (dict(recipe="nvfp4"), "unknown recipe 'nvfp4'"),
     (dict(layout="k_grouped"), "k_grouped takes K at run time: k must be None"),
+    (dict(layout="k_grouped", k=None, out_dtype="e4m3", result_recipe="delayed"),
+     "k_grouped writes a bf16, f16 or f32 D: no result_recipe"),
     (dict(layout="n_grouped"), "layout 'n_grouped'"),
     (dict(recipe="mxfp8", layout="m_masked"), "takes the m_contiguous layout only"),
     (dict(groups=0), "groups must be a positive integer"),
@@ -194,6 +196,49 @@ def test_grouped_kernels_are_in_the_gpu_table():
     keys = {spec.cache_key for spec in torch_ops_cases.all_specs()}
     assert all(spec.cache_key in keys for spec in grouped_cases.all_specs())
     assert len({s.cache_key for s in grouped_cases.all_specs()}) == len(grouped_cases.all_specs())
+
+
+@pytest.mark.parametrize("layout, result_recipe, scale_shape", [
+    ("m_contiguous", "blockwise", [2, "roundup(M, 4)"]),
+    ("m_contiguous", "delayed", []),
+    ("m_masked", "blockwise", [3, 2, "roundup(M, 4)"]),
+    ("m_masked", "delayed", []),
+])
+def test_grouped_fp8_result_metadata(layout, result_recipe, scale_shape):
+    """An FP8 D: its scale_inv after d (1x128: MN-major, per group with
+    m_masked), the given scale before it (delayed)."""
+    recipe = "blockwise" if result_recipe == "blockwise" else "rowwise"
+    kernel = fp8mlir.compile(GroupedScaledMatmul(recipe, groups=3, n=256, k=512,
+                                                 layout=layout, out_dtype="e4m3",
+                                                 result_recipe=result_recipe),
+                             chip="sm_90a")
+    suffix = "_q1x128" if result_recipe == "blockwise" else "_qtensor"
+    assert kernel.name.endswith(suffix) and "_e4m3_e4m3_e4m3_" in kernel.name
+    meta = kernel.metadata
+    operands = {op["name"]: op for op in meta["operands"]}
+    names = [op["name"] for op in meta["operands"]]
+    groups = "masked_m" if layout == "m_masked" else "group_index"
+    given = ["result_scale"] if result_recipe == "delayed" else []
+    assert names == ["a", "b", "a_scale_inv", "b_scale_inv", groups] + given + [
+        "d", "result_scale_inv"]
+    assert operands["result_scale_inv"]["shape"] == scale_shape
+    assert operands["d"]["dtype"] == "e4m3"
+    # m_contiguous stores through TMA; m_masked directly, guarded by the counts.
+    params = [p["name"] for p in meta["params"]]
+    assert ("tma_d" in params) == (layout == "m_contiguous")
+
+
+def test_grouped_fp8_result_other_recipes_are_errors():
+    text = GroupedScaledMatmul("rowwise", groups=2, n=256, k=512).to_mlir()
+    text = text.replace("-> tensor<?x256xbf16>", "-> (tensor<?x256xf8E4M3FN>, tensor<?x1xf32>)")
+    text = text.replace("%d = ", "%d, %ds = ").replace(
+        "accumulation = #fp8.accumulation<fast>}",
+        "accumulation = #fp8.accumulation<fast>, result_recipe = #fp8.current<>, "
+        "result_granularity = #fp8.granularity<row>}")
+    text = text.replace("return %d : tensor<?x256xbf16>",
+                        "return %d, %ds : tensor<?x256xf8E4M3FN>, tensor<?x1xf32>")
+    with pytest.raises(CompileError, match="whose scales reduce over more than one tile"):
+        fp8mlir.compile(text, chip="sm_90a")
 
 
 def test_bench_cases_and_their_populate_suite():

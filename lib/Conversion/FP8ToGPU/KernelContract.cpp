@@ -154,6 +154,15 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
              << " grouped kernels take the m_contiguous layout only, not "
              << stringifyGroupedLayout(op.getLayout())
              << " (its kernels are sm_90a ones)";
+    // The sm_100a epilogue has no FP8 quantization, and two phases would
+    // leave the padding rows of an f32 D for the quantization to read.
+    if (op.hasFP8Result())
+      return op.emitOpError()
+             << "the " << target.chip.name
+             << " grouped kernels write a bf16, f16 or f32 result, got "
+             << op.getResult().getType()
+             << ": produce an f32 result and quantize the rows of each "
+                "group, or run the FP8 result on sm_90a";
     planOrFailure = planBlackwellKernel(op, target);
   } else {
     if (op.getAGranularity().isTile())

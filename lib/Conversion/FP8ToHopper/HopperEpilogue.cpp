@@ -226,7 +226,8 @@ static void emitTileAmax(KernelBuilder &kb, const GemmProblem &p,
 /// columns of a block are held by the four lanes of a quad (32 values each),
 /// so the block amax is the thread's maximum reduced over the quad by two
 /// shuffles. One lane per quad stores the block's scale_inv, MN-major
-/// [ceil(N/128), roundup(M, 4)].
+/// [ceil(N/128), roundup(M, 4)] (m_masked: the group's, M its rows, not its
+/// count).
 static SmallVector<SmallVector<Value>>
 emitFP8Multipliers(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                    const KernelValues &v, const EpilogueThread &thread,
@@ -240,7 +241,8 @@ emitFP8Multipliers(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
       multiplier[h].assign(t.tileN / kScaleBlock + 1, scale);
     return multiplier;
   }
-  Value mPadded = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
+  Value mPadded = kb.mul(kb.ceilDiv(p.isMasked() ? v.groupM : v.m,
+                                    kMNMajorScaleAlignment),
                          kb.i32(kMNMajorScaleAlignment));
   Value isQuadLeader = kb.eq(kb.remu(thread.lane, kb.i32(4)), kb.i32(0));
   int64_t groupsPerBlock = kScaleBlock / 8;

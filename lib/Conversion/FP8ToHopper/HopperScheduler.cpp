@@ -85,28 +85,38 @@ KernelValues hopper::getGroupValues(KernelBuilder &kb, const GemmProblem &p,
     return getKGroupedValues(kb, p, values, group);
   if (!p.isMasked())
     return values;
-  // The group's [M, N] of D and its per-row ([M]) or 1x128 ([ceil(K/128),
-  // roundup(M, 4)]) A scales, at 64-bit offsets; its rows end at its count.
+  // The group's [M, N] of D, its per-row ([M]) or 1x128 ([ceil(K/128),
+  // roundup(M, 4)]) A scales and an FP8 D's 1x128 scales ([ceil(N/128),
+  // roundup(M, 4)]), at 64-bit offsets; its rows end at its count.
   ImplicitLocOpBuilder &b = kb.builder();
   auto wide = [&](Value x) {
     return arith::ExtUIOp::create(b, b.getI64Type(), x).getResult();
   };
   Value group64 = wide(group);
   Value groupFirstRow = arith::MulIOp::create(b, group64, wide(v.groupM));
+  // The group's part of an MN-major 1x128 scale tensor of `blocks` blocks:
+  // [blocks, roundup(M, 4)] per group.
+  auto mnMajorScales = [&](Value scales, int64_t blocks) {
+    return kb.globalElementPtr(
+        scales,
+        arith::MulIOp::create(
+            b, group64,
+            wide(kb.mul(kb.i32(blocks),
+                        kb.mul(kb.ceilDiv(v.groupM, kMNMajorScaleAlignment),
+                               kb.i32(kMNMajorScaleAlignment))))),
+        4);
+  };
   if (values.d)
     values.d = kb.globalElementPtr(v.d, groupFirstRow,
                                    p.n * getByteWidth(p.outElementType));
   if (p.aScale == ScaleMode::Row)
     values.aScaleInv = kb.globalElementPtr(v.aScaleInv, groupFirstRow, 4);
   else if (p.aScale == ScaleMode::Blockwise)
-    values.aScaleInv = kb.globalElementPtr(
-        v.aScaleInv,
-        arith::MulIOp::create(
-            b, group64,
-            wide(kb.mul(kb.i32(p.numKBlocks(kBlockwiseScaleBlock)),
-                        kb.mul(kb.ceilDiv(v.groupM, kMNMajorScaleAlignment),
-                               kb.i32(kMNMajorScaleAlignment))))),
-        4);
+    values.aScaleInv =
+        mnMajorScales(v.aScaleInv, p.numKBlocks(kBlockwiseScaleBlock));
+  if (p.outQuantization == OutputQuantization::Block1x128)
+    values.resultScaleInv = mnMajorScales(
+        v.resultScaleInv, llvm::divideCeil(p.n, kBlockwiseScaleBlock));
   values.m = coord.groupRows;
   return values;
 }

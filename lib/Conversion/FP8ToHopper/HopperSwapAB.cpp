@@ -9,19 +9,18 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::hopper;
 
-std::function<Value(int64_t)>
-hopper::emitSwapABStageScales(KernelBuilder &kb, const GemmTiling &t,
-                              Value slot, Value colInFragment) {
+SmallVector<Value> hopper::emitSwapABStageScales(KernelBuilder &kb,
+                                                 const GemmTiling &t,
+                                                 Value slot,
+                                                 Value colInFragment) {
   ImplicitLocOpBuilder &b = kb.builder();
   Value bScale = kb.load(b.getF32Type(), kb.bytePtr(slot, 4 * t.tileM));
   // The tokens' scales, per accumulator column (element 2j + e).
   SmallVector<Value> products;
   for (Value tokenScale :
-       emitColumnScaleLoads(kb, t.tileM, slot, colInFragment))
+       emitColumnScaleLoads(kb, slot, colInFragment, 0, t.tileM))
     products.push_back(arith::MulFOp::create(b, bScale, tokenScale));
-  return [products](int64_t i) -> Value {
-    return products[2 * (i / 4) + i % 2];
-  };
+  return products;
 }
 
 void hopper::emitSwapABTileEpilogue(KernelBuilder &kb, const GemmProblem &p,

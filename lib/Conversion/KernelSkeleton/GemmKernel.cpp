@@ -1,6 +1,7 @@
 //===- GemmKernel.cpp - Target-neutral description of a GEMM kernel -------===//
 
 #include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
+#include "FP8/Conversion/KernelSkeleton/GemmOutputQuantization.h"
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 
@@ -112,14 +113,6 @@ static Type getElementType(Value v) {
   return cast<ShapedType>(v.getType()).getElementType();
 }
 
-bool mlir::fp8::needsTwoPhaseFP8Result(ScaledMatmulOp op) {
-  GranularityAttr g = op.getResultGranularityAttr();
-  if (g.isTensor() && op.getResultScale())
-    return false;
-  bool blockwise = isa<BlockwiseScalingAttr>(op.getResultRecipeAttr());
-  return !(blockwise && g.isTile() && g.getTile() == TileShape{1, kScaleBlock});
-}
-
 /// The epilogue's quantization of an FP8 D; or, when it is lowered in two
 /// phases, the first phase's GEMM: f32 D, with its amax for per-tensor
 /// current scaling.
@@ -131,14 +124,7 @@ static void getOutputQuantization(ScaledMatmulOp op, GemmProblem &p,
     p.outputAmax = g.isTensor() && !op.getResultScale();
     return;
   }
-  if (g.isTensor()) {
-    p.outQuantization = OutputQuantization::Tensor;
-    return;
-  }
-  auto blockwise = cast<BlockwiseScalingAttr>(op.getResultRecipeAttr());
-  p.outQuantization = OutputQuantization::Block1x128;
-  p.outScalePow2 = blockwise.getScales() == BlockScaleKind::PowerOfTwo;
-  p.outAmaxClamp = blockwise.getAmaxClamp().convertToFloat();
+  setEpilogueQuantization(p, op.getResultRecipeAttr(), g);
 }
 
 FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op, bool allowMXScales,
@@ -187,6 +173,25 @@ FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op,
                            op.getAGranularity(), op.getBGranularity(),
                            op.getAccumulation().getMode(), allowMXScales)))
     return failure();
+  if (!op.hasFP8Result())
+    return p;
+  // No two phases: an f32 D would leave the rows the layout does not
+  // write (padding, past each count) for the quantization to read.
+  RecipeAttrInterface recipe = op.getResultRecipeAttr();
+  GranularityAttr g = op.getResultGranularityAttr();
+  if (needsTwoPhases(recipe, g, static_cast<bool>(op.getResultScale()))) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << recipe;
+    return op.emitOpError()
+           << "the grouped GEMM kernels quantize an FP8 result per tensor "
+              "with a given result_scale or in 1x"
+           << kScaleBlock << " blocks along N (#fp8.blockwise), got "
+           << text << " at " << g.describe()
+           << ", whose scales reduce over more than one tile: produce an f32 "
+              "result and quantize the rows of each group";
+  }
+  setEpilogueQuantization(p, recipe, g);
   return p;
 }
 
@@ -514,10 +519,12 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
         makeOperand("result_scale_inv", f32, {}, OperandRole::Output));
   // 1x128 blocks along N: MN-major [ceil(N/128), roundup(M, 4)], as the
   // next GEMM reads its A scales.
+  // (m_masked: one set per group, [G, ceil(N/128), roundup(M, 4)]).
   if (p.outQuantization == OutputQuantization::Block1x128)
     operands.push_back(makeOperand(
         "result_scale_inv", f32,
-        {num(nBlocks), md::Expr::roundUp(sym("M"), num(kMNMajorScaleAlignment))},
+        perGroup({num(nBlocks),
+                  md::Expr::roundUp(sym("M"), num(kMNMajorScaleAlignment))}),
         OperandRole::Output));
   // max |D| is max-accumulated into it: the caller zeroes it first.
   if (p.outputAmax)

@@ -53,11 +53,42 @@ def k_grouped_specs():
     return specs
 
 
+# FP8 results (test_gpu_grouped.py's FP8-output tests): each GEMM built
+# twice with one tiling, with its FP8 result and with an f32 one, whose
+# output is bit for bit the values the FP8 kernel quantizes.
+# (name, layout, GEMM recipe, G, N, K, result recipe, FP8 dtype); N = 2112:
+# a last, partial 1x128 block of 64 columns.
+FP8_CONFIG = "<tile = 128x128x128>"
+FP8_CASES = [
+    ("contiguous-blockwise-1x128", "m_contiguous", "blockwise", 4, WIDE_N, TEST_K,
+     "blockwise", "e4m3"),
+    ("contiguous-tensorwise-delayed", "m_contiguous", "tensorwise", 3, TEST_N, TEST_K,
+     "delayed", "e4m3"),
+    ("contiguous-rowwise-delayed-e5m2", "m_contiguous", "rowwise", 5, TEST_N, TEST_K,
+     "delayed", "e5m2"),
+    ("masked-blockwise-1x128", "m_masked", "blockwise", 4, WIDE_N, TEST_K, "blockwise", "e4m3"),
+    ("masked-rowwise-delayed", "m_masked", "rowwise", 4, TEST_N, TEST_K, "delayed", "e4m3"),
+]
+
+
+def fp8_spec(case, out_dtype=None):
+    """The FP8-result kernel of `case`, or with `out_dtype` (e.g. "f32")
+    the same GEMM with that high-precision output and the same tiling."""
+    _, layout, recipe, groups, n, k, result_recipe, dtype = case
+    return GroupedScaledMatmul(recipe, groups=groups, n=n, k=k, layout=layout,
+                               out_dtype=out_dtype or dtype, config=FP8_CONFIG,
+                               result_recipe=None if out_dtype else result_recipe)
+
+
+def fp8_specs():
+    return [fp8_spec(c, out) for c in FP8_CASES for out in (None, "f32")]
+
+
 def test_specs():
     specs = [test_spec(r, g) for r in GROUPED_RECIPES for g in TEST_GROUP_COUNTS]
     specs += [test_spec(r, WIDE_GROUPS, WIDE_N, WIDE_K) for r in GROUPED_RECIPES]
     specs += [test_spec("rowwise", 3, out_dtype="f32"), test_spec("blockwise", 3, out_dtype="f16")]
-    return specs + masked_specs() + k_grouped_specs()
+    return specs + masked_specs() + k_grouped_specs() + fp8_specs()
 
 
 # bench/bench_grouped.py: mixture-of-experts expert GEMMs, N x K per
@@ -106,8 +137,34 @@ def bench_specs():
     return contiguous + masked
 
 
+# bench/bench_grouped.py --fp8-out: the grouped GEMM with an FP8 result
+# against the same GEMM writing bf16 and bf16 followed by the quantization
+# kernel, one tiling for both GEMMs: blockwise with 1x128 output blocks,
+# rowwise with a given (delayed) output scale.
+FP8_BENCH_RECIPES = {"blockwise": ("blockwise", "<tile = 128x128x128>"),
+                     "rowwise": ("delayed", "<tile = 128x256x128>")}
+
+
+def fp8out_bench_specs(recipe, groups, n, k):
+    """(FP8-output grouped GEMM, bf16-output one, quantization of its output)."""
+    from .fp8out_cases import output_quantize_spec
+    result_recipe, config = FP8_BENCH_RECIPES[recipe]
+    fp8 = GroupedScaledMatmul(recipe, groups=groups, n=n, k=k, out_dtype="e4m3",
+                              config=config, result_recipe=result_recipe)
+    bf16 = GroupedScaledMatmul(recipe, groups=groups, n=n, k=k, config=config)
+    return fp8, bf16, output_quantize_spec(result_recipe, n)
+
+
 def all_specs():
-    return test_specs() + bench_specs()
+    specs = test_specs() + bench_specs()
+    for recipe in FP8_BENCH_RECIPES:
+        for groups, _ in BENCH_CONTIGUOUS:
+            for n, k in BENCH_SHAPES:
+                specs += fp8out_bench_specs(recipe, groups, n, k)
+    unique = {}  # one quantization per N
+    for spec in specs:
+        unique.setdefault(spec.cache_key, spec)
+    return list(unique.values())
 
 
 class ContiguousProblem:

@@ -48,3 +48,21 @@ func.func @sm100_k_grouped(%a: tensor<256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3FN
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<256x?xf8E4M3FN>, tensor<512x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3x256x512xbf16>
   return %d : tensor<3x256x512xbf16>
 }
+
+// -----
+
+// FP8 results: the sm_100a epilogue writes bf16, f16 or f32 only (the
+// sm_90a grouped kernels quantize in theirs).
+func.func @fp8_result_delayed(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<?xi32>, %qs: tensor<f32>) -> (tensor<?x256xf8E4M3FN>, tensor<f32>) {
+  // expected-error @+1 {{the sm_100a grouped kernels write a bf16, f16 or f32 result, got 'tensor<?x256xf8E4M3FN>': produce an f32 result and quantize the rows of each group, or run the FP8 result on sm_90a}}
+  %d, %s = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g result_scale %qs {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, result_recipe = #fp8.delayed<>, result_granularity = #fp8.granularity<tensor>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<?xi32>, tensor<f32>) -> (tensor<?x256xf8E4M3FN>, tensor<f32>)
+  return %d, %s : tensor<?x256xf8E4M3FN>, tensor<f32>
+}
+
+// -----
+
+func.func @fp8_result_1x128(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<?x16xf8E8M0FNU>, %sb: tensor<2x256x16xf8E8M0FNU>, %g: tensor<?xi32>) -> (tensor<?x256xf8E4M3FN>, tensor<?x2xf32>) {
+  // expected-error @+1 {{the sm_100a grouped kernels write a bf16, f16 or f32 result, got 'tensor<?x256xf8E4M3FN>'}}
+  %d, %s = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, accumulation = #fp8.accumulation<fast>, result_recipe = #fp8.blockwise<>, result_granularity = #fp8.granularity<tile 1x128>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x16xf8E8M0FNU>, tensor<2x256x16xf8E8M0FNU>, tensor<?xi32>) -> (tensor<?x256xf8E4M3FN>, tensor<?x2xf32>)
+  return %d, %s : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
+}

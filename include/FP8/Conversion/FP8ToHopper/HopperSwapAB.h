@@ -15,19 +15,17 @@
 
 #include "FP8/Conversion/FP8ToHopper/HopperEpilogue.h"
 
-#include <functional>
-
 namespace mlir::fp8::hopper {
 
 /// Blockwise scales of a swap-AB consumer thread's accumulator elements for
 /// the K block whose scale slot is `slot` (the producer's layout: the
 /// tile's tileM 1x128 A scales, then the 128x128 B scale of its rows, which
-/// lie in one B block). Element 4j + 2h + e is B row rowInTile + 8h and
-/// token column 8j + colInFragment + e: the B scale times the token's.
-std::function<Value(int64_t)> emitSwapABStageScales(KernelBuilder &kb,
-                                                    const GemmTiling &t,
-                                                    Value slot,
-                                                    Value colInFragment);
+/// lie in one B block). Accumulator element 4j + 2h + e is B row
+/// rowInTile + 8h and token column 8j + colInFragment + e, scaled by
+/// element 2j + e of the result: the B scale times the token's.
+SmallVector<Value> emitSwapABStageScales(KernelBuilder &kb,
+                                         const GemmTiling &t, Value slot,
+                                         Value colInFragment);
 
 /// The swap-AB epilogue of the tile of work unit `unit` on its sums
 /// `result` (tileM / 2 f32 per thread): scales, bias, activation, then

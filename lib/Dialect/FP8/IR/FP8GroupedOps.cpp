@@ -200,6 +200,15 @@ static LogicalResult verifyKGrouped(GroupedScaledMatmulOp op) {
     return op.emitOpError()
            << "expected K, the columns of all groups, to be a multiple of "
            << kScaleBlock << " (every group's size is), got K = " << k;
+  if (op.hasFP8Result() || op.getResultRecipeAttr() ||
+      op.getResultGranularityAttr() || op.getResultScale() ||
+      op.getResultScaleInv())
+    return op.emitOpError()
+           << "k_grouped takes a bf16, f16 or f32 result without "
+              "result_recipe, result_granularity, result_scale or a "
+              "scale_inv result (no FP8 result for the wgrad layout), got "
+              "a result of element type "
+           << op.getResult().getType().getElementType();
   for (Value scale : {op.getAScaleInv(), op.getBScaleInv()})
     if (!cast<ShapedType>(scale.getType()).getElementType().isF32())
       return op.emitOpError() << "expected f32 scales, got " << scale.getType();
@@ -276,5 +285,12 @@ LogicalResult GroupedScaledMatmulOp::verify() {
           expectShape(*this, "a_scale_inv", getAScaleInv(), aScale, aWhat)) ||
       failed(expectShape(*this, "b_scale_inv", getBScaleInv(), bScale, bWhat)))
     return failure();
-  return success();
+  // An FP8 D: the dense op's rules; a masked D's 1x128 scales per group.
+  SmallVector<int64_t, 1> outerDims;
+  if (isMasked(*this))
+    outerDims.push_back(g);
+  return detail::verifyFP8Result(
+      *this, {getResultRecipeAttr(), getResultGranularityAttr(),
+              getResultScale(), getResultScaleInv(),
+              getResult().getType().getElementType(), m, n, outerDims});
 }

@@ -56,7 +56,8 @@ static LogicalResult verifyScaleTensor(Operation *op, StringRef name,
                                        GranularityAttr granularity,
                                        int64_t rows, int64_t cols,
                                        Type scaleType,
-                                       RecipeAttrInterface recipe) {
+                                       RecipeAttrInterface recipe,
+                                       ArrayRef<int64_t> outerDims = {}) {
   auto tensorType = cast<ShapedType>(scaleType);
   Type elem = tensorType.getElementType();
   bool isE8M0 = isa<Float8E8M0FNUType>(elem);
@@ -78,6 +79,10 @@ static LogicalResult verifyScaleTensor(Operation *op, StringRef name,
                 "scales, and the recipe has scales = f32";
   }
   SmallVector<int64_t> expected = granularity.getScaleShape(rows, cols);
+  // Scales of several matrices (the groups of a grouped GEMM's result)
+  // have their extents outermost; a per-tensor scale is one for all.
+  if (!expected.empty())
+    expected.insert(expected.begin(), outerDims.begin(), outerDims.end());
   if (!isCompatibleShape(tensorType.getShape(), expected))
     return op->emitOpError()
            << "expected " << name << " of shape " << formatShape(expected)
@@ -507,56 +512,67 @@ static LogicalResult verifyBuffers(ScaledMatmulOp op) {
 
 /// An FP8 D comes with its quantization (result_recipe, result_granularity,
 /// result_scale_inv, and result_scale where the recipe takes a given scale);
-/// any other D with none of them.
-static LogicalResult verifyFP8Result(ScaledMatmulOp op) {
-  RecipeAttrInterface recipe = op.getResultRecipeAttr();
-  GranularityAttr g = op.getResultGranularityAttr();
-  Value scale = op.getResultScale(), scaleInv = op.getResultScaleInv();
-  if (op.hasBufferSemantics()) {
-    if (recipe || g)
-      return op.emitOpError() << "an FP8 result (result_recipe, "
-                                 "result_granularity) is produced on tensors "
-                                 "only, not into an `outs` buffer";
-    return success();
-  }
-  if (!op.hasFP8Result()) {
+/// any other D with none of them. Shared by scaled_matmul and
+/// grouped_scaled_matmul.
+LogicalResult mlir::fp8::detail::verifyFP8Result(Operation *op,
+                                                 const FP8ResultForm &form) {
+  RecipeAttrInterface recipe = form.recipe;
+  GranularityAttr g = form.granularity;
+  Value scale = form.scale, scaleInv = form.scaleInv;
+  auto floatType = dyn_cast<FloatType>(form.elementType);
+  if (!floatType || floatType.getWidth() != 8) {
     if (recipe || g || scale || scaleInv)
-      return op.emitOpError()
+      return op->emitOpError()
              << "result_recipe, result_granularity, result_scale and the "
                 "result's scale_inv belong to an FP8 result (f8E4M3FN or "
                 "f8E5M2), got a result of element type "
-             << op.getOutputType().getElementType();
+             << form.elementType;
     return success();
   }
   if (!recipe || !g || !scaleInv)
-    return op.emitOpError()
+    return op->emitOpError()
            << "an FP8 result needs result_recipe and result_granularity (how "
               "its consumer quantizes it) and its scale_inv as the second "
               "result";
   if (!recipe.isAllowedGranularity(g))
-    return op.emitOpError() << "result granularity " << g.describe()
-                            << " is not allowed by result recipe "
-                            << formatRecipe(recipe) << ": expected "
-                            << describeGranularityChoices(recipe);
-  if (failed(verifyElementTypeForRecipe(op, "the result",
-                                        op.getOutputType().getElementType(),
+    return op->emitOpError() << "result granularity " << g.describe()
+                             << " is not allowed by result recipe "
+                             << formatRecipe(recipe) << ": expected "
+                             << describeGranularityChoices(recipe);
+  if (failed(verifyElementTypeForRecipe(op, "the result", form.elementType,
                                         recipe)))
     return failure();
   bool delayed = isa<DelayedScalingAttr>(recipe);
   bool givenScaleAllowed =
       delayed || (isa<CurrentScalingAttr>(recipe) && g.isTensor());
   if (delayed && !scale)
-    return op.emitOpError() << "an FP8 result under delayed scaling needs "
-                               "result_scale (the scale of the previous "
-                               "step, from fp8.compute_scale)";
+    return op->emitOpError() << "an FP8 result under delayed scaling needs "
+                                "result_scale (the scale of the previous "
+                                "step, from fp8.compute_scale)";
   if (scale && !givenScaleAllowed)
-    return op.emitOpError()
+    return op->emitOpError()
            << "result_scale is taken with #fp8.delayed or per-tensor "
               "#fp8.current only; result recipe "
            << formatRecipe(recipe) << " at " << g.describe()
            << " computes its scales from D";
-  return verifyScaleTensor(op, "the result's scale_inv", g, op.getM(),
-                           op.getN(), scaleInv.getType(), recipe);
+  return verifyScaleTensor(op, "the result's scale_inv", g, form.rows,
+                           form.cols, scaleInv.getType(), recipe,
+                           form.outerDims);
+}
+
+static LogicalResult verifyFP8Result(ScaledMatmulOp op) {
+  if (op.hasBufferSemantics()) {
+    if (op.getResultRecipeAttr() || op.getResultGranularityAttr())
+      return op.emitOpError() << "an FP8 result (result_recipe, "
+                                 "result_granularity) is produced on tensors "
+                                 "only, not into an `outs` buffer";
+    return success();
+  }
+  return mlir::fp8::detail::verifyFP8Result(
+      op, {op.getResultRecipeAttr(), op.getResultGranularityAttr(),
+           op.getResultScale(), op.getResultScaleInv(),
+           op.getOutputType().getElementType(), op.getM(), op.getN(),
+           /*outerDims=*/{}});
 }
 
 /// The three classes of scale pairs a GEMM supports.
