@@ -175,7 +175,8 @@ def linear_backward(dy: Tensor, saved: List[Tensor], dy_scale: Optional[Tensor],
 def _linear_backward_fake(dy, saved, dy_scale, dy_history, main_grad, step):
     s = step_for(step, _static_m(dy), dy.device)
     dx = dy.new_empty((dy.shape[0], s.spec.k), dtype=dy.dtype)
-    dw = dy.new_empty((0,) if s.spec.main_grad else (s.spec.n, s.spec.k), dtype=torch.float32)
+    dw = (dy.new_empty((0,), dtype=torch.float32) if s.spec.main_grad else
+          dy.new_empty((s.spec.n, s.spec.k), dtype=_torch_dtype(s.spec.w_dtype)))
     return dx, dw
 
 

@@ -142,8 +142,11 @@ class LinearStep:
     def _results(self):
         m, n, k = self.m, self.n, self.k
         x = HIGH_TYPES[self.x_dtype]
+        # dW in W's type (what torch.nn.Linear returns; the wgrad GEMM writes
+        # it directly), in f32 when it accumulates into the main gradient.
+        dw = "f32" if self.main_grad else HIGH_TYPES[self.w_dtype]
         results = [("y", f"tensor<{m}x{n}x{x}>"), ("dx", f"tensor<{m}x{k}x{x}>"),
-                   ("dw", f"tensor<{n}x{k}xf32>")]
+                   ("dw", f"tensor<{n}x{k}x{dw}>")]
         if self.delayed:
             results += [(f"{t}_scale_next", "tensor<f32>") for t in DELAYED_TENSORS]
             results += [(f"{t}_history_next", f"tensor<{self.history}xf32>")

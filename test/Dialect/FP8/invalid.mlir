@@ -732,6 +732,14 @@ func.func @backward_accumulate_type(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>
 
 // -----
 
+func.func @backward_accumulate_bf16_dw(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>, %dy: tensor<4x8xbf16>, %acc: tensor<8x64xf32>) -> (tensor<4x64xbf16>, tensor<8x64xbf16>) {
+  // expected-error @+1 {{expected grad_weight to have the accumulate_into type 'tensor<8x64xf32>' (the main gradient accumulates in f32), got 'tensor<8x64xbf16>'}}
+  %dx, %dw = fp8.linear_backward %x, %w, %dy accumulate_into %acc {recipe = #fp8.current<>} : (tensor<4x64xbf16>, tensor<8x64xbf16>, tensor<4x8xbf16>, tensor<8x64xf32>) -> (tensor<4x64xbf16>, tensor<8x64xbf16>)
+  return %dx, %dw : tensor<4x64xbf16>, tensor<8x64xbf16>
+}
+
+// -----
+
 func.func @activation_with_accumulate(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>, %c: tensor<128x64xf32>) -> tensor<128x64xf32> {
   // expected-error @+1 {{an activation cannot be fused with accumulate_into (it would apply to C + AB)}}
   %0 = fp8.scaled_matmul %a, %b, %s, %s accumulate_into %c {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, activation = #fp8.activation<silu>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<f32>, tensor<f32>, tensor<128x64xf32>) -> tensor<128x64xf32>

@@ -208,6 +208,14 @@ func.func @linear_layer(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>, %b: te
   return
 }
 
+// dW in the weight's type (bf16), not accumulated.
+// CHECK-LABEL: func.func @linear_backward_bf16_dw
+// CHECK: fp8.linear_backward %{{.*}}, %{{.*}}, %{{.*}} {recipe = #fp8.blockwise<>} : {{.*}} -> (tensor<?x256xbf16>, tensor<128x256xbf16>)
+func.func @linear_backward_bf16_dw(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>, %dy: tensor<?x128xbf16>) -> (tensor<?x256xbf16>, tensor<128x256xbf16>) {
+  %dx, %dw = fp8.linear_backward %x, %w, %dy {recipe = #fp8.blockwise<>} : (tensor<?x256xbf16>, tensor<128x256xbf16>, tensor<?x128xbf16>) -> (tensor<?x256xbf16>, tensor<128x256xbf16>)
+  return %dx, %dw : tensor<?x256xbf16>, tensor<128x256xbf16>
+}
+
 // The output amax: a second result on tensors, an `amax_outs` buffer on
 // memrefs.
 // CHECK-LABEL: func.func @scaled_matmul_amax

@@ -785,10 +785,10 @@ LogicalResult LinearBackwardOp::verify() {
                          << formatShape({n, k}) << ", got " << formatShape(dw);
   if (Value acc = getAccumulateInto())
     if (acc.getType() != getGradWeight().getType())
-      return emitOpError() << "expected accumulate_into to have the "
-                              "grad_weight type "
-                           << getGradWeight().getType() << ", got "
-                           << acc.getType();
+      return emitOpError()
+             << "expected grad_weight to have the accumulate_into type "
+             << acc.getType() << " (the main gradient accumulates in f32), got "
+             << getGradWeight().getType();
   return success();
 }
 

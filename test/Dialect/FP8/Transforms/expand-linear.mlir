@@ -160,6 +160,28 @@ func.func @forward_only(%x0: tensor<?x512xbf16>, %w: tensor<128x512xbf16>, %x1: 
   return %y0, %y1 : tensor<?x128xbf16>, tensor<?x128xf32>
 }
 
+// -----
+
+// dW in the weight's type: the wgrad GEMM writes bf16 itself (no f32 dW
+// converted afterwards).
+// H100-LABEL: func.func @bf16_dw
+// H100:      fp8.scaled_matmul
+// H100:      fp8.scaled_matmul
+// H100:      fp8.scaled_matmul {{.*}}b_granularity = #fp8.granularity<tile 1x128>
+// H100-SAME:   -> tensor<128x512xbf16>
+// B200-LABEL: func.func @bf16_dw
+// B200:      fp8.scaled_matmul
+// B200:      fp8.scaled_matmul
+// B200:      fp8.scaled_matmul {{.*}} -> tensor<128x512xbf16>
+func.func @bf16_dw(%x: tensor<256x512xbf16>, %w: tensor<128x512xbf16>, %dy: tensor<256x128xbf16>)
+    -> (tensor<256x128xbf16>, tensor<256x512xbf16>, tensor<128x512xbf16>) {
+  %y = fp8.linear %x, %w {recipe = #fp8.blockwise<>}
+      : (tensor<256x512xbf16>, tensor<128x512xbf16>) -> tensor<256x128xbf16>
+  %dx, %dw = fp8.linear_backward %x, %w, %dy {recipe = #fp8.blockwise<>}
+      : (tensor<256x512xbf16>, tensor<128x512xbf16>, tensor<256x128xbf16>) -> (tensor<256x512xbf16>, tensor<128x512xbf16>)
+  return %y, %dx, %dw : tensor<256x128xbf16>, tensor<256x512xbf16>, tensor<128x512xbf16>
+}
+
 // Without fp8-attach-target there is no chip to expand for: an error at the
 // first layer, without the whole module dumped.
 // RUN: not fp8-opt %s -split-input-file -fp8-expand-linear 2>&1 | FileCheck %s --check-prefix=NO-TARGET

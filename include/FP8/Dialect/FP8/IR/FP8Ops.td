@@ -600,8 +600,9 @@ def FP8_LinearBackwardOp : FP8_Op<"linear_backward",
   let description = [{
     The two backward GEMMs of the linear layer `Y = X W^T` whose forward is
     `fp8.linear %input, %weight`: "dgrad" `dX[M, K] = dY[M, N] W[N, K]`
-    (bf16, f16 or f32) and "wgrad" `dW[N, K] = dY^T X` in f32, optionally
-    accumulated into `accumulate_into` (the f32 main gradient of the
+    (bf16, f16 or f32) and "wgrad" `dW[N, K] = dY^T X` (bf16, f16 or f32:
+    usually the weight's type, as `torch.nn.Linear` returns it), or, in
+    f32, accumulated into `accumulate_into` (the f32 main gradient of the
     weight, as Megatron's gradient accumulation fusion does). `grad_output`
     (`dY`) is quantized with the recipe's gradient format (E5M2 under a
     `hybrid` per-tensor recipe).
@@ -632,7 +633,7 @@ def FP8_LinearBackwardOp : FP8_Op<"linear_backward",
                        Optional<FP8_F32Scalar>:$grad_output_scale,
                        FP8_RecipeAttr:$recipe);
   let results = (outs 2DTensorOf<[BF16, F16, F32]>:$grad_input,
-                      2DTensorOf<[F32]>:$grad_weight,
+                      2DTensorOf<[BF16, F16, F32]>:$grad_weight,
                       Optional<FP8_F32Scalar>:$grad_output_amax);
   let assemblyFormat = [{
     $input `,` $weight `,` $grad_output (`accumulate_into` $accumulate_into^)?
