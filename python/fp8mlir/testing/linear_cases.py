@@ -84,10 +84,11 @@ def train_steps(argv="", chip="sm_90a"):
     arguments: every block's qkv, proj, gate_up and down layer (f32 master
     weights, bf16 autocast, no bias) for batch x seq tokens, per recipe,
     and their inference forwards (the evaluation runs without grad)."""
-    args = _bench_module("train_fp8").parse_args(shlex.split(argv) + ["--impl", "fp8mlir"])
+    train_fp8 = _bench_module("train_fp8")
+    args = train_fp8.parse_args(shlex.split(argv) + ["--impl", "fp8mlir"])
     hidden, ffn = args.hidden, ffn_size(args.hidden)
     shapes = [(hidden, 3 * hidden), (hidden, hidden), (hidden, 2 * ffn), (ffn, hidden)]
-    recipes = [r for r in args.recipe_list if r != "bf16"]
+    recipes = [r for r in args.recipe_list if r not in train_fp8.BF16_RUNS]
     m = padded(args.batch * args.seq)
     return [LinearStep(recipe, m=tokens, n=n, k=k, chip=chip, w_dtype="f32")
             for recipe in recipes for k, n in shapes for tokens in (m, None)]
