@@ -38,10 +38,14 @@ def fp8mlir_impl(case):
     """The kernel of the case's spec from the kernel cache, launched through
     the runtime on operands made once per copy: one kernel launch per call
     (the public grouped_scaled_mm of m_masked would also copy the 1x128
-    scales into the MN-major layout each call; here they already are)."""
-    from fp8mlir import _torch_ops as ops
+    scales into the MN-major layout each call; here they already are).
+    m_masked: the kernel the runtime picks for the expected_m hint DeepGEMM
+    gets (grouped_scaled_mm(..., expected_m=) picks the same)."""
+    from fp8mlir import _grouped_ops, _torch_ops as ops
     device = torch.device("cuda", torch.cuda.current_device())
     (kernel,) = ops.kernels_for(fp8mlir_spec(case), device)
+    if case.layout == "m_masked":
+        kernel = _grouped_ops._kernel_for_expected_m(kernel, case.expected_m, device)
     groups = "masked_m" if case.layout == "m_masked" else "group_index"
     shape = (case.g, case.m, case.n) if case.layout == "m_masked" else (case.m, case.n)
     outs = _outputs(case, shape)
@@ -67,7 +71,8 @@ def fp8mlir_api_output(case):
     import fp8mlir
     c = case.copies[0]
     if case.layout == "m_masked":
-        return fp8mlir.grouped_scaled_mm(c["a"], c["b"], c["sa"], c["sb"], masked_m=c["masked_m"])
+        return fp8mlir.grouped_scaled_mm(c["a"], c["b"], c["sa"], c["sb"], masked_m=c["masked_m"],
+                                         expected_m=case.expected_m)
     return fp8mlir.grouped_scaled_mm(c["a"], c["b"], c["sa"], c["sb"],
                                      group_index=c["group_index"])
 

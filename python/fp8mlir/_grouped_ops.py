@@ -13,12 +13,14 @@ m_contiguous layout (DeepGEMM's ``m_grouped_fp8_gemm_nt_contiguous``; the
 docs/grouped.md for the mapping of the arguments.
 """
 
+import functools
+
 import torch
 
-from ._torch_ops import (FP8_DTYPES, HIGH_DTYPES, _check_cuda, _UsingCache,
+from ._torch_ops import (_KERNELS_BY_HANDLE, FP8_DTYPES, HIGH_DTYPES, _check_cuda, _UsingCache,
                          call_functional_or_out, check_gemm_dtypes, define_op, kernels_for,
                          launch, mn_major_scales)
-from .grouped import GROUPED_RECIPES, LAYOUTS, GroupedScaledMatmul
+from .grouped import GROUPED_RECIPES, LAYOUTS, GroupedScaledMatmul, check_expected_m
 from ._math import ceil_div
 from .quantization import MN_MAJOR_ALIGNMENT
 from .scale_atoms import MX_BLOCK, to_atoms
@@ -124,6 +126,24 @@ def _kernel_scales(recipe, scale_a, scale_b, m, g, n, k, lead=()):
     return buffer, sb.contiguous()
 
 
+@functools.lru_cache(maxsize=None)
+def _num_sms(index):
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def _kernel_for_expected_m(kernel, expected_m, device):
+    """The kernel of an m_masked launch: without a hint the kernel itself;
+    with one, the runtime's choice among it and its launch variants for
+    groups of expected_m rows on the device's SMs (a host value: the launch
+    still does not depend on the counts)."""
+    if expected_m is None:
+        return kernel
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    chosen = kernel.for_expected_m(int(expected_m), _num_sms(index))
+    _KERNELS_BY_HANDLE.setdefault(chosen.handle, chosen)
+    return chosen
+
+
 def _extents_and_recipe(layout, a, b, scale_a, scale_b, recipe):
     """(G, M, N, K, A's leading extents, the recipe) of a checked call."""
     g, m, n, k = layout.extents(a, b)
@@ -135,11 +155,12 @@ def _extents_and_recipe(layout, a, b, scale_a, scale_b, recipe):
     return g, m, n, k, lead, recipe
 
 
-def _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out):
+def _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out, expected_m=None):
     _check_cuda({"a": a, "b": b, "scale_a": scale_a, "scale_b": scale_b,
                  layout.groups_name: groups, "out": out}, a.device)
     layout.check(a, b, groups, out.dtype)
     g, m, n, k, lead, recipe = _extents_and_recipe(layout, a, b, scale_a, scale_b, recipe)
+    check_expected_m(expected_m, m)
     if m == 0:
         return
     spec = GroupedScaledMatmul(recipe, groups=int(g), n=int(n), k=int(k),
@@ -150,6 +171,7 @@ def _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out):
     operands = {"a": a.contiguous(), "b": b.contiguous(), "a_scale_inv": sa,
                 "b_scale_inv": sb, layout.groups_name: groups.contiguous(), "d": out}
     (kernel,) = kernels_for(spec, a.device)
+    kernel = _kernel_for_expected_m(kernel, expected_m, a.device)
     launch(kernel, [operands.get(name) for name in kernel.operand_names])
 
 
@@ -195,7 +217,7 @@ def _fp8_result_buffers(layout, a, b, out_dtype, result_recipe, out):
 
 
 def _run_fp8(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out_dtype,
-             result_recipe, result_scale, config, out):
+             result_recipe, result_scale, config, out, expected_m=None):
     """D quantized to FP8 in the grouped GEMM's epilogue: (d, d_scale_inv)."""
     _check_cuda({"a": a, "b": b, "scale_a": scale_a, "scale_b": scale_b,
                  layout.groups_name: groups, "result_scale": result_scale}, a.device)
@@ -208,6 +230,7 @@ def _run_fp8(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out_d
     if result_recipe == "blockwise" and result_scale is not None:
         raise ValueError("result_recipe 'blockwise' computes its scales: no result_scale")
     g, m, n, k, lead, recipe = _extents_and_recipe(layout, a, b, scale_a, scale_b, recipe)
+    check_expected_m(expected_m, m)
     d, scale_inv, stored = _fp8_result_buffers(layout, a, b, out_dtype, result_recipe, out)
     if m == 0:
         return d, scale_inv
@@ -222,43 +245,48 @@ def _run_fp8(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out_d
                 "result_scale": None if result_scale is None
                 else result_scale.float().reshape(()).contiguous()}
     (kernel,) = kernels_for(spec, a.device)
+    kernel = _kernel_for_expected_m(kernel, expected_m, a.device)
     launch(kernel, [operands.get(name) for name in kernel.operand_names])
     return d, scale_inv
 
 
 def _define_ops(name, layout):
-    """fp8mlir::NAME (a new result) and NAME_out (into `out`) of `layout`."""
+    """fp8mlir::NAME (a new result) and NAME_out (into `out`) of `layout`
+    (m_masked's also take the expected_m hint)."""
     def fake(a, b, scale_a, scale_b, groups, out_dtype=None, recipe="auto",
-             accumulation="fast"):
+             accumulation="fast", expected_m=None):
         out_dtype = out_dtype or torch.bfloat16
         layout.check(a, b, groups, out_dtype)
+        check_expected_m(expected_m)
         return a.new_empty(layout.out_shape(a, b), dtype=out_dtype)
 
     def cuda(a, b, scale_a, scale_b, groups, out_dtype=None, recipe="auto",
-             accumulation="fast"):
+             accumulation="fast", expected_m=None):
         out = fake(a, b, scale_a, scale_b, groups, out_dtype)
-        _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out)
+        _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out, expected_m)
         return out
 
-    def out_fake(a, b, scale_a, scale_b, groups, recipe, accumulation, out):
+    def out_fake(a, b, scale_a, scale_b, groups, recipe, accumulation, out, expected_m=None):
         layout.check(a, b, groups, out.dtype)
+        check_expected_m(expected_m)
         torch._check(tuple(out.shape) == layout.out_shape(a, b),
                      lambda: f"out: expected {layout.out_shape(a, b)}, got {tuple(out.shape)}")
 
-    def out_cuda(a, b, scale_a, scale_b, groups, recipe, accumulation, out):
+    def out_cuda(a, b, scale_a, scale_b, groups, recipe, accumulation, out, expected_m=None):
         if tuple(out.shape) != layout.out_shape(a, b) or not out.is_contiguous():
             raise ValueError(f"out: expected a contiguous {layout.out_shape(a, b)} tensor, "
                              f"got {tuple(out.shape)} with strides {out.stride()}")
-        _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out)
+        _run(layout, a, b, scale_a, scale_b, groups, recipe, accumulation, out, expected_m)
 
     groups = layout.groups_name
+    hint = ", int? expected_m=None" if layout.masked else ""
     return (define_op(name, f"(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, "
                             f"Tensor {groups}, ScalarType? out_dtype=None, "
-                            f"str recipe=\"auto\", str accumulation=\"fast\") -> Tensor",
+                            f"str recipe=\"auto\", str accumulation=\"fast\"{hint}) -> Tensor",
                       cuda=cuda, fake=fake),
             define_op(name + "_out", f"(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, "
                                      f"Tensor {groups}, str recipe, str accumulation, "
-                                     f"Tensor(a!) out) -> ()",
+                                     f"Tensor(a!) out{hint}) -> ()",
                       cuda=out_cuda, fake=out_fake))
 
 
@@ -392,7 +420,7 @@ def group_index_from_offsets(offsets, m):
 def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
                       masked_m=None, k_sizes=None, layout=None, recipe=None, out_dtype=None,
                       accumulation="fast", cache=None, out=None, result_recipe=None,
-                      result_scale=None, config=None):
+                      result_scale=None, config=None, expected_m=None):
     """Per group g: D[rows of g] = (a[rows of g] * scale_a) @ (b[g] * scale_b[g])^T.
 
     layout "m_contiguous": a [M, K] FP8, the rows of all groups sorted by
@@ -412,6 +440,11 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
     group (0..M; read by the kernel, so the launch does not depend on it and
     can be captured once). The result is [G, M, N]; rows from a group's
     count on are not written (with ``out``, they keep what it held).
+    ``expected_m`` (DeepGEMM's hint, an int in [1, M]): the rows each group
+    is expected to hold, from which the runtime picks the kernel's tile
+    (smaller tiles for few rows, as DeepGEMM picks its block M); a host
+    value, so the launch still does not depend on the counts. Without it
+    the kernel's default tile (128 rows) runs.
 
     layout "k_grouped" (given ``k_sizes``; the experts' weight gradient
     dW_g = dY_g^T X_g, DeepGEMM's k_grouped_fp8_gemm_tn_contiguous): a
@@ -464,6 +497,9 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
         raise ValueError(f"layout {layout!r}: expected one of {LAYOUTS}")
     if sum(x is not None for x in (group_index, offsets, masked_m, k_sizes)) != 1:
         raise ValueError("pass exactly one of group_index=, offsets=, masked_m= and k_sizes=")
+    if expected_m is not None and masked_m is None:
+        raise ValueError("expected_m is the m_masked layout's hint: pass it with masked_m=")
+    check_expected_m(expected_m)
     given = ("m_masked" if masked_m is not None else
              "k_grouped" if k_sizes is not None else "m_contiguous")
     if layout is not None and layout != given:
@@ -477,7 +513,7 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
                                      layout=layout, recipe=recipe, out_dtype=out_dtype,
                                      accumulation=accumulation, out=out,
                                      result_recipe=result_recipe, result_scale=result_scale,
-                                     config=config)
+                                     config=config, expected_m=expected_m)
     if k_sizes is not None:
         if fp8:
             raise ValueError("k_grouped (k_sizes=) writes a bfloat16, float16 or float32 "
@@ -494,10 +530,13 @@ def grouped_scaled_mm(a, b, scale_a, scale_b, *, group_index=None, offsets=None,
         layout_ops = _MASKED if masked_m is not None else _CONTIGUOUS
         return _run_fp8(layout_ops, a, b, scale_a, scale_b,
                         group_index if masked_m is None else masked_m, recipe or "auto",
-                        accumulation, out_dtype, result_recipe, result_scale, config, out)
+                        accumulation, out_dtype, result_recipe, result_scale, config, out,
+                        expected_m)
     if masked_m is not None:
-        return _call(_GROUPED_SCALED_MM_MASKED_OPS, a, b, scale_a, scale_b, masked_m,
-                     recipe or "auto", out_dtype, accumulation, out)
+        ops = tuple(functools.partial(op, expected_m=expected_m)
+                    for op in _GROUPED_SCALED_MM_MASKED_OPS)
+        return _call(ops, a, b, scale_a, scale_b, masked_m, recipe or "auto", out_dtype,
+                     accumulation, out)
     return _call(_GROUPED_SCALED_MM_OPS, a, b, scale_a, scale_b, group_index,
                  recipe or "auto", out_dtype, accumulation, out)
 

@@ -110,6 +110,12 @@ def _open_library(path):
         lib.fp8rt_kernel_num_operands.restype = ctypes.c_int
         lib.fp8rt_kernel_operand_name.argtypes = [kernel_p, ctypes.c_int]
         lib.fp8rt_kernel_operand_name.restype = ctypes.c_char_p
+    if hasattr(lib, "fp8rt_kernel_for_expected_m"):
+        lib.fp8rt_kernel_for_expected_m.argtypes = [kernel_p, ctypes.c_int64, ctypes.c_int,
+                                                    ctypes.POINTER(kernel_p)]
+        lib.fp8rt_kernel_for_expected_m.restype = ctypes.c_int
+    lib.fp8rt_kernel_name.argtypes = [kernel_p]
+    lib.fp8rt_kernel_name.restype = ctypes.c_char_p
     lib.fp8rt_last_error.argtypes = []
     lib.fp8rt_last_error.restype = ctypes.c_char_p
     if hasattr(lib, "fp8rt_status_string"):
@@ -255,6 +261,27 @@ class Kernel:
         if status != SUCCESS:
             raise RuntimeError(_error_message(self._lib, status, f"launch of {self.name}"))
 
+    def for_expected_m(self, expected_m, num_sms):
+        """fp8rt_kernel_for_expected_m: the kernel to launch when each group
+        is expected to hold `expected_m` rows, on a device of `num_sms` SMs:
+        this one or one of its launch variants (a masked grouped GEMM's;
+        owned by this kernel, closed with it)."""
+        self._check_open()
+        if not hasattr(self._lib, "fp8rt_kernel_for_expected_m"):
+            raise RuntimeError("this libfp8rt has no fp8rt_kernel_for_expected_m: rebuild it")
+        chosen = ctypes.c_void_p()
+        status = self._lib.fp8rt_kernel_for_expected_m(self._handle, expected_m, num_sms,
+                                                       ctypes.byref(chosen))
+        if status != SUCCESS:
+            raise RuntimeError(_error_message(self._lib, status,
+                                              f"fp8rt_kernel_for_expected_m({self.name})"))
+        if chosen.value == self._handle.value:
+            return self
+        variants = self.__dict__.setdefault("_variants", {})
+        if chosen.value not in variants:
+            variants[chosen.value] = LaunchVariant(self, chosen)
+        return variants[chosen.value]
+
     def bind(self, **operands):
         """Prepare a launch; operands whose value is None are left out."""
         self._check_open()
@@ -297,3 +324,28 @@ class Kernel:
     def __repr__(self):
         state = "open" if getattr(self, "_handle", None) is not None else "closed"
         return f"Kernel({self.name!r}, {state})"
+
+
+class LaunchVariant(Kernel):
+    """A launch variant of a loaded Kernel (Kernel.for_expected_m): launched
+    like it, with its operands; owned by that kernel, so closing it only
+    lets go of the handle."""
+
+    def __init__(self, owner, handle):  # pylint: disable=super-init-not-called
+        self._owner, self._lib, self._handle = owner, owner._lib, handle
+        name = (self._lib.fp8rt_kernel_name(handle) or b"").decode()
+        # The metadata file the runtime loaded it from (NAME.json beside the
+        # kernel's, as fp8-compile names them).
+        self.path = next((owner.path.parent / f for f in owner.meta.get("variants", ())
+                          if Path(f).stem == name), None)
+        self.meta = {"name": name, "operands": owner.meta["operands"]}
+        if self.path is not None:
+            with open(self.path, encoding="utf-8") as f:
+                self.meta = json.load(f)
+
+    def _check_open(self):
+        self._owner._check_open()
+        super()._check_open()
+
+    def close(self):
+        self._handle = None

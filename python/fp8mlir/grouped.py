@@ -32,6 +32,7 @@ The kernel then also writes result_scale_inv; rows it does not write get
 neither bytes nor scales.
 """
 
+import numbers
 from dataclasses import dataclass
 
 from ._math import ceil_div
@@ -170,3 +171,17 @@ class GroupedScaledMatmul:
         result = f"-q{self.result_recipe}" if self.result_recipe else ""
         return (f"grouped-{self.layout}-{self.recipe}-{acc}-{self.a_dtype}x{self.b_dtype}-"
                 f"{self.out_dtype}{result}-g{self.groups}-n{self.n}-k{self.k or 'dyn'}{config}")
+
+
+def check_expected_m(expected_m, m=None):
+    """m_masked's launch hint: None, or the rows each group is expected to
+    hold (DeepGEMM's expected_m), an int in [1, M]."""
+    if expected_m is None:
+        return
+    if not isinstance(expected_m, numbers.Integral) or isinstance(expected_m, bool) \
+            or expected_m < 1:
+        raise ValueError(f"expected_m: expected a positive int, the rows each group is "
+                         f"expected to hold, got {expected_m!r}")
+    if m is not None and 0 < m < expected_m:
+        raise ValueError(f"expected_m = {expected_m} exceeds M = {m}, the most rows a group "
+                         f"holds")

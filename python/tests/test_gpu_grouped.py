@@ -277,15 +277,15 @@ def test_masked_f32_output(torch):
     check_masked(torch, p, d, "f32")
 
 
-def test_masked_in_a_cuda_graph(torch):
-    """One captured launch, replayed after the counts changed on the
-    device: the launch does not depend on them."""
+def check_replayed_graph(torch, seed, **hint):
+    """One captured launch (into a NaN-poisoned D), replayed after the
+    counts changed on the device: the launch does not depend on them."""
     import fp8mlir
     p = MaskedProblem(torch, "blockwise", [3, 0, 100, 128], 128, cases.TEST_N, cases.TEST_K,
-                      seed=3)
+                      seed=seed)
     d = masked_poisoned(torch, p, torch.bfloat16)
     call = lambda: fp8mlir.grouped_scaled_mm(  # noqa: E731
-        p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m, out=d)
+        p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m, out=d, **hint)
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -303,6 +303,10 @@ def test_masked_in_a_cuda_graph(torch):
         check_masked(torch, p, d, "bf16")
 
 
+def test_masked_in_a_cuda_graph(torch):
+    check_replayed_graph(torch, seed=3)
+
+
 def test_masked_rejects_bad_arguments(torch):
     import fp8mlir
     p = MaskedProblem(torch, "rowwise", [1, 2], 64, cases.TEST_N, cases.TEST_K)
@@ -314,6 +318,118 @@ def test_masked_rejects_bad_arguments(torch):
                                   masked_m=p.masked_m.long())
     with pytest.raises(RuntimeError, match="expected a \\[G, M, K\\]"):
         fp8mlir.grouped_scaled_mm(p.a[0], p.b, p.scale_a, p.scale_b, masked_m=p.masked_m)
+
+
+# m_masked launch variants (expected_m=): the kernel of every masked spec
+# and each of its launch variants (128x128, 64x128, 64x64 tiles, those the
+# kernel does not have), each launched on its own so that every one is
+# checked whatever the runtime's model picks, then the public path with
+# hints that pick a variant, in a CUDA graph too.
+_VARIANTS = {}  # metadata path -> runtime kernels, kept loaded
+
+
+def masked_kernels(torch, spec):
+    """The runtime kernel of `spec` and each of its launch variants."""
+    from fp8mlir import _runtime, _torch_ops
+    (kernel,) = _torch_ops.kernels_for(spec, torch.device("cuda", torch.cuda.current_device()))
+    variants = _VARIANTS.get(kernel.path)
+    if variants is None:
+        variants = _VARIANTS[kernel.path] = [
+            _runtime.Kernel(kernel.path.parent / name) for name in kernel.meta["variants"]]
+        for variant in variants:
+            _torch_ops._KERNELS_BY_HANDLE.setdefault(variant.handle, variant)
+    return [kernel] + variants
+
+
+def launch_masked(torch, kernel, p, recipe, d):
+    from fp8mlir import _grouped_ops, _torch_ops
+    sa, sb = _grouped_ops._kernel_scales(recipe, p.scale_a, p.scale_b, p.m, p.g, p.n, p.k,
+                                         (p.g,))
+    operands = {"a": p.a, "b": p.b, "a_scale_inv": sa, "b_scale_inv": sb,
+                "masked_m": p.masked_m, "d": d}
+    _torch_ops.launch(kernel, [operands[name] for name in kernel.operand_names])
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["n256", "n2112"])
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_masked_launch_variants_match_reference(torch, recipe, wide):
+    groups = cases.WIDE_MASKED_GROUPS if wide else cases.MASKED_GROUPS
+    n, k = (cases.WIDE_N, cases.WIDE_K) if wide else (cases.TEST_N, cases.TEST_K)
+    kernels = masked_kernels(torch, cases.test_spec(recipe, groups, n, k, layout="m_masked"))
+    tiles = {tuple(kern.meta["gemm"]["tile"][:2]) for kern in kernels}
+    assert {(64, 128), (64, 64)} <= tiles and len(tiles) == len(kernels), tiles
+    runs = [(190, [0, 1, 150, 190]), (64, [64, 0, 3, 17]), (300, [300, 129, 0, 1]),
+            (512, [0, 0, 0, 0])]
+    if wide:
+        runs = [(130, [130, 5]), (200, [0, 1]), (65, [64, 65])]
+    for m, counts in runs:
+        p = MaskedProblem(torch, recipe, counts, m, n, k, seed=m)
+        for kern in kernels:
+            d = masked_poisoned(torch, p, torch.bfloat16)
+            launch_masked(torch, kern, p, recipe, d)
+            torch.cuda.synchronize()
+            try:
+                check_masked(torch, p, d, "bf16")
+            except AssertionError as e:
+                raise AssertionError(f"{kern.name}, M = {m}, counts {counts}: {e}") from None
+
+
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_masked_expected_m_matches_reference(torch, recipe):
+    """The public path with the hint: 1 row per group (the runtime picks a
+    64-row variant here) and M (the 128-row kernel or a wider variant), the
+    f32 output too."""
+    import fp8mlir
+    from fp8mlir import _grouped_ops, _torch_ops
+    device = torch.device("cuda", torch.cuda.current_device())
+    (kernel,) = _torch_ops.kernels_for(
+        cases.test_spec(recipe, cases.MASKED_GROUPS, layout="m_masked"), device)
+    picked = _grouped_ops._kernel_for_expected_m(kernel, 1, device)
+    assert picked.meta["gemm"]["tile"][0] == 64, picked.name
+    p = MaskedProblem(torch, recipe, [1, 0, 37, 190], 190, cases.TEST_N, cases.TEST_K, seed=5)
+    for hint in (1, 16, 190):
+        d = masked_poisoned(torch, p, torch.bfloat16)
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m,
+                                  expected_m=hint, out=d)
+        torch.cuda.synchronize()
+        check_masked(torch, p, d, "bf16")
+        d = fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m,
+                                      expected_m=hint)
+        torch.cuda.synchronize()
+        for g, count in enumerate(p.counts):
+            if count:
+                assert relative_error(d[g, :count], p.reference(g)) <= TOLERANCE["bf16"]
+    if recipe == "rowwise":
+        spec = cases.test_spec("rowwise", cases.MASKED_GROUPS, out_dtype="f32",
+                               layout="m_masked")
+        assert len(masked_kernels(torch, spec)) > 1
+        d = masked_poisoned(torch, p, torch.float32)
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m,
+                                  expected_m=2, out=d)
+        torch.cuda.synchronize()
+        check_masked(torch, p, d, "f32")
+
+
+def test_masked_expected_m_in_a_cuda_graph(torch):
+    """A launch of the hinted (64-row) variant in a CUDA graph."""
+    check_replayed_graph(torch, seed=6, expected_m=4)
+
+
+def test_masked_rejects_bad_expected_m(torch):
+    import fp8mlir
+    p = MaskedProblem(torch, "rowwise", [1, 2], 64, cases.TEST_N, cases.TEST_K)
+    args = (p.a, p.b, p.scale_a, p.scale_b)
+    for bad in (0, -1, True, 2.0, "8"):
+        with pytest.raises(ValueError, match="expected_m: expected a positive int"):
+            fp8mlir.grouped_scaled_mm(*args, masked_m=p.masked_m, expected_m=bad)
+    with pytest.raises(ValueError, match="expected_m = 65 exceeds M = 64"):
+        fp8mlir.grouped_scaled_mm(*args, masked_m=p.masked_m, expected_m=65)
+    with pytest.raises(ValueError, match="expected_m is the m_masked layout's hint"):
+        fp8mlir.grouped_scaled_mm(p.a[0], p.b, p.scale_a[0], p.scale_b,
+                                  group_index=p.masked_m, expected_m=8)
+    # The operator itself checks it too.
+    with pytest.raises(ValueError, match="expected_m: expected a positive int"):
+        torch.ops.fp8mlir.grouped_scaled_mm_masked(*args, p.masked_m, expected_m=-4)
 
 
 # k_grouped (the experts' weight gradient): (M, the columns of each group).

@@ -1,6 +1,8 @@
 """GroupedScaledMatmul through libFP8CAPI.so (no GPU): the kernel, its
 metadata (the grouped operands) and the spec's checks."""
 
+import re
+
 import pytest
 
 import fp8mlir
@@ -117,7 +119,77 @@ def test_masked_kernel_metadata(recipe, a_scale):
     assert tma_a["strides_bytes"] == [512, "M*512"]
     assert tma_a["box"][2] == 1
     assert meta["gemm"]["group_layout"] == "m_masked"
-    assert "variants" not in meta
+    # Launch variants of smaller tiles, chosen by the caller's expected_m.
+    assert meta["variant_choice"] == "expected_m"
+    assert meta["variants"] == [v.name + ".json" for v in kernel.variants]
+    tiles = {tuple(v.metadata["gemm"]["tile"][:2]) for v in kernel.variants}
+    assert {(64, 128), (64, 64)} <= tiles and (128, 128) in tiles | {
+        tuple(meta["gemm"]["tile"][:2])}
+    for variant in kernel.variants:
+        assert variant.variant_of == kernel.name
+        assert "variants" not in variant.metadata
+        assert "variant_choice" not in variant.metadata
+        assert variant.metadata["operands"] == meta["operands"]
+
+
+def test_masked_fp8_result_has_no_variants():
+    kernel = fp8mlir.compile(GroupedScaledMatmul("blockwise", groups=2, n=256, k=512,
+                                                 layout="m_masked", out_dtype="e4m3",
+                                                 result_recipe="blockwise"), chip="sm_90a")
+    assert "variants" not in kernel.metadata and not kernel.variants
+
+
+@pytest.fixture
+def runtime_library():
+    from fp8mlir import _runtime
+    try:
+        return _runtime.find_library()
+    except FileNotFoundError:
+        pytest.skip("libfp8rt.so is not built")
+
+
+def test_the_runtime_picks_the_masked_kernel_for_expected_m(runtime_library, tmp_path):
+    """fp8rt_kernel_for_expected_m through the package's runtime binding: 4
+    groups of N = 4096 (32 columns of 128-wide tiles), on 132 SMs."""
+    from fp8mlir import _runtime
+    compiled = fp8mlir.compile(GroupedScaledMatmul("rowwise", groups=4, n=4096, k=512,
+                                                   layout="m_masked"), chip="sm_90a")
+    tiles = {v.name: tuple(v.metadata["gemm"]["tile"][:2]) for v in compiled.variants}
+    assert compiled.metadata["gemm"]["tile"][:2] == [128, 128]
+    with _runtime.Kernel(compiled.save(tmp_path), runtime_library) as kernel:
+        # 16 rows: 128 / 128 tiles of 128x128 / 64x128 (one wave each), the
+        # 64x128 ones do half the work.
+        small = kernel.for_expected_m(16, 132)
+        assert tiles[small.name] == (64, 128)
+        assert small.operand_names == kernel.operand_names
+        assert kernel.for_expected_m(16, 132) is small
+        # 1024 rows: 1024 tiles of 128x128 (8 waves) against 2048 of 64x128
+        # (16): the kernel's own.
+        assert kernel.for_expected_m(1024, 132) is kernel
+        with pytest.raises(RuntimeError, match="expected_m = 0: expected the rows a group is "
+                                               "expected to hold, at least 1"):
+            kernel.for_expected_m(0, 132)
+        with pytest.raises(RuntimeError, match="num_sms = 0"):
+            kernel.for_expected_m(16, 0)
+    with pytest.raises(RuntimeError, match="is closed"):
+        small.handle  # noqa: B018 (closed with its kernel)
+
+
+@pytest.mark.parametrize("value, m, message", [
+    (0, None, "expected_m: expected a positive int, the rows each group is expected to hold, "
+              "got 0"),
+    (-3, 64, "got -3"), (True, 64, "got True"), (2.5, 64, "got 2.5"), ("64", 64, "got '64'"),
+    (65, 64, "expected_m = 65 exceeds M = 64, the most rows a group holds")])
+def test_bad_expected_m_is_an_error(value, m, message):
+    from fp8mlir.grouped import check_expected_m
+    with pytest.raises(ValueError, match=re.escape(message)):
+        check_expected_m(value, m)
+
+
+def test_good_expected_m_is_accepted():
+    from fp8mlir.grouped import check_expected_m
+    for value, m in ((None, 64), (1, 64), (64, 64), (5000, None), (7, 0)):
+        check_expected_m(value, m)
 
 
 def test_masked_fp8mlir_signature():

@@ -157,6 +157,13 @@ size_t chooseLaunchVariant(const fp8rt_kernel &kernel,
                            const LaunchArguments &args,
                            const ContextState &state);
 
+// fp8rt_kernel_for_expected_m: the kernel (or the launch variant of it)
+// with the fewest estimated waves for groups of `expectedM` rows on
+// `numSMs` SMs, where the kernel's variants are chosen by that hint; the
+// kernel itself where it has no variants.
+Status kernelForExpectedM(fp8rt_kernel &kernel, int64_t expectedM, int numSMs,
+                          fp8rt_kernel *&out);
+
 // Launches `kernel` (whose mutex the caller holds) with bound arguments in
 // `state`'s context: tensor maps (re-encoded only when their arguments
 // changed), "global" map slots, workspace, parameters, the launch.

@@ -451,8 +451,13 @@ private:
   // "variant_of": the kernel a variant belongs to (for tools).
   Status resolveVariants() {
     meta_.variantOf = file_.variantOf.value_or("");
-    if (!file_.variants)
+    if (!file_.variants) {
+      if (file_.variantChoice)
+        return r_.errorAtPath("variant_choice",
+                              "a kernel without \"variants\" has nothing to "
+                              "choose");
       return Status();
+    }
     if (meta_.grid.kind != GridKind::Persistent)
       return r_.errorAtPath("variants", "only a kernel with a \"persistent\" "
                                         "grid has launch variants");
@@ -460,6 +465,21 @@ private:
       return r_.errorAtPath("variants",
                             "a variant (\"variant_of\") has no variants");
     meta_.variantFiles = *file_.variants;
+    meta_.variantChoice = file_.variantChoiceOrDefault();
+    if (meta_.variantChoice == fp8schema::VariantChoice::ExpectedM) {
+      // The hint counts G groups of ceil(expected_m / tile M) x
+      // ceil(N / tile N) tiles: G and N are the grid operand's.
+      const std::vector<Expr> &shape =
+          meta_.operands[meta_.grid.problemOperand].shape;
+      if (shape.size() != 3 || !shape[0].isConstant() ||
+          !shape[2].isConstant())
+        return r_.errorAtPath(
+            "variant_choice",
+            "\"expected_m\" counts the tiles of groups: the grid operand "
+            "must be [G, M, N] with a constant G and N");
+      meta_.hintGroups = shape[0].value();
+      meta_.hintColumns = shape[2].value();
+    }
     return Status();
   }
 

@@ -140,6 +140,11 @@ struct KernelMetadata {
   // directory); a variant names its kernel in variantOf.
   std::vector<std::string> variantFiles;
   std::string variantOf;
+  // How a launch picks among the variants: by its M, or (ExpectedM) by the
+  // caller's hint of the rows per group (fp8rt_kernel_for_expected_m), for
+  // the G groups of N columns of the [G, M, N] grid operand.
+  fp8schema::VariantChoice variantChoice = fp8schema::VariantChoice::M;
+  int64_t hintGroups = 0, hintColumns = 0; // ExpectedM
 
   int findOperand(std::string_view name) const; // -1 if absent
   uint32_t clusterSize() const { return cluster[0] * cluster[1] * cluster[2]; }

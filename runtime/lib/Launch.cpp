@@ -429,13 +429,44 @@ Status claimDriver(fp8rt_kernel &kernel, const DriverApi &api) {
 size_t chooseLaunchVariant(const fp8rt_kernel &kernel,
                            const LaunchArguments &args,
                            const ContextState &state) {
-  if (kernel.variants.empty())
+  // Variants chosen by a hint (fp8rt_kernel_for_expected_m) are launched
+  // themselves: a launch of the kernel runs the kernel.
+  if (kernel.variants.empty() ||
+      kernel.meta.variantChoice != fp8schema::VariantChoice::M)
     return 0;
   std::vector<const KernelMetadata *> candidates = {&kernel.meta};
   for (const auto &variant : kernel.variants)
     candidates.push_back(&variant->meta);
   return selectLaunchVariant(candidates, args.problemM, args.problemN,
                              state.numSMs);
+}
+
+Status kernelForExpectedM(fp8rt_kernel &kernel, int64_t expectedM, int numSMs,
+                          fp8rt_kernel *&out) {
+  out = nullptr;
+  if (expectedM < 1)
+    return invalidArgument("expected_m = ", expectedM,
+                           ": expected the rows a group is expected to hold, "
+                           "at least 1");
+  if (numSMs < 1)
+    return invalidArgument("num_sms = ", numSMs, ": expected at least 1");
+  const KernelMetadata &meta = kernel.meta;
+  if (kernel.variants.empty()) {
+    out = &kernel;
+    return Status();
+  }
+  if (meta.variantChoice != fp8schema::VariantChoice::ExpectedM)
+    return invalidArgument(
+        "its launch variants are chosen by M at each launch (\"variant_choice"
+        "\": \"", fp8schema::stringify(meta.variantChoice),
+        "\"), not by an expected number of rows per group");
+  std::vector<const KernelMetadata *> candidates = {&meta};
+  for (const auto &variant : kernel.variants)
+    candidates.push_back(&variant->meta);
+  size_t chosen = selectLaunchVariant(candidates, expectedM, meta.hintColumns,
+                                      numSMs, meta.hintGroups);
+  out = chosen == 0 ? &kernel : kernel.variants[chosen - 1].get();
+  return Status();
 }
 
 Status launchKernel(fp8rt_kernel &kernel, const fp8rt_tensor *operands,

@@ -514,13 +514,14 @@ Status checkOperandAddresses(const KernelMetadata &meta,
 }
 
 size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
-                           int64_t m, int64_t n, int numSMs) {
+                           int64_t m, int64_t n, int numSMs, int64_t groups) {
   size_t best = 0;
   double bestCost = 0;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const KernelMetadata &meta = *candidates[i];
     const GridSpec &grid = meta.grid;
-    double tiles = static_cast<double>(ceilDiv(m, grid.tileM)) *
+    double tiles = static_cast<double>(groups) *
+                   static_cast<double>(ceilDiv(m, grid.tileM)) *
                    static_cast<double>(ceilDiv(n, grid.tileN));
     // The CTAs a persistent grid runs at once (computeGrid's cap).
     uint32_t width = meta.cluster[0];

@@ -81,12 +81,14 @@ struct GridDims {
 
 // The launch grid (see README.md): `numSMs` is only used by persistent
 // grids. Every dim is rounded up to a multiple of the cluster dim.
-// The launch variant to run an M x N problem with on `numSMs` SMs: the index
-// in `candidates` (persistent grids) of the fewest waves (tiles over the
-// CTAs the grid can hold) times tile elements over throughput; ties go to
-// the earlier candidate (the primary kernel first).
+// The launch variant to run an M x N problem (`groups` of them: the tiles
+// of each) with on `numSMs` SMs: the index in `candidates` (persistent
+// grids) of the fewest waves (tiles over the CTAs the grid can hold) times
+// tile elements over throughput; ties go to the earlier candidate (the
+// primary kernel first).
 size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
-                           int64_t m, int64_t n, int numSMs);
+                           int64_t m, int64_t n, int numSMs,
+                           int64_t groups = 1);
 
 Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
                    int numSMs, GridDims &out);

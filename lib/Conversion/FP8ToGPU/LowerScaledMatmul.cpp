@@ -49,9 +49,12 @@ private:
 // (with its metadata) when it is not there yet.
 
 /// sm_90a: wgmma kernels (lib/Conversion/FP8ToHopper), with launch
-/// variants when `withVariants` (a dense GEMM of run-time M).
+/// variants chosen as `variantChoice` says when it is given (a GEMM of
+/// run-time M: a dense one picks by M at each launch, a masked grouped one
+/// by the caller's expected rows per group).
 static FailureOr<std::string>
-buildHopperKernel(Operation *op, GemmConfigAttr config, bool withVariants,
+buildHopperKernel(Operation *op, GemmConfigAttr config,
+                  std::optional<md::VariantChoice> variantChoice,
                   const TargetInfo &target, const GemmKernelPlan &plan,
                   gpu::GPUModuleOp kernels) {
   const ChipInfo &chip = target.chip;
@@ -73,8 +76,11 @@ buildHopperKernel(Operation *op, GemmConfigAttr config, bool withVariants,
     md::KernelMetadata metadata =
         hopper::buildKernelMetadata(kernelName, chip, *problem, t);
     metadata.grid.throughput = hopper::getTileThroughput(*problem, t);
-    if (!variantFiles.empty())
+    if (!variantFiles.empty()) {
       metadata.variants = std::move(variantFiles);
+      if (variantChoice != md::VariantChoice::M)
+        metadata.variantChoice = variantChoice;
+    }
     metadata.variantOf = std::move(variantOf);
     kernel->setAttr(kKernelMetadataAttrName,
                     getKernelMetadataAttr(ctx, metadata));
@@ -83,9 +89,9 @@ buildHopperKernel(Operation *op, GemmConfigAttr config, bool withVariants,
   };
   // Launch variants (dynamic M): own kernels, named by their tiling, that
   // the primary's metadata lists by metadata file; the runtime picks one per
-  // launch from M.
+  // launch from M (or from the caller's hint).
   SmallVector<GemmTiling> variants;
-  if (withVariants)
+  if (variantChoice)
     variants =
         hopper::selectLaunchVariants(*problem, *tiling, config, target);
   std::vector<std::string> variantFiles;
@@ -194,7 +200,7 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
   FailureOr<std::string> built =
       target.chip.architecture == Architecture::Blackwell
           ? buildBlackwellKernel(op, target, *plan, kernels)
-          : buildHopperKernel(op, op.getConfigAttr(), /*withVariants=*/true,
+          : buildHopperKernel(op, op.getConfigAttr(), md::VariantChoice::M,
                               target, *plan, kernels);
   if (failed(built))
     return failure();
@@ -233,18 +239,23 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
 /// A grouped GEMM on tensors: an fp8.launch of its kernel writing D (and an
 /// FP8 D's scale_inv) into a new tensor (the kernel skips padding rows and,
 /// masked, the rows past each group's count: they hold whatever the
-/// allocation held).
+/// allocation held). A masked GEMM with a bf16, f16 or f32 result gets
+/// launch variants of smaller tiles, chosen by the caller's expected rows
+/// per group (its launch does not depend on the counts, which stay on the
+/// device).
 LogicalResult LowerScaledMatmulPass::lower(GroupedScaledMatmulOp op,
                                            const TargetInfo &target,
                                            gpu::GPUModuleOp kernels) {
+  std::optional<md::VariantChoice> variantChoice;
+  if (op.getLayout() == GroupedLayout::MMasked && !op.hasFP8Result())
+    variantChoice = md::VariantChoice::ExpectedM;
   FailureOr<std::string> name = failure();
   if (FailureOr<GemmKernelPlan> plan = planGroupedGemmKernel(op, target);
       succeeded(plan))
     name = target.chip.architecture == Architecture::Blackwell
                ? buildBlackwellKernel(op, target, *plan, kernels)
-               : buildHopperKernel(op, op.getConfigAttr(),
-                                   /*withVariants=*/false, target, *plan,
-                                   kernels);
+               : buildHopperKernel(op, op.getConfigAttr(), variantChoice,
+                                   target, *plan, kernels);
   if (failed(name))
     return failure();
   // D is [M, N] ([G, M, N] masked): G and N from B, M from A. k_grouped:

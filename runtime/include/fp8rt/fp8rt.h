@@ -152,6 +152,22 @@ FP8RT_API fp8rt_status fp8rt_launch_ordered(fp8rt_kernel *kernel,
                                             const fp8rt_tensor *operands,
                                             int num_operands, void *cu_stream);
 
+/* The kernel to launch for a caller's hint: `expected_m`, the rows each
+ * group is expected to hold, for a kernel whose launch variants are chosen
+ * by that hint ("variant_choice": "expected_m": the masked grouped GEMMs,
+ * whose launch must not depend on the row counts on the device; a launch of
+ * such a kernel itself always runs it). *out is the kernel or the launch
+ * variant with the fewest estimated waves for G groups of expected_m rows
+ * on num_sms SMs (runtime/README.md, "Launch variants"), owned by `kernel`
+ * (valid until it is destroyed; never pass it to fp8rt_kernel_destroy);
+ * launch it like any kernel. A kernel without variants gives itself; one
+ * whose variants are chosen by M at each launch is an error. expected_m and
+ * num_sms must be at least 1. Does not touch the CUDA driver. */
+FP8RT_API fp8rt_status fp8rt_kernel_for_expected_m(fp8rt_kernel *kernel,
+                                                   int64_t expected_m,
+                                                   int num_sms,
+                                                   fp8rt_kernel **out);
+
 /* The number of operands in the metadata (0 for NULL), and the name of the
  * index-th (NULL when out of range); valid until the kernel is destroyed. */
 FP8RT_API int fp8rt_kernel_num_operands(const fp8rt_kernel *kernel);

@@ -19,8 +19,10 @@
 // CHECK-SAME: {dtype = "bf16", name = "d", role = "output", shape = [3, "M", 256]}
 // CHECK-SAME: {kind = "pointer", name = "masked_m", operand = "masked_m"}, {kind = "i32", name = "m", value = "M"}]
 // CHECK-SAME: {box = [128, 128, 1], dims = [512, "M", 3], {{.*}} name = "tma_a", {{.*}} rank = 3 : i64, strides_bytes = [512, "M*512"]
+// Its launch variants, chosen by the caller's expected rows per group (a
+// launch of the kernel runs the kernel: the counts are on the device).
+// CHECK-SAME: variant_choice = "expected_m", variants = ["[[V1:fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x128x128_s[0-9]+_g3_fast]].json", "[[V2:fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x64x128_s[0-9]+_g3_fast]].json"]
 // CHECK-NOT: tma_d
-// CHECK-NOT: variants
 // The units with valid rows (the loop's bound): each group's count,
 // clamped to [0, M] (signed: a negative count has none), makes
 // ceil(rows / 128) unit rows of 2 unit columns (N = 256).
@@ -74,6 +76,30 @@
 // CHECK: arith.cmpi ult, %{{.*}}, %[[ROWS]] : i32
 // CHECK-NOT: nvvm.cp.async.bulk.tensor.global.shared.cta
 // CHECK: llvm.store
+// The 64-row variants, in the same module: the same operands and
+// parameters, one consumer warpgroup, a persistent grid of their tiles over
+// D [3, M, 256]; each group's count makes ceil(rows / 64) unit rows of 2
+// (64x128) or 4 (64x64) unit columns.
+// CHECK: gpu.func @[[V1]](%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[MM1:.*]]: !llvm.ptr<1>, %[[MP1:.*]]: i32) kernel
+// CHECK-SAME: block = [256, 1, 1]
+// CHECK-SAME: tile = [64, 128, 128]
+// CHECK-SAME: grid = {kind = "persistent", throughput = 75 : i64, tile_m = 64 : i64, tile_n = 128 : i64}
+// CHECK-SAME: {dtype = "bf16", name = "d", role = "output", shape = [3, "M", 256]}
+// CHECK-SAME: variant_of = "[[K]]"
+// CHECK-NOT: variants
+// CHECK: %[[V1C:.*]] = arith.minsi %{{.*}}, %[[MP1]] : i32
+// CHECK: %[[V1R:.*]] = arith.maxsi %[[V1C]], %{{.*}} : i32
+// CHECK: %[[V1A:.*]] = arith.addi %[[V1R]], %c63_i32{{.*}} : i32
+// CHECK: arith.divui %[[V1A]], %c64_i32{{.*}} : i32
+// CHECK: arith.muli %{{.*}}, %c2_i32{{.*}} : i32
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: gpu.func @[[V2]](
+// CHECK-SAME: block = [256, 1, 1]
+// CHECK-SAME: tile = [64, 64, 128]
+// CHECK-SAME: grid = {kind = "persistent", throughput = 57 : i64, tile_m = 64 : i64, tile_n = 64 : i64}
+// CHECK-SAME: variant_of = "[[K]]"
+// CHECK: arith.divui %{{.*}}, %c64_i32{{.*}} : i32
+// CHECK: arith.muli %{{.*}}, %c4_i32{{.*}} : i32
 func.func @rowwise(%a: tensor<3x?x512xf8E4M3FN>, %b: tensor<3x256x512xf8E4M3FN>, %sa: tensor<3x?x1xf32>, %sb: tensor<3x256x1xf32>, %c: tensor<3xi32>) -> tensor<3x?x256xbf16> {
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<row>, b_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>} : (tensor<3x?x512xf8E4M3FN>, tensor<3x256x512xf8E4M3FN>, tensor<3x?x1xf32>, tensor<3x256x1xf32>, tensor<3xi32>) -> tensor<3x?x256xbf16>
   return %d : tensor<3x?x256xbf16>
@@ -87,6 +113,7 @@ func.func @rowwise(%a: tensor<3x?x512xf8E4M3FN>, %b: tensor<3x256x512xf8E4M3FN>,
 // CHECK: gpu.func @fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t128x{{[0-9]+}}x128_s{{[0-9]+}}_g2(
 // CHECK-SAME: {alignment = 16 : i64, dtype = "f32", name = "a_scale_inv", role = "input", shape = [2, 4, "roundup(M, 4)"]}
 // CHECK-SAME: {dtype = "f32", name = "b_scale_inv", role = "input", shape = [2, 2, 4]}
+// CHECK-SAME: variant_choice = "expected_m", variants = ["fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x128x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x64x128_s{{[0-9]+}}_g2.json"]
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: scf.for
 // CHECK: arith.muli %{{.*}}, %c4_i32{{.*}} : i32
