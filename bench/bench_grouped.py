@@ -60,10 +60,6 @@ from gemm_peers import Unavailable, deepgemm_version  # noqa: E402
 from grouped_problems import ContiguousCase, KGroupedCase, MaskedCase  # noqa: E402
 
 LAYOUTS = ("m_contiguous", "m_masked", "k_grouped")
-# k_grouped: (experts, M, N, mean tokens per expert): the wgrad of
-# DeepSeek-V3's gate+up and down projections (DeepGEMM's own K-grouped
-# shapes); tokens 0.7x..1.3x the mean, rounded up to 128.
-K_GROUPED = ((4, 4096, 7168, 8192), (8, 7168, 2048, 4096))
 
 
 def tolerance(case):
@@ -98,7 +94,7 @@ def case_factories(args, copies_for):
                 out.append((warm, lambda c=counts, n=n, k=k:
                             MaskedCase(c, max_m, n, k, copies_for)))
     if "k_grouped" in args.layouts:
-        for groups, m, n, mean in K_GROUPED:
+        for groups, m, n, mean in cases.BENCH_K_GROUPED:
             ks = [128 * -(-r // 128) for r in cases.bench_contiguous_rows(groups, mean, seed=m + n)]
             out.append((("k_grouped", groups, m, n, None, tuple(ks)),
                         lambda m=m, n=n, ks=ks: KGroupedCase(m, n, ks, copies_for)))

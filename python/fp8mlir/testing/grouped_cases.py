@@ -129,12 +129,20 @@ def bench_masked_counts(groups, mean, seed, max_m=BENCH_MASKED_MAX_M):
     return [0 if groups >= 4 and g % 4 == 3 else c for g, c in enumerate(counts)]
 
 
+# k_grouped: (experts, M, N, mean tokens per expert): the wgrad of
+# DeepSeek-V3's gate+up and down projections (DeepGEMM's own K-grouped
+# shapes); tokens 0.7x..1.3x the mean, rounded up to 128; f32 D.
+BENCH_K_GROUPED = ((4, 4096, 7168, 8192), (8, 7168, 2048, 4096))
+
+
 def bench_specs():
     contiguous = [GroupedScaledMatmul(r, groups=g, n=n, k=k) for r in BENCH_RECIPES
                   for g, _ in BENCH_CONTIGUOUS for n, k in BENCH_SHAPES]
     masked = [GroupedScaledMatmul("blockwise", groups=g, n=n, k=k, layout="m_masked")
               for g, _ in BENCH_MASKED for n, k in BENCH_SHAPES]
-    return contiguous + masked
+    k_grouped = [k_grouped_spec("blockwise", g, n, out_dtype="f32")
+                 for g, _, n, _ in BENCH_K_GROUPED]
+    return contiguous + masked + k_grouped
 
 
 # bench/bench_grouped.py --fp8-out: the grouped GEMM with an FP8 result
