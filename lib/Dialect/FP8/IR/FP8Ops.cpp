@@ -56,7 +56,8 @@ static LogicalResult verifyScaleTensor(Operation *op, StringRef name,
                                        GranularityAttr granularity,
                                        int64_t rows, int64_t cols,
                                        Type scaleType,
-                                       RecipeAttrInterface recipe) {
+                                       RecipeAttrInterface recipe,
+                                       std::optional<int64_t> batch = {}) {
   auto tensorType = cast<ShapedType>(scaleType);
   Type elem = tensorType.getElementType();
   bool isE8M0 = isa<Float8E8M0FNUType>(elem);
@@ -78,12 +79,16 @@ static LogicalResult verifyScaleTensor(Operation *op, StringRef name,
                 "scales, and the recipe has scales = f32";
   }
   SmallVector<int64_t> expected = granularity.getScaleShape(rows, cols);
+  // A batch of matrices: one set of scales per matrix.
+  if (batch)
+    expected.insert(expected.begin(), *batch);
   if (!isCompatibleShape(tensorType.getShape(), expected))
     return op->emitOpError()
            << "expected " << name << " of shape " << formatShape(expected)
-           << " (granularity " << granularity.describe() << " of a "
-           << formatShape({rows, cols}) << " operand), got "
-           << formatShape(tensorType.getShape());
+           << " (granularity " << granularity.describe() << " of "
+           << (batch ? "each " + formatShape({rows, cols}) + " matrix"
+                     : "a " + formatShape({rows, cols}) + " operand")
+           << "), got " << formatShape(tensorType.getShape());
   return success();
 }
 
@@ -215,8 +220,18 @@ LogicalResult QuantizeOp::verify() {
     scaleGranularity = finer;
   }
 
+  // A 3-D input [G, R, C] with tiles is a batch of G matrices quantized
+  // each on its own (expert weights): square tiles only, so that a
+  // columnwise output is each matrix's transpose with the same blocks.
+  bool batched = inputType.getRank() == 3 && granularity.isTile();
+  if (batched && (granularity.getTile().rows != granularity.getTile().cols ||
+                  getScaleGranularityAttr()))
+    return emitOpError() << "a 3-D input (a batch of matrices [G, R, C]) "
+                            "expects a square tile granularity with its own "
+                            "scales, got "
+                         << granularity.describe();
   bool needsMatrix = !granularity.isTensor() || getColumnwise();
-  if (needsMatrix && inputType.getRank() != 2)
+  if (needsMatrix && inputType.getRank() != 2 && !batched)
     return emitOpError() << "expected a 2-D input for "
                          << (getColumnwise() ? "a columnwise output"
                                              : "granularity " +
@@ -224,6 +239,12 @@ LogicalResult QuantizeOp::verify() {
                          << ", got rank " << inputType.getRank();
 
   ArrayRef<int64_t> shape = inputType.getShape();
+  std::optional<int64_t> batch;
+  if (batched)
+    batch = shape[0];
+  // The matrix (of each batch entry); per-tensor: any shape, one scale.
+  int64_t rows = needsMatrix ? shape[shape.size() - 2] : 1;
+  int64_t cols = needsMatrix ? shape[shape.size() - 1] : 1;
   Type dataElem;
   if (Value rowwise = getRowwise()) {
     auto type = cast<RankedTensorType>(rowwise.getType());
@@ -235,19 +256,21 @@ LogicalResult QuantizeOp::verify() {
     if (failed(verifyElementTypeForRecipe(*this, "rowwise data", dataElem,
                                           recipe)))
       return failure();
-    int64_t rows = shape.size() == 2 ? shape[0] : 1;
-    int64_t cols = shape.size() == 2 ? shape[1] : 1;
+    if (shape.size() == 2 || batched) {
+      rows = shape[shape.size() - 2];
+      cols = shape[shape.size() - 1];
+    }
     if (failed(verifyScaleTensor(*this, "rowwise_scale_inv", scaleGranularity,
                                  rows, cols, getRowwiseScaleInv().getType(),
-                                 recipe)))
+                                 recipe, batch)))
       return failure();
   }
   if (Value columnwise = getColumnwise()) {
     auto type = cast<RankedTensorType>(columnwise.getType());
     bool transposed = getColumnwiseLayout() == ColumnwiseLayout::Transposed;
-    SmallVector<int64_t> expected =
-        transposed ? SmallVector<int64_t>{shape[1], shape[0]}
-                   : SmallVector<int64_t>(shape);
+    SmallVector<int64_t> expected(shape);
+    if (transposed)
+      std::swap(expected[expected.size() - 2], expected.back());
     if (!isCompatibleShape(type.getShape(), expected))
       return emitOpError() << "expected columnwise data of shape "
                            << formatShape(expected) << " ("
@@ -263,8 +286,9 @@ LogicalResult QuantizeOp::verify() {
       return failure();
     // The columnwise output quantizes the transposed input.
     if (failed(verifyScaleTensor(*this, "columnwise_scale_inv",
-                                 scaleGranularity, shape[1], shape[0],
-                                 getColumnwiseScaleInv().getType(), recipe)))
+                                 scaleGranularity, cols, rows,
+                                 getColumnwiseScaleInv().getType(), recipe,
+                                 batch)))
       return failure();
   }
   return success();
