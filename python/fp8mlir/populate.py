@@ -12,7 +12,9 @@ with --train-args), ``bench-linear`` (bench/bench_linear.py with
 --bench-args) and ``dist`` (the quantize and GEMM kernels of the 2-GPU
 scripts bench/dist_exactness.py, dist_speed.py and train_tp.py with their
 defaults, fp8mlir.testing.dist_cases, and the modules with collective steps of
-bench/dist_module.py, fp8mlir.testing.dist_module_cases; ``--world`` GPUs); ``--linear`` adds one module by the signature and token count
+bench/dist_module.py, fp8mlir.testing.dist_module_cases; ``--world`` GPUs),
+``grouped-linear`` (python/tests/test_gpu_grouped_linear.py,
+fp8mlir.testing.grouped_linear_cases); ``--linear`` adds one module by the signature and token count
 a cache-miss error names. Modules already in the cache are kept. Identical
 files across modules (kernels of the same shapes) are hard-linked;
 ``--archive`` also writes the cache as one .tar.xz (PTX compresses about
@@ -28,14 +30,18 @@ import tarfile
 import time
 from pathlib import Path
 
+from .grouped_linear_step import GroupedLinearStep
 from .linear_step import LinearStep
 from .ops import KernelCache
-from .testing import dist_cases, linear_cases
+from .testing import dist_cases, grouped_linear_cases, linear_cases
+
+# The specs that are modules (module.json + kernels), not single kernels.
+MODULE_SPECS = (LinearStep, GroupedLinearStep, grouped_linear_cases.WeightQuantization)
 
 
 def _compile(directory, spec, chip):
     cache = KernelCache(directory)
-    if not isinstance(spec, LinearStep):  # a kernel (quantize, GEMM)
+    if not isinstance(spec, MODULE_SPECS):  # a kernel (quantize, GEMM)
         start = time.perf_counter()
         cache.compile(spec, chip)
         return spec, "kernel", time.perf_counter() - start
@@ -76,7 +82,8 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("cache", help="the kernel cache directory ($FP8MLIR_KERNEL_CACHE there)")
     p.add_argument("--chip", default="sm_90a")
-    p.add_argument("--suite", action="append", choices=sorted(linear_cases.SUITES) + ["dist"])
+    p.add_argument("--suite", action="append",
+                   choices=sorted(linear_cases.SUITES) + ["dist", "grouped-linear"])
     p.add_argument("--world", type=int, default=2, help="the GPU count of the dist suite")
     p.add_argument("--train-args", default="", help="bench/train_fp8.py arguments")
     p.add_argument("--bench-args", default="", help="bench/bench_linear.py arguments")
@@ -96,6 +103,9 @@ def steps_of(args):
     for suite in suites:
         if suite == "dist":
             steps += dist_cases.all_specs(args.world)
+            continue
+        if suite == "grouped-linear":
+            steps += grouped_linear_cases.all_modules(args.chip)
             continue
         steps += linear_cases.SUITES[suite](extra.get(suite, ""), args.chip)
     for text in args.linear:
