@@ -15,9 +15,9 @@
 // CHECK-NOT: fp8.grouped_scaled_matmul
 // CHECK: return
 // CHECK-LABEL: func.func @grouped_linear_backward(
-// CHECK-SAME: {fp8.grad_output, fp8.name = "dy"}
 // CHECK-SAME: {fp8.name = "group_index"}
 // CHECK-SAME: {fp8.name = "group_sizes"}
+// CHECK-SAME: {fp8.grad_output, fp8.name = "dy"}
 // CHECK-SAME: {fp8.name = "x_columnwise"}
 // CHECK-SAME: -> (tensor<1024x384xbf16> {fp8.name = "dx"}, tensor<4x256x384xf32> {fp8.name = "dw"})
 // CHECK: fp8.quantize
