@@ -147,7 +147,8 @@ static FailureOr<QuantizeProblem> getBatchProblem(QuantizeOp op) {
 static FailureOr<QuantizeProblem> getContractProblem(QuantizeOp op) {
   using Rule = QuantizeProblem::Rule;
   FailureOr<QuantizeProblem> input =
-      cast<ShapedType>(op.getInput().getType()).getRank() == 3
+      cast<ShapedType>(op.getInput().getType()).getRank() == 3 &&
+              op.getGranularity().isTile()
           ? getBatchProblem(op)
           : getInputProblem(op,
                             cast<RankedTensorType>(op.getInput().getType()));

@@ -70,7 +70,9 @@ func.func @grad_output_shape(%x: tensor<256x512xbf16>, %w: tensor<4x256x512xbf16
 // -----
 
 func.func @batch_not_square(%w: tensor<4x256x384xbf16>) {
-  // expected-error @+1 {{a 3-D input (a batch of matrices [G, R, C]) expects a square tile granularity with its own scales, got tile 1x128}}
+  // A batch of matrices takes square tiles (each matrix's transpose has the
+  // same blocks); other 3-D inputs are not matrices.
+  // expected-error @+1 {{expected a 2-D input for granularity tile 1x128, got rank 3}}
   %q, %s = fp8.quantize %w {recipe = #fp8.blockwise<>, granularity = #fp8.granularity<tile 1x128>}
       : tensor<4x256x384xbf16> -> rowwise(tensor<4x256x384xf8E4M3FN>, tensor<4x256x3xf32>)
   return

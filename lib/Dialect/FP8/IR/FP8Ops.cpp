@@ -220,16 +220,12 @@ LogicalResult QuantizeOp::verify() {
     scaleGranularity = finer;
   }
 
-  // A 3-D input [G, R, C] with tiles is a batch of G matrices quantized
-  // each on its own (expert weights): square tiles only, so that a
-  // columnwise output is each matrix's transpose with the same blocks.
-  bool batched = inputType.getRank() == 3 && granularity.isTile();
-  if (batched && (granularity.getTile().rows != granularity.getTile().cols ||
-                  getScaleGranularityAttr()))
-    return emitOpError() << "a 3-D input (a batch of matrices [G, R, C]) "
-                            "expects a square tile granularity with its own "
-                            "scales, got "
-                         << granularity.describe();
+  // A 3-D input [G, R, C] with square tiles is a batch of G matrices
+  // quantized each on its own (expert weights): a columnwise output is each
+  // matrix's transpose with the same blocks. Other 3-D inputs need a matrix.
+  bool batched = inputType.getRank() == 3 && granularity.isTile() &&
+                 granularity.getTile().rows == granularity.getTile().cols &&
+                 !getScaleGranularityAttr();
   bool needsMatrix = !granularity.isTensor() || getColumnwise();
   if (needsMatrix && inputType.getRank() != 2 && !batched)
     return emitOpError() << "expected a 2-D input for "
