@@ -70,8 +70,15 @@ def launcher(spec, named):
 
 def shape_calls(recipe, m, n, k):
     """{variant: call} and {variant: kernel names} of one shape."""
-    fp8_spec, bf16_spec, quantize_spec = cases.bench_specs(recipe, n, k)
-    common = operands(recipe, m, n, k)
+    return variant_calls(cases.bench_specs(recipe, n, k), operands(recipe, m, n, k), m, n)
+
+
+def variant_calls(specs, common, m, n):
+    """{variant: call} and {variant: kernel names} of `specs` (the
+    FP8-output GEMM, the bf16-output one and the quantization of its
+    [m, n] output) on the GEMM operands `common` (by name); also the grouped
+    GEMMs' (bench_grouped_fp8out.py)."""
+    fp8_spec, bf16_spec, quantize_spec = specs
     fp8 = dict(common, d=torch.empty((m, n), dtype=torch.float8_e4m3fn, device="cuda"))
     if fp8_spec.result_recipe == "delayed":
         fp8["result_scale"] = torch.tensor(1.0, device="cuda")
@@ -81,7 +88,7 @@ def shape_calls(recipe, m, n, k):
         fp8["result_scale_inv"] = torch.empty((-(-n // 128), padded), device="cuda")
     d = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
     bf16 = dict(common, d=d)
-    block = [1, 128] if recipe == "blockwise" else []
+    block = [1, 128] if fp8_spec.result_recipe == "blockwise" else []
     gran = ops._check_quantize(d, quantize_spec.recipe, block, torch.float8_e4m3fn)
     physical, _ = ops._quantize_outputs(d, gran, torch.float8_e4m3fn, True, False, True)
     quantized = dict(physical, x=d, scale=torch.tensor(1.0, device="cuda"))
@@ -108,15 +115,22 @@ def kernel_ms(call, rep_ms=50.0):
     return result["gpu_us"] * 1e-3
 
 
-def bench_shape(recipe, m, n, k, rounds):
-    calls, names = shape_calls(recipe, m, n, k)
+def variant_ms(calls, rounds, rep_ms=50.0):
+    """{variant: kernel-only ms per call}, the median of `rounds` rounds
+    with the variants alternating; also bench_grouped_fp8out.py's."""
     times = {v: [] for v in VARIANTS}
     for r in range(rounds):
         for v in (VARIANTS if r % 2 == 0 else VARIANTS[::-1]):
-            times[v].append(kernel_ms(calls[v]))
+            times[v].append(kernel_ms(calls[v], rep_ms))
+    return {v: statistics.median(t) for v, t in times.items()}
+
+
+def bench_shape(recipe, m, n, k, rounds):
+    calls, names = shape_calls(recipe, m, n, k)
+    ms = variant_ms(calls, rounds)
     row = {"recipe": recipe, "m": m, "n": n, "k": k, "kernels": names}
     for v in VARIANTS:
-        row[v + "_ms"] = statistics.median(times[v])
+        row[v + "_ms"] = ms[v]
     row["speedup_vs_bf16"] = row["bf16_out_ms"] / row["fp8_out_ms"]
     row["speedup_vs_bf16_quantize"] = row["bf16_out_then_quantize_ms"] / row["fp8_out_ms"]
     return row

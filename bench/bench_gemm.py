@@ -4,12 +4,17 @@
 For each shape MxNxK and recipe (tensorwise, rowwise, blockwise), in one
 process and on the same quantized inputs, time:
   - fp8-mlir: the kernel in --kernels whose N, K and recipe match (e4m3 in,
-    bf16 out, no bias/C), launched through libfp8rt;
+    bf16 out, no bias/C; f32 out accumulating into C for *_acc), launched
+    through libfp8rt;
   - torch._scaled_mm (tensorwise, also with use_fast_accum=True; rowwise);
   - torch.nn.functional.scaled_mm with BlockWise1x128 x BlockWise128x128
     (and BlockWise1x128 x BlockWise1x128 for blockwise_1d1d, where torch
     takes it);
+  - DeepGEMM's fp8_gemm_nt where it is importable (blockwise; its sm_90
+    1D x 1D kernel for blockwise_1d1d_acc, the wgrad GEMM accumulating f32);
   - triton: bench/triton_fp8_gemm.py.
+blockwise_1d1d_acc is the wgrad GEMM with a main-grad buffer: f32 D = C + A B^T
+with C zero (so that the peers that cannot accumulate compute the same D).
 Times are medians over rounds of triton.testing.do_bench medians, the
 implementations' order rotated per round; each timed call takes the next of
 several copies of the inputs whose total size exceeds 2x the L2 cache. Each
@@ -44,6 +49,8 @@ from fp8mlir.testing import gemm_inputs as gi  # noqa: E402
 from fp8mlir.testing.gemm_spec import accumulation_mode, load_specs, parse_shapes  # noqa: E402
 from gemm_peers import DEEPGEMM, Unavailable, deepgemm_version, peer_impl  # noqa: E402,F401
 from gemm_timing import machine_rooflines, queued_ms, roofline, time_sustained  # noqa: E402
+from gemm_verify import reference_of_rows, verification_failures  # noqa: E402
+from make_kernels import WGRAD_SHAPES  # noqa: E402
 from power_ceiling import ClockSampler  # noqa: E402
 
 DEFAULT_SHAPES = ("8192x8192x8192,4096x4096x4096,16384x8192x8192,4096x7168x2048,"
@@ -54,7 +61,14 @@ GRANULARITIES = {
     "rowwise": (("row",), ("row",)),
     "blockwise": (("tile", 1, 128), ("tile", 128, 128)),
     "blockwise_1d1d": (("tile", 1, 128), ("tile", 1, 128)),
+    "blockwise_1d1d_acc": (("tile", 1, 128), ("tile", 1, 128)),
 }
+# (output dtype, accumulate into C) of a recipe's GEMM; bf16 and no C unless
+# listed.
+RECIPE_OUTPUTS = {"blockwise_1d1d_acc": ("f32", True)}
+# --shapes keywords: the wgrad GEMMs (M = out features, N = in features,
+# K = tokens) of make_kernels.py's wgrad set.
+SHAPE_SETS = {"wgrad": lambda: ",".join(f"{m}x{n}x{k}" for m, n, k in WGRAD_SHAPES)}
 # Timed unless --recipes says otherwise.
 DEFAULT_RECIPES = ("tensorwise", "rowwise", "blockwise")
 PROJECT = "fp8-mlir"
@@ -63,9 +77,12 @@ PROJECT_FAST = "fp8-mlir fast"
 # cuBLAS's default (and F.scaled_mm), fast with use_fast_accum=True and with
 # Triton (whose tl.dot accumulates like fast).
 # Also by cluster size and stream-K (kernels configured so, e.g. the decode
-# set's 64x64 stream-K kernels), and the 256-row tile of two 64-row waves per
+# set's 64x64 stream-K kernels), the 256-row tile of two 64-row waves per
 # consumer warpgroup (`256x128`: its 1x2 cluster multicasting A, `1cta`
-# without).
+# without), the swap-AB launch variant timed on its own (the plain columns
+# launch what the runtime picks for M), and the configured 128-row tiles of
+# TILE_VARIANT_NS columns (the wgrad set's 1D x 1D tiles, `128xN`), apart
+# from the heuristic's kernel of the same recipe, which has launch variants.
 PROJECT_IMPLS = {PROJECT: ("promoted", (1, 1), False, False),
                  PROJECT_FAST: ("fast", (1, 1), False, False),
                  PROJECT + " 2cta": ("promoted", (2, 1), False, False),
@@ -73,27 +90,34 @@ PROJECT_IMPLS = {PROJECT: ("promoted", (1, 1), False, False),
                  PROJECT + " stream-K": ("promoted", (1, 1), True, False),
                  PROJECT_FAST + " stream-K": ("fast", (1, 1), True, False),
                  PROJECT + " 256x128": ("promoted", (1, 2), False, True),
-                 PROJECT + " 256x128 1cta": ("promoted", (1, 1), False, True)}
+                 PROJECT + " 256x128 1cta": ("promoted", (1, 1), False, True),
+                 PROJECT + " swap-AB": ("promoted", (1, 1), "swap-AB", False),
+                 PROJECT_FAST + " swap-AB": ("fast", (1, 1), "swap-AB", False),
+                 PROJECT + " 128x160": ("promoted", (1, 1), False, False, 160),
+                 PROJECT + " 128x176": ("promoted", (1, 1), False, False, 176)}
+TILE_VARIANT_NS = (160, 176)
 WAVE_TILE_M = 256
 PEERS = {
     "tensorwise": ("torch._scaled_mm", "torch._scaled_mm fast_accum", "triton"),
     "rowwise": ("torch._scaled_mm", "triton"),
     "blockwise": ("F.scaled_mm", DEEPGEMM, "triton"),
-    "blockwise_1d1d": ("F.scaled_mm",),
+    "blockwise_1d1d": ("F.scaled_mm", DEEPGEMM),
+    "blockwise_1d1d_acc": ("F.scaled_mm", DEEPGEMM),
 }
 # One colour per implementation across the chart's panels.
 COLORS = {PROJECT: "C0", PROJECT_FAST: "C4", PROJECT + " 2cta": "C5",
           PROJECT_FAST + " 2cta": "C6", PROJECT + " stream-K": "C8",
           PROJECT_FAST + " stream-K": "C9", PROJECT + " 256x128": "k",
-          PROJECT + " 256x128 1cta": "0.5", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
-          "torch._scaled_mm fast_accum": "C2", "triton": "C3", DEEPGEMM: "C7"}
+          PROJECT + " 256x128 1cta": "0.5", PROJECT + " swap-AB": "C8",
+          PROJECT_FAST + " swap-AB": "C9", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
+          "torch._scaled_mm fast_accum": "C2", "triton": "C3", DEEPGEMM: "C7",
+          PROJECT + " 128x160": "C8", PROJECT + " 128x176": "C9"}
 GEOMEAN_MIN_M = 4096
 MIN_INPUT_SETS = 3
 # Input copies total more than this many L2 sizes, so that every call reads
 # its inputs from memory (no cache flush runs between queued calls).
 L2_COPIES = 4
 L2_FALLBACK_BYTES = 50 * 2**20
-OUT_DTYPE = torch.bfloat16
 
 
 def parse_args(argv=None):
@@ -101,7 +125,8 @@ def parse_args(argv=None):
     p.add_argument("--kernels", type=Path,
                    help="directory with the compiled NAME.json/NAME.ptx (omit: peers only)")
     p.add_argument("--out", type=Path, default=HERE / "results", help="report directory")
-    p.add_argument("--shapes", default=DEFAULT_SHAPES, help="comma-separated MxNxK list")
+    p.add_argument("--shapes", default=DEFAULT_SHAPES,
+                   help="comma-separated MxNxK list, or one of: " + ", ".join(SHAPE_SETS))
     p.add_argument("--recipes", default=",".join(DEFAULT_RECIPES),
                    help="comma-separated subset of " + ", ".join(GRANULARITIES))
     p.add_argument("--timing", choices=("queued", "do_bench"), default="queued",
@@ -113,6 +138,9 @@ def parse_args(argv=None):
     p.add_argument("--rounds", type=int, default=3,
                    help="timing rounds, implementation order rotated per round (median)")
     p.add_argument("--seed", type=int, help="input seed (default: from the clock)")
+    p.add_argument("--reference-rows", type=int, default=0, metavar="R",
+                   help="compute the f64 reference for R rows spread over M only (0: all "
+                        "rows); the outputs are still compared with each other in full")
     p.add_argument("--no-triton", action="store_true", help="skip the Triton peer")
     p.add_argument("--sustained", type=float, default=3.0, metavar="SECONDS",
                    help="also time each implementation by back-to-back calls for this "
@@ -178,14 +206,22 @@ def input_set_count(set_bytes, l2):
 class Case:
     """One shape x recipe: rotating copies of one input set and its f64 reference."""
 
-    def __init__(self, m, n, k, recipe, spec, seed, l2, device="cuda"):
+    def __init__(self, m, n, k, recipe, spec, seed, l2, device="cuda", reference_rows=0):
         self.m, self.n, self.k, self.recipe, self.device = m, n, k, recipe, device
         a_gran, b_gran = GRANULARITIES[recipe]
+        out, accumulate = RECIPE_OUTPUTS.get(recipe, ("bf16", False))
+        self.out_dtype = gi.torch_dtype(out)
         first = gi.make_gemm_inputs(
             m, n, k, a_gran=a_gran, b_gran=b_gran, seed=seed, device=device,
+            with_c=accumulate,
             a_scale_expected=spec.expected_shape("a_scale_inv", m) if spec else None,
             b_scale_expected=spec.expected_shape("b_scale_inv", m) if spec else None)
-        self.reference = gi.reference(first)
+        if first.c is not None:
+            first.c.zero_()  # D = A B^T, as the peers without C compute it
+        self.rows = None
+        if 0 < reference_rows < m:
+            self.rows = torch.linspace(0, m - 1, reference_rows, device=device).long()
+        self.reference = reference_of_rows(first, self.rows)
         self.count = input_set_count(first.nbytes(), l2)
         self.sets = [first] + [first.clone() for _ in range(self.count - 1)]
         self.set_bytes = first.nbytes()
@@ -194,8 +230,12 @@ class Case:
     def flop(self):
         return 2.0 * self.m * self.n * self.k
 
+    def checked(self, out):
+        """The rows of an output that the reference has."""
+        return out if self.rows is None else out[self.rows]
+
     def outputs(self):
-        return [torch.empty(self.m, self.n, dtype=OUT_DTYPE, device=self.device)
+        return [torch.empty(self.m, self.n, dtype=self.out_dtype, device=self.device)
                 for _ in self.sets]
 
 
@@ -241,7 +281,7 @@ def prepare(make_call, case, project_out):
         out = call(0)
         torch.cuda.synchronize()
         out = out.clone()
-        entry["rel_err_vs_ref"] = gi.relative_error(out, case.reference)
+        entry["rel_err_vs_ref"] = gi.relative_error(case.checked(out), case.reference)
         if project_out is not None:
             entry["rel_diff_vs_project"] = gi.relative_error(out, project_out.to(torch.float64))
         return entry, call, out
@@ -297,24 +337,41 @@ def cluster_shape(spec):
     return rows, cols
 
 
+def tile_variant_n(spec):
+    """Tile N of a configured 128-row tile of TILE_VARIANT_NS columns (no
+    launch variants), else None."""
+    if spec.variants or spec.tile[:1] != [128]:
+        return None
+    return spec.tile[1] if spec.tile[1:2] and spec.tile[1] in TILE_VARIANT_NS else None
+
+
 def pick_kernels(specs, m, n, k, recipe):
     """({impl: spec}, note): the project's kernel per accumulation mode."""
+    out, accumulate = RECIPE_OUTPUTS.get(recipe, ("bf16", False))
+    base = recipe.removesuffix("_acc")
     matches = [s for s in specs
-               if s.n == n and s.k == k and s.recipe == recipe
-               and s.a_dtype == "e4m3" and s.b_dtype == "e4m3" and s.out_dtype == "bf16"
-               and not s.bias and not s.accumulate_into_c and not s.activation
-               and not s.output_amax and s.variant_of is None
-               and s.static_m in (None, m)]
+               if s.n == n and s.k == k and s.recipe == base
+               and s.a_dtype == "e4m3" and s.b_dtype == "e4m3" and s.out_dtype == out
+               and not s.bias and s.accumulate_into_c == accumulate and not s.activation
+               and not s.output_amax and s.static_m in (None, m)]
+
+    def kind_matches(s, kind):
+        # A launch variant only as the swap-AB column.
+        if kind == "swap-AB":
+            return s.swap_ab
+        return s.variant_of is None and s.stream_k == kind
+
     chosen = {}
-    for impl, (mode, cluster, stream_k, wave_tile) in PROJECT_IMPLS.items():
+    for impl, (mode, cluster, kind, wave_tile, *tile_n) in PROJECT_IMPLS.items():
         modes = sorted((s for s in matches if accumulation_mode(s.accumulation) == mode
-                        and cluster_shape(s) == cluster and s.stream_k == stream_k
-                        and (s.tile[:1] == [WAVE_TILE_M]) == wave_tile),
+                        and cluster_shape(s) == cluster and kind_matches(s, kind)
+                        and (s.tile[:1] == [WAVE_TILE_M]) == wave_tile
+                        and tile_variant_n(s) == (tile_n[0] if tile_n else None)),
                        key=lambda s: s.name)
         if modes:
             chosen[impl] = modes[0]
     if not chosen:
-        return {}, f"no {PROJECT} kernel with N={n}, K={k}, {recipe}, e4m3->bf16"
+        return {}, f"no {PROJECT} kernel with N={n}, K={k}, {recipe}, e4m3->{out}"
     return chosen, ""
 
 
@@ -326,7 +383,7 @@ def bench_case(m, n, k, recipe, chosen, kernels, args, seed, l2, timing, device=
     """timing: {'machine': machine_rooflines(), 'sampler': ClockSampler or None,
     'index': the case's position (rotates the sustained order)}."""
     spec = next(iter(chosen.values()), None)
-    case = Case(m, n, k, recipe, spec, seed, l2, device)
+    case = Case(m, n, k, recipe, spec, seed, l2, device, args.reference_rows)
     result = {"m": m, "n": n, "k": k, "recipe": recipe, "input_sets": case.count,
               "set_bytes": case.set_bytes,
               "kernel": {impl: s.name for impl, s in chosen.items()},
@@ -528,9 +585,11 @@ def recipe_table(report, recipe, mode):
 
 
 def verification_table(report):
+    rows = report["settings"].get("reference_rows") or 0
     lines = ["## Verification (input set 0)", "",
              "rel err: ||out - ref||_F / ||ref||_F, ref = f64 GEMM of the dequantized "
-             f"inputs; vs {PROJECT}: the same with {PROJECT}'s output as ref; largest "
+             f"inputs{f' ({rows} rows spread over M)' if rows else ''}; vs {PROJECT}: the "
+             f"same with {PROJECT}'s output as ref (all rows); largest "
              "difference: the same against each other implementation's output, the largest; "
              "identical to: the implementations with the same output bits.", "",
              f"| recipe | shape | implementation | rel err | vs {PROJECT} "
@@ -571,7 +630,8 @@ def plot_report(report, path):
         ax.set_xticks(range(len(rows)))
         ax.set_xticklabels([shape_text(r) for r in rows], rotation=20, fontsize=8)
         ax.set_ylabel("TFLOP/s")
-        ax.set_title(f"{recipe} (MxNxK, bf16 out)")
+        out = RECIPE_OUTPUTS.get(recipe, ("bf16", False))[0]
+        ax.set_title(f"{recipe} (MxNxK, {out} out)")
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         ax.grid(axis="y", alpha=0.3)
     fig.suptitle(f"FP8 GEMM on {env['gpu']} - driver {env['driver']}, torch {env['torch']}, "
@@ -620,7 +680,7 @@ def main(argv=None):
         print("error: no CUDA device visible to torch", file=sys.stderr)
         return 2
     try:
-        shapes = parse_shapes(args.shapes)
+        shapes = parse_shapes(SHAPE_SETS.get(args.shapes, lambda: args.shapes)())
     except ValueError as e:
         print(f"error: --shapes: {e}", file=sys.stderr)
         return 2
@@ -684,10 +744,13 @@ def main(argv=None):
     report = {"environment": env, "recipes": recipes, "seed": seed,
               "settings": {"warmup_ms": args.warmup, "rep_ms": args.rep,
                            "timing": args.timing,
-                           "return_mode": "median", "rounds": args.rounds, "out_dtype": "bf16",
+                           "return_mode": "median", "rounds": args.rounds,
+                           "out_dtype": {r: RECIPE_OUTPUTS.get(r, ("bf16", False))[0]
+                                         for r in recipes},
                            "rotation": f"input copies totalling > {L2_COPIES}x L2, cycled per call",
                            "geomean_min_m": GEOMEAN_MIN_M, "sustained_s": args.sustained,
-                           "sustained_rest_s": args.sustained_rest},
+                           "sustained_rest_s": args.sustained_rest,
+                           "reference_rows": args.reference_rows},
               "machine": machine, "results": results, "geomean": summarize(results, recipes),
               "compile_times": compile_times}
     paths = write_reports(report, args.out, report_stem(env, now))
@@ -707,12 +770,19 @@ def print_result(r):
         else:
             parts.append(f"{name} {e['status']}: {e['message'][:120]}")
     note = f" [{r['note']}]" if r.get("note") else ""
-    print(f"{shape_text(r):>17} {r['recipe']:<10} {r['roofline']['bound']} "
+    roof = r["roofline"]
+    best = max((kernel_tflops(r, i) or 0 for i in PROJECT_IMPLS), default=0)
+    frac = (f" {best / roof['roofline_tflops']:.0%} of roofline"
+            if best and roof.get("roofline_tflops") else "")
+    print(f"{shape_text(r):>17} {r['recipe']:<10} {roof['bound']}{frac} "
           f"x{r['input_sets']} sets: "
           + "; ".join(parts) + note, flush=True)
 
 
 def print_summary(report):
+    checked, failures = verification_failures(report, RECIPE_OUTPUTS)
+    print(f"verification: {checked} outputs, {len(failures)} outside tolerance"
+          + "".join(f"\n  {f}" for f in failures))
     print(f"\ngeomean over M >= {GEOMEAN_MIN_M} ({PROJECT} / peer TFLOP/s, "
           f"kernel-only and sustained apart):")
     for recipe in report["recipes"]:

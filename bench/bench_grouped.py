@@ -1,231 +1,330 @@
 #!/usr/bin/env python3
-"""Grouped (mixture-of-experts) FP8 GEMM benchmark, m_contiguous layout:
-fp8mlir.grouped_scaled_mm against torch._scaled_grouped_mm (rowwise) and
-DeepGEMM's m_grouped contiguous kernel (blockwise) when `deep_gemm`
-imports, on DeepSeek-V3's expert GEMMs (fp8mlir.testing.grouped_cases:
-N x K 4096 x 7168 and 7168 x 2048, 4 and 8 groups) with uneven group
-sizes (each padded to 128 rows).
+"""Grouped (mixture-of-experts) FP8 GEMM benchmark: fp8mlir's grouped
+kernels against DeepGEMM's (blockwise 1x128 x 128x128, where `deep_gemm`
+imports) and torch._scaled_grouped_mm (rowwise), on the same FP8 inputs.
 
-Timing is kernel-only: every input (FP8 data, scales in the layout each
-implementation reads without a copy, the group index / offsets) is made
-before the timed loop, so each call launches one GEMM kernel; the time is
-CUDA events around --iters back-to-back calls after --warmup, the median
-of --repeats, divided by the calls. Every implementation is checked
-against the f64 reference of the same quantized inputs first. Writes
-grouped-<gpu>-<date>.json and .md into --out.
+- m_contiguous (training, prefill): 4 experts of ~8192 rows and 8 of
+  ~4096 (uneven, each padded to 128 rows), rowwise (fp8mlir vs
+  torch._scaled_grouped_mm) and blockwise (fp8mlir vs DeepGEMM's
+  m_grouped_fp8_gemm_nt_contiguous);
+- m_masked decode (blockwise, vs m_grouped_fp8_gemm_nt_masked): 1-32
+  experts, uneven valid counts (some 0) in a launch of fixed shape
+  [G, 1024, K]; with each implementation's bandwidth (the fewest bytes
+  the GEMM moves over its time) against a device copy's in the same run;
+- k_grouped (the experts' weight gradient, vs
+  k_grouped_fp8_gemm_nt_contiguous): fp8mlir's side is
+  fp8mlir.grouped_scaled_mm(..., k_sizes=) with f32 output.
 
-    python3 bench/bench_grouped.py [--tokens 4096,8192] [--out bench/results]
+Shapes (N x K per expert): DeepSeek-V3 4096 x 7168 and 7168 x 2048,
+Qwen3-235B-A22B 3072 x 4096, Mixtral-8x7B 4096 x 14336
+(fp8mlir.testing.grouped_cases). Every implementation's output is checked
+against the per-group f64 reference of the quantized inputs, and each
+peer's against fp8mlir's (the largest per-group relative difference);
+fp8mlir's public grouped_scaled_mm must give the timed kernel's bits.
+
+Timing is kernel-only, bench_gemm.py's method (gemm_timing.queued_ms):
+calls queued behind a GPU spin so the GPU runs them back to back, each on
+the next of several input copies totalling more than 4x the L2; the median
+of --rounds rounds with the implementations' order rotated. --sustained S
+adds power_ceiling's sustained throughput (S seconds of back-to-back calls
+per implementation, SM clock sampled). DeepGEMM's JIT compiles every
+kernel first, in --deepgemm-jobs processes. Writes
+grouped-<gpu>-<date>.{json,md} into --out. --fp8-out times instead the
+m_contiguous GEMMs with an FP8 result against bf16 output and bf16 output
++ quantization (bench_grouped_fp8out.py).
+
+    FP8MLIR_KERNEL_CACHE=CACHE FP8RT_LIBRARY=libfp8rt.so PYTHONPATH=python \\
+        python3 bench/bench_grouped.py [--layouts m_contiguous,m_masked,k_grouped] \\
+        [--shapes 4096x7168,...] [--sustained 3] [--out bench/results]
 """
 
 import argparse
 import datetime
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent / "python")]
+sys.path[:0] = [str(HERE), str(HERE.parent / "python")]
 
-from fp8mlir.testing.grouped_cases import ContiguousProblem  # noqa: E402
+import torch  # noqa: E402
+
+import grouped_peers as peers  # noqa: E402
+import grouped_report  # noqa: E402
+from fp8mlir.testing import grouped_cases as cases  # noqa: E402
+from fp8mlir.testing.gemm_inputs import relative_error  # noqa: E402
+from fp8mlir.testing.gemm_spec import TOLERANCE  # noqa: E402
+from gemm_peers import Unavailable, deepgemm_version  # noqa: E402
+from grouped_problems import ContiguousCase, KGroupedCase, MaskedCase  # noqa: E402
+
+LAYOUTS = ("m_contiguous", "m_masked", "k_grouped")
+# k_grouped: (experts, M, N, mean tokens per expert): the wgrad of
+# DeepSeek-V3's gate+up and down projections (DeepGEMM's own K-grouped
+# shapes); tokens 0.7x..1.3x the mean, rounded up to 128.
+K_GROUPED = ((4, 4096, 7168, 8192), (8, 7168, 2048, 4096))
 
 
-
-def group_rows(tokens, groups, seed):
-    """Uneven token counts of `groups` experts summing to about `tokens`
-    (a routing-like spread: 0.5x .. 1.5x the mean)."""
-    import numpy as np
-    gen = np.random.default_rng(seed)
-    weights = gen.uniform(0.5, 1.5, groups)
-    return [int(r) for r in np.floor(weights / weights.sum() * tokens)]
+def tolerance(case):
+    if case.layout == "k_grouped":
+        return TOLERANCE[("f32", "promoted")]
+    return TOLERANCE[("bf16", "promoted" if case.recipe == "blockwise" else "fast")]
 
 
-def quantize(torch, x, recipe, weight):
-    """x (f32, GPU) quantized to E4M3 on the GPU: (data, scale_inv, exact
-    f64 values). rowwise: one scale per row; blockwise: power-of-two scales
-    per 1x128 block (activations) or 128x128 tile (weights)."""
-    r, c = x.shape
-    if recipe == "rowwise":
-        scale = x.abs().amax(1, keepdim=True).clamp_min(1e-4) / 448.0
-        full = scale
-    elif weight:
-        tiles = x.reshape(r // 128, 128, c // 128, 128).abs().amax((1, 3))
-        scale = torch.exp2(torch.ceil(torch.log2(tiles.clamp_min(1e-4) / 448.0)))
-        full = scale.repeat_interleave(128, 0).repeat_interleave(128, 1)
+def case_factories(args, copies_for):
+    """[(warm, factory)] of the selected cases in run order: factory() makes
+    the case's inputs on the GPU; warm is what grouped_peers.warm_deepgemm
+    needs to compile DeepGEMM's kernel for it (None: no DeepGEMM peer)."""
+    out = []
+    shapes = [s for s in cases.BENCH_SHAPES if s in args.shapes]
+    if "m_contiguous" in args.layouts:
+        for recipe in args.recipes:
+            for groups, mean in cases.BENCH_CONTIGUOUS:
+                for n, k in shapes:
+                    rows = cases.bench_contiguous_rows(groups, mean, seed=groups * mean + n + k)
+                    m = len(cases.ContiguousProblem(rows, n, k).index)
+                    warm = ("m_contiguous", groups, m, n, k, None) if recipe == "blockwise" \
+                        else None
+                    out.append((warm, lambda r=recipe, rows=rows, n=n, k=k:
+                                ContiguousCase(r, rows, n, k, copies_for)))
+    if "m_masked" in args.layouts:
+        max_m = cases.BENCH_MASKED_MAX_M
+        for groups, mean in cases.BENCH_MASKED:
+            for n, k in shapes:
+                counts = cases.bench_masked_counts(groups, mean, seed=groups * mean + n + k)
+                warm = ("m_masked", groups, max_m, n, k,
+                        (tuple(counts), MaskedCase.expected_m_of(counts)))
+                out.append((warm, lambda c=counts, n=n, k=k:
+                            MaskedCase(c, max_m, n, k, copies_for)))
+    if "k_grouped" in args.layouts:
+        for groups, m, n, mean in K_GROUPED:
+            ks = [128 * -(-r // 128) for r in cases.bench_contiguous_rows(groups, mean, seed=m + n)]
+            out.append((("k_grouped", groups, m, n, None, tuple(ks)),
+                        lambda m=m, n=n, ks=ks: KGroupedCase(m, n, ks, copies_for)))
+    return out
+
+
+def implementations(case):
+    """[(name, impl)] for the case: fp8mlir first, then its peers."""
+    if case.layout == "k_grouped":
+        ours = peers.fp8mlir_kgrouped_impl
     else:
-        blocks = x.reshape(r, c // 128, 128).abs().amax(2)
-        scale = torch.exp2(torch.ceil(torch.log2(blocks.clamp_min(1e-4) / 448.0)))
-        full = scale.repeat_interleave(128, 1)
-    data = (x / full).to(torch.float8_e4m3fn)
-    return data, scale, data.double() * full.double()
+        ours = peers.fp8mlir_impl
+    if case.recipe == "rowwise":
+        return [(peers.FP8MLIR, ours), (peers.TORCH_GROUPED, peers.torch_grouped_impl)]
+    return [(peers.FP8MLIR, ours), (peers.DEEPGEMM, peers.deepgemm_impl)]
 
 
-class Problem(ContiguousProblem):
-    """One grouped GEMM's inputs made on the GPU (m_contiguous, groups
-    padded to 128 rows)."""
-
-    def __init__(self, torch, recipe, rows, n, k):
-        super().__init__(rows, n, k)
-        gen = torch.Generator(device="cuda").manual_seed(sum(rows) + n + k)
-        self.group_index = torch.from_numpy(self.index).cuda()
-        x = torch.randn((len(self.index), k), generator=gen, device="cuda")
-        x[self.group_index < 0] = 0.0
-        self.a, self.scale_a, self.a_exact = quantize(torch, x, recipe, weight=False)
-        data, scales, self.b_exact = [], [], []
-        for _ in rows:
-            w = torch.randn((n, k), generator=gen, device="cuda")
-            d, s, e = quantize(torch, w, recipe, weight=True)
-            data.append(d)
-            scales.append(s.reshape(n) if recipe == "rowwise" else s)
-            self.b_exact.append(e)
-        self.b, self.scale_b = torch.stack(data), torch.stack(scales)
-
-
-def time_calls(torch, fn, warmup, iters, repeats):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3 / iters)
-    return statistics.median(times)
-
-
-def mn_major(torch, scale):
-    """[M, Kb] scales MN-major ([Kb, M] storage, M % 4 == 0): what the
-    fp8mlir kernel and DeepGEMM read in place."""
-    return scale.t().contiguous().t()
-
-
-def implementations(torch, recipe, p):
-    """{name: zero-argument call launching one GEMM kernel} for problem p."""
-    import fp8mlir
-    impls = {}
-    d = torch.empty((len(p.index), p.n), dtype=torch.bfloat16, device="cuda")
-    sa = mn_major(torch, p.scale_a) if recipe == "blockwise" else p.scale_a
-    impls["fp8mlir"] = (lambda: fp8mlir.grouped_scaled_mm(
-        p.a, p.b, sa, p.scale_b, group_index=p.group_index, out=d), d)
-    if recipe == "rowwise" and hasattr(torch, "_scaled_grouped_mm"):
-        offs, bt, sa1 = p.offsets(torch), p.b.transpose(-2, -1), p.scale_a.reshape(-1)
-        out = {}
-
-        def call():
-            out["d"] = torch._scaled_grouped_mm(p.a, bt, sa1, p.scale_b, offs=offs,
-                                                out_dtype=torch.bfloat16)
-            return out["d"]
-        impls["torch._scaled_grouped_mm"] = (call, out)
-    if recipe == "blockwise":
-        try:
-            import deep_gemm
-        except ImportError:
-            deep_gemm = None
-        fn = None
-        if deep_gemm is not None:
-            fn = (getattr(deep_gemm, "m_grouped_fp8_gemm_nt_contiguous", None)
-                  or getattr(deep_gemm, "m_grouped_gemm_fp8_fp8_bf16_nt_contiguous", None))
-        if fn is not None:
-            dg = torch.empty_like(d)
-            impls["deep_gemm"] = (lambda: fn((p.a, sa), (p.b, p.scale_b), dg, p.group_index),
-                                  dg)
-    return impls
-
-
-def result_of(holder):
-    return holder["d"] if isinstance(holder, dict) else holder
-
-
-def relative_error(got, want):
-    got, want = got.double(), want.double()
-    return ((got - want).norm() / want.norm().clamp_min(1e-300)).item()
-
-
-def check(torch, p, d):
+def group_errors(case, d, want=None):
+    """The largest per-group relative error of d against the f64 reference
+    (or against `want`, another implementation's output)."""
     worst = 0.0
-    for g in range(p.g):
-        if p.rows[g]:
-            s, r = p.starts[g], p.rows[g]
-            worst = max(worst, relative_error(d[s:s + r], p.reference(g)))
+    for g in case.groups_with_rows():
+        ref = case.reference(g) if want is None else case.valid_rows(want, g)
+        worst = max(worst, relative_error(case.valid_rows(d, g), ref.double()))
     return worst
 
 
+def prepare(case, name, impl):
+    """(entry, call): the implementation ready to time, its first output
+    checked; entry["status"] is "ok", "unavailable" or "error"."""
+    entry = {"status": "ok"}
+    try:
+        call, outs, kernel = impl(case)
+        entry["kernel"] = kernel
+        first = call(0)
+        torch.cuda.synchronize()
+        entry["rel_error"] = group_errors(case, first)
+        entry["within_tolerance"] = entry["rel_error"] <= tolerance(case)
+        entry["output"] = first
+        if name == peers.FP8MLIR and case.layout != "k_grouped":
+            entry.update(api_check(case, first))
+        return entry, call
+    except Unavailable as e:
+        return {"status": "unavailable", "reason": str(e)}, None
+    except Exception as e:  # noqa: BLE001 - report it, time the others
+        return {"status": "error", "reason": f"{type(e).__name__}: {e}"}, None
+
+
+def api_check(case, timed):
+    """Whether fp8mlir.grouped_scaled_mm gives the timed kernel's bits."""
+    try:
+        api = peers.fp8mlir_api_output(case)
+    except Exception as e:  # noqa: BLE001 - reported beside the kernel's numbers
+        return {"api_bit_identical": False, "api_error": f"{type(e).__name__}: {e}"}
+    return {"api_bit_identical": all(torch.equal(case.valid_rows(api, g),
+                                                 case.valid_rows(timed, g))
+                                     for g in case.groups_with_rows())}
+
+
+def time_case(case, calls, entries, args):
+    """Kernel-only ms per call of each ready implementation, the median of
+    args.rounds rounds, the order rotated per round."""
+    from gemm_timing import queued_ms
+    names = [n for n in calls if calls[n] is not None]
+    if not names:
+        return
+    samples = {n: [] for n in names}
+    for r in range(args.rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            try:
+                samples[name].append(queued_ms(calls[name], case.count, args.rep))
+            except Exception as e:  # noqa: BLE001 - report it, time the others
+                entries[name].update(status="error", reason=f"timing: {type(e).__name__}: {e}")
+    for name in names:
+        if entries[name]["status"] == "ok" and samples[name]:
+            ms = statistics.median(samples[name])
+            entries[name].update(us=ms * 1e3, tflops=case.flop / ms / 1e9,
+                                 bytes_per_s=case.bytes / ms * 1e3)
+
+
+def bench_case(case, index, args, machine, sampler):
+    entries, calls = {}, {}
+    for name, impl in implementations(case):
+        entries[name], calls[name] = prepare(case, name, impl)
+    ours = entries[peers.FP8MLIR].get("output")
+    for name, entry in entries.items():
+        if name != peers.FP8MLIR and ours is not None and "output" in entry:
+            entry["max_rel_diff_vs_fp8mlir"] = group_errors(case, entry["output"], ours)
+            entry["diff_within_tolerance"] = entry["max_rel_diff_vs_fp8mlir"] <= tolerance(case)
+    for entry in entries.values():
+        entry.pop("output", None)
+    time_case(case, calls, entries, args)
+    copy = machine.get("copy_bytes_per_s")
+    for entry in entries.values():
+        if copy and "bytes_per_s" in entry:
+            entry["of_copy_bandwidth"] = entry["bytes_per_s"] / copy
+    if args.sustained > 0:
+        from gemm_timing import time_sustained
+        time_sustained({n: (entries[n], calls[n]) for n in calls if calls[n] is not None},
+                       case, args.sustained, args.sustained_rest, sampler, index)
+    return dict(case.describe(), flop=case.flop, bytes=case.bytes, copies=case.count,
+                tolerance=tolerance(case), impls=entries)
+
+
+def machine_info():
+    try:
+        from gemm_timing import copy_bandwidth
+        return {"copy_bytes_per_s": copy_bandwidth()}
+    except Exception as e:  # noqa: BLE001 - no roofline column then
+        print(f"note: no copy bandwidth ({type(e).__name__}: {e})", flush=True)
+        return {}
+
+
+def clock_sampler(args):
+    if args.sustained <= 0:
+        return None
+    try:
+        from power_ceiling import ClockSampler
+        return ClockSampler(torch.cuda.current_device())
+    except Exception as e:  # noqa: BLE001 - sustained numbers without clocks
+        print(f"note: no clock sampling ({type(e).__name__}: {e})", flush=True)
+        return None
+
+
 def run(args):
-    import torch
-    from fp8mlir.testing import grouped_cases as cases
-    gpu = torch.cuda.get_device_name()
-    rows_out = []
-    for recipe in cases.BENCH_RECIPES:
-        for groups in cases.BENCH_GROUPS:
-            for n, k in cases.BENCH_SHAPES:
-                for tokens in args.tokens:
-                    rows = group_rows(tokens, groups, seed=tokens + groups)
-                    p = Problem(torch, recipe, rows, n, k)
-                    flops = 2.0 * sum(rows) * n * k
-                    for name, (fn, holder) in implementations(torch, recipe, p).items():
-                        try:
-                            fn()
-                            torch.cuda.synchronize()
-                            error = check(torch, p, result_of(holder))
-                            us = time_calls(torch, fn, args.warmup, args.iters, args.repeats)
-                        except Exception as e:  # noqa: BLE001 - report and go on
-                            print(f"{name} {recipe} G={groups} {n}x{k}: {e}", flush=True)
-                            continue
-                        row = dict(impl=name, recipe=recipe, groups=groups, n=n, k=k,
-                                   tokens=sum(rows), group_rows=rows, us=us,
-                                   tflops=flops / us / 1e6, rel_error=error)
-                        rows_out.append(row)
-                        print(f"{name:>26} {recipe:>9} G={groups} {n}x{k} M={sum(rows):>6}: "
-                              f"{us:9.1f} us {row['tflops']:7.1f} TFLOP/s err {error:.2e}",
-                              flush=True)
-    return gpu, rows_out
+    import bench_gemm
+    l2 = bench_gemm.l2_bytes()
+    factories = case_factories(args, lambda nbytes: bench_gemm.input_set_count(nbytes, l2))
+    machine = machine_info()
+    if args.deepgemm_jobs > 0:  # DeepGEMM's JIT first, all shapes at once
+        machine["deepgemm_warmup_s"] = peers.warm_deepgemm(
+            [warm for warm, _ in factories if warm], args.deepgemm_jobs)
+    sampler = clock_sampler(args)
+    rows = []
+    try:
+        for index, (_, factory) in enumerate(factories):
+            case = factory()
+            row = bench_case(case, index, args, machine, sampler)
+            rows.append(row)
+            print(grouped_report.console_line(row), flush=True)
+            del case
+            torch.cuda.empty_cache()
+    finally:
+        if sampler:
+            sampler.stop()
+    return machine, rows
 
 
-def write_report(out, gpu, rows):
-    out.mkdir(parents=True, exist_ok=True)
-    stem = f"grouped-{gpu.replace(' ', '_')}-{datetime.date.today().isoformat()}"
-    (out / f"{stem}.json").write_text(json.dumps({"gpu": gpu, "rows": rows}, indent=1))
-    lines = [f"# Grouped FP8 GEMM (m_contiguous) on {gpu}", "",
-             "Kernel-only time (CUDA events over back-to-back calls, inputs prepared "
-             "outside the loop), bf16 output.", "",
-             "| impl | recipe | G | N x K | M | us | TFLOP/s | rel. error |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['impl']} | {r['recipe']} | {r['groups']} | {r['n']} x {r['k']} | "
-                     f"{r['tokens']} | {r['us']:.1f} | {r['tflops']:.1f} | "
-                     f"{r['rel_error']:.1e} |")
-    ratios = {}
-    for r in rows:
-        if r["impl"] == "fp8mlir":
-            continue
-        ours = next((o for o in rows if o["impl"] == "fp8mlir" and all(
-            o[key] == r[key] for key in ("recipe", "groups", "n", "k", "tokens"))), None)
-        if ours:
-            ratios.setdefault(r["impl"], []).append(r["us"] / ours["us"])
-    lines.append("")
-    for impl, values in ratios.items():
-        lines.append(f"Geometric mean speedup of fp8mlir over {impl}: "
-                     f"{statistics.geometric_mean(values):.3f}x ({len(values)} shapes)")
-    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[-len(ratios) - 1:]))
+def parse_args(argv):
+    import report_util
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--layouts", default=",".join(LAYOUTS))
+    p.add_argument("--recipes", default=",".join(cases.BENCH_RECIPES),
+                   help="m_contiguous recipes")
+    p.add_argument("--shapes", default=",".join(f"{n}x{k}" for n, k in cases.BENCH_SHAPES),
+                   help="N x K per expert, among the default ones")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rep", type=float, default=50.0, help="ms of GPU time per timing")
+    p.add_argument("--sustained", type=float, default=0.0,
+                   help="seconds of back-to-back calls per implementation (0: off)")
+    p.add_argument("--sustained-rest", type=float, default=1.0)
+    p.add_argument("--deepgemm-jobs", type=int, default=min(12, os.cpu_count() or 1),
+                   help="processes compiling DeepGEMM's kernels first (0: compile on use)")
+    p.add_argument("--out", type=Path, default=HERE / "results")
+    p.add_argument("--fp8-out", action="store_true",
+                   help="time the m_contiguous grouped GEMMs with an FP8 result against bf16 "
+                        "output and bf16 output + quantization instead "
+                        "(bench_grouped_fp8out.py; --recipes, --shapes, --rounds, --rep apply)")
+    args = p.parse_args(argv)
+    shapes = {f"{n}x{k}": (n, k) for n, k in cases.BENCH_SHAPES}
+    try:
+        args.layouts = report_util.parse_list(args.layouts, report_util.one_of(LAYOUTS),
+                                              "--layouts")
+        args.recipes = report_util.parse_list(args.recipes,
+                                              report_util.one_of(cases.BENCH_RECIPES), "--recipes")
+        args.shapes = [shapes[s] for s in report_util.parse_list(
+            args.shapes, report_util.one_of(list(shapes)), "--shapes")]
+    except ValueError as e:
+        p.error(str(e))
+    if args.rounds < 1 or args.rep <= 0 or args.sustained < 0 or args.deepgemm_jobs < 0:
+        p.error("--rounds must be >= 1, --rep > 0, --sustained and --deepgemm-jobs >= 0")
+    return args
+
+
+def run_fp8_out(args, env, now):
+    """--fp8-out: writes grouped-fp8out-<gpu>-<date>.{json,md} into --out."""
+    import bench_grouped_fp8out
+    import report_util
+    rows = bench_grouped_fp8out.run(args)
+    report = {"environment": env, "rows": rows,
+              "settings": {"rounds": args.rounds, "rep_ms": args.rep}}
+    path = report_util.report_path(args.out, "grouped-fp8out", env, now)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1) + "\n")
+    lines = bench_grouped_fp8out.markdown_lines(env["gpu"], rows)
+    path.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print("\n".join(line for line in lines if line.startswith("- ")))
+    print(f"wrote {path} and {path.with_suffix('.md')}")
+    return 0 if rows else 1
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tokens", default="4096,8192",
-                        type=lambda s: [int(t) for t in s.split(",")],
-                        help="total tokens over the groups (before padding)")
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--iters", type=int, default=20)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=HERE / "results")
-    args = parser.parse_args(argv)
-    gpu, rows = run(args)
-    write_report(args.out, gpu, rows)
-    return 0 if rows else 1
+    args = parse_args(argv)
+    if not torch.cuda.is_available():
+        print("error: no CUDA device visible to torch", file=sys.stderr)
+        return 2
+    import bench_gemm
+    now = datetime.datetime.now().astimezone()
+    env = dict(bench_gemm.environment(now), deepgemm=deepgemm_version())
+    print(f"device: {env['gpu']} (driver {env['driver']}, torch {env['torch']}, "
+          f"DeepGEMM {env['deepgemm']})", flush=True)
+    if args.fp8_out:
+        return run_fp8_out(args, env, now)
+    machine, rows = run(args)
+    report = {"environment": env, "machine": machine, "rows": rows,
+              "settings": {"rounds": args.rounds, "rep_ms": args.rep,
+                           "sustained_s": args.sustained}}
+    import report_util
+    path = report_util.report_path(args.out, "grouped", env, now)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1) + "\n")
+    markdown = grouped_report.markdown(report)
+    path.with_suffix(".md").write_text(markdown)
+    print("\n".join(grouped_report.summary_lines(report)))
+    print(f"wrote {path} and {path.with_suffix('.md')}")
+    return 0 if rows and grouped_report.all_correct(rows) else 1
 
 
 if __name__ == "__main__":

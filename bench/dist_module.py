@@ -18,6 +18,20 @@ must equal that of ``whole`` byte for byte. Two collective backends:
 runtime's own backend, libnccl loaded at run time, on the process group's
 communicator; reported as skipped where torch does not expose it).
 
+A second section runs whole training steps of a linear layer in their
+tensor- and data-parallel forms (``dist_module_cases.TP_LAYERS``: what
+fp8-shard-linear makes of the single-device step, compiled with its strided
+collectives) against the single-device step: each rank's Y, dX and dW are
+all-gathered and assembled (column: Y columns, dX and dW rows; row: Y rows,
+dX and dW columns; dp: Y and dX whole, dW rows of the sum over the ranks).
+Results that come from the same FP8 operands, only on a subset of rows or
+columns (column Y and dW, row dX and dW, dp Y and dX), must equal the
+single-GPU ones bit for bit; the dp weight gradient is the sum of the
+ranks' identical gradients, exactly twice the single-GPU one on 2 GPUs;
+sums of partial products across the ranks (column dX, row Y: reduced in
+bf16) differ in the order of additions and roundings and are checked to
+a relative Frobenius error of 1e-2.
+
 Rank 0 rewrites dist-module-<n>x-<gpu>-<date>.{json,md} in --out after each
 case (a hung or failed case leaves the earlier ones written); the script
 exits non-zero when a result differs or a case fails.
@@ -70,13 +84,18 @@ def timed(call, repeat=10):
     return (time.perf_counter() - start) / repeat * 1e3
 
 
-def run_case(name, directory, backend, seed):
+def load_case(directory, backend, seed):
+    """The case's sharded and whole programs (collectives on torch.distributed
+    or, for backend "nccl", on the runtime's NCCL backend) and its inputs."""
     kwargs = {"process_group": None}
     if backend == "nccl":
         kwargs["collectives"] = "nccl"
     module = load_module(directory, **kwargs)
-    sharded, whole = module.sharded, module.whole
-    args = make_inputs(whole, seed)
+    return module.sharded, module.whole, make_inputs(module.whole, seed)
+
+
+def run_case(name, directory, backend, seed):
+    sharded, whole, args = load_case(directory, backend, seed)
     expected = whole(*args)
     got = sharded(*args)
     torch.cuda.synchronize()
@@ -95,6 +114,51 @@ def run_case(name, directory, backend, seed):
             "whole_ms": timed(lambda: whole(*args))}
 
 
+# Per mode: how each result of a rank is placed in the whole tensor (the
+# dimension its pieces are concatenated along, None: the whole on every
+# rank) and whether it must be bit-exact.
+LAYOUT = {"column": {"y": (1, True), "dx": (0, False), "dw": (0, True)},
+          "row": {"y": (0, False), "dx": (1, True), "dw": (1, True)},
+          "dp": {"y": (None, True), "dx": (None, True), "dw": (0, True)}}
+TOLERANCE = 1e-2
+
+
+def run_layer(name, spec, directory, backend, seed):
+    """A TP/DP layer step against the single-device step (see LAYOUT)."""
+    mode = spec[0]
+    world = dist.get_world_size()
+    sharded, whole, args = load_case(directory, backend, seed)
+    expected = dict(zip(whole.result_names, whole(*args)))
+    got = dict(zip(sharded.result_names, sharded(*args)))
+    torch.cuda.synchronize()
+    results = []
+    for result, (dim, exact) in LAYOUT[mode].items():
+        piece = got[result].contiguous()
+        if dim is not None:
+            pieces = [torch.empty_like(piece) for _ in range(world)]
+            dist.all_gather(pieces, piece)
+            piece = torch.cat(pieces, dim=dim)
+        want = expected[result]
+        if mode == "dp" and result == "dw":
+            want = want * world  # every rank's gradient is the same
+            exact = world == 2  # x + x == 2x exactly; longer sums round
+        if piece.shape != want.shape:
+            results.append({"result": result, "shape": list(piece.shape),
+                            "expected_shape": list(want.shape), "ok": False})
+            continue
+        differ = int((as_bytes(piece) != as_bytes(want)).sum().item())
+        error = float((piece.float() - want.float()).norm() / want.float().norm().clamp_min(1e-30))
+        results.append({"result": result, "shape": list(piece.shape),
+                        "rule": "bit-exact" if exact else f"rel. error <= {TOLERANCE}",
+                        "bytes_differing": differ, "relative_error": error,
+                        "ok": differ == 0 if exact else error <= TOLERANCE})
+    return {"case": name, "backend": backend, "rank": dist.get_rank(), "mode": mode,
+            "collectives": sharded.num_collectives, "results": results,
+            "equal": all(r["ok"] for r in results),
+            "sharded_ms": timed(lambda: sharded(*args)),
+            "whole_ms": timed(lambda: whole(*args))}
+
+
 def markdown(report):
     lines = ["# Compiled module programs with collectives vs one GPU", ""]
     lines += dist_common.environment_markdown(report["environment"])
@@ -104,7 +168,12 @@ def markdown(report):
         ranks = row["ranks"]
         equal = all(r.get("equal") for r in ranks)
         notes = "; ".join(sorted({r["error"] for r in ranks if r.get("error")}))
-        if not equal and not notes:
+        if "mode" in ranks[0] and not notes:
+            notes = ", ".join(f"{x['result']} {x.get('rule', 'shape')}: "
+                              f"{x.get('bytes_differing', '-')} bytes differ, "
+                              f"rel. {x.get('relative_error', float('nan')):.2e}"
+                              for x in ranks[0]["results"])
+        elif not equal and not notes:
             notes = "; ".join(f"rank {r['rank']} {x['result']}: {x['bytes_differing']} bytes differ"
                               for r in ranks for x in r.get("results", [])
                               if x["bytes_differing"])
@@ -129,10 +198,14 @@ def main():
     report = {"environment": env, "modules": args.modules, "cases": []}
     path = dist_common.report_path(args.out, "dist-module", env)
     failed = False
-    for name in dist_module_cases.cases(world):
+    runs = [(name, None) for name in dist_module_cases.cases(world)]
+    runs += list(dist_module_cases.TP_LAYERS.items())
+    for name, spec in runs:
         for backend in args.backend or ["torch", "nccl"]:
             try:
-                row = run_case(name, Path(args.modules) / name, backend, args.seed)
+                directory = Path(args.modules) / name
+                row = (run_case(name, directory, backend, args.seed) if spec is None
+                       else run_layer(name, spec, directory, backend, args.seed))
             except Exception as error:  # noqa: BLE001 - reported per case
                 traceback.print_exc()
                 row = {"case": name, "backend": backend, "rank": dist.get_rank(),

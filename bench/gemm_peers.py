@@ -18,8 +18,12 @@ class Unavailable(Exception):
     """An implementation cannot run this case (API missing, shape unsupported)."""
 
 
+def _out_dtype(case):
+    return getattr(case, "out_dtype", OUT_DTYPE)
+
+
 def _outputs(case):
-    return [torch.empty(case.m, case.n, dtype=OUT_DTYPE, device=case.device)
+    return [torch.empty(case.m, case.n, dtype=_out_dtype(case), device=case.device)
             for _ in case.sets]
 
 
@@ -61,15 +65,18 @@ def torch_blockwise_impl(case):
     except ImportError as e:
         raise Unavailable(f"torch {torch.__version__}: {e}") from None
     scales = [torch_blockwise_scales(s) for s in case.sets]
-    b_scaling = (ScalingType.BlockWise1x128 if case.recipe == "blockwise_1d1d"
+    b_scaling = (ScalingType.BlockWise1x128 if case.recipe.startswith("blockwise_1d1d")
                  else ScalingType.BlockWise128x128)
+    # blockwise_1d1d_acc: D = A B^T in f32 (torch has no accumulate-into-C
+    # form; the benchmark's C is zero).
+    out_dtype = _out_dtype(case)
 
     def call(i):
         s, (sa, sb) = case.sets[i], scales[i]
         return scaled_mm(s.a.q, s.b.q.t(), sa, ScalingType.BlockWise1x128,
                          sb, b_scaling,
                          swizzle_a=SwizzleType.NO_SWIZZLE, swizzle_b=SwizzleType.NO_SWIZZLE,
-                         output_dtype=OUT_DTYPE)
+                         output_dtype=out_dtype)
     return call
 
 
@@ -110,10 +117,14 @@ def deepgemm_a_scales(scale_inv):
 def deepgemm_impl(case):
     """deep_gemm.fp8_gemm_nt with the 1x128 x 128x128 recipe (float scales on
     sm_90): A [M, K] and B [N, K] K-major e4m3, D [M, N] bf16; B's 128x128
-    scales [ceil(N/128), ceil(K/128)] row-major as ours."""
-    if case.recipe != "blockwise":
-        raise Unavailable(f"DeepGEMM is timed for blockwise 1x128 x 128x128 only, "
-                          f"not {case.recipe}")
+    scales [ceil(N/128), ceil(K/128)] row-major as ours. blockwise_1d1d_acc:
+    its 1D x 1D kernel (recipe (1, 1, 128)), see deepgemm_1d1d_call."""
+    if case.recipe == "blockwise_1d1d":
+        raise Unavailable("DeepGEMM's sm_90 1D x 1D kernel writes f32 accumulating "
+                          "into C only (timed as blockwise_1d1d_acc)")
+    if case.recipe not in ("blockwise", "blockwise_1d1d_acc"):
+        raise Unavailable(f"DeepGEMM is timed for blockwise 1x128 x 128x128 and "
+                          f"1x128 x 1x128 only, not {case.recipe}")
     try:
         import deep_gemm
     except Exception as e:  # ImportError, or the extension failing to load
@@ -123,6 +134,8 @@ def deepgemm_impl(case):
     if gemm is None:
         raise Unavailable(f"deep_gemm {getattr(deep_gemm, '__version__', '?')} "
                           f"has no fp8_gemm_nt")
+    if case.recipe == "blockwise_1d1d_acc":
+        return deepgemm_1d1d_call(case, gemm)
     outs = _outputs(case)
     scales = [(deepgemm_a_scales(s.a.scale_inv), s.b.scale_inv.contiguous())
               for s in case.sets]
@@ -132,6 +145,41 @@ def deepgemm_impl(case):
         gemm((s.a.q, sa), (s.b.q, sb), outs[i])
         return outs[i]
     return call
+
+
+def deepgemm_1d1d_call(case, gemm):
+    """The wgrad GEMM of DeepSeek's recipe: D [M, N] f32 += A B^T with 1x128
+    scales on both operands, as (M, K/128) and (N, K/128) MN-major with the
+    MN stride rounded up to 4 floats (deepgemm_a_scales; the layout its
+    sm_90 1D x 1D kernel reads without a copy). Its sm_90 1D x 1D kernel
+    takes f32 D accumulating into C only; C is D itself (in place: no copy
+    before the GEMM), starting as the case's C (zero), so the first call's D
+    is A B^T and later calls keep adding to it."""
+    outs = [s.c.clone() for s in case.sets]
+    scales = [(deepgemm_a_scales(s.a.scale_inv), deepgemm_a_scales(s.b.scale_inv))
+              for s in case.sets]
+
+    def call(i):
+        s, (sa, sb) = case.sets[i], scales[i]
+        gemm((s.a.q, sa), (s.b.q, sb), outs[i], c=outs[i], recipe=(1, 1, 128))
+        return outs[i]
+    return call
+
+
+def warm_deepgemm_1d1d(m, n, k):
+    """One call of DeepGEMM's 1D x 1D kernel for M x N x K on zero inputs, so
+    that its JIT compiles (and caches, in DG_JIT_CACHE_DIR) the kernel the
+    benchmark's shape takes; several shapes compile at once in separate
+    processes (`python3 bench/gemm_peers.py MxNxK`)."""
+    import deep_gemm
+    kb = -(-k // 128)
+    a = torch.zeros(m, k, dtype=torch.float8_e4m3fn, device="cuda")
+    b = torch.zeros(n, k, dtype=torch.float8_e4m3fn, device="cuda")
+    sfa = deepgemm_a_scales(torch.ones(m, kb, device="cuda"))
+    sfb = deepgemm_a_scales(torch.ones(n, kb, device="cuda"))
+    d = torch.zeros(m, n, dtype=torch.float32, device="cuda")
+    deep_gemm.fp8_gemm_nt((a, sfa), (b, sfb), d, c=d, recipe=(1, 1, 128))
+    torch.cuda.synchronize()
 
 
 def deepgemm_version():
@@ -154,3 +202,9 @@ def peer_impl(name, case):
     if name == DEEPGEMM:
         return deepgemm_impl(case)
     raise ValueError(f"unknown peer {name!r}")
+
+
+if __name__ == "__main__":
+    import sys
+    m, n, k = (int(x) for x in sys.argv[1].split("x"))
+    warm_deepgemm_1d1d(m, n, k)

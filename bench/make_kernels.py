@@ -4,7 +4,7 @@ per (recipe, N, K), and compiles them with fp8-compile into one directory,
 recording the per-kernel compile time (build machine) in compile-times.json.
 
     bench/make_kernels.py --out kernels [--fp8-compile build/bin/fp8-compile]
-                          [--set check|bench|decode|tile256|all]
+                          [--set check|bench|decode|tile256|wgrad|wgrad_check|all]
 """
 import argparse
 import json
@@ -28,6 +28,41 @@ DECODE_NK = [
     (8192, 8192), (10240, 8192), (28672, 8192), (8192, 28672),  # Llama-3 70B
     (2112, 7168), (576, 7168), (1536, 7168), (24576, 1536), (7168, 16384),  # DeepSeek-V3
     (4608, 3584), (512, 3584), (3584, 18944),  # Qwen2.5-7B
+]
+
+# (M, N, K) of wgrad GEMMs dW = dY^T X of linear layers: M = out features,
+# N = in features, K = tokens (Llama-3 8B/70B, DeepSeek-V3 projections).
+WGRAD_SHAPES = [
+    (4096, 4096, 8192), (14336, 4096, 8192), (4096, 14336, 8192),
+    (8192, 8192, 8192), (7168, 2048, 16384), (2112, 7168, 8192),
+]
+
+# The 1D x 1D (1x128 x 1x128, the wgrad GEMM's) tiles configured against the
+# heuristic's 128x128: wider tiles, whose last column part reads its B scales
+# late, and the 2-CTA cluster multicasting B. Stages: as many as fit (direct
+# stores: 160 and 176 are no whole 64-column bf16 store boxes; the 128-wide
+# bf16 tile stages its output in 32 KiB).
+WGRAD_TILE_CONFIGS = {
+    "t160": "#fp8.gemm_config<tile = 128x160x128, stages = 6>",
+    "t176": "#fp8.gemm_config<tile = 128x176x128, stages = 5>",
+    "c2": "#fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 2x1>",
+}
+WGRAD_ACC = {"out": "f32", "accumulate": True}
+
+# The wgrad set's correctness kernels: each configured tile with bf16 and
+# f32 accumulate-into-C outputs, partial N tiles (N = 2112 and 7168 are no
+# multiples of 160 and 176), and a partial K block (K = 160).
+WGRAD_CHECK_KERNELS = [
+    ("wg_t160", "blockwise_1d1d", 2112, 7168, {"config": WGRAD_TILE_CONFIGS["t160"]}),
+    ("wg_t160_acc_k160", "blockwise_1d1d", 7168, 160,
+     dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["t160"])),
+    ("wg_t176", "blockwise_1d1d", 7168, 2048, {"config": WGRAD_TILE_CONFIGS["t176"]}),
+    ("wg_t176_k160", "blockwise_1d1d", 2112, 160, {"config": WGRAD_TILE_CONFIGS["t176"]}),
+    ("wg_t176_acc", "blockwise_1d1d", 2112, 7168,
+     dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["t176"])),
+    ("wg_c2_acc", "blockwise_1d1d", 2112, 7168,
+     dict(WGRAD_ACC, config="#fp8.gemm_config<tile = 128x128x128, stages = 6, "
+                            "cluster = 2x1>")),
 ]
 
 # The 256x128 blockwise tile (opt-in): 3 stages beside its 64 KiB output
@@ -112,6 +147,12 @@ CHECK_KERNELS = [
       "config": "#fp8.gemm_config<tile = 128x128x128, stages = 5, stream_k = true>"}),
     ("sk_tw_t64", "tensorwise", 7168, 7168,
      {"config": "#fp8.gemm_config<tile = 64x128x128, stages = 8, stream_k = true>"}),
+    # N a multiple of 16 but not of 64: a partial last tile, also for the
+    # swap-AB launch variant (whose tile rows are N), with a bias, row
+    # scales of both operands, 128x128 B scales, E5M2 A.
+    ("row_n1040_bias", "rowwise", 1040, 4096, {"bias": "bf16", "accumulation": "fast"}),
+    ("bw_n1040", "blockwise", 1040, 7168, {}),
+    ("tw_hybrid_n1040", "tensorwise", 1040, 4096, {"a_type": "f8E5M2"}),
     # The 256x128 tile (two consumer warpgroups of two 64-row waves), with
     # its 1x2 cluster multicasting A: N = 2112 makes 17 tile columns (the
     # last pair's second CTA past N) and a partial one; f32 out stores
@@ -227,6 +268,11 @@ def kernel_specs(which):
                                       n, k, {"accumulation": accumulation, "config": config}))
     if which == "decode":
         specs += decode_specs()
+    if which == "wgrad":
+        specs += wgrad_specs()
+    if which == "wgrad_check":
+        specs += [(name, recipe, n, k, extra)
+                  for name, recipe, n, k, extra in WGRAD_CHECK_KERNELS]
     if which == "tile256":
         specs += tile256_specs()
     return specs
@@ -239,6 +285,23 @@ def tile256_specs():
     return [spec for spec in kernel_specs("all")
             if (spec[0].startswith("bench_blockwise_") and "_c2_" not in spec[0])
             or "t256" in spec[0] or "c12" in spec[0]]
+
+
+def wgrad_specs():
+    """Per WGRAD_SHAPES entry, 1D x 1D with bf16 output and with f32
+    accumulating into C (the main-grad form): the heuristic's kernel and each
+    of WGRAD_TILE_CONFIGS (f32 direct stores leave the 2-CTA tile room for a
+    sixth stage)."""
+    specs = []
+    for _, n, k in WGRAD_SHAPES:
+        for suffix, out in (("", {}), ("_acc", WGRAD_ACC)):
+            specs.append((f"wgrad_1d1d{suffix}_n{n}_k{k}", "blockwise_1d1d", n, k, dict(out)))
+            for tag, config in WGRAD_TILE_CONFIGS.items():
+                if out and tag == "c2":
+                    config = config.replace("stages = 5", "stages = 6")
+                specs.append((f"wgrad_1d1d{suffix}_{tag}_n{n}_k{k}", "blockwise_1d1d",
+                              n, k, dict(out, config=config)))
+    return specs
 
 
 # The decode set's split-K kernels: 64x64 tiles, stream-K over all SMs.
@@ -263,10 +326,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--fp8-compile", default="build/bin/fp8-compile")
-    parser.add_argument("--set", choices=["check", "bench", "decode", "tile256", "all"],
+    parser.add_argument("--set", choices=["check", "bench", "decode", "tile256", "wgrad",
+                                          "wgrad_check", "all"],
                         default="all",
                         help="all = check + bench; decode: the DECODE_NK kernels; "
-                             "tile256: the 256x128 tile and the default blockwise kernels")
+                             "tile256: the 256x128 tile and the default blockwise kernels; "
+                             "wgrad: 1D x 1D kernels of WGRAD_SHAPES (bf16 and f32 "
+                             "accumulate-into-C, the heuristic's tile and the configured "
+                             "ones); wgrad_check: the configured 1D x 1D tiles' "
+                             "correctness kernels")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     times = {}

@@ -163,17 +163,18 @@ static LogicalResult verifyOptions(ModuleOp module,
 }
 
 /// Errors for ops of the upstream `shard` dialect left in functions other
-/// than the collectives the host program runs (fp8-lower-collectives):
-/// sharding annotations fp8-shard-quantize did not lower, and collectives
-/// module.json has no step for. Bufferization would otherwise leave ops
-/// that name no cause.
+/// than the collectives the host program runs (fp8-lower-collectives) and
+/// the sharding annotations of quantized inputs (fp8-shard-quantize lowers
+/// them in the pipeline; fp8-lower-collectives rejects those left):
+/// collectives module.json has no step for. Bufferization would otherwise
+/// leave ops that name no cause.
 static LogicalResult verifyShardOps(ModuleOp module) {
   bool found = false;
   module.walk([&](Operation *op) {
     if (op->getName().getDialectNamespace() != "shard" ||
         isa<SymbolOpInterface>(op) || // shard.grid: a declaration, no step
         isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
-            shard::AllSliceOp>(op))
+            shard::AllSliceOp, shard::ShardOp, shard::ShardingOp>(op))
       return;
     InFlightDiagnostic diag = op->emitError() << "'" << op->getName() << "'";
     if (auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid"))
@@ -187,11 +188,42 @@ static LogicalResult verifyShardOps(ModuleOp module) {
   return failure(found);
 }
 
+/// Errors for element-wise arithmetic on the tensor a collective returns:
+/// no kernel computes it (it is fused into no GEMM), and bufferization would
+/// leave ops that name no cause. (fp8-shard-linear rounds its reduced f32
+/// partial sums so by default.)
+static LogicalResult verifyNoTensorArith(ModuleOp module) {
+  bool found = false;
+  for (auto func : module.getOps<func::FuncOp>())
+    func.walk([&](Operation *op) {
+      auto fromCollective = [](Value v) {
+        return isa_and_nonnull<shard::AllReduceOp, shard::AllGatherOp,
+                               shard::ReduceScatterOp, shard::AllSliceOp>(
+            v.getDefiningOp());
+      };
+      if (op->getName().getDialectNamespace() != "arith" ||
+          !llvm::any_of(op->getResultTypes(), llvm::IsaPred<TensorType>) ||
+          !llvm::any_of(op->getOperands(), fromCollective))
+        return;
+      InFlightDiagnostic diag =
+          op->emitError()
+          << "'" << op->getName() << "' on " << op->getResult(0).getType()
+          << " of a collective's result: no kernel computes element-wise "
+             "arithmetic on tensors in the compiled host program";
+      if (isa<arith::TruncFOp>(op))
+        diag << " (fp8-shard-linear rounds the reduced f32 partial sums "
+                "so: run it with f32-partials=false to reduce in the "
+                "layer's type)";
+      found = true;
+    });
+  return failure(found);
+}
+
 FailureOr<CompiledModule>
 mlir::fp8::compileToPTX(ModuleOp module, const FP8ToPTXOptions &options,
                         const CompileConfig &config) {
   if (failed(verifyOptions(module, options)) ||
-      failed(verifyShardOps(module)))
+      failed(verifyShardOps(module)) || failed(verifyNoTensorArith(module)))
     return failure();
   // A disabled scope when no timer is given.
   TimingScope disabledTimer;

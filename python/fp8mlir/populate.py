@@ -2,7 +2,7 @@
 with the compiler, for a GPU machine without one:
 
     PYTHONPATH=python /usr/bin/python3 -m fp8mlir.populate CACHE_DIR \\
-        [--chip sm_90a] [--suite gpu-tests|train|bench-linear ...] \\
+        [--chip sm_90a] [--suite gpu-tests|train|bench-linear|grouped ...] \\
         [--train-args "--hidden 4096"] [--bench-args "--tokens 8192"] \\
         [--linear SIGNATURE:M ...] [--jobs 2] [--archive CACHE.tar.xz]
 
@@ -13,6 +13,8 @@ with --train-args), ``bench-linear`` (bench/bench_linear.py with
 scripts bench/dist_exactness.py, dist_speed.py and train_tp.py with their
 defaults, fp8mlir.testing.dist_cases, and the modules with collective steps of
 bench/dist_module.py, fp8mlir.testing.dist_module_cases; ``--world`` GPUs),
+``grouped`` (the grouped GEMM kernels of bench/bench_grouped.py and
+python/tests/test_gpu_grouped.py, fp8mlir.testing.grouped_cases) and
 ``grouped-linear`` (python/tests/test_gpu_grouped_linear.py,
 fp8mlir.testing.grouped_linear_cases); ``--linear`` adds one module by the signature and token count
 a cache-miss error names. Modules already in the cache are kept. Identical
@@ -33,7 +35,7 @@ from pathlib import Path
 from .grouped_linear_step import GroupedLinearStep
 from .linear_step import LinearStep
 from .ops import KernelCache
-from .testing import dist_cases, grouped_linear_cases, linear_cases
+from .testing import dist_cases, grouped_cases, grouped_linear_cases, linear_cases
 
 # The specs that are modules (module.json + kernels), not single kernels.
 MODULE_SPECS = (LinearStep, GroupedLinearStep, grouped_linear_cases.WeightQuantization)
@@ -83,7 +85,7 @@ def parse_args(argv):
     p.add_argument("cache", help="the kernel cache directory ($FP8MLIR_KERNEL_CACHE there)")
     p.add_argument("--chip", default="sm_90a")
     p.add_argument("--suite", action="append",
-                   choices=sorted(linear_cases.SUITES) + ["dist", "grouped-linear"])
+                   choices=sorted(linear_cases.SUITES) + ["dist", "grouped", "grouped-linear"])
     p.add_argument("--world", type=int, default=2, help="the GPU count of the dist suite")
     p.add_argument("--train-args", default="", help="bench/train_fp8.py arguments")
     p.add_argument("--bench-args", default="", help="bench/bench_linear.py arguments")
@@ -103,6 +105,9 @@ def steps_of(args):
     for suite in suites:
         if suite == "dist":
             steps += dist_cases.all_specs(args.world)
+            continue
+        if suite == "grouped":
+            steps += grouped_cases.all_specs()
             continue
         if suite == "grouped-linear":
             steps += grouped_linear_cases.all_modules(args.chip)

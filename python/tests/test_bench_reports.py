@@ -263,3 +263,67 @@ def test_launch_host_time_interleaves_every_implementation_each_round(timing):
     assert order == "abc" + "acb" + "cab" + "cba"  # rotated, every other round reversed
     summary = timing.summarize(samples["a"])
     assert summary["host_min_us"] <= summary["host_us"] <= summary["host_max_us"]
+
+
+@pytest.fixture(scope="module")
+def grouped():
+    sys.path.insert(0, str(BENCH))
+    return importlib.import_module("grouped_report")
+
+
+def grouped_row(layout, recipe, peer, ours_us, peer_us, diff=2e-3, **shape):
+    entry = {"status": "ok", "kernel": f"k_{layout}", "rel_error": 1.7e-3,
+             "within_tolerance": True, "us": ours_us, "tflops": 1000.0,
+             "bytes_per_s": 2.0e12, "of_copy_bandwidth": 0.8, "api_bit_identical": True}
+    theirs = dict(entry, kernel=peer, us=peer_us, max_rel_diff_vs_fp8mlir=diff,
+                  diff_within_tolerance=diff <= 5e-3)
+    theirs.pop("api_bit_identical")
+    return dict(layout=layout, recipe=recipe, groups=4, tolerance=5e-3,
+                impls={"fp8mlir": entry, peer: theirs}, **shape)
+
+
+def grouped_report_dict(diff=2e-3):
+    rows = [grouped_row("m_contiguous", "blockwise", "deepgemm", 100.0, 110.0, diff,
+                        n=4096, k=7168, m=32768, group_rows=[8000, 8100, 8200, 8300]),
+            grouped_row("m_contiguous", "blockwise", "deepgemm", 50.0, 60.0,
+                        n=7168, k=2048, m=32768, group_rows=[8000, 8100, 8200, 8300]),
+            grouped_row("m_contiguous", "rowwise", "torch._scaled_grouped_mm", 100.0, 150.0,
+                        n=4096, k=7168, m=32768, group_rows=[8000, 8100, 8200, 8300]),
+            grouped_row("m_masked", "blockwise", "deepgemm", 20.0, 19.0,
+                        n=4096, k=7168, max_m=1024, counts=[100, 0, 7, 1]),
+            dict(layout="k_grouped", recipe="blockwise_1d1d", groups=4, m=4096, n=7168,
+                 ks=[8192, 7168, 9216, 8192], tolerance=1e-3,
+                 impls={"fp8mlir": {"status": "unavailable", "reason": "not available: no "
+                                    "k_grouped layout"},
+                        "deepgemm": {"status": "ok", "us": 900.0, "rel_error": 1e-4,
+                                     "within_tolerance": True}})]
+    return {"environment": dict(ENV, deepgemm="2.6.1"),
+            "machine": {"copy_bytes_per_s": 2.5e12}, "rows": rows,
+            "settings": {"rounds": 3, "rep_ms": 50.0, "sustained_s": 0.0}}
+
+
+def test_grouped_report_geomeans_and_tables(grouped):
+    report = grouped_report_dict()
+    lines = grouped.summary_lines(report)
+    assert ("geomean m_contiguous blockwise: fp8mlir / deepgemm = "
+            f"{math.sqrt(1.1 * 1.2):.3f}x kernel-only (2 of 2 shapes)") in lines
+    assert "geomean m_masked blockwise: fp8mlir / deepgemm = 0.950x kernel-only (1 of 1 shapes)" \
+        in lines
+    assert "geomean k_grouped blockwise_1d1d: fp8mlir / deepgemm = n/a kernel-only (0 of 1 " \
+        "shapes)" in lines
+    md = grouped.markdown(report)
+    assert "- DeepGEMM 2.6.1" in md
+    assert "| 4 | 4096 x 7168 | 100,0,7,1 / 1024 | 20.0 | 1000.0 | 2000 | 0.800 | 19.0 |" in md
+    assert "fp8mlir unavailable: not available: no k_grouped layout" in md
+    assert grouped.all_correct(report["rows"])
+
+
+def test_grouped_report_flags_outputs_that_differ(grouped, tmp_path):
+    report = grouped_report_dict(diff=2e-2)
+    assert not grouped.all_correct(report["rows"])
+    path = tmp_path / "grouped-h100-20261126-100000.json"
+    path.write_text(json.dumps(report))
+    result = subprocess.run([sys.executable, str(BENCH / "grouped_report.py"), str(path)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "deepgemm DIFFERS from fp8mlir" in path.with_suffix(".md").read_text()

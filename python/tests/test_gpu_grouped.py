@@ -178,7 +178,7 @@ def test_grouped_rowwise_matches_torch_scaled_grouped_mm(torch):
 def test_grouped_rejects_bad_arguments(torch):
     import fp8mlir
     p = Problem(torch, "rowwise", GROUP_ROWS[2], cases.TEST_N, cases.TEST_K)
-    with pytest.raises(ValueError, match="exactly one of group_index=, offsets= and masked_m="):
+    with pytest.raises(ValueError, match="exactly one of group_index=, offsets=, masked_m= and k_sizes="):
         fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b)
     with pytest.raises(ValueError, match="layout 'k_grouped'"):
         fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
@@ -193,8 +193,11 @@ def test_grouped_rejects_bad_arguments(torch):
 
 # m_masked: (M, counts of the MASKED_GROUPS groups): a count of 0, of 1, of
 # M, uneven ones, M below, at and above one tile and not a multiple of 4
-# (the blockwise A scales' padded rows).
-MASKED_CASES = [(190, [0, 1, 150, 190]), (64, [64, 0, 3, 17]), (300, [300, 129, 0, 1])]
+# (the blockwise A scales' padded rows); decode-like counts far below M
+# (the scheduler walks only the tiles with valid rows: a grid of more CTAs
+# than such tiles), and all counts zero (no tile at all).
+MASKED_CASES = [(190, [0, 1, 150, 190]), (64, [64, 0, 3, 17]), (300, [300, 129, 0, 1]),
+                (1024, [17, 0, 1, 0]), (512, [0, 0, 0, 0])]
 
 
 class MaskedProblem(cases.MaskedProblem):
@@ -291,7 +294,7 @@ def test_masked_in_a_cuda_graph(torch):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         call()
-    for counts in ([3, 0, 100, 128], [128, 1, 0, 64]):
+    for counts in ([3, 0, 100, 128], [128, 1, 0, 64], [0, 0, 0, 0], [0, 17, 0, 1]):
         p.counts = counts
         p.masked_m.copy_(torch.tensor(counts, dtype=torch.int32))
         d.fill_(float("nan"))
@@ -311,3 +314,261 @@ def test_masked_rejects_bad_arguments(torch):
                                   masked_m=p.masked_m.long())
     with pytest.raises(RuntimeError, match="expected a \\[G, M, K\\]"):
         fp8mlir.grouped_scaled_mm(p.a[0], p.b, p.scale_a, p.scale_b, masked_m=p.masked_m)
+
+
+# k_grouped (the experts' weight gradient): (M, the columns of each group).
+# Empty groups (first, middle, last, all but one), a group of exactly 128
+# columns, uneven sizes; M below one tile, not a multiple of the tile M (a
+# partial last tile row per group) nor of 4 (the 1x128 A scales' padding).
+K_GROUPED_CASES = [(200, [256, 0, 128, 640]), (64, [0, 0, 384, 0]), (130, [128, 128, 0, 1024])]
+
+
+def quantize_slices(x, sizes, recipe):
+    """x [R, K] quantized per group slice (per-tensor / per-row: one set of
+    scales per group) or in 1x128 blocks along K (blockwise): (FP8 bytes
+    [R, K], dequantized f64 [R, K], scale_inv per group or [R, K/128])."""
+    if recipe == "blockwise":
+        q = numerics.quantize(x, "blockwise", "e4m3", (1, 128), amax_clamp=np.float32(1e-4))
+        return q.data, q.dequantize().astype(np.float64), q.scale_inv
+    gran = "tensor" if recipe == "tensorwise" else "row"
+    rows = x.shape[0]
+    data, exact, scales, start = [], [], [], 0
+    for size in sizes:
+        part = np.ascontiguousarray(x[:, start:start + size])
+        start += size
+        if size == 0:  # no tokens: any scale, nothing to quantize
+            data.append(np.zeros((rows, 0), dtype=np.uint8))
+            exact.append(np.zeros((rows, 0)))
+            scales.append(np.ones(1 if gran == "tensor" else rows, dtype=np.float32))
+            continue
+        q = numerics.quantize(part, "current", "e4m3", gran)
+        data.append(q.data.reshape(rows, size))
+        exact.append(q.dequantize().astype(np.float64))
+        scales.append(np.asarray(q.scale_inv, dtype=np.float32).reshape(-1))
+    return np.concatenate(data, axis=1), np.concatenate(exact, axis=1), np.stack(scales)
+
+
+class KGroupedProblem:
+    """dW_g = dY_g^T X_g for groups of `sizes` tokens: A = dY^T [M, K] and
+    B = X^T [N, K] on the GPU, quantized as the recipe says, and the
+    per-group f64 reference."""
+
+    def __init__(self, torch, recipe, sizes, m, n, seed=0):
+        self.sizes, self.m, self.n, self.g = list(sizes), m, n, len(sizes)
+        self.k = sum(sizes)
+        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+        gen = rng("k_grouped", recipe, tuple(sizes), m, n, seed)
+        cuda = lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda()  # noqa: E731
+        qa, self.a_exact, sa = quantize_slices(random_matrix(gen, m, self.k), sizes, recipe)
+        qb, self.b_exact, sb = quantize_slices(random_matrix(gen, n, self.k), sizes, recipe)
+        self.a = cuda(qa).view(torch.float8_e4m3fn)
+        self.b = cuda(qb).view(torch.float8_e4m3fn)
+        self.k_sizes = cuda(np.asarray(sizes, dtype=np.int32))
+        if recipe == "rowwise":
+            sa, sb = sa.reshape(self.g, m, 1), sb.reshape(self.g, n, 1)
+        elif recipe == "tensorwise":
+            sa, sb = sa.reshape(self.g), sb.reshape(self.g)
+        self.scale_a, self.scale_b = cuda(sa), cuda(sb)
+
+    def reference(self, g):
+        s, size = self.starts[g], self.sizes[g]
+        return self.a_exact[:, s:s + size] @ self.b_exact[:, s:s + size].T
+
+
+def check_k_grouped(torch, p, d, out_name):
+    """Every group against its reference; empty groups zeros; all of D
+    written (it was NaN)."""
+    tol = TOLERANCE[out_name]
+    assert tuple(d.shape) == (p.g, p.m, p.n)
+    assert not torch.isnan(d.float()).any(), "D not written everywhere"
+    for g, size in enumerate(p.sizes):
+        if size == 0:
+            assert (d[g].float() == 0).all(), f"empty group {g}: dW not zero"
+            continue
+        want = torch.from_numpy(p.reference(g)).cuda()
+        err = relative_error(d[g], want)
+        assert err <= tol, f"group {g} ({size} tokens): relative error {err:.3g} > {tol}"
+
+
+def run_k_grouped(torch, p, dtype, **kwargs):
+    import fp8mlir
+    d = torch.full((p.g, p.m, p.n), float("nan"), dtype=dtype, device="cuda")
+    fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, k_sizes=p.k_sizes, out=d,
+                              **kwargs)
+    torch.cuda.synchronize()
+    return d
+
+
+@pytest.mark.parametrize("m, sizes", K_GROUPED_CASES)
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_k_grouped_matches_reference(torch, recipe, m, sizes):
+    p = KGroupedProblem(torch, recipe, sizes, m, cases.TEST_N)
+    check_k_grouped(torch, p, run_k_grouped(torch, p, torch.bfloat16), "bf16")
+
+
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_k_grouped_f32_output(torch, recipe):
+    p = KGroupedProblem(torch, recipe, [384, 128, 0, 256], 129, cases.TEST_N, seed=1)
+    check_k_grouped(torch, p, run_k_grouped(torch, p, torch.float32), "f32")
+
+
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_k_grouped_single_group(torch, recipe):
+    p = KGroupedProblem(torch, recipe, [640], 256, cases.TEST_N, seed=2)
+    check_k_grouped(torch, p, run_k_grouped(torch, p, torch.bfloat16, recipe=recipe), "bf16")
+
+
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_k_grouped_partial_tiles(torch, recipe):
+    """N = 2112 (a partial last N tile), M = 300, 3 groups."""
+    p = KGroupedProblem(torch, recipe, [128, 0, 896], 300, cases.WIDE_N, seed=3)
+    check_k_grouped(torch, p, run_k_grouped(torch, p, torch.bfloat16), "bf16")
+
+
+def test_k_grouped_mn_major_scales_need_no_copy(torch):
+    """1x128 scales given MN-major ([K/128, roundup(M, 4)] storage, as the
+    columnwise quantization writes them) give the same result."""
+    p = KGroupedProblem(torch, "blockwise", [256, 0, 128, 640], 202, cases.TEST_N, seed=4)
+    want = run_k_grouped(torch, p, torch.bfloat16)
+
+    def mn_major(s):
+        rows, blocks = s.shape
+        padded = (rows + 3) // 4 * 4
+        storage = torch.zeros((blocks, padded), dtype=torch.float32, device="cuda")
+        storage[:, :rows] = s.t()
+        return storage[:, :rows].t()
+
+    p.scale_a, p.scale_b = mn_major(p.scale_a), mn_major(p.scale_b)
+    assert torch.equal(run_k_grouped(torch, p, torch.bfloat16), want)
+
+
+def test_k_grouped_rejects_bad_arguments(torch):
+    import fp8mlir
+    p = KGroupedProblem(torch, "tensorwise", [128, 256], 64, cases.TEST_N)
+    with pytest.raises(ValueError, match="layout 'k_grouped' takes k_sizes="):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, masked_m=p.k_sizes,
+                                  layout="k_grouped")
+    with pytest.raises(RuntimeError, match="k_sizes: expected int32"):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, k_sizes=p.k_sizes.long())
+    with pytest.raises(RuntimeError, match="to be a multiple of 128"):
+        fp8mlir.grouped_scaled_mm(p.a[:, :300], p.b[:, :300], p.scale_a, p.scale_b,
+                                  k_sizes=p.k_sizes)
+    with pytest.raises(ValueError, match="k_grouped .k_sizes=. writes a bfloat16"):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, k_sizes=p.k_sizes,
+                                  out_dtype=torch.float8_e4m3fn)
+
+
+# FP8 results (out_dtype float8): the bytes and scales the epilogue writes
+# are bit for bit fp8mlir.numerics.quantize of the f32 values it quantizes,
+# taken from the same grouped GEMM built with an f32 output and the same
+# tiling (grouped_cases.fp8_spec), itself checked against the f64 reference.
+# Rows the layout does not write keep their poison: bytes 0x7F (NaN in
+# E4M3 and E5M2) and NaN scales. Masked: a zero count, count 1, count = M
+# and M = 190 (not a multiple of 4: the scales' padded rows).
+FP8_MASKED_ROWS, FP8_MASKED_COUNTS = 190, [0, 1, 150, 190]
+
+
+def _fp8_problem(torch, case):
+    _, layout, recipe, groups, n, k, _, _ = case
+    if layout == "m_masked":
+        counts = (FP8_MASKED_COUNTS * groups)[:groups]
+        p = MaskedProblem(torch, recipe, counts, FP8_MASKED_ROWS, n, k, seed=5)
+        written = np.arange(p.m)[None, :] < np.asarray(counts)[:, None]
+        return p, p.masked_m, written.reshape(-1)
+    p = Problem(torch, recipe, GROUP_ROWS[groups], n, k, seed=5)
+    # Whole tiles of a group are written, its padding rows included.
+    written = np.repeat(p.index[::ALIGN] >= 0, ALIGN)[:len(p.index)]
+    return p, p.group_index, written
+
+
+def _f32_same_tiling(torch, case, p, groups):
+    """D in f32 from the f32 kernel of `case` (NaN where not written)."""
+    from fp8mlir import _grouped_ops as grouped_ops
+    from fp8mlir import _torch_ops as ops
+    spec = cases.fp8_spec(case, "f32")
+    masked = spec.layout == "m_masked"
+    m = p.m if masked else len(p.index)
+    sa, sb = grouped_ops._kernel_scales(spec.recipe, p.scale_a, p.scale_b, m, p.g, p.n, p.k,
+                                        (p.g,) if masked else ())
+    d = torch.full(((p.g, m) if masked else (m,)) + (p.n,), float("nan"),
+                   dtype=torch.float32, device="cuda")
+    operands = {"a": p.a, "b": p.b, "a_scale_inv": sa, "b_scale_inv": sb,
+                "masked_m" if masked else "group_index": groups, "d": d}
+    (kernel,) = ops.kernels_for(spec, d.device)
+    ops.launch(kernel, [operands.get(name) for name in kernel.operand_names])
+    return d
+
+
+def _check_f32(p, d32):
+    for g in range(p.g):
+        if isinstance(p, MaskedProblem):
+            rows, got = p.counts[g], d32[g, :p.counts[g]]
+        else:
+            rows, got = p.rows[g], d32[p.starts[g]:p.starts[g] + p.rows[g]]
+        if rows:
+            err = relative_error(got, p.reference(g))
+            assert err <= 1e-3, f"f32 group {g}: relative error {err:.3g}"
+
+
+@pytest.mark.parametrize("case", cases.FP8_CASES, ids=[c[0] for c in cases.FP8_CASES])
+def test_grouped_fp8_output_bits(torch, case):
+    import fp8mlir
+    name, layout, _, _, n, _, result_recipe, dtype = case
+    p, groups, written = _fp8_problem(torch, case)
+    d32 = _f32_same_tiling(torch, case, p, groups)
+    torch.cuda.synchronize()
+    _check_f32(p, d32)
+    rows32 = d32.reshape(-1, n).cpu().numpy()[written]
+    fp8_dtype = torch.float8_e4m3fn if dtype == "e4m3" else torch.float8_e5m2
+    # Poisoned outputs: FP8 NaN bytes, NaN scales.
+    shape = tuple(d32.shape)
+    d8 = torch.full(shape, 0x7F, dtype=torch.uint8, device="cuda").view(fp8_dtype)
+    scale = None
+    if result_recipe == "delayed":
+        q99 = float(np.quantile(np.abs(rows32), 0.99))  # saturates ~1% (satfinite)
+        scale = torch.tensor(numerics.max_finite(dtype) / max(q99, 1e-30),
+                             dtype=torch.float32, device="cuda")
+        s = torch.full((), float("nan"), dtype=torch.float32, device="cuda")
+    else:
+        # MN-major storage [(G,) ceil(N/128), roundup(M, 4)], viewed as a
+        # new result's [(G,) M, ceil(N/128)].
+        m = shape[-2]
+        storage = torch.full(shape[:-2] + (-(-n // 128), -(-m // 4) * 4), float("nan"),
+                             dtype=torch.float32, device="cuda")
+        s = storage.transpose(-1, -2)[..., :m, :]
+    kwargs = {"masked_m" if layout == "m_masked" else "group_index": groups}
+    got_d, got_s = fp8mlir.grouped_scaled_mm(
+        p.a, p.b, p.scale_a, p.scale_b, out_dtype=fp8_dtype, result_recipe=result_recipe,
+        result_scale=scale, config=cases.FP8_CONFIG, out=(d8, s), **kwargs)
+    assert got_d is d8 and got_s is s
+    torch.cuda.synchronize()
+    if result_recipe == "delayed":
+        want = numerics.quantize(rows32, "delayed", dtype, "tensor",
+                                 scale=np.float32(scale.item()))
+    else:
+        want = numerics.quantize(rows32, "blockwise", "e4m3", (1, 128), scales="pow2",
+                                 amax_clamp=np.float32(1e-4))
+    got = d8.view(torch.uint8).reshape(-1, n).cpu().numpy()
+    mismatches = np.count_nonzero(got[written] != want.data)
+    assert mismatches == 0, f"{name}: {mismatches} of {want.data.size} FP8 bytes differ"
+    assert (got[~written] == 0x7F).all(), f"{name}: rows the layout does not write were written"
+    bits = lambda x: np.asarray(x, np.float32).view(np.uint32)  # noqa: E731
+    if result_recipe == "delayed":
+        np.testing.assert_array_equal(bits(s.cpu().numpy()),
+                                      bits(want.scale_inv).reshape(()))
+        return
+    assert tuple(s.shape) == shape[:-1] + (-(-n // 128),)
+    got_s = s.reshape(-1, s.shape[-1]).cpu().numpy()
+    np.testing.assert_array_equal(bits(got_s[written]), bits(want.scale_inv))
+    assert np.isnan(got_s[~written]).all(), f"{name}: scales of unwritten rows were written"
+
+
+def test_grouped_fp8_output_rejects_other_recipes(torch):
+    import fp8mlir
+    p = Problem(torch, "rowwise", GROUP_ROWS[2], cases.TEST_N, cases.TEST_K)
+    with pytest.raises(ValueError, match="the grouped kernels quantize 'delayed'"):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
+                                  out_dtype=torch.float8_e4m3fn, result_recipe="current")
+    with pytest.raises(ValueError, match="'delayed' needs result_scale"):
+        fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
+                                  out_dtype=torch.float8_e4m3fn, result_recipe="delayed")

@@ -52,6 +52,44 @@ Status backendFailed(const fp8rt_collectives &backend, const char *what,
 
 } // namespace
 
+// This device's rank in `step`'s group, from the backend.
+static Status rankOf(const fp8rt_collectives &b, const FunctionStep &step,
+              int64_t &rank) {
+  fp8rt_device_group group = groupOf(step);
+  rank = -1;
+  if (int code = b.rank(b.user_data, &group, &rank))
+    return backendFailed(b, "rank", code);
+  if (rank < 0 || rank >= step.group.size)
+    return Status(FP8RT_ERROR_COLLECTIVE,
+                  strCat("the collective backend gives rank ", rank,
+                         ", not below the group's size ", step.group.size));
+  return Status();
+}
+
+Status runCopy2D(const fp8rt_collectives &backend, const DriverApi &api,
+                 const FunctionStep &step, const Copy2DPlan &plan, void *source,
+                 void *target, CUstream stream) {
+  size_t sourceOffset = plan.sourceOffset;
+  if (step.sliced) {
+    int64_t rank = 0;
+    FP8RT_RETURN_IF_ERROR(rankOf(backend, step, rank));
+    // The plan checked the last rank's rows against the source's bytes.
+    sourceOffset += static_cast<size_t>(rank) * plan.rowBytes;
+  }
+  if (plan.rows == 0 || plan.rowBytes == 0)
+    return Status();
+  CUDA_MEMCPY2D copy{};
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = reinterpret_cast<CUdeviceptr>(source) + sourceOffset;
+  copy.srcPitch = plan.sourcePitch;
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = reinterpret_cast<CUdeviceptr>(target) + plan.targetOffset;
+  copy.dstPitch = plan.targetPitch;
+  copy.WidthInBytes = plan.rowBytes;
+  copy.Height = plan.rows;
+  return checkCuda(api, api.memcpy2DAsync(&copy, stream), "cuMemcpy2DAsync");
+}
+
 std::string describeCollective(const FunctionStep &step) {
   std::string axes;
   for (int64_t axis : step.group.axes)
@@ -64,7 +102,7 @@ std::string describeCollective(const FunctionStep &step) {
 Status checkCollectiveBackend(const FunctionModel &fn, bool hasBackend,
                               const fp8rt_collectives &backend) {
   for (const FunctionStep &step : fn.steps) {
-    if (!isCollective(step.kind))
+    if (!needsCollectiveBackend(step))
       continue;
     if (!hasBackend)
       return Status(FP8RT_ERROR_COLLECTIVE,
@@ -105,13 +143,7 @@ Status runCollective(const fp8rt_collectives &b, const DriverApi *api,
     return code ? backendFailed(b, "reduce_scatter", code) : Status();
   case fp8schema::StepKind::AllSlice: {
     int64_t rank = -1;
-    code = b.rank(b.user_data, &group, &rank);
-    if (code)
-      return backendFailed(b, "rank", code);
-    if (rank < 0 || rank >= step.group.size)
-      return Status(FP8RT_ERROR_COLLECTIVE,
-                    strCat("the collective backend gives rank ", rank,
-                           ", not below the group's size ", step.group.size));
+    FP8RT_RETURN_IF_ERROR(rankOf(b, step, rank));
     size_t bytes = count * static_cast<size_t>(dtypeSize(step.dtype));
     auto from = reinterpret_cast<CUdeviceptr>(source) +
                 static_cast<CUdeviceptr>(rank) * bytes;

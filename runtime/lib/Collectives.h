@@ -25,6 +25,12 @@ Status runCollective(const fp8rt_collectives &backend, const DriverApi *api,
                      const FunctionStep &step, size_t count, void *source,
                      void *target, CUstream stream);
 
+// Enqueues copy2d `step` with the geometry `plan` on `stream`
+// (cuMemcpy2DAsync); a slice asks `backend` for this device's rank.
+Status runCopy2D(const fp8rt_collectives &backend, const DriverApi &api,
+                 const FunctionStep &step, const Copy2DPlan &plan, void *source,
+                 void *target, CUstream stream);
+
 // fp8rt_nccl_collectives: a backend on NCCL communicator `comm`.
 Status makeNcclCollectives(void *comm, fp8rt_collectives &out);
 

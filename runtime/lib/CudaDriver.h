@@ -55,6 +55,7 @@ namespace fp8rt {
     (CUdeviceptr, const void *, size_t, CUstream))                             \
   X(memcpyDtoDAsync, cuMemcpyDtoDAsync_v2,                                     \
     (CUdeviceptr, CUdeviceptr, size_t, CUstream))                              \
+  X(memcpy2DAsync, cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *, CUstream))       \
   X(memsetD8Async, cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t,       \
                                      CUstream))                                \
   X(eventCreate, cuEventCreate, (CUevent *, unsigned int))                     \

@@ -367,11 +367,60 @@ private:
     return Status();
   }
 
+  // A strided copy's geometry: every row (of a slice: at every rank's
+  // offset) inside its tensors, rows no wider than the pitches.
+  Status planCopy2D(size_t i, CallPlan::Step &planned) {
+    const FunctionStep &step = fn_.steps[i];
+    std::string where = strCat(fn_.name, " step ", i, " (copy2d of ",
+                               fn_.describe(step.source), " into ",
+                               fn_.describe(step.target), ")");
+    int64_t v[6];
+    const Expr *fields[] = {&step.rows,         &step.rowBytes,
+                            &step.sourceOffset, &step.sourcePitch,
+                            &step.targetOffset, &step.targetPitch};
+    const char *names[] = {"rows",          "row_bytes",     "source_offset",
+                           "source_pitch", "target_offset", "target_pitch"};
+    for (int f = 0; f < 6; ++f) {
+      FP8RT_RETURN_IF_ERROR(
+          evaluate(*fields[f], strCat(where, " ", names[f]), v[f]));
+      if (v[f] < 0)
+        return invalidProgram(where, ": ", names[f], " is ", v[f]);
+    }
+    int64_t rows = v[0], row = v[1];
+    // The end of the last row, past `offset` (+ the last rank's column).
+    auto fits = [&](int64_t offset, int64_t pitch, int64_t lastRank,
+                    TensorRef ref) {
+      int64_t end = 0, rest = 0;
+      bool ok = !__builtin_mul_overflow(row, lastRank, &end) &&
+                !__builtin_add_overflow(end, offset, &end) &&
+                !__builtin_mul_overflow(rows > 0 ? rows - 1 : 0, pitch,
+                                        &rest) &&
+                !__builtin_add_overflow(end, rest, &end) &&
+                !__builtin_add_overflow(end, row, &end);
+      return ok && row <= pitch && (rows == 0 || end <= bytesOf(ref));
+    };
+    int64_t lastRank = step.sliced ? step.group.size - 1 : 0;
+    if (!fits(v[2], v[3], lastRank, step.source) ||
+        !fits(v[4], v[5], 0, step.target))
+      return invalidProgram(
+          where, ": ", rows, " rows of ", row, " bytes (source offset ", v[2],
+          step.sliced ? " + rank * row_bytes" : "", ", pitch ", v[3],
+          "; target offset ", v[4], ", pitch ", v[5], ") do not fit ",
+          fn_.describe(step.source), " (", bytesOf(step.source), " bytes) and ",
+          fn_.describe(step.target), " (", bytesOf(step.target), " bytes)");
+    planned.copy2d = Copy2DPlan{size_t(v[0]), size_t(v[1]), size_t(v[2]),
+                                size_t(v[3]), size_t(v[4]), size_t(v[5])};
+    plan_.steps.push_back(std::move(planned));
+    return Status();
+  }
+
   Status planStep(size_t i) {
     const FunctionStep &step = fn_.steps[i];
     CallPlan::Step planned;
     if (isCollective(step.kind))
       return planCollective(i, planned);
+    if (step.kind == fp8schema::StepKind::Copy2d)
+      return planCopy2D(i, planned);
     if (step.kind != fp8schema::StepKind::Launch) {
       planned.bytes = static_cast<size_t>(bytesOf(step.target));
       if (step.kind == fp8schema::StepKind::Copy &&
@@ -657,6 +706,9 @@ std::string describeStep(const FunctionModel &model, size_t i) {
                   "): ");
   case fp8schema::StepKind::Fill:
     return strCat("step ", i, " (fill ", model.describe(step.target), "): ");
+  case fp8schema::StepKind::Copy2d:
+    return strCat("step ", i, " (copy2d of ", model.describe(step.source),
+                  " into ", model.describe(step.target), "): ");
   default:
     break;
   }
@@ -687,6 +739,11 @@ Status runSteps(const fp8rt_function &fn, const CallPlan &plan, CallScratch &s,
                              addressOf(step.source, plan, s, model, workspace),
                              addressOf(step.target, plan, s, model, workspace),
                              stream);
+    } else if (step.kind == fp8schema::StepKind::Copy2d) {
+      status = runCopy2D(fn.module->collectives, *api, step, planned.copy2d,
+                         addressOf(step.source, plan, s, model, workspace),
+                         addressOf(step.target, plan, s, model, workspace),
+                         stream);
     } else if (step.kind != fp8schema::StepKind::Launch) {
       CUdeviceptr source =
           step.kind == fp8schema::StepKind::Copy ? address(step.source) : 0;

@@ -30,6 +30,7 @@ struct CallPlan {
     std::vector<fp8rt_tensor> operands; // per kernel operand, data NULL
     size_t bytes = 0;                   // fill and copy steps
     size_t count = 0;                   // collectives: elements per device
+    Copy2DPlan copy2d;                  // copy2d steps
   };
   std::vector<Step> steps;
 };

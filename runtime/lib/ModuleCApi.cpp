@@ -52,7 +52,7 @@ std::unique_ptr<fp8rt_function> makeFunction(fp8rt_module &module,
     fn->resultShapes.push_back(shapeTexts(result));
   for (const FunctionStep &step : model.steps) {
     bool collective = isCollective(step.kind);
-    fn->numCollectives += collective;
+    fn->numCollectives += needsCollectiveBackend(step);
     fn->hasMemorySteps =
         fn->hasMemorySteps || (step.kind != fp8schema::StepKind::Launch &&
                                (!collective ||

@@ -16,6 +16,11 @@ bool isCollective(fp8schema::StepKind kind) {
          kind == fp8schema::StepKind::AllSlice;
 }
 
+bool needsCollectiveBackend(const FunctionStep &step) {
+  return isCollective(step.kind) ||
+         (step.kind == fp8schema::StepKind::Copy2d && step.sliced);
+}
+
 const char *tensorKindName(TensorKind kind) {
   switch (kind) {
   case TensorKind::Argument:
@@ -326,6 +331,8 @@ private:
       FP8RT_RETURN_IF_ERROR(resolveLaunch(s, path, int(i), step));
     } else if (isCollective(s.kind)) {
       FP8RT_RETURN_IF_ERROR(resolveCollective(s, path, int(i), step));
+    } else if (s.kind == fp8schema::StepKind::Copy2d) {
+      FP8RT_RETURN_IF_ERROR(resolveCopy2D(s, path, int(i), step));
     } else {
       std::string targetPath = fieldPath(path, "target");
       FP8RT_RETURN_IF_ERROR(lookup(s.target, targetPath, step.target));
@@ -342,18 +349,28 @@ private:
     return Status();
   }
 
+  // A step's source and target: distinct, the target writable. `what`
+  // names the step in the message.
+  Status resolveEnds(const fp8schema::Step &s, const std::string &sourcePath,
+                     const std::string &targetPath, const char *what,
+                     FunctionStep &step) {
+    FP8RT_RETURN_IF_ERROR(lookup(s.source, sourcePath, step.source));
+    FP8RT_RETURN_IF_ERROR(lookup(s.target, targetPath, step.target));
+    FP8RT_RETURN_IF_ERROR(checkWritable(step.target, targetPath));
+    if (s.source == s.target)
+      return r_.errorAtPath(targetPath, "the ", what, " reads and writes '",
+                            s.target, "': give it another target");
+    return Status();
+  }
+
   // A collective: its tensors (distinct, of its dtype), its count and,
   // for a reduction, a dtype NCCL reduces.
   Status resolveCollective(const fp8schema::Step &s, const std::string &path,
                            int index, FunctionStep &step) {
     std::string sourcePath = fieldPath(path, "source");
     std::string targetPath = fieldPath(path, "target");
-    FP8RT_RETURN_IF_ERROR(lookup(s.source, sourcePath, step.source));
-    FP8RT_RETURN_IF_ERROR(lookup(s.target, targetPath, step.target));
-    FP8RT_RETURN_IF_ERROR(checkWritable(step.target, targetPath));
-    if (s.source == s.target)
-      return r_.errorAtPath(targetPath, "the collective reads and writes '",
-                            s.target, "': give it another target");
+    FP8RT_RETURN_IF_ERROR(
+        resolveEnds(s, sourcePath, targetPath, "collective", step));
     for (auto [ref, where] : {std::pair(step.source, &sourcePath),
                               std::pair(step.target, &targetPath)})
       if (fn_.tensor(ref).dtype != s.dtype)
@@ -375,6 +392,37 @@ private:
     step.count = s.count;
     step.reduction = s.reduction;
     step.group = s.group;
+    return Status();
+  }
+
+  // A strided copy: distinct tensors, its geometry of known symbols (the
+  // bytes are checked against the tensors' sizes when the symbols are
+  // bound).
+  Status resolveCopy2D(const fp8schema::Step &s, const std::string &path,
+                       int index, FunctionStep &step) {
+    FP8RT_RETURN_IF_ERROR(resolveEnds(s, fieldPath(path, "source"),
+                                      fieldPath(path, "target"), "copy",
+                                      step));
+    const std::pair<const Expr *, Expr *> fields[] = {
+        {&s.rows, &step.rows},
+        {&s.rowBytes, &step.rowBytes},
+        {&s.sourceOffset, &step.sourceOffset},
+        {&s.sourcePitch, &step.sourcePitch},
+        {&s.targetOffset, &step.targetOffset},
+        {&s.targetPitch, &step.targetPitch}};
+    const char *names[] = {"rows",          "row_bytes",     "source_offset",
+                           "source_pitch", "target_offset", "target_pitch"};
+    for (size_t f = 0; f < 6; ++f) {
+      FP8RT_RETURN_IF_ERROR(
+          checkSymbolsOf(*fields[f].first, fieldPath(path, names[f])));
+      *fields[f].second = *fields[f].first;
+    }
+    if (s.sliceGroup) {
+      step.sliced = true;
+      step.group = *s.sliceGroup;
+    }
+    markLive(step.source, index);
+    markLive(step.target, index);
     return Status();
   }
 

@@ -82,11 +82,24 @@ struct FunctionStep {
   Expr count; // elements of one device's piece
   fp8schema::Reduction reduction = fp8schema::Reduction::Sum;
   fp8schema::DeviceGroup group;
+  // copy2d, in bytes; `sliced`: the source offset advances by the rank in
+  // `group` times `rowBytes`.
+  Expr rows, rowBytes, sourceOffset, sourcePitch, targetOffset, targetPitch;
+  bool sliced = false;
+};
+
+// A copy2d step's geometry in bytes, the symbols bound.
+struct Copy2DPlan {
+  size_t rows = 0, rowBytes = 0, sourceOffset = 0, sourcePitch = 0,
+         targetOffset = 0, targetPitch = 0;
 };
 
 // Whether a step kind is a collective (all_reduce, all_gather,
 // reduce_scatter, all_slice).
 bool isCollective(fp8schema::StepKind kind);
+// Whether a step runs through the collective backend: a collective, or a
+// strided copy of this device's slice (the backend gives the rank).
+bool needsCollectiveBackend(const FunctionStep &step);
 
 struct FunctionModel {
   std::string name;

@@ -186,6 +186,26 @@ struct Rank {
     return 0;
   }
 
+  static int reduceScatter(void *user, const fp8rt_device_group *group,
+                           const void *send, void *recv, size_t count,
+                           fp8rt_dtype dtype, fp8rt_reduction op, void *) {
+    auto &r = *static_cast<Rank *>(user);
+    int64_t rank;
+    if (dtype != FP8RT_F32 || op != FP8RT_REDUCE_SUM ||
+        rankOf(user, group, &rank))
+      return 5;
+    r.record("reduce_scatter", send, recv, count, dtype, op);
+    r.group->exchange(r.rank, send, [&](const std::vector<const void *> &all) {
+      for (size_t i = 0; i < count; ++i) {
+        float v = 0;
+        for (const void *piece : all)
+          v += static_cast<const float *>(piece)[rank * count + i];
+        static_cast<float *>(recv)[i] = v;
+      }
+    });
+    return 0;
+  }
+
   static const char *lastError(void *) { return "the fake backend failed"; }
 
   fp8rt_collectives table() {
@@ -194,6 +214,7 @@ struct Rank {
     c.rank = rankOf;
     c.all_reduce = allReduce;
     c.all_gather = allGather;
+    c.reduce_scatter = reduceScatter;
     c.last_error = lastError;
     return c;
   }
@@ -299,6 +320,24 @@ protected:
   }
 };
 
+// Runs `call(r)` for ranks 0 and 1 on threads, each with its backend set on
+// `modules[r]` and the fake driver held while it runs.
+template <typename Call>
+void runRanks(fp8rt_module *const modules[2], Rank ranks[2],
+              fp8rt_status status[2], Call call) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    fp8rt_collectives table = ranks[r].table();
+    ASSERT_EQ(fp8rt_module_set_collectives(modules[r], &table), FP8RT_SUCCESS);
+    threads.emplace_back([&, r] {
+      std::lock_guard<std::mutex> lock(driverMutex);
+      status[r] = call(r);
+    });
+  }
+  for (std::thread &t : threads)
+    t.join();
+}
+
 TEST_F(CollectiveTest, TwoRanksRunTheStepsInOrderWithTheirBuffers) {
   // One module per rank (a process each on real GPUs), same directory.
   fp8rt_module *modules[2] = {load(), load()};
@@ -311,17 +350,9 @@ TEST_F(CollectiveTest, TwoRanksRunTheStepsInOrderWithTheirBuffers) {
   RankMemory memory0(0), memory1(1);
   RankMemory *memory[2] = {&memory0, &memory1};
   fp8rt_status status[2] = {};
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 2; ++r) {
-    fp8rt_collectives table = ranks[r].table();
-    ASSERT_EQ(fp8rt_module_set_collectives(modules[r], &table), FP8RT_SUCCESS);
-    threads.emplace_back([&, r] {
-      std::lock_guard<std::mutex> lock(driverMutex);
-      status[r] = memory[r]->call(function(modules[r]), ranks[r].stream);
-    });
-  }
-  for (std::thread &t : threads)
-    t.join();
+  runRanks(modules, ranks, status, [&](int r) {
+    return memory[r]->call(function(modules[r]), ranks[r].stream);
+  });
   for (int r = 0; r < 2; ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));
     ASSERT_EQ(status[r], FP8RT_SUCCESS) << fp8rt_last_error();
@@ -466,6 +497,172 @@ TEST_F(CollectiveTest, TheNcclBackendNeedsACommunicator) {
   EXPECT_EQ(fp8rt_nccl_collectives(nullptr, &table),
             FP8RT_ERROR_INVALID_ARGUMENT);
   expectMessage("nccl_comm is NULL");
+}
+
+// inner(x: bf16 [4, 8], q: e4m3 [4, 4], p: f32 [4, 8])
+//   -> (xs: bf16 [4, 4], g: e4m3 [4, 8], s: f32 [4, 4])
+// on 2 devices, every collective along the columns (what
+// fp8-lower-collectives writes for an inner dimension): xs is this rank's
+// column block of x (a sliced copy2d), g the column-wise gather of q (NCCL
+// into [2, 4, 4], then one copy2d per piece), s this rank's column block of
+// the sum of the p's (one copy2d per piece into [2, 4, 4], then NCCL).
+const char *const kInnerJson = R"json({
+  "format": "fp8-mlir-module", "version": 1, "chip": "sm_90a",
+  "kernels": [],
+  "functions": [{
+    "name": "inner",
+    "symbols": [],
+    "arguments": [
+      {"name": "x", "dtype": "bf16", "shape": [4, 8], "alignment": 2},
+      {"name": "q", "dtype": "e4m3", "shape": [4, 4], "alignment": 1},
+      {"name": "p", "dtype": "f32", "shape": [4, 8], "alignment": 4}],
+    "results": [
+      {"name": "xs", "dtype": "bf16", "shape": [4, 4], "alignment": 2},
+      {"name": "g", "dtype": "e4m3", "shape": [4, 8], "alignment": 1},
+      {"name": "s", "dtype": "f32", "shape": [4, 4], "alignment": 4}],
+    "buffers": [
+      {"name": "gathered", "dtype": "e4m3", "shape": [2, 4, 4], "bytes": 32, "alignment": 256, "offset": 0},
+      {"name": "pieces", "dtype": "f32", "shape": [2, 4, 4], "bytes": 128, "alignment": 256, "offset": 256}],
+    "workspace_bytes": 512,
+    "steps": [
+      {"kind": "copy2d", "source": "x", "target": "xs", "rows": 4, "row_bytes": 8,
+       "source_offset": 0, "source_pitch": 16, "target_offset": 0, "target_pitch": 8,
+       "slice_group": {"grid": "tp", "axes": [0], "size": 2}},
+      {"kind": "all_gather", "source": "q", "target": "gathered", "dtype": "e4m3", "count": 16,
+       "group": {"grid": "tp", "axes": [0], "size": 2}},
+      {"kind": "copy2d", "source": "gathered", "target": "g", "rows": 4, "row_bytes": 4,
+       "source_offset": 0, "source_pitch": 4, "target_offset": 0, "target_pitch": 8},
+      {"kind": "copy2d", "source": "gathered", "target": "g", "rows": 4, "row_bytes": 4,
+       "source_offset": 16, "source_pitch": 4, "target_offset": 4, "target_pitch": 8},
+      {"kind": "copy2d", "source": "p", "target": "pieces", "rows": 4, "row_bytes": 16,
+       "source_offset": 0, "source_pitch": 32, "target_offset": 0, "target_pitch": 16},
+      {"kind": "copy2d", "source": "p", "target": "pieces", "rows": 4, "row_bytes": 16,
+       "source_offset": 16, "source_pitch": 32, "target_offset": 64, "target_pitch": 16},
+      {"kind": "reduce_scatter", "reduction": "sum", "source": "pieces", "target": "s",
+       "dtype": "f32", "count": 16, "group": {"grid": "tp", "axes": [0], "size": 2}}
+    ]
+  }]
+})json";
+
+// One rank's tensors of `inner`: distinct values per rank and element.
+struct InnerMemory {
+  std::vector<uint16_t> x = std::vector<uint16_t>(32), xs = std::vector<uint16_t>(16);
+  std::vector<uint8_t> q = std::vector<uint8_t>(16), g = std::vector<uint8_t>(32);
+  std::vector<float> p = std::vector<float>(32), s = std::vector<float>(16);
+  alignas(256) unsigned char workspace[512] = {};
+
+  explicit InnerMemory(int rank) {
+    for (int i = 0; i < 32; ++i) {
+      x[i] = static_cast<uint16_t>(0x3F00 + i); // the same on every rank
+      p[i] = static_cast<float>(i + 100 * rank);
+    }
+    for (int i = 0; i < 16; ++i)
+      q[i] = static_cast<uint8_t>(16 * rank + i);
+  }
+
+  fp8rt_status call(fp8rt_function *fn, CUstream stream) {
+    auto at = [](const void *data) { return reinterpret_cast<uintptr_t>(data); };
+    fp8rt_tensor args[] = {makeTensor(nullptr, at(x.data()), FP8RT_BF16, {4, 8}),
+                           makeTensor(nullptr, at(q.data()), FP8RT_E4M3, {4, 4}),
+                           makeTensor(nullptr, at(p.data()), FP8RT_F32, {4, 8})};
+    fp8rt_tensor results[] = {
+        makeTensor(nullptr, at(xs.data()), FP8RT_BF16, {4, 4}),
+        makeTensor(nullptr, at(g.data()), FP8RT_E4M3, {4, 8}),
+        makeTensor(nullptr, at(s.data()), FP8RT_F32, {4, 4})};
+    return fp8rt_function_call(fn, args, 3, results, 3, workspace,
+                               sizeof(workspace), stream);
+  }
+};
+
+TEST_F(CollectiveTest, InnerDimensionCollectivesMoveTheColumnBlocks) {
+  fake.copyBytes = true;
+  fp8rt_module *modules[2] = {load(kInnerJson), load(kInnerJson)};
+  ASSERT_TRUE(modules[0] && modules[1]);
+  fp8rt_function *fns[2] = {};
+  for (int r = 0; r < 2; ++r)
+    ASSERT_EQ(fp8rt_module_function(modules[r], "inner", &fns[r]),
+              FP8RT_SUCCESS);
+  // The sliced copy needs the backend's rank: it counts as a collective.
+  EXPECT_EQ(fp8rt_function_num_collectives(fns[0]), 3);
+  ThreadGroup group(2);
+  Rank ranks[2] = {{&group, 0, reinterpret_cast<CUstream>(0x100), {}, 0},
+                   {&group, 1, reinterpret_cast<CUstream>(0x101), {}, 0}};
+  InnerMemory memory0(0), memory1(1);
+  InnerMemory *memory[2] = {&memory0, &memory1};
+  fp8rt_status status[2] = {};
+  runRanks(modules, ranks, status,
+           [&](int r) { return memory[r]->call(fns[r], ranks[r].stream); });
+  for (int r = 0; r < 2; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    ASSERT_EQ(status[r], FP8RT_SUCCESS) << fp8rt_last_error();
+    const InnerMemory &m = *memory[r];
+    for (int row = 0; row < 4; ++row)
+      for (int col = 0; col < 4; ++col) {
+        // xs: columns [4r, 4r + 4) of x.
+        EXPECT_EQ(m.xs[row * 4 + col], m.x[row * 8 + 4 * r + col]);
+        // s: columns [4r, 4r + 4) of p summed over the ranks.
+        EXPECT_EQ(m.s[row * 4 + col], memory0.p[row * 8 + 4 * r + col] +
+                                          memory1.p[row * 8 + 4 * r + col]);
+      }
+    // g: row i is rank 0's row i of q, then rank 1's.
+    for (int row = 0; row < 4; ++row)
+      for (int col = 0; col < 8; ++col)
+        EXPECT_EQ(m.g[row * 8 + col],
+                  memory[col / 4]->q[row * 4 + col % 4]);
+    // Each copy2d is one cuMemcpy2DAsync on the rank's stream: 5.
+    int copies = 0;
+    for (const Copy2DCall &c : fake.copies2D)
+      copies += c.stream == ranks[r].stream;
+    EXPECT_EQ(copies, 5);
+    const std::vector<Event> &events = ranks[r].events;
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].kind, "all_gather");
+    EXPECT_EQ(events[0].recv, m.workspace);
+    EXPECT_EQ(events[0].count, 16u);
+    EXPECT_EQ(events[1].kind, "reduce_scatter");
+    EXPECT_EQ(events[1].send, m.workspace + 256);
+    EXPECT_EQ(events[1].count, 16u);
+  }
+  for (fp8rt_module *m : modules)
+    fp8rt_module_destroy(m);
+}
+
+TEST_F(CollectiveTest, StridedCopiesThatDoNotFitAreErrors) {
+  // Loading checks the names; a call checks the bytes against the tensors.
+  expectRejected(replaced(kInnerJson, "\"source\": \"x\", \"target\": \"xs\"",
+                          "\"source\": \"xs\", \"target\": \"xs\""),
+                 "the copy reads and writes 'xs'");
+  expectRejected(replaced(kInnerJson, "\"rows\": 4, \"row_bytes\": 8",
+                          "\"rows\": \"n\", \"row_bytes\": 8"),
+                 "functions[0].steps[0].rows");
+  // The last rank's slice would read past x: 4 rows of 12 bytes at
+  // 12 * rank, pitch 16.
+  fp8rt_module *m = load(replaced(kInnerJson, "\"row_bytes\": 8,", "\"row_bytes\": 12,"));
+  ASSERT_TRUE(m);
+  fp8rt_function *fn = nullptr;
+  ASSERT_EQ(fp8rt_module_function(m, "inner", &fn), FP8RT_SUCCESS);
+  ThreadGroup group(1);
+  Rank rank{&group, 0, nullptr, {}, 0};
+  fp8rt_collectives table = rank.table();
+  ASSERT_EQ(fp8rt_module_set_collectives(m, &table), FP8RT_SUCCESS);
+  InnerMemory memory(0);
+  EXPECT_EQ(memory.call(fn, nullptr), FP8RT_ERROR_INVALID_METADATA);
+  expectMessage("inner step 0 (copy2d of argument 'x' into result 'xs'): 4 "
+                "rows of 12 bytes (source offset 0 + rank * row_bytes, pitch "
+                "16; target offset 0, pitch 8) do not fit argument 'x' (64 "
+                "bytes) and result 'xs' (32 bytes)");
+  EXPECT_TRUE(fake.copies2D.empty());
+  fp8rt_module_destroy(m);
+  // Without a backend, the slice's rank is unknown: nothing runs.
+  m = load(kInnerJson);
+  ASSERT_TRUE(m);
+  ASSERT_EQ(fp8rt_module_function(m, "inner", &fn), FP8RT_SUCCESS);
+  EXPECT_EQ(memory.call(fn, nullptr), FP8RT_ERROR_COLLECTIVE);
+  expectMessage("function inner has collective steps (copy2d on grid \"tp\" "
+                "axes [0] (2 devices), ...) and the module has no collective "
+                "backend");
+  EXPECT_TRUE(fake.copies2D.empty());
+  fp8rt_module_destroy(m);
 }
 
 } // namespace

@@ -259,7 +259,28 @@ struct FakeFunctions {
                                   size_t size, CUstream stream) {
     d().deviceCopies.push_back(
         DeviceCopyCall{destination, source, size, stream});
+    if (d().copyBytes)
+      std::memmove(reinterpret_cast<void *>(destination),
+                   reinterpret_cast<const void *>(source), size);
     return d().enter("cuMemcpyDtoDAsync");
+  }
+  static CUresult memcpy2DAsync(const CUDA_MEMCPY2D *copy, CUstream stream) {
+    if (copy->srcMemoryType != CU_MEMORYTYPE_DEVICE ||
+        copy->dstMemoryType != CU_MEMORYTYPE_DEVICE || copy->srcXInBytes ||
+        copy->srcY || copy->dstXInBytes || copy->dstY)
+      return CUDA_ERROR_INVALID_VALUE;
+    d().copies2D.push_back(Copy2DCall{copy->dstDevice, copy->srcDevice,
+                                      copy->dstPitch, copy->srcPitch,
+                                      copy->WidthInBytes, copy->Height,
+                                      stream});
+    if (d().copyBytes)
+      for (size_t row = 0; row < copy->Height; ++row)
+        std::memmove(
+            reinterpret_cast<void *>(copy->dstDevice + row * copy->dstPitch),
+            reinterpret_cast<const void *>(copy->srcDevice +
+                                           row * copy->srcPitch),
+            copy->WidthInBytes);
+    return d().enter("cuMemcpy2DAsync");
   }
   static CUresult memsetD8Async(CUdeviceptr destination, unsigned char value,
                                 size_t size, CUstream stream) {
@@ -331,6 +352,8 @@ void FakeDriver::reset() {
   copies.clear();
   memsets.clear();
   deviceCopies.clear();
+  copies2D.clear();
+  copyBytes = false;
   createdEvents.clear();
   destroyedEvents.clear();
   synchronizedEvents.clear();

@@ -56,6 +56,13 @@ struct DeviceCopyCall {
   CUstream stream;
 };
 
+// A cuMemcpy2DAsync between device pointers.
+struct Copy2DCall {
+  CUdeviceptr destination, source;
+  size_t destinationPitch, sourcePitch, widthBytes, height;
+  CUstream stream;
+};
+
 class FakeDriver {
 public:
   static FakeDriver &get();
@@ -94,6 +101,10 @@ public:
   std::vector<CopyCall> copies;
   std::vector<MemsetCall> memsets;
   std::vector<DeviceCopyCall> deviceCopies;
+  std::vector<Copy2DCall> copies2D;
+  // When set, device copies (cuMemcpyDtoDAsync, cuMemcpy2DAsync) also move
+  // the bytes: for tests whose "device" pointers are host memory.
+  bool copyBytes = false;
   std::vector<CUevent> createdEvents, destroyedEvents, synchronizedEvents;
   std::vector<std::pair<CUevent, CUstream>> recordedEvents;
   std::vector<CUcontext> pushedContexts;

@@ -49,7 +49,9 @@ def parse_args(argv=None):
     p.add_argument("--json", type=Path, help="write the results here")
     p.add_argument("--seed", type=int, help="base seed (default: from the clock)")
     p.add_argument("--library", help="libfp8rt.so (default: $FP8RT_LIBRARY or build dirs)")
-    p.add_argument("--filter", default="", help="only kernels whose name contains this")
+    p.add_argument("--filter", default="",
+                   help="only kernels whose name contains this (or one of these, "
+                        "comma-separated)")
     return p.parse_args(argv)
 
 
@@ -289,7 +291,8 @@ def main(argv=None):
         print(f"error: --m: {e}", file=sys.stderr)
         return 2
     specs, skipped = load_specs(args.kernels)
-    specs = [s for s in specs if args.filter in s.name]
+    filters = args.filter.split(",")
+    specs = [s for s in specs if any(f in s.name for f in filters)]
     for name, reason in skipped:
         print(f"skipping {name}: {reason}")
     if not specs:

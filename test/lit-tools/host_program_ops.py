@@ -5,7 +5,9 @@ only
 
     memref.alloc        intermediates and results
     func.call           of a kernel launcher: a bodiless function named
-                        NAME_launch_into that carries `fp8.kernel`
+                        NAME_launch_into that carries `fp8.kernel`, or of
+                        a collective or strided copy (a bodiless function
+                        that carries `fp8.collective`)
     linalg.fill         of an arith.constant, into an allocation (zeroing)
     memref.dim          of a function argument, arith.constant of an index,
     arith.ceildivui     the run-time extents of the allocations
@@ -17,6 +19,7 @@ chip in its `// Chips:` header, it runs `fp8-opt --fp8-to-ptx=chip=CHIP
 -mlir-print-op-generic`, prints one line per public function
 
     EXAMPLE CHIP @FUNCTION: N launches, host program ops only
+    EXAMPLE CHIP @FUNCTION: N launches, C collectives and copies, host program ops only
     EXAMPLE CHIP @FUNCTION: not a host program: OP (why), ...
 
 and a summary the lit test checks:
@@ -71,11 +74,13 @@ def check(text):
     launchers = {name for name, header, body in funcs
                  if not body and "fp8.kernel = @" in header
                  and name.endswith("_launch_into")}
+    collectives = {name for name, header, body in funcs
+                   if not body and "fp8.collective = {" in header}
     results = []
     for name, header, body in funcs:
         if 'sym_visibility = "private"' in header or not body:
             continue
-        launches, problems = 0, []
+        launches, problems, steps = 0, [], 0
         for line in body:
             m = OP.match(line)
             if not m:
@@ -87,12 +92,14 @@ def check(text):
                 problems.append(f"{op} (on tensors)")
             elif op == "func.call":
                 callee = CALLEE.search(line)
-                if not callee or callee.group(1) not in launchers:
+                if callee and callee.group(1) in collectives:
+                    steps += 1
+                elif not callee or callee.group(1) not in launchers:
                     problems.append(f"func.call of {callee.group(1) if callee else '?'}"
                                     " (not a kernel launcher)")
                 else:
                     launches += 1
-        results.append((name, launches, problems))
+        results.append((name, launches, steps, problems))
     return results
 
 
@@ -118,15 +125,17 @@ def main():
                 failed += 1
                 print(f"{short} {chip}: failed to compile:\n{proc.stderr}")
                 continue
-            for name, launches, problems in check(proc.stdout):
+            for name, launches, steps, problems in check(proc.stdout):
                 count += 1
                 if problems:
                     bad += 1
                     print(f"{short} {chip} @{name}: not a host program: "
                           + ", ".join(sorted(set(problems))))
                 else:
+                    collective = (f"{steps} collectives and copies, "
+                                  if steps else "")
                     print(f"{short} {chip} @{name}: {launches} launches, "
-                          "host program ops only")
+                          f"{collective}host program ops only")
     print(f"{count} functions in {compilations} compilations, {bad} not host "
           f"programs, {failed} failed to compile")
     return 1 if bad or failed else 0

@@ -10,6 +10,8 @@ one line per item, for FileCheck:
       buffer NAME DTYPE [SHAPE] bytes B at OFFSET
       fill TARGET with BYTE
       copy SOURCE to TARGET
+      copy2d SOURCE to TARGET: ROWS x ROW_BYTES, source OFFSET/PITCH, target OFFSET/PITCH [slice over GRID]
+      KIND [REDUCTION] SOURCE to TARGET: COUNT DTYPE over GRID[AXES] (SIZE)
       launch KERNEL (OPERAND=TENSOR ...) {SYMBOL=VALUE ...}
 
 Kernel names are shortened to their kind and the part that tells them apart
@@ -66,6 +68,21 @@ def main(directory):
                 print("  fill %s with %d" % (step["target"], step["byte"]))
             elif kind == "copy":
                 print("  copy %s to %s" % (step["source"], step["target"]))
+            elif kind == "copy2d":
+                group = step.get("slice_group")
+                print("  copy2d %s to %s: %s x %s, source %s/%s, target %s/%s%s" % (
+                    step["source"], step["target"], step["rows"],
+                    step["row_bytes"], step["source_offset"],
+                    step["source_pitch"], step["target_offset"],
+                    step["target_pitch"],
+                    " slice over %s" % group["grid"] if group else ""))
+            elif "group" in step:
+                group = step["group"]
+                reduction = " " + step["reduction"] if "reduction" in step else ""
+                print("  %s%s %s to %s: %s %s over %s%s (%d)" % (
+                    kind, reduction, step["source"], step["target"],
+                    step["count"], step["dtype"], group["grid"],
+                    group["axes"], group["size"]))
             else:
                 operands = " ".join("%s=%s" % kv for kv in step["operands"].items())
                 symbols = " ".join("%s=%s" % kv for kv in step["symbols"].items())

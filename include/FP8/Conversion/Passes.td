@@ -141,12 +141,29 @@ def FP8LowerCollectives : Pass<"fp8-lower-collectives", "ModuleOp"> {
     module.json; the runtime runs it through the caller's collective
     backend (NCCL).
 
-    A device's piece must be one contiguous run of the row-major whole, as
-    NCCL's collectives take it: every extent before the gathered, scattered
-    or sliced dimension is 1. Collectives that cannot be expressed so are
-    errors naming the op and the reason: a split along an inner dimension,
-    dynamic shapes or grids, reductions other than sum and max or of FP8
-    values, an all-reduce that changes the element type.
+    NCCL's collectives take each device's piece as one contiguous run of
+    the row-major whole. Along an inner dimension (some extent before the
+    gathered, scattered or sliced dimension is not 1: the whole is
+    `[rows, cols]` with rows the extents before it multiplied) the pieces
+    are strided, and the collective gets strided copies, launches of
+    declarations `@fp8_copy2d[_N]` of kind `copy2d` (`rows`,
+    `row_elements`, `source_offset`, `source_pitch`, `target_offset`,
+    `target_pitch` in elements; `slice_grid`, `slice_grid_axes`,
+    `slice_group_size` for a slice, whose source offset advances by the
+    device's rank times the row), written as `copy2d` steps:
+
+    * `all_slice`: one strided copy of the device's column block;
+    * `all_gather`: NCCL's all-gather into a contiguous
+      `[size, rows, cols/size]` tensor, then one strided copy per piece
+      into the whole;
+    * `reduce_scatter`: one strided copy per piece into such a tensor,
+      then NCCL's reduce-scatter.
+
+    Errors name the op and the reason: dynamic shapes or grids, reductions
+    other than sum and max or of FP8 values, an all-reduce that changes the
+    element type, an empty tensor split along an inner dimension, and
+    sharding annotations (`shard.shard`, `shard.sharding`) that
+    `fp8-shard-quantize` left.
 
     Example:
     `fp8-opt --fp8-shard-quantize --fp8-lower-collectives model.mlir`

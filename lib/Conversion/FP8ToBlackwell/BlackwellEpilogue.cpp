@@ -22,9 +22,9 @@ public:
 
   /// The thread's place in the tile and the values every tile reads.
   void emitSetup();
-  /// The epilogue of the CTA's tile `tile`, its `tileCount`-th: returns the
-  /// next count.
-  Value emitTile(Value tile, Value tileCount);
+  /// The epilogue of the CTA's tile `tile`, its `tileCount`-th, of `group`
+  /// (null for a dense GEMM): returns the next count.
+  Value emitTile(Value tile, Value tileCount, Value group);
   /// Waits for the last TMA stores before the CTA exits.
   void emitDrain();
 
@@ -53,7 +53,9 @@ private:
   Value tmemBase;
 
   Value lane, laneBase, rowInTile, halfColumn, isStoreThread, mLast;
-  Value tensorScale;
+  /// The scales of the tile being emitted: the product of the per-tensor
+  /// ones, and B's (a grouped GEMM's: its group's).
+  Value tensorScale, bScales;
   bool guardColumns = false;
   int64_t accStages = 0;
   /// Pieces (start, width) of the thread's columns: 32 at a time, then 16
@@ -78,7 +80,10 @@ void EpilogueEmitter::emitSetup() {
   mLast = kb.sub(v.m, kb.i32(1));
 
   accStages = getAccumulatorStages(g, t);
-  tensorScale = emitTensorScale(kb, p, v.aScaleInv, v.bScaleInv);
+  // A grouped GEMM's B scales are its tile's group's (emitTile).
+  bScales = v.bScaleInv;
+  if (!p.isGrouped())
+    tensorScale = emitTensorScale(kb, p, v.aScaleInv, v.bScaleInv);
   for (int64_t start = 0; start < halfColumns;) {
     int64_t width = kMaxLoadColumns;
     while (start + width > halfColumns)
@@ -116,7 +121,7 @@ void EpilogueEmitter::applyPiece(SmallVector<Value> &acc, Value firstColumn,
       if (guardColumns)
         col = kb.minu(col, kb.i32(p.n - 1));
       if (p.bScale == ScaleMode::Row)
-        x = arith::MulFOp::create(b, x, kb.loadF32(v.bScaleInv, col));
+        x = arith::MulFOp::create(b, x, kb.loadF32(bScales, col));
       if (p.biasElementType)
         x = arith::AddFOp::create(b, x, emitBiasLoad(kb, p, v.bias, col));
     }
@@ -185,7 +190,11 @@ void EpilogueEmitter::storeStagedTile(Value mOffset, Value nOffset) {
   });
 }
 
-Value EpilogueEmitter::emitTile(Value tile, Value tileCount) {
+Value EpilogueEmitter::emitTile(Value tile, Value tileCount, Value group) {
+  if (group) {
+    bScales = emitGroupBScales(kb, p, v.bScaleInv, group);
+    tensorScale = emitTensorScale(kb, p, v.aScaleInv, bScales);
+  }
   Value accStage = kb.remu(tileCount, kb.i32(accStages));
   Value accRound = kb.divu(tileCount, kb.i32(accStages));
   TileCoordinate coord = emitGroupedTileCoordinate(
@@ -248,9 +257,10 @@ void blackwell::emitEpilogue(KernelBuilder &kb, const BlackwellGemm &g,
                              Value tmemBase) {
   EpilogueEmitter epilogue(kb, g, t, v, tmemBase);
   epilogue.emitSetup();
-  kb.forLoop(firstTile(kb, v), v.numTiles, tileStride(kb, v), {kb.i32(0)},
-             [&](Value tile, ValueRange state) {
-               return SmallVector<Value>{epilogue.emitTile(tile, state[0])};
-             });
+  forEachTile(kb, g.problem, t, v, {kb.i32(0)},
+              [&](Value tile, Value group, ValueRange state) {
+                return SmallVector<Value>{
+                    epilogue.emitTile(tile, state[0], group)};
+              });
   epilogue.emitDrain();
 }

@@ -10,26 +10,115 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::blackwell;
 
-void blackwell::emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
-                             const GemmTiling &t, const KernelValues &v) {
+ValueRange blackwell::forEachTile(
+    KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+    const KernelValues &v, ValueRange init,
+    function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
+  return kb.forLoop(
+      firstTile(kb, v), v.numTiles, tileStride(kb, v), init,
+      [&](Value tile, ValueRange state) {
+        if (!p.isGrouped())
+          return body(tile, Value(), state);
+        // Every role reads the tile's group and skips a tile of none: the
+        // roles' counts of stages and accumulators stay in step.
+        TileCoordinate coord = emitGroupedTileCoordinate(
+            kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
+        // m_contiguous only (GemmProblem::get rejects m_masked on sm_100a).
+        emitTileGroup(kb, p, v.groupIndex, t.tileM, coord);
+        Value group = coord.group;
+        return emitIfTileInGroup(
+            kb, emitIsGroupInRange(kb, group, p.numGroups), state,
+            [&] { return body(tile, group, state); });
+      });
+}
+
+namespace {
+/// Where the producer loads a tile's operands from: the rows of A and B
+/// (B's in the stacked [G * N, K] view for a grouped GEMM) and the
+/// scale-factor atom rows.
+struct TileSources {
+  TileCoordinate coord;
+  Value mOffset, nOffset, sfbAtomRow;
+};
+} // namespace
+
+/// The TMA loads of K block `kBlock` of the tile at `src` into `stage`,
+/// completing on `full`.
+static void emitStageLoads(KernelBuilder &kb, const BlackwellGemm &g,
+                           const GemmTiling &t, const KernelValues &v,
+                           const TileSources &src, Value kBlock, Value stage,
+                           Value full) {
   const GemmProblem &p = g.problem;
   Fp8OperandTile aTile = getATile(g, t), bTile = getBTile(g, t);
   bool pair = isCtaPair(t);
+  Value aPtr = kb.bytePtr(v.smem, kb.mul(stage, kb.i32(getCtaStageBytes(t))));
+  Value bPtr = kb.bytePtr(aPtr, getCtaTileM(t) * t.tileK);
+  Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
+  auto load2d = [&](Value dst, Value map, Value inner, Value outer) {
+    if (pair)
+      emitTmaLoad(kb, dst, map, {inner, outer}, full, CtaGroup::Two);
+    else
+      kb.tmaLoad2d(dst, map, inner, outer, full);
+  };
+  auto load = [&](const Fp8OperandTile &tile, Value dst, Value map,
+                  Value mnOffset) {
+    if (tile.major == blackwell::OperandMajor::K) {
+      load2d(dst, map, kOffset, mnOffset);
+      return;
+    }
+    // Stored [K, MN]: boxes of 128 MN x tile K, one per 128-byte chunk of
+    // the tile (Fp8OperandTile's layout).
+    for (int64_t j = 0; j < tile.mnExtent / kSwizzle128BRowBytes; ++j)
+      load2d(kb.bytePtr(dst, j * kSwizzle128BRowBytes * tile.kExtent), map,
+             kb.add(mnOffset, kb.i32(j * kSwizzle128BRowBytes)), kOffset);
+  };
+  load(aTile, aPtr, v.tmaA, src.mOffset);
+  load(bTile, bPtr, v.tmaB, src.nOffset);
+  if (!p.isBlockScaled())
+    return;
+  // The atoms of this 128-K block: 3-D boxes (128 bytes, 4 atom rows,
+  // tile / 128 atoms) at K group kBlock.
+  Value sfaPtr = kb.bytePtr(v.scaleBuffer,
+                            kb.mul(stage, kb.i32(getScaleStageBytes(g, t))));
+  Value sfbPtr = kb.bytePtr(sfaPtr, getScaleAtomsA(t) * kMXAtomBytes);
+  Value atomRow = kb.mul(kBlock, kb.i32(4));
+  emitTmaLoad(kb, sfaPtr, v.aScaleInv,
+              {kb.i32(0), atomRow,
+               kb.mul(src.coord.mTile, kb.i32(getScaleAtomsA(t)))},
+              full);
+  Value zero = kb.i32(0);
+  Value sfbOuter = kb.mul(src.coord.nTile, kb.i32(getScaleAtomsB(t)));
+  if (src.sfbAtomRow)
+    sfbOuter = kb.add(sfbOuter, src.sfbAtomRow);
+  emitTmaLoad(kb, sfbPtr, v.bScaleInv, {zero, atomRow, sfbOuter}, full);
+}
+
+void blackwell::emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
+                             const GemmTiling &t, const KernelValues &v) {
+  const GemmProblem &p = g.problem;
+  bool pair = isCtaPair(t);
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
     int64_t kBlocks = p.numKBlocks(t.tileK);
-    ValueRange last = kb.forLoop(
-        firstTile(kb, v), v.numTiles, tileStride(kb, v), {kb.i32(0)},
-        [&](Value tile, ValueRange state) {
-          TileCoordinate coord = emitGroupedTileCoordinate(
+    ValueRange last = forEachTile(
+        kb, p, t, v, {kb.i32(0)},
+        [&](Value tile, Value group, ValueRange state) {
+          TileSources src;
+          src.coord = emitGroupedTileCoordinate(
               kb, tile, v.numMTiles, t.numNTiles(p.n), t.rasterGroup);
-          Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
-          Value nOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
+          src.mOffset = kb.mul(src.coord.mTile, kb.i32(t.tileM));
+          src.nOffset = kb.mul(src.coord.nTile, kb.i32(t.tileN));
           if (pair) {
             // This CTA's share: 128 rows of A, half of B's rows.
-            mOffset =
-                kb.add(mOffset, kb.mul(v.clusterRank, kb.i32(getCtaTileM(t))));
-            nOffset =
-                kb.add(nOffset, kb.mul(v.clusterRank, kb.i32(getCtaBRows(t))));
+            src.mOffset = kb.add(
+                src.mOffset, kb.mul(v.clusterRank, kb.i32(getCtaTileM(t))));
+            src.nOffset = kb.add(
+                src.nOffset, kb.mul(v.clusterRank, kb.i32(getCtaBRows(t))));
+          }
+          if (group) {
+            // The group's weight and scale atoms.
+            src.nOffset = emitGroupBRow(kb, p, group, src.nOffset);
+            if (p.isBlockScaled())
+              src.sfbAtomRow = emitGroupBScaleAtomRow(kb, p, group);
           }
           ValueRange next = kb.forLoop(
               kb.i32(0), kb.i32(kBlocks), kb.i32(1), {state[0]},
@@ -55,51 +144,7 @@ void blackwell::emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
                   kb.mbarrierArriveExpectTx(full, getCtaStageBytes(t) +
                                                       getScaleStageBytes(g, t));
                 }
-                Value aPtr = kb.bytePtr(
-                    v.smem, kb.mul(stage, kb.i32(getCtaStageBytes(t))));
-                Value bPtr = kb.bytePtr(aPtr, getCtaTileM(t) * t.tileK);
-                Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
-                auto load2d = [&](Value dst, Value map, Value inner,
-                                  Value outer) {
-                  if (pair)
-                    emitTmaLoad(kb, dst, map, {inner, outer}, full,
-                                CtaGroup::Two);
-                  else
-                    kb.tmaLoad2d(dst, map, inner, outer, full);
-                };
-                auto load = [&](const Fp8OperandTile &tile, Value dst,
-                                Value map, Value mnOffset) {
-                  if (tile.major == blackwell::OperandMajor::K) {
-                    load2d(dst, map, kOffset, mnOffset);
-                    return;
-                  }
-                  // Stored [K, MN]: boxes of 128 MN x tile K, one per
-                  // 128-byte chunk of the tile (Fp8OperandTile's layout).
-                  for (int64_t j = 0; j < tile.mnExtent / kSwizzle128BRowBytes; ++j)
-                    load2d(kb.bytePtr(dst, j * kSwizzle128BRowBytes * tile.kExtent),
-                           map, kb.add(mnOffset, kb.i32(j * kSwizzle128BRowBytes)),
-                           kOffset);
-                };
-                load(aTile, aPtr, v.tmaA, mOffset);
-                load(bTile, bPtr, v.tmaB, nOffset);
-                if (p.isBlockScaled()) {
-                  // The atoms of this 128-K block: 3-D boxes (128 bytes,
-                  // 4 atom rows, tile / 128 atoms) at K group kBlock.
-                  Value sfaPtr = kb.bytePtr(
-                      v.scaleBuffer,
-                      kb.mul(stage, kb.i32(getScaleStageBytes(g, t))));
-                  Value sfbPtr =
-                      kb.bytePtr(sfaPtr, getScaleAtomsA(t) * kMXAtomBytes);
-                  Value atomRow = kb.mul(kBlock, kb.i32(4));
-                  emitTmaLoad(kb, sfaPtr, v.aScaleInv,
-                              {kb.i32(0), atomRow,
-                               kb.mul(coord.mTile, kb.i32(getScaleAtomsA(t)))},
-                              full);
-                  emitTmaLoad(kb, sfbPtr, v.bScaleInv,
-                              {kb.i32(0), atomRow,
-                               kb.mul(coord.nTile, kb.i32(getScaleAtomsB(t)))},
-                              full);
-                }
+                emitStageLoads(kb, g, t, v, src, kBlock, stage, full);
                 return SmallVector<Value>{kb.add(iteration, kb.i32(1))};
               });
           return SmallVector<Value>{next[0]};
@@ -148,9 +193,9 @@ void blackwell::emitMmaIssuer(KernelBuilder &kb, const BlackwellGemm &g,
     else
       emitCommit(kb, barrier);
   };
-  kb.forLoop(
-      firstTile(kb, v), v.numTiles, tileStride(kb, v), {kb.i32(0), kb.i32(0)},
-      [&](Value, ValueRange state) {
+  forEachTile(
+      kb, p, t, v, {kb.i32(0), kb.i32(0)},
+      [&](Value, Value, ValueRange state) {
         Value iterationIn = state[0];
         Value tileCount = state[1];
         Value accStage = kb.remu(tileCount, kb.i32(accStages));

@@ -81,6 +81,35 @@ FailureOr<BlackwellGemm> blackwell::getBlackwellGemm(ScaledMatmulOp op) {
   return gemm;
 }
 
+FailureOr<BlackwellGemm>
+blackwell::getBlackwellGemm(GroupedScaledMatmulOp op) {
+  // The verifier admits MX scales on both operands or neither. Blockwise
+  // scales must be UE8M0 already: the pipeline's conversion of f32 ones
+  // (fp8-blockwise-to-mx) takes dense GEMMs only.
+  if (op.getAGranularity().isTile())
+    for (auto [name, scale] :
+         {std::pair<StringRef, Value>{"A", op.getAScaleInv()},
+          {"B", op.getBScaleInv()}})
+      if (!isa<Float8E8M0FNUType>(
+              cast<ShapedType>(scale.getType()).getElementType()))
+        return op.emitOpError()
+               << "the sm_100a grouped kernels run blockwise GEMMs on the "
+                  "block-scaled MMA and take their "
+               << name
+               << " scales as f8E8M0FNU (powers of two, in the MX atom "
+                  "layout of the kernel metadata), got "
+               << scale.getType() << ": run f32 blockwise scales on sm_90a";
+  FailureOr<GemmProblem> problem =
+      GemmProblem::get(op, /*allowMXScales=*/true);
+  if (failed(problem))
+    return failure();
+  problem->blockwiseAsMX = problem->isBlockwise();
+  // K-major operands only (the op's TN form).
+  BlackwellGemm gemm;
+  gemm.problem = *problem;
+  return gemm;
+}
+
 static Fp8Format getFp8Format(Type elementType) {
   return isa<Float8E5M2Type>(elementType) ? Fp8Format::E5M2 : Fp8Format::E4M3;
 }
@@ -145,7 +174,7 @@ static const char *majorName(blackwell::OperandMajor major) {
   return major == blackwell::OperandMajor::K ? "K-major" : "MN-major";
 }
 
-FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
+FailureOr<GemmTiling> blackwell::selectGemmTiling(Operation *op,
                                                   const BlackwellGemm &g,
                                                   GemmConfigAttr config,
                                                   const TargetInfo &target) {
@@ -156,7 +185,7 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
   GemmTiling t;
   if (config) {
     if (config.getStreamK() && config.getStreamK().getValue())
-      return op.emitOpError()
+      return op->emitOpError()
              << "the sm_100a kernels have no stream-K schedule: drop "
                 "`stream_k = true` from the gemm_config";
     t = getGemmTiling(config, outputBytes, canStageOutput);
@@ -183,65 +212,65 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
 
   bool pairCluster = t.clusterM == 2 && t.clusterN == 1;
   if (t.tileM == kPairTileM && !pairCluster)
-    return op.emitOpError()
+    return op->emitOpError()
            << "the sm_100a tile M " << kPairTileM
            << " is the cta_group::2 variant: it needs cluster = 2x1 (a CTA "
               "pair, 128 rows each), got "
            << t.clusterM << "x" << t.clusterN;
   if (t.tileM != kTileM && t.tileM != kPairTileM)
-    return op.emitOpError()
+    return op->emitOpError()
            << "the sm_100a kernels take tile M " << kTileM
            << " (cta_group::1, one TMEM lane per row) or " << kPairTileM
            << " with cluster = 2x1 (cta_group::2), got " << t.tileM;
   if (t.tileK != kTileK)
-    return op.emitOpError() << "the sm_100a kernels take tile K " << kTileK
+    return op->emitOpError() << "the sm_100a kernels take tile K " << kTileK
                             << " (one 128-byte swizzle span), got " << t.tileK;
   if (t.tileN % 16 != 0 || t.tileN < 16 || t.tileN > kMaxMmaN)
-    return op.emitOpError()
+    return op->emitOpError()
            << "the sm_100a kernels take tile N a multiple of 16 in [16, "
            << kMaxMmaN
            << "] (two epilogue warpgroups of whole 8-column groups), got "
            << t.tileN;
   if (t.tileM == kTileM && (t.clusterM != 1 || t.clusterN != 1))
-    return op.emitOpError()
+    return op->emitOpError()
            << "the sm_100a kernels take cluster = 2x1 only with tile M "
            << kPairTileM << " (the cta_group::2 CTA pair); tile M " << kTileM
            << " takes no cluster, got " << t.clusterM << "x" << t.clusterN;
   if (isCtaPair(t) && p.isBlockScaled())
-    return op.emitOpError()
+    return op->emitOpError()
            << "the sm_100a cta_group::2 variant (tile M " << kPairTileM
            << ", cluster 2x1) takes kind::f8f6f4 (per-tensor or row-wise "
               "scales) only; MX and blockwise scales run with tile M "
            << kTileM << " and no cluster";
 
   if (t.stages < 1)
-    return op.emitOpError()
+    return op->emitOpError()
            << "not one pipeline stage of a " << t.tileM << "x" << t.tileN
            << " tile fits in the " << target.maxSharedMemoryPerBlock
            << " bytes of shared memory of the target "
               "(max_shared_memory_per_block of #fp8.target): raise it or "
               "configure a smaller tile";
   if (p.isBlockScaled() && t.tileN % kMXAtomRows != 0)
-    return op.emitOpError()
+    return op->emitOpError()
            << "the sm_100a MXFP8 kernels take tile N a multiple of "
            << kMXAtomRows << " (whole 128-row scale-factor atoms), got "
            << t.tileN;
   std::string error = checkMmaShape(/*blockScaled=*/p.isBlockScaled(),
                                     getCtaGroup(t), t.tileM, t.tileN, g.bMajor);
   if (!error.empty())
-    return op.emitOpError() << "tcgen05.mma cannot run the tile: " << error;
+    return op->emitOpError() << "tcgen05.mma cannot run the tile: " << error;
   for (auto [name, tile] :
        {std::pair<StringRef, Fp8OperandTile>{"A", getATile(g, t)},
         {"B", getBTile(g, t)}}) {
     error = checkFp8OperandTile(tile);
     if (!error.empty())
-      return op.emitOpError()
+      return op->emitOpError()
              << "the " << majorName(tile.major) << " " << name << " tile ("
              << tile.mnExtent << " x " << tile.kExtent
              << ", 128-byte swizzle) cannot feed tcgen05.mma: " << error;
     if (tile.major == blackwell::OperandMajor::MN &&
         tile.mnExtent % kSwizzle128BRowBytes != 0)
-      return op.emitOpError()
+      return op->emitOpError()
              << "an MN-major " << name
              << " tile is loaded in 128-element TMA boxes: expected tile "
              << (name == "A" ? "M" : "N") << " a multiple of 128, got "
@@ -253,19 +282,19 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(ScaledMatmulOp op,
                 .has_value()
           : encodeInstrDescriptor(getInstrDescriptor(g, t), &error).has_value();
   if (!encoded)
-    return op.emitOpError() << "no tcgen05 instruction descriptor: " << error;
+    return op->emitOpError() << "no tcgen05 instruction descriptor: " << error;
   if (p.isBlockScaled()) {
     if (!getBlockScaledTmemPlan(t, /*accumulatorStages=*/1, &error))
-      return op.emitOpError()
+      return op->emitOpError()
              << "an accumulator of " << t.tileN << " columns and " << t.stages
              << " scale-factor slots do not fit Tensor Memory: " << error;
   } else if (!tmemAllocationColumns(kAccumulatorStages * t.tileN)) {
-    return op.emitOpError() << "two accumulators of " << t.tileN
+    return op->emitOpError() << "two accumulators of " << t.tileN
                             << " columns do not fit Tensor Memory";
   }
   int64_t smem = getDynamicSharedMemoryBytes(g, t);
   if (smem > target.maxSharedMemoryPerBlock)
-    return op.emitOpError()
+    return op->emitOpError()
            << "the kernel configuration needs " << smem
            << " bytes of shared memory, more than the "
            << target.maxSharedMemoryPerBlock << " " << target.chip.name

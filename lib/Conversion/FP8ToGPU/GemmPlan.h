@@ -20,7 +20,7 @@ struct GemmKernelPlan {
 FailureOr<GemmKernelPlan> planGemmKernel(ScaledMatmulOp op,
                                          const TargetInfo &target);
 
-/// The same for an fp8.grouped_scaled_matmul (sm_90a kernels only).
+/// The same for an fp8.grouped_scaled_matmul.
 FailureOr<GemmKernelPlan> planGroupedGemmKernel(GroupedScaledMatmulOp op,
                                                 const TargetInfo &target);
 /// Replaces such an `op` by the same GEMM with an f32 result (and its amax

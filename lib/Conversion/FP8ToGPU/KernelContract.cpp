@@ -94,35 +94,51 @@ static LogicalResult checkIndexRanges(ScaledMatmulOp op,
   return success();
 }
 
+/// The sm_100a kernel of a dense or grouped GEMM `op`.
+template <typename OpTy>
+static FailureOr<GemmKernelPlan> planBlackwellKernel(OpTy op,
+                                                     const TargetInfo &target) {
+  FailureOr<blackwell::BlackwellGemm> gemm = blackwell::getBlackwellGemm(op);
+  if (failed(gemm))
+    return failure();
+  FailureOr<GemmTiling> tiling =
+      blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr(), target);
+  if (failed(tiling))
+    return failure();
+  return GemmKernelPlan{*gemm, *tiling};
+}
+
+/// The sm_90a kernel of `problem`, the GEMM of `op`.
+static FailureOr<GemmKernelPlan>
+planHopperKernel(Operation *op, FailureOr<GemmProblem> problem,
+                 GemmConfigAttr config, const TargetInfo &target) {
+  if (failed(problem))
+    return failure();
+  FailureOr<GemmTiling> tiling =
+      hopper::selectGemmTiling(op, *problem, config, target);
+  if (failed(tiling))
+    return failure();
+  GemmKernelPlan plan;
+  plan.gemm.problem = *problem;
+  plan.tiling = *tiling;
+  return plan;
+}
+
 FailureOr<GemmKernelPlan> mlir::fp8::planGemmKernel(ScaledMatmulOp op,
                                                     const TargetInfo &target) {
   const ChipInfo &chip = target.chip;
-  GemmKernelPlan plan;
+  FailureOr<GemmKernelPlan> plan = failure();
   if (chip.architecture == Architecture::Blackwell) {
-    FailureOr<blackwell::BlackwellGemm> gemm = blackwell::getBlackwellGemm(op);
-    if (failed(gemm))
-      return failure();
-    FailureOr<GemmTiling> tiling =
-        blackwell::selectGemmTiling(op, *gemm, op.getConfigAttr(), target);
-    if (failed(tiling))
-      return failure();
-    plan = {*gemm, *tiling};
+    plan = planBlackwellKernel(op, target);
   } else {
     if (op.getAMajor() != OperandMajor::K || op.getBMajor() != OperandMajor::K)
       return op.emitOpError() << chip.name
                               << " reads FP8 MMA operands K-major only (TN): "
                                  "run fp8-verify-target for the fix";
-    FailureOr<GemmProblem> problem = GemmProblem::get(op);
-    if (failed(problem))
-      return failure();
-    FailureOr<GemmTiling> tiling =
-        hopper::selectGemmTiling(op, *problem, op.getConfigAttr(), target);
-    if (failed(tiling))
-      return failure();
-    plan.gemm.problem = *problem;
-    plan.tiling = *tiling;
+    plan = planHopperKernel(op, GemmProblem::get(op), op.getConfigAttr(),
+                            target);
   }
-  if (failed(checkIndexRanges(op, plan)))
+  if (failed(plan) || failed(checkIndexRanges(op, *plan)))
     return failure();
   return plan;
 }
@@ -130,20 +146,40 @@ FailureOr<GemmKernelPlan> mlir::fp8::planGemmKernel(ScaledMatmulOp op,
 FailureOr<GemmKernelPlan>
 mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
                                  const TargetInfo &target) {
-  const ChipInfo &chip = target.chip;
-  if (chip.architecture != Architecture::Hopper)
-    return op.emitOpError() << "grouped GEMMs have sm_90a kernels only, not "
-                            << chip.name << " ones";
-  if (op.getLayout() == GroupedLayout::KGrouped)
-    return op.emitOpError() << "the k_grouped layout has no kernel yet";
-  FailureOr<GemmProblem> problem = GemmProblem::get(op);
-  if (failed(problem))
+  FailureOr<GemmKernelPlan> planOrFailure = failure();
+  if (target.chip.architecture == Architecture::Blackwell) {
+    if (op.getLayout() != GroupedLayout::MContiguous)
+      return op.emitOpError()
+             << "the " << target.chip.name
+             << " grouped kernels take the m_contiguous layout only, not "
+             << stringifyGroupedLayout(op.getLayout())
+             << " (its kernels are sm_90a ones)";
+    // The sm_100a epilogue has no FP8 quantization, and two phases would
+    // leave the padding rows of an f32 D for the quantization to read.
+    if (op.hasFP8Result())
+      return op.emitOpError()
+             << "the " << target.chip.name
+             << " grouped kernels write a bf16, f16 or f32 result, got "
+             << op.getResult().getType()
+             << ": produce an f32 result and quantize the rows of each "
+                "group, or run the FP8 result on sm_90a";
+    planOrFailure = planBlackwellKernel(op, target);
+  } else {
+    if (op.getAGranularity().isTile())
+      for (Value scale : {op.getAScaleInv(), op.getBScaleInv()})
+        if (!cast<ShapedType>(scale.getType()).getElementType().isF32())
+          return op.emitOpError()
+                 << "the " << target.chip.name
+                 << " grouped kernels read blockwise scales as f32, got "
+                 << scale.getType();
+    planOrFailure = planHopperKernel(op, GemmProblem::get(op),
+                                     op.getConfigAttr(), target);
+  }
+  if (failed(planOrFailure))
     return failure();
-  GemmConfigAttr config = op.getConfigAttr();
-  FailureOr<GemmTiling> tiling =
-      hopper::selectGemmTiling(op, *problem, config, target);
-  if (failed(tiling))
-    return failure();
+  GemmKernelPlan plan = *planOrFailure;
+  const GemmProblem *problem = &plan.gemm.problem;
+  const GemmTiling *tiling = &plan.tiling;
   // Every tile's rows lie in one group (tile M divides the groups'
   // alignment); a cluster's CTAs would share a B tile across two groups.
   if (kGroupRowAlignment % tiling->tileM != 0 || tiling->clusterM != 1 ||
@@ -155,6 +191,11 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
               "tile M "
            << tiling->tileM << ", cluster " << tiling->clusterM << "x"
            << tiling->clusterN << (tiling->streamK ? ", stream-K" : "");
+  // k_grouped: a tile's K blocks are its group's (sizes multiples of 128).
+  if (problem->isKGrouped() && kBlockwiseScaleBlock % tiling->tileK != 0)
+    return op.emitOpError() << "the k_grouped kernels take tile K dividing "
+                            << kBlockwiseScaleBlock << " (the groups' column alignment), "
+                            << "got tile K " << tiling->tileK;
   std::optional<int64_t> scales = llvm::checkedMul(
       problem->getBScaleElementsPerGroup(), problem->numGroups);
   std::optional<int64_t> bRows =
@@ -165,9 +206,6 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
            << "G = " << problem->numGroups << " groups of N = " << problem->n
            << " exceed the 32-bit indices of the grouped kernels (B rows and "
               "B scales): split the groups";
-  GemmKernelPlan plan;
-  plan.gemm.problem = *problem;
-  plan.tiling = *tiling;
   return plan;
 }
 

@@ -7,7 +7,10 @@
 // collective's input and output as memrefs. One-shot bufferization turns it
 // into a call on buffers, which fp8-build-host-program writes as a
 // collective step of module.json; the runtime runs it through the caller's
-// collective backend (NCCL).
+// collective backend (NCCL). A gather, scatter or slice along an inner
+// dimension, whose pieces are not contiguous, also gets strided copies
+// (declarations of kind "copy2d", `copy2d` steps) between the whole tensor
+// and a contiguous buffer of the pieces that NCCL moves.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8LOWERCOLLECTIVES
@@ -101,19 +105,187 @@ static FailureOr<Collective> describe(Operation *op) {
       .Default([](Operation *) { return failure(); });
 }
 
-/// Each device's piece must be one contiguous run of the row-major whole
+/// Whether each device's piece is one contiguous run of the row-major whole
 /// (every extent before `axis` is 1), as NCCL's collectives take it.
-static LogicalResult checkContiguous(Operation *op, const Collective &c,
-                                     RankedTensorType whole) {
-  for (int64_t d = 0; d < c.axis; ++d)
+static bool isContiguous(RankedTensorType whole, int64_t axis) {
+  for (int64_t d = 0; d < axis; ++d)
     if (whole.getDimSize(d) != 1)
-      return op->emitOpError()
-             << "splits " << whole << " along dimension " << c.axis
-             << ": a device's piece is not contiguous in row-major order, "
-                "which NCCL's all-gather and reduce-scatter need (split along "
-                "the outermost dimension, e.g. the rowwise data rather than "
-                "the transposed columnwise copy)";
-  return success();
+      return false;
+  return true;
+}
+
+namespace {
+/// A split along an inner dimension as 2-D geometry of the row-major whole
+/// `[rows, wholeRow]` (rows: the extents before the axis multiplied,
+/// wholeRow: those from the axis on): each device's piece is `rows` rows of
+/// `pieceRow` elements, the piece of rank r starting at column r * pieceRow.
+struct Strided {
+  int64_t rows = 1, wholeRow = 1, pieceRow = 1;
+};
+} // namespace
+
+static FailureOr<Strided> getStrided(Operation *op, RankedTensorType whole,
+                                     int64_t axis, int64_t size) {
+  Strided s;
+  std::optional<int64_t> product = 1;
+  for (int64_t d = 0; d < whole.getRank() && product; ++d) {
+    product = llvm::checkedMul(*product, whole.getDimSize(d));
+    if (d + 1 == axis && product)
+      s.rows = *product;
+  }
+  if (!product || size < 1)
+    return op->emitOpError() << "splits " << whole
+                             << ", whose element count overflows";
+  if (*product == 0)
+    return op->emitOpError() << "splits " << whole
+                             << ", which has no elements";
+  s.wholeRow = *product / s.rows;
+  if (s.wholeRow % size != 0)
+    return op->emitOpError()
+           << "splits " << whole << " along dimension " << axis << " into "
+           << size << " pieces, which do not divide its rows of "
+           << s.wholeRow << " elements";
+  s.pieceRow = s.wholeRow / size;
+  return s;
+}
+
+/// The declaration @<base>[_N] of `type` tagged `attr`: an existing one of
+/// the same type and attribute, or a new one whose second argument is
+/// accessed as `targetAccess`.
+static func::FuncOp getDeclaration(ModuleOp module, Location loc,
+                                   StringRef base, FunctionType type,
+                                   DictionaryAttr attr,
+                                   StringRef targetAccess) {
+  Builder b(module.getContext());
+  for (int n = 0;; ++n) {
+    std::string name = n ? (base + "_" + Twine(n)).str() : base.str();
+    auto existing = module.lookupSymbol<func::FuncOp>(name);
+    if (existing && existing.getFunctionType() == type &&
+        existing->getAttr(kCollectiveAttrName) == attr)
+      return existing;
+    if (existing)
+      continue;
+    OpBuilder builder(module.getContext());
+    builder.setInsertionPointToStart(module.getBody());
+    auto decl = func::FuncOp::create(builder, loc, name, type);
+    decl.setPrivate();
+    decl.setArgAttr(0, bufferization::BufferizationDialect::kBufferAccessAttrName,
+                    b.getStringAttr("read"));
+    decl.setArgAttr(1, bufferization::BufferizationDialect::kBufferAccessAttrName,
+                    b.getStringAttr(targetAccess));
+    decl->setAttr(kCollectiveAttrName, attr);
+    return decl;
+  }
+}
+
+static MemRefType getMemRefType(RankedTensorType type) {
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
+/// `fp8.launch @decl(input, init) outputs [1]` with `init` a new
+/// tensor.empty of `output`'s type unless given.
+static Value createLaunch(OpBuilder &builder, Location loc, func::FuncOp decl,
+                          Value input, RankedTensorType output,
+                          Value init = Value()) {
+  if (!init)
+    init = tensor::EmptyOp::create(builder, loc, output.getShape(),
+                                   output.getElementType());
+  SmallVector<Type> resultTypes = {output};
+  SmallVector<Value> operands = {input, init};
+  SmallVector<int64_t> outputs = {1};
+  return LaunchOp::create(builder, loc, resultTypes, decl.getSymName(),
+                          operands, outputs)
+      ->getResult(0);
+}
+
+namespace {
+/// The group of a collective and its attributes.
+struct Group {
+  FlatSymbolRefAttr grid;
+  SmallVector<int64_t> axes;
+  int64_t size;
+
+  SmallVector<NamedAttribute> fields(Builder &b, StringRef prefix = "") const {
+    return {b.getNamedAttr((prefix + "grid").str(), grid),
+            b.getNamedAttr((prefix + "grid_axes").str(),
+                           b.getDenseI64ArrayAttr(axes)),
+            b.getNamedAttr((prefix + "group_size").str(),
+                           b.getI64IntegerAttr(size))};
+  }
+};
+
+/// One strided copy (a `copy2d` step), in elements.
+struct Copy2D {
+  int64_t rows, rowElements, sourceOffset, sourcePitch, targetOffset,
+      targetPitch;
+};
+} // namespace
+
+/// A launch of a `copy2d` declaration from `input` into `init` (or a new
+/// tensor of `output`'s type); with `slice`, the source offset advances by
+/// the device's rank times the row.
+static Value createCopy2D(OpBuilder &builder, Location loc, const Copy2D &c,
+                          Value input, RankedTensorType output, Value init,
+                          const Group *slice) {
+  Builder b(builder.getContext());
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("kind", b.getStringAttr("copy2d")),
+      b.getNamedAttr("rows", b.getI64IntegerAttr(c.rows)),
+      b.getNamedAttr("row_elements", b.getI64IntegerAttr(c.rowElements)),
+      b.getNamedAttr("source_offset", b.getI64IntegerAttr(c.sourceOffset)),
+      b.getNamedAttr("source_pitch", b.getI64IntegerAttr(c.sourcePitch)),
+      b.getNamedAttr("target_offset", b.getI64IntegerAttr(c.targetOffset)),
+      b.getNamedAttr("target_pitch", b.getI64IntegerAttr(c.targetPitch))};
+  if (slice)
+    llvm::append_range(fields, slice->fields(b, "slice_"));
+  auto type = b.getFunctionType(
+      {getMemRefType(cast<RankedTensorType>(input.getType())),
+       getMemRefType(output)},
+      {});
+  func::FuncOp decl = getDeclaration(
+      builder.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>(),
+      loc, "fp8_copy2d", type, b.getDictionaryAttr(fields), "read-write");
+  return createLaunch(builder, loc, decl, input, output, init);
+}
+
+/// A collective along an inner dimension: NCCL's all-gather into, or its
+/// reduce-scatter out of, a contiguous `[size, rows, pieceRow]` buffer, with
+/// one strided copy per piece between it and the whole; a slice is one
+/// strided copy at the device's column block.
+static Value lowerStrided(OpBuilder &builder, Operation *op,
+                          const Collective &c, const Group &group,
+                          const Strided &s, func::FuncOp contiguous) {
+  Location loc = op->getLoc();
+  auto input = cast<RankedTensorType>(c.input.getType());
+  auto output = cast<RankedTensorType>(op->getResult(0).getType());
+  if (c.kind == "all_slice")
+    return createCopy2D(builder, loc,
+                        {s.rows, s.pieceRow, 0, s.wholeRow, 0, s.pieceRow},
+                        c.input, output, Value(), &group);
+  // Piece p of the whole: rows of pieceRow at column p * pieceRow; in the
+  // buffer: the p-th contiguous [rows, pieceRow].
+  auto piece = [&](int64_t p, bool toWhole) {
+    int64_t inBuffer = p * s.rows * s.pieceRow, inWhole = p * s.pieceRow;
+    return toWhole ? Copy2D{s.rows,      s.pieceRow, inBuffer,
+                            s.pieceRow,  inWhole,    s.wholeRow}
+                   : Copy2D{s.rows,     s.pieceRow, inWhole,
+                            s.wholeRow, inBuffer,   s.pieceRow};
+  };
+  auto staging = RankedTensorType::get({group.size, s.rows, s.pieceRow},
+                                       input.getElementType());
+  if (c.kind == "all_gather") {
+    Value gathered = createLaunch(builder, loc, contiguous, c.input, staging);
+    Value whole;
+    for (int64_t p = 0; p < group.size; ++p)
+      whole = createCopy2D(builder, loc, piece(p, /*toWhole=*/true), gathered,
+                           output, whole, nullptr);
+    return whole;
+  }
+  Value pieces;
+  for (int64_t p = 0; p < group.size; ++p)
+    pieces = createCopy2D(builder, loc, piece(p, /*toWhole=*/false), c.input,
+                          staging, pieces, nullptr);
+  return createLaunch(builder, loc, contiguous, pieces, output);
 }
 
 static LogicalResult lowerCollective(Operation *op,
@@ -130,62 +302,52 @@ static LogicalResult lowerCollective(Operation *op,
   if (!grid || ShapedType::isDynamicShape(grid.getShape()))
     return op->emitOpError() << "names grid " << c->grid
                              << ", which is not a shard.grid of static shape";
-  int64_t size = shard::collectiveProcessGroupSize(c->axes, grid);
-  if (c->kind == "all_gather" || c->kind == "reduce_scatter" ||
-      c->kind == "all_slice") {
+  Group group{c->grid, SmallVector<int64_t>(c->axes.begin(), c->axes.end()),
+              shard::collectiveProcessGroupSize(c->axes, grid)};
+  // Along an inner dimension: NCCL moves a contiguous [size, rows, pieceRow]
+  // buffer, strided copies put the pieces in place.
+  std::optional<Strided> strided;
+  if (c->axis >= 0) {
     RankedTensorType whole = c->kind == "all_gather" ? output : input;
-    if (failed(checkContiguous(op, *c, whole)))
-      return failure();
+    if (!isContiguous(whole, c->axis)) {
+      FailureOr<Strided> s = getStrided(op, whole, c->axis, group.size);
+      if (failed(s))
+        return failure();
+      strided = *s;
+    }
   }
   Builder b(op->getContext());
-  SmallVector<int64_t> axes(c->axes.begin(), c->axes.end());
-  SmallVector<NamedAttribute> fields = {
-      b.getNamedAttr("kind", b.getStringAttr(c->kind)),
-      b.getNamedAttr("grid", c->grid),
-      b.getNamedAttr("grid_axes", b.getDenseI64ArrayAttr(axes)),
-      b.getNamedAttr("group_size", b.getI64IntegerAttr(size))};
+  SmallVector<NamedAttribute> fields = group.fields(b);
+  fields.push_back(b.getNamedAttr("kind", b.getStringAttr(c->kind)));
   if (!c->reduction.empty())
     fields.push_back(
         b.getNamedAttr("reduction", b.getStringAttr(c->reduction)));
   DictionaryAttr attr = b.getDictionaryAttr(fields);
 
-  // One declaration per collective and types: @fp8_<kind>_<grid>[_N].
+  // One declaration per collective and types: @fp8_<kind>_<grid>[_N]; the
+  // contiguous buffer's type for a strided gather or scatter.
   ModuleOp module = op->getParentOfType<ModuleOp>();
-  FunctionType type = b.getFunctionType(
-      {MemRefType::get(input.getShape(), input.getElementType()),
-       MemRefType::get(output.getShape(), output.getElementType())},
-      {});
-  std::string base = ("fp8_" + c->kind + "_" + c->grid.getValue()).str();
-  func::FuncOp decl;
-  for (int n = 0; !decl; ++n) {
-    std::string name = n ? base + "_" + std::to_string(n) : base;
-    auto existing = module.lookupSymbol<func::FuncOp>(name);
-    if (!existing) {
-      OpBuilder builder(module.getContext());
-      builder.setInsertionPointToStart(module.getBody());
-      decl = func::FuncOp::create(builder, op->getLoc(), name, type);
-      decl.setPrivate();
-      decl.setArgAttr(
-          0, bufferization::BufferizationDialect::kBufferAccessAttrName,
-          b.getStringAttr("read"));
-      decl.setArgAttr(
-          1, bufferization::BufferizationDialect::kBufferAccessAttrName,
-          b.getStringAttr("write"));
-      decl->setAttr(kCollectiveAttrName, attr);
-    } else if (existing.getFunctionType() == type &&
-               existing->getAttr(kCollectiveAttrName) == attr) {
-      decl = existing;
-    }
-  }
+  MemRefType source = getMemRefType(input), target = getMemRefType(output);
+  if (strided && c->kind == "all_gather")
+    target = MemRefType::get({group.size, strided->rows, strided->pieceRow},
+                             output.getElementType());
+  if (strided && c->kind == "reduce_scatter")
+    source = MemRefType::get({group.size, strided->rows, strided->pieceRow},
+                             input.getElementType());
   OpBuilder builder(op);
-  Value init = tensor::EmptyOp::create(builder, op->getLoc(), output.getShape(),
-                                       output.getElementType());
-  SmallVector<Type> resultTypes = {output};
-  SmallVector<Value> operands = {c->input, init};
-  SmallVector<int64_t> outputs = {1};
-  auto launch = LaunchOp::create(builder, op->getLoc(), resultTypes,
-                                 decl.getSymName(), operands, outputs);
-  op->getResult(0).replaceAllUsesWith(launch->getResult(0));
+  Value result;
+  if (strided && c->kind == "all_slice") {
+    result = lowerStrided(builder, op, *c, group, *strided, func::FuncOp());
+  } else {
+    func::FuncOp decl = getDeclaration(
+        module, op->getLoc(),
+        ("fp8_" + c->kind + "_" + c->grid.getValue()).str(),
+        b.getFunctionType({source, target}, {}), attr, "write");
+    result = strided ? lowerStrided(builder, op, *c, group, *strided, decl)
+                     : createLaunch(builder, op->getLoc(), decl, c->input,
+                                    output);
+  }
+  op->getResult(0).replaceAllUsesWith(result);
   op->erase();
   return success();
 }
@@ -210,6 +372,21 @@ struct FP8LowerCollectivesPass
     bool failed = false;
     for (Operation *op : getCollectives(getOperation()))
       failed |= mlir::failed(lowerCollective(op, symbols));
+    // Sharding annotations fp8-shard-quantize did not lower (one that no
+    // quantization reads) have no step.
+    getOperation().walk([&](Operation *op) {
+      if (!isa<shard::ShardOp, shard::ShardingOp>(op))
+        return;
+      InFlightDiagnostic diag = op->emitError() << "'" << op->getName() << "'";
+      if (auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid"))
+        diag << " on grid " << grid;
+      diag << ": the compiled host program (module.json) runs the "
+              "collectives all_reduce, all_gather, reduce_scatter and "
+              "all_slice only; a sharding annotation is lowered where an "
+              "fp8.quantize (or an fp8.linear input) reads it "
+              "(fp8-shard-quantize)";
+      failed = true;
+    });
     if (failed)
       signalPassFailure();
   }

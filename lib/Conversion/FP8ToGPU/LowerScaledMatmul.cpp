@@ -101,7 +101,7 @@ buildHopperKernel(Operation *op, GemmConfigAttr config, bool withVariants,
 }
 
 /// sm_100a: tcgen05 kernels (lib/Conversion/FP8ToBlackwell).
-static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
+static FailureOr<std::string> buildBlackwellKernel(Operation *op,
                                                    const TargetInfo &target,
                                                    const GemmKernelPlan &plan,
                                                    gpu::GPUModuleOp kernels) {
@@ -111,9 +111,9 @@ static FailureOr<std::string> buildBlackwellKernel(ScaledMatmulOp op,
   if (!kernels.lookupSymbol(name)) {
     OpBuilder builder(op);
     gpu::GPUFuncOp kernel = blackwell::buildGemmKernel(
-        builder, op.getLoc(), kernels, name, *gemm, *tiling);
+        builder, op->getLoc(), kernels, name, *gemm, *tiling);
     kernel->setAttr(kKernelMetadataAttrName,
-                    getKernelMetadataAttr(op.getContext(),
+                    getKernelMetadataAttr(op->getContext(),
                                           blackwell::buildKernelMetadata(
                                               name, target.chip, *gemm,
                                               *tiling)));
@@ -137,22 +137,26 @@ lowerToLaunch(Operation *op, Value d,
   SmallVector<Value> operands(op->getOperands());
   SmallVector<LauncherAccess> access(operands.size(), LauncherAccess::Read);
   auto resultType = cast<RankedTensorType>(d.getType());
-  SmallVector<Value> dynamicSizes;
+  SmallVector<Value> dynamicSizes, extents(extentOf.size());
   for (auto [dim, source] : llvm::enumerate(extentOf))
-    if (resultType.isDynamicDim(dim))
-      dynamicSizes.push_back(
-          tensor::DimOp::create(builder, loc, source.first, source.second));
+    if (resultType.isDynamicDim(dim)) {
+      extents[dim] =
+          tensor::DimOp::create(builder, loc, source.first, source.second);
+      dynamicSizes.push_back(extents[dim]);
+    }
   operands.push_back(tensor::EmptyOp::create(builder, loc,
                                              resultType.getShape(),
                                              resultType.getElementType(),
                                              dynamicSizes));
   access.push_back(LauncherAccess::Write);
-  // An FP8 D's scale_inv: a scalar, or [M, ceil(N/128)] (M as D's).
+  // An FP8 D's scale_inv: a scalar, or [M, ceil(N/128)] ([G, M,
+  // ceil(N/128)]; the extents before the last as D's).
   if (scaleInv) {
     auto type = cast<RankedTensorType>(scaleInv.getType());
     SmallVector<Value> sizes;
-    if (type.getRank() == 2 && type.isDynamicDim(0))
-      sizes.push_back(dynamicSizes.front());
+    for (int64_t dim = 0; dim + 1 < type.getRank(); ++dim)
+      if (type.isDynamicDim(dim))
+        sizes.push_back(extents[dim]);
     operands.push_back(tensor::EmptyOp::create(builder, loc, type.getShape(),
                                                type.getElementType(), sizes));
     access.push_back(LauncherAccess::Write);
@@ -226,26 +230,32 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
   return success();
 }
 
-/// A grouped GEMM on tensors: an fp8.launch of its kernel writing D into a
-/// new tensor (the kernel skips padding rows and, masked, the rows past
-/// each group's count: they hold whatever the allocation held).
+/// A grouped GEMM on tensors: an fp8.launch of its kernel writing D (and an
+/// FP8 D's scale_inv) into a new tensor (the kernel skips padding rows and,
+/// masked, the rows past each group's count: they hold whatever the
+/// allocation held).
 LogicalResult LowerScaledMatmulPass::lower(GroupedScaledMatmulOp op,
                                            const TargetInfo &target,
                                            gpu::GPUModuleOp kernels) {
   FailureOr<std::string> name = failure();
   if (FailureOr<GemmKernelPlan> plan = planGroupedGemmKernel(op, target);
       succeeded(plan))
-    name = buildHopperKernel(op, op.getConfigAttr(), /*withVariants=*/false,
-                             target, *plan, kernels);
+    name = target.chip.architecture == Architecture::Blackwell
+               ? buildBlackwellKernel(op, target, *plan, kernels)
+               : buildHopperKernel(op, op.getConfigAttr(),
+                                   /*withVariants=*/false, target, *plan,
+                                   kernels);
   if (failed(name))
     return failure();
-  // D is [M, N] ([G, M, N] masked): G and N from B, M from A.
+  // D is [M, N] ([G, M, N] masked): G and N from B, M from A. k_grouped:
+  // [G, M, N], G from the sizes, M from A, N from B.
   SmallVector<std::pair<Value, int64_t>> extentOf = {{op.getA(), 0},
                                                      {op.getB(), 1}};
   if (op.getLayout() == GroupedLayout::MMasked)
     extentOf = {{op.getB(), 0}, {op.getA(), 1}, {op.getB(), 1}};
-  return lowerToLaunch(op, op.getResult(), extentOf,
-                       /*scaleInv=*/Value(),
+  else if (op.getLayout() == GroupedLayout::KGrouped)
+    extentOf = {{op.getGroups(), 0}, {op.getA(), 0}, {op.getB(), 0}};
+  return lowerToLaunch(op, op.getResult(), extentOf, op.getResultScaleInv(),
                        /*amax=*/Value(), kernels, *name);
 }
 

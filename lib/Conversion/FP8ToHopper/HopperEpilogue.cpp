@@ -2,6 +2,7 @@
 
 #include "FP8/Conversion/FP8ToHopper/HopperEpilogue.h"
 #include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
+#include "FP8/Conversion/FP8ToHopper/HopperSwapAB.h"
 #include "FP8/Conversion/FP8ToHopper/WGMMA.h"
 #include "FP8/Conversion/KernelSkeleton/GemmEpilogue.h"
 #include "FP8/Conversion/KernelSkeleton/GemmOutputQuantization.h"
@@ -19,6 +20,19 @@ static Value packPair(KernelBuilder &kb, Value v0, Value v1, Type outType) {
   if (!outType.isF32())
     vec = LLVM::BitcastOp::create(kb.builder(), kb.builder().getI32Type(), vec);
   return vec;
+}
+
+Value hopper::emitScaledOutput(KernelBuilder &kb, const GemmProblem &p,
+                               Value x, ArrayRef<Value> scales, Value bias) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  for (Value scale : scales)
+    if (scale)
+      x = arith::MulFOp::create(b, x, scale);
+  if (bias)
+    x = arith::AddFOp::create(b, x, bias);
+  if (p.activation)
+    x = emitActivation(kb, *p.activation, x);
+  return x;
 }
 
 /// Converts the f32 pair to the output type and stores it at `ptr`.
@@ -61,18 +75,9 @@ emitEpilogueValues(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
     for (int h = 0; h < 2; ++h) {
       for (int e = 0; e < 2; ++e) {
         int64_t i = 4 * j + 2 * h + e;
-        Value x = LLVM::ExtractValueOp::create(b, result, i);
-        if (tensorScale)
-          x = arith::MulFOp::create(b, x, tensorScale);
-        if (rowScale[h])
-          x = arith::MulFOp::create(b, x, rowScale[h]);
-        if (colScale[e])
-          x = arith::MulFOp::create(b, x, colScale[e]);
-        if (biasValue[e])
-          x = arith::AddFOp::create(b, x, biasValue[e]);
-        if (p.activation)
-          x = emitActivation(kb, *p.activation, x);
-        values[i] = x;
+        values[i] = emitScaledOutput(
+            kb, p, LLVM::ExtractValueOp::create(b, result, i),
+            {tensorScale, rowScale[h], colScale[e]}, biasValue[e]);
       }
     }
   }
@@ -221,7 +226,8 @@ static void emitTileAmax(KernelBuilder &kb, const GemmProblem &p,
 /// columns of a block are held by the four lanes of a quad (32 values each),
 /// so the block amax is the thread's maximum reduced over the quad by two
 /// shuffles. One lane per quad stores the block's scale_inv, MN-major
-/// [ceil(N/128), roundup(M, 4)].
+/// [ceil(N/128), roundup(M, 4)] (m_masked: the group's, M its rows, not its
+/// count).
 static SmallVector<SmallVector<Value>>
 emitFP8Multipliers(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                    const KernelValues &v, const EpilogueThread &thread,
@@ -235,7 +241,8 @@ emitFP8Multipliers(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
       multiplier[h].assign(t.tileN / kScaleBlock + 1, scale);
     return multiplier;
   }
-  Value mPadded = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
+  Value mPadded = kb.mul(kb.ceilDiv(p.isMasked() ? v.groupM : v.m,
+                                    kMNMajorScaleAlignment),
                          kb.i32(kMNMajorScaleAlignment));
   Value isQuadLeader = kb.eq(kb.remu(thread.lane, kb.i32(4)), kb.i32(0));
   int64_t groupsPerBlock = kScaleBlock / 8;
@@ -319,6 +326,8 @@ void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
                               const GemmTiling &t, const KernelValues &v,
                               const EpilogueThread &thread, Value unit,
                               ArrayRef<Value> results) {
+  if (t.swapAB)
+    return emitSwapABTileEpilogue(kb, p, t, v, thread, unit, results.front());
   // The tile's place, computed only now: the mainloop reads nothing of
   // it (its scales come through the stages), so nothing of it stays
   // live across the loop, where the accumulators take the registers.

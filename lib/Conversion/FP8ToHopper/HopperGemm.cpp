@@ -82,14 +82,25 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
     v.firstUnit = kb.blockIdX();
     v.unitStride = kb.gridDimX();
   }
-  Value numMTiles = kb.ceilDiv(v.m, t.tileM);
-  // m_masked: G groups of M rows each (emitMaskedTile).
   if (p.isMasked()) {
+    // m_masked: G groups of M rows each, of which the units with valid rows
+    // are walked (emitMaskedUnitCount).
     v.groupM = v.m;
-    numMTiles = kb.mul(numMTiles, kb.i32(p.numGroups));
+    v.numUnits =
+        emitMaskedUnitCount(kb, v.groupIndex, v.groupM, p.numGroups,
+                            t.tileM * t.clusterM, getNumNUnits(p, t));
+  } else {
+    Value numMTiles = kb.ceilDiv(v.m, t.tileM);
+    // k_grouped: G groups of M rows each, every tile walked
+    // (emitKGroupedTile).
+    if (p.isKGrouped()) {
+      v.groupM = v.m;
+      numMTiles = kb.mul(numMTiles, kb.i32(p.numGroups));
+    }
+    v.numMUnits =
+        t.clusterM > 1 ? kb.ceilDiv(numMTiles, t.clusterM) : numMTiles;
+    v.numUnits = kb.mul(v.numMUnits, kb.i32(getNumNUnits(p, t)));
   }
-  v.numMUnits = t.clusterM > 1 ? kb.ceilDiv(numMTiles, t.clusterM) : numMTiles;
-  v.numUnits = kb.mul(v.numMUnits, kb.i32(getNumNUnits(p, t)));
   if (t.streamK) {
     v.streamKSchedule = kb.bytePtr(v.smem, getStreamKScheduleOffset(t));
     kb.ifThen(kb.eq(v.tid, kb.i32(0)),

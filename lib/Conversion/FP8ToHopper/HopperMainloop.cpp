@@ -3,6 +3,7 @@
 #include "FP8/Conversion/FP8ToHopper/HopperMainloop.h"
 #include "FP8/Conversion/FP8ToHopper/HopperEpilogue.h"
 #include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
+#include "FP8/Conversion/FP8ToHopper/HopperSwapAB.h"
 #include "FP8/Conversion/FP8ToHopper/HopperTiling.h"
 #include "FP8/Conversion/FP8ToHopper/WGMMA.h"
 #include "FP8/Conversion/KernelSkeleton/GemmEpilogue.h"
@@ -10,7 +11,6 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include <array>
-#include <functional>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -34,8 +34,9 @@ static void forEachFreeStage(
       kb, p, t, v, {kb.i32(0)},
       [&](const WorkSegment &segment, ValueRange state) {
         TileCoordinate coord = emitTileOfUnit(kb, p, t, v, segment.unit);
+        auto [kBegin, kEnd] = emitGroupKRange(kb, p, coord, segment);
         ValueRange next = kb.forLoop(
-            segment.kBegin, emitGroupKEnd(kb, p, coord, segment), kb.i32(1),
+            kBegin, kEnd, kb.i32(1),
             {state[0]},
             [&](Value kBlock, ValueRange inner) {
               Value iteration = inner[0];
@@ -165,10 +166,11 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
         Value nOffset =
             kb.add(kb.mul(coord.nTile, kb.i32(t.tileN)), bRowOffset);
         // A grouped GEMM's B rows: the group's weight in the stacked
-        // [G * N, K] view, and its scales.
+        // [G * N, K] view, and its scales (k_grouped: one B, the group's
+        // columns).
         Value bRow = nOffset;
         if (coord.group)
-          bRow = kb.add(nOffset, kb.mul(coord.group, kb.i32(p.n)));
+          bRow = emitGroupBRow(kb, p, coord.group, nOffset);
         KernelValues groupValues = getGroupValues(kb, p, v, coord);
         Value full = v.ring.fullBarrier(kb, stage);
         // The scales' tile offset (B's without the cluster rank's share).
@@ -212,18 +214,21 @@ void hopper::emitProducer(KernelBuilder &kb, const GemmProblem &p,
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] { emitTmaProducer(kb, p, t, v); });
 }
 
-/// The B scales of this K block for a thread's fragment columns (1x128 B
-/// tiles), from the stage's scale slot: element 2j + e is the scale of tile
-/// column 8j + colInFragment + e (the columns of accumulator elements
-/// 4j + e and 4j + 2 + e); each even-aligned pair is one 8-byte load.
-static SmallVector<Value> emitColumnScaleLoads(KernelBuilder &kb,
-                                               const GemmTiling &t,
-                                               Value columnScales,
-                                               Value colInFragment) {
+/// The B scales of this K block for a thread's fragment columns in tile
+/// columns [firstColumn, firstColumn + columns) (1x128 B tiles), from the
+/// stage's scale slot: element 2j + e is the scale of tile column
+/// firstColumn + 8j + colInFragment + e (the columns of accumulator
+/// elements 4j + e and 4j + 2 + e past the first column's); each
+/// even-aligned pair is one 8-byte load.
+SmallVector<Value> hopper::emitColumnScaleLoads(KernelBuilder &kb,
+                                                Value columnScales,
+                                                Value colInFragment,
+                                                int64_t firstColumn,
+                                                int64_t columns) {
   ImplicitLocOpBuilder &b = kb.builder();
   auto f32x2 = VectorType::get({2}, b.getF32Type());
   SmallVector<Value> scales;
-  for (int64_t j = 0; j < t.tileN / 8; ++j) {
+  for (int64_t j = firstColumn / 8; j < (firstColumn + columns) / 8; ++j) {
     Value col = kb.add(kb.i32(8 * j), colInFragment);
     Value pair =
         kb.load(f32x2, kb.bytePtr(columnScales, kb.mul(col, kb.i32(4))));
@@ -234,6 +239,23 @@ static SmallVector<Value> emitColumnScaleLoads(KernelBuilder &kb,
 }
 
 namespace {
+/// The blockwise scales of one K block for a thread's accumulator elements
+/// (none for the other recipes): element 4j + 2h + e (row h, column 8j + e
+/// of the fragment) is scaled by its row's A scale times its column's B
+/// scale.
+struct StageScales {
+  std::array<Value, 2> rowScale;
+  /// 1x128 B: the column scales' base in the slot, and the scales of the
+  /// thread's columns (emitColumnScaleLoads), null until loaded.
+  Value columnBase;
+  SmallVector<Value> columnScales;
+  /// 128x128 B: the row scales times each column class's scale.
+  SmallVector<Value> products;
+  /// Swap-AB: the scale of each of the thread's accumulator columns
+  /// (emitSwapABStageScales); no row scales.
+  SmallVector<Value> swapABColumnScales;
+};
+
 /// A consumer warpgroup's K loop over the blocks of one tile: the wgmma
 /// issue over each stage, the release of the stages and, with promoted
 /// accumulation, the promotion of each K block's partial sums.
@@ -245,9 +267,10 @@ public:
       : kb(kb), b(kb.builder()), p(p), t(t), v(v), thread(thread),
         aDescriptorLow(aDescriptorLow), bDescriptorLow(bDescriptorLow),
         bClasses(t),
-        partColumns(getNumWaves(t) > 1 ? getWavePromotionParts(t.tileN)
-                                       : getPromotionParts(t.tileN)),
-        accType(getAccumulatorType(b.getContext(), t.tileN)),
+        partColumns(getNumWaves(t) > 1
+                        ? getWavePromotionParts(t.tileN)
+                        : getPromotionParts(getAccumulatorColumns(t))),
+        accType(getAccumulatorType(b.getContext(), getAccumulatorColumns(t))),
         waves(getNumWaves(t)) {}
 
   /// One tile's K loop over blocks [kBegin, kEnd) from consumer iteration
@@ -264,11 +287,13 @@ private:
   void releaseStage(Value stage);
   Value issueMmas(Value acc, Value aLow, Value bLow, int64_t bColumn, int64_t n,
                   bool zeroFirst);
-  std::function<Value(int64_t)> loadStageScales(Value stage,
-                                                int64_t wave = 0);
+  StageScales loadStageScales(Value stage, int64_t wave = 0);
+  Value getScale(const StageScales &scales, int64_t i);
+  /// The tile columns whose 1x128 B scales loadStageScales reads: the
+  /// first part's for the tiles that load the rest late.
+  int64_t getEarlyScaleColumns() const;
   Value promotePart(Value final, Value partial, int64_t firstColumn,
-                    int64_t columns,
-                    const std::function<Value(int64_t)> &scale);
+                    int64_t columns, const StageScales &scales);
   /// The loop body of fast accumulation for K block `kBlock`.
   void emitFastBlock(Value kBlock, Value kBegin, Value iteration, Value acc,
                      Value aLow, Value bLow, SmallVector<Value> &next);
@@ -349,66 +374,95 @@ Value ConsumerMainloop::issueMmas(Value acc, Value aLow, Value bLow,
                         kb, aStep ? kb.add(aLow, kb.i32(aStep)) : aLow),
                     emitKMajorSwizzle128BDescriptor(
                         kb, bStep ? kb.add(bLow, kb.i32(bStep)) : bLow),
-                    n, p.aElementType, p.bElementType,
+                    n, t.swapAB ? p.bElementType : p.aElementType,
+                    t.swapAB ? p.aElementType : p.bElementType,
                     /*accumulate=*/!(zeroFirst && s == 0));
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
   return acc;
 }
 
-/// The scale of element i of a thread's accumulator for the K block in
-/// `stage` (blockwise; null for the other recipes), read from the stage's
-/// scale slot: element 4j + 2h + e (row h, column 8j + e of the fragment)
-/// is scaled by its row's A scale times its column's B scale. Read before
-/// the block's MMAs are issued: shared-memory loads issued behind them
-/// return only once the MMAs have read their operands.
-std::function<Value(int64_t)>
-ConsumerMainloop::loadStageScales(Value stage, int64_t wave) {
+/// The scales of a thread's accumulator elements for the K block in
+/// `stage` (blockwise), read from the stage's scale slot before the block's
+/// MMAs are issued: shared-memory loads issued behind them return only once
+/// the MMAs have read their operands. 1x128 B scales of the columns past
+/// getEarlyScaleColumns are loaded later (emitPromotedBlock).
+StageScales ConsumerMainloop::loadStageScales(Value stage, int64_t wave) {
+  StageScales scales;
   if (!p.isBlockwise())
-    return [](int64_t) { return Value(); };
+    return scales;
   Value slot = v.scaleSlot(kb, t, stage);
+  if (t.swapAB) {
+    scales.swapABColumnScales =
+        emitSwapABStageScales(kb, t, slot, thread.colInFragment);
+    return scales;
+  }
   // Wave w's rows are getWaveRows(t) * w further down the tile.
   Value rowScales =
       wave ? kb.bytePtr(slot, 4 * wave * getWaveRows(t)) : slot;
-  std::array<Value, 2> rowScale;
   for (int h = 0; h < 2; ++h)
-    rowScale[h] =
+    scales.rowScale[h] =
         kb.load(b.getF32Type(),
                 kb.bytePtr(rowScales, kb.mul(kb.add(thread.rowInTile, kb.i32(8 * h)),
                                         kb.i32(4))));
   Value bScales = kb.bytePtr(slot, 4 * t.tileM);
   if (p.hasBlockwiseColumnScales()) {
     // 1x128 B: one scale per column.
-    SmallVector<Value> columnScales =
-        emitColumnScaleLoads(kb, t, bScales, thread.colInFragment);
-    return [this, rowScale, columnScales](int64_t i) -> Value {
-      int64_t j = i / 4, h = (i % 4) / 2, e = i % 2;
-      return arith::MulFOp::create(b, rowScale[h], columnScales[2 * j + e]);
-    };
+    scales.columnBase = bScales;
+    scales.columnScales.resize(t.tileN / 4);
+    llvm::copy(emitColumnScaleLoads(kb, bScales, thread.colInFragment, 0,
+                                    getEarlyScaleColumns()),
+               scales.columnScales.begin());
+    return scales;
   }
   // 128x128 B: one scale per column class; the products made once.
-  SmallVector<Value> products;
   for (int64_t c = 0, e = bClasses.bounds.size(); c < e; ++c) {
     Value classScale = kb.load(b.getF32Type(), kb.bytePtr(bScales, 4 * c));
     for (int h = 0; h < 2; ++h)
-      products.push_back(arith::MulFOp::create(b, rowScale[h], classScale));
+      scales.products.push_back(
+          arith::MulFOp::create(b, scales.rowScale[h], classScale));
   }
-  return [this, products](int64_t i) -> Value {
-    return products[2 * bClasses.classOfGroup[i / 4] + (i % 4) / 2];
-  };
+  return scales;
+}
+
+/// The scale of element i of a thread's accumulator (null without
+/// blockwise scales).
+Value ConsumerMainloop::getScale(const StageScales &scales, int64_t i) {
+  if (!p.isBlockwise())
+    return Value();
+  int64_t j = i / 4, h = (i % 4) / 2, e = i % 2;
+  if (t.swapAB)
+    return scales.swapABColumnScales[2 * j + e];
+  if (p.hasBlockwiseColumnScales())
+    return arith::MulFOp::create(b, scales.rowScale[h],
+                                 scales.columnScales[2 * j + e]);
+  return scales.products[2 * bClasses.classOfGroup[j] + h];
+}
+
+/// A tile wider than 128 columns with 1x128 B scales would hold all its
+/// column scales (tile N / 4 registers per thread) beside the promoted and
+/// the partial sums through the MMAs: 128x192 spilled 276 bytes. It reads
+/// only the first part's before the MMAs and the rest once the first part
+/// is promoted, while the last part's MMAs still run: those loads return
+/// when the MMAs have read their operands, which the part's wait needs
+/// anyway.
+int64_t ConsumerMainloop::getEarlyScaleColumns() const {
+  if (p.hasBlockwiseColumnScales() && t.tileN > kScaleBlock && waves == 1)
+    return partColumns.front();
+  return t.tileN;
 }
 
 /// final[i] += partial[i - first] * scale(i) for the part's elements,
 /// which are consecutive in fragment order: its column groups j have
 /// elements 4j .. 4j + 3.
-Value ConsumerMainloop::promotePart(
-    Value final, Value partial, int64_t firstColumn, int64_t columns,
-    const std::function<Value(int64_t)> &scale) {
+Value ConsumerMainloop::promotePart(Value final, Value partial,
+                                    int64_t firstColumn, int64_t columns,
+                                    const StageScales &scales) {
   int64_t first = firstColumn / 2;
   for (int64_t i = first; i < first + columns / 2; ++i) {
     Value f = LLVM::ExtractValueOp::create(b, final, i);
     Value x = LLVM::ExtractValueOp::create(b, partial, i - first);
-    Value s = scale(i);
+    Value s = getScale(scales, i);
     Value updated = s ? LLVM::FMAOp::create(b, x, s, f).getResult()
                       : arith::AddFOp::create(b, f, x).getResult();
     final = LLVM::InsertValueOp::create(b, final, updated, i);
@@ -420,7 +474,7 @@ void ConsumerMainloop::emitFastBlock(Value kBlock, Value kBegin,
                                      Value iteration, Value acc, Value aLow,
                                      Value bLow, SmallVector<Value> &next) {
   NVVM::WgmmaFenceAlignedOp::create(b);
-  next.push_back(issueMmas(acc, aLow, bLow, 0, t.tileN,
+  next.push_back(issueMmas(acc, aLow, bLow, 0, getAccumulatorColumns(t),
                            /*zeroFirst=*/false));
   // Keep this block's MMAs in flight; the previous block's are
   // done, so its stage is free.
@@ -433,7 +487,8 @@ void ConsumerMainloop::emitFastBlock(Value kBlock, Value kBegin,
 void ConsumerMainloop::emitPromotedBlock(Value stage, ValueRange carried,
                                          Value aLow, Value bLow,
                                          SmallVector<Value> &next) {
-  auto scale = loadStageScales(stage);
+  StageScales scales = loadStageScales(stage);
+  int64_t earlyColumns = getEarlyScaleColumns();
   NVVM::WgmmaFenceAlignedOp::create(b);
   SmallVector<Value> partials;
   int64_t parts = partColumns.size();
@@ -443,10 +498,15 @@ void ConsumerMainloop::emitPromotedBlock(Value stage, ValueRange carried,
                                  /*zeroFirst=*/true));
   Value final = carried[1];
   for (int64_t q = 0, column = 0; q < parts; column += partColumns[q++]) {
+    if (column >= earlyColumns)
+      llvm::copy(emitColumnScaleLoads(kb, scales.columnBase,
+                                      thread.colInFragment, column,
+                                      partColumns[q]),
+                 scales.columnScales.begin() + column / 4);
     NVVM::WgmmaWaitGroupSyncOp::create(b, parts - 1 - q);
     if (q == parts - 1)
       releaseStage(stage);
-    final = promotePart(final, partials[q], column, partColumns[q], scale);
+    final = promotePart(final, partials[q], column, partColumns[q], scales);
   }
   next.push_back(final);
   next.append(partials);
@@ -464,7 +524,7 @@ void ConsumerMainloop::emitPromotedBlock(Value stage, ValueRange carried,
 void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
                                              Value aLow, Value bLow,
                                              SmallVector<Value> &next) {
-  SmallVector<std::function<Value(int64_t)>> scales;
+  SmallVector<StageScales> scales;
   for (int64_t w = 0; w < waves; ++w)
     scales.push_back(loadStageScales(stage, w));
   SmallVector<Value> finals(carried.begin() + 1, carried.begin() + 1 + waves);
@@ -549,7 +609,8 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
 
 /// One tile of a grouped GEMM (no stream-K): the K loop, empty for a tile
 /// outside every group, and the epilogue with the group's B scales, only
-/// for a tile of a group.
+/// for a tile of a group. k_grouped: the K loop over the group's blocks and
+/// the epilogue for every tile (zeros for an empty group).
 static SmallVector<Value>
 emitGroupedTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                 const KernelValues &v, const EpilogueThread &thread,
@@ -557,20 +618,25 @@ emitGroupedTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                 Value iteration) {
   TileCoordinate coord = emitTileOfUnit(kb, p, t, v, segment.unit);
   Value inGroup = emitIsGroupInRange(kb, coord.group, p.numGroups);
-  auto [results, iterationAfter] = mainloop.emit(
-      iteration, segment.kBegin, emitGroupKEnd(kb, p, coord, segment));
+  auto [kBegin, kEnd] = emitGroupKRange(kb, p, coord, segment);
+  auto [results, iterationAfter] = mainloop.emit(iteration, kBegin, kEnd);
   Value result = results[0];
-  kb.ifThen(inGroup, [&] {
+  auto epilogue = [&] {
     // The group again (not kept live across the K loop).
     KernelValues groupValues =
         getGroupValues(kb, p, v, emitTileOfUnit(kb, p, t, v, segment.unit));
     EpilogueThread groupThread = thread;
     if (thread.tensorScale)
-      groupThread.tensorScale =
-          emitTensorScale(kb, p, v.aScaleInv, groupValues.bScaleInv);
+      groupThread.tensorScale = emitTensorScale(
+          kb, p, p.isKGrouped() ? groupValues.aScaleInv : v.aScaleInv,
+          groupValues.bScaleInv);
     emitTileEpilogue(kb, p, t, groupValues, groupThread, segment.unit,
                      result);
-  });
+  };
+  if (p.isKGrouped())
+    epilogue();
+  else
+    kb.ifThen(inGroup, epilogue);
   return {iterationAfter};
 }
 
@@ -615,12 +681,17 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   Value smemAddress = kb.sharedAddress(v.smem);
   // Descriptor low words of stage 0's A rows of this warpgroup and of its
   // B tile; a stage's are these plus the stage's offset
-  // (emitKMajorSwizzle128BDescriptorLow).
-  Value aDescriptorLow = emitKMajorSwizzle128BDescriptorLow(
-      kb, kb.add(smemAddress, kb.mul(uniformConsumer,
-                                     kb.i32(kWgmmaM * kSwizzle128BRowBytes))));
-  Value bDescriptorLow = emitKMajorSwizzle128BDescriptorLow(
-      kb, kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes)));
+  // (emitKMajorSwizzle128BDescriptorLow). Swap-AB: the MMA's A operand is
+  // the stage's B tile (its 64 rows) and its B operand the A tile.
+  Value aTileAddress = kb.add(
+      smemAddress,
+      kb.mul(uniformConsumer, kb.i32(kWgmmaM * kSwizzle128BRowBytes)));
+  Value bTileAddress =
+      kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes));
+  if (t.swapAB)
+    std::swap(aTileAddress, bTileAddress);
+  Value aDescriptorLow = emitKMajorSwizzle128BDescriptorLow(kb, aTileAddress);
+  Value bDescriptorLow = emitKMajorSwizzle128BDescriptorLow(kb, bTileAddress);
   ConsumerMainloop mainloop(kb, p, t, v, thread, aDescriptorLow,
                             bDescriptorLow);
 

@@ -11,8 +11,14 @@ using namespace mlir::fp8::hopper;
 TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
                                       const GemmTiling &t,
                                       const KernelValues &v, Value unit) {
-  TileCoordinate coord = emitGroupedTileCoordinate(
-      kb, unit, v.numMUnits, getNumNUnits(p, t), t.rasterGroup);
+  // m_masked: only the units with valid rows, group after group.
+  TileCoordinate coord =
+      p.isMasked()
+          ? emitMaskedTileOfUnit(kb, v.groupIndex, v.groupM, p.numGroups,
+                                 t.tileM * t.clusterM, getNumNUnits(p, t),
+                                 unit)
+          : emitGroupedTileCoordinate(kb, unit, v.numMUnits,
+                                      getNumNUnits(p, t), t.rasterGroup);
   if (t.clusterM > 1)
     coord.mTile =
         kb.add(kb.mul(coord.mTile, kb.i32(t.clusterM)), v.clusterRank);
@@ -21,10 +27,11 @@ TileCoordinate hopper::emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
   if (t.clusterN > 1)
     coord.nTile =
         kb.add(kb.mul(coord.nTile, kb.i32(t.clusterN)), v.clusterRank);
-  if (p.isMasked())
-    emitMaskedTile(kb, v.groupIndex, v.groupM, t.tileM, coord);
-  else if (p.isGrouped())
-    coord.group = emitGroupOfTile(kb, v.groupIndex, coord.mTile, t.tileM);
+  // k_grouped: the tile row's group and that group's K blocks.
+  if (p.isKGrouped())
+    emitKGroupedTile(kb, v.groupIndex, v.groupM, v.k, t.tileM, t.tileK, coord);
+  else if (p.isGrouped() && !p.isMasked())
+    emitTileGroup(kb, p, v.groupIndex, t.tileM, coord);
   return coord;
 }
 
@@ -38,38 +45,78 @@ Value hopper::emitGroupKEnd(KernelBuilder &kb, const GemmProblem &p,
       segment.kEnd, segment.kBegin);
 }
 
+std::pair<Value, Value> hopper::emitGroupKRange(KernelBuilder &kb,
+                                               const GemmProblem &p,
+                                               const TileCoordinate &coord,
+                                               const WorkSegment &segment) {
+  if (p.isKGrouped())
+    return {coord.kBlockBegin, coord.kBlockEnd};
+  return {segment.kBegin, emitGroupKEnd(kb, p, coord, segment)};
+}
+
+/// k_grouped: the group's D [M, N] and per-tensor ([G]) or per-row ([G, M])
+/// A scales, at 64-bit offsets (1x128 scales cover all groups' columns).
+static KernelValues getKGroupedValues(KernelBuilder &kb, const GemmProblem &p,
+                                      KernelValues values, Value group) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  auto wide = [&](Value x) {
+    return arith::ExtUIOp::create(b, b.getI64Type(), x).getResult();
+  };
+  Value group64 = wide(group);
+  Value groupFirstRow =
+      arith::MulIOp::create(b, group64, wide(values.groupM));
+  values.d = kb.globalElementPtr(values.d, groupFirstRow,
+                                 p.n * getByteWidth(p.outElementType));
+  if (p.aScale == ScaleMode::Tensor)
+    values.aScaleInv = kb.globalElementPtr(values.aScaleInv, group, 4);
+  else if (p.aScale == ScaleMode::Row)
+    values.aScaleInv = kb.globalElementPtr(values.aScaleInv, groupFirstRow, 4);
+  return values;
+}
+
 KernelValues hopper::getGroupValues(KernelBuilder &kb, const GemmProblem &p,
                                     const KernelValues &v,
                                     const TileCoordinate &coord) {
   KernelValues values = v;
   Value group = coord.group;
   if (group)
-    values.bScaleInv = kb.globalElementPtr(
-        v.bScaleInv, kb.mul(group, kb.i32(p.getBScaleElementsPerGroup())), 4);
+    values.bScaleInv = emitGroupBScales(kb, p, v.bScaleInv, group);
+  if (p.isKGrouped())
+    return getKGroupedValues(kb, p, values, group);
   if (!p.isMasked())
     return values;
-  // The group's [M, N] of D and its per-row ([M]) or 1x128 ([ceil(K/128),
-  // roundup(M, 4)]) A scales, at 64-bit offsets; its rows end at its count.
+  // The group's [M, N] of D, its per-row ([M]) or 1x128 ([ceil(K/128),
+  // roundup(M, 4)]) A scales and an FP8 D's 1x128 scales ([ceil(N/128),
+  // roundup(M, 4)]), at 64-bit offsets; its rows end at its count.
   ImplicitLocOpBuilder &b = kb.builder();
   auto wide = [&](Value x) {
     return arith::ExtUIOp::create(b, b.getI64Type(), x).getResult();
   };
   Value group64 = wide(group);
   Value groupFirstRow = arith::MulIOp::create(b, group64, wide(v.groupM));
+  // The group's part of an MN-major 1x128 scale tensor of `blocks` blocks:
+  // [blocks, roundup(M, 4)] per group.
+  auto mnMajorScales = [&](Value scales, int64_t blocks) {
+    return kb.globalElementPtr(
+        scales,
+        arith::MulIOp::create(
+            b, group64,
+            wide(kb.mul(kb.i32(blocks),
+                        kb.mul(kb.ceilDiv(v.groupM, kMNMajorScaleAlignment),
+                               kb.i32(kMNMajorScaleAlignment))))),
+        4);
+  };
   if (values.d)
     values.d = kb.globalElementPtr(v.d, groupFirstRow,
                                    p.n * getByteWidth(p.outElementType));
   if (p.aScale == ScaleMode::Row)
     values.aScaleInv = kb.globalElementPtr(v.aScaleInv, groupFirstRow, 4);
   else if (p.aScale == ScaleMode::Blockwise)
-    values.aScaleInv = kb.globalElementPtr(
-        v.aScaleInv,
-        arith::MulIOp::create(
-            b, group64,
-            wide(kb.mul(kb.i32(p.numKBlocks(kBlockwiseScaleBlock)),
-                        kb.mul(kb.ceilDiv(v.groupM, kMNMajorScaleAlignment),
-                               kb.i32(kMNMajorScaleAlignment))))),
-        4);
+    values.aScaleInv =
+        mnMajorScales(v.aScaleInv, p.numKBlocks(kBlockwiseScaleBlock));
+  if (p.outQuantization == OutputQuantization::Block1x128)
+    values.resultScaleInv = mnMajorScales(
+        v.resultScaleInv, llvm::divideCeil(p.n, kBlockwiseScaleBlock));
   values.m = coord.groupRows;
   return values;
 }
@@ -144,6 +191,9 @@ ValueRange hopper::forEachWorkSegment(
 /// MMA time per CTA that adds them (a 128x192 f32 tile written by one CTA,
 /// read by another, through L2).
 static constexpr int64_t kStreamKFixupBlocks = 2;
+/// A swap-AB tile's partial sums (64 x tileM f32, 4 KiB at tileM 16) cost
+/// less than one K block's B tile (8 KiB from HBM).
+static constexpr int64_t kSwapABFixupBlocks = 1;
 
 /// The stream-K schedule (KernelValues::dpUnits and streamK*). When the
 /// units do not fill the last wave (W = units mod CTAs > 0), the W tiles'
@@ -153,14 +203,16 @@ static constexpr int64_t kStreamKFixupBlocks = 2;
 /// per partial sum its first CTA adds) instead of kBlocks. bMin =
 /// max(4, sqrt(F * kBlocks)) minimizes that where the CTAs suffice. The
 /// split is taken when it saves at least a fifth of the last wave;
-/// otherwise the last wave runs whole tiles.
+/// otherwise the last wave runs whole tiles. A swap-AB kernel (memory
+/// bound: its CTAs stream B) splits whenever that shortens the last wave.
 void hopper::emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
                                  const GemmTiling &t, const KernelValues &v) {
   ImplicitLocOpBuilder &b = kb.builder();
   int64_t kBlocks = p.numKBlocks(t.tileK);
+  int64_t fixupBlocks = t.swapAB ? kSwapABFixupBlocks : kStreamKFixupBlocks;
   int64_t minBlocksPerCta = std::max<int64_t>(
       4, static_cast<int64_t>(std::ceil(
-             std::sqrt(static_cast<double>(kStreamKFixupBlocks * kBlocks)))));
+             std::sqrt(static_cast<double>(fixupBlocks * kBlocks)))));
   Value tail = kb.remu(v.numUnits, v.unitStride);
   Value blocks = kb.mul(tail, kb.i32(kBlocks));
   Value ctas = kb.minu(v.unitStride, kb.divu(blocks, kb.i32(minBlocksPerCta)));
@@ -174,13 +226,15 @@ void hopper::emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
   Value hasCtas = ne0(ctas);
   Value perCta = kb.ceilDiv(blocks, select(hasCtas, ctas, kb.i32(1)));
   Value lastWave = kb.add(
-      perCta, kb.mul(kb.i32(kStreamKFixupBlocks),
+      perCta, kb.mul(kb.i32(fixupBlocks),
                      kb.ceilDiv(kb.i32(kBlocks),
                                 select(ne0(perCta), perCta, kb.i32(1)))));
-  Value split =
-      kb.andi(hasCtas, arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
-                                             kb.mul(lastWave, kb.i32(5)),
-                                             kb.i32(4 * kBlocks)));
+  Value saves = t.swapAB ? kb.ult(lastWave, kb.i32(kBlocks))
+                         : arith::CmpIOp::create(b, arith::CmpIPredicate::ule,
+                                                 kb.mul(lastWave, kb.i32(5)),
+                                                 kb.i32(4 * kBlocks))
+                               .getResult();
+  Value split = kb.andi(hasCtas, saves);
   Value splitCtas = select(split, ctas, kb.i32(1));
   auto start = [&](Value cta) {
     return kb.divu(kb.mul(cta, blocks), splitCtas);
@@ -222,7 +276,7 @@ void hopper::emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
     return kb.bytePtr(flag(cta), kb.add(kb.mul(chunk, kb.i32(16)),
                                         kb.i32(kStreamKFlagBytes)));
   };
-  int64_t groups = t.tileN / 8;
+  int64_t groups = getAccumulatorColumns(t) / 8;
   kb.ifThen(tile.isLater, [&] {
     for (int64_t g = 0; g < groups; ++g) {
       Value chunk = LLVM::UndefOp::create(b, f32x4);

@@ -62,6 +62,13 @@ static constexpr std::pair<int64_t, int64_t> kLaunchVariantTiles[] = {
 /// 256-wide ones: 1.25x) and takes ties.
 static constexpr std::pair<int64_t, int64_t> kFastTile = {128, 192};
 static constexpr int64_t kFastTileThroughput = 101;
+/// The swap-AB 16x64 tile (selectLaunchVariants): at M <= 16 its time is
+/// that of streaming its B rows, like the 64x64 tile's, but without 48 or
+/// 63 rows of zeros through the MMAs and with more stages of B in flight.
+/// 19 (a third of the fast 64x64 tile's 57) takes it at M <= 16 wherever
+/// the 64x64 and 64x128 tiles run as many waves, and leaves M > 16 (two
+/// rows of its tiles, twice the B traffic) to them. Not measured yet.
+static constexpr int64_t kSwapABThroughput = 19;
 
 static SmallVector<std::pair<int64_t, int64_t>>
 getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary) {
@@ -146,12 +153,13 @@ static void setStreamK(GemmTiling &t, bool streamK) {
 /// f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
 /// staging buffer would halve the pipeline depth. So does a masked grouped
 /// GEMM, which stores only each group's valid rows (a TMA store clips at
-/// the tensor's edge, not at the run-time count). An FP8 output stages its
+/// the tensor's edge, not at the run-time count), and a k_grouped one,
+/// whose [G, M, N] D a tile of a group's last rows must not overrun. An FP8 output stages its
 /// quantized bytes (a box of 128 columns: one 1x128 scale block), half the
 /// buffer of a 2-byte output.
 static bool canStageOutput(const GemmProblem &p) {
   return (getByteWidth(p.outElementType) == 2 || p.hasFP8Output()) &&
-         !p.accumulateIntoC && !p.isMasked();
+         !p.accumulateIntoC && !p.hasGroupedOutput();
 }
 
 /// A tile whose kMaxPipelineStages stages leave room for more takes up to
@@ -234,7 +242,14 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
                                   const TargetInfo &target) {
   std::string message;
   llvm::raw_string_ostream os(message);
-  if (t.tileM != 64 && t.tileM != 128 && t.tileM != kWaveTileM)
+  if (t.swapAB && (t.tileM % 8 != 0 || t.tileM > 32 || t.tileN != 64 ||
+                   getClusterSize(t) != 1 || t.tmaStoreEpilogue))
+    os << "the sm_90a swap-AB kernels take tiles of 8, 16, 24 or 32 x 64 "
+          "(64 B rows as the MMA's M, the tile's M as its N), no cluster and "
+          "direct stores, got "
+       << t.tileM << "x" << t.tileN;
+  else if (!t.swapAB && t.tileM != 64 && t.tileM != 128 &&
+           t.tileM != kWaveTileM)
     os << "the sm_90a kernels take tile M 64 or 128 (one or two consumer "
           "warpgroups) or "
        << kWaveTileM << " (two consumer warpgroups of two 64-row waves), got "
@@ -296,6 +311,33 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
   return message;
 }
 
+/// The swap-AB decode variant (GemmTiling::swapAB): 16 tokens x 64 B rows,
+/// the B rows as the MMA's 64-row side and the tokens as its N, stream-K
+/// over a CTA per SM (every SM streams B), stages up to
+/// kMaxDeepPipelineStages (10 KiB each: 128 KiB of B in flight per SM).
+static constexpr std::pair<int64_t, int64_t> kSwapABTile = {16, 64};
+
+/// Whether a dynamic-M GEMM gets the swap-AB variant: its epilogue has the
+/// scales, bias and activation of a bf16/f16/f32 D, not C, the output amax,
+/// an FP8 D or a grouped GEMM's groups; blockwise with 128x128 B scales
+/// only (a 64-row tile lies in one B block).
+static bool wantsSwapABVariant(const GemmProblem &p) {
+  return !p.accumulateIntoC && !p.outputAmax && !p.hasFP8Output() &&
+         !p.isGrouped() && !p.hasBlockwiseColumnScales();
+}
+
+static GemmTiling getSwapABTiling(const GemmProblem &p,
+                                  int64_t maxSharedMemory) {
+  GemmTiling t;
+  std::tie(t.tileM, t.tileN) = kSwapABTile;
+  t.swapAB = true;
+  setStreamK(t, true);
+  t.outputBytes = getByteWidth(p.outElementType);
+  setScaleSlots(p, t);
+  t.stages = getStagesThatFit(t, maxSharedMemory, kMaxDeepPipelineStages);
+  return t;
+}
+
 FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
                                                const GemmProblem &p,
                                                GemmConfigAttr config,
@@ -333,9 +375,9 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     if (p.outQuantization == OutputQuantization::Block1x128)
       multipleOf = kScaleBlock;
     int64_t tileN = pickLeastPaddedTileN(p.n, multipleOf);
-    // A masked grouped GEMM's direct, count-guarded stores of per-row
-    // scaled 256-column tiles spill (ptxas): 128 columns.
-    if (p.isMasked())
+    // A masked (or k_grouped) grouped GEMM's direct, guarded stores of
+    // per-row scaled 256-column tiles spill (ptxas): 128 columns.
+    if (p.hasGroupedOutput())
       tileN = std::min<int64_t>(tileN, 128);
     t = getDefaultTiling(p, 128, tileN, maxSharedMemory);
   }
@@ -361,11 +403,16 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
         best = candidate;
     }
     t = best;
+    // A few tokens: the swap-AB tile (as the runtime picks its variant).
+    if (p.staticM <= kSwapABTile.first && wantsSwapABVariant(p))
+      t = getSwapABTiling(p, maxSharedMemory);
   }
   return t;
 }
 
 int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
+  if (t.swapAB)
+    return kSwapABThroughput;
   bool promote = p.promoteInterval != 0;
   if (!promote && std::make_pair(t.tileM, t.tileN) == kFastTile)
     return kFastTileThroughput;
@@ -428,6 +475,8 @@ SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,
     add(getDefaultTiling(p, kStreamKVariantTile.first,
                          kStreamKVariantTile.second,
                          target.maxSharedMemoryPerBlock, /*streamK=*/true));
+  if (wantsSwapABVariant(p))
+    add(getSwapABTiling(p, target.maxSharedMemoryPerBlock));
   return variants;
 }
 

@@ -1,6 +1,7 @@
 //===- GemmKernel.cpp - Target-neutral description of a GEMM kernel -------===//
 
 #include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
+#include "FP8/Conversion/KernelSkeleton/GemmOutputQuantization.h"
 #include "FP8/Conversion/KernelSkeleton/KernelBuilder.h"
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 
@@ -60,13 +61,21 @@ static LogicalResult getGemmBasics(Operation *op, GemmProblem &p, Type a,
                                    GranularityAttr gb,
                                    Accumulation accumulation,
                                    bool allowMXScales) {
-  if (ShapedType::isDynamic(p.n) || ShapedType::isDynamic(p.k))
+  if (p.isKGrouped()) {
+    // K is the run-time columns of all groups (the kernel's `k`).
+    if (ShapedType::isDynamic(p.n) || p.n % 16 != 0)
+      return op->emitOpError()
+             << "expected a static N, a multiple of 16 (one k_grouped kernel "
+                "is built per N; M and K may be dynamic), got N = "
+             << (ShapedType::isDynamic(p.n) ? std::string("?")
+                                            : std::to_string(p.n));
+  } else if (ShapedType::isDynamic(p.n) || ShapedType::isDynamic(p.k))
     return op->emitOpError() << "expected static N and K (one kernel is built "
                                 "per N and K; M may be dynamic)";
   // TMA needs 16-byte row strides: K bytes for the FP8 operands. The
   // epilogue's paired stores need even N; 16 keeps every output row
   // 16-byte aligned for any output type.
-  if (p.k % 16 != 0 || p.n % 16 != 0)
+  if (!p.isKGrouped() && (p.k % 16 != 0 || p.n % 16 != 0))
     return op->emitOpError() << "expected N and K to be multiples of 16 (TMA "
                                 "needs 16-byte aligned row strides), got N = "
                              << p.n << ", K = " << p.k
@@ -104,14 +113,6 @@ static Type getElementType(Value v) {
   return cast<ShapedType>(v.getType()).getElementType();
 }
 
-bool mlir::fp8::needsTwoPhaseFP8Result(ScaledMatmulOp op) {
-  GranularityAttr g = op.getResultGranularityAttr();
-  if (g.isTensor() && op.getResultScale())
-    return false;
-  bool blockwise = isa<BlockwiseScalingAttr>(op.getResultRecipeAttr());
-  return !(blockwise && g.isTile() && g.getTile() == TileShape{1, kScaleBlock});
-}
-
 /// The epilogue's quantization of an FP8 D; or, when it is lowered in two
 /// phases, the first phase's GEMM: f32 D, with its amax for per-tensor
 /// current scaling.
@@ -123,14 +124,7 @@ static void getOutputQuantization(ScaledMatmulOp op, GemmProblem &p,
     p.outputAmax = g.isTensor() && !op.getResultScale();
     return;
   }
-  if (g.isTensor()) {
-    p.outQuantization = OutputQuantization::Tensor;
-    return;
-  }
-  auto blockwise = cast<BlockwiseScalingAttr>(op.getResultRecipeAttr());
-  p.outQuantization = OutputQuantization::Block1x128;
-  p.outScalePow2 = blockwise.getScales() == BlockScaleKind::PowerOfTwo;
-  p.outAmaxClamp = blockwise.getAmaxClamp().convertToFloat();
+  setEpilogueQuantization(p, op.getResultRecipeAttr(), g);
 }
 
 FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op, bool allowMXScales,
@@ -159,7 +153,8 @@ FailureOr<GemmProblem> GemmProblem::get(ScaledMatmulOp op, bool allowMXScales,
   return p;
 }
 
-FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op) {
+FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op,
+                                        bool allowMXScales) {
   GemmProblem p;
   p.n = op.getN();
   p.k = op.getK();
@@ -169,13 +164,34 @@ FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op) {
   if (ShapedType::isDynamic(p.numGroups))
     return op.emitOpError() << "expected a static group count G (B is [G, N, "
                                "K]; one kernel is built per G, N and K)";
+  // k_grouped: the kernel takes K at run time.
+  if (p.isKGrouped())
+    p.k = 0;
   if (failed(getGemmBasics(op, p, getElementType(op.getA()),
                            getElementType(op.getB()),
                            getElementType(op.getResult()),
                            op.getAGranularity(), op.getBGranularity(),
-                           op.getAccumulation().getMode(),
-                           /*allowMXScales=*/false)))
+                           op.getAccumulation().getMode(), allowMXScales)))
     return failure();
+  if (!op.hasFP8Result())
+    return p;
+  // No two phases: an f32 D would leave the rows the layout does not
+  // write (padding, past each count) for the quantization to read.
+  RecipeAttrInterface recipe = op.getResultRecipeAttr();
+  GranularityAttr g = op.getResultGranularityAttr();
+  if (needsTwoPhases(recipe, g, static_cast<bool>(op.getResultScale()))) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << recipe;
+    return op.emitOpError()
+           << "the grouped GEMM kernels quantize an FP8 result per tensor "
+              "with a given result_scale or in 1x"
+           << kScaleBlock << " blocks along N (#fp8.blockwise), got "
+           << text << " at " << g.describe()
+           << ", whose scales reduce over more than one tile: produce an f32 "
+              "result and quantize the rows of each group";
+  }
+  setEpilogueQuantization(p, recipe, g);
   return p;
 }
 
@@ -197,15 +213,21 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
       "fp8_{10}gemm_{0}_{1}_{2}_{3}_n{4}_k{5}_t{6}x{7}x{8}_s{9}",
       getRecipeName(p),
       getKernelDTypeName(p.aElementType), getKernelDTypeName(p.bElementType),
-      getKernelDTypeName(p.outElementType), p.n, p.k, t.tileM, t.tileN, t.tileK,
-      t.stages,
-      p.isMasked() ? "grouped_masked_" : (p.isGrouped() ? "grouped_" : ""));
+      getKernelDTypeName(p.outElementType), p.n,
+      p.isKGrouped() ? std::string("dyn") : std::to_string(p.k), t.tileM,
+      t.tileN, t.tileK, t.stages,
+      p.isMasked()     ? "grouped_masked_"
+      : p.isKGrouped() ? "grouped_k_"
+      : p.isGrouped()  ? "grouped_"
+                       : "");
   if (p.isGrouped())
     name += llvm::formatv("_g{0}", p.numGroups).str();
   if (t.clusterM * t.clusterN > 1)
     name += llvm::formatv("_c{0}x{1}", t.clusterM, t.clusterN).str();
   if (t.streamK)
     name += "_sk";
+  if (t.swapAB)
+    name += "_swapab";
   if (p.aScale != p.bScale)
     name += "_a" + std::string(p.aScale == ScaleMode::Row ? "row" : "tensor");
   if (p.promoteInterval == 0)
@@ -275,6 +297,8 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
   if (p.hasFP8Output())
     argTypes.push_back(global);
   argTypes.push_back(b.getI32Type());
+  if (p.isKGrouped())
+    argTypes.push_back(b.getI32Type());
   if (t.workspaceBytesPerCta)
     argTypes.push_back(global);
 
@@ -314,6 +338,8 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
   if (p.hasFP8Output())
     params.resultScaleInv = entry.getArgument(arg++);
   params.m = entry.getArgument(arg++);
+  if (p.isKGrouped())
+    params.k = entry.getArgument(arg++);
   if (t.workspaceBytesPerCta)
     params.workspace = entry.getArgument(arg++);
   return func;
@@ -345,6 +371,9 @@ private:
   int64_t kBlocks, nBlocks;
 
   void addOperands(md::KernelMetadata &metadata) const;
+  void addKGroupedOperands(md::KernelMetadata &metadata) const;
+  /// K: the constant of the problem, or k_grouped's run-time symbol.
+  md::Expr getK() const;
   std::vector<md::Expr> getScaleShape(ScaleMode mode, bool isA) const;
   void addTensorMaps(md::KernelMetadata &metadata) const;
   md::TensorMap getOperandMap(StringRef name, StringRef operand, Type type,
@@ -358,7 +387,13 @@ private:
 
 /// The grouped GEMM's run-time group operand: DeepGEMM's names.
 static StringRef getGroupsOperandName(const GemmProblem &p) {
+  if (p.isKGrouped())
+    return "ks";
   return p.isMasked() ? "masked_m" : "group_index";
+}
+
+md::Expr GemmMetadataBuilder::getK() const {
+  return p.isKGrouped() ? sym("K") : num(p.k);
 }
 
 static md::Operand makeOperand(StringRef name, Type type,
@@ -372,8 +407,56 @@ static md::Operand makeOperand(StringRef name, Type type,
   return operand;
 }
 
+/// k_grouped: a [M, K] and b [N, K] over the columns of all groups (K
+/// bound at launch, a multiple of 128), the scales (per-tensor and per-row
+/// one set per group; 1x128 MN-major over all columns, as the dense 1x128
+/// x 1x128 kernel reads them), ks [G] and d [G, M, N].
+void GemmMetadataBuilder::addKGroupedOperands(
+    md::KernelMetadata &metadata) const {
+  using md::OperandRole;
+  MLIRContext *ctx = p.aElementType.getContext();
+  Type f32 = Float32Type::get(ctx);
+  md::Expr g = num(p.numGroups);
+  md::Expr kBlocks = md::Expr::ceilDiv(sym("K"), num(kScaleBlock));
+  auto scaleShape = [&](ScaleMode mode, md::Expr rows,
+                        md::Expr paddedRows) -> std::vector<md::Expr> {
+    if (mode == ScaleMode::Tensor)
+      return {g};
+    if (mode == ScaleMode::Row)
+      return {g, std::move(rows)};
+    return {kBlocks, std::move(paddedRows)};
+  };
+  auto &operands = metadata.operands;
+  operands.push_back(makeOperand("a", p.aElementType, {sym("M"), sym("K")},
+                                 OperandRole::Input));
+  operands.push_back(makeOperand("b", p.bElementType, {num(p.n), sym("K")},
+                                 OperandRole::Input));
+  operands.push_back(makeOperand(
+      "a_scale_inv", f32,
+      scaleShape(p.aScale, sym("M"),
+                 md::Expr::roundUp(sym("M"), num(kMNMajorScaleAlignment))),
+      OperandRole::Input));
+  operands.push_back(makeOperand(
+      "b_scale_inv", f32,
+      scaleShape(p.bScale, num(p.n),
+                 num(llvm::alignTo(p.n, kMNMajorScaleAlignment))),
+      OperandRole::Input));
+  if (p.isBlockwise() && t.blockwiseScaleAlignment) {
+    operands[2].alignment = t.blockwiseScaleAlignment;
+    operands[3].alignment = t.blockwiseScaleAlignment;
+  }
+  operands.push_back(makeOperand(getGroupsOperandName(p),
+                                 IntegerType::get(ctx, 32), {g},
+                                 OperandRole::Input));
+  operands.push_back(makeOperand("d", p.outElementType,
+                                 {g, sym("M"), num(p.n)},
+                                 OperandRole::Output));
+}
+
 void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
   using md::OperandRole;
+  if (p.isKGrouped())
+    return addKGroupedOperands(metadata);
   // An MN-major operand is stored [K, MN].
   auto stored = [](md::Expr mn, int64_t k, bool mnMajor) {
     return mnMajor ? std::vector<md::Expr>{num(k), mn}
@@ -436,10 +519,12 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
         makeOperand("result_scale_inv", f32, {}, OperandRole::Output));
   // 1x128 blocks along N: MN-major [ceil(N/128), roundup(M, 4)], as the
   // next GEMM reads its A scales.
+  // (m_masked: one set per group, [G, ceil(N/128), roundup(M, 4)]).
   if (p.outQuantization == OutputQuantization::Block1x128)
     operands.push_back(makeOperand(
         "result_scale_inv", f32,
-        {num(nBlocks), md::Expr::roundUp(sym("M"), num(kMNMajorScaleAlignment))},
+        perGroup({num(nBlocks),
+                  md::Expr::roundUp(sym("M"), num(kMNMajorScaleAlignment))}),
         OperandRole::Output));
   // max |D| is max-accumulated into it: the caller zeroes it first.
   if (p.outputAmax)
@@ -492,11 +577,11 @@ md::TensorMap GemmMetadataBuilder::getOperandMap(StringRef name,
   // K-major [MN, K]: rows of K bytes, boxes of tile K x `boxRows`.
   // MN-major [K, MN]: rows of MN bytes, boxes of one 128-byte swizzle span
   // of MN x tile K.
-  map.dims = {num(p.k), mn};
-  map.stridesBytes = {num(p.k)};
+  map.dims = {getK(), mn};
+  map.stridesBytes = {getK()};
   map.box = {t.tileK, boxRows};
   if (mnMajor) {
-    map.dims = {mn, num(p.k)};
+    map.dims = {mn, getK()};
     map.stridesBytes = {mn};
     map.box = {kSwizzle128BRowBytes, t.tileK};
   }
@@ -551,7 +636,8 @@ void GemmMetadataBuilder::addTensorMaps(md::KernelMetadata &metadata) const {
   // A grouped GEMM's B: the groups' [N, K] weights stacked, [G * N, K].
   maps.push_back(getOperandMap(
       "tma_b", "b", p.bElementType,
-      num(p.isGrouped() ? p.numGroups * p.n : p.n), layout.bMNMajor,
+      num(p.isGrouped() && !p.isKGrouped() ? p.numGroups * p.n : p.n),
+      layout.bMNMajor,
       t.tileN / t.clusterM));
   if (t.tmaStoreEpilogue) {
     // The output, [M, N] row-major, stored in boxes of 128 bytes x the
@@ -569,8 +655,12 @@ void GemmMetadataBuilder::addTensorMaps(md::KernelMetadata &metadata) const {
   if (t.scaleTensorMaps) {
     maps.push_back(getScaleMap("tma_sfa", "a_scale_inv", sym(kMXAtomRowsSymbol),
                                t.tileM / kMXAtomRows));
-    maps.push_back(getScaleMap("tma_sfb", "b_scale_inv", num(nBlocks),
-                               t.tileN / kMXAtomRows));
+    // A grouped GEMM's: the groups' atoms stacked, G * ceil(N/128) rows
+    // of atoms (the kernel adds the group's first one).
+    maps.push_back(getScaleMap(
+        "tma_sfb", "b_scale_inv",
+        num(p.isGrouped() ? p.numGroups * nBlocks : nBlocks),
+        t.tileN / kMXAtomRows));
   }
 }
 
@@ -611,6 +701,10 @@ void GemmMetadataBuilder::addParams(md::KernelMetadata &metadata) const {
   if (p.hasFP8Output())
     pointer("result_scale_inv");
   addValueParam(metadata, "m", md::ParamKind::I32, "M");
+  // k_grouped: every group's K is a multiple of 128, so their sum is.
+  if (p.isKGrouped())
+    addValueParam(metadata, "k", md::ParamKind::I32, "K", kScaleBlock,
+                  "the columns of every group are a multiple of 128");
   if (t.workspaceBytesPerCta) {
     md::Param workspace = makeParam("workspace", md::ParamKind::Workspace);
     workspace.bytesPerCta = t.workspaceBytesPerCta;
@@ -631,7 +725,7 @@ md::GemmInfo GemmMetadataBuilder::getDescription() const {
   md::GemmInfo info;
   info.m = sym("M");
   info.n = p.n;
-  info.k = p.k;
+  info.k = getK();
   info.aDtype = getKernelDType(p.aElementType);
   info.bDtype = getKernelDType(p.bElementType);
   info.outDtype = getKernelDType(p.outElementType);

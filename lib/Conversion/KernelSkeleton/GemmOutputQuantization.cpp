@@ -13,6 +13,37 @@ using namespace mlir::fp8;
 
 namespace num = ::fp8::numerics;
 
+/// Whether an FP8 result of `recipe` at `g` (with a given scale when
+/// `givenScale`) takes scales no single output tile can compute.
+bool mlir::fp8::needsTwoPhases(RecipeAttrInterface recipe, GranularityAttr g,
+                               bool givenScale) {
+  if (g.isTensor() && givenScale)
+    return false;
+  bool blockwise = isa<BlockwiseScalingAttr>(recipe);
+  return !(blockwise && g.isTile() &&
+           g.getTile() == TileShape{1, kBlockwiseScaleBlock});
+}
+
+bool mlir::fp8::needsTwoPhaseFP8Result(ScaledMatmulOp op) {
+  return needsTwoPhases(op.getResultRecipeAttr(), op.getResultGranularityAttr(),
+                        static_cast<bool>(op.getResultScale()));
+}
+
+/// The epilogue's quantization of an FP8 D of `recipe` at `g`: a given
+/// per-tensor scale, or 1x128 blocks along N.
+void mlir::fp8::setEpilogueQuantization(GemmProblem &p,
+                                         RecipeAttrInterface recipe,
+                                         GranularityAttr g) {
+  if (g.isTensor()) {
+    p.outQuantization = OutputQuantization::Tensor;
+    return;
+  }
+  auto blockwise = cast<BlockwiseScalingAttr>(recipe);
+  p.outQuantization = OutputQuantization::Block1x128;
+  p.outScalePow2 = blockwise.getScales() == BlockScaleKind::PowerOfTwo;
+  p.outAmaxClamp = blockwise.getAmaxClamp().convertToFloat();
+}
+
 OutputBlockScale mlir::fp8::emitOutputBlockScale(KernelBuilder &kb,
                                                  const GemmProblem &p,
                                                  Value amaxBits) {

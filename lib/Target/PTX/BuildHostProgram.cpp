@@ -20,6 +20,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8BUILDHOSTPROGRAM
@@ -230,8 +231,12 @@ LogicalResult ProgramBuilder::visitCall(func::CallOp call) {
       call, call.getCalleeAttr());
   if (auto info = launcher ? launcher->getAttrOfType<DictionaryAttr>(
                                  kCollectiveAttrName)
-                           : DictionaryAttr())
+                           : DictionaryAttr()) {
+    auto kind = info.getAs<StringAttr>("kind");
+    if (kind && kind.getValue() == "copy2d")
+      return visitCopy2D(call, info);
     return visitCollective(call, info);
+  }
   auto kernelRef =
       launcher ? launcher->getAttrOfType<SymbolRefAttr>(kLauncherKernelAttrName)
                : SymbolRefAttr();
@@ -325,6 +330,7 @@ LogicalResult ProgramBuilder::visitCollective(func::CallOp call,
                           "allocations of the function";
   step.source = source->second;
   step.target = target->second;
+  step.op = call;
   if (tensors_[step.source].dtype != tensors_[step.target].dtype)
     return error(call) << "the collective's input and output have different "
                           "element types";
@@ -347,12 +353,113 @@ LogicalResult ProgramBuilder::visitCollective(func::CallOp call,
   return success();
 }
 
+/// A group's fields `<prefix>grid`, `<prefix>grid_axes` and
+/// `<prefix>group_size` of a collective's declaration, or nullopt when
+/// malformed.
+static std::optional<md::DeviceGroup> readGroup(DictionaryAttr info,
+                                                StringRef prefix) {
+  auto grid = info.getAs<FlatSymbolRefAttr>((prefix + "grid").str());
+  auto axes = info.getAs<DenseI64ArrayAttr>((prefix + "grid_axes").str());
+  auto size = info.getAs<IntegerAttr>((prefix + "group_size").str());
+  if (!grid || !axes || !size || size.getInt() < 1)
+    return std::nullopt;
+  md::DeviceGroup group;
+  group.grid = grid.getValue().str();
+  group.axes.assign(axes.asArrayRef().begin(), axes.asArrayRef().end());
+  group.size = size.getInt();
+  return group;
+}
+
+/// A call of a strided copy's declaration (fp8-lower-collectives: the
+/// pieces of a collective along an inner dimension): its geometry in bytes,
+/// checked against both tensors' sizes.
+LogicalResult ProgramBuilder::visitCopy2D(func::CallOp call,
+                                          DictionaryAttr info) {
+  auto field = [&](StringRef name) -> std::optional<int64_t> {
+    auto value = info.getAs<IntegerAttr>(name);
+    if (!value || value.getInt() < 0)
+      return std::nullopt;
+    return value.getInt();
+  };
+  std::optional<int64_t> rows = field("rows"), row = field("row_elements"),
+                         sourceOffset = field("source_offset"),
+                         sourcePitch = field("source_pitch"),
+                         targetOffset = field("target_offset"),
+                         targetPitch = field("target_pitch");
+  Step step;
+  step.kind = md::StepKind::Copy2d;
+  bool slice = static_cast<bool>(info.get("slice_grid"));
+  if (slice)
+    step.sliceGroup = readGroup(info, "slice_");
+  auto source = tensorOf_.find(call.getOperand(0));
+  auto target = tensorOf_.find(call.getOperand(1));
+  if (!rows || !row || !sourceOffset || !sourcePitch || !targetOffset ||
+      !targetPitch || (slice && !step.sliceGroup) ||
+      call.getNumOperands() != 2 || source == tensorOf_.end() ||
+      target == tensorOf_.end())
+    return error(call) << "@" << call.getCallee() << " is a malformed strided "
+                       << "copy: " << info;
+  step.source = source->second;
+  step.target = target->second;
+  const Tensor &from = tensors_[step.source], &to = tensors_[step.target];
+  if (from.dtype != to.dtype)
+    return error(call) << "the strided copy's input and output have "
+                          "different element types";
+  // Row i covers [offset + i * pitch, + row) of a tensor of `elements`
+  // elements: the last row (of a slice: of the last rank, whose offset
+  // advances by rank * row) must end inside, and rows must not overlap.
+  auto fits = [&](int64_t offset, int64_t pitch, int64_t lastRank,
+                  const Tensor &t) {
+    std::optional<int64_t> elements = 1;
+    for (const Expr &e : t.shape)
+      elements = elements && e.isConstant()
+                     ? llvm::checkedMul(*elements, e.value())
+                     : std::nullopt;
+    std::optional<int64_t> end = llvm::checkedMul(*row, lastRank);
+    if (end)
+      end = llvm::checkedAdd(*end, offset);
+    std::optional<int64_t> rest =
+        llvm::checkedMul(std::max<int64_t>(*rows - 1, 0), pitch);
+    if (end && rest)
+      end = llvm::checkedAdd(*end, *rest);
+    if (end && rest)
+      end = llvm::checkedAdd(*end, *row);
+    return elements && end && rest && *end <= *elements && *row <= pitch;
+  };
+  int64_t lastRank = slice ? step.sliceGroup->size - 1 : 0;
+  if (!fits(*sourceOffset, *sourcePitch, lastRank, from) ||
+      !fits(*targetOffset, *targetPitch, 0, to))
+    return error(call) << "the strided copy " << info << " does not fit "
+                       << describe(from.shape) << " and "
+                       << describe(to.shape);
+  int64_t bytes = dtypeBytes(from.dtype);
+  Expr *out[] = {&step.rows, &step.rowBytes, &step.sourceOffset,
+                 &step.sourcePitch, &step.targetOffset, &step.targetPitch};
+  int64_t values[] = {*rows, *row, *sourceOffset, *sourcePitch, *targetOffset,
+                      *targetPitch};
+  for (auto [e, value] : llvm::zip(out, values)) {
+    std::optional<int64_t> scaled =
+        e == &step.rows ? value : llvm::checkedMul(value, bytes);
+    if (!scaled)
+      return error(call) << "the strided copy's byte sizes overflow";
+    *e = Expr::constant(*scaled);
+  }
+  int index = static_cast<int>(steps_.size());
+  use(step.source, index, /*writes=*/false);
+  use(step.target, index, /*writes=*/true);
+  steps_.push_back(std::move(step));
+  return success();
+}
+
 /// A collective moves the elements of its tensors' types; a tensor a kernel
 /// reads or writes in another layout (padded or MN-major scales) would be
-/// moved in the wrong order.
+/// moved in the wrong order, except for a gather the kernels write and read
+/// transposed (gatherTransposed).
 LogicalResult ProgramBuilder::checkCollectiveLayouts() {
-  for (const Step &step : steps_) {
-    if (!isCollective(step.kind))
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step &step = steps_[i];
+    if ((!isCollective(step.kind) && step.kind != md::StepKind::Copy2d) ||
+        step.kernelLayout || gatherTransposed(i))
       continue;
     for (int index : {step.source, step.target}) {
       const Tensor &t = tensors_[index];

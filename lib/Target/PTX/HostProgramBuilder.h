@@ -31,7 +31,9 @@ namespace md = fp8schema;
 /// launches.
 inline constexpr llvm::StringLiteral kLauncherKernelAttrName = "fp8.kernel";
 /// The attribute fp8-lower-collectives puts on a collective's declaration:
-/// what it does (kind, grid, grid_axes, group_size, reduction).
+/// what it does (kind, grid, grid_axes, group_size, reduction; for a
+/// strided copy, kind "copy2d", its rows, offsets and pitches in elements
+/// and, for a slice, slice_grid, slice_grid_axes, slice_group_size).
 inline constexpr llvm::StringLiteral kCollectiveAttrName = "fp8.collective";
 /// The attribute naming an argument or a result.
 inline constexpr llvm::StringLiteral kNameAttrName = "fp8.name";
@@ -81,6 +83,11 @@ struct Step {
   md::Reduction reduction = md::Reduction::Sum;
   Expr count; // elements of one device's piece
   md::DeviceGroup group;
+  // copy2d (source, target), in bytes:
+  Expr rows, rowBytes, sourceOffset, sourcePitch, targetOffset, targetPitch;
+  std::optional<md::DeviceGroup> sliceGroup;
+  bool kernelLayout = false; // copies the pieces of a transposed gather
+  Operation *op = nullptr;   // the call (collectives), for messages
 };
 
 /// Whether a step kind is a collective across devices.
@@ -180,7 +187,10 @@ private:
   LogicalResult visitCopy(memref::CopyOp copy);
   LogicalResult visitCall(func::CallOp call);
   LogicalResult visitCollective(func::CallOp call, DictionaryAttr info);
+  LogicalResult visitCopy2D(func::CallOp call, DictionaryAttr info);
   LogicalResult checkCollectiveLayouts();
+  bool gatherTransposed(size_t index);
+  bool gatherTransposedColumns(size_t index);
   LogicalResult passInKernelLayout(const KernelOperand &operand, int index);
   LogicalResult finishKernelLayouts(func::CallOp call, const Step &step);
   LogicalResult checkSymbolsBound(const md::Function &out);

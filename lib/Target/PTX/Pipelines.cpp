@@ -39,6 +39,10 @@ void mlir::fp8::buildFP8ToGPUPipeline(OpPassManager &pm,
   // Linear layers into the chip's quantizations and GEMMs; Q/DQ graphs into
   // scaled_matmul (before the majors are chosen).
   pm.addPass(createFP8ExpandLinear());
+  // Quantizations of inputs annotated as split over a device grid (what
+  // fp8-shard-linear writes) shard by shard, with their FP8 all-gathers;
+  // nothing else changes.
+  pm.addPass(createFP8ShardQuantize());
   pm.addPass(createFP8FuseScales());
   // Defaults for the GEMMs that name no recipe or configuration, those the
   // two passes above made included.

@@ -5,7 +5,9 @@ the amax max-all-reduce, the quantization of the shard, the FP8
 all-gather, on a grid of ``world`` devices) and ``whole`` (the same
 quantization, or layer, on one device). Their results must be equal bit for
 bit. No torch: ``compile_all`` runs on the build machine
-(``fp8mlir.populate --suite dist``).
+(``fp8mlir.populate --suite dist``). ``TP_LAYERS``: whole training steps of a
+linear layer in their tensor- or data-parallel form (fp8-shard-linear, run
+with the build tree's fp8-opt) against the single-device step.
 """
 
 from pathlib import Path
@@ -106,8 +108,63 @@ func.func @whole(%x: tensor<{tokens}x{k}xbf16>, %w: tensor<{n}x{k}xbf16>) -> ten
 """
 
 
+def _step(name, m, n, k, recipe):
+    """A single-device training step of a linear layer: Y, dX, dW."""
+    x, w, dy = f"tensor<{m}x{k}xbf16>", f"tensor<{n}x{k}xbf16>", f"tensor<{m}x{n}xbf16>"
+    y, dw = f"tensor<{m}x{n}xbf16>", f"tensor<{n}x{k}xf32>"
+    return f"""
+func.func @{name}(%x: {x} {{fp8.name = "x"}}, %w: {w} {{fp8.name = "w"}}, %dy: {dy} {{fp8.name = "dy"}}) -> ({y} {{fp8.name = "y"}}, {x} {{fp8.name = "dx"}}, {dw} {{fp8.name = "dw"}}) {{
+  %y = fp8.linear %x, %w {{recipe = {recipe}}} : ({x}, {w}) -> {y}
+  %dx, %dw = fp8.linear_backward %x, %w, %dy {{recipe = {recipe}}} : ({x}, {w}, {dy}) -> ({x}, {dw})
+  return %y, %dx, %dw : {y}, {x}, {dw}
+}}
+"""
+
+
+# TP and ZeRO-1 layer steps (fp8-shard-linear), as (mode, recipe, M, N, K).
+TP_LAYERS = {
+    "tp_column_current": ("column", "#fp8.current<>", 2048, 1024, 1024),
+    "tp_row_current": ("row", "#fp8.current<>", 2048, 1024, 1024),
+    "dp_current": ("dp", "#fp8.current<>", 2048, 1024, 1024),
+    "dp_blockwise": ("dp", "#fp8.blockwise<>", 2048, 1024, 1024),
+    "tp_column_blockwise": ("column", "#fp8.blockwise<>", 2048, 1024, 1024),
+    "tp_row_blockwise": ("row", "#fp8.blockwise<>", 2048, 1024, 1024),
+}
+
+
+def fp8_opt():
+    """fp8-opt of the build tree next to libFP8CAPI.so ($FP8MLIR_OPT
+    overrides)."""
+    import os
+    from .._capi import find_library
+    override = os.environ.get("FP8MLIR_OPT")
+    if override:
+        return override
+    library = find_library()
+    tool = Path(library).parents[1] / "bin" / "fp8-opt" if library else None
+    if tool is None or not tool.is_file():
+        raise FileNotFoundError("fp8-opt not found next to libFP8CAPI.so: set FP8MLIR_OPT")
+    return str(tool)
+
+
+def tp_layer(world, mode, recipe, m, n, k):
+    """``sharded``: what fp8-shard-linear makes of the single-device step on
+    ``world`` devices (reductions in bf16: f32-partials=false, which a
+    compiled program needs); ``whole``: the step on one device."""
+    import subprocess
+    step = _step("sharded", m, n, k, recipe)
+    options = f"mode={mode} world-size={world} f32-partials=false"
+    if mode == "dp":
+        options += " grid=tp"
+    out = subprocess.run([fp8_opt(), f"--fp8-shard-linear={options}", "-"], input=step,
+                         capture_output=True, text=True, check=True).stdout
+    body = out.strip()
+    assert body.startswith("module {") and body.endswith("}"), body[:200]
+    return body[len("module {"):-1] + _step("whole", m, n, k, recipe)
+
+
 def cases(world):
-    """{name: MLIR text}."""
+    """{name: MLIR text}: the quantization cases, compared byte for byte."""
     return {"current_e4m3": current(world),
             "current_e5m2_odd_rows": current(world, rows=1000 * world, cols=768,
                                              fp8="f8E5M2"),
@@ -117,10 +174,12 @@ def cases(world):
 
 
 def compile_all(cache, chip="sm_90a", world=2):
-    """Compiles every case into CACHE/dist-module/<world>/<name>/ (module.json
-    + kernels); returns the directories."""
+    """Compiles every case and TP layer into CACHE/dist-module/<world>/<name>/
+    (module.json + kernels); returns the directories."""
     from ..module import compile_module_to
     out = []
-    for name, text in cases(world).items():
+    texts = dict(cases(world))
+    texts.update({name: tp_layer(world, *spec) for name, spec in TP_LAYERS.items()})
+    for name, text in texts.items():
         out.append(compile_module_to(text, chip, Path(cache) / DIRECTORY / str(world) / name))
     return out

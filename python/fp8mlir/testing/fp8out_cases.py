@@ -53,10 +53,16 @@ def bench_specs(recipe, n, k):
     fp8 = ScaledMatmul(recipe, n=n, k=k, out_dtype="e4m3", config=config,
                        result_recipe=result_recipe, accumulation=acc)
     bf16 = ScaledMatmul(recipe, n=n, k=k, out_dtype="bf16", config=config, accumulation=acc)
-    quantize = QuantizeSpec("blockwise" if recipe == "blockwise" else "delayed", n,
-                            in_dtype="bf16", dtype="e4m3", rowwise=True, columnwise=False,
-                            transposed=True, block=(1, 128) if recipe == "blockwise" else None)
-    return fp8, bf16, quantize
+    return fp8, bf16, output_quantize_spec(result_recipe, n)
+
+
+def output_quantize_spec(result_recipe, n):
+    """The quantization kernel an FP8 output of `result_recipe` replaces:
+    of a bf16 [M, N] D, rowwise, 1x128 blocks or a given per-tensor scale."""
+    blockwise = result_recipe == "blockwise"
+    return QuantizeSpec("blockwise" if blockwise else "delayed", n, in_dtype="bf16",
+                        dtype="e4m3", rowwise=True, columnwise=False, transposed=True,
+                        block=(1, 128) if blockwise else None)
 
 
 def all_specs():

@@ -34,28 +34,137 @@ def masked_specs():
     return specs
 
 
+# The k_grouped test's GEMMs (M and K are run-time extents): 4 groups of
+# [M, K_g] x [N = 256, K_g] per recipe with bf16 and f32 outputs, one group,
+# and 3 groups of N = 2112 (a partial last N tile).
+K_GROUPED_GROUPS, K_GROUPED_WIDE_GROUPS = 4, 3
+
+
+def k_grouped_spec(recipe, groups, n=TEST_N, out_dtype="bf16"):
+    return GroupedScaledMatmul(recipe, groups=groups, n=n, k=None, out_dtype=out_dtype,
+                               layout="k_grouped")
+
+
+def k_grouped_specs():
+    specs = [k_grouped_spec(r, K_GROUPED_GROUPS, out_dtype=o)
+             for r in GROUPED_RECIPES for o in ("bf16", "f32")]
+    specs += [k_grouped_spec(r, 1) for r in GROUPED_RECIPES]
+    specs += [k_grouped_spec(r, K_GROUPED_WIDE_GROUPS, WIDE_N) for r in GROUPED_RECIPES]
+    return specs
+
+
+# FP8 results (test_gpu_grouped.py's FP8-output tests): each GEMM built
+# twice with one tiling, with its FP8 result and with an f32 one, whose
+# output is bit for bit the values the FP8 kernel quantizes.
+# (name, layout, GEMM recipe, G, N, K, result recipe, FP8 dtype); N = 2112:
+# a last, partial 1x128 block of 64 columns.
+FP8_CONFIG = "<tile = 128x128x128>"
+FP8_CASES = [
+    ("contiguous-blockwise-1x128", "m_contiguous", "blockwise", 4, WIDE_N, TEST_K,
+     "blockwise", "e4m3"),
+    ("contiguous-tensorwise-delayed", "m_contiguous", "tensorwise", 3, TEST_N, TEST_K,
+     "delayed", "e4m3"),
+    ("contiguous-rowwise-delayed-e5m2", "m_contiguous", "rowwise", 5, TEST_N, TEST_K,
+     "delayed", "e5m2"),
+    ("masked-blockwise-1x128", "m_masked", "blockwise", 4, WIDE_N, TEST_K, "blockwise", "e4m3"),
+    ("masked-rowwise-delayed", "m_masked", "rowwise", 4, TEST_N, TEST_K, "delayed", "e4m3"),
+]
+
+
+def fp8_spec(case, out_dtype=None):
+    """The FP8-result kernel of `case`, or with `out_dtype` (e.g. "f32")
+    the same GEMM with that high-precision output and the same tiling."""
+    _, layout, recipe, groups, n, k, result_recipe, dtype = case
+    return GroupedScaledMatmul(recipe, groups=groups, n=n, k=k, layout=layout,
+                               out_dtype=out_dtype or dtype, config=FP8_CONFIG,
+                               result_recipe=None if out_dtype else result_recipe)
+
+
+def fp8_specs():
+    return [fp8_spec(c, out) for c in FP8_CASES for out in (None, "f32")]
+
+
 def test_specs():
     specs = [test_spec(r, g) for r in GROUPED_RECIPES for g in TEST_GROUP_COUNTS]
     specs += [test_spec(r, WIDE_GROUPS, WIDE_N, WIDE_K) for r in GROUPED_RECIPES]
     specs += [test_spec("rowwise", 3, out_dtype="f32"), test_spec("blockwise", 3, out_dtype="f16")]
-    return specs + masked_specs()
+    return specs + masked_specs() + k_grouped_specs() + fp8_specs()
 
 
-# bench/bench_grouped.py: DeepSeek-V3's MoE expert GEMMs (N x K of the
-# up/gate projection 4096 x 7168 and of the down projection 7168 x 2048)
-# with 4 and 8 groups.
-BENCH_GROUPS = (4, 8)
-BENCH_SHAPES = ((4096, 7168), (7168, 2048))
+# bench/bench_grouped.py: mixture-of-experts expert GEMMs, N x K per
+# expert: DeepSeek-V3's gate+up (4096 x 7168) and down (7168 x 2048)
+# projections, Qwen3-235B-A22B's gate+up (3072 x 4096) and Mixtral-8x7B's
+# down (4096 x 14336).
+BENCH_SHAPES = ((4096, 7168), (7168, 2048), (3072, 4096), (4096, 14336))
 BENCH_RECIPES = ("rowwise", "blockwise")
+# m_contiguous (training, prefill): (experts, mean rows per expert), the
+# rows of each expert drawn uniformly in 0.7x..1.3x the mean (DeepGEMM's
+# own grouped benchmark: 4 x 8192 and 8 x 4096 rows).
+BENCH_CONTIGUOUS = ((4, 8192), (8, 4096))
+# m_masked (decode under CUDA graphs), blockwise: (experts, mean valid
+# rows), counts drawn in 0.5x..1.5x the mean and clamped to the launch's
+# fixed [G, BENCH_MASKED_MAX_M, K]; with 4 or more experts every fourth
+# is empty. 1-4 experts of hundreds of rows, and 8-32 local experts of
+# expert-parallel decode with few rows each.
+BENCH_MASKED = ((1, 768), (2, 512), (4, 256), (8, 128), (16, 48), (32, 16))
+BENCH_MASKED_MAX_M = 1024
+
+
+def _uniform(seed):
+    import random
+    return random.Random(seed).uniform
+
+
+def bench_contiguous_rows(groups, mean, seed):
+    """The rows of each of `groups` experts (uneven, 0.7x..1.3x `mean`)."""
+    draw = _uniform(seed)
+    return [int(mean * draw(0.7, 1.3)) for _ in range(groups)]
+
+
+def bench_masked_counts(groups, mean, seed, max_m=BENCH_MASKED_MAX_M):
+    """The valid rows of each of `groups` experts (0.5x..1.5x `mean`,
+    clamped to max_m; every fourth of 4 or more experts empty)."""
+    draw = _uniform(seed)
+    counts = [min(max_m, int(mean * draw(0.5, 1.5))) for _ in range(groups)]
+    return [0 if groups >= 4 and g % 4 == 3 else c for g, c in enumerate(counts)]
 
 
 def bench_specs():
-    return [GroupedScaledMatmul(r, groups=g, n=n, k=k) for r in BENCH_RECIPES
-            for g in BENCH_GROUPS for n, k in BENCH_SHAPES]
+    contiguous = [GroupedScaledMatmul(r, groups=g, n=n, k=k) for r in BENCH_RECIPES
+                  for g, _ in BENCH_CONTIGUOUS for n, k in BENCH_SHAPES]
+    masked = [GroupedScaledMatmul("blockwise", groups=g, n=n, k=k, layout="m_masked")
+              for g, _ in BENCH_MASKED for n, k in BENCH_SHAPES]
+    return contiguous + masked
+
+
+# bench/bench_grouped.py --fp8-out: the grouped GEMM with an FP8 result
+# against the same GEMM writing bf16 and bf16 followed by the quantization
+# kernel, one tiling for both GEMMs: blockwise with 1x128 output blocks,
+# rowwise with a given (delayed) output scale.
+FP8_BENCH_RECIPES = {"blockwise": ("blockwise", "<tile = 128x128x128>"),
+                     "rowwise": ("delayed", "<tile = 128x256x128>")}
+
+
+def fp8out_bench_specs(recipe, groups, n, k):
+    """(FP8-output grouped GEMM, bf16-output one, quantization of its output)."""
+    from .fp8out_cases import output_quantize_spec
+    result_recipe, config = FP8_BENCH_RECIPES[recipe]
+    fp8 = GroupedScaledMatmul(recipe, groups=groups, n=n, k=k, out_dtype="e4m3",
+                              config=config, result_recipe=result_recipe)
+    bf16 = GroupedScaledMatmul(recipe, groups=groups, n=n, k=k, config=config)
+    return fp8, bf16, output_quantize_spec(result_recipe, n)
 
 
 def all_specs():
-    return test_specs() + bench_specs()
+    specs = test_specs() + bench_specs()
+    for recipe in FP8_BENCH_RECIPES:
+        for groups, _ in BENCH_CONTIGUOUS:
+            for n, k in BENCH_SHAPES:
+                specs += fp8out_bench_specs(recipe, groups, n, k)
+    unique = {}  # one quantization per N
+    for spec in specs:
+        unique.setdefault(spec.cache_key, spec)
+    return list(unique.values())
 
 
 class ContiguousProblem:

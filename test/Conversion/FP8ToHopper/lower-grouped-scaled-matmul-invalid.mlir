@@ -29,3 +29,54 @@ func.func @promote_interval(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(64)>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf32>, tensor<2x2x4xf32>, tensor<?xi32>) -> tensor<?x256xbf16>
   return %d : tensor<?x256xbf16>
 }
+
+// -----
+
+func.func @k_grouped_dynamic_n(%a: tensor<256x?xf8E4M3FN>, %b: tensor<?x?xf8E4M3FN>, %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) -> tensor<3x256x?xbf16> {
+  // expected-error @+1 {{expected a static N, a multiple of 16 (one k_grouped kernel is built per N; M and K may be dynamic), got N = ?}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<256x?xf8E4M3FN>, tensor<?x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3x256x?xbf16>
+  return %d : tensor<3x256x?xbf16>
+}
+
+// -----
+
+// FP8 results whose scales reduce over more than one tile: no two phases
+// for grouped GEMMs (the f32 D's unwritten rows would be read).
+func.func @fp8_result_current_tensor(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<?xi32>) -> (tensor<?x256xf8E4M3FN>, tensor<f32>) {
+  // expected-error @+1 {{the grouped GEMM kernels quantize an FP8 result per tensor with a given result_scale or in 1x128 blocks along N (#fp8.blockwise), got #fp8.current<> at tensor, whose scales reduce over more than one tile: produce an f32 result and quantize the rows of each group}}
+  %d, %s = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, result_recipe = #fp8.current<>, result_granularity = #fp8.granularity<tensor>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<?xi32>) -> (tensor<?x256xf8E4M3FN>, tensor<f32>)
+  return %d, %s : tensor<?x256xf8E4M3FN>, tensor<f32>
+}
+
+// -----
+
+func.func @k_grouped_n_alignment(%a: tensor<256x?xf8E4M3FN>, %b: tensor<200x?xf8E4M3FN>, %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) -> tensor<3x256x200xbf16> {
+  // expected-error @+1 {{expected a static N, a multiple of 16 (one k_grouped kernel is built per N; M and K may be dynamic), got N = 200}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<256x?xf8E4M3FN>, tensor<200x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3x256x200xbf16>
+  return %d : tensor<3x256x200xbf16>
+}
+
+// -----
+
+func.func @k_grouped_cluster(%a: tensor<256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3FN>, %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) -> tensor<3x256x512xbf16> {
+  // expected-error @+1 {{the grouped GEMM kernels take tile M dividing 128 (the groups' row alignment), no cluster and no stream-K; got tile M 128, cluster 2x1}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, cluster = 2x1>} : (tensor<256x?xf8E4M3FN>, tensor<512x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3x256x512xbf16>
+  return %d : tensor<3x256x512xbf16>
+}
+
+// -----
+
+func.func @fp8_result_rowwise(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<2xf32>, %m: tensor<2xi32>) -> (tensor<2x?x256xf8E4M3FN>, tensor<2x?x1xf32>) {
+  // expected-error @+1 {{got #fp8.current<> at row, whose scales reduce over more than one tile}}
+  %d, %s = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %m {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, result_recipe = #fp8.current<>, result_granularity = #fp8.granularity<row>} : (tensor<2x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<2xi32>) -> (tensor<2x?x256xf8E4M3FN>, tensor<2x?x1xf32>)
+  return %d, %s : tensor<2x?x256xf8E4M3FN>, tensor<2x?x1xf32>
+}
+
+// -----
+
+// UE8M0 blockwise scales run on sm_100a's block-scaled MMA only.
+func.func @ue8m0_blockwise(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<?x4xf8E8M0FNU>, %sb: tensor<2x2x4xf8E8M0FNU>, %g: tensor<?xi32>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{the sm_90a grouped kernels read blockwise scales as f32, got 'tensor<?x4xf8E8M0FNU>'}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf8E8M0FNU>, tensor<2x2x4xf8E8M0FNU>, tensor<?xi32>) -> tensor<?x256xbf16>
+  return %d : tensor<?x256xbf16>
+}

@@ -21,35 +21,49 @@
 // CHECK-SAME: {box = [128, 128, 1], dims = [512, "M", 3], {{.*}} name = "tma_a", {{.*}} rank = 3 : i64, strides_bytes = [512, "M*512"]
 // CHECK-NOT: tma_d
 // CHECK-NOT: variants
-// The tile rows: 3 groups of ceil(M / 128).
-// CHECK: %[[MT:.*]] = arith.divui %{{.*}}, %c128_i32{{.*}} : i32
-// CHECK: arith.muli %{{.*}}, %c3_i32{{.*}} : i32
-// Producer: the tile's group and its row within the group; the group's
-// count decides whether the tile has rows (signed); a tile past it loads no
-// K block; A is loaded at (k, row in group, group).
+// The units with valid rows (the loop's bound): each group's count,
+// clamped to [0, M] (signed: a negative count has none), makes
+// ceil(rows / 128) unit rows of 2 unit columns (N = 256).
+// CHECK: %[[C0P:.*]] = llvm.getelementptr %[[MM]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK: %[[C0:.*]] = llvm.load %[[C0P]] : !llvm.ptr<1> -> i32
+// CHECK: %[[R0:.*]] = arith.minsi %[[C0]], %[[MP]] : i32
+// CHECK: arith.maxsi %[[R0]], %c0_i32{{.*}} : i32
+// CHECK: llvm.getelementptr %[[MM]]
+// CHECK: llvm.getelementptr %[[MM]]
+// CHECK: %[[SUM:.*]] = arith.addi %{{[0-9]+}}, %{{[0-9]+}} : i32
+// CHECK: %[[UNITS:.*]] = arith.muli %[[SUM]], %c2_i32{{.*}} : i32
+// Producer: the CTAs stride over the valid units only. A unit's group is
+// the last one starting at or before it (the counts read again, from L1);
+// within it, down its unit rows first. No tile is skipped; A is loaded at
+// (k, row in group, group).
 // CHECK: nvvm.setmaxregister decrease 40
-// CHECK: %[[TPG:.*]] = arith.divui %{{.*}}, %c128_i32{{.*}} : i32
-// CHECK-NEXT: %[[G:.*]] = arith.divui %{{.*}}, %[[TPG]] : i32
-// CHECK-NEXT: %[[LT:.*]] = arith.remui %{{.*}}, %[[TPG]] : i32
-// CHECK: %[[CP:.*]] = llvm.getelementptr %[[MM]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
-// CHECK: %[[C:.*]] = llvm.load %[[CP]] : !llvm.ptr<1> -> i32
-// CHECK: %[[FIRST:.*]] = arith.muli %[[LT]], %c128_i32{{.*}} : i32
-// CHECK: %[[ACTIVE:.*]] = arith.cmpi slt, %[[FIRST]], %[[C]] : i32
-// CHECK: %[[TG:.*]] = arith.select %[[ACTIVE]], %[[G]], %c-1_i32{{.*}} : i32
-// CHECK: arith.minsi %[[C]], %[[MP]] : i32
-// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[TG]], %c3_i32{{.*}} : i32
-// CHECK: %[[KEND:.*]] = arith.select %[[IN]], %c4_i32, %c0_i32{{.*}} : i32
-// CHECK: scf.for %{{.*}} = %c0_i32{{.*}} to %[[KEND]]
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg0, %{{.*}}, box[%{{.*}}, %{{.*}}, %[[TG]]]
-// Consumers: the epilogue only for a tile with rows; the group's D and A
-// scales at 64-bit offsets group * M rows; rows guarded by the count.
-// CHECK: nvvm.setmaxregister increase 232
+// CHECK: scf.for %[[U:.*]] = %{{.*}} to %[[UNITS]] step %{{.*}} iter_args
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> i32
+// CHECK: %[[S1:.*]] = arith.cmpi uge, %[[U]], %{{.*}} : i32
+// CHECK: arith.select %[[S1]], %c1_i32{{.*}}, %c0_i32{{.*}} : i32
+// CHECK: %[[S2:.*]] = arith.cmpi uge, %[[U]], %{{.*}} : i32
+// CHECK: %[[TG:.*]] = arith.select %[[S2]], %c2_i32{{.*}}, %{{.*}} : i32
+// CHECK: %[[FIRST:.*]] = arith.select %[[S2]], %{{.*}}, %{{.*}} : i32
+// CHECK: arith.select %[[S2]], %{{.*}}, %{{.*}} : i32
+// CHECK: %[[MU:.*]] = arith.select %[[S2]], %{{.*}}, %{{.*}} : i32
+// CHECK: %[[IN:.*]] = arith.subi %[[U]], %[[FIRST]] : i32
+// CHECK: %[[MU1:.*]] = arith.select %{{.*}}, %c1_i32{{.*}}, %[[MU]] : i32
+// CHECK: arith.remui %[[IN]], %[[MU1]] : i32
+// CHECK: arith.divui %[[IN]], %[[MU1]] : i32
+// CHECK-NOT: %c-1_i32
 // CHECK: scf.for
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg0, %{{.*}}, box[%{{.*}}, %{{.*}}, %[[TG]]]
+// Consumers: the same units; the group's D and A scales at 64-bit offsets
+// group * M rows; rows guarded by the group's clamped count.
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[UNITS]] step
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: scf.if %{{.*}} {
-// CHECK: %[[EC:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i32
-// CHECK: %[[EG:.*]] = arith.select %{{.*}}, %{{.*}}, %c-1_i32{{.*}} : i32
-// CHECK: %[[ROWS:.*]] = arith.minsi %[[EC]], %[[MP]] : i32
+// CHECK: %[[ES:.*]] = arith.cmpi uge, %{{.*}}, %{{.*}} : i32
+// CHECK: %[[ES2:.*]] = arith.cmpi uge, %{{.*}}, %{{.*}} : i32
+// CHECK: %[[EG:.*]] = arith.select %[[ES2]], %c2_i32{{.*}}, %{{.*}} : i32
+// CHECK: arith.select %[[ES2]], %{{.*}}, %{{.*}} : i32
+// CHECK: %[[ROWS:.*]] = arith.select %[[ES2]], %{{.*}}, %{{.*}} : i32
 // CHECK: %[[G64:.*]] = arith.extui %[[EG]] : i32 to i64
 // CHECK-NEXT: %[[M64:.*]] = arith.extui %[[MP]] : i32 to i64
 // CHECK-NEXT: %[[R64:.*]] = arith.muli %[[G64]], %[[M64]] : i64

@@ -80,7 +80,7 @@ func.func @blockwise_fast(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M
 
 func.func @mixed_scales(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
                         %sa: tensor<?x4xf32>, %sb: tensor<2xf32>, %g: tensor<?xi32>) {
-  // expected-error @+1 {{expected per-tensor or per-row scales on both sides, or blockwise tile 1x128 (A) and tile 128x128 (B); got tile 1x128 and tensor}}
+  // expected-error @+1 {{expected per-tensor or per-row scales on both sides, blockwise tile 1x128 (A) and tile 128x128 (B), or mx 1x32 on both; got tile 1x128 and tensor}}
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
       {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>,
        b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>}
@@ -143,14 +143,40 @@ func.func @a_rank(%a: tensor<2x128x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>
 
 // -----
 
-func.func @ue8m0_scales(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
-                        %sa: tensor<?x4xf8E8M0FNU>, %sb: tensor<2x2x4xf8E8M0FNU>, %g: tensor<?xi32>) {
-  // expected-error @+1 {{expected f32 scales, got 'tensor<?x4xf8E8M0FNU>'}}
+func.func @mx_f32_scales(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                         %sa: tensor<?x16xf32>, %sb: tensor<2x256x16xf32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected a_scale_inv of element type f8E8M0FNU (UE8M0 MX scales), got 'f32'}}
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
-      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>,
-       b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>}
-      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf8E8M0FNU>,
-         tensor<2x2x4xf8E8M0FNU>, tensor<?xi32>) -> tensor<?x256xbf16>
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<mx 1x32>,
+       b_granularity = #fp8.granularity<mx 1x32>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x16xf32>,
+         tensor<2x256x16xf32>, tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @row_ue8m0_scales(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                            %sa: tensor<?x1xf8E8M0FNU>, %sb: tensor<2x256x1xf32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected a_scale_inv of element type f32 for granularity row, got 'f8E8M0FNU'}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<row>,
+       b_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x1xf8E8M0FNU>,
+         tensor<2x256x1xf32>, tensor<?xi32>) -> tensor<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @mx_b_scale_shape(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                            %sa: tensor<?x16xf8E8M0FNU>, %sb: tensor<2x256x4xf8E8M0FNU>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected b_scale_inv of shape [2, 256, 16] (granularity mx 1x32 of each of the G weights [256, 512]), got [2, 256, 4]}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<mx 1x32>,
+       b_granularity = #fp8.granularity<mx 1x32>, accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x16xf8E8M0FNU>,
+         tensor<2x256x4xf8E8M0FNU>, tensor<?xi32>) -> tensor<?x256xbf16>
   return
 }
 

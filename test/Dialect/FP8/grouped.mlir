@@ -46,6 +46,37 @@ func.func @tensorwise(%a: tensor<256x512xf8E5M2>, %b: tensor<2x256x512xf8E4M3FN>
   return %d : tensor<256x256xf32>
 }
 
+// MXFP8: UE8M0 scales per 1x32 block, B's per group.
+// CHECK-LABEL: func.func @mxfp8
+// CHECK: a_granularity = #fp8.granularity<mx 1x32>
+// CHECK-SAME: (tensor<?x7168xf8E4M3FN>, tensor<8x4096x7168xf8E4M3FN>, tensor<?x224xf8E8M0FNU>, tensor<8x4096x224xf8E8M0FNU>, tensor<?xi32>) -> tensor<?x4096xbf16>
+func.func @mxfp8(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<8x4096x7168xf8E4M3FN>,
+                 %sa: tensor<?x224xf8E8M0FNU>, %sb: tensor<8x4096x224xf8E8M0FNU>,
+                 %g: tensor<?xi32>) -> tensor<?x4096xbf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>,
+       a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>,
+       accumulation = #fp8.accumulation<fast>}
+      : (tensor<?x7168xf8E4M3FN>, tensor<8x4096x7168xf8E4M3FN>, tensor<?x224xf8E8M0FNU>,
+         tensor<8x4096x224xf8E8M0FNU>, tensor<?xi32>) -> tensor<?x4096xbf16>
+  return %d : tensor<?x4096xbf16>
+}
+
+// Blockwise with UE8M0 scales (powers of two: sm_100a's block-scaled MMA).
+// CHECK-LABEL: func.func @blockwise_ue8m0
+// CHECK: fp8.grouped_scaled_matmul {{.*}}tensor<?x4xf8E8M0FNU>, tensor<2x2x4xf8E8M0FNU>
+func.func @blockwise_ue8m0(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
+                           %sa: tensor<?x4xf8E8M0FNU>, %sb: tensor<2x2x4xf8E8M0FNU>,
+                           %g: tensor<?xi32>) -> tensor<?x256xbf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<m_contiguous>,
+       a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>,
+       accumulation = #fp8.accumulation<promoted(128)>}
+      : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf8E8M0FNU>,
+         tensor<2x2x4xf8E8M0FNU>, tensor<?xi32>) -> tensor<?x256xbf16>
+  return %d : tensor<?x256xbf16>
+}
+
 // The m_masked layout: A [G, M, K], the valid rows of each group [G], D
 // [G, M, N]; per-row and 1x128 A scales per group.
 // CHECK-LABEL: func.func @masked_blockwise

@@ -178,6 +178,16 @@ inline Value tileStride(KernelBuilder &kb, const KernelValues &v) {
   return v.unitStride ? v.unitStride : kb.gridDimX();
 }
 
+/// The CTA's persistent loop over its tiles, carrying `init`: `body` gets
+/// the linear tile, its group (null for a dense GEMM) and the carried
+/// values, and returns the next ones. A grouped GEMM's tiles of no group
+/// are skipped (the skeleton's group scheduler), the same way in every
+/// role.
+ValueRange
+forEachTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+            const KernelValues &v, ValueRange init,
+            function_ref<SmallVector<Value>(Value, Value, ValueRange)> body);
+
 /// Barrier `index` of the array of 8-byte mbarriers at `base`.
 inline Value barrierAt(KernelBuilder &kb, Value base, Value index) {
   return kb.bytePtr(base, kb.mul(index, kb.i32(8)));

@@ -38,6 +38,9 @@ struct BlackwellGemm {
 /// (GemmProblem::blockwiseAsMX): the host converts them to the atom layout
 /// (emulation::blockwiseScalesToMxAtoms).
 FailureOr<BlackwellGemm> getBlackwellGemm(ScaledMatmulOp op);
+/// The same for a grouped GEMM (K-major operands; per-tensor, row-wise,
+/// power-of-two blockwise on the block-scaled MMA, MXFP8).
+FailureOr<BlackwellGemm> getBlackwellGemm(GroupedScaledMatmulOp op);
 
 /// The heuristic, or `config` when the IR sets one (checked; failures are
 /// reported on `op`):
@@ -50,7 +53,7 @@ FailureOr<BlackwellGemm> getBlackwellGemm(ScaledMatmulOp op);
 /// - as many stages as fit in the target's shared memory per block (227
 ///   KiB on sm_100a) after the staging buffer, at most 8;
 /// - no cluster, raster groups of 8 tile rows.
-FailureOr<GemmTiling> selectGemmTiling(ScaledMatmulOp op,
+FailureOr<GemmTiling> selectGemmTiling(Operation *op,
                                        const BlackwellGemm &gemm,
                                        GemmConfigAttr config,
                                        const TargetInfo &target);

@@ -27,6 +27,11 @@ struct EpilogueThread {
   Value tensorScale;
 };
 
+/// An output element's f32 value `x` times the non-null `scales`, plus
+/// `bias` (if not null), through the problem's activation.
+Value emitScaledOutput(KernelBuilder &kb, const GemmProblem &p, Value x,
+                       ArrayRef<Value> scales, Value bias);
+
 /// The epilogue of the tile of work unit `unit` on its sums `results`, one
 /// accumulator of tile N / 2 f32 per thread for each of the consumer's
 /// waves (getNumWaves).

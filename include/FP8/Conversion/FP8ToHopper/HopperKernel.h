@@ -32,19 +32,26 @@ namespace mlir::fp8::hopper {
 inline int64_t getByteWidth(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
 /// Consumer warpgroups: one per 64 rows of a tile of 64 or 128 rows; two
-/// for a 256-row tile.
+/// for a 256-row tile; one for a swap-AB tile (its transposed tile's tileN
+/// rows).
 inline int64_t getNumConsumers(const GemmTiling &t) {
-  return std::min<int64_t>(t.tileM / 64, 2);
+  return t.swapAB ? 1 : std::min<int64_t>(t.tileM / 64, 2);
 }
-/// The 64-row waves of each consumer warpgroup: 1, or 2 for a 256-row tile.
+/// The 64-row waves of each consumer warpgroup: 1, or 2 for a 256-row tile
+/// (a swap-AB tile has one).
 /// Wave w of consumer c holds tile rows 64 * (c + consumers * w) on, so the
 /// consumers' waves w together are rows [128w, 128w + 128).
 inline int64_t getNumWaves(const GemmTiling &t) {
-  return t.tileM / 64 / getNumConsumers(t);
+  return t.swapAB ? 1 : t.tileM / 64 / getNumConsumers(t);
 }
 /// The tile rows between a consumer's waves.
 inline int64_t getWaveRows(const GemmTiling &t) {
   return 64 * getNumConsumers(t);
+}
+/// Columns of a consumer's wgmma accumulator (the MMA's N): the tile's N, or
+/// its M with swap-AB.
+inline int64_t getAccumulatorColumns(const GemmTiling &t) {
+  return t.swapAB ? t.tileM : t.tileN;
 }
 /// CTAs of a cluster: 2x1 (two M tiles, B multicast) or 1x2 (two N tiles,
 /// A multicast).
@@ -134,7 +141,9 @@ struct KernelValues : GemmKernelParams {
   Value epilogueBuffer;
   /// Work is scheduled in units of `clusterM` vertically adjacent tiles
   /// (one per CTA of the cluster, sharing the B tile) or `clusterN`
-  /// horizontally adjacent ones (sharing the A tile).
+  /// horizontally adjacent ones (sharing the A tile). m_masked: numUnits
+  /// counts only the units with valid rows, and numMUnits is null
+  /// (emitMaskedUnitCount).
   Value numMUnits;
   Value numUnits;
   /// m_masked: the rows of each group (the `m` parameter; `m` itself is

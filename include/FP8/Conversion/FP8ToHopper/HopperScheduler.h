@@ -49,6 +49,12 @@ TileCoordinate emitTileOfUnit(KernelBuilder &kb, const GemmProblem &p,
 Value emitGroupKEnd(KernelBuilder &kb, const GemmProblem &p,
                     const TileCoordinate &coord, const WorkSegment &segment);
 
+/// The K blocks [begin, end) of `segment` for the tile `coord`: the group's
+/// columns (k_grouped), or the segment's own blocks (emitGroupKEnd).
+std::pair<Value, Value> emitGroupKRange(KernelBuilder &kb, const GemmProblem &p,
+                                        const TileCoordinate &coord,
+                                        const WorkSegment &segment);
+
 /// `v` with the B scales of the group of `coord` (a grouped GEMM's; `v`
 /// itself when `coord.group` is null). m_masked: also the group's D and A
 /// scales, and `m` its valid rows (for the epilogue: the producer's scale

@@ -22,7 +22,9 @@ namespace mlir::fp8::hopper {
 ///   fewer B re-reads);
 /// - as many pipeline stages as fit in the target's shared memory per
 ///   block, at most 8;
-/// - no cluster, raster groups of 8 tile rows.
+/// - no cluster, raster groups of 8 tile rows;
+/// - a static M picks among the launch variants' tiles by the runtime's
+///   cost model, and M <= 16 takes the swap-AB tile (selectLaunchVariants).
 FailureOr<GemmTiling> selectGemmTiling(Operation *op,
                                        const GemmProblem &problem,
                                        GemmConfigAttr config,
@@ -40,7 +42,8 @@ int64_t getTileThroughput(const GemmProblem &problem, const GemmTiling &tiling);
 /// `primary` is not), and 128x192 for a fast kernel with a wider tile, each
 /// with the heuristic's stages; last, a 64x64 stream-K kernel where N is
 /// at most 32 x SMs and K at least 32 blocks (no activation, no output
-/// amax). The runtime launches the kernel among the primary and its
+/// amax), and a swap-AB 16x64 stream-K kernel for decode (M <= 16; no C,
+/// output amax, FP8 D or 1x128 B scales). The runtime launches the kernel among the primary and its
 /// variants with the fewest waves(M) x tile elements / throughput
 /// (runtime/README.md; a stream-K kernel counts the fraction of a wave its
 /// tiles fill when M is one row of them on at most half the SMs), so that

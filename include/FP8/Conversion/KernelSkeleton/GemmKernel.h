@@ -134,15 +134,30 @@ struct GemmProblem {
   /// parameter), and the `masked_m` operand [G] the valid rows of each
   /// group; per-row and 1x128 A scales are one set per group (G
   /// outermost), and no row from a group's count on is computed or stored.
+  /// The scheduler's switch over it: emitTileGroup.
   GroupedLayout groupLayout = GroupedLayout::MContiguous;
   bool isMasked() const {
     return isGrouped() && groupLayout == GroupedLayout::MMasked;
   }
+  /// k_grouped: A [M, K] and B [N, K] hold the K columns of all groups (K a
+  /// run-time value, the `k` parameter; `k` here is 0), the `ks` operand
+  /// [G] the columns of each group; D is [G, M, N]. Per-tensor and per-row
+  /// scales are one set per group on both sides; 1x128 scales (on both
+  /// sides) cover the columns of all groups.
+  bool isKGrouped() const {
+    return isGrouped() && groupLayout == GroupedLayout::KGrouped;
+  }
+  /// D is [G, M, N] (m_masked, k_grouped): the tile rows are the G groups'
+  /// ceil(M / tile M) each, and D is written with direct stores.
+  bool hasGroupedOutput() const { return isMasked() || isKGrouped(); }
   /// Elements of one group's B scales: 1 per tensor, N per row, one per
   /// 128x128 tile.
   int64_t getBScaleElementsPerGroup() const {
     if (bScale == ScaleMode::Row)
       return n;
+    // k_grouped 1x128 B scales cover the columns of all groups.
+    if (bScale == ScaleMode::Blockwise && hasBlockwiseColumnScales())
+      return 0;
     if (bScale == ScaleMode::Blockwise)
       return static_cast<int64_t>(llvm::divideCeil(n, kBlockwiseScaleBlock) *
                                   llvm::divideCeil(k, kBlockwiseScaleBlock));
@@ -157,8 +172,9 @@ struct GemmProblem {
   static FailureOr<GemmProblem> get(ScaledMatmulOp op,
                                     bool allowMXScales = false,
                                     bool epilogueQuantizes = true);
-  /// The same for a grouped GEMM (MX scales are not taken).
-  static FailureOr<GemmProblem> get(GroupedScaledMatmulOp op);
+  /// The same for a grouped GEMM (MX scales only where `allowMXScales`).
+  static FailureOr<GemmProblem> get(GroupedScaledMatmulOp op,
+                                    bool allowMXScales = false);
 };
 
 /// The rows of a grouped GEMM's m_contiguous groups start at multiples of
@@ -211,6 +227,11 @@ struct GemmTiling {
   /// Bytes of the `workspace` parameter each CTA owns (a stream-K kernel's,
   /// laid out by the target lowering, which sets it); 0: no workspace.
   int64_t workspaceBytesPerCta = 0;
+  /// Swap-AB (sm_90a decode kernels): the MMA computes the transposed tile,
+  /// D^T = B . A^T, so that tileN rows of B fill the MMA's 64-row side and
+  /// the tileM rows of A (a few tokens) are its narrow N side. The tile is
+  /// still tileM x tileN of D (A and B are loaded as in any tile).
+  bool swapAB = false;
 
   /// Bytes of a row of one TMA store box, its swizzle span: 128, or 64 for
   /// a 1-byte (FP8) output whose tile N is not whole 128-column boxes.
@@ -269,8 +290,11 @@ SmallVector<int32_t> getGridConstantParams(const GemmTiling &tiling);
 struct GemmKernelParams {
   Value tmaA, tmaB, tmaD, d, aScaleInv, bScaleInv, bias, c, amax, m;
   /// Grouped GEMMs only: the i32 group of each row of A (m_contiguous), the
-  /// i32 valid rows of each group (m_masked).
+  /// i32 valid rows of each group (m_masked), the i32 columns of each group
+  /// (k_grouped).
   Value groupIndex;
+  /// k_grouped only: K, the columns of all groups.
+  Value k;
   /// An FP8 D: its given scale (OutputQuantization::Tensor) and the
   /// scale_inv the kernel writes; null otherwise.
   Value resultScale, resultScaleInv;

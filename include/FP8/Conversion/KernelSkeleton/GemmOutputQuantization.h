@@ -17,6 +17,16 @@
 
 namespace mlir::fp8 {
 
+/// Whether an FP8 result of `recipe` at `g` (with a given scale when
+/// `givenScale`) takes scales no single output tile can compute.
+bool needsTwoPhases(RecipeAttrInterface recipe, GranularityAttr g,
+                    bool givenScale);
+
+/// Sets the epilogue's quantization of an FP8 D of `recipe` at `g` in `p`:
+/// a given per-tensor scale, or 1x128 blocks along N.
+void setEpilogueQuantization(GemmProblem &p, RecipeAttrInterface recipe,
+                             GranularityAttr g);
+
 /// A block's quantization multiplier and its f32 scale_inv.
 struct OutputBlockScale {
   Value multiplier;

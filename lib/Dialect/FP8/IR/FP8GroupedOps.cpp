@@ -69,11 +69,13 @@ static LogicalResult expectShape(GroupedScaledMatmulOp op, StringRef name,
 }
 
 /// The scale pairs of the grouped kernels: per-tensor or per-row on each
-/// side, or DeepSeek-V3's blockwise 1x128 activation and 128x128 weight
-/// tiles.
+/// side, DeepSeek-V3's blockwise 1x128 activation and 128x128 weight
+/// tiles, or MXFP8 1x32 blocks on both.
 static LogicalResult verifyGranularities(GroupedScaledMatmulOp op) {
   GranularityAttr ga = op.getAGranularity(), gb = op.getBGranularity();
   if (ga.isEpilogueScaled() && gb.isEpilogueScaled())
+    return success();
+  if (ga.isMX() && gb.isMX())
     return success();
   TileShape act{1, kScaleBlock};
   TileShape weight{kScaleBlock, kScaleBlock};
@@ -90,9 +92,32 @@ static LogicalResult verifyGranularities(GroupedScaledMatmulOp op) {
     return success();
   }
   return op.emitOpError()
-         << "expected per-tensor or per-row scales on both sides, or "
-            "blockwise tile 1x128 (A) and tile 128x128 (B); got "
+         << "expected per-tensor or per-row scales on both sides, "
+            "blockwise tile 1x128 (A) and tile 128x128 (B), or mx 1x32 on "
+            "both; got "
          << ga.describe() << " and " << gb.describe();
+}
+
+/// The element type of each scale tensor against its granularity: f32 for
+/// per-tensor and per-row scales, f8E8M0FNU (UE8M0) for MX blocks, either
+/// for blockwise tiles (f8E8M0FNU: powers of two).
+static LogicalResult verifyScaleTypes(GroupedScaledMatmulOp op) {
+  for (auto [name, scale, g] :
+       {std::tuple<StringRef, Value, GranularityAttr>{
+            "a_scale_inv", op.getAScaleInv(), op.getAGranularity()},
+        {"b_scale_inv", op.getBScaleInv(), op.getBGranularity()}}) {
+    Type elem = cast<ShapedType>(scale.getType()).getElementType();
+    if (g.isMX() && !isa<Float8E8M0FNUType>(elem))
+      return op.emitOpError() << "expected " << name
+                              << " of element type f8E8M0FNU (UE8M0 MX "
+                                 "scales), got "
+                              << elem;
+    if (g.isEpilogueScaled() && !elem.isF32())
+      return op.emitOpError()
+             << "expected " << name << " of element type f32 for granularity "
+             << g.describe() << ", got " << elem;
+  }
+  return success();
 }
 
 /// The operand shapes of the layout: A, the result and `groups`, with what
@@ -175,6 +200,15 @@ static LogicalResult verifyKGrouped(GroupedScaledMatmulOp op) {
     return op.emitOpError()
            << "expected K, the columns of all groups, to be a multiple of "
            << kScaleBlock << " (every group's size is), got K = " << k;
+  if (op.hasFP8Result() || op.getResultRecipeAttr() ||
+      op.getResultGranularityAttr() || op.getResultScale() ||
+      op.getResultScaleInv())
+    return op.emitOpError()
+           << "k_grouped takes a bf16, f16 or f32 result without "
+              "result_recipe, result_granularity, result_scale or a "
+              "scale_inv result (no FP8 result for the wgrad layout), got "
+              "a result of element type "
+           << op.getResult().getType().getElementType();
   for (Value scale : {op.getAScaleInv(), op.getBScaleInv()})
     if (!cast<ShapedType>(scale.getType()).getElementType().isF32())
       return op.emitOpError() << "expected f32 scales, got " << scale.getType();
@@ -229,10 +263,7 @@ LogicalResult GroupedScaledMatmulOp::verify() {
                             "same G, got "
                          << formatShape(getShape(getA())) << " and "
                          << formatShape(getShape(getB()));
-  for (Value scale : {getAScaleInv(), getBScaleInv()})
-    if (!cast<ShapedType>(scale.getType()).getElementType().isF32())
-      return emitOpError() << "expected f32 scales, got " << scale.getType();
-  if (failed(verifyGranularities(*this)))
+  if (failed(verifyGranularities(*this)) || failed(verifyScaleTypes(*this)))
     return failure();
   if (failed(expectShape(*this, "the result", getResult(), layout.result,
                          layout.resultText)) ||
@@ -254,5 +285,12 @@ LogicalResult GroupedScaledMatmulOp::verify() {
           expectShape(*this, "a_scale_inv", getAScaleInv(), aScale, aWhat)) ||
       failed(expectShape(*this, "b_scale_inv", getBScaleInv(), bScale, bWhat)))
     return failure();
-  return success();
+  // An FP8 D: the dense op's rules; a masked D's 1x128 scales per group.
+  SmallVector<int64_t, 1> outerDims;
+  if (isMasked(*this))
+    outerDims.push_back(g);
+  return detail::verifyFP8Result(
+      *this, {getResultRecipeAttr(), getResultGranularityAttr(),
+              getResultScale(), getResultScaleInv(),
+              getResult().getType().getElementType(), m, n, outerDims});
 }

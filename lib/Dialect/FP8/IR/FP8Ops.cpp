@@ -57,7 +57,7 @@ static LogicalResult verifyScaleTensor(Operation *op, StringRef name,
                                        int64_t rows, int64_t cols,
                                        Type scaleType,
                                        RecipeAttrInterface recipe,
-                                       std::optional<int64_t> batch = {}) {
+                                       ArrayRef<int64_t> outerDims = {}) {
   auto tensorType = cast<ShapedType>(scaleType);
   Type elem = tensorType.getElementType();
   bool isE8M0 = isa<Float8E8M0FNUType>(elem);
@@ -79,15 +79,18 @@ static LogicalResult verifyScaleTensor(Operation *op, StringRef name,
                 "scales, and the recipe has scales = f32";
   }
   SmallVector<int64_t> expected = granularity.getScaleShape(rows, cols);
-  // A batch of matrices: one set of scales per matrix.
-  if (batch)
-    expected.insert(expected.begin(), *batch);
+  // Scales of several matrices (the groups of a grouped GEMM's result, a
+  // batch of expert weights) have their extents outermost; a per-tensor
+  // scale is one for all.
+  if (!expected.empty())
+    expected.insert(expected.begin(), outerDims.begin(), outerDims.end());
   if (!isCompatibleShape(tensorType.getShape(), expected))
     return op->emitOpError()
            << "expected " << name << " of shape " << formatShape(expected)
            << " (granularity " << granularity.describe() << " of "
-           << (batch ? "each " + formatShape({rows, cols}) + " matrix"
-                     : "a " + formatShape({rows, cols}) + " operand")
+           << (outerDims.empty()
+                   ? "a " + formatShape({rows, cols}) + " operand"
+                   : "each " + formatShape({rows, cols}) + " matrix")
            << "), got " << formatShape(tensorType.getShape());
   return success();
 }
@@ -235,9 +238,7 @@ LogicalResult QuantizeOp::verify() {
                          << ", got rank " << inputType.getRank();
 
   ArrayRef<int64_t> shape = inputType.getShape();
-  std::optional<int64_t> batch;
-  if (batched)
-    batch = shape[0];
+  ArrayRef<int64_t> batch = batched ? shape.take_front() : ArrayRef<int64_t>();
   // The matrix (of each batch entry); per-tensor: any shape, one scale.
   int64_t rows = needsMatrix ? shape[shape.size() - 2] : 1;
   int64_t cols = needsMatrix ? shape[shape.size() - 1] : 1;
@@ -527,56 +528,67 @@ static LogicalResult verifyBuffers(ScaledMatmulOp op) {
 
 /// An FP8 D comes with its quantization (result_recipe, result_granularity,
 /// result_scale_inv, and result_scale where the recipe takes a given scale);
-/// any other D with none of them.
-static LogicalResult verifyFP8Result(ScaledMatmulOp op) {
-  RecipeAttrInterface recipe = op.getResultRecipeAttr();
-  GranularityAttr g = op.getResultGranularityAttr();
-  Value scale = op.getResultScale(), scaleInv = op.getResultScaleInv();
-  if (op.hasBufferSemantics()) {
-    if (recipe || g)
-      return op.emitOpError() << "an FP8 result (result_recipe, "
-                                 "result_granularity) is produced on tensors "
-                                 "only, not into an `outs` buffer";
-    return success();
-  }
-  if (!op.hasFP8Result()) {
+/// any other D with none of them. Shared by scaled_matmul and
+/// grouped_scaled_matmul.
+LogicalResult mlir::fp8::detail::verifyFP8Result(Operation *op,
+                                                 const FP8ResultForm &form) {
+  RecipeAttrInterface recipe = form.recipe;
+  GranularityAttr g = form.granularity;
+  Value scale = form.scale, scaleInv = form.scaleInv;
+  auto floatType = dyn_cast<FloatType>(form.elementType);
+  if (!floatType || floatType.getWidth() != 8) {
     if (recipe || g || scale || scaleInv)
-      return op.emitOpError()
+      return op->emitOpError()
              << "result_recipe, result_granularity, result_scale and the "
                 "result's scale_inv belong to an FP8 result (f8E4M3FN or "
                 "f8E5M2), got a result of element type "
-             << op.getOutputType().getElementType();
+             << form.elementType;
     return success();
   }
   if (!recipe || !g || !scaleInv)
-    return op.emitOpError()
+    return op->emitOpError()
            << "an FP8 result needs result_recipe and result_granularity (how "
               "its consumer quantizes it) and its scale_inv as the second "
               "result";
   if (!recipe.isAllowedGranularity(g))
-    return op.emitOpError() << "result granularity " << g.describe()
-                            << " is not allowed by result recipe "
-                            << formatRecipe(recipe) << ": expected "
-                            << describeGranularityChoices(recipe);
-  if (failed(verifyElementTypeForRecipe(op, "the result",
-                                        op.getOutputType().getElementType(),
+    return op->emitOpError() << "result granularity " << g.describe()
+                             << " is not allowed by result recipe "
+                             << formatRecipe(recipe) << ": expected "
+                             << describeGranularityChoices(recipe);
+  if (failed(verifyElementTypeForRecipe(op, "the result", form.elementType,
                                         recipe)))
     return failure();
   bool delayed = isa<DelayedScalingAttr>(recipe);
   bool givenScaleAllowed =
       delayed || (isa<CurrentScalingAttr>(recipe) && g.isTensor());
   if (delayed && !scale)
-    return op.emitOpError() << "an FP8 result under delayed scaling needs "
-                               "result_scale (the scale of the previous "
-                               "step, from fp8.compute_scale)";
+    return op->emitOpError() << "an FP8 result under delayed scaling needs "
+                                "result_scale (the scale of the previous "
+                                "step, from fp8.compute_scale)";
   if (scale && !givenScaleAllowed)
-    return op.emitOpError()
+    return op->emitOpError()
            << "result_scale is taken with #fp8.delayed or per-tensor "
               "#fp8.current only; result recipe "
            << formatRecipe(recipe) << " at " << g.describe()
            << " computes its scales from D";
-  return verifyScaleTensor(op, "the result's scale_inv", g, op.getM(),
-                           op.getN(), scaleInv.getType(), recipe);
+  return verifyScaleTensor(op, "the result's scale_inv", g, form.rows,
+                           form.cols, scaleInv.getType(), recipe,
+                           form.outerDims);
+}
+
+static LogicalResult verifyFP8Result(ScaledMatmulOp op) {
+  if (op.hasBufferSemantics()) {
+    if (op.getResultRecipeAttr() || op.getResultGranularityAttr())
+      return op.emitOpError() << "an FP8 result (result_recipe, "
+                                 "result_granularity) is produced on tensors "
+                                 "only, not into an `outs` buffer";
+    return success();
+  }
+  return mlir::fp8::detail::verifyFP8Result(
+      op, {op.getResultRecipeAttr(), op.getResultGranularityAttr(),
+           op.getResultScale(), op.getResultScaleInv(),
+           op.getOutputType().getElementType(), op.getM(), op.getN(),
+           /*outerDims=*/{}});
 }
 
 /// The three classes of scale pairs a GEMM supports.
@@ -686,113 +698,6 @@ LogicalResult ScaledMatmulOp::verify() {
                                           recipe)))
       return failure();
   }
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// LinearOp, LinearBackwardOp
-//===----------------------------------------------------------------------===//
-
-/// Checks what the forward and backward of a linear layer share: X `[M, K]`
-/// and W `[N, K]` agree on K, and scale operands come exactly with delayed
-/// scaling (`numScales` of `expectedScales` present). Returns {M, N, K}.
-static FailureOr<std::array<int64_t, 3>>
-verifyLinearLayer(Operation *op, Value input, Value weight,
-                  RecipeAttrInterface recipe, unsigned numScales,
-                  unsigned expectedScales) {
-  // The input and the weight agree on K: checked before the generic
-  // verification (verifyBeforeInvariants in FP8Contract.cpp).
-  ArrayRef<int64_t> x = shapedType(input).getShape();
-  ArrayRef<int64_t> w = shapedType(weight).getShape();
-  bool isDelayed = isa<DelayedScalingAttr>(recipe);
-  if (isDelayed && numScales != expectedScales)
-    return op->emitOpError()
-           << "delayed scaling requires `scales(...)`: the previous step's "
-              "scale of each quantized tensor ("
-           << expectedScales << " operands)";
-  // Current scaling may take its per-tensor scales computed outside (the
-  // whole tensor's, from an amax max-all-reduced over a device group).
-  bool isCurrent = isa<CurrentScalingAttr>(recipe);
-  if (isCurrent && numScales != 0 && numScales != expectedScales)
-    return op->emitOpError()
-           << "current scaling takes all its scales (`scales(...)`, "
-           << expectedScales << " operands) or none, got " << numScales;
-  if (!isDelayed && !isCurrent && numScales != 0)
-    return op->emitOpError() << "scale operands are only accepted under "
-                                "per-tensor (delayed or current) scaling; "
-                                "recipe "
-                             << formatRecipe(recipe)
-                             << " computes its scales from the data";
-  int64_t k = ShapedType::isDynamic(x[1]) ? w[1] : x[1];
-  return std::array<int64_t, 3>{x[0], w[0], k};
-}
-
-static LogicalResult verifyLinearAmaxResults(Operation *op,
-                                             RecipeAttrInterface recipe,
-                                             bool hasAmax) {
-  if (hasAmax && !isa<DelayedScalingAttr>(recipe))
-    return op->emitOpError() << "amax results are only produced under delayed "
-                                "scaling (to record into the amax history)";
-  return success();
-}
-
-LogicalResult LinearOp::verify() {
-  unsigned numScales = !!getInputScale() + !!getWeightScale();
-  FailureOr<std::array<int64_t, 3>> mnk =
-      verifyLinearLayer(*this, getInput(), getWeight(), getRecipe(), numScales,
-                        /*expectedScales=*/2);
-  if (failed(mnk))
-    return failure();
-  auto [m, n, k] = *mnk;
-  if (!getAmaxes().empty() && getAmaxes().size() != 2)
-    return emitOpError() << "expected no amax results or two (the input's and "
-                            "the weight's), got "
-                         << getAmaxes().size();
-  if (failed(verifyLinearAmaxResults(*this, getRecipe(),
-                                     static_cast<bool>(getInputAmax()))))
-    return failure();
-  ArrayRef<int64_t> y = shapedType(getResult()).getShape();
-  if (!isCompatibleShape(y, {m, n}))
-    return emitOpError() << "expected a result of shape [M, N] = "
-                         << formatShape({m, n}) << ", got " << formatShape(y);
-  if (Value bias = getBias())
-    if (!isCompatibleShape(shapedType(bias).getShape(), {n}))
-      return emitOpError() << "expected a bias of shape [N] = "
-                           << formatShape({n}) << ", got "
-                           << formatShape(shapedType(bias).getShape());
-  return success();
-}
-
-LogicalResult LinearBackwardOp::verify() {
-  unsigned numScales =
-      !!getInputScale() + !!getWeightScale() + !!getGradOutputScale();
-  FailureOr<std::array<int64_t, 3>> mnk =
-      verifyLinearLayer(*this, getInput(), getWeight(), getRecipe(), numScales,
-                        /*expectedScales=*/3);
-  if (failed(mnk))
-    return failure();
-  auto [m, n, k] = *mnk;
-  if (failed(verifyLinearAmaxResults(*this, getRecipe(),
-                                     static_cast<bool>(getGradOutputAmax()))))
-    return failure();
-  ArrayRef<int64_t> dy = shapedType(getGradOutput()).getShape();
-  if (!isCompatibleShape(dy, {m, n}))
-    return emitOpError() << "expected grad_output of shape [M, N] = "
-                         << formatShape({m, n}) << ", got " << formatShape(dy);
-  ArrayRef<int64_t> dx = shapedType(getGradInput()).getShape();
-  if (!isCompatibleShape(dx, {m, k}))
-    return emitOpError() << "expected grad_input of shape [M, K] = "
-                         << formatShape({m, k}) << ", got " << formatShape(dx);
-  ArrayRef<int64_t> dw = shapedType(getGradWeight()).getShape();
-  if (!isCompatibleShape(dw, {n, k}))
-    return emitOpError() << "expected grad_weight of shape [N, K] = "
-                         << formatShape({n, k}) << ", got " << formatShape(dw);
-  if (Value acc = getAccumulateInto())
-    if (acc.getType() != getGradWeight().getType())
-      return emitOpError() << "expected accumulate_into to have the "
-                              "grad_weight type "
-                           << getGradWeight().getType() << ", got "
-                           << acc.getType();
   return success();
 }
 

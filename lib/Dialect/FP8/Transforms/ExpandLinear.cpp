@@ -408,9 +408,10 @@ static LogicalResult verifyGroupedLinearContract(Operation *op,
               "tiles, what the grouped GEMMs take) only, got "
            << Attribute(recipe);
   if (chip.architecture != Architecture::Hopper)
-    return op->emitOpError() << "expert layers need the grouped GEMM kernels, "
-                                "which exist for sm_90a only, not "
-                             << chip.name;
+    return op->emitOpError()
+           << "expert layers need the sm_90a grouped GEMM kernels (f32 "
+              "blockwise scales, the k_grouped weight gradient), not "
+           << chip.name;
   // The weights [G, N, K] are quantized as a batch of matrices in 128x128
   // tiles, each expert on its own.
   auto x = cast<RankedTensorType>(op->getOperand(0).getType());
@@ -489,11 +490,14 @@ static Value createGroupedGemm(OpBuilder &b, Location loc, const GemmOperand &a,
                                RecipeAttrInterface recipe) {
   MLIRContext *ctx = b.getContext();
   return GroupedScaledMatmulOp::create(
-      b, loc, resultType, a.data, bOperand.data, a.scaleInv,
-      bOperand.scaleInv, groups, GroupedLayoutAttr::get(ctx, layout),
-      a.granularity, bOperand.granularity,
-      AccumulationAttr::get(ctx, recipe.getAccumulate()),
-      /*config=*/GemmConfigAttr());
+             b, loc, resultType, /*result_scale_inv=*/Type(), a.data,
+             bOperand.data, a.scaleInv, bOperand.scaleInv, groups,
+             /*result_scale=*/Value(), GroupedLayoutAttr::get(ctx, layout),
+             a.granularity, bOperand.granularity,
+             AccumulationAttr::get(ctx, recipe.getAccumulate()),
+             /*config=*/GemmConfigAttr(), /*result_recipe=*/nullptr,
+             /*result_granularity=*/nullptr)
+      .getResult();
 }
 
 void LinearExpander::rewriteGroupedLinear(OpBuilder &b, GroupedLinearOp op) {

@@ -1,6 +1,7 @@
 //===- FuseScales.cpp - Fold scale application into scaled_matmul ---------===//
 
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -543,6 +544,64 @@ struct FuseOutputQuantize : OpRewritePattern<QuantizeOp> {
   }
 };
 
+/// fp8.quantize(f32 grouped_scaled_matmul result) -> the grouped op's FP8
+/// result, for the quantizations its kernels compute in the epilogue: per
+/// tensor with a given scale, and 1x128 blocks along N (#fp8.blockwise; a
+/// 2-D, m_contiguous D). Rows the layout does not write (padding, past a
+/// group's count) are undefined in the f32 D, so their quantized values
+/// are too, and stay unwritten; an amax would read them: not folded, nor
+/// are the quantizations whose scales reduce over rows (the grouped op
+/// takes none of them). Not on sm_100a, whose grouped kernels write no FP8
+/// result, nor for k_grouped, whose kernels write none either.
+struct FuseGroupedOutputQuantize : OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantizeOp quantize,
+                                PatternRewriter &rewriter) const override {
+    auto matmul = quantize.getInput().getDefiningOp<GroupedScaledMatmulOp>();
+    if (!matmul || !matmul.getResult().hasOneUse())
+      return rewriter.notifyMatchFailure(
+          quantize, "not the single use of a grouped_scaled_matmul result");
+    if (!matmul.getResult().getType().getElementType().isF32())
+      return rewriter.notifyMatchFailure(
+          quantize, "D is rounded before the quantization (not f32)");
+    if (matmul.getLayout() == GroupedLayout::KGrouped)
+      return rewriter.notifyMatchFailure(
+          quantize, "the k_grouped kernels write no FP8 result");
+    if (lookupTarget(matmul)) {
+      FailureOr<TargetInfo> target = getTarget(matmul);
+      if (failed(target) ||
+          target->chip.architecture != Architecture::Hopper)
+        return rewriter.notifyMatchFailure(
+            quantize, "only the sm_90a grouped kernels quantize in the "
+                      "epilogue");
+    }
+    if (!quantize.getRowwise() || quantize.getColumnwise() ||
+        quantize.getScaleGranularityAttr() || quantize.getAmax())
+      return rewriter.notifyMatchFailure(
+          quantize, "not a plain rowwise quantization of D without amax");
+    GranularityAttr g = quantize.getGranularity();
+    bool givenTensorScale = g.isTensor() && quantize.getScale();
+    bool blocks = isa<BlockwiseScalingAttr>(quantize.getRecipe()) &&
+                  g.isTile() && g.getTile() == TileShape{1, 128};
+    if (!givenTensorScale && !blocks)
+      return rewriter.notifyMatchFailure(
+          quantize, "the grouped kernels quantize per tensor with a given "
+                    "scale or in 1x128 blocks only");
+    auto fused = GroupedScaledMatmulOp::create(
+        rewriter, matmul.getLoc(), quantize.getRowwise().getType(),
+        quantize.getRowwiseScaleInv().getType(), matmul.getA(), matmul.getB(),
+        matmul.getAScaleInv(), matmul.getBScaleInv(), matmul.getGroups(),
+        quantize.getScale(), matmul.getLayoutAttr(),
+        matmul.getAGranularityAttr(), matmul.getBGranularityAttr(),
+        matmul.getAccumulationAttr(), matmul.getConfigAttr(),
+        quantize.getRecipe(), quantize.getGranularity());
+    rewriter.replaceOp(quantize, fused.getResults());
+    rewriter.eraseOp(matmul);
+    return success();
+  }
+};
+
 /// fp8.amax(scaled_matmul result) -> the op's amax result: the epilogue
 /// reduces |D| as it stores D (for current scaling of the next layer), so D
 /// is not read again. The result may have other users (the next quantize).
@@ -590,5 +649,6 @@ void mlir::fp8::populateFuseScalesPatterns(RewritePatternSet &patterns,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<FuseDequantizeMatmul>(ctx, fastAccumulation);
   patterns.add<FuseOutputScale, FuseBiasAdd, FuseOutputCast, FuseActivation,
-               FuseOutputAmax, FuseOutputQuantize>(ctx);
+               FuseOutputAmax, FuseOutputQuantize, FuseGroupedOutputQuantize>(
+      ctx);
 }

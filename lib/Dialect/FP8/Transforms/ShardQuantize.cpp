@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
 #include "llvm/ADT/STLExtras.h"
 
 namespace mlir::fp8 {
@@ -179,9 +180,22 @@ void ShardQuantizePass::rewrite(QuantizeOp op, const Split &split) {
   shard::GridOp gridOp = split.grid;
   StringRef grid = gridOp.getSymName();
   auto inputType = cast<RankedTensorType>(op.getInput().getType());
-  Value local = shard::AllSliceOp::create(
-      b, loc, getLocalType(inputType, split.dim, split.count),
-      annotation.getSrc(), grid, split.axes, split.dim);
+  Type sliceType = getLocalType(inputType, split.dim, split.count);
+  // The same slice taken before (fp8-shard-linear's, for the amax), or a
+  // new one.
+  Value local;
+  DominanceInfo dominance(op->getParentOp());
+  for (Operation *user : annotation.getSrc().getUsers())
+    if (auto slice = dyn_cast<shard::AllSliceOp>(user);
+        slice && !local && slice.getType() == sliceType &&
+        slice.getGrid() == grid &&
+        slice.getGridAxes() == ArrayRef<shard::GridAxis>(split.axes) &&
+        slice.getSliceAxis().getSExtValue() == split.dim &&
+        dominance.properlyDominates(slice.getOperation(), op))
+      local = slice.getResult();
+  if (!local)
+    local = shard::AllSliceOp::create(b, loc, sliceType, annotation.getSrc(),
+                                      grid, split.axes, split.dim);
   auto reduceMax = [&](Value amax) -> Value {
     return shard::AllReduceOp::create(b, loc, amax, grid, split.axes,
                                       shard::ReductionKind::Max);

@@ -13,17 +13,24 @@ namespace mlir::fp8 {
 using namespace mlir;
 using namespace mlir::fp8;
 
+/// MXFP8 GEMMs (`granularity` of A is mx 1x32) need the block-scaled MMA.
+static LogicalResult verifyMXForChip(Operation *op, GranularityAttr granularity,
+                                     const ChipInfo &chip) {
+  if (!granularity.isMX() || chip.supportsBlockScaledMma)
+    return success();
+  InFlightDiagnostic diag =
+      op->emitOpError() << "MXFP8 (mx 1x32, UE8M0 scales) needs block-scaled "
+                           "tensor-core MMA, which "
+                        << chip.name << " does not have";
+  diag.attachNote() << "quantize with #fp8.blockwise or #fp8.current for "
+                    << chip.name << ", or target sm_100a";
+  return diag;
+}
+
 LogicalResult mlir::fp8::verifyScaledMatmulForChip(ScaledMatmulOp op,
                                                   const ChipInfo &chip) {
-  if (op.getAGranularity().isMX() && !chip.supportsBlockScaledMma) {
-    InFlightDiagnostic diag =
-        op.emitOpError() << "MXFP8 (mx 1x32, UE8M0 scales) needs block-scaled "
-                            "tensor-core MMA, which "
-                         << chip.name << " does not have";
-    diag.attachNote() << "quantize with #fp8.blockwise or #fp8.current for "
-                      << chip.name << ", or target sm_100a";
-    return diag;
-  }
+  if (failed(verifyMXForChip(op, op.getAGranularity(), chip)))
+    return failure();
   if (!chip.supportsMNMajorFP8) {
     for (auto [name, major] : {std::pair<StringRef, OperandMajor>{
                                    "A", op.getAMajor()},
@@ -47,6 +54,9 @@ LogicalResult mlir::fp8::verifyOpForTarget(Operation *op,
                                            const TargetInfo &target) {
   if (auto matmul = dyn_cast<ScaledMatmulOp>(op))
     if (failed(verifyScaledMatmulForChip(matmul, target.chip)))
+      return failure();
+  if (auto grouped = dyn_cast<GroupedScaledMatmulOp>(op))
+    if (failed(verifyMXForChip(op, grouped.getAGranularity(), target.chip)))
       return failure();
   return verifyKernelContract(op, target);
 }

@@ -31,8 +31,8 @@ func.func @dynamic_experts(%x: tensor<1024x384xbf16>, %w: tensor<?x256x384xbf16>
 
 // -----
 
-// The grouped GEMMs have sm_90a kernels only.
-// SM100: error: 'fp8.grouped_linear' op expert layers need the grouped GEMM kernels, which exist for sm_90a only, not sm_100a
+// The expansion's grouped GEMMs (f32 blockwise scales, k_grouped) are sm_90a's.
+// SM100: error: 'fp8.grouped_linear' op expert layers need the sm_90a grouped GEMM kernels (f32 blockwise scales, the k_grouped weight gradient), not sm_100a
 func.func @on_sm100(%x: tensor<1024x384xbf16>, %w: tensor<4x256x384xbf16>, %index: tensor<1024xi32>)
     -> tensor<1024x256xbf16> {
   %y = fp8.grouped_linear %x, %w groups %index {recipe = #fp8.blockwise<>}

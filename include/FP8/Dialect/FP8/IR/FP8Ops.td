@@ -472,13 +472,29 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
     per group on B's side): per-tensor `A: []`, `B: [G]`; per-row
     `A: [M, 1]`, `B: [G, N, 1]`; DeepSeek blockwise (`tile 1x128` and
     `tile 128x128`) `A: [M, ceil(K/128)]`, `B: [G, ceil(N/128),
-    ceil(K/128)]`. With `m_masked` A's per-row and 1x128 scales have G
-    outermost (`[G, M, 1]`, `[G, M, ceil(K/128)]`). With `k_grouped` both
-    sides' per-tensor and per-row scales are one set per group (`A: [G]` or
-    `[G, M, 1]`, `B: [G]` or `[G, N, 1]`), and the blockwise recipe is
-    `tile 1x128` on both sides (the wgrad GEMM's), `A: [M, K/128]`,
-    `B: [N, K/128]` over all groups' columns (a 128-column block lies in
-    one group). Operands are K-major (TN); the op works on tensors.
+    ceil(K/128)]`; MXFP8 (`mx 1x32` on both, f8E8M0FNU scales, sm_100a
+    only) `A: [M, ceil(K/32)]`, `B: [G, N, ceil(K/32)]`. Blockwise scales
+    are f32 (sm_90a) or f8E8M0FNU (powers of two: sm_100a, whose
+    block-scaled MMA runs them). With `m_masked` A's per-row and 1x128
+    scales have G outermost (`[G, M, 1]`, `[G, M, ceil(K/128)]`). With
+    `k_grouped` (sm_90a only) both sides' per-tensor and per-row scales are
+    one set per group (`A: [G]` or `[G, M, 1]`, `B: [G]` or `[G, N, 1]`),
+    and the blockwise recipe is `tile 1x128` on both sides (the wgrad
+    GEMM's), `A: [M, K/128]`, `B: [N, K/128]` over all groups' columns (a
+    128-column block lies in one group). Operands are K-major (TN); the op
+    works on tensors.
+
+    FP8 result (`f8E4M3FN` or `f8E5M2`): as for `fp8.scaled_matmul`, D
+    quantized with `result_recipe` at `result_granularity`, its `scale_inv`
+    the second result and `result_scale` the given quantization scale, with
+    the same rules. Per tensor the scale is one for the whole result (all
+    groups: the next grouped GEMM's per-tensor A scale is one scalar);
+    `tile 1x128` blocks along N give `scale_inv` `[M, ceil(N/128)]`
+    (`m_masked`: `[G, M, ceil(N/128)]`), the next grouped GEMM's A scales.
+    Rows the layout does not write get neither bytes nor scales. The
+    kernels quantize per tensor with a given scale and in 1x128 blocks; the
+    other recipes are rejected by the lowering (their scales reduce over
+    rows the kernel does not write).
 
     ```mlir
     %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %groups
@@ -496,14 +512,20 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
                        FP8_ScaleTensor:$a_scale_inv,
                        FP8_ScaleTensor:$b_scale_inv,
                        FP8_Ranked<1DTensorOf<[I32]>>:$groups,
+                       Optional<FP8_F32Scalar>:$result_scale,
                        FP8_GroupedLayoutAttr:$layout,
                        FP8_GranularityAttr:$a_granularity,
                        FP8_GranularityAttr:$b_granularity,
                        FP8_AccumulationAttr:$accumulation,
-                       OptionalAttr<FP8_GemmConfigAttr>:$config);
-  let results = (outs FP8_HighPrecisionTensor:$result);
+                       OptionalAttr<FP8_GemmConfigAttr>:$config,
+                       OptionalAttr<FP8_RecipeAttr>:$result_recipe,
+                       OptionalAttr<FP8_GranularityAttr>:$result_granularity);
+  let results = (outs FP8_Ranked<RankedTensorOf<[BF16, F16, F32, F8E4M3FN,
+                                                 F8E5M2]>>:$result,
+                      Optional<FP8_ScaleTensor>:$result_scale_inv);
   let assemblyFormat = [{
-    $a `,` $b `,` $a_scale_inv `,` $b_scale_inv `,` $groups attr-dict
+    $a `,` $b `,` $a_scale_inv `,` $b_scale_inv `,` $groups
+    (`result_scale` $result_scale^)? attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -515,6 +537,11 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
     int64_t getNumGroups();
     int64_t getN();
     int64_t getK();
+    /// D is quantized to FP8 (result_recipe, result_granularity).
+    bool hasFP8Result() {
+      auto type = cast<FloatType>(getResult().getType().getElementType());
+      return type.getWidth() == 8;
+    }
   }];
 }
 
