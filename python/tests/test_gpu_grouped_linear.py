@@ -8,8 +8,13 @@ BF16, with uneven, empty and single-token experts:
   the rowwise copy and each expert's transpose, dgrad's operand): FP8 bytes
   and scales bit for bit;
 - the forward (inference: any token count): Y;
-- a training step (forward and backward): Y, dX and dW (the weight
-  gradient is the K-grouped grouped GEMM).
+- a training step (forward and backward): Y and dX of every expert's rows
+  and dW of every expert (the weight gradient is the K-grouped grouped
+  GEMM; an expert without tokens gets zeros), and the FP8 copies the
+  forward saves for the backward (X^T in 1x128 blocks, each expert's
+  transposed weight) bit for bit;
+- M not a multiple of 128 (the last expert unpadded): the training step
+  pads it to the same bits, the forward alone runs it as it is.
 
 The modules come from the kernel cache ($FP8MLIR_KERNEL_CACHE), filled on
 the build machine:
@@ -58,6 +63,23 @@ def rel(a, b):
     return ((a - b).norm() / b.norm().clamp_min(1e-30)).item()
 
 
+def expert_rows(ref):
+    """{expert: its rows (a bool [M] mask)} for every expert with tokens."""
+    rows = {}
+    for g, block in ref.expert_blocks():
+        mask = rows.setdefault(g, torch.zeros(ref.x.shape[0], dtype=torch.bool,
+                                              device=ref.x.device))
+        mask[block] = True
+    return rows
+
+
+def assert_per_expert(what, got, want, ref, tolerance=GEMM_TOLERANCE):
+    """Rows [M, ...] of every expert with tokens, each within `tolerance`."""
+    for g, mask in expert_rows(ref).items():
+        error = rel(got[mask], want[mask])
+        assert error < tolerance, f"{what} of expert {g}: relative error {error:.3g}"
+
+
 def make(name, seed=0):
     """(layer, inputs, reference) of a test layer."""
     import fp8mlir.nn
@@ -104,7 +126,7 @@ def test_forward(name):
         y = layer(x, index)
     valid = ref.valid_rows()
     expected = ref.forward()
-    assert rel(y[valid], expected[valid]) < GEMM_TOLERANCE
+    assert_per_expert("Y", y, expected, ref)
     assert rel(y[valid], bf16_reference(x, w, ref)[valid]) < BF16_BOUND["y"]
     # Padding rows of an expert's last block are products of zero rows.
     assert torch.all(y[valid][(x[valid] == 0).all(dim=1)] == 0)
@@ -130,13 +152,14 @@ def test_training_step(name):
     y, dx, dw = _training_step(layer, x, index, sizes, dy, step)
     valid = ref.valid_rows()
     expected_dx, expected_dw = ref.backward(dy)
-    assert rel(y[valid], ref.forward()[valid]) < GEMM_TOLERANCE
-    assert rel(dx[valid], expected_dx[valid]) < GEMM_TOLERANCE
-    assert rel(dw, expected_dw) < GEMM_TOLERANCE
-    # An expert without tokens has a zero gradient.
+    assert_per_expert("Y", y, ref.forward(), ref)
+    assert_per_expert("dX", dx, expected_dx, ref)
     for g, t in enumerate(cases.LAYERS[name][3]):
-        if t == 0:
-            assert torch.all(dw[g] == 0), f"expert {g} has no tokens"
+        if t == 0:  # an expert without tokens has a zero gradient
+            assert torch.all(dw[g] == 0), f"dW of expert {g} (no tokens) is not zero"
+        else:
+            error = rel(dw[g], expected_dw[g])
+            assert error < GEMM_TOLERANCE, f"dW of expert {g}: relative error {error:.3g}"
     # Against BF16 autograd of the same per-expert GEMMs.
     xb = x.clone().double().requires_grad_(True)
     wb = w.double().clone().requires_grad_(True)
@@ -147,6 +170,50 @@ def test_training_step(name):
     assert rel(y[valid], yb.detach()[valid]) < BF16_BOUND["y"]
     assert rel(dx[valid], xb.grad[valid]) < BF16_BOUND["dx"]
     assert rel(dw, wb.grad) < BF16_BOUND["dw"]
+
+
+@pytest.mark.parametrize("name", list(cases.LAYERS))
+def test_saved_tensors_bytes(name):
+    """What the forward saves for the backward, bit for bit: X's 1x128
+    quantization along the tokens (X^T [K, M], scales [M/128, K]) and each
+    expert's transposed weight in 128x128 tiles."""
+    from fp8mlir import _grouped_linear_ops
+    layer, (x, w, index, _, _), ref = make(name)
+    step = _grouped_linear_ops.step_for(layer.signature(x.dtype), x.shape[0], x.device)
+    with torch.no_grad():
+        outs = step.forward(x=x, w=w, group_index=index)
+    saved = {n: outs[step.forward_results[n]] for n in step.saved}
+    codes, scales = ref.quantized_input_columnwise()
+    assert torch.equal(saved["x_columnwise"].view(torch.uint8), codes), "X^T bytes"
+    assert torch.equal(saved["x_columnwise_scale_inv"].t(), scales), "X^T scales"
+    codes, scales = ref.quantized_weight_columnwise()
+    assert torch.equal(saved["w_columnwise"].view(torch.uint8), codes), "W[g]^T bytes"
+    assert torch.equal(saved["w_columnwise_scale_inv"], scales), "W[g]^T scales"
+
+
+def test_unpadded_tail():
+    """M need not be a multiple of 128: the last expert's padding rows may be
+    left off. The training step pads them back (the same module, the same
+    bits); the forward alone runs the M it is given."""
+    layer, (x, _, index, sizes, dy), ref = make("uneven")
+    m = int(sizes.sum()) - 128 + 1  # the last expert's 129 tokens, no padding
+    assert m % 128 and torch.all(x[m:] == 0) and index[m - 1] == len(sizes) - 1
+    padded = _training_step(layer, x, index, sizes, dy, cases.layer_steps("uneven")[1])
+    layer.weight.grad = None
+    tail = _training_step(layer, x[:m], index[:m], sizes, dy[:m],
+                          cases.layer_steps("uneven")[1])
+    for what, full, cut in zip(("Y", "dX"), padded[:2], tail[:2]):
+        assert cut.shape[0] == m, f"{what} has {cut.shape[0]} rows, expected {m}"
+        assert torch.equal(cut, full[:m]), f"{what} differs from the padded step's"
+    assert torch.equal(tail[2], padded[2]), "dW differs from the padded step's"
+    with torch.no_grad():
+        y = layer(x[:m], index[:m])
+    assert y.shape[0] == m
+    expected = ref.forward()
+    for g, mask in expert_rows(ref).items():
+        rows = mask[:m]
+        error = rel(y[rows], expected[:m][rows])
+        assert error < GEMM_TOLERANCE, f"Y of expert {g} (forward alone, M = {m}): {error:.3g}"
 
 
 def test_group_sizes_from_index():

@@ -72,3 +72,27 @@ def test_modules_compile(spec, tmp_path):
     assert len(batch) == 1, launches
     if isinstance(spec, GroupedLinearStep):
         assert any(k.startswith("fp8_grouped_gemm_blockwise") for k in launches), launches
+
+
+@pytest.mark.parametrize("spec", cases.training_steps(), ids=lambda s: s.cache_key)
+def test_training_steps_compile(spec, tmp_path):
+    """The training steps of the GPU test compile into a forward (X's and the
+    experts' weights' quantizations, fprop) and a backward (dY's
+    quantization, the m_contiguous dgrad and the k_grouped wgrad)."""
+    if not _capi.available():
+        pytest.skip("the compiler library is not built")
+    from fp8mlir.grouped_linear_step import BACKWARD, FORWARD
+    from fp8mlir.module import compile_module_to
+    compile_module_to(spec, spec.chip, tmp_path)
+    program = json.loads((tmp_path / "module.json").read_text())
+    launches = {f["name"]: [s["kernel"] for s in f["steps"] if s["kind"] == "launch"]
+                for f in program["functions"]}
+    assert set(launches) == {FORWARD, BACKWARD}, list(launches)
+    forward, backward = launches[FORWARD], launches[BACKWARD]
+    assert len(forward) == 3, forward
+    assert len([k for k in forward if re.search(r"_128x128_.*_g\d+$", k)]) == 1, forward
+    assert len([k for k in forward if k.startswith("fp8_grouped_gemm_blockwise")]) == 1, forward
+    assert len(backward) == 3, backward
+    assert len([k for k in backward if k.startswith("fp8_grouped_gemm_blockwise")]) == 1, backward
+    assert len([k for k in backward if k.startswith("fp8_grouped_k_gemm_blockwise")]) == 1, \
+        backward

@@ -91,6 +91,12 @@ class GroupedLinearReference:
             start += size
         return dx, dw
 
+    def quantized_input_columnwise(self):
+        """X^T [K, M] in 1x128 blocks along the tokens: (uint8 codes [K, M],
+        scale_inv [K, M/128]), what wgrad reads."""
+        q = _quantize(self.x, TILE_ACT, transposed=True)
+        return q.codes(), q.scale_inv
+
     def quantized_weight_columnwise(self):
         """Each expert's W[g]^T [K, N] in 128x128 tiles: (uint8 codes
         [G, K, N], scale_inv [G, K/128, N/128]), what dgrad reads."""
