@@ -401,12 +401,19 @@ static LogicalResult verifyGroupedLinearContract(Operation *op,
                                                  const ChipInfo &chip) {
   auto blockwise = dyn_cast<BlockwiseScalingAttr>(recipe);
   if (!blockwise || blockwise.getAct() != TileShape{1, 128} ||
-      blockwise.getWeight() != TileShape{128, 128})
-    return op->emitOpError()
-           << "expert layers are expanded for the DeepSeek-V3 blockwise "
-              "recipe (#fp8.blockwise: 1x128 activation and 128x128 weight "
-              "tiles, what the grouped GEMMs take) only, got "
-           << Attribute(recipe);
+      blockwise.getWeight() != TileShape{128, 128}) {
+    InFlightDiagnostic diag =
+        op->emitOpError()
+        << "expert layers are expanded for the DeepSeek-V3 blockwise recipe "
+           "(#fp8.blockwise: 1x128 activation and 128x128 weight tiles) "
+           "only, got "
+        << Attribute(recipe);
+    if (isa<CurrentScalingAttr, DelayedScalingAttr>(recipe))
+      diag << ": the grouped GEMMs take per-tensor and rowwise weight scales "
+              "per expert, which the layer's quantizations do not compute "
+              "(use fp8.grouped_scaled_matmul with scales of your own)";
+    return diag;
+  }
   if (chip.architecture != Architecture::Hopper)
     return op->emitOpError()
            << "expert layers need the sm_90a grouped GEMM kernels (f32 "

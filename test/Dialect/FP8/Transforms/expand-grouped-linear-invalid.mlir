@@ -3,7 +3,7 @@
 
 func.func @current(%x: tensor<1024x384xbf16>, %w: tensor<4x256x384xbf16>, %index: tensor<1024xi32>)
     -> tensor<1024x256xbf16> {
-  // expected-error @+1 {{expert layers are expanded for the DeepSeek-V3 blockwise recipe (#fp8.blockwise: 1x128 activation and 128x128 weight tiles, what the grouped GEMMs take) only, got #fp8.current<>}}
+  // expected-error @+1 {{expert layers are expanded for the DeepSeek-V3 blockwise recipe (#fp8.blockwise: 1x128 activation and 128x128 weight tiles) only, got #fp8.current<>: the grouped GEMMs take per-tensor and rowwise weight scales per expert, which the layer's quantizations do not compute (use fp8.grouped_scaled_matmul with scales of your own)}}
   %y = fp8.grouped_linear %x, %w groups %index {recipe = #fp8.current<>}
       : (tensor<1024x384xbf16>, tensor<4x256x384xbf16>, tensor<1024xi32>) -> tensor<1024x256xbf16>
   return %y : tensor<1024x256xbf16>
