@@ -29,6 +29,7 @@ then on the GPU machine:
 import pytest
 
 from fp8mlir.testing import grouped_linear_cases as cases
+from torch_ops_util import only_modules_of
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
@@ -44,18 +45,7 @@ BF16_BOUND = {"y": 0.08, "dx": 0.15, "dw": 0.15}
 def _modules_from_the_table(monkeypatch):
     """Every module a test loads must be in grouped_linear_cases (what the
     populate suite compiles into the GPU machine's cache)."""
-    if not torch.cuda.is_available():
-        pytest.fail("no CUDA device: GPU tests must run on a GPU machine")
-    from fp8mlir.ops import KernelCache
-    allowed = {s.cache_key for s in cases.all_modules()}
-    module = KernelCache.module
-
-    def module_in_table(cache, spec):
-        assert spec.cache_key in allowed, (
-            f"{spec.cache_key} is not in fp8mlir.testing.grouped_linear_cases (add it there so "
-            f"that the populate suite compiles it)")
-        return module(cache, spec)
-    monkeypatch.setattr(KernelCache, "module", module_in_table)
+    only_modules_of(monkeypatch, cases.all_modules(), "fp8mlir.testing.grouped_linear_cases")
 
 
 def rel(a, b):
