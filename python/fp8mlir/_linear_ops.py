@@ -40,17 +40,18 @@ SAVED = 4  # X's and W's FP8 copy and scale, for every recipe and chip
 
 
 class _Step:
-    """The two functions of one compiled step, and how they connect."""
+    """The two functions of one compiled step, and how they connect (also
+    the expert layer's, _grouped_linear_ops: its functions' names)."""
 
-    def __init__(self, spec, module):
+    def __init__(self, spec, module, forward=FORWARD, backward=BACKWARD):
         self.spec = spec
-        self.forward = module[FORWARD]
-        self.backward = module[BACKWARD]
+        self.forward = module[forward]
+        self.backward = module[backward]
         backward_args = set(self.backward.argument_names)
         self.saved = [n for n in self.forward.result_names if n in backward_args]
         if len(self.saved) != SAVED:
-            raise RuntimeError(f"{module.directory}: {FORWARD} hands {len(self.saved)} tensors "
-                               f"({', '.join(self.saved)}) to {BACKWARD}, expected {SAVED}")
+            raise RuntimeError(f"{module.directory}: {forward} hands {len(self.saved)} tensors "
+                               f"({', '.join(self.saved)}) to {backward}, expected {SAVED}")
         self.forward_results = {n: i for i, n in enumerate(self.forward.result_names)}
         self.backward_results = {n: i for i, n in enumerate(self.backward.result_names)}
         self.saved_infos = [self.forward.results[self.forward_results[n]] for n in self.saved]

@@ -18,7 +18,8 @@ from . import _runtime
 from .module import evaluate
 
 TORCH_DTYPES = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2,
-                "bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+                "bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
+                "i32": torch.int32}
 if hasattr(torch, "float8_e8m0fnu"):
     TORCH_DTYPES["ue8m0"] = torch.float8_e8m0fnu
 _Array = _runtime.Fp8rtTensor

@@ -1,4 +1,5 @@
-"""FP8 training layers: ``fp8mlir.nn.Linear`` and ``fp8mlir.convert_to_fp8``.
+"""FP8 training layers: ``fp8mlir.nn.Linear``, ``fp8mlir.nn.GroupedLinear``
+(mixture-of-experts) and ``fp8mlir.convert_to_fp8``.
 
     import fp8mlir.nn
     model = fp8mlir.convert_to_fp8(model, recipe="delayed")
@@ -168,6 +169,107 @@ class Linear(torch.nn.Linear):
                 for buffer, value in zip(state[:4], outs[-4:]):
                     buffer.copy_(value)
         return outs[0]
+
+
+class GroupedLinear(torch.nn.Module):
+    """The experts' linear layers of a mixture-of-experts block in FP8:
+    ``y[rows of g] = x[rows of g] @ weight[g].T`` for G experts.
+
+    weight: [num_experts, out_features, in_features]. forward(x,
+    group_index, group_sizes=None): x [M, in_features], the tokens sorted by
+    expert with every expert's rows starting at a multiple of 128 (zero
+    padding rows, DeepGEMM's m_contiguous layout); group_index int32 [M],
+    the expert of each row, -1 for padding rows; group_sizes int32 [G],
+    each expert's rows with its padding (multiples of 128, back to back from
+    row 0): what the weight gradient reads, derived from group_index when
+    not given (128-row blocks per expert, counted on the device). Returns y
+    [M, out_features]: padding rows in an expert's last block are zero (the
+    products of zero rows), rows of whole padding blocks (whose first row
+    is -1) are not written and hold no defined value (likewise in dX).
+
+    recipe: "blockwise" (DeepSeek-V3's: 1x128 activation and gradient
+    blocks, 128x128 weight tiles per expert). in_features and out_features
+    must be multiples of 128. A training step is compiled per M (pad M to a
+    fixed capacity to reuse it); without autograd the forward runs alone,
+    compiled once for any M. Kernels come from the kernel cache, as for
+    ``Linear``.
+    """
+
+    def __init__(self, num_experts, in_features, out_features, recipe="blockwise",
+                 device=None, dtype=None):
+        super().__init__()
+        from .grouped_linear_step import ALIGNMENT, RECIPES
+        if recipe not in RECIPES:
+            raise ValueError(f"fp8mlir.nn.GroupedLinear: recipe {recipe!r}: expert layers run "
+                             f"{', '.join(RECIPES)} only")
+        for name, value in (("in_features", in_features), ("out_features", out_features)):
+            if value % ALIGNMENT:
+                raise ValueError(f"fp8mlir.nn.GroupedLinear: {name} = {value} is not a multiple "
+                                 f"of {ALIGNMENT} (the experts' 128x128 weight tiles)")
+        self.num_experts, self.in_features, self.out_features = num_experts, in_features, out_features
+        self.recipe = recipe
+        self.weight = torch.nn.Parameter(torch.empty(
+            (num_experts, out_features, in_features), device=device, dtype=dtype))
+        bound = 1.0 / in_features ** 0.5
+        torch.nn.init.uniform_(self.weight, -bound, bound)
+
+    def extra_repr(self):
+        return (f"num_experts={self.num_experts}, in_features={self.in_features}, "
+                f"out_features={self.out_features}, recipe={self.recipe!r}")
+
+    def signature(self, x_dtype):
+        from .grouped_linear_step import GroupedLinearStep
+        for dtype in (x_dtype, self.weight.dtype):
+            if dtype not in _DTYPES:
+                raise TypeError(f"fp8mlir.nn.GroupedLinear: unsupported dtype {dtype}")
+        return GroupedLinearStep(self.recipe, m=None, groups=self.num_experts,
+                                 n=self.out_features, k=self.in_features,
+                                 x_dtype=_DTYPES[x_dtype],
+                                 w_dtype=_DTYPES[self.weight.dtype]).signature()
+
+    def group_sizes(self, group_index):
+        """Each expert's rows with its padding: 128 times its 128-row
+        blocks (the expert of a block is that of its first row)."""
+        from .grouped_linear_step import ALIGNMENT
+        first = group_index[::ALIGNMENT].long()
+        counts = torch.zeros(self.num_experts + 1, dtype=torch.long, device=group_index.device)
+        # Padding blocks (-1, or any index outside [0, G)) count in the last bin.
+        first = torch.where((first >= 0) & (first < self.num_experts), first, self.num_experts)
+        counts.index_add_(0, first, torch.ones_like(first))
+        return (counts[:self.num_experts] * ALIGNMENT).to(torch.int32)
+
+    def forward(self, x, group_index, group_sizes=None):
+        from . import _grouped_linear_ops
+        from .grouped_linear_step import ALIGNMENT
+        if x.device.type != "cuda":
+            raise ValueError(f"fp8mlir.nn.GroupedLinear runs on CUDA tensors, got {x.device}")
+        if x.dim() != 2 or x.shape[1] != self.in_features:
+            raise ValueError(f"fp8mlir.nn.GroupedLinear: expected x [M, {self.in_features}], "
+                             f"got {list(x.shape)}")
+        if group_index.dtype != torch.int32 or group_index.shape != (x.shape[0],):
+            raise ValueError(f"fp8mlir.nn.GroupedLinear: expected group_index int32 "
+                             f"[{x.shape[0]}], got {group_index.dtype} {list(group_index.shape)}")
+        if torch.is_autocast_enabled(x.device.type):
+            x = x.to(torch.get_autocast_dtype(x.device.type))
+        m = x.shape[0]
+        signature = self.signature(x.dtype)
+        grad = torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad)
+        with torch.autocast(x.device.type, enabled=False):
+            if not grad:
+                return _grouped_linear_ops.grouped_linear_inference(
+                    x.contiguous(), self.weight, group_index.contiguous(), signature)
+            # The weight gradient reduces over whole 128-row blocks: pad the
+            # tokens with zero rows outside every expert.
+            pad = -m % ALIGNMENT
+            if pad:
+                x = F.pad(x, (0, 0, 0, pad))
+                group_index = F.pad(group_index, (0, pad), value=-1)
+            if group_sizes is None:
+                group_sizes = self.group_sizes(group_index)
+            y = _grouped_linear_ops.GroupedLinearFunction.apply(
+                x.contiguous(), self.weight, group_index.contiguous(),
+                group_sizes.to(torch.int32).contiguous(), signature)
+        return y[:m] if pad else y
 
 
 def convert_to_fp8(model, recipe="current", filter=None, **options):  # noqa: A002

@@ -148,11 +148,17 @@ def module_compiler_available():
     return _capi.available()
 
 
+def _populate_args(spec):
+    """The fp8mlir.populate arguments that compile `spec`'s module."""
+    found = getattr(spec, "populate_args", None)
+    return found or f"--linear {spec.signature()}:{spec.m or 'inference'}"
+
+
 def missing_module_message(cache, spec):
     return (f"no compiled module {spec.cache_key} ({spec.describe()}) in {cache.directory} and "
             f"no compiler here. On a machine with FP8-MLIR built, fill the cache with\n"
             f"  PYTHONPATH=python /usr/bin/python3 -m fp8mlir.populate {cache.directory} "
-            f"--chip {spec.chip} --linear {spec.signature()}:{spec.m or 'inference'}\n"
+            f"--chip {spec.chip} {_populate_args(spec)}\n"
             f"(or a whole suite: --suite gpu-tests|train|bench-linear) and copy it here "
             f"(${CACHE_ENV} names the cache)")
 

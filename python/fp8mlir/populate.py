@@ -12,9 +12,11 @@ with --train-args), ``bench-linear`` (bench/bench_linear.py with
 --bench-args) and ``dist`` (the quantize and GEMM kernels of the 2-GPU
 scripts bench/dist_exactness.py, dist_speed.py and train_tp.py with their
 defaults, fp8mlir.testing.dist_cases, and the modules with collective steps of
-bench/dist_module.py, fp8mlir.testing.dist_module_cases; ``--world`` GPUs) and
+bench/dist_module.py, fp8mlir.testing.dist_module_cases; ``--world`` GPUs),
 ``grouped`` (the grouped GEMM kernels of bench/bench_grouped.py and
-python/tests/test_gpu_grouped.py, fp8mlir.testing.grouped_cases); ``--linear`` adds one module by the signature and token count
+python/tests/test_gpu_grouped.py, fp8mlir.testing.grouped_cases) and
+``grouped-linear`` (python/tests/test_gpu_grouped_linear.py,
+fp8mlir.testing.grouped_linear_cases); ``--linear`` adds one module by the signature and token count
 a cache-miss error names. Modules already in the cache are kept. Identical
 files across modules (kernels of the same shapes) are hard-linked;
 ``--archive`` also writes the cache as one .tar.xz (PTX compresses about
@@ -30,14 +32,18 @@ import tarfile
 import time
 from pathlib import Path
 
+from .grouped_linear_step import GroupedLinearStep
 from .linear_step import LinearStep
 from .ops import KernelCache
-from .testing import dist_cases, grouped_cases, linear_cases
+from .testing import dist_cases, grouped_cases, grouped_linear_cases, linear_cases
+
+# The specs that are modules (module.json + kernels), not single kernels.
+MODULE_SPECS = (LinearStep, GroupedLinearStep, grouped_linear_cases.WeightQuantization)
 
 
 def _compile(directory, spec, chip):
     cache = KernelCache(directory)
-    if not isinstance(spec, LinearStep):  # a kernel (quantize, GEMM)
+    if not isinstance(spec, MODULE_SPECS):  # a kernel (quantize, GEMM)
         start = time.perf_counter()
         cache.compile(spec, chip)
         return spec, "kernel", time.perf_counter() - start
@@ -79,7 +85,7 @@ def parse_args(argv):
     p.add_argument("cache", help="the kernel cache directory ($FP8MLIR_KERNEL_CACHE there)")
     p.add_argument("--chip", default="sm_90a")
     p.add_argument("--suite", action="append",
-                   choices=sorted(linear_cases.SUITES) + ["dist", "grouped"])
+                   choices=sorted(linear_cases.SUITES) + ["dist", "grouped", "grouped-linear"])
     p.add_argument("--world", type=int, default=2, help="the GPU count of the dist suite")
     p.add_argument("--train-args", default="", help="bench/train_fp8.py arguments")
     p.add_argument("--bench-args", default="", help="bench/bench_linear.py arguments")
@@ -102,6 +108,9 @@ def steps_of(args):
             continue
         if suite == "grouped":
             steps += grouped_cases.all_specs()
+            continue
+        if suite == "grouped-linear":
+            steps += grouped_linear_cases.all_modules(args.chip)
             continue
         steps += linear_cases.SUITES[suite](extra.get(suite, ""), args.chip)
     for text in args.linear:

@@ -23,6 +23,7 @@ import copy
 import pytest
 
 from fp8mlir.testing import linear_cases as cases
+from torch_ops_util import only_modules_of, torch_or_fail
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
@@ -41,18 +42,8 @@ DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32}
 def _modules_from_the_table(monkeypatch):
     """Every module a test loads must be in linear_cases (what the GPU
     machine's cache holds)."""
-    if not torch.cuda.is_available():
-        pytest.fail("no CUDA device: GPU tests must run on a GPU machine")
-    from fp8mlir.ops import KernelCache
-    allowed = {s.cache_key for s in cases.gpu_test_steps(_chip())}
-    module = KernelCache.module
-
-    def module_in_table(cache, spec):
-        assert spec.cache_key in allowed, (
-            f"{spec.cache_key} is not in fp8mlir.testing.linear_cases (add it there so that "
-            f"the populate step compiles it)")
-        return module(cache, spec)
-    monkeypatch.setattr(KernelCache, "module", module_in_table)
+    torch_or_fail()  # before _chip() asks the device
+    only_modules_of(monkeypatch, cases.gpu_test_steps(_chip()), "fp8mlir.testing.linear_cases")
 
 
 def _chip():

@@ -27,6 +27,23 @@ def torch_or_fail():
     return torch
 
 
+def only_modules_of(monkeypatch, specs, table):
+    """Every module a GPU test loads must be one of `specs` (the table
+    `table`, what the populate step compiles into the GPU machine's cache):
+    asking for another one fails the test with the table named."""
+    torch_or_fail()
+    from fp8mlir.ops import KernelCache
+    allowed = {s.cache_key for s in specs}
+    module = KernelCache.module
+
+    def module_in_table(cache, spec):
+        assert spec.cache_key in allowed, (
+            f"{spec.cache_key} is not in {table} (add it there so that the populate step "
+            f"compiles it)")
+        return module(cache, spec)
+    monkeypatch.setattr(KernelCache, "module", module_in_table)
+
+
 def rng(*key):
     return np.random.default_rng(zlib.crc32(repr(key).encode()))
 

@@ -357,6 +357,9 @@ private:
       function_ref<SmallVector<Value>(int64_t)> loadSegment = nullptr);
   /// The stored matrix, tile and segment rows of output `kind`.
   OutputTile getOutputTile(OutputKind kind);
+  /// Stacked matrices (QuantizeProblem::groups): the CTA's tile (row,
+  /// column) in the stacked transposed output [groups * C, R / groups].
+  std::pair<Value, Value> getStackedTransposedTile();
   /// The addresses and guards of the thread's stores into `out` (and into
   /// the untransposed columnwise output with `alsoUntransposed`).
   OutputStores getOutputStores(const OutputTile &out, bool alsoUntransposed);

@@ -95,6 +95,15 @@ mlir::fp8::getRunTimeRowsScaleShape(GranularityKind layout, int64_t blockRows,
 /// scale tensor: getScaleLayout's extents, or getRunTimeRowsScaleShape's.
 static std::vector<md::Expr> getScaleShape(const QuantizeProblem &p,
                                            bool columnwise) {
+  // A batch of matrices: each one's 128x128 scales, G outermost.
+  if (p.isBatch()) {
+    int64_t rows = p.rows / p.groups;
+    SmallVector<int64_t> shape = {p.groups};
+    llvm::append_range(shape, columnwise
+                                  ? getScaleLayout(p, p.cols, rows).shape
+                                  : getScaleLayout(p, rows, p.cols).shape);
+    return getConstantShape(shape);
+  }
   if (!p.dynamicRows)
     return getConstantShape(columnwise
                                 ? getScaleLayout(p, p.cols, p.rows).shape
@@ -160,8 +169,10 @@ mlir::fp8::buildQuantizeKernelMetadata(StringRef name, const ChipInfo &chip,
   // Row granularity: rowwise, bands of RowLayout rows, kRowBandsPerGridRow
   // of them along x (tile_n = C / 8 gives x = 8) and the rest along y;
   // columnwise, one CTA per 128-column band (for any R).
+  // A batch's x is 3-D: the fixed grid of its [G * R, C] tiles.
   md::Grid grid =
-      p.granularity != GranularityKind::Row
+      p.isBatch() ? getFixedGrid({p.colTiles(), p.rowTiles(), 1})
+      : p.granularity != GranularityKind::Row
           ? getTilesGrid(kQuantizeTileRows, kQuantizeTileCols, "x")
       : p.columnwise
           ? getFixedGrid({p.colTiles(), 1, 1})
@@ -182,9 +193,19 @@ mlir::fp8::buildQuantizeKernelMetadata(StringRef name, const ChipInfo &chip,
   md::Expr rowsDim = p.dynamicRows ? md::Expr::symbol(kQuantizeRowsSymbol.str())
                                    : md::Expr::constant(p.rows);
   md::Expr colsDim = md::Expr::constant(p.cols);
+  // A batch of matrices: [G, R / G, C] (the rows of each).
+  std::vector<md::Expr> batchDims;
+  if (p.isBatch()) {
+    batchDims.push_back(md::Expr::constant(p.groups));
+    rowsDim = md::Expr::constant(p.rows / p.groups);
+  }
+  auto withBatch = [&](std::vector<md::Expr> shape) {
+    shape.insert(shape.begin(), batchDims.begin(), batchDims.end());
+    return shape;
+  };
   // 16-byte vector loads of the input, 8-byte stores of the FP8 data.
-  operand("x", getKernelDType(p.inputType), {rowsDim, colsDim}, Role::Input,
-          16);
+  operand("x", getKernelDType(p.inputType), withBatch({rowsDim, colsDim}),
+          Role::Input, 16);
   if (p.isAmaxOnly) {
     operand("amax", md::DType::F32, {}, Role::Output, 4);
   } else {
@@ -197,7 +218,8 @@ mlir::fp8::buildQuantizeKernelMetadata(StringRef name, const ChipInfo &chip,
     int64_t rows = p.dynamicRows ? kQuantizeTileRows : p.rows;
     if (p.rowwise) {
       ScaleTensorLayout s = getScaleLayout(p, rows, p.cols);
-      operand("rowwise", elem, {rowsDim, colsDim}, Role::Output, 8);
+      operand("rowwise", elem, withBatch({rowsDim, colsDim}), Role::Output,
+              8);
       operand("rowwise_scale_inv", s.dtype, getScaleShape(p, false),
               Role::Output, s.alignment);
     }
@@ -206,7 +228,7 @@ mlir::fp8::buildQuantizeKernelMetadata(StringRef name, const ChipInfo &chip,
       std::vector<md::Expr> shape = {rowsDim, colsDim};
       if (p.columnwiseTransposed)
         shape = {colsDim, rowsDim};
-      operand("columnwise", elem, shape, Role::Output, 8);
+      operand("columnwise", elem, withBatch(shape), Role::Output, 8);
       operand("columnwise_scale_inv", s.dtype, getScaleShape(p, true),
               Role::Output, s.alignment);
     }

@@ -79,8 +79,8 @@ LogicalResult mlir::fp8::checkKernelMatrix(Operation *op, ShapedType type,
 
 /// The problem's input: a 2-D matrix with a static C (its extents and element
 /// type); R may be dynamic (a run-time kernel parameter).
-static FailureOr<QuantizeProblem> getInputProblem(Operation *op, Value input) {
-  auto type = cast<RankedTensorType>(input.getType());
+static FailureOr<QuantizeProblem> getInputProblem(Operation *op,
+                                                  RankedTensorType type) {
   if (failed(checkKernelMatrix(op, type, "the quantization kernels")))
     return failure();
   QuantizeProblem p;
@@ -92,7 +92,8 @@ static FailureOr<QuantizeProblem> getInputProblem(Operation *op, Value input) {
 }
 
 FailureOr<QuantizeProblem> QuantizeProblem::get(AmaxOp op) {
-  FailureOr<QuantizeProblem> input = getInputProblem(op, op.getInput());
+  FailureOr<QuantizeProblem> input =
+      getInputProblem(op, cast<RankedTensorType>(op.getInput().getType()));
   if (failed(input))
     return failure();
   QuantizeProblem p = *input;
@@ -106,9 +107,51 @@ FailureOr<QuantizeProblem> QuantizeProblem::get(AmaxOp op) {
 /// of the kernels' contract (docs/contract.md) that hold whatever the
 /// pipeline does to the op later; QuantizeProblem::get adds what depends on
 /// its neighbours and on the chip.
+/// A CUDA grid's largest y extent (a batch's grid is fixed, one row of CTAs
+/// per 128 rows).
+static constexpr int64_t kMaxGridY = 65535;
+
+/// A batch of matrices [G, R, C] (expert weights): one cast of the
+/// [G * R, C] matrix whose 128x128 tiles stay inside one matrix.
+static FailureOr<QuantizeProblem> getBatchProblem(QuantizeOp op) {
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  GranularityAttr g = op.getGranularity();
+  int64_t tile = kQuantizeTileRows;
+  if (!g.isTile() || g.getTile().rows != tile || !type.hasStaticShape() ||
+      type.getDimSize(1) % tile != 0 || type.getDimSize(2) % tile != 0 ||
+      (op.getColumnwise() &&
+       op.getColumnwiseLayout() != ColumnwiseLayout::Transposed))
+    return op.emitOpError()
+           << "the quantization kernels take a batch of matrices [G, R, C] "
+              "in 128x128 tiles with static R and C multiples of 128 (no tile "
+              "crosses two matrices) and a transposed columnwise output, got "
+           << type << " in " << g.describe();
+  std::optional<int64_t> rows =
+      contract::getNumElements({type.getDimSize(0), type.getDimSize(1)});
+  auto matrix = RankedTensorType::get(
+      {rows ? *rows : ShapedType::kDynamic, type.getDimSize(2)},
+      type.getElementType());
+  FailureOr<QuantizeProblem> p = getInputProblem(op, matrix);
+  if (failed(p))
+    return failure();
+  if (p->rows / tile > kMaxGridY)
+    return op.emitOpError() << "the quantization kernels take a batch of at "
+                               "most "
+                            << kMaxGridY * tile
+                            << " rows in all (a grid row per 128 rows), got "
+                            << type;
+  p->groups = type.getDimSize(0);
+  return p;
+}
+
 static FailureOr<QuantizeProblem> getContractProblem(QuantizeOp op) {
   using Rule = QuantizeProblem::Rule;
-  FailureOr<QuantizeProblem> input = getInputProblem(op, op.getInput());
+  FailureOr<QuantizeProblem> input =
+      cast<ShapedType>(op.getInput().getType()).getRank() == 3 &&
+              op.getGranularity().isTile()
+          ? getBatchProblem(op)
+          : getInputProblem(op,
+                            cast<RankedTensorType>(op.getInput().getType()));
   if (failed(input))
     return failure();
   QuantizeProblem p = *input;
@@ -277,6 +320,8 @@ std::string mlir::fp8::getQuantizeKernelName(const QuantizeProblem &p) {
     name += llvm::formatv("_hist{0}", p.historyLength).str();
   if (p.mxScales)
     name += "_mxscales";
+  if (p.isBatch())
+    name += llvm::formatv("_g{0}", p.groups).str();
   return name;
 }
 

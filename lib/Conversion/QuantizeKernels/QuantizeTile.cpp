@@ -241,7 +241,26 @@ OutputTile QuantizeKernelEmitter::getOutputTile(OutputKind kind) {
   out.data = kind == OutputKind::Rowwise ? rowwise : columnwise;
   out.scales = kind == OutputKind::Rowwise ? rowwiseScale : columnwiseScale;
   out.numRows = transposed ? kb.i32(p.cols) : numRows();
+  if (transposed && p.hasStackedTranspose()) {
+    // Stacked matrices: this tile's matrix g's transpose [C, R / groups]
+    // is rows g * C.. of the [groups * C, R / groups] output.
+    auto [stackedRowTile, stackedColTile] = getStackedTransposedTile();
+    out.rows = p.groups * p.cols;
+    out.cols = p.rows / p.groups;
+    out.rowTile = stackedRowTile;
+    out.colTile = stackedColTile;
+    out.numRows = kb.i32(out.rows);
+  }
   return out;
+}
+
+std::pair<Value, Value> QuantizeKernelEmitter::getStackedTransposedTile() {
+  // Whole tiles: R / groups and C are multiples of 128 (QuantizeProblem).
+  int64_t tilesPerMatrix = p.rows / p.groups / kQuantizeTileRows;
+  Value matrix = kb.divu(rowTile, kb.i32(tilesPerMatrix));
+  Value tileInMatrix = kb.remu(rowTile, kb.i32(tilesPerMatrix));
+  return {kb.add(kb.mul(matrix, kb.i32(p.colTiles())), colTile),
+          tileInMatrix};
 }
 
 OutputStores QuantizeKernelEmitter::getOutputStores(const OutputTile &out,
@@ -518,11 +537,22 @@ void QuantizeKernelEmitter::storeSharedScale(const BlockScale &shared,
                      rowwiseScale,
                      kb.add(kb.mul(rowTile, kb.i32(p.colTiles())), colTile),
                      4));
-      if (p.columnwise)
+      if (p.columnwise && p.hasStackedTranspose()) {
+        // Each matrix's transposed scales, stacked.
+        auto [stackedRowTile, stackedColTile] = getStackedTransposedTile();
+        int64_t tilesPerMatrix = p.rows / p.groups / kQuantizeTileRows;
+        kb.store(shared.stored,
+                 kb.globalElementPtr(
+                     columnwiseScale,
+                     kb.add(kb.mul(stackedRowTile, kb.i32(tilesPerMatrix)),
+                            stackedColTile),
+                     4));
+      } else if (p.columnwise) {
         kb.store(shared.stored,
                  kb.globalElementPtr(
                      columnwiseScale,
                      kb.add(kb.mul(colTile, numRowTiles()), rowTile), 4));
+      }
     });
   }
 }

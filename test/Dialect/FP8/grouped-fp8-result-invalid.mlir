@@ -44,7 +44,7 @@ func.func @contiguous_scale_shape(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x5
 
 // m_masked: one set of 1x128 scales per group, G outermost.
 func.func @masked_scale_shape(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<2xf32>, %m: tensor<2xi32>) -> (tensor<2x?x256xf8E4M3FN>, tensor<?x2xf32>) {
-  // expected-error @below {{expected the result's scale_inv of shape [2, ?, 2] (granularity tile 1x128 of a [?, 256] operand), got [?, 2]}}
+  // expected-error @below {{expected the result's scale_inv of shape [2, ?, 2] (granularity tile 1x128 of each [?, 256] matrix), got [?, 2]}}
   %0, %1 = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %m {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, result_recipe = #fp8.blockwise<>, result_granularity = #fp8.granularity<tile 1x128>} : (tensor<2x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<2xi32>) -> (tensor<2x?x256xf8E4M3FN>, tensor<?x2xf32>)
   return %0, %1 : tensor<2x?x256xf8E4M3FN>, tensor<?x2xf32>
 }

@@ -107,6 +107,12 @@ struct QuantizeProblem {
   /// UE8M0 code (the biased exponent of its f32 scale_inv) repeated over its
   /// 1x32 blocks, in the 128x4 atom layout of MX scales.
   bool mxScales = false;
+  /// A batch of this many matrices [groups, R / groups, C] (a 3-D input:
+  /// expert weights [G, N, K]), cast as the [R, C] matrix in 128x128 tiles
+  /// (R / groups and C multiples of 128): the transposed columnwise output
+  /// is each matrix's transpose, [groups, C, R / groups] (name suffix
+  /// `_g<groups>`; the operands' metadata shapes are 3-D). 0: a matrix.
+  int64_t groups = 0;
   /// sm_100a: cvt.rp.satfinite.ue8m0x2.f32 computes the MX round-up scale.
   bool hardwareUe8m0 = false;
   /// CTAs of a cast that ptxas must fit on one SM (its register cap): 3 (80
@@ -128,6 +134,9 @@ struct QuantizeProblem {
     return llvm::divideCeil(rows, kQuantizeTileRows);
   }
   int64_t colTiles() const { return llvm::divideCeil(cols, kQuantizeTileCols); }
+  bool isBatch() const { return groups > 0; }
+  /// Whether the transposed columnwise output is per-matrix transposes.
+  bool hasStackedTranspose() const { return isBatch() && needsTranspose(); }
 
   /// The problem of `op`, or a diagnostic saying why no kernel takes it.
   /// `scaleFromAmax`: the scale operand is compute_scale(current) of an
@@ -141,7 +150,7 @@ struct QuantizeProblem {
 };
 
 /// `fp8_quantize_<recipe>_<granularity>_<in>_<elem>_r<R>_c<C>[_row]`
-/// `[_col|_col_untransposed][_hist<L>|_amax][_mxscales]` or
+/// `[_col|_col_untransposed][_hist<L>|_amax][_mxscales][_g<G>]` or
 /// `fp8_amax_<in>_r<R>_c<C>`, with
 /// `rdyn` in place of `r<R>` for a run-time R.
 std::string getQuantizeKernelName(const QuantizeProblem &problem);

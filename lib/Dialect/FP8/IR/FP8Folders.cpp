@@ -219,8 +219,9 @@ static DenseElementsAttr getScaleInvAttr(ShapedType type,
 LogicalResult QuantizeOp::fold(FoldAdaptor adaptor,
                                SmallVectorImpl<OpFoldResult> &results) {
   auto inputType = getInput().getType();
-  // The folder produces scales at the op's granularity only.
-  if (!inputType.hasStaticShape() || getScaleGranularityAttr())
+  // The folder produces scales at the op's granularity only, of matrices.
+  if (!inputType.hasStaticShape() || getScaleGranularityAttr() ||
+      inputType.getRank() == 3)
     return failure();
   std::optional<std::vector<float>> input = getF32Values(adaptor.getInput());
   if (!input)

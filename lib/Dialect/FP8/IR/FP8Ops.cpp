@@ -79,16 +79,19 @@ static LogicalResult verifyScaleTensor(Operation *op, StringRef name,
                 "scales, and the recipe has scales = f32";
   }
   SmallVector<int64_t> expected = granularity.getScaleShape(rows, cols);
-  // Scales of several matrices (the groups of a grouped GEMM's result)
-  // have their extents outermost; a per-tensor scale is one for all.
+  // Scales of several matrices (the groups of a grouped GEMM's result, a
+  // batch of expert weights) have their extents outermost; a per-tensor
+  // scale is one for all.
   if (!expected.empty())
     expected.insert(expected.begin(), outerDims.begin(), outerDims.end());
   if (!isCompatibleShape(tensorType.getShape(), expected))
     return op->emitOpError()
            << "expected " << name << " of shape " << formatShape(expected)
-           << " (granularity " << granularity.describe() << " of a "
-           << formatShape({rows, cols}) << " operand), got "
-           << formatShape(tensorType.getShape());
+           << " (granularity " << granularity.describe() << " of "
+           << (outerDims.empty()
+                   ? "a " + formatShape({rows, cols}) + " operand"
+                   : "each " + formatShape({rows, cols}) + " matrix")
+           << "), got " << formatShape(tensorType.getShape());
   return success();
 }
 
@@ -220,8 +223,14 @@ LogicalResult QuantizeOp::verify() {
     scaleGranularity = finer;
   }
 
+  // A 3-D input [G, R, C] with square tiles is a batch of G matrices
+  // quantized each on its own (expert weights): a columnwise output is each
+  // matrix's transpose with the same blocks. Other 3-D inputs need a matrix.
+  bool batched = inputType.getRank() == 3 && granularity.isTile() &&
+                 granularity.getTile().rows == granularity.getTile().cols &&
+                 !getScaleGranularityAttr();
   bool needsMatrix = !granularity.isTensor() || getColumnwise();
-  if (needsMatrix && inputType.getRank() != 2)
+  if (needsMatrix && inputType.getRank() != 2 && !batched)
     return emitOpError() << "expected a 2-D input for "
                          << (getColumnwise() ? "a columnwise output"
                                              : "granularity " +
@@ -229,6 +238,10 @@ LogicalResult QuantizeOp::verify() {
                          << ", got rank " << inputType.getRank();
 
   ArrayRef<int64_t> shape = inputType.getShape();
+  ArrayRef<int64_t> batch = batched ? shape.take_front() : ArrayRef<int64_t>();
+  // The matrix (of each batch entry); per-tensor: any shape, one scale.
+  int64_t rows = needsMatrix ? shape[shape.size() - 2] : 1;
+  int64_t cols = needsMatrix ? shape[shape.size() - 1] : 1;
   Type dataElem;
   if (Value rowwise = getRowwise()) {
     auto type = cast<RankedTensorType>(rowwise.getType());
@@ -240,19 +253,21 @@ LogicalResult QuantizeOp::verify() {
     if (failed(verifyElementTypeForRecipe(*this, "rowwise data", dataElem,
                                           recipe)))
       return failure();
-    int64_t rows = shape.size() == 2 ? shape[0] : 1;
-    int64_t cols = shape.size() == 2 ? shape[1] : 1;
+    if (shape.size() == 2 || batched) {
+      rows = shape[shape.size() - 2];
+      cols = shape[shape.size() - 1];
+    }
     if (failed(verifyScaleTensor(*this, "rowwise_scale_inv", scaleGranularity,
                                  rows, cols, getRowwiseScaleInv().getType(),
-                                 recipe)))
+                                 recipe, batch)))
       return failure();
   }
   if (Value columnwise = getColumnwise()) {
     auto type = cast<RankedTensorType>(columnwise.getType());
     bool transposed = getColumnwiseLayout() == ColumnwiseLayout::Transposed;
-    SmallVector<int64_t> expected =
-        transposed ? SmallVector<int64_t>{shape[1], shape[0]}
-                   : SmallVector<int64_t>(shape);
+    SmallVector<int64_t> expected(shape);
+    if (transposed)
+      std::swap(expected[expected.size() - 2], expected.back());
     if (!isCompatibleShape(type.getShape(), expected))
       return emitOpError() << "expected columnwise data of shape "
                            << formatShape(expected) << " ("
@@ -268,8 +283,9 @@ LogicalResult QuantizeOp::verify() {
       return failure();
     // The columnwise output quantizes the transposed input.
     if (failed(verifyScaleTensor(*this, "columnwise_scale_inv",
-                                 scaleGranularity, shape[1], shape[0],
-                                 getColumnwiseScaleInv().getType(), recipe)))
+                                 scaleGranularity, cols, rows,
+                                 getColumnwiseScaleInv().getType(), recipe,
+                                 batch)))
       return failure();
   }
   return success();
@@ -682,113 +698,6 @@ LogicalResult ScaledMatmulOp::verify() {
                                           recipe)))
       return failure();
   }
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// LinearOp, LinearBackwardOp
-//===----------------------------------------------------------------------===//
-
-/// Checks what the forward and backward of a linear layer share: X `[M, K]`
-/// and W `[N, K]` agree on K, and scale operands come exactly with delayed
-/// scaling (`numScales` of `expectedScales` present). Returns {M, N, K}.
-static FailureOr<std::array<int64_t, 3>>
-verifyLinearLayer(Operation *op, Value input, Value weight,
-                  RecipeAttrInterface recipe, unsigned numScales,
-                  unsigned expectedScales) {
-  // The input and the weight agree on K: checked before the generic
-  // verification (verifyBeforeInvariants in FP8Contract.cpp).
-  ArrayRef<int64_t> x = shapedType(input).getShape();
-  ArrayRef<int64_t> w = shapedType(weight).getShape();
-  bool isDelayed = isa<DelayedScalingAttr>(recipe);
-  if (isDelayed && numScales != expectedScales)
-    return op->emitOpError()
-           << "delayed scaling requires `scales(...)`: the previous step's "
-              "scale of each quantized tensor ("
-           << expectedScales << " operands)";
-  // Current scaling may take its per-tensor scales computed outside (the
-  // whole tensor's, from an amax max-all-reduced over a device group).
-  bool isCurrent = isa<CurrentScalingAttr>(recipe);
-  if (isCurrent && numScales != 0 && numScales != expectedScales)
-    return op->emitOpError()
-           << "current scaling takes all its scales (`scales(...)`, "
-           << expectedScales << " operands) or none, got " << numScales;
-  if (!isDelayed && !isCurrent && numScales != 0)
-    return op->emitOpError() << "scale operands are only accepted under "
-                                "per-tensor (delayed or current) scaling; "
-                                "recipe "
-                             << formatRecipe(recipe)
-                             << " computes its scales from the data";
-  int64_t k = ShapedType::isDynamic(x[1]) ? w[1] : x[1];
-  return std::array<int64_t, 3>{x[0], w[0], k};
-}
-
-static LogicalResult verifyLinearAmaxResults(Operation *op,
-                                             RecipeAttrInterface recipe,
-                                             bool hasAmax) {
-  if (hasAmax && !isa<DelayedScalingAttr>(recipe))
-    return op->emitOpError() << "amax results are only produced under delayed "
-                                "scaling (to record into the amax history)";
-  return success();
-}
-
-LogicalResult LinearOp::verify() {
-  unsigned numScales = !!getInputScale() + !!getWeightScale();
-  FailureOr<std::array<int64_t, 3>> mnk =
-      verifyLinearLayer(*this, getInput(), getWeight(), getRecipe(), numScales,
-                        /*expectedScales=*/2);
-  if (failed(mnk))
-    return failure();
-  auto [m, n, k] = *mnk;
-  if (!getAmaxes().empty() && getAmaxes().size() != 2)
-    return emitOpError() << "expected no amax results or two (the input's and "
-                            "the weight's), got "
-                         << getAmaxes().size();
-  if (failed(verifyLinearAmaxResults(*this, getRecipe(),
-                                     static_cast<bool>(getInputAmax()))))
-    return failure();
-  ArrayRef<int64_t> y = shapedType(getResult()).getShape();
-  if (!isCompatibleShape(y, {m, n}))
-    return emitOpError() << "expected a result of shape [M, N] = "
-                         << formatShape({m, n}) << ", got " << formatShape(y);
-  if (Value bias = getBias())
-    if (!isCompatibleShape(shapedType(bias).getShape(), {n}))
-      return emitOpError() << "expected a bias of shape [N] = "
-                           << formatShape({n}) << ", got "
-                           << formatShape(shapedType(bias).getShape());
-  return success();
-}
-
-LogicalResult LinearBackwardOp::verify() {
-  unsigned numScales =
-      !!getInputScale() + !!getWeightScale() + !!getGradOutputScale();
-  FailureOr<std::array<int64_t, 3>> mnk =
-      verifyLinearLayer(*this, getInput(), getWeight(), getRecipe(), numScales,
-                        /*expectedScales=*/3);
-  if (failed(mnk))
-    return failure();
-  auto [m, n, k] = *mnk;
-  if (failed(verifyLinearAmaxResults(*this, getRecipe(),
-                                     static_cast<bool>(getGradOutputAmax()))))
-    return failure();
-  ArrayRef<int64_t> dy = shapedType(getGradOutput()).getShape();
-  if (!isCompatibleShape(dy, {m, n}))
-    return emitOpError() << "expected grad_output of shape [M, N] = "
-                         << formatShape({m, n}) << ", got " << formatShape(dy);
-  ArrayRef<int64_t> dx = shapedType(getGradInput()).getShape();
-  if (!isCompatibleShape(dx, {m, k}))
-    return emitOpError() << "expected grad_input of shape [M, K] = "
-                         << formatShape({m, k}) << ", got " << formatShape(dx);
-  ArrayRef<int64_t> dw = shapedType(getGradWeight()).getShape();
-  if (!isCompatibleShape(dw, {n, k}))
-    return emitOpError() << "expected grad_weight of shape [N, K] = "
-                         << formatShape({n, k}) << ", got " << formatShape(dw);
-  if (Value acc = getAccumulateInto())
-    if (acc.getType() != getGradWeight().getType())
-      return emitOpError()
-             << "expected grad_weight to have the accumulate_into type "
-             << acc.getType() << " (the main gradient accumulates in f32), got "
-             << getGradWeight().getType();
   return success();
 }
 

@@ -115,7 +115,7 @@ collectScaleUses(QuantizeOp q, const DenseSet<Operation *> &convertible) {
   GranularityAttr g = q.getGranularity();
   if (!blockwise || blockwise.getScales() != BlockScaleKind::PowerOfTwo ||
       !g.isTile() || g.getTile().cols % kMXScaleBlock != 0 ||
-      q.getScaleGranularityAttr())
+      q.getScaleGranularityAttr() || q.getInput().getType().getRank() != 2)
     return std::nullopt;
   bool squareTiles = g.getTile().rows == g.getTile().cols;
   bool columnwiseUntransposed =

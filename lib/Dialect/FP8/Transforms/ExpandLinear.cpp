@@ -182,9 +182,14 @@ private:
                    RecipeAttrInterface recipe, Value bias, Value c);
   void rewriteLinear(OpBuilder &b, LinearOp op);
   void rewriteBackward(OpBuilder &b, LinearBackwardOp op);
+  // The expert (grouped) layer.
+  LogicalResult planGrouped(Operation *op);
+  void rewriteGroupedLinear(OpBuilder &b, GroupedLinearOp op);
+  void rewriteGroupedBackward(OpBuilder &b, GroupedLinearBackwardOp op);
   /// In a function to split (fp8.split_backward): marks the output
-  /// gradient `op` reads, which must be an argument, fp8.grad_output.
-  static LogicalResult markGradOutput(LinearBackwardOp op);
+  /// gradient `gradOutput` that `op` reads, which must be an argument,
+  /// fp8.grad_output.
+  static LogicalResult markGradOutput(Operation *op, Value gradOutput);
   static bool isInSplitFunction(Operation *op);
 
   const ChipInfo &chip;
@@ -219,6 +224,8 @@ void LinearExpander::request(Operation *user, RecipeAttrInterface recipe,
 }
 
 LogicalResult LinearExpander::plan(Operation *op) {
+  if (isa<GroupedLinearOp, GroupedLinearBackwardOp>(op))
+    return planGrouped(op);
   RecipeAttrInterface recipe;
   if (auto linear = dyn_cast<LinearOp>(op))
     recipe = linear.getRecipe();
@@ -230,7 +237,7 @@ LogicalResult LinearExpander::plan(Operation *op) {
     return failure();
 
   if (auto backward = dyn_cast<LinearBackwardOp>(op))
-    if (failed(markGradOutput(backward)))
+    if (failed(markGradOutput(op, backward.getGradOutput())))
       return failure();
 
   if (auto linear = dyn_cast<LinearOp>(op)) {
@@ -270,21 +277,21 @@ bool LinearExpander::isInSplitFunction(Operation *op) {
   return static_cast<bool>(getSplitFunction(op));
 }
 
-LogicalResult LinearExpander::markGradOutput(LinearBackwardOp op) {
+LogicalResult LinearExpander::markGradOutput(Operation *op, Value gradOutput) {
   FunctionOpInterface function = getSplitFunction(op);
   if (!function)
     return success();
   // The backward of a split step starts at its output gradients: they must
   // come in as arguments (a later call provides them).
-  auto arg = dyn_cast<BlockArgument>(op.getGradOutput());
+  auto arg = dyn_cast<BlockArgument>(gradOutput);
   if (!arg || arg.getOwner() != &function.getFunctionBody().front())
-    return op.emitOpError()
+    return op->emitOpError()
            << "reads an output gradient that is not an argument of its "
               "function, which is split into forward and backward ("
            << kSplitBackwardAttrName
            << "): the backward starts at the gradients passed to it";
   function.setArgAttr(arg.getArgNumber(), kGradOutputAttrName,
-                      UnitAttr::get(op.getContext()));
+                      UnitAttr::get(op->getContext()));
   return success();
 }
 
@@ -382,26 +389,196 @@ void LinearExpander::rewriteBackward(OpBuilder &b, LinearBackwardOp op) {
   op.erase();
 }
 
+//===----------------------------------------------------------------------===//
+// The expert (grouped) layer
+//===----------------------------------------------------------------------===//
+
+/// What the grouped expansion asks of a layer, in its terms: the recipe
+/// and chip it has kernels for, static expert extents, and weights whose
+/// 128x128 tiles stay inside one expert.
+static LogicalResult verifyGroupedLinearContract(Operation *op,
+                                                 RecipeAttrInterface recipe,
+                                                 const ChipInfo &chip) {
+  auto blockwise = dyn_cast<BlockwiseScalingAttr>(recipe);
+  if (!blockwise || blockwise.getAct() != TileShape{1, 128} ||
+      blockwise.getWeight() != TileShape{128, 128}) {
+    InFlightDiagnostic diag =
+        op->emitOpError()
+        << "expert layers are expanded for the DeepSeek-V3 blockwise recipe "
+           "(#fp8.blockwise: 1x128 activation and 128x128 weight tiles) "
+           "only, got "
+        << Attribute(recipe);
+    if (isa<CurrentScalingAttr, DelayedScalingAttr>(recipe))
+      diag << ": the grouped GEMMs take per-tensor and rowwise weight scales "
+              "per expert, which the layer's quantizations do not compute "
+              "(use fp8.grouped_scaled_matmul with scales of your own)";
+    return diag;
+  }
+  if (chip.architecture != Architecture::Hopper)
+    return op->emitOpError()
+           << "expert layers need the sm_90a grouped GEMM kernels (f32 "
+              "blockwise scales, the k_grouped weight gradient), not "
+           << chip.name;
+  // The weights [G, N, K] are quantized as a batch of matrices in 128x128
+  // tiles, each expert on its own.
+  auto x = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto w = cast<RankedTensorType>(op->getOperand(1).getType());
+  if (!w.hasStaticShape())
+    return op->emitOpError()
+           << "expected a static weight [G, N, K] (experts, output and input "
+              "features), got "
+           << w << ": the grouped GEMM kernels are built per G, N and K";
+  int64_t n = w.getDimSize(1), k = w.getDimSize(2);
+  bool backward = isa<GroupedLinearBackwardOp>(op);
+  if (n % 128 != 0 || (backward && k % 128 != 0))
+    return op->emitOpError()
+           << "expected N (output features)"
+           << (backward ? " and K (input features)" : "")
+           << " to be multiples of 128, got N = " << n << ", K = " << k
+           << ": the quantization kernel casts the experts' weights [G, N, K] "
+              "as one [G * N, K] matrix in 128x128 tiles, which may not cross "
+              "experts"
+           << (backward ? " (nor their transposes [G, K, N], which dgrad "
+                          "reads)"
+                        : "");
+  if (k % 16 != 0)
+    return op->emitOpError() << "expected K (input features) to be a multiple "
+                                "of 16, got "
+                             << k << ": the kernels read rows of it in "
+                                     "16-byte aligned strides (TMA)";
+  if (backward && (x.isDynamicDim(0) || x.getDimSize(0) % 128 != 0))
+    return op->emitOpError()
+           << "expected a static token count M, a multiple of 128, got "
+           << (x.isDynamicDim(0) ? std::string("?")
+                                 : std::to_string(x.getDimSize(0)))
+           << ": the weight gradient reduces over the tokens in whole "
+              "128-token blocks (the kernels are built per M); pad the tokens "
+              "with zero rows, as every expert's rows are";
+  return success();
+}
+
+LogicalResult LinearExpander::planGrouped(Operation *op) {
+  RecipeAttrInterface recipe;
+  if (auto linear = dyn_cast<GroupedLinearOp>(op))
+    recipe = linear.getRecipe();
+  else
+    recipe = cast<GroupedLinearBackwardOp>(op).getRecipe();
+  if (failed(verifyGroupedLinearContract(op, recipe, chip)))
+    return failure();
+  if (auto linear = dyn_cast<GroupedLinearOp>(op)) {
+    // fprop Y[rows of g] = X[rows of g] W[g]^T: both read along K.
+    request(op, recipe, LayerTensor::Input, linear.getInput(), Value(),
+            /*kAlongRows=*/true, false);
+    request(op, recipe, LayerTensor::Weight, linear.getWeight(), Value(),
+            /*kAlongRows=*/true, false);
+  } else {
+    auto backward = cast<GroupedLinearBackwardOp>(op);
+    if (failed(markGradOutput(op, backward.getGradOutput())))
+      return failure();
+    // dgrad dX[rows of g] = dY[rows of g] W[g]: W[g]'s columns, each
+    // expert's transpose.
+    request(op, recipe, LayerTensor::GradOutput, backward.getGradOutput(),
+            Value(), /*kAlongRows=*/true, false);
+    request(op, recipe, LayerTensor::Weight, backward.getWeight(), Value(),
+            /*kAlongRows=*/false, false);
+    // wgrad dW[g] = dY[rows of g]^T X[rows of g]: the columns of both.
+    request(op, recipe, LayerTensor::GradOutput, backward.getGradOutput(),
+            Value(), /*kAlongRows=*/false, false);
+    request(op, recipe, LayerTensor::Input, backward.getInput(), Value(),
+            /*kAlongRows=*/false, false);
+  }
+  layers.push_back(op);
+  return success();
+}
+
+static Value createGroupedGemm(OpBuilder &b, Location loc, const GemmOperand &a,
+                               const GemmOperand &bOperand, Value groups,
+                               GroupedLayout layout, Type resultType,
+                               RecipeAttrInterface recipe) {
+  MLIRContext *ctx = b.getContext();
+  return GroupedScaledMatmulOp::create(
+             b, loc, resultType, /*result_scale_inv=*/Type(), a.data,
+             bOperand.data, a.scaleInv, bOperand.scaleInv, groups,
+             /*result_scale=*/Value(), GroupedLayoutAttr::get(ctx, layout),
+             a.granularity, bOperand.granularity,
+             AccumulationAttr::get(ctx, recipe.getAccumulate()),
+             /*config=*/GemmConfigAttr(), /*result_recipe=*/nullptr,
+             /*result_granularity=*/nullptr)
+      .getResult();
+}
+
+void LinearExpander::rewriteGroupedLinear(OpBuilder &b, GroupedLinearOp op) {
+  RecipeAttrInterface recipe = op.getRecipe();
+  b.setInsertionPoint(op);
+  QuantizeKey x =
+      getKey(op, recipe, LayerTensor::Input, op.getInput(), Value());
+  QuantizeKey w =
+      getKey(op, recipe, LayerTensor::Weight, op.getWeight(), Value());
+  Value y = createGroupedGemm(
+      b, op.getLoc(), getOperand(b, x, true), getOperand(b, w, true),
+      op.getGroupIndex(), GroupedLayout::MContiguous,
+      op.getResult().getType(), recipe);
+  op.getResult().replaceAllUsesWith(y);
+  op.erase();
+}
+
+void LinearExpander::rewriteGroupedBackward(OpBuilder &b,
+                                            GroupedLinearBackwardOp op) {
+  RecipeAttrInterface recipe = op.getRecipe();
+  b.setInsertionPoint(op);
+  QuantizeKey dy = getKey(op, recipe, LayerTensor::GradOutput,
+                          op.getGradOutput(), Value());
+  QuantizeKey w =
+      getKey(op, recipe, LayerTensor::Weight, op.getWeight(), Value());
+  QuantizeKey x =
+      getKey(op, recipe, LayerTensor::Input, op.getInput(), Value());
+  // dgrad: m_contiguous over dY's rows with each expert's W[g]^T [K, N].
+  Value dx = createGroupedGemm(
+      b, op.getLoc(), getOperand(b, dy, true), getOperand(b, w, false),
+      op.getGroupIndex(), GroupedLayout::MContiguous,
+      op.getGradInput().getType(), recipe);
+  // wgrad: K-grouped over the tokens, dY^T [N, M] and X^T [K, M].
+  Value dw = createGroupedGemm(
+      b, op.getLoc(), getOperand(b, dy, false), getOperand(b, x, false),
+      op.getGroupSizes(), GroupedLayout::KGrouped,
+      op.getGradWeight().getType(), recipe);
+  op.getGradInput().replaceAllUsesWith(dx);
+  op.getGradWeight().replaceAllUsesWith(dw);
+  op.erase();
+}
+
 void LinearExpander::rewrite(OpBuilder &b) {
   for (auto &[key, r] : requests) {
     auto granularity = cast<GranularityAttr>(key.granularity);
+    // Expert weights [G, N, K]: a batch of matrices, each quantized on its
+    // own, with G outermost in every output.
     auto inputType = cast<RankedTensorType>(key.input.getType());
-    int64_t rows = inputType.getDimSize(0), cols = inputType.getDimSize(1);
+    bool batched = inputType.getRank() == 3;
+    SmallVector<int64_t> batch;
+    if (batched)
+      batch.push_back(inputType.getDimSize(0));
+    int64_t rows = inputType.getDimSize(batched ? 1 : 0);
+    int64_t cols = inputType.getDimSize(batched ? 2 : 1);
+    auto batchedShape = [&](ArrayRef<int64_t> shape) {
+      SmallVector<int64_t> full(batch);
+      llvm::append_range(full, shape);
+      return full;
+    };
     Type scaleElem = getScaleElementType(granularity);
     Type rowwise, rowwiseScale, columnwise, columnwiseScale, amax;
     if (r.rowwise) {
       rowwise = withElementType(key.input, key.elementType);
       rowwiseScale = RankedTensorType::get(
-          granularity.getScaleShape(rows, cols), scaleElem);
+          batchedShape(granularity.getScaleShape(rows, cols)), scaleElem);
     }
     bool transposed = !chip.supportsMNMajorFP8;
     if (r.columnwise) {
       columnwise = RankedTensorType::get(
-          transposed ? SmallVector<int64_t>{cols, rows}
-                     : SmallVector<int64_t>{rows, cols},
+          batchedShape(transposed ? SmallVector<int64_t>{cols, rows}
+                                  : SmallVector<int64_t>{rows, cols}),
           key.elementType);
       columnwiseScale = RankedTensorType::get(
-          granularity.getScaleShape(cols, rows), scaleElem);
+          batchedShape(granularity.getScaleShape(cols, rows)), scaleElem);
     }
     if (r.amax)
       amax = RankedTensorType::get({}, b.getF32Type());
@@ -418,8 +595,12 @@ void LinearExpander::rewrite(OpBuilder &b) {
   for (Operation *op : layers) {
     if (auto linear = dyn_cast<LinearOp>(op))
       rewriteLinear(b, linear);
+    else if (auto backward = dyn_cast<LinearBackwardOp>(op))
+      rewriteBackward(b, backward);
+    else if (auto grouped = dyn_cast<GroupedLinearOp>(op))
+      rewriteGroupedLinear(b, grouped);
     else
-      rewriteBackward(b, cast<LinearBackwardOp>(op));
+      rewriteGroupedBackward(b, cast<GroupedLinearBackwardOp>(op));
   }
 }
 
@@ -430,6 +611,11 @@ struct ExpandLinearPass
 
   void runOnOperation() override {
     SmallVector<Operation *> layers = collectLinearLayers(getOperation());
+    // The expert layers too (fp8-shard-linear does not take them).
+    getOperation()->walk([&](Operation *op) {
+      if (isa<GroupedLinearOp, GroupedLinearBackwardOp>(op))
+        layers.push_back(op);
+    });
     if (layers.empty())
       return;
     FailureOr<TargetInfo> target = getTarget(layers.front());

@@ -111,6 +111,9 @@ static int64_t getBlockExtent(GranularityAttr g, bool columnwise, int64_t dim) {
 /// Checks that no block of `op`'s outputs crosses a shard boundary, except
 /// per-tensor blocks, whose amax the pass reduces over the grid.
 static LogicalResult checkBlocks(QuantizeOp op, const Split &split) {
+  if (cast<ShapedType>(op.getInput().getType()).getRank() == 3)
+    return op.emitOpError() << "a batch of matrices (rank 3) is not "
+                               "sharded: quantize each device's on it";
   GranularityAttr g = op.getGranularity();
   if (g.isTensor())
     return success();

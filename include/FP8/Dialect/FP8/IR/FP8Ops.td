@@ -193,6 +193,13 @@ def FP8_QuantizeOp : FP8_Op<"quantize", [Pure, AttrSizedResultSegments]> {
     one, so that the quantization kernel writes the GEMM's scale layout
     itself.
 
+    A 3-D input `[G, R, C]` with a tile granularity is a batch of G
+    matrices (the expert weights `[G, N, K]` of a grouped linear layer),
+    each quantized on its own: square tiles only, the data `[G, R, C]`
+    (rowwise) and `[G, C, R]` (columnwise, transposed: each matrix's
+    transpose, the per-expert K-major copies `W[g]^T` that the grouped
+    dgrad reads), the scales of each matrix with G outermost.
+
     ```mlir
     %q, %s = fp8.quantize %x {recipe = #fp8.blockwise<>,
         granularity = #fp8.granularity<tile 1x128>}
@@ -639,6 +646,86 @@ def FP8_LinearBackwardOp : FP8_Op<"linear_backward",
     $input `,` $weight `,` $grad_output (`accumulate_into` $accumulate_into^)?
     (`scales` `(` $input_scale^ `,` $weight_scale `,` $grad_output_scale `)`)?
     attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.grouped_linear and fp8.grouped_linear_backward
+//===----------------------------------------------------------------------===//
+
+def FP8_GroupedLinearOp : FP8_Op<"grouped_linear", [Pure]> {
+  let summary = "forward of an FP8 expert (grouped) linear layer: Y_g = X_g W_g^T";
+  let description = [{
+    The forward GEMM of a mixture-of-experts linear layer: one weight per
+    expert, `W` `[G, N, K]`, and the tokens `X` `[M, K]` sorted by expert
+    in the m_contiguous layout of `fp8.grouped_scaled_matmul` (each
+    expert's rows start at a multiple of 128; pad every expert's rows to a
+    multiple of 128 with zero rows). `group_index` (`i32 [M]`) is the
+    expert of each row, `-1` for padding rows. The result `[M, N]` is bf16,
+    f16 or f32; rows of whole padding blocks are not written.
+
+    `fp8-expand-linear` turns it into the quantizations of `recipe` and one
+    `fp8.grouped_scaled_matmul`, sharing the quantizations of `X` and `W`
+    with an `fp8.grouped_linear_backward` of the same operands (see
+    docs/grouped-linear.md).
+
+    ```mlir
+    %y = fp8.grouped_linear %x, %w groups %group_index
+        {recipe = #fp8.blockwise<>}
+        : (tensor<8192x7168xbf16>, tensor<8x4096x7168xbf16>, tensor<8192xi32>)
+        -> tensor<8192x4096xbf16>
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[BF16, F16, F32]>:$input,
+                       3DTensorOf<[BF16, F16, F32]>:$weight,
+                       1DTensorOf<[I32]>:$group_index,
+                       FP8_RecipeAttr:$recipe);
+  let results = (outs 2DTensorOf<[BF16, F16, F32]>:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `groups` $group_index attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def FP8_GroupedLinearBackwardOp : FP8_Op<"grouped_linear_backward", [Pure]> {
+  let summary = "backward of an FP8 expert (grouped) linear layer";
+  let description = [{
+    The two backward GEMMs of the expert layer `fp8.grouped_linear %input,
+    %weight groups %group_index`: "dgrad" `dX[rows of g] = dY[rows of g]
+    W[g]` (`[M, K]`, bf16, f16 or f32; the rows of whole padding blocks are
+    not written) and "wgrad" `dW[g] = dY[rows of g]^T X[rows of g]` (`[G,
+    N, K]`, f32).
+
+    The experts' rows are given twice, in the two forms the grouped GEMMs
+    read: `group_index` (`i32 [M]`, the expert of each row, `-1` for
+    padding, as for `fp8.grouped_linear`) for dgrad, and `group_sizes`
+    (`i32 [G]`) for wgrad: the rows of each expert including its padding,
+    each a multiple of 128, the experts back to back from row 0 (rows past
+    their sum are padding). wgrad sums over the padding rows too, so
+    padding rows of `X` must be zero.
+
+    ```mlir
+    %dx, %dw = fp8.grouped_linear_backward %x, %w, %dy
+        groups(%group_index, %group_sizes) {recipe = #fp8.blockwise<>}
+        : (tensor<8192x7168xbf16>, tensor<8x4096x7168xbf16>,
+           tensor<8192x4096xbf16>, tensor<8192xi32>, tensor<8xi32>)
+        -> (tensor<8192x7168xbf16>, tensor<8x4096x7168xf32>)
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[BF16, F16, F32]>:$input,
+                       3DTensorOf<[BF16, F16, F32]>:$weight,
+                       2DTensorOf<[BF16, F16, F32]>:$grad_output,
+                       1DTensorOf<[I32]>:$group_index,
+                       1DTensorOf<[I32]>:$group_sizes,
+                       FP8_RecipeAttr:$recipe);
+  let results = (outs 2DTensorOf<[BF16, F16, F32]>:$grad_input,
+                      3DTensorOf<[F32]>:$grad_weight);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $grad_output
+    `groups` `(` $group_index `,` $group_sizes `)` attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -115,6 +115,17 @@ def FP8ExpandLinear : Pass<"fp8-expand-linear"> {
     names each quantization after the layer tensor it quantizes
     (`fp8.name = "x"`, `"w"` or `"dy"`).
 
+    The expert layers `fp8.grouped_linear` / `fp8.grouped_linear_backward`
+    (W `[G, N, K]`, the tokens sorted by expert in the m_contiguous layout)
+    expand the same way into `fp8.grouped_scaled_matmul`s, for the
+    blockwise recipe on sm_90a (other recipes and chips are errors naming
+    them): fprop and dgrad m_contiguous by `group_index` (B = W rowwise, and
+    each expert's transpose `[G, K, N]`: the transposed columnwise output of
+    W's quantization as a batch of matrices), wgrad k_grouped by
+    `group_sizes` (A = dY^T, B = X^T, 1x128 blocks along the tokens). N and
+    K must be multiples of 128 (the experts' 128x128 weight tiles); see
+    docs/grouped-linear.md.
+
     Example:
     `fp8-opt --fp8-attach-target=chip=sm_90a --fp8-expand-linear layer.mlir`
   }];
