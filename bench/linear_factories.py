@@ -1,8 +1,10 @@
 """Which FP8 linear layer a benchmark builds: the pluggable part of
 train_fp8.py and bench_linear.py.
 
-A factory is called as ``factory(in_features, out_features, bias=..., recipe=...)``
-and returns an ``nn.Module`` with ``weight`` [out, in] (and ``bias``):
+A factory is called as ``factory(in_features, out_features, bias=..., recipe=...)``,
+with ``format="e4m3"`` added for the runs named ``current-e4m3`` /
+``delayed-e4m3`` (the per-tensor recipes with E4M3 gradients), and returns
+an ``nn.Module`` with ``weight`` [out, in] (and ``bias``):
 - ``torch``: fp8mlir.testing.torch_recipes.TorchFP8Linear (plain PyTorch);
 - ``fp8mlir``: fp8mlir.nn.Linear (the compiled layer);
 - ``--linear-factory module:function``: any function of that signature
@@ -23,9 +25,10 @@ class FactoryError(Exception):
 def torch_factory(device=None, dtype=None):
     from fp8mlir.testing.torch_recipes import TorchFP8Linear
 
-    def make(in_features, out_features, bias=False, recipe="current"):
+    def make(in_features, out_features, bias=False, recipe="current", format=None):  # noqa: A002
+        options = {} if format is None else {"format": format}
         return TorchFP8Linear(in_features, out_features, bias=bias, recipe=recipe,
-                              device=device, dtype=dtype)
+                              device=device, dtype=dtype, **options)
     make.label = "torch"
     make.description = "fp8mlir.testing.torch_recipes.TorchFP8Linear (plain PyTorch FP8)"
     return make
@@ -41,8 +44,8 @@ def fp8mlir_factory():
             f"({type(e).__name__}: {e}); use --impl torch, or --linear-factory module:function"
         ) from None
 
-    def make(in_features, out_features, bias=False, recipe="current"):
-        return linear(in_features, out_features, bias=bias, recipe=recipe)
+    def make(in_features, out_features, bias=False, recipe="current", format=None):  # noqa: A002
+        return linear(in_features, out_features, bias=bias, recipe=recipe, format=format)
     make.label = "fp8mlir"
     make.description = "fp8mlir.nn.Linear"
     return make
@@ -63,8 +66,8 @@ def custom_factory(spec):
         raise FactoryError(f"--linear-factory {spec!r}: {module_name} has no callable "
                            f"{function_name!r}")
 
-    def make(in_features, out_features, bias=False, recipe="current"):
-        return function(in_features, out_features, bias=bias, recipe=recipe)
+    def make(in_features, out_features, bias=False, recipe="current", **options):
+        return function(in_features, out_features, bias=bias, recipe=recipe, **options)
     make.label = spec
     make.description = f"{spec}(in_features, out_features, bias=..., recipe=...)"
     return make
@@ -81,13 +84,22 @@ def make_factory(impl, spec=None, device=None, dtype=None):
     raise FactoryError(f"unknown --impl {impl!r}: expected one of {IMPLS}")
 
 
+def recipe_options(run):
+    """{"recipe": ..., ["format": ...]} of a run name: "current-e4m3" is
+    the current recipe with format e4m3."""
+    from fp8mlir.linear_step import recipe_and_format
+    recipe, fmt = recipe_and_format(run)
+    return {"recipe": recipe} if fmt is None else {"recipe": recipe, "format": fmt}
+
+
 def build(factory, recipe, like, device, dtype):
-    """factory's layer for `recipe` with the shape, weights and bias of the
-    nn.Linear `like`, its parameters on `device` in `dtype` (buffers keep
-    their dtype: delayed-scaling state stays f32)."""
+    """factory's layer for `recipe` (a run name, see recipe_options) with
+    the shape, weights and bias of the nn.Linear `like`, its parameters on
+    `device` in `dtype` (buffers keep their dtype: delayed-scaling state
+    stays f32)."""
     import torch
     bias = like.bias is not None
-    layer = factory(like.in_features, like.out_features, bias=bias, recipe=recipe)
+    layer = factory(like.in_features, like.out_features, bias=bias, **recipe_options(recipe))
     if not isinstance(layer, torch.nn.Module):
         raise FactoryError(f"{factory.label} returned {type(layer).__name__}, not an nn.Module")
     weight = getattr(layer, "weight", None)

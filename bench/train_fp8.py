@@ -14,6 +14,7 @@ memory and the linear layers' share of the step. Writes
 train-<gpu>-<date>.{json,md,png} into --out after every run.
 
     python3 bench/train_fp8.py --recipes bf16,bf16-repeat,current,delayed,blockwise --impl torch
+    python3 bench/train_fp8.py --recipes bf16,current,current-e4m3 --impl fp8mlir   # E4M3 dY
     python3 bench/train_fp8.py --render bench/results/train-....json   # no GPU, no torch
 
 --impl torch uses fp8mlir.testing.torch_recipes.TorchFP8Linear (plain
@@ -35,7 +36,12 @@ sys.path[:0] = [str(HERE), str(ROOT / "python")]
 
 import report_util  # noqa: E402
 
-RECIPES = ("bf16", "bf16-repeat", "current", "delayed", "blockwise")
+RECIPES = ("bf16", "bf16-repeat", "current", "current-e4m3", "delayed", "delayed-e4m3",
+           "blockwise")
+# current-e4m3 / delayed-e4m3: the per-tensor recipes with the format e4m3
+# (dY quantized to E4M3 like X and W, not E5M2), asked for by name.
+DEFAULT_RECIPES = ("bf16", "bf16-repeat", "current", "delayed", "blockwise")
+E4M3_SUFFIX = "-e4m3"
 # bf16-repeat trains the BF16 model again with the same seed, weights and
 # batches: its gap to the first BF16 run is the run-to-run noise of this
 # training (non-deterministic kernels such as the attention backward's
@@ -49,8 +55,9 @@ PRECISION = "f32 master weights, bf16 autocast (FP8 layers: FP8 GEMMs, Y and dX 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--recipes", default=",".join(RECIPES),
-                   help="comma-separated runs among " + ", ".join(RECIPES))
+    p.add_argument("--recipes", default=",".join(DEFAULT_RECIPES),
+                   help="comma-separated runs among " + ", ".join(RECIPES)
+                   + f" (default: {','.join(DEFAULT_RECIPES)})")
     p.add_argument("--impl", default="torch", choices=("torch", "fp8mlir"),
                    help="FP8 linear layer: torch (TorchFP8Linear) or fp8mlir (fp8mlir.nn.Linear)")
     p.add_argument("--linear-factory", metavar="MODULE:FUNCTION",
@@ -214,7 +221,10 @@ def markdown(report):
         f"then cosine to {cfg['min_lr_ratio']:g}x, gradient clip {cfg['clip']}; {cfg['precision']}; "
         f"eager mode; seed {cfg['seed']} (same initial weights in every run)",
         f"- FP8 runs replace the blocks' linear layers (qkv, proj, gate_up, down; "
-        f"{4 * cfg['layers']} layers); embeddings, norms, attention and the head stay as in BF16",
+        f"{4 * cfg['layers']} layers); embeddings, norms, attention and the head stay as in BF16"
+        + ("; the per-tensor recipes quantize dY to E5M2 (format hybrid), their `-e4m3` runs to "
+           "E4M3 (format e4m3)" if any(r["recipe"].endswith(E4M3_SUFFIX) for r in report["runs"])
+           else ""),
         f"- smoothed: bias-corrected EMA (factor {cfg['smoothing']}) of the train loss; max gap = "
         f"largest |smoothed - smoothed BF16| / smoothed BF16 over steps >= {cfg['warmup']} "
         f"(after warm-up), signed; goal within {GAP_GOAL * 100:g}%; the run "

@@ -23,6 +23,10 @@ token count M (wgrad's K), so a layer has one module per M it runs with.
 With ``m=None`` the step is the forward alone, for inference: ``@linear``
 taking x, w, [bias], [x_scale, w_scale] and returning y, with a run-time
 token count (one module serves every M).
+
+``format`` chooses the per-tensor recipes' element formats, as the
+dialect's recipe parameter does: "hybrid" (E4M3 X and W, E5M2 dY; the
+default) or "e4m3" (E4M3 dY too). The other recipes take none (None).
 """
 
 import re
@@ -39,12 +43,41 @@ FUNCTION = "linear"
 FORWARD = FUNCTION + "_forward"
 BACKWARD = FUNCTION + "_backward"
 DELAYED_TENSORS = ("x", "w", "dy")
+# The per-tensor recipes' element formats (the first is the default):
+# hybrid quantizes dY to E5M2, e4m3 to E4M3; X and W are E4M3 in both.
+FORMATS = ("hybrid", "e4m3")
+PER_TENSOR = ("current", "delayed")
 
 
-def _recipe_attr(recipe, history):
-    if recipe == "delayed":
-        return f"#fp8.delayed<history = {history}>"
-    return f"#fp8.{recipe}<>"
+def check_format(recipe, format):  # noqa: A002 - the recipe parameter's name
+    """The element format of `recipe` for the `format` asked (None: the
+    recipe's default); raises ValueError for an unknown format or one given
+    to a recipe without formats."""
+    if recipe not in PER_TENSOR:
+        if format is not None:
+            raise ValueError(f"format {format!r}: only the per-tensor recipes "
+                             f"({', '.join(PER_TENSOR)}) take a format, not {recipe}")
+        return None
+    if format is None:
+        return FORMATS[0]
+    if format not in FORMATS:
+        raise ValueError(f"unknown format {format!r} for recipe {recipe!r}: expected one of "
+                         f"{FORMATS}")
+    return format
+
+
+def recipe_and_format(name):
+    """("current", "e4m3") from a run name "current-e4m3"; (name, None)
+    for a plain recipe name (the benchmarks' and tests' naming)."""
+    recipe, _, fmt = name.partition("-")
+    return (recipe, fmt) if fmt else (name, None)
+
+
+def _recipe_attr(recipe, history, format=None):  # noqa: A002
+    params = [f"history = {history}"] if recipe == "delayed" else []
+    if format not in (None, FORMATS[0]):
+        params.append(f"format = {format}")
+    return f"#fp8.{recipe}<{', '.join(params)}>"
 
 
 @dataclass(frozen=True)
@@ -56,7 +89,10 @@ class LinearStep:
     autocast); w_dtype: W's (f32 master weights are quantized directly);
     bias_dtype: None (no bias), "bf16" or "f32"; main_grad: dW is
     accumulated into an f32 main gradient (an argument) instead of being
-    returned alone; history: the delayed recipe's amax history length."""
+    returned alone; history: the delayed recipe's amax history length;
+    format: the per-tensor recipes' "hybrid" (default; None becomes it) or
+    "e4m3", None for the others. An inference step (m=None) has no dY: its
+    format is the default (the same module)."""
     recipe: str
     m: Optional[int]
     n: int
@@ -67,6 +103,7 @@ class LinearStep:
     bias_dtype: Optional[str] = None
     main_grad: bool = False
     history: int = 1024
+    format: Optional[str] = None
 
     def __post_init__(self):
         if self.recipe not in RECIPES:
@@ -76,6 +113,11 @@ class LinearStep:
                              f"not {self.chip}")
         if self.m is None and self.main_grad:
             raise ValueError("an inference step (m=None) has no main gradient")
+        fmt = check_format(self.recipe, self.format)
+        # The default spelled out (one cache key per module); the inference
+        # forward quantizes no gradient, so every format shares its module.
+        object.__setattr__(self, "format", fmt if self.training else
+                           check_format(self.recipe, None))
         for name in ("m", "n", "k", "history"):
             value = getattr(self, name)
             if name == "m" and value is None:
@@ -120,9 +162,12 @@ class LinearStep:
                 f"func.func @{FUNCTION}(\n    {params})\n"
                 f"    -> ({y} {{fp8.name = \"y\"}}) {{\n"
                 f"  {', '.join('%' + r for r in results)} = fp8.linear {operands}{scales}"
-                f" {{recipe = {_recipe_attr(self.recipe, self.history)}}}\n"
+                f" {{recipe = {self._recipe()}}}\n"
                 f"      : ({', '.join(t for _, t in args)}) -> ({', '.join(types)})\n"
                 f"  return %y : {y}\n}}\n")
+
+    def _recipe(self):
+        return _recipe_attr(self.recipe, self.history, self.format)
 
     def _arguments(self):
         """(name, type) of the step function's arguments."""
@@ -158,7 +203,7 @@ class LinearStep:
         self.chip); the forward alone for an inference step."""
         if not self.training:
             return self._inference_mlir()
-        recipe = _recipe_attr(self.recipe, self.history)
+        recipe = self._recipe()
         args, results = self._arguments(), self._results()
         types = dict(args + results)
         params = ",\n    ".join(f"%{n}: {t} {{fp8.name = \"{n}\"}}" for n, t in args)
@@ -193,7 +238,7 @@ class LinearStep:
                 body.append(f"  %{t}_h = fp8.update_amax_history %{t}_history, %{t}_amax"
                             f" {{recipe = {recipe}}} : tensor<{self.history}xf32>, tensor<f32>")
             for t in DELAYED_TENSORS:
-                element = "f8E5M2" if t == "dy" else "f8E4M3FN"
+                element = "f8E5M2" if t == "dy" and self.format == "hybrid" else "f8E4M3FN"
                 body.append(f"  %{t}_scale_next, %{t}_scale_inv_next, %{t}_history_next ="
                             f" fp8.compute_scale %{t}_h, %{t}_scale"
                             f" {{recipe = {recipe}, element_type = {element}}}\n"
@@ -214,7 +259,8 @@ class LinearStep:
         grad = ", main_grad" if self.main_grad else ""
         what = "linear" if self.training else "linear inference"
         m = self.m if self.training else "?"
-        return (f"{what} {self.recipe} M={m} N={self.n} K={self.k} X {self.x_dtype} "
+        fmt = f" {self.format}" if self.format not in (None, FORMATS[0]) else ""
+        return (f"{what} {self.recipe}{fmt} M={m} N={self.n} K={self.k} X {self.x_dtype} "
                 f"W {self.w_dtype}{bias}{grad} on {self.chip}")
 
     # --- naming -----------------------------------------------------------------
@@ -224,7 +270,8 @@ class LinearStep:
         bias = self.bias_dtype or "none"
         history = f"-h{self.history}" if self.delayed else ""
         grad = "-mg" if self.main_grad else ""
-        return (f"{self.recipe}-n{self.n}-k{self.k}-x{self.x_dtype}-w{self.w_dtype}"
+        fmt = f"-{self.format}" if self.format not in (None, FORMATS[0]) else ""
+        return (f"{self.recipe}{fmt}-n{self.n}-k{self.k}-x{self.x_dtype}-w{self.w_dtype}"
                 f"-b{bias}{grad}{history}")
 
     @property
@@ -245,7 +292,8 @@ class LinearStep:
         return cls(g["recipe"], m=None if m is None else int(m), n=int(g["n"]), k=int(g["k"]),
                    chip=chip, x_dtype=g["x"], w_dtype=g["w"],
                    bias_dtype=None if g["bias"] == "none" else g["bias"],
-                   main_grad=bool(g["mg"]) and m is not None, history=int(g["h"] or 1024))
+                   main_grad=bool(g["mg"]) and m is not None, history=int(g["h"] or 1024),
+                   format=g["format"])
 
     def with_m(self, m):
         """This step for m tokens (None: the inference forward)."""
@@ -254,7 +302,7 @@ class LinearStep:
         return replace(self, m=int(m))
 
 
-_SIGNATURE = re.compile(r"(?P<recipe>[a-z0-9]+)-n(?P<n>\d+)-k(?P<k>\d+)-x(?P<x>\w+?)"
+_SIGNATURE = re.compile(r"(?P<recipe>[a-z0-9]+)(?:-(?P<format>e4m3))?-n(?P<n>\d+)-k(?P<k>\d+)-x(?P<x>\w+?)"
                         r"-w(?P<w>\w+?)-b(?P<bias>\w+?)(?P<mg>-mg)?(?:-h(?P<h>\d+))?")
 
 FIELDS = tuple(f.name for f in fields(LinearStep))

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _linear_ops
-from .linear_step import RECIPES, LinearStep
+from .linear_step import FORMATS, RECIPES, LinearStep, check_format
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 # Tokens are padded with zero rows to a multiple of this (wgrad's K): a zero
@@ -44,7 +44,9 @@ class Linear(torch.nn.Linear):
     ``x_amax_history``, ``w_amax_history``, ``dy_amax_history`` are buffers,
     saved in the state_dict, updated by the compiled functions in training
     steps only), "blockwise" (1x128 activations and gradients, 128x128
-    weights, DeepSeek-V3's) or "mxfp8" (sm_100a only). Inputs [..., in] are
+    weights, DeepSeek-V3's) or "mxfp8" (sm_100a only). format (current and
+    delayed only): "hybrid" (the default: E4M3 X and W, E5M2 dY) or "e4m3"
+    (dY in E4M3 too, TransformerEngine's Format.E4M3). Inputs [..., in] are
     flattened to tokens; under autocast X is cast to the autocast dtype,
     else the compute dtype is X's (bf16, f16 or f32). Y and dX have X's
     dtype, dW W's. main_grad: dW is accumulated into the f32 tensor
@@ -53,15 +55,17 @@ class Linear(torch.nn.Linear):
     """
 
     def __init__(self, in_features, out_features, bias=True, recipe="current", device=None,
-                 dtype=None, main_grad=False, history=1024):
+                 dtype=None, main_grad=False, history=1024, format=None):  # noqa: A002
         if recipe not in RECIPES:
             raise ValueError(f"unknown recipe {recipe!r}: expected one of {RECIPES}")
+        fmt = check_format(recipe, format)
         for name, value in (("in_features", in_features), ("out_features", out_features)):
             if value % FEATURE_MULTIPLE:
                 raise ValueError(f"fp8mlir.nn.Linear: {name} = {value} is not a multiple of "
                                  f"{FEATURE_MULTIPLE} (the FP8 GEMMs' TMA rows need it)")
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
         self.recipe = recipe
+        self.format = fmt
         self.main_grad = bool(main_grad)
         self.history = int(history)
         self._signatures = {}
@@ -83,8 +87,9 @@ class Linear(torch.nn.Linear):
         return self
 
     def extra_repr(self):
+        fmt = f", format={self.format!r}" if self.format not in (None, FORMATS[0]) else ""
         grad = ", main_grad=True" if self.main_grad else ""
-        return f"{super().extra_repr()}, recipe={self.recipe!r}{grad}"
+        return f"{super().extra_repr()}, recipe={self.recipe!r}{fmt}{grad}"
 
     def step_signature(self, x_dtype):
         """The layer operators' key: the LinearStep (less M and chip) of
@@ -101,7 +106,7 @@ class Linear(torch.nn.Linear):
                                chip="sm_100a" if self.recipe == "mxfp8" else "sm_90a",
                                x_dtype=_DTYPES[key[0]], w_dtype=_DTYPES[key[1]],
                                bias_dtype=bias, main_grad=self.main_grad,
-                               history=self.history).signature()
+                               history=self.history, format=self.format).signature()
             self._signatures[key] = found
         return found
 
@@ -277,7 +282,7 @@ def convert_to_fp8(model, recipe="current", filter=None, **options):  # noqa: A0
     whose features are multiples of 16 by an ``fp8mlir.nn.Linear`` of
     `recipe` with the same weight and bias (same device and dtype).
     filter(name, module) -> bool chooses among them (name: the dotted
-    path); options go to Linear (main_grad=, history=)."""
+    path); options go to Linear (format=, main_grad=, history=)."""
     targets = []
     for name, module in model.named_modules():
         if type(module) is not torch.nn.Linear:  # not subclasses (ours included)

@@ -51,6 +51,7 @@ def train_report(steps=40):
                 "peak_memory_bytes": 3 * 2**30, "wall_s": 1.0, "timed_steps": [20, 21],
                 "linear_ms_per_step": step_ms / 2, "timed_step_ms": step_ms}
     runs = [run("bf16", "bf16", 1.0, 100.0), run("current (torch)", "current", 1.005, 80.0),
+            run("current-e4m3 (torch)", "current-e4m3", 0.998, 80.0),
             {"name": "blockwise (torch)", "recipe": "blockwise", "status": "error",
              "message": "RuntimeError: boom | bad", "linear": "layer"}]
     return {"kind": "train", "environment": ENV, "config": cfg,
@@ -60,11 +61,21 @@ def train_report(steps=40):
 
 def test_train_arguments(train):
     args = train.parse_args(["--steps", "50"])
-    assert args.warmup == 5 and args.heads == 16 and args.recipe_list == list(train.RECIPES)
+    assert args.warmup == 5 and args.heads == 16
+    assert args.recipe_list == ["bf16", "bf16-repeat", "current", "delayed", "blockwise"]
+    e4m3 = train.parse_args(["--recipes", "bf16,current-e4m3,delayed-e4m3"])
+    assert e4m3.recipe_list == ["bf16", "current-e4m3", "delayed-e4m3"]
     for bad, message in [(["--recipes", "bf16,fp4"], "fp4"), (["--hidden", "100"], "multiple of 128"),
                          (["--steps", "10", "--warmup", "10"], "--warmup")]:
         with pytest.raises(SystemExit):
             train.parse_args(bad)
+
+
+def test_run_names_give_the_factory_the_format():
+    sys.path.insert(0, str(BENCH))
+    factories = importlib.import_module("linear_factories")
+    assert factories.recipe_options("current") == {"recipe": "current"}
+    assert factories.recipe_options("delayed-e4m3") == {"recipe": "delayed", "format": "e4m3"}
 
 
 def test_train_summary(train):
@@ -93,6 +104,8 @@ def test_train_render(tmp_path):
     md = render("train_fp8.py", train_report(), tmp_path, "train-gpu-1.json")
     assert "| run | linear layers | final train loss |" in md
     assert "| current (torch) | layer |" in md and "| +0.50% (" in md
+    assert "| current-e4m3 (torch) | layer |" in md and "| -0.20% (" in md
+    assert "their `-e4m3` runs to E4M3" in md
     assert "error: RuntimeError: boom / bad" in md
     assert ENV["command"] in md
 

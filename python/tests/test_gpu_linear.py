@@ -1,5 +1,6 @@
-"""fp8mlir.nn.Linear on a GPU (marked `gpu`): per recipe, Y, dX and dW
-against the plain-PyTorch reference of the same recipe
+"""fp8mlir.nn.Linear on a GPU (marked `gpu`): per recipe (and with the
+format e4m3, E4M3 dY, for the per-tensor recipes), Y, dX and dW against
+the plain-PyTorch reference of the same recipe and format
 (fp8mlir.testing.torch_recipes.TorchFP8Linear: eager quantization,
 torch._scaled_mm / F.scaled_mm), the FP8 bytes and scales the forward saves
 bit for bit against its quantizer, the error against BF16 nn.Linear, the
@@ -22,6 +23,7 @@ import copy
 
 import pytest
 
+from fp8mlir.linear_step import recipe_and_format
 from fp8mlir.testing import linear_cases as cases
 from torch_ops_util import only_modules_of, torch_or_fail
 
@@ -29,11 +31,13 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
 
 RECIPES = cases.RECIPES
+# With the per-tensor recipes' format e4m3 too ("current-e4m3").
+RUNS = cases.RECIPES + cases.E4M3_RECIPES
 # Relative Frobenius error against the reference of the same recipe: the
 # same FP8 operands, f32 accumulation in another order, one rounding.
 GEMM_TOLERANCE = {torch.bfloat16: 1e-2, torch.float32: 1e-3}
 # Against BF16 nn.Linear: the quantization error an FP8 user accepts (E4M3
-# X and W; dY in E5M2 under the per-tensor recipes).
+# X and W; dY in E5M2 under the per-tensor recipes' default format).
 BF16_BOUND = {"y": 0.08, "dx": 0.15, "dw": 0.15}
 DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32}
 
@@ -56,16 +60,20 @@ def rel(a, b):
     return ((a - b).norm() / b.norm().clamp_min(1e-30)).item()
 
 
-def make_layers(name, recipe, seed=0):
-    """(ours, the reference, BF16 nn.Linear, batch, seq) with the same weights."""
+def make_layers(name, run, seed=0):
+    """(ours, the reference, BF16 nn.Linear, batch, seq) with the same
+    weights; run: a recipe, or "RECIPE-FORMAT" ("current-e4m3")."""
     import fp8mlir.nn
     from fp8mlir.testing.torch_recipes import TorchFP8Linear
     batch, seq, k, n, _, w, bias, main_grad = cases.LAYERS[name]
+    recipe, fmt = recipe_and_format(run)
     torch.manual_seed(seed)
     dtype = DTYPES[w]
     ours = fp8mlir.nn.Linear(k, n, bias=bias is not None, recipe=recipe, device="cuda",
-                             dtype=dtype, main_grad=main_grad)
-    ref = TorchFP8Linear(k, n, bias=bias is not None, recipe=recipe, device="cuda", dtype=dtype)
+                             dtype=dtype, main_grad=main_grad, format=fmt)
+    ref = TorchFP8Linear(k, n, bias=bias is not None, recipe=recipe, device="cuda", dtype=dtype,
+                         **({} if fmt is None else {"format": fmt}))
+    assert ours.format == (None if recipe == "blockwise" else ref.recipe.format)
     bf16 = torch.nn.Linear(k, n, bias=bias is not None, device="cuda", dtype=torch.bfloat16)
     with torch.no_grad():
         ours.weight.normal_(0, k ** -0.5)
@@ -90,9 +98,9 @@ def run_step(layer, x, dy, autocast):
 
 
 @pytest.mark.parametrize("name", list(cases.LAYERS))
-@pytest.mark.parametrize("recipe", RECIPES)
-def test_layer_matches_reference(recipe, name):
-    ours, ref, bf16, batch, seq = make_layers(name, recipe)
+@pytest.mark.parametrize("run", RUNS)
+def test_layer_matches_reference(run, name):
+    ours, ref, bf16, batch, seq = make_layers(name, run)
     autocast = ours.weight.dtype != torch.bfloat16
     gen = torch.Generator(device="cuda").manual_seed(1)
     main_grad = None
@@ -115,7 +123,7 @@ def test_layer_matches_reference(recipe, name):
             tol = GEMM_TOLERANCE[torch.bfloat16 if ours.main_grad else g.dtype]
             assert rel(g, w) <= tol, f"step {step} {what}: {rel(g, w):.3e} vs the reference"
             assert rel(g, p) <= BF16_BOUND[what], f"step {step} {what}: {rel(g, p):.3e} vs BF16"
-        if recipe == "delayed":
+        if ours.recipe == "delayed":  # dY's scale: the format's E5M2 or E4M3 maximum
             for i, t in enumerate(("x", "w", "dy")):
                 torch.testing.assert_close(getattr(ours, f"{t}_scale"), ref.fp8_scale[i],
                                            rtol=0, atol=0)
@@ -220,7 +228,7 @@ def test_delayed_state_dict_round_trip():
         assert torch.equal(value, before[name]), f"evaluation changed {name}"
 
 
-def small_model(recipe, seed=0):
+def small_model(run, seed=0):
     import fp8mlir
     m = cases.MODEL
     torch.manual_seed(seed)
@@ -228,7 +236,8 @@ def small_model(recipe, seed=0):
         torch.nn.Linear(m["in"], m["hidden"], bias=False), torch.nn.GELU(),
         torch.nn.Linear(m["hidden"], m["in"], bias=False)).to("cuda", torch.bfloat16)
     bf16 = copy.deepcopy(model)
-    return fp8mlir.convert_to_fp8(model, recipe=recipe), bf16
+    recipe, fmt = recipe_and_format(run)
+    return fp8mlir.convert_to_fp8(model, recipe=recipe, format=fmt), bf16
 
 
 def model_inputs(seed):
@@ -239,18 +248,21 @@ def model_inputs(seed):
             torch.randn(shape, device="cuda", dtype=torch.bfloat16, generator=gen))
 
 
-@pytest.mark.parametrize("recipe", RECIPES)
-def test_convert_to_fp8(recipe):
+@pytest.mark.parametrize("run", RUNS)
+def test_convert_to_fp8(run):
     import fp8mlir.nn
-    model, bf16 = small_model(recipe)
+    model, bf16 = small_model(run)
+    recipe, fmt = recipe_and_format(run)
     layers = [module for module in model if isinstance(module, torch.nn.Linear)]
     assert all(type(layer) is fp8mlir.nn.Linear for layer in layers)
     assert all(layer.recipe == recipe for layer in layers)
+    assert all(layer.format == (fmt or ("hybrid" if recipe != "blockwise" else None))
+               for layer in layers)
     for ours, plain in zip(layers, [m for m in bf16 if isinstance(m, torch.nn.Linear)]):
         assert torch.equal(ours.weight, plain.weight)
     x, _ = model_inputs(3)
     assert rel(model(x), bf16(x)) <= 2 * BF16_BOUND["y"]
-    only_first = fp8mlir.convert_to_fp8(small_model(recipe)[1], recipe=recipe,
+    only_first = fp8mlir.convert_to_fp8(small_model(run)[1], recipe=recipe, format=fmt,
                                         filter=lambda name, module: name == "0")
     assert type(only_first[0]) is fp8mlir.nn.Linear and type(only_first[2]) is torch.nn.Linear
 
@@ -354,6 +366,31 @@ def test_opcheck(recipe):
                               test_utils="test_schema")
     torch.library.opcheck(_linear_ops.linear_backward, backward_args,
                           test_utils=OPCHECK_UTILS[1:])
+
+
+def test_format_validation():
+    """format: the per-tensor recipes' "hybrid" (default) or "e4m3"; an
+    error for another value or another recipe, before any module loads."""
+    import fp8mlir
+    import fp8mlir.nn
+    layer = fp8mlir.nn.Linear(256, 256, recipe="delayed", format="e4m3")
+    assert layer.format == "e4m3" and "format='e4m3'" in repr(layer)
+    assert "-e4m3-" in layer.step_signature(torch.bfloat16)
+    assert fp8mlir.nn.Linear(256, 256).format == "hybrid"
+    with pytest.raises(ValueError, match="unknown format 'e5m2'.*'hybrid', 'e4m3'"):
+        fp8mlir.nn.Linear(256, 256, recipe="current", format="e5m2")
+    with pytest.raises(ValueError, match="only the per-tensor recipes.*not blockwise"):
+        fp8mlir.nn.Linear(256, 256, recipe="blockwise", format="e4m3")
+    model = torch.nn.Sequential(torch.nn.Linear(256, 256))
+    with pytest.raises(ValueError, match="not blockwise"):
+        fp8mlir.convert_to_fp8(model, recipe="blockwise", format="hybrid")
+    assert type(model[0]) is torch.nn.Linear
+    # Without autograd the forward quantizes no dY: both formats run the
+    # same inference module.
+    e4m3, hybrid = make_layers("tail", "current-e4m3")[0], make_layers("tail", "current")[0]
+    x = torch.randn(100, e4m3.in_features, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        torch.testing.assert_close(e4m3(x), hybrid(x), rtol=0, atol=0)
 
 
 def test_module_call_errors_carry_the_runtime_message():

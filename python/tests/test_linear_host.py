@@ -34,16 +34,49 @@ def test_step_text_names_every_argument_and_result():
     assert "bias" not in plain and "main_grad" not in plain and "scales(" not in plain
 
 
-@pytest.mark.parametrize("recipe", ["current", "delayed", "blockwise"])
+def test_step_text_format_e4m3():
+    """format e4m3: the recipe attribute carries it, and the delayed dY
+    scale is computed for E4M3; hybrid is the default, spelled nowhere."""
+    current = LinearStep("current", m=128, n=256, k=512, format="e4m3").to_mlir()
+    assert current.count("{recipe = #fp8.current<format = e4m3>}") == 2
+    delayed = LinearStep("delayed", m=128, n=256, k=512, history=16, format="e4m3").to_mlir()
+    assert "#fp8.delayed<history = 16, format = e4m3>" in delayed
+    assert "f8E5M2" not in delayed
+    assert re.search(r"%dy_scale_next.*element_type = f8E4M3FN", delayed)
+    assert LinearStep("current", m=128, n=256, k=512, format="hybrid") == \
+        LinearStep("current", m=128, n=256, k=512)
+    hybrid = LinearStep("delayed", m=128, n=256, k=512, history=16).to_mlir()
+    assert "format" not in hybrid and "#fp8.delayed<history = 16>" in hybrid
+    assert "#fp8.blockwise<>" in LinearStep("blockwise", m=128, n=256, k=512).to_mlir()
+
+
+def test_step_format_validation():
+    with pytest.raises(ValueError, match="unknown format 'e5m2' for recipe 'current'"):
+        LinearStep("current", m=128, n=128, k=128, format="e5m2")
+    for recipe, chip in (("blockwise", "sm_90a"), ("mxfp8", "sm_100a")):
+        for fmt in ("e4m3", "hybrid"):
+            with pytest.raises(ValueError, match=f"only the per-tensor recipes .*not {recipe}"):
+                LinearStep(recipe, m=128, n=128, k=128, chip=chip, format=fmt)
+    # The inference forward quantizes no dY: one module for every format.
+    e4m3 = LinearStep("delayed", m=336, n=384, k=256, format="e4m3")
+    assert e4m3.with_m(None) == LinearStep("delayed", m=None, n=384, k=256)
+    assert LinearStep("current", m=None, n=384, k=256, format="e4m3").format == "hybrid"
+
+
+@pytest.mark.parametrize("recipe", ["current", "delayed", "blockwise", "current-e4m3",
+                                    "delayed-e4m3"])
 def test_step_text_compiles(recipe):
     """The text parses and compiles (the step's kernels) with this compiler."""
     if not _capi.available():
         pytest.skip("the compiler library is not built")
     for m in (336, None):
-        step = LinearStep(recipe, m=m, n=384, k=256, bias_dtype="bf16", w_dtype="f32")
+        step = linear_cases.step(recipe, m, 384, 256, bias_dtype="bf16", w_dtype="f32")
         kernels = fp8mlir.compile_all(step.to_mlir(), "sm_90a")
         assert any(k.name.startswith("fp8_gemm_") for k in kernels)
         assert any("quantize" in k.name for k in kernels)
+        if recipe.endswith("-e4m3") and m is not None:  # dgrad, wgrad: E4M3 x E4M3
+            gemms = [k.name for k in kernels if k.name.startswith("fp8_gemm_")]
+            assert len(gemms) == 3 and all("_e4m3_e4m3_" in g for g in gemms), gemms
 
 
 def test_step_validation():
@@ -68,6 +101,8 @@ def test_signatures_round_trip_and_keys_differ():
                 LinearStep("current", m=336, n=384, k=256, main_grad=True),
                 LinearStep("delayed", m=336, n=384, k=256),
                 LinearStep("delayed", m=336, n=384, k=256, history=16),
+                LinearStep("current", m=336, n=384, k=256, format="e4m3"),
+                LinearStep("delayed", m=336, n=384, k=256, history=16, format="e4m3"),
                 LinearStep("blockwise", m=336, n=256, k=384),
                 LinearStep("mxfp8", m=336, n=256, k=384, chip="sm_100a")]
     assert len({v.cache_key for v in variants}) == len(variants)
@@ -119,6 +154,17 @@ def test_populate_suites_cover_the_tests_and_benchmarks():
          "--recipes bf16,current"]))
     assert {s.m for s in smaller} == {304, None} and {s.recipe for s in smaller} == {"current"}
     assert {s.k for s in smaller} == {1024, 2816}
+    e4m3 = populate.steps_of(populate.parse_args(
+        ["cache", "--suite", "train", "--train-args", "--hidden 1024 --seq 100 --batch 3 "
+         "--recipes bf16,current,delayed-e4m3"]))
+    # The e4m3 run's training steps; its inference forwards are delayed's.
+    assert {(s.recipe, s.format, s.m) for s in e4m3} == {
+        ("current", "hybrid", 304), ("current", "hybrid", None), ("delayed", "e4m3", 304),
+        ("delayed", "hybrid", None)}
+    assert len(e4m3) == 4 * 4
+    # The GPU tests run the per-tensor recipes with format e4m3 too.
+    assert {(s.recipe, s.format) for s in linear_cases.gpu_test_steps() if s.m} >= {
+        ("current", "e4m3"), ("delayed", "e4m3")}
 
 
 def test_padded_token_counts():

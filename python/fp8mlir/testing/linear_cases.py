@@ -7,15 +7,22 @@ A layer compiles one module per token count (a training step needs a
 static M) and per dtypes of X, W and the bias; tokens are padded to a
 multiple of 16 (fp8mlir.nn.TOKEN_MULTIPLE). Without autograd it runs the
 inference forward, one module for every token count (LinearStep m=None).
+
+A recipe here may be a run name "RECIPE-FORMAT" (linear_step.
+recipe_and_format): "current-e4m3" is the current recipe with the e4m3
+format (E4M3 dY).
 """
 
 import shlex
 import sys
 from pathlib import Path
 
-from ..linear_step import LinearStep
+from ..linear_step import LinearStep, recipe_and_format
 
 RECIPES = ("current", "delayed", "blockwise")  # what runs on sm_90a
+# The per-tensor recipes with E4M3 gradients, tested against the reference
+# of the same format.
+E4M3_RECIPES = ("current-e4m3", "delayed-e4m3")
 TOKEN_MULTIPLE = 16
 _BENCH = Path(__file__).resolve().parents[3] / "bench"
 
@@ -41,16 +48,22 @@ LAYERS = {
 MODEL = {"batch": 2, "seq": 64, "in": 256, "hidden": 512}
 
 
+def step(run, m, n, k, chip="sm_90a", **options):
+    """The LinearStep of a recipe or run name ("current-e4m3")."""
+    recipe, fmt = recipe_and_format(run)
+    return LinearStep(recipe, m=m, n=n, k=k, chip=chip, format=fmt, **options)
+
+
 def layer_step(name, recipe, chip="sm_90a"):
     batch, seq, k, n, x, w, bias, main_grad = LAYERS[name]
-    return LinearStep(recipe, m=padded(batch * seq), n=n, k=k, chip=chip, x_dtype=x,
-                      w_dtype=w, bias_dtype=bias, main_grad=main_grad)
+    return step(recipe, padded(batch * seq), n, k, chip, x_dtype=x, w_dtype=w,
+                bias_dtype=bias, main_grad=main_grad)
 
 
 def model_steps(recipe, chip="sm_90a"):
     m = padded(MODEL["batch"] * MODEL["seq"])
-    return [LinearStep(recipe, m=m, n=MODEL["hidden"], k=MODEL["in"], chip=chip),
-            LinearStep(recipe, m=m, n=MODEL["in"], k=MODEL["hidden"], chip=chip)]
+    return [step(recipe, m, MODEL["hidden"], MODEL["in"], chip),
+            step(recipe, m, MODEL["in"], MODEL["hidden"], chip)]
 
 
 # The layers the tests also run without autograd (evaluation, inference).
@@ -59,7 +72,7 @@ INFERENCE_LAYERS = ("tail",)
 
 def gpu_test_steps(chip="sm_90a"):
     steps = []
-    for recipe in RECIPES:
+    for recipe in RECIPES + E4M3_RECIPES:
         steps += [layer_step(name, recipe, chip) for name in LAYERS]
         steps += [layer_step(name, recipe, chip).with_m(None) for name in INFERENCE_LAYERS]
         steps += model_steps(recipe, chip)
@@ -82,15 +95,16 @@ def ffn_size(hidden):
 def train_steps(argv="", chip="sm_90a"):
     """The modules of bench/train_fp8.py --impl fp8mlir with these
     arguments: every block's qkv, proj, gate_up and down layer (f32 master
-    weights, bf16 autocast, no bias) for batch x seq tokens, per recipe,
-    and their inference forwards (the evaluation runs without grad)."""
+    weights, bf16 autocast, no bias) for batch x seq tokens, per recipe
+    (or run name: "current-e4m3"), and their inference forwards (the
+    evaluation runs without grad)."""
     train_fp8 = _bench_module("train_fp8")
     args = train_fp8.parse_args(shlex.split(argv) + ["--impl", "fp8mlir"])
     hidden, ffn = args.hidden, ffn_size(args.hidden)
     shapes = [(hidden, 3 * hidden), (hidden, hidden), (hidden, 2 * ffn), (ffn, hidden)]
     recipes = [r for r in args.recipe_list if r not in train_fp8.BF16_RUNS]
     m = padded(args.batch * args.seq)
-    return [LinearStep(recipe, m=tokens, n=n, k=k, chip=chip, w_dtype="f32")
+    return [step(recipe, tokens, n, k, chip, w_dtype="f32")
             for recipe in recipes for k, n in shapes for tokens in (m, None)]
 
 
