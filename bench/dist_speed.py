@@ -17,14 +17,20 @@ median over --iters, a barrier before each):
 - the collectives alone: BF16 all-gather, FP8 all-gather, amax all-reduce.
 
 Bytes: what one rank sends. Quantization runs on the project's kernels
-(fp8mlir.distributed.kernels): the bf16 path quantizes the gathered tensor
-with fp8mlir.quantize (current scaling: the tensorwise kernel, its own
-amax, then the cast; blockwise: the blockwise kernel); the fp8 path takes
-the shard's amax, all-reduces it and runs the cast kernel with the
-resulting scale (per tensor), or quantizes the block-aligned shard with
-the blockwise kernel and gathers its scales with the data (no amax
-all-reduce: no block spans two ranks). ``--reference`` times the
-eager-PyTorch reference quantization instead (several kernels per call).
+(fp8mlir.distributed.kernels), launched the same way on both paths: the
+bf16 path quantizes the gathered tensor (current scaling: the tensorwise
+amax kernel, then the cast kernel, which derives the scale from the amax
+in device memory; blockwise: the blockwise kernel); the fp8 path runs the
+amax kernel on the shard, all-reduces those 4 bytes in place and runs the
+same cast kernel (per tensor), or quantizes the block-aligned shard with
+the blockwise kernel and gathers its scales after the data (no amax
+all-reduce: no block spans two ranks). "same FP8" compares the gathered
+bytes and scales with the bf16 path's and, for current scaling, with the
+public operator fp8mlir.quantize on the whole tensor. Host: the time the
+host takes to issue a path (no synchronization inside): where it is close
+to the path's GPU time, the path is bound by the host, not by the GPU.
+``--reference`` times the eager-PyTorch reference quantization instead
+(several kernels per call).
 Needs FP8RT_LIBRARY and a kernel cache with ``fp8mlir.populate --suite
 dist`` unless ``--reference``. Writes dist-speed-<n>x-<gpu>-<date>.{json,md}.
 """
@@ -32,6 +38,7 @@ dist`` unless ``--reference``. Writes dist-speed-<n>x-<gpu>-<date>.{json,md}.
 import argparse
 import statistics
 import sys
+import time
 
 import dist_common
 
@@ -63,19 +70,31 @@ class Reference:
         return sh.quantize_shard(BE, values, window, shape, spec, comm)
 
 
-def timed(fn, iters, warmup=3):
-    times = []
+def timed(fn, iters, warmup=3, host=None):
+    """Median GPU ms of fn (CUDA events); with a ``host`` list, the median
+    host ms to issue it is appended there."""
+    times, issue = [], []
     for i in range(warmup + iters):
         dist.barrier()
         torch.cuda.synchronize()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
+        t0 = time.perf_counter()
         fn()
+        t1 = time.perf_counter()
         end.record()
         torch.cuda.synchronize()
         if i >= warmup:
             times.append(start.elapsed_time(end))
+            issue.append((t1 - t0) * 1e3)
+    if host is not None:
+        host.append(statistics.median(issue))
     return statistics.median(times)
+
+
+def same_quantized(a, b):
+    return bool(torch.equal(a.data, b.data)) and bool(torch.equal(
+        a.scale_inv.contiguous().view(torch.int32), b.scale_inv.contiguous().view(torch.int32)))
 
 
 def bench_case(comm, q, model, tensor, kind, rows, cols, recipe, iters):
@@ -105,9 +124,14 @@ def bench_case(comm, q, model, tensor, kind, rows, cols, recipe, iters):
         return q.shard_and_gather(comm, local, (rows, cols), counts, spec, 0)
 
     a, b = bf16_path(), fp8_path()
-    same = bool(torch.equal(a.data, b.data)) and bool(torch.equal(
-        a.scale_inv.contiguous().view(torch.int32), b.scale_inv.contiguous().view(torch.int32)))
+    same = same_quantized(a, b)
+    operator = getattr(q, "quantize_operator", None)
+    if operator is not None:  # a second instance of the kernels, through fp8mlir.quantize
+        c = operator(sh.gather_rows(comm, BE, local, counts), spec)
+        same = same and (c is None or same_quantized(a, c))
+        del c
     del a, b
+    host = []
     result = {
         "model": model, "tensor": tensor, "kind": kind, "shape": [rows, cols], "recipe": recipe,
         "fp8_equals_bf16_path": same,
@@ -115,12 +139,13 @@ def bench_case(comm, q, model, tensor, kind, rows, cols, recipe, iters):
         "bytes_fp8_gather": max(counts) * cols,
         "bytes_amax_reduce": 0 if kernel_blocks else grid[0] * grid[1] * 4,
         "bytes_scale_gather": max(grid_counts) * grid[1] * 4 if kernel_blocks else 0,
-        "ms_bf16_path": timed(bf16_path, iters),
-        "ms_fp8_path": timed(fp8_path, iters),
+        "ms_bf16_path": timed(bf16_path, iters, host=host),
+        "ms_fp8_path": timed(fp8_path, iters, host=host),
         "ms_bf16_gather": timed(lambda: sh.gather_rows(comm, BE, local, counts), iters),
         "ms_fp8_gather": timed(lambda: sh.gather_rows(comm, BE, fp8_local, counts), iters),
         "ms_amax_reduce": timed(small_collective, iters),
     }
+    result["host_ms_bf16_path"], result["host_ms_fp8_path"] = host
     full = torch.randn((rows, cols), generator=g, device="cuda", dtype=torch.bfloat16)
     result["ms_quantize_whole"] = timed(lambda: q.quantize_whole(full, spec), iters)
     result["ms_quantize_shard"] = timed(
@@ -141,11 +166,13 @@ def markdown(report):
     lines += [f"Row shards over {report['environment']['gpus']} GPUs, {TOKENS} tokens; "
               f"times: median ms on rank 0 (CUDA events). Quantization: {report['quantization']} "
               "(same code both paths). amax AR: the amax all-reduce, or on the kernels' "
-              "blockwise path (no block spans two ranks) the all-gather of the scales.", "",
+              "blockwise path (no block spans two ranks) the all-gather of the scales. "
+              "Host: ms the host takes to issue each path (a path whose GPU time is "
+              "close to it is bound by the host).", "",
               "| model | tensor | shape | recipe | bytes sent BF16 / FP8 (+amax or scales) | BF16 AG | FP8 AG "
               "| amax AR | quantize whole / shard | BF16 AG + quantize | quantize shard + amax AR + FP8 AG "
-              "| speed-up | same FP8 |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| speed-up | host BF16 / FP8 path | same FP8 |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["cases"]:
         lines.append(
             f"| {r['model']} | {r['tensor']} | {r['shape'][0]}x{r['shape'][1]} | {r['recipe']} "
@@ -153,7 +180,10 @@ def markdown(report):
             f"(+{r['bytes_amax_reduce'] + r.get('bytes_scale_gather', 0)} B) | {r['ms_bf16_gather']:.3f} | {r['ms_fp8_gather']:.3f} "
             f"| {r['ms_amax_reduce']:.3f} | {r['ms_quantize_whole']:.3f} / {r['ms_quantize_shard']:.3f} "
             f"| {r['ms_bf16_path']:.3f} | {r['ms_fp8_path']:.3f} "
-            f"| {r['ms_bf16_path'] / r['ms_fp8_path']:.2f}x | {'yes' if r['fp8_equals_bf16_path'] else 'NO'} |")
+            f"| {r['ms_bf16_path'] / r['ms_fp8_path']:.2f}x "
+            f"| {r.get('host_ms_bf16_path', float('nan')):.3f} / "
+            f"{r.get('host_ms_fp8_path', float('nan')):.3f} "
+            f"| {'yes' if r['fp8_equals_bf16_path'] else 'NO'} |")
     lines += ["", "Bus bandwidth of the all-gathers (GB/s): "
               + ", ".join(f"{r['model']} {r['tensor']}: BF16 {r['busbw_GBps_bf16']:.0f}, "
                           f"FP8 {r['busbw_GBps_fp8']:.0f}" for r in report["cases"]

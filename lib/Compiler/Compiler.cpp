@@ -1,7 +1,9 @@
 //===- Compiler.cpp - Embedding API of the FP8-MLIR compiler --------------===//
 
 #include "FP8/Compiler/Compiler.h"
+#include "FP8/Conversion/FP8ToGPU/Collectives.h"
 #include "FP8/Conversion/Passes.h"
+#include "FP8/Conversion/QuantizeKernels/ConvertKernel.h"
 #include "FP8/Dialect/FP8/IR/FP8Dialect.h"
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "FP8/Dialect/FP8/Transforms/BufferizableOpInterfaceImpl.h"
@@ -176,22 +178,19 @@ static LogicalResult verifyShardOps(ModuleOp module) {
         isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
             shard::AllSliceOp, shard::ShardOp, shard::ShardingOp>(op))
       return;
-    InFlightDiagnostic diag = op->emitError() << "'" << op->getName() << "'";
-    if (auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid"))
-      diag << " on grid " << grid;
-    diag << ": the compiled host program (module.json) runs the collectives "
-            "all_reduce, all_gather, reduce_scatter and all_slice only; lower "
-            "sharding annotations with fp8-shard-quantize first, or run this "
-            "op from Python (fp8mlir.distributed)";
+    emitUnsupportedShardOpError(op)
+        << "lower sharding annotations with fp8-shard-quantize first, or run "
+           "this op from Python (fp8mlir.distributed)";
     found = true;
   });
   return failure(found);
 }
 
-/// Errors for element-wise arithmetic on the tensor a collective returns:
-/// no kernel computes it (it is fused into no GEMM), and bufferization would
-/// leave ops that name no cause. (fp8-shard-linear rounds its reduced f32
-/// partial sums so by default.)
+/// Errors for element-wise arithmetic on the tensor a collective returns
+/// (a bias added to a reduced sum, ...): no kernel computes it (it is fused
+/// into no GEMM), and bufferization would leave ops that name no cause. The
+/// rounding of reduced f32 partial sums to bf16/f16 (fp8-shard-linear's
+/// default) is a conversion kernel's (fp8-lower-quantize).
 static LogicalResult verifyNoTensorArith(ModuleOp module) {
   bool found = false;
   for (auto func : module.getOps<func::FuncOp>())
@@ -201,19 +200,17 @@ static LogicalResult verifyNoTensorArith(ModuleOp module) {
                                shard::ReduceScatterOp, shard::AllSliceOp>(
             v.getDefiningOp());
       };
+      auto truncf = dyn_cast<arith::TruncFOp>(op);
       if (op->getName().getDialectNamespace() != "arith" ||
           !llvm::any_of(op->getResultTypes(), llvm::IsaPred<TensorType>) ||
-          !llvm::any_of(op->getOperands(), fromCollective))
+          !llvm::any_of(op->getOperands(), fromCollective) ||
+          (truncf && ConvertProblem::matches(truncf)))
         return;
-      InFlightDiagnostic diag =
-          op->emitError()
-          << "'" << op->getName() << "' on " << op->getResult(0).getType()
-          << " of a collective's result: no kernel computes element-wise "
-             "arithmetic on tensors in the compiled host program";
-      if (isa<arith::TruncFOp>(op))
-        diag << " (fp8-shard-linear rounds the reduced f32 partial sums "
-                "so: run it with f32-partials=false to reduce in the "
-                "layer's type)";
+      op->emitError() << "'" << op->getName() << "' on "
+                      << op->getResult(0).getType()
+                      << " of a collective's result: no kernel computes "
+                         "element-wise arithmetic on tensors in the compiled "
+                         "host program";
       found = true;
     });
   return failure(found);

@@ -55,6 +55,37 @@ def test_per_tensor_shard_as_flat_rows(shape):
     assert np.array_equal(q.scale_inv.reshape(1, 1), whole.scale_inv.reshape(1, 1))
 
 
+@pytest.mark.parametrize("shape,counts,dim", [((7, 1000), [3, 4], 0), ((64, 1024), [32, 32], 0),
+                                              ((48, 96), [40, 56], 1), ((5, 3), [5, 0], 0)])
+def test_current_shards_reduce_the_kernels_amax_bits(shape, counts, dim):
+    """The sharded current-scaling path: each rank's amax kernel max-es the
+    |x| bits of its zero-padded flat shard, the int32 max all-reduce
+    combines them, the cast derives the scale from that amax: the whole
+    tensor's codes and scale, NaN included (|NaN| bits lie above inf's)."""
+    x = tensor(*shape, seed=3)
+    nan = shape == (64, 1024)
+    if nan:
+        x[40, 7] = np.float32("nan")
+    whole = ref.quantize(x, "current")
+    parts, bits = [], []
+    for w in dc.windows(shape, counts, dim):
+        part = x[w.row:w.row + w.rows, w.col:w.col + w.cols]
+        flat = np.zeros(-(-part.size // ks.FLAT_COLS) * ks.FLAT_COLS, np.float32)
+        flat[:part.size] = part.reshape(-1)
+        parts.append((w, part, flat))
+        bits.append(np.abs(flat).view(np.int32).max(initial=0))  # |x| bits: sign cleared
+    amax = np.array(max(bits), np.int32).view(np.float32)
+    assert np.isnan(amax) if nan else amax == np.abs(x).max()
+    scale = ref.current_scaling_scale(amax, "e4m3")
+    for w, part, flat in parts:
+        if not part.size:
+            continue
+        q = ref.quantize(flat.reshape(-1, ks.FLAT_COLS), "delayed", scale=float(scale))
+        assert np.array_equal(q.data.reshape(-1)[:part.size].reshape(part.shape),
+                              whole.data[w.row:w.row + w.rows, w.col:w.col + w.cols])
+        assert np.array_equal(q.scale_inv.reshape(1, 1), whole.scale_inv.reshape(1, 1))
+
+
 @pytest.mark.parametrize("shape", [(5, 1024), (3, 384), (4, 300), (2, 2048 + 128)])
 def test_1x128_rows_as_runs_of_blocks(shape):
     rows, cols = shape
@@ -87,7 +118,10 @@ def test_dist_suite_lists_the_kernels():
     specs = dc.all_specs(2)
     keys = {s.cache_key for s in specs}
     assert len(keys) == len(specs)
-    assert ks.per_tensor_spec("bf16", "e4m3").cache_key in keys
+    for d in ("bf16", "f16", "f32"):
+        for f in ("e4m3", "e5m2"):
+            assert ks.per_tensor_spec(d, f).cache_key in keys
+            assert ks.tensorwise_spec(ks.FLAT_COLS, d, f).cache_key in keys
     for layer in dc.train_layers(2):
         for spec in dc.tp_layer_specs(layer, "current"):
             if hasattr(spec, "n"):

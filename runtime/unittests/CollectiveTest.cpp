@@ -5,7 +5,8 @@
 // ranks' host buffers (the fake driver's "device" memory), so the test sees
 // each collective's pointers, counts and order among the launches; then
 // the errors: no backend, a missing function, a failing backend, and
-// programs whose collectives are inconsistent.
+// programs whose collectives are inconsistent. Last, f32 partial sums
+// reduce-scattered, then rounded by a conversion kernel.
 #include "FakeDriver.h"
 #include "Module.h"
 #include "TestModule.h"
@@ -663,6 +664,112 @@ TEST_F(CollectiveTest, StridedCopiesThatDoNotFitAreErrors) {
                 "backend");
   EXPECT_TRUE(fake.copies2D.empty());
   fp8rt_module_destroy(m);
+}
+
+// partial(p: f32 [4, 8]) -> (y: bf16 [2, 8]) on grid "tp" of 2 devices:
+// the f32 partial sums of a parallel layer reduce-scattered in f32, then
+// rounded once to bf16 by a conversion kernel (fp8-shard-linear's
+// f32-partials, compiled).
+const char *const kConvertJson = R"json({
+  "format": "fp8-mlir-kernel", "version": 1,
+  "name": "convert", "entry": "convert", "chip": "sm_90a", "kind": "convert",
+  "ptx": "convert.ptx", "block": [256, 1, 1], "dynamic_shared_memory_bytes": 0,
+  "grid": {"kind": "tiles", "tile_m": 128, "tile_n": 128, "operand": "y"},
+  "operands": [
+    {"name": "x", "dtype": "f32", "shape": ["R", 8], "role": "input", "alignment": 16},
+    {"name": "y", "dtype": "bf16", "shape": ["R", 8], "role": "output", "alignment": 16}
+  ],
+  "params": [
+    {"name": "x", "kind": "pointer", "operand": "x"},
+    {"name": "y", "kind": "pointer", "operand": "y"},
+    {"name": "r", "kind": "i32", "value": "R"}
+  ],
+  "convert": {"rows": "R", "cols": 8, "input_dtype": "f32", "out_dtype": "bf16",
+              "rounding": "to nearest even, subnormals kept"}
+})json";
+
+const char *const kPartialJson = R"json({
+  "format": "fp8-mlir-module", "version": 1, "chip": "sm_90a",
+  "kernels": ["convert"],
+  "functions": [{
+    "name": "partial",
+    "symbols": [],
+    "arguments": [{"name": "p", "dtype": "f32", "shape": [4, 8], "alignment": 16}],
+    "results": [{"name": "y", "dtype": "bf16", "shape": [2, 8], "alignment": 16}],
+    "buffers": [
+      {"name": "s", "dtype": "f32", "shape": [2, 8], "bytes": 64, "alignment": 256, "offset": 0}
+    ],
+    "workspace_bytes": 256,
+    "steps": [
+      {"kind": "reduce_scatter", "reduction": "sum", "source": "p", "target": "s",
+       "dtype": "f32", "count": 16, "group": {"grid": "tp", "axes": [0], "size": 2}},
+      {"kind": "launch", "kernel": "convert", "operands": {"x": "s", "y": "y"},
+       "symbols": {"R": 2}}
+    ]
+  }]
+})json";
+
+TEST_F(CollectiveTest, F32PartialSumsAreReducedThenConverted) {
+  dir.write("convert.json", kConvertJson);
+  dir.write("convert.ptx", ptxWithParams("convert", {".u64", ".u64", ".u32"}));
+  fp8rt_module *modules[2] = {load(kPartialJson), load(kPartialJson)};
+  ASSERT_TRUE(modules[0] && modules[1]);
+  fake.paramSizesByKernel["convert"] = {8, 8, 4};
+  fp8rt_function *fns[2] = {};
+  for (int r = 0; r < 2; ++r)
+    ASSERT_EQ(fp8rt_module_function(modules[r], "partial", &fns[r]),
+              FP8RT_SUCCESS);
+  EXPECT_EQ(fp8rt_function_num_collectives(fns[0]), 1);
+  ThreadGroup group(2);
+  Rank ranks[2] = {{&group, 0, reinterpret_cast<CUstream>(0x100), {}, 0},
+                   {&group, 1, reinterpret_cast<CUstream>(0x101), {}, 0}};
+  struct Memory {
+    std::vector<float> p = std::vector<float>(32);
+    std::vector<uint16_t> y = std::vector<uint16_t>(16);
+    alignas(256) unsigned char workspace[256] = {};
+  } memory[2];
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 32; ++i)
+      memory[r].p[i] = 0.25f * static_cast<float>(i) + static_cast<float>(r);
+  fp8rt_status status[2] = {};
+  runRanks(modules, ranks, status, [&](int r) {
+    auto at = [](const void *data) { return reinterpret_cast<uintptr_t>(data); };
+    fp8rt_tensor args[] = {
+        makeTensor(nullptr, at(memory[r].p.data()), FP8RT_F32, {4, 8})};
+    fp8rt_tensor results[] = {
+        makeTensor(nullptr, at(memory[r].y.data()), FP8RT_BF16, {2, 8})};
+    return fp8rt_function_call(fns[r], args, 1, results, 1, memory[r].workspace,
+                               sizeof(memory[r].workspace), ranks[r].stream);
+  });
+  for (int r = 0; r < 2; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    ASSERT_EQ(status[r], FP8RT_SUCCESS) << fp8rt_last_error();
+    // The reduce-scatter in f32 first, nothing launched before it.
+    const std::vector<Event> &events = ranks[r].events;
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].kind, "reduce_scatter");
+    EXPECT_EQ(events[0].launchesBefore, 0u);
+    EXPECT_EQ(events[0].send, memory[r].p.data());
+    EXPECT_EQ(events[0].recv, memory[r].workspace);
+    EXPECT_EQ(events[0].count, 16u);
+    EXPECT_EQ(events[0].dtype, FP8RT_F32);
+    // This rank's rows summed over the ranks, in f32.
+    const float *s = reinterpret_cast<const float *>(memory[r].workspace);
+    for (int i = 0; i < 16; ++i)
+      EXPECT_EQ(s[i], memory[0].p[16 * r + i] + memory[1].p[16 * r + i]);
+    // Then the conversion kernel: x the reduced buffer, y the result.
+    std::vector<const LaunchCall *> launches;
+    for (const LaunchCall &launch : fake.launches)
+      if (launch.stream == ranks[r].stream)
+        launches.push_back(&launch);
+    ASSERT_EQ(launches.size(), 1u);
+    EXPECT_EQ(pointerParam(*launches[0], 0),
+              reinterpret_cast<uintptr_t>(memory[r].workspace));
+    EXPECT_EQ(pointerParam(*launches[0], 1),
+              reinterpret_cast<uintptr_t>(memory[r].y.data()));
+  }
+  for (fp8rt_module *m : modules)
+    fp8rt_module_destroy(m);
 }
 
 } // namespace

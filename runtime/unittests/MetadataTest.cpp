@@ -214,7 +214,8 @@ const BadMetadata kBadMetadata[] = {
      "entry, chip, ptx, cubin, block, cluster, dynamic_shared_memory_bytes, "
      "grid, operands, tensor_maps, params, kind, variants, variant_of, "
      "variant_choice, gemm, "
-     "quantize, compute_scale, update_amax_history, dequantize, scales_to_mx)"},
+     "quantize, compute_scale, update_amax_history, dequantize, scales_to_mx, "
+     "convert)"},
     {"\"entry\": \"gemm_tn_e4m3_bf16_n7168_k2048\"", "\"entry\": @\"9gemm\"",
      "entry: \"9gemm\" is not a PTX identifier"},
     {"\"chip\": \"sm_90a\"", "\"chip\": @\"hopper\"",

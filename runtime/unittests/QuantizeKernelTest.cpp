@@ -104,7 +104,8 @@ TEST_F(QuantizeKernelTest, LoadsTheKind) {
   EXPECT_NE(std::string(fp8rt_last_error())
                 .find("kind: unknown value \"transpose\" (expected one of: "
                       "gemm, quantize, amax, compute_scale, "
-                      "update_amax_history, dequantize, scales_to_mx)"),
+                      "update_amax_history, dequantize, scales_to_mx, "
+                      "convert)"),
             std::string::npos)
       << fp8rt_last_error();
 }

@@ -98,11 +98,15 @@ def FP8LowerQuantize : Pass<"fp8-lower-quantize", "ModuleOp"> {
       the layouts above) to bf16, f16 or f32;
     * `fp8.scales_to_mx`: power-of-two blockwise scales (f32 or UE8M0, row
       major) written as MX scales in the 128x4 atom layout, one CTA per
-      128 rows (`"kind": "scales_to_mx"`).
+      128 rows (`"kind": "scales_to_mx"`);
+    * a 2-D tensor `arith.truncf` from f32 to bf16 or f16 (rounding to
+      nearest even, C a multiple of 8): a conversion kernel
+      (`"kind": "convert"`), what rounds f32 partial sums reduced across
+      devices (fp8-shard-linear's `f32-partials`) to the layer's type.
 
     Each kernel carries `fp8.kernel_metadata` (`"kind"`: `quantize`, `amax`,
-    `compute_scale`, `update_amax_history`, `dequantize` or `scales_to_mx`)
-    for fp8-compile. An op no kernel takes (a dynamic C, a columnwise
+    `compute_scale`, `update_amax_history`, `dequantize`, `scales_to_mx` or
+    `convert`) for fp8-compile. An op no kernel takes (a dynamic C, a columnwise
     row-granularity output or a per-tensor quantize without a scale before
     `fp8-decompose-quantize`, ...) is an error naming the op, the reason
     and what would work; `strict=false` leaves such ops as they are

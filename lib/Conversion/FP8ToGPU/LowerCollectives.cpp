@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FP8/Conversion/FP8ToGPU/Collectives.h"
 #include "FP8/Conversion/Passes.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 
@@ -352,6 +353,15 @@ static LogicalResult lowerCollective(Operation *op,
   return success();
 }
 
+InFlightDiagnostic mlir::fp8::emitUnsupportedShardOpError(Operation *op) {
+  InFlightDiagnostic diag = op->emitError() << "'" << op->getName() << "'";
+  if (auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid"))
+    diag << " on grid " << grid;
+  diag << ": the compiled host program (module.json) runs the collectives "
+          "all_reduce, all_gather, reduce_scatter and all_slice only; ";
+  return diag;
+}
+
 /// The collectives of the module's host functions, in order.
 static SmallVector<Operation *> getCollectives(ModuleOp module) {
   SmallVector<Operation *> collectives;
@@ -377,14 +387,9 @@ struct FP8LowerCollectivesPass
     getOperation().walk([&](Operation *op) {
       if (!isa<shard::ShardOp, shard::ShardingOp>(op))
         return;
-      InFlightDiagnostic diag = op->emitError() << "'" << op->getName() << "'";
-      if (auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid"))
-        diag << " on grid " << grid;
-      diag << ": the compiled host program (module.json) runs the "
-              "collectives all_reduce, all_gather, reduce_scatter and "
-              "all_slice only; a sharding annotation is lowered where an "
-              "fp8.quantize (or an fp8.linear input) reads it "
-              "(fp8-shard-quantize)";
+      emitUnsupportedShardOpError(op)
+          << "a sharding annotation is lowered where an fp8.quantize (or an "
+             "fp8.linear input) reads it (fp8-shard-quantize)";
       failed = true;
     });
     if (failed)

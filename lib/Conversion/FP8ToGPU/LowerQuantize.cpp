@@ -25,11 +25,15 @@
 // * `fp8.dequantize` -> a kernel reading the scale layouts the
 //   quantization kernels write (QuantizeKernels/DequantizeKernel);
 // * `fp8.scales_to_mx` -> a kernel writing blockwise scales as MX atoms
-//   (QuantizeKernels/ScaleKernels).
+//   (QuantizeKernels/ScaleKernels);
+// * a tensor `arith.truncf` from f32 to bf16/f16 -> a conversion kernel
+//   (QuantizeKernels/ConvertKernel): the rounding of f32 partial sums
+//   reduced across devices.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FP8/Conversion/Passes.h"
+#include "FP8/Conversion/QuantizeKernels/ConvertKernel.h"
 #include "FP8/Conversion/QuantizeKernels/DequantizeKernel.h"
 #include "FP8/Conversion/QuantizeKernels/QuantizeKernel.h"
 #include "FP8/Conversion/QuantizeKernels/ScaleConversionKernel.h"
@@ -101,6 +105,7 @@ private:
   LogicalResult lower(UpdateAmaxHistoryOp op);
   LogicalResult lower(DequantizeOp op);
   LogicalResult lower(ScalesToMXOp op);
+  LogicalResult lower(arith::TruncFOp op);
 };
 } // namespace
 
@@ -324,11 +329,27 @@ LogicalResult LowerQuantizePass::lower(ScalesToMXOp op) {
                  {LauncherAccess::Read, LauncherAccess::Write}));
 }
 
+LogicalResult LowerQuantizePass::lower(arith::TruncFOp op) {
+  if (!ConvertProblem::matches(op))
+    return success(); // not a conversion of tensors this pass lowers
+  FailureOr<ConvertProblem> problem = ConvertProblem::get(op);
+  if (failed(problem))
+    return failure();
+  Value result = createOutput(op, op.getType(), op.getIn());
+  return replaceByOutputs(
+      op, launch(op, getConvertKernelName(*problem), *problem,
+                 buildConvertKernel, buildConvertKernelMetadata,
+                 {op.getIn(), result},
+                 {LauncherAccess::Read, LauncherAccess::Write}));
+}
+
 void LowerQuantizePass::runOnOperation() {
   Operation *first = nullptr;
   getOperation().walk([&](Operation *op) {
+    auto truncf = dyn_cast<arith::TruncFOp>(op);
     if (!isa<AmaxOp, QuantizeOp, ComputeScaleOp, UpdateAmaxHistoryOp,
-             DequantizeOp, ScalesToMXOp>(op))
+             DequantizeOp, ScalesToMXOp>(op) &&
+        !(truncf && ConvertProblem::matches(truncf)))
       return WalkResult::advance();
     first = op;
     return WalkResult::interrupt();
@@ -362,6 +383,7 @@ void LowerQuantizePass::runOnOperation() {
   lowerEach(UpdateAmaxHistoryOp());
   lowerEach(DequantizeOp());
   lowerEach(ScalesToMXOp());
+  lowerEach(arith::TruncFOp());
   if (failedAny)
     signalPassFailure();
 }

@@ -12,6 +12,7 @@
 #include "FP8/Conversion/KernelSkeleton/KernelMetadata.h"
 #include "FP8/Conversion/QuantizeKernels/QuantizeKernel.h"
 #include "QuantizeKernelsCommon.h"
+#include "TileWalk.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -85,17 +86,14 @@ std::string mlir::fp8::getDequantizeKernelName(const DequantizeProblem &p) {
 md::KernelMetadata
 mlir::fp8::buildDequantizeKernelMetadata(StringRef name, const ChipInfo &chip,
                                          const DequantizeProblem &p) {
-  md::KernelMetadata metadata = makeKernelMetadata(
-      name, chip, md::KernelKind::Dequantize, kQuantizeThreads,
-      /*dynamicSharedMemoryBytes=*/0,
-      getTilesGrid(kQuantizeTileRows, kQuantizeTileCols, "y"));
+  md::KernelMetadata metadata =
+      makeTileKernelMetadata(name, chip, md::KernelKind::Dequantize);
   // With a run-time R only the layout's name, dtype and alignment are used.
   ScaleTensorLayout scales = getScaleTensorLayout(
       p.granularity, p.blockRows, p.dynamicRows ? kQuantizeTileRows : p.rows,
       p.cols);
-  md::Expr rows = p.dynamicRows ? md::Expr::symbol(kQuantizeRowsSymbol.str())
-                                : md::Expr::constant(p.rows);
-  std::vector<md::Expr> matrix = {rows, md::Expr::constant(p.cols)};
+  std::vector<md::Expr> matrix =
+      getMatrixExtents(p.dynamicRows, p.rows, p.cols);
   std::vector<md::Expr> scaleShape =
       p.dynamicRows ? getRunTimeRowsScaleShape(p.granularity, p.blockRows,
                                                p.cols, /*columnwise=*/false)
@@ -107,10 +105,9 @@ mlir::fp8::buildDequantizeKernelMetadata(StringRef name, const ChipInfo &chip,
                     md::OperandRole::Input, scales.alignment);
   addPointerOperand(metadata, "y", getKernelDType(p.outputType), matrix,
                     md::OperandRole::Output, 16);
-  if (p.dynamicRows)
-    addValueParam(metadata, "r", md::ParamKind::I32, kQuantizeRowsSymbol);
+  addRowsParam(metadata, p.dynamicRows);
   md::DequantizeInfo info;
-  info.rows = rows;
+  info.rows = matrix[0];
   info.cols = p.cols;
   info.dtype = getKernelDType(p.elementType);
   info.outDtype = getKernelDType(p.outputType);
@@ -244,41 +241,22 @@ void DequantizeKernelEmitter::emit(Block &entry) {
   scaleInv = entry.getArgument(1);
   y = entry.getArgument(2);
   numRows = p.dynamicRows ? entry.getArgument(3) : kb.i32(p.rows);
-  Value tid = kb.threadIdX();
-  chunk = kb.remu(tid, kb.i32(kChunksPerRow));
-  rowInTile = kb.divu(tid, kb.i32(kChunksPerRow));
-  colTile = kb.blockIdX();
-  rowTile = arith::IndexCastUIOp::create(
-      b, b.getI32Type(), gpu::BlockIdOp::create(b, gpu::Dimension::y));
-
-  bool guarded = p.dynamicRows || p.rows % kQuantizeTileRows != 0 ||
-                 p.cols % kQuantizeTileCols != 0;
-  Value col = kb.add(kb.mul(colTile, kb.i32(kQuantizeTileCols)),
-                     kb.mul(chunk, kb.i32(kVector)));
-  Value colValid = kb.ult(col, kb.i32(p.cols));
-  for (int64_t i = 0; i < kRowsPerThread; ++i) {
-    Value rowInOut = kb.add(rowInTile, kb.i32(kRowStep * i));
-    Value row = kb.add(kb.mul(rowTile, kb.i32(kQuantizeTileRows)), rowInOut);
-    auto body = [&] {
-      Value index = arith::AddIOp::create(
-          b,
-          arith::MulIOp::create(
-              b, arith::ExtUIOp::create(b, b.getI64Type(), row),
-              kb.i64(p.cols)),
-          arith::ExtUIOp::create(b, b.getI64Type(), col));
-      Value codes = LLVM::LoadOp::create(b, b.getI64Type(),
-                                         kb.bytePtr(x, index), /*alignment=*/8);
-      Value scale = loadBlockScale(row, rowInOut);
-      SmallVector<Value> values;
-      for (Value v : decode8(codes))
-        values.push_back(arith::MulFOp::create(b, v, scale));
-      storeRow(values, index);
-    };
-    if (guarded)
-      kb.ifThen(kb.andi(kb.ult(row, numRows), colValid), body);
-    else
-      body();
-  }
+  TileWalk walk(b, kb, p.rows, p.cols, p.dynamicRows);
+  chunk = walk.chunk;
+  rowInTile = walk.rowInTile;
+  colTile = walk.colTile;
+  rowTile = walk.rowTile;
+  walk.forEachRow(b, kb, numRows, p.cols,
+                  [&](Value row, Value rowInOut, Value index) {
+                    Value codes = LLVM::LoadOp::create(
+                        b, b.getI64Type(), kb.bytePtr(x, index),
+                        /*alignment=*/8);
+                    Value scale = loadBlockScale(row, rowInOut);
+                    SmallVector<Value> values;
+                    for (Value v : decode8(codes))
+                      values.push_back(arith::MulFOp::create(b, v, scale));
+                    storeRow(values, index);
+                  });
   gpu::ReturnOp::create(b);
 }
 
@@ -287,16 +265,9 @@ gpu::GPUFuncOp mlir::fp8::buildDequantizeKernel(OpBuilder &builder,
                                                 gpu::GPUModuleOp module,
                                                 StringRef name,
                                                 const DequantizeProblem &p) {
-  SmallVector<Type> trailingArgs;
-  if (p.dynamicRows)
-    trailingArgs.push_back(builder.getI32Type());
-  gpu::GPUFuncOp func =
-      createPointerKernel(builder, loc, module, name, /*numPointers=*/3,
-                          kQuantizeThreads, trailingArgs);
-  OpBuilder::InsertionGuard guard(builder);
-  Block &entry = func.getBody().front();
-  builder.setInsertionPointToStart(&entry);
-  ImplicitLocOpBuilder b(loc, builder);
-  DequantizeKernelEmitter(b, p).emit(entry);
-  return func;
+  return buildTileKernel(builder, loc, module, name, /*numPointers=*/3,
+                         p.dynamicRows,
+                         [&](ImplicitLocOpBuilder &b, Block &entry) {
+                           DequantizeKernelEmitter(b, p).emit(entry);
+                         });
 }

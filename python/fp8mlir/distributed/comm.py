@@ -12,6 +12,8 @@ A communicator has ``rank`` and ``size`` and three collectives:
 - ``all_gather(flat, counts)``: rank i contributes ``counts[i]`` elements
   (uneven shards); returns the list of every rank's 1-D array. The torch
   version pads to the largest count and uses one all_gather_into_tensor.
+  ``all_gather_concat(flat, counts)``: the same joined into one 1-D array
+  (with equal counts, the gathered buffer itself: no copy).
 - ``reduce_scatter_sum(flat, counts)``: sum over ranks of 1-D arrays of
   sum(counts) elements; rank i keeps its ``counts[i]`` slice.
 
@@ -39,6 +41,17 @@ class TorchCommunicator:
         return bits
 
     def all_gather(self, flat, counts):
+        out, width = self._all_gather_padded(flat, counts)
+        return [out[i * width:i * width + c] for i, c in enumerate(counts)]
+
+    def all_gather_concat(self, flat, counts):
+        out, width = self._all_gather_padded(flat, counts)
+        if all(c == width for c in counts):
+            return out
+        return self.torch.cat([out[i * width:i * width + c] for i, c in enumerate(counts)])
+
+    def _all_gather_padded(self, flat, counts):
+        """(every rank's elements padded to the largest count, that count)."""
         if flat.numel() != counts[self.rank]:
             raise ValueError(f"rank {self.rank}: {flat.numel()} elements, the layout says "
                              f"{counts[self.rank]}")
@@ -52,7 +65,7 @@ class TorchCommunicator:
         self.dist.all_gather_into_tensor(_as_bytes(self.torch, out), _as_bytes(self.torch, send),
                                          group=self.group)
         self.traffic.append(("all_gather", width * flat.element_size()))
-        return [out[i * width:i * width + c] for i, c in enumerate(counts)]
+        return out, width
 
     def reduce_scatter_sum(self, flat, counts):
         width = max(counts)
@@ -136,6 +149,9 @@ class FakeCommunicator:
         values = self.group._exchange(self.rank, self.np.array(flat, copy=True))
         self.traffic.append(("all_gather", max(counts) * flat.itemsize))
         return values
+
+    def all_gather_concat(self, flat, counts):
+        return self.np.concatenate(self.all_gather(flat, counts))
 
     def reduce_scatter_sum(self, flat, counts):
         values = self.group._exchange(self.rank, self.np.array(flat, copy=True))

@@ -1,18 +1,30 @@
 """The project's kernels on the sharded path (torch tensors on a CUDA device).
 
 The same sharded quantization as fp8mlir.distributed.sharded, with the FP8
-encoding done by fp8mlir.quantize and the GEMMs by fp8mlir.scaled_mm:
+encoding done by the project's quantize kernels (launched directly into
+the outputs fp8mlir.quantize would allocate, without the operator's
+dispatch and checks on every call) and the GEMMs by fp8mlir.scaled_mm:
 
-- per tensor (current, delayed): the NaN-propagating amax of the shard,
-  the max all-reduce of that one value (int32 bits, NaN-exact), the
-  recipe's scale from the reduced amax, then the project's delayed-scaling
-  kernel with that scale (the encoding is elementwise, so the shard goes in
-  as a flat [n / 1024, 1024] tensor, zero-padded: any shard, any shape, one
-  kernel per input dtype and format);
+- per tensor: the shard goes in as a flat [n / 1024, 1024] tensor,
+  zero-padded (the encoding is elementwise and |0| raises no amax: any
+  shard, any shape, one kernel set per input dtype and format). Current
+  scaling (no epsilon, no power of two) runs the tensorwise kernels split
+  around the collective: the amax kernel of the shard (one pass, |x| bits
+  max-ed with atomics into a zeroed f32), the max all-reduce of those 4
+  bytes in place on the stream (as int32: the kernel's own combination,
+  so the reduced amax is the whole tensor's bit for bit), then the cast
+  kernel, which reads the amax from device memory and derives the scale
+  itself: no host round trip, no scale arithmetic in between, and the
+  whole tensor (``quantize_whole``) runs the same two kernels. Delayed
+  scaling and current scaling with an epsilon or power-of-two scales: the
+  amax kernel, the all-reduce, the recipe's scale (torch), then the
+  delayed-scaling kernel with that scale;
 - blockwise 1x128 and 128x128 (power-of-two scales, amax clamp 1e-4, the
   kernels' rule) where no shard boundary cuts a block: every block lies on
   one rank, so the shard is quantized locally by the blockwise kernel (no
-  amax all-reduce) and the scale grids are all-gathered with the codes.
+  amax all-reduce) and the scale grids are all-gathered after the codes
+  (on the same stream: the host issues that small gather while the codes'
+  gather runs, and no copy joins the ranks' parts where they are even).
   1x128 shards go in as [n / W, W] rows, W = 1024 or 128 (a row of 1x128
   blocks is a run of them); columns are zero-padded to a block or to 16,
   which leaves every block's amax unchanged;
@@ -33,11 +45,13 @@ ran where, and the benchmark reports print it.
 """
 
 import collections
+import functools
 
 import torch
 import torch.nn.functional as F
 
 from .. import _torch_ops as ops
+from ..quantization import granularity
 from ..testing import torch_recipes as rec
 from . import kernel_specs as ks
 from . import sharded as sh
@@ -72,19 +86,99 @@ def _aligned(t):
     return t if t.data_ptr() % 16 == 0 else t.clone()
 
 
-def _per_tensor(values, scale, fmt):
-    """(codes, scale_inv [1, 1] or None for no elements) of values * scale
-    through the delayed-scaling kernel."""
+@functools.lru_cache(maxsize=None)
+def _spec(kind, cols, in_dtype, fmt="e4m3", block=None):
+    """The QuantizeSpec of a kernel set, built once (its checks cost host
+    time on every call otherwise)."""
+    if kind == "tensorwise":
+        return ks.tensorwise_spec(cols, in_dtype, fmt)
+    if kind == "delayed":
+        return ks.per_tensor_spec(in_dtype, fmt)
+    return ks.QuantizeSpec("blockwise", cols, in_dtype=in_dtype, block=block)
+
+
+def _launch(kernel, named):
+    """One kernel on the current stream, its operands by metadata name."""
+    ops.launch(kernel, [named.get(name) for name in kernel.operand_names])
+
+
+def _flat(values):
+    """values (n > 0 elements) as the kernels' [n / 1024, 1024] matrix:
+    a view of a contiguous, aligned tensor whose n is a multiple of 1024;
+    else zero-padded (|0| raises no amax; the padding's codes are dropped)."""
     n = values.numel()
-    if n == 0:
-        return torch.zeros(values.shape, dtype=torch.uint8, device=values.device), None
     flat = _aligned(values).reshape(-1)
     if n % FLAT_COLS:
         flat = F.pad(flat, (0, FLAT_COLS - n % FLAT_COLS))
-    q = ops.quantize(flat.reshape(-1, FLAT_COLS), "delayed", dtype=FP8[fmt],
-                     scale=scale.reshape(1).float().contiguous())
-    codes = q.data.view(torch.uint8).reshape(-1)[:n].reshape(values.shape)
-    return codes, q.scale_inv.reshape(1, 1).float()
+    return flat.reshape(-1, FLAT_COLS)
+
+
+def _unflat(codes, values):
+    """The codes of _flat(values) as values' shape (a view when unpadded)."""
+    return codes.view(torch.uint8).reshape(-1)[:values.numel()].reshape(values.shape)
+
+
+def _shard_amax(comm, x, in_dtype, fmt):
+    """The amax over the group of the flat shards x (None: no elements here),
+    as a zeroed [1] f32 the amax kernel max-es |x| into, all-reduced in
+    place as int32 bits (the kernel's own order: |x| bits, sign cleared)."""
+    amax = torch.zeros(1, dtype=torch.float32, device=x.device)
+    if x.numel():
+        amax_kernel = ops.kernels_for(_spec("tensorwise", FLAT_COLS, in_dtype, fmt), x.device)[0]
+        _launch(amax_kernel, {"x": x, "amax": amax.reshape(())})
+    if comm is not None and comm.size > 1:
+        comm.all_reduce_max(amax.view(torch.int32))
+    return amax
+
+
+def _current(comm, values, fmt):
+    """(codes, scale_inv [1, 1], amax [1, 1]) of current scaling of the
+    group's tensor: amax kernel, 4-byte all-reduce, cast kernel."""
+    in_dtype = ops.HIGH_DTYPES[values.dtype]
+    x = _flat(values) if values.numel() else values.reshape(0, FLAT_COLS)
+    amax = _shard_amax(comm, x, in_dtype, fmt)
+    if not values.numel():  # nothing to encode here: the scale from the reduced amax
+        scale_inv = BACKEND.scale_rule(sh.QuantSpec("current", fmt), amax.reshape(1, 1))[1]
+        return torch.zeros(values.shape, dtype=torch.uint8, device=values.device), \
+            scale_inv, amax.reshape(1, 1)
+    cast = ops.kernels_for(_spec("tensorwise", FLAT_COLS, in_dtype, fmt), x.device)[1]
+    codes = torch.empty(x.shape, dtype=FP8[fmt], device=x.device)
+    scale_inv = torch.empty((), dtype=torch.float32, device=x.device)
+    _launch(cast, {"x": x, "amax": amax.reshape(()), "rowwise": codes,
+                   "rowwise_scale_inv": scale_inv})
+    return _unflat(codes, values), scale_inv.reshape(1, 1), amax.reshape(1, 1)
+
+
+def _per_tensor(values, scale, fmt):
+    """(codes, scale_inv [1, 1] or None for no elements) of values * scale
+    through the delayed-scaling kernel."""
+    if values.numel() == 0:
+        return torch.zeros(values.shape, dtype=torch.uint8, device=values.device), None
+    x = _flat(values)
+    kernel = ops.kernels_for(_spec("delayed", FLAT_COLS, ops.HIGH_DTYPES[values.dtype], fmt),
+                             x.device)[0]
+    codes = torch.empty(x.shape, dtype=FP8[fmt], device=x.device)
+    scale_inv = torch.empty((), dtype=torch.float32, device=x.device)
+    _launch(kernel, {"x": x, "scale": scale.reshape(()).float().contiguous(), "rowwise": codes,
+                     "rowwise_scale_inv": scale_inv})
+    return _unflat(codes, values), scale_inv.reshape(1, 1)
+
+
+def _fast_current(spec):
+    """Current scaling the cast kernel derives from the amax itself."""
+    return spec.recipe == "current" and not spec.epsilon and not spec.pow2
+
+
+def _quantize_blocks(x, block):
+    """(codes [R, C] e4m3, scale_inv in torch's layout) of the blockwise
+    kernel on x [R, C], launched directly: the outputs fp8mlir.quantize
+    would allocate, without its operator dispatch per call."""
+    spec = _spec("blockwise", int(x.shape[1]), ops.HIGH_DTYPES[x.dtype], block=block)
+    physical, (codes, scale_inv) = ops._quantize_outputs(  # noqa: SLF001 (this package's)
+        x, granularity("blockwise", block), torch.float8_e4m3fn, True, False, True)
+    for kernel in ops.kernels_for(spec, x.device):
+        _launch(kernel, dict(physical, x=x))
+    return codes, scale_inv
 
 
 def _rows_1x128(values):
@@ -92,17 +186,19 @@ def _rows_1x128(values):
     padded = ks.ceil_div(cols, BLOCK) * BLOCK
     x = F.pad(values, (0, padded - cols)) if padded != cols else _aligned(values)
     width = ks.blockwise_width(cols, (1, BLOCK))
-    q = ops.quantize(x.reshape(-1, width), "blockwise", block=(1, BLOCK))
-    codes = q.data.view(torch.uint8).reshape(rows, padded)[:, :cols]
-    return codes.contiguous(), q.scale_inv.contiguous().reshape(rows, padded // BLOCK)
+    data, scale_inv = _quantize_blocks(x.reshape(-1, width), (1, BLOCK))
+    codes = data.view(torch.uint8).reshape(rows, padded)[:, :cols]
+    # the kernel's MN-major scales as a row-major (rows, blocks) grid (the
+    # gather concatenates rows): one small transposing copy
+    return codes.contiguous(), scale_inv.contiguous().reshape(rows, padded // BLOCK)
 
 
 def _tiles_128(values):
     rows, cols = values.shape
     padded = ks.blockwise_width(cols, (BLOCK, BLOCK))
     x = F.pad(values, (0, padded - cols)) if padded != cols else _aligned(values)
-    q = ops.quantize(x, "blockwise", block=(BLOCK, BLOCK))
-    return q.data.view(torch.uint8)[:, :cols].contiguous(), q.scale_inv.contiguous().float()
+    data, scale_inv = _quantize_blocks(x, (BLOCK, BLOCK))
+    return data.view(torch.uint8)[:, :cols].contiguous(), scale_inv
 
 
 def _blockwise(values, block):
@@ -112,6 +208,17 @@ def _blockwise(values, block):
                           device=values.device)
         return torch.zeros(values.shape, dtype=torch.uint8, device=values.device), grid
     return (_rows_1x128 if block == (1, BLOCK) else _tiles_128)(values)
+
+
+def _kernel_specs(spec, windows, in_dtype):
+    """The kernel sets quantize_window runs for these windows (every rank
+    resolves the same ones before any collective)."""
+    if spec.block != "tensor":
+        return [_spec("blockwise", ks.blockwise_width(w.cols, spec.block), in_dtype,
+                      block=tuple(spec.block)) for w in windows if w.rows and w.cols]
+    specs = [_spec("tensorwise", FLAT_COLS, in_dtype, spec.fmt)]
+    return specs if _fast_current(spec) else specs + [_spec("delayed", FLAT_COLS, in_dtype,
+                                                            spec.fmt)]
 
 
 def quantize_window(comm, values, window, windows, shape, spec):
@@ -124,8 +231,7 @@ def quantize_window(comm, values, window, windows, shape, spec):
     in_dtype = ops.HIGH_DTYPES[values.dtype]
     if reason is None:
         try:  # every rank loads the same kernels before any collective
-            _resolve([ks.per_tensor_spec(in_dtype, spec.fmt)] if spec.block == "tensor" else
-                     ks.blockwise_specs(windows, in_dtype, spec.block), values.device)
+            _resolve(_kernel_specs(spec, windows, in_dtype), values.device)
         except Exception as error:  # noqa: BLE001 - a kernel-cache miss: counted, reference
             reason = _miss(error)
     if reason is not None:
@@ -136,10 +242,12 @@ def quantize_window(comm, values, window, windows, shape, spec):
         codes, grid = _blockwise(values, spec.block)
         USAGE[f"quantize kernel (blockwise {spec.block[0]}x{spec.block[1]})"] += 1
         return codes, grid, None, True
-    grid = torch.zeros((1, 1), dtype=torch.float32, device=values.device)
-    if values.numel():
-        grid = values.abs().amax().float().reshape(1, 1)
-    grid = sh.reduce_amax(comm, BACKEND, grid)
+    if _fast_current(spec):
+        USAGE["quantize kernel (per tensor: amax, all-reduce, cast from the amax)"] += 1
+        return (*_current(comm, values, spec.fmt), True)
+    x = _flat(values) if values.numel() else values.reshape(0, FLAT_COLS)
+    grid = _shard_amax(comm, x, in_dtype, spec.fmt).reshape(1, 1)
+    grid = BACKEND.bits_to_amax(BACKEND.amax_to_bits(grid))  # NaN: the reference's one NaN
     scale, scale_inv = BACKEND.scale_rule(spec, grid)
     codes, kernel_scale_inv = _per_tensor(values, scale, spec.fmt)
     USAGE["quantize kernel (per tensor, scale from the reduced amax)"] += 1
@@ -174,24 +282,32 @@ def gather(comm, codes, scale_inv, counts, spec, dim, kernel):
 
 
 def quantize_whole(values, spec):
-    """The single-device quantization of a whole tensor on the kernels;
-    current scaling (no epsilon, no power-of-two rounding) on the
-    project's tensorwise kernel (its own amax kernel, then the cast)."""
+    """The single-device quantization of a whole tensor on the same kernels
+    as the shards (current scaling: the tensorwise amax kernel, then the
+    cast), with the same host work per call."""
     shape = tuple(values.shape)
-    if (spec.recipe == "current" and not spec.epsilon and not spec.pow2 and values.numel()
-            and shape[1] % ks.GEMM_ALIGN == 0):  # the kernel's C: a multiple of 16
-        try:
-            _resolve([ks.tensorwise_spec(shape[1], ops.HIGH_DTYPES[values.dtype], spec.fmt)],
-                     values.device)
-            q = ops.quantize(_aligned(values), "tensorwise", dtype=FP8[spec.fmt])
-            USAGE["quantize kernel (tensorwise, whole tensor)"] += 1
-            return sh.ShardQuantized(q.data.view(torch.uint8), q.scale_inv.reshape(1, 1).float(),
-                                     None, spec, shape)
-        except Exception as error:  # noqa: BLE001 - a kernel-cache miss: counted
-            USAGE[f"tensorwise kernel missing, per-tensor path: {_miss(error)}"] += 1
     window = sh.Window(0, 0, *shape)
     codes, scale_inv, amax, _ = quantize_window(None, values, window, [window], shape, spec)
     return sh.ShardQuantized(codes, scale_inv, amax, spec, shape)
+
+
+def quantize_operator(values, spec):
+    """Current scaling of a whole [R, C] tensor (C a multiple of 16) through
+    the public operator fp8mlir.quantize (the tensorwise kernels built for
+    C): a second instance of the kernels to check the shards' bytes
+    against. None where it does not apply or a kernel is missing."""
+    shape = tuple(values.shape)
+    if not (_fast_current(spec) and values.numel() and shape[1] % ks.GEMM_ALIGN == 0):
+        return None
+    try:
+        _resolve([ks.tensorwise_spec(shape[1], ops.HIGH_DTYPES[values.dtype], spec.fmt)],
+                 values.device)
+    except Exception as error:  # noqa: BLE001 - a kernel-cache miss: counted
+        USAGE[f"tensorwise kernel missing: {_miss(error)}"] += 1
+        return None
+    q = ops.quantize(_aligned(values), "tensorwise", dtype=FP8[spec.fmt])
+    return sh.ShardQuantized(q.data.view(torch.uint8), q.scale_inv.reshape(1, 1).float(),
+                             None, spec, shape)
 
 
 class KernelBackend(TorchBackend):

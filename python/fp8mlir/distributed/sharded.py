@@ -215,8 +215,8 @@ def quantize_whole(backend, values, spec):
 def gather_rows(comm, backend, codes, counts):
     """Row shards [counts[i], C] of every rank -> [sum(counts), C]."""
     cols = codes.shape[1]
-    parts = comm.all_gather(backend.flatten(codes), [c * cols for c in counts])
-    return backend.concat([p.reshape(c, cols) for p, c in zip(parts, counts)], 0)
+    full = comm.all_gather_concat(backend.flatten(codes), [c * cols for c in counts])
+    return full.reshape(sum(counts), cols)
 
 
 def gather_columns(comm, backend, codes, counts):
@@ -339,6 +339,6 @@ def quantize_flat_shard(comm, backend, local, layout, specs):
 
 def gather_flat(comm, backend, codes, layout):
     """FP8 all-gather of the flat shards; returns each parameter's codes."""
-    full = backend.concat(comm.all_gather(codes, list(layout.counts)), 0)
+    full = comm.all_gather_concat(codes, list(layout.counts))
     return [full[o:o + r * c].reshape(r, c)
             for o, (r, c) in zip(layout.param_offsets(), layout.shapes)]

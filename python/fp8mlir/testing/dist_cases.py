@@ -168,7 +168,8 @@ def speed_specs(world):
 def all_specs(world=2):
     """Every project kernel the 2-GPU scripts run with their defaults
     (without repeats)."""
-    specs = [ks.per_tensor_spec(d, f) for d in ("bf16", "f16", "f32") for f in ("e4m3", "e5m2")]
+    specs = [s for d in ("bf16", "f16", "f32") for f in ("e4m3", "e5m2")
+             for s in (ks.per_tensor_spec(d, f), ks.tensorwise_spec(ks.FLAT_COLS, d, f))]
     specs += [ks.QuantizeSpec("blockwise", width, in_dtype=d, block=(1, 128))
               for width in (128, 1024) for d in INPUT_DTYPES]
     specs += quantization_specs(world)

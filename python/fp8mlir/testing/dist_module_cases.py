@@ -121,14 +121,20 @@ func.func @{name}(%x: {x} {{fp8.name = "x"}}, %w: {w} {{fp8.name = "w"}}, %dy: {
 """
 
 
-# TP and ZeRO-1 layer steps (fp8-shard-linear), as (mode, recipe, M, N, K).
+# TP and ZeRO-1 layer steps (fp8-shard-linear), as (mode, recipe, M, N, K,
+# f32 partials): partial sums (column dX, row Y) reduced in the layer's type
+# (bf16), or in f32 and rounded once by a conversion kernel.
 TP_LAYERS = {
-    "tp_column_current": ("column", "#fp8.current<>", 2048, 1024, 1024),
-    "tp_row_current": ("row", "#fp8.current<>", 2048, 1024, 1024),
-    "dp_current": ("dp", "#fp8.current<>", 2048, 1024, 1024),
-    "dp_blockwise": ("dp", "#fp8.blockwise<>", 2048, 1024, 1024),
-    "tp_column_blockwise": ("column", "#fp8.blockwise<>", 2048, 1024, 1024),
-    "tp_row_blockwise": ("row", "#fp8.blockwise<>", 2048, 1024, 1024),
+    "tp_column_current": ("column", "#fp8.current<>", 2048, 1024, 1024, False),
+    "tp_row_current": ("row", "#fp8.current<>", 2048, 1024, 1024, False),
+    "dp_current": ("dp", "#fp8.current<>", 2048, 1024, 1024, False),
+    "dp_blockwise": ("dp", "#fp8.blockwise<>", 2048, 1024, 1024, False),
+    "tp_column_blockwise": ("column", "#fp8.blockwise<>", 2048, 1024, 1024, False),
+    "tp_row_blockwise": ("row", "#fp8.blockwise<>", 2048, 1024, 1024, False),
+    "tp_column_current_f32_partials": ("column", "#fp8.current<>", 2048, 1024, 1024, True),
+    "tp_row_current_f32_partials": ("row", "#fp8.current<>", 2048, 1024, 1024, True),
+    "tp_column_blockwise_f32_partials": ("column", "#fp8.blockwise<>", 2048, 1024, 1024, True),
+    "tp_row_blockwise_f32_partials": ("row", "#fp8.blockwise<>", 2048, 1024, 1024, True),
 }
 
 
@@ -147,13 +153,15 @@ def fp8_opt():
     return str(tool)
 
 
-def tp_layer(world, mode, recipe, m, n, k):
+def tp_layer(world, mode, recipe, m, n, k, f32_partials=False):
     """``sharded``: what fp8-shard-linear makes of the single-device step on
-    ``world`` devices (reductions in bf16: f32-partials=false, which a
-    compiled program needs); ``whole``: the step on one device."""
+    ``world`` devices (partial sums reduced in bf16, or with
+    ``f32_partials`` in f32 and rounded once to bf16); ``whole``: the step
+    on one device."""
     import subprocess
     step = _step("sharded", m, n, k, recipe)
-    options = f"mode={mode} world-size={world} f32-partials=false"
+    options = (f"mode={mode} world-size={world} "
+               f"f32-partials={'true' if f32_partials else 'false'}")
     if mode == "dp":
         options += " grid=tp"
     out = subprocess.run([fp8_opt(), f"--fp8-shard-linear={options}", "-"], input=step,
