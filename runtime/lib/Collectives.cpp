@@ -54,7 +54,7 @@ Status backendFailed(const fp8rt_collectives &backend, const char *what,
 
 // This device's rank in `step`'s group, from the backend.
 static Status rankOf(const fp8rt_collectives &b, const FunctionStep &step,
-              int64_t &rank) {
+                     int64_t &rank) {
   fp8rt_device_group group = groupOf(step);
   rank = -1;
   if (int code = b.rank(b.user_data, &group, &rank))

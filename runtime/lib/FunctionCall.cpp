@@ -378,13 +378,12 @@ private:
     const Expr *fields[] = {&step.rows,         &step.rowBytes,
                             &step.sourceOffset, &step.sourcePitch,
                             &step.targetOffset, &step.targetPitch};
-    const char *names[] = {"rows",          "row_bytes",     "source_offset",
-                           "source_pitch", "target_offset", "target_pitch"};
     for (int f = 0; f < 6; ++f) {
+      const char *name = kCopy2DFieldNames[f];
       FP8RT_RETURN_IF_ERROR(
-          evaluate(*fields[f], strCat(where, " ", names[f]), v[f]));
+          evaluate(*fields[f], strCat(where, " ", name), v[f]));
       if (v[f] < 0)
-        return invalidProgram(where, ": ", names[f], " is ", v[f]);
+        return invalidProgram(where, ": ", name, " is ", v[f]);
     }
     int64_t rows = v[0], row = v[1];
     // The end of the last row, past `offset` (+ the last rank's column).

@@ -410,11 +410,9 @@ private:
         {&s.sourcePitch, &step.sourcePitch},
         {&s.targetOffset, &step.targetOffset},
         {&s.targetPitch, &step.targetPitch}};
-    const char *names[] = {"rows",          "row_bytes",     "source_offset",
-                           "source_pitch", "target_offset", "target_pitch"};
     for (size_t f = 0; f < 6; ++f) {
-      FP8RT_RETURN_IF_ERROR(
-          checkSymbolsOf(*fields[f].first, fieldPath(path, names[f])));
+      FP8RT_RETURN_IF_ERROR(checkSymbolsOf(
+          *fields[f].first, fieldPath(path, kCopy2DFieldNames[f])));
       *fields[f].second = *fields[f].first;
     }
     if (s.sliceGroup) {

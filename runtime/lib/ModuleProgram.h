@@ -88,6 +88,13 @@ struct FunctionStep {
   bool sliced = false;
 };
 
+// The names (as in module.json) of a copy2d step's geometry fields, in the
+// order of FunctionStep's rows, rowBytes, sourceOffset, sourcePitch,
+// targetOffset, targetPitch.
+inline constexpr const char *kCopy2DFieldNames[] = {
+    "rows",         "row_bytes",     "source_offset",
+    "source_pitch", "target_offset", "target_pitch"};
+
 // A copy2d step's geometry in bytes, the symbols bound.
 struct Copy2DPlan {
   size_t rows = 0, rowBytes = 0, sourceOffset = 0, sourcePitch = 0,

@@ -224,7 +224,7 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(Operation *op,
            << " with cluster = 2x1 (cta_group::2), got " << t.tileM;
   if (t.tileK != kTileK)
     return op->emitOpError() << "the sm_100a kernels take tile K " << kTileK
-                            << " (one 128-byte swizzle span), got " << t.tileK;
+                             << " (one 128-byte swizzle span), got " << t.tileK;
   if (t.tileN % 16 != 0 || t.tileN < 16 || t.tileN > kMaxMmaN)
     return op->emitOpError()
            << "the sm_100a kernels take tile N a multiple of 16 in [16, "
@@ -290,7 +290,7 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(Operation *op,
              << " scale-factor slots do not fit Tensor Memory: " << error;
   } else if (!tmemAllocationColumns(kAccumulatorStages * t.tileN)) {
     return op->emitOpError() << "two accumulators of " << t.tileN
-                            << " columns do not fit Tensor Memory";
+                             << " columns do not fit Tensor Memory";
   }
   int64_t smem = getDynamicSharedMemoryBytes(g, t);
   if (smem > target.maxSharedMemoryPerBlock)

@@ -193,9 +193,10 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
            << tiling->clusterN << (tiling->streamK ? ", stream-K" : "");
   // k_grouped: a tile's K blocks are its group's (sizes multiples of 128).
   if (problem->isKGrouped() && kBlockwiseScaleBlock % tiling->tileK != 0)
-    return op.emitOpError() << "the k_grouped kernels take tile K dividing "
-                            << kBlockwiseScaleBlock << " (the groups' column alignment), "
-                            << "got tile K " << tiling->tileK;
+    return op.emitOpError()
+           << "the k_grouped kernels take tile K dividing "
+           << kBlockwiseScaleBlock << " (the groups' column alignment), "
+           << "got tile K " << tiling->tileK;
   std::optional<int64_t> scales = llvm::checkedMul(
       problem->getBScaleElementsPerGroup(), problem->numGroups);
   std::optional<int64_t> bRows =

@@ -453,13 +453,12 @@ LogicalResult ProgramBuilder::visitCopy2D(func::CallOp call,
 
 /// A collective moves the elements of its tensors' types; a tensor a kernel
 /// reads or writes in another layout (padded or MN-major scales) would be
-/// moved in the wrong order, except for a gather the kernels write and read
-/// transposed (gatherTransposed).
+/// moved in the wrong order, except for the steps that move them in the
+/// kernels' layout (rewriteTransposedGathers).
 LogicalResult ProgramBuilder::checkCollectiveLayouts() {
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    const Step &step = steps_[i];
+  for (const Step &step : steps_) {
     if ((!isCollective(step.kind) && step.kind != md::StepKind::Copy2d) ||
-        step.kernelLayout || gatherTransposed(i))
+        step.kernelLayout)
       continue;
     for (int index : {step.source, step.target}) {
       const Tensor &t = tensors_[index];

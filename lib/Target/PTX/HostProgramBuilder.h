@@ -86,7 +86,9 @@ struct Step {
   // copy2d (source, target), in bytes:
   Expr rows, rowBytes, sourceOffset, sourcePitch, targetOffset, targetPitch;
   std::optional<md::DeviceGroup> sliceGroup;
-  bool kernelLayout = false; // copies the pieces of a transposed gather
+  // Moves its tensors in the kernels' layout, not their types' order (a
+  // transposed gather and its copies: rewriteTransposedGathers).
+  bool kernelLayout = false;
   Operation *op = nullptr;   // the call (collectives), for messages
 };
 
@@ -188,9 +190,12 @@ private:
   LogicalResult visitCall(func::CallOp call);
   LogicalResult visitCollective(func::CallOp call, DictionaryAttr info);
   LogicalResult visitCopy2D(func::CallOp call, DictionaryAttr info);
-  LogicalResult checkCollectiveLayouts();
+  // HostProgramGathers.cpp: the gathers of tensors every kernel reads
+  // transposed, rewritten to move them in that layout.
+  void rewriteTransposedGathers();
   bool gatherTransposed(size_t index);
   bool gatherTransposedColumns(size_t index);
+  LogicalResult checkCollectiveLayouts();
   LogicalResult passInKernelLayout(const KernelOperand &operand, int index);
   LogicalResult finishKernelLayouts(func::CallOp call, const Step &step);
   LogicalResult checkSymbolsBound(const md::Function &out);

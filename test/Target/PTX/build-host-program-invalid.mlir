@@ -263,3 +263,41 @@ module {
     return
   }
 }
+
+// -----
+
+// A strided copy (fp8-lower-collectives' copy2d declarations) names its
+// whole geometry, fits both tensors and keeps the element type.
+module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max_shared_memory_per_block = 232448, ptx_features = "+ptx80">} {
+  func.func private @fp8_copy2d(memref<4x8xf32>, memref<4x4xf32>) attributes {fp8.collective = {kind = "copy2d", rows = 4 : i64, row_elements = 4 : i64, source_offset = 0 : i64, source_pitch = 8 : i64, target_offset = 0 : i64}}
+  func.func @copy_without_pitch(%x: memref<4x8xf32>) -> memref<4x4xf32> {
+    %y = memref.alloc() : memref<4x4xf32>
+    // expected-error @+1 {{@fp8_copy2d is a malformed strided copy: {kind = "copy2d"}}
+    call @fp8_copy2d(%x, %y) : (memref<4x8xf32>, memref<4x4xf32>) -> ()
+    return %y : memref<4x4xf32>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max_shared_memory_per_block = 232448, ptx_features = "+ptx80">} {
+  func.func private @fp8_copy2d(memref<4x8xf32>, memref<4x4xf32>) attributes {fp8.collective = {kind = "copy2d", rows = 5 : i64, row_elements = 4 : i64, source_offset = 0 : i64, source_pitch = 8 : i64, target_offset = 0 : i64, target_pitch = 4 : i64}}
+  func.func @copy_past_the_end(%x: memref<4x8xf32>) -> memref<4x4xf32> {
+    %y = memref.alloc() : memref<4x4xf32>
+    // expected-error @+1 {{target_pitch = 4 : i64} does not fit [4, 8] and [4, 4]}}
+    call @fp8_copy2d(%x, %y) : (memref<4x8xf32>, memref<4x4xf32>) -> ()
+    return %y : memref<4x4xf32>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = #fp8.target<chip = "sm_90a", sm_count = 132, max_shared_memory_per_block = 232448, ptx_features = "+ptx80">} {
+  func.func private @fp8_copy2d(memref<4x8xf32>, memref<4x4xf16>) attributes {fp8.collective = {kind = "copy2d", rows = 4 : i64, row_elements = 4 : i64, source_offset = 0 : i64, source_pitch = 8 : i64, target_offset = 0 : i64, target_pitch = 4 : i64}}
+  func.func @copy_between_types(%x: memref<4x8xf32>) -> memref<4x4xf16> {
+    %y = memref.alloc() : memref<4x4xf16>
+    // expected-error @+1 {{the strided copy's input and output have different element types}}
+    call @fp8_copy2d(%x, %y) : (memref<4x8xf32>, memref<4x4xf16>) -> ()
+    return %y : memref<4x4xf16>
+  }
+}
