@@ -54,6 +54,12 @@ TileCoordinate mlir::fp8::emitGroupedTileCoordinate(KernelBuilder &kb,
 Value mlir::fp8::emitGroupOfTile(KernelBuilder &kb, Value groupIndex,
                                  Value mTile, int64_t tileM) {
   Value firstRow = kb.mul(mTile, kb.i32(tileM));
+  // A tile shorter than a group's alignment reads the group at the first
+  // row of its kGroupRowAlignment-row block, not its own: the rows of a
+  // group's last block past its last row are padding (-1), yet computed
+  // and written as the group's (tile M divides the alignment).
+  if (tileM < kGroupRowAlignment)
+    firstRow = kb.andi(firstRow, kb.i32(-kGroupRowAlignment));
   return kb.load(kb.builder().getI32Type(),
                  kb.globalElementPtr(groupIndex, firstRow, 4));
 }

@@ -73,3 +73,38 @@ func.func @blockwise(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>,
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf32>, tensor<2x2x4xf32>, tensor<?xi32>) -> tensor<?x256xbf16>
   return %d : tensor<?x256xbf16>
 }
+
+// -----
+
+// Tile M 64 (configured; the heuristic picks it too for a static M of few
+// tiles): a tile reads its group at the first row of its 128-row block
+// (tile row * 64, rounded down to a multiple of 128), not at its own first
+// row, which in a group's last block may be a padding row (-1) of that
+// group: the block's second tile is the group's (its rows computed and
+// written), in the producer and the consumers alike.
+// CHECK-LABEL: module attributes
+// CHECK: gpu.func @fp8_grouped_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x128x128_s4_g8(
+// CHECK-SAME: %[[GI:[^:]*]]: !llvm.ptr<1>, %{{[^:]*}}: i32) kernel
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %c64_i32{{.*}} : i32
+// CHECK-NEXT: %[[MASK:.*]] = arith.constant -128 : i32
+// CHECK-NEXT: %[[BLOCK:.*]] = arith.andi %[[ROW]], %[[MASK]] : i32
+// CHECK-NEXT: %[[ROW64:.*]] = arith.extui %[[BLOCK]] : i32 to i64
+// CHECK-NEXT: arith.constant 4 : i64
+// CHECK-NEXT: %[[OFF:.*]] = arith.muli %[[ROW64]], %{{.*}} : i64
+// CHECK-NEXT: %[[GP:.*]] = llvm.getelementptr %[[GI]][%[[OFF]]]
+// CHECK-NEXT: %[[G:.*]] = llvm.load %[[GP]] : !llvm.ptr<1> -> i32
+// CHECK-NEXT: arith.constant 8 : i32
+// CHECK-NEXT: arith.cmpi ult, %[[G]], %{{.*}} : i32
+// CHECK: nvvm.setmaxregister increase
+// CHECK: %[[CMASK:.*]] = arith.constant -128 : i32
+// CHECK-NEXT: %[[CBLOCK:.*]] = arith.andi %{{.*}}, %[[CMASK]] : i32
+// CHECK-NEXT: arith.extui %[[CBLOCK]] : i32 to i64
+// CHECK-NEXT: arith.constant 4 : i64
+// CHECK-NEXT: %[[COFF:.*]] = arith.muli
+// CHECK-NEXT: %[[CGP:.*]] = llvm.getelementptr %[[GI]][%[[COFF]]]
+// CHECK-NEXT: llvm.load %[[CGP]] : !llvm.ptr<1> -> i32
+func.func @tile_m_64(%a: tensor<1280x512xf8E4M3FN>, %b: tensor<8x256x512xf8E4M3FN>, %sa: tensor<1280x4xf32>, %sb: tensor<8x2x4xf32>, %g: tensor<1280xi32>) -> tensor<1280x256xbf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 64x128x128, stages = 4>} : (tensor<1280x512xf8E4M3FN>, tensor<8x256x512xf8E4M3FN>, tensor<1280x4xf32>, tensor<8x2x4xf32>, tensor<1280xi32>) -> tensor<1280x256xbf16>
+  return %d : tensor<1280x256xbf16>
+}

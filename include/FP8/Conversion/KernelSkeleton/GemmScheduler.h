@@ -50,12 +50,13 @@ TileCoordinate emitGroupedTileCoordinate(KernelBuilder &kb, Value linearTile,
 
 /// Group scheduling of an m_contiguous grouped GEMM: the group (i32) of
 /// tile row `mTile`, read from `groupIndex` (the i32 group of each row of
-/// A) at the tile's first row. Groups start at multiples of
-/// kGroupRowAlignment rows (a multiple of tile M), so one load per tile
-/// tells the group of all its rows. The raster order walks a band of
-/// `rasterGroup` tile rows (within one group, for groups of at least that
-/// many tiles) across all tile columns, so that the CTAs running together
-/// read one group's weight [N, K] from L2.
+/// A) at the first row of the tile's kGroupRowAlignment-row block (tile M
+/// divides it). Groups start at multiples of kGroupRowAlignment rows and a
+/// group's last block is the group's in all its rows (padding rows, -1,
+/// included), so one load per tile tells the group of all its rows. The
+/// raster order walks a band of `rasterGroup` tile rows (within one group,
+/// for groups of at least that many tiles) across all tile columns, so that
+/// the CTAs running together read one group's weight [N, K] from L2.
 Value emitGroupOfTile(KernelBuilder &kb, Value groupIndex, Value mTile,
                       int64_t tileM);
 
