@@ -46,7 +46,11 @@ WGRAD_TILE_CONFIGS = {
     "t160": "#fp8.gemm_config<tile = 128x160x128, stages = 6>",
     "t176": "#fp8.gemm_config<tile = 128x176x128, stages = 5>",
     "c2": "#fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 2x1>",
+    # Accumulate-into-C only: 4 stages beside the whole f32 tile staged
+    # (the heuristic's 5 stage it in two 32-column boxes in turn).
+    "s4": "#fp8.gemm_config<tile = 128x128x128, stages = 4>",
 }
+WGRAD_ACC_ONLY = ("s4",)
 WGRAD_ACC = {"out": "f32", "accumulate": True}
 
 # The wgrad set's correctness kernels: each configured tile with bf16 and
@@ -63,6 +67,15 @@ WGRAD_CHECK_KERNELS = [
     ("wg_c2_acc", "blockwise_1d1d", 2112, 7168,
      dict(WGRAD_ACC, config="#fp8.gemm_config<tile = 128x128x128, stages = 6, "
                             "cluster = 2x1>")),
+    # Accumulating through the staged f32 tile (also checked in place, C's
+    # memory passed as D): the whole tile with 4 stages, partial N and K;
+    # the cluster's tile in two boxes in turn.
+    ("wg_s4_acc", "blockwise_1d1d", 2112, 7168,
+     dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["s4"])),
+    ("wg_s4_acc_k160", "blockwise_1d1d", 2112, 160,
+     dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["s4"])),
+    ("wg_c2_acc_staged", "blockwise_1d1d", 7168, 2048,
+     dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["c2"])),
 ]
 
 # The 256x128 blockwise tile (opt-in): 3 stages beside its 64 KiB output
@@ -297,6 +310,8 @@ def wgrad_specs():
         for suffix, out in (("", {}), ("_acc", WGRAD_ACC)):
             specs.append((f"wgrad_1d1d{suffix}_n{n}_k{k}", "blockwise_1d1d", n, k, dict(out)))
             for tag, config in WGRAD_TILE_CONFIGS.items():
+                if not out and tag in WGRAD_ACC_ONLY:
+                    continue
                 if out and tag == "c2":
                     config = config.replace("stages = 5", "stages = 6")
                 specs.append((f"wgrad_1d1d{suffix}_{tag}_n{n}_k{k}", "blockwise_1d1d",

@@ -288,6 +288,8 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
     argTypes.push_back(global);
   if (p.accumulateIntoC)
     argTypes.push_back(global);
+  if (accumulatesThroughStaging(p, t))
+    argTypes.push_back(global);
   if (p.outputAmax)
     argTypes.push_back(global);
   if (p.isGrouped())
@@ -329,6 +331,8 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
     params.bias = entry.getArgument(arg++);
   if (p.accumulateIntoC)
     params.c = entry.getArgument(arg++);
+  if (accumulatesThroughStaging(p, t))
+    params.d = entry.getArgument(arg++);
   if (p.outputAmax)
     params.amax = entry.getArgument(arg++);
   if (p.isGrouped())
@@ -514,6 +518,9 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
   operands.push_back(makeOperand("d", p.outElementType,
                                  perGroup({sym("M"), num(p.n)}),
                                  OperandRole::Output));
+  // C's memory passed as D: D += the tile by TMA reduce-add.
+  if (accumulatesThroughStaging(p, t))
+    operands.back().inPlaceOf = "c";
   if (p.outQuantization == OutputQuantization::Tensor)
     operands.push_back(
         makeOperand("result_scale_inv", f32, {}, OperandRole::Output));
@@ -692,6 +699,8 @@ void GemmMetadataBuilder::addParams(md::KernelMetadata &metadata) const {
     pointer("bias");
   if (p.accumulateIntoC)
     pointer("c");
+  if (accumulatesThroughStaging(p, t))
+    pointer("d");
   if (p.outputAmax)
     pointer("amax");
   if (p.isGrouped())

@@ -247,6 +247,15 @@ struct GemmTiling {
   int64_t numNTiles(int64_t n) const { return llvm::divideCeil(n, tileN); }
 };
 
+/// Whether the kernel accumulates into C through its staged output tile
+/// (the sm_90a 1D x 1D GEMM): it then also takes D's address, and adds the
+/// tile into D with a TMA reduce-add where the caller passes C as D (in
+/// place), C in registers before a TMA store otherwise.
+inline bool accumulatesThroughStaging(const GemmProblem &p,
+                                      const GemmTiling &t) {
+  return p.accumulateIntoC && t.tmaStoreEpilogue;
+}
+
 /// The tiling a `#fp8.gemm_config` asks for: tile, pipeline depth, cluster
 /// and raster group, with a TMA-store epilogue when `canStageOutput` and the
 /// tile's N is whole store boxes. The target's lowering checks that its
