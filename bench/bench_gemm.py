@@ -63,9 +63,11 @@ GRANULARITIES = {
     "blockwise_1d1d": (("tile", 1, 128), ("tile", 1, 128)),
     "blockwise_1d1d_acc": (("tile", 1, 128), ("tile", 1, 128)),
 }
-# The configured 128x128 accumulate-into-C tile of 4 stages beside its
-# whole f32 tile staged (the heuristic's stages it in two boxes in turn).
-WHOLE_TILE_STAGING = "s4"
+# The configured 128x128 accumulate-into-C tiles by their stages: 4 beside
+# the whole f32 tile staged (the heuristic's 5 stage it in two boxes in
+# turn), 6 with no room for staging (each thread loads C and stores D
+# directly, as the accumulating kernels did before the staged epilogue).
+ACC_STAGE_TAGS = {4: "s4", 6: "direct"}
 # (output dtype, accumulate into C) of a recipe's GEMM; bf16 and no C unless
 # listed.
 RECIPE_OUTPUTS = {"blockwise_1d1d_acc": ("f32", True)}
@@ -98,8 +100,8 @@ PROJECT_IMPLS = {PROJECT: ("promoted", (1, 1), False, False),
                  PROJECT_FAST + " swap-AB": ("fast", (1, 1), "swap-AB", False),
                  PROJECT + " 128x160": ("promoted", (1, 1), False, False, 160),
                  PROJECT + " 128x176": ("promoted", (1, 1), False, False, 176),
-                 PROJECT + " 4 stages": ("promoted", (1, 1), False, False,
-                                         WHOLE_TILE_STAGING)}
+                 PROJECT + " 4 stages": ("promoted", (1, 1), False, False, "s4"),
+                 PROJECT + " direct stores": ("promoted", (1, 1), False, False, "direct")}
 TILE_VARIANT_NS = (160, 176)
 # An accumulate-into-C kernel whose D may be C's memory (`in_place_of`) is
 # also timed in place, C's memory passed as D (D += A B: the main-grad
@@ -129,7 +131,7 @@ COLORS = {PROJECT: "C0", PROJECT_FAST: "C4", PROJECT + " 2cta": "C5",
           PROJECT + " 128x160": "C8", PROJECT + " 128x176": "C9",
           PROJECT + IN_PLACE: "navy", PROJECT + " 2cta" + IN_PLACE: "C5",
           PROJECT + " 128x160" + IN_PLACE: "C8", PROJECT + " 4 stages": "C4",
-          PROJECT + " 4 stages" + IN_PLACE: "C6"}
+          PROJECT + " 4 stages" + IN_PLACE: "C6", PROJECT + " direct stores": "0.5"}
 GEOMEAN_MIN_M = 4096
 MIN_INPUT_SETS = 3
 # Input copies total more than this many L2 sizes, so that every call reads
@@ -361,13 +363,14 @@ def cluster_shape(spec):
 
 def tile_variant_n(spec):
     """Tile N of a configured 128-row tile of TILE_VARIANT_NS columns (no
-    launch variants), WHOLE_TILE_STAGING for the configured 4-stage 128x128
+    launch variants), the ACC_STAGE_TAGS tag of a configured 128x128
     accumulate-into-C tile, else None."""
     if spec.variants or spec.tile[:1] != [128]:
         return None
-    if (spec.accumulate_into_c and spec.tile[1:2] == [128] and spec.stages == 4
+    if (spec.accumulate_into_c and spec.tile[1:2] == [128]
+            and spec.stages in ACC_STAGE_TAGS
             and cluster_shape(spec) == (1, 1) and not spec.stream_k):
-        return WHOLE_TILE_STAGING
+        return ACC_STAGE_TAGS[spec.stages]
     return spec.tile[1] if spec.tile[1:2] and spec.tile[1] in TILE_VARIANT_NS else None
 
 

@@ -47,10 +47,13 @@ WGRAD_TILE_CONFIGS = {
     "t176": "#fp8.gemm_config<tile = 128x176x128, stages = 5>",
     "c2": "#fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 2x1>",
     # Accumulate-into-C only: 4 stages beside the whole f32 tile staged
-    # (the heuristic's 5 stage it in two 32-column boxes in turn).
+    # (the heuristic's 5 stage it in two 32-column boxes in turn), and 6,
+    # which leave no room for staging: C loaded and D stored directly by
+    # each thread (the accumulating kernel before the staged epilogue).
     "s4": "#fp8.gemm_config<tile = 128x128x128, stages = 4>",
+    "direct": "#fp8.gemm_config<tile = 128x128x128, stages = 6>",
 }
-WGRAD_ACC_ONLY = ("s4",)
+WGRAD_ACC_ONLY = ("s4", "direct")
 WGRAD_ACC = {"out": "f32", "accumulate": True}
 
 # The wgrad set's correctness kernels: each configured tile with bf16 and
@@ -76,6 +79,13 @@ WGRAD_CHECK_KERNELS = [
      dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["s4"])),
     ("wg_c2_acc_staged", "blockwise_1d1d", 7168, 2048,
      dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["c2"])),
+    # The heuristic's (launch variants included: M picks them) and its
+    # stream-K form.
+    ("wg_acc", "blockwise_1d1d", 2112, 7168, dict(WGRAD_ACC)),
+    ("wg_acc_k160", "blockwise_1d1d", 7168, 160, dict(WGRAD_ACC)),
+    ("wg_sk_acc", "blockwise_1d1d", 7168, 2048,
+     dict(WGRAD_ACC, config="#fp8.gemm_config<tile = 128x128x128, stages = 5, "
+                            "stream_k = true>")),
 ]
 
 # The 256x128 blockwise tile (opt-in): 3 stages beside its 64 KiB output
