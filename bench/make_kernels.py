@@ -52,6 +52,9 @@ WGRAD_TILE_CONFIGS = {
     # each thread (the accumulating kernel before the staged epilogue).
     "s4": "#fp8.gemm_config<tile = 128x128x128, stages = 4>",
     "direct": "#fp8.gemm_config<tile = 128x128x128, stages = 6>",
+    # Each K block's MMAs as one part (A read once per block; the whole
+    # block promoted after its MMAs) instead of 96 + 32 columns.
+    "p1": "#fp8.gemm_config<tile = 128x128x128, stages = 5, promotion_parts = 1>",
 }
 WGRAD_ACC_ONLY = ("s4", "direct")
 WGRAD_ACC = {"out": "f32", "accumulate": True}
@@ -79,6 +82,10 @@ WGRAD_CHECK_KERNELS = [
      dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["s4"])),
     ("wg_c2_acc_staged", "blockwise_1d1d", 7168, 2048,
      dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["c2"])),
+    # One promotion part, bf16 out and accumulating (partial N and K).
+    ("wg_p1", "blockwise_1d1d", 2112, 7168, {"config": WGRAD_TILE_CONFIGS["p1"]}),
+    ("wg_p1_acc_k160", "blockwise_1d1d", 2112, 160,
+     dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["p1"])),
     # The heuristic's (launch variants included: M picks them) and its
     # stream-K form.
     ("wg_acc", "blockwise_1d1d", 2112, 7168, dict(WGRAD_ACC)),

@@ -228,6 +228,8 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
     name += "_sk";
   if (t.swapAB)
     name += "_swapab";
+  if (t.promotionParts)
+    name += llvm::formatv("_p{0}", t.promotionParts).str();
   if (p.aScale != p.bScale)
     name += "_a" + std::string(p.aScale == ScaleMode::Row ? "row" : "tensor");
   if (p.promoteInterval == 0)
@@ -258,6 +260,7 @@ GemmTiling mlir::fp8::getGemmTiling(GemmConfigAttr config, int64_t outputBytes,
   t.clusterM = config.getCluster().rows;
   t.clusterN = config.getCluster().cols;
   t.rasterGroup = config.getRasterGroup();
+  t.promotionParts = config.getPromotionParts();
   t.tmaStoreEpilogue = canStageOutput && t.tileN % t.storeBoxColumns() == 0;
   return t;
 }

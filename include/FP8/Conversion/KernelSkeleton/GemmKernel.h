@@ -227,6 +227,9 @@ struct GemmTiling {
   /// Bytes of the `workspace` parameter each CTA owns (a stream-K kernel's,
   /// laid out by the target lowering, which sets it); 0: no workspace.
   int64_t workspaceBytesPerCta = 0;
+  /// Column parts of promoted accumulation (`promotion_parts` of the
+  /// configuration): 1 or 2; 0: the target's choice.
+  int64_t promotionParts = 0;
   /// Swap-AB (sm_90a decode kernels): the MMA computes the transposed tile,
   /// D^T = B . A^T, so that tileN rows of B fill the MMA's 64-row side and
   /// the tileM rows of A (a few tokens) are its narrow N side. The tile is
