@@ -521,8 +521,7 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
   operands.push_back(makeOperand("d", p.outElementType,
                                  perGroup({sym("M"), num(p.n)}),
                                  OperandRole::Output));
-  // C's memory passed as D: D += the tile by TMA reduce-add.
-  if (accumulatesThroughStaging(p, t))
+  if (accumulatesThroughStaging(p, t)) // C's memory as D: TMA reduce-add
     operands.back().inPlaceOf = "c";
   if (p.outQuantization == OutputQuantization::Tensor)
     operands.push_back(
