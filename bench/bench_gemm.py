@@ -63,6 +63,11 @@ GRANULARITIES = {
     "blockwise_1d1d": (("tile", 1, 128), ("tile", 1, 128)),
     "blockwise_1d1d_acc": (("tile", 1, 128), ("tile", 1, 128)),
 }
+# The configured 128x128 accumulate-into-C tiles by their stages: 4 beside
+# the whole f32 tile staged (the heuristic's 5 stage it in two boxes in
+# turn), 6 with no room for staging (each thread loads C and stores D
+# directly, as the accumulating kernels did before the staged epilogue).
+ACC_STAGE_TAGS = {4: "s4", 6: "direct"}
 # (output dtype, accumulate into C) of a recipe's GEMM; bf16 and no C unless
 # listed.
 RECIPE_OUTPUTS = {"blockwise_1d1d_acc": ("f32", True)}
@@ -94,8 +99,21 @@ PROJECT_IMPLS = {PROJECT: ("promoted", (1, 1), False, False),
                  PROJECT + " swap-AB": ("promoted", (1, 1), "swap-AB", False),
                  PROJECT_FAST + " swap-AB": ("fast", (1, 1), "swap-AB", False),
                  PROJECT + " 128x160": ("promoted", (1, 1), False, False, 160),
-                 PROJECT + " 128x176": ("promoted", (1, 1), False, False, 176)}
+                 PROJECT + " 128x176": ("promoted", (1, 1), False, False, 176),
+                 PROJECT + " 4 stages": ("promoted", (1, 1), False, False, "s4"),
+                 PROJECT + " direct stores": ("promoted", (1, 1), False, False, "direct"),
+                 PROJECT + " one part": ("promoted", (1, 1), False, False, "p1")}
 TILE_VARIANT_NS = (160, 176)
+# An accumulate-into-C kernel whose D may be C's memory (`in_place_of`) is
+# also timed in place, C's memory passed as D (D += A B: the main-grad
+# form), as "<impl> in place".
+IN_PLACE = " in place"
+
+
+def project_impl_names():
+    return [*PROJECT_IMPLS, *(impl + IN_PLACE for impl in PROJECT_IMPLS)]
+
+
 WAVE_TILE_M = 256
 PEERS = {
     "tensorwise": ("torch._scaled_mm", "torch._scaled_mm fast_accum", "triton"),
@@ -111,7 +129,11 @@ COLORS = {PROJECT: "C0", PROJECT_FAST: "C4", PROJECT + " 2cta": "C5",
           PROJECT + " 256x128 1cta": "0.5", PROJECT + " swap-AB": "C8",
           PROJECT_FAST + " swap-AB": "C9", "torch._scaled_mm": "C1", "F.scaled_mm": "C1",
           "torch._scaled_mm fast_accum": "C2", "triton": "C3", DEEPGEMM: "C7",
-          PROJECT + " 128x160": "C8", PROJECT + " 128x176": "C9"}
+          PROJECT + " 128x160": "C8", PROJECT + " 128x176": "C9",
+          PROJECT + IN_PLACE: "navy", PROJECT + " 2cta" + IN_PLACE: "C5",
+          PROJECT + " 128x160" + IN_PLACE: "C8", PROJECT + " 4 stages": "C4",
+          PROJECT + " 4 stages" + IN_PLACE: "C6", PROJECT + " direct stores": "0.5",
+          PROJECT + " one part": "C2", PROJECT + " one part" + IN_PLACE: "C3"}
 GEOMEAN_MIN_M = 4096
 MIN_INPUT_SETS = 3
 # Input copies total more than this many L2 sizes, so that every call reads
@@ -241,12 +263,16 @@ class Case:
 
 # --- implementations: each returns call(i) -> output of input set i ------------------
 
-def project_impl(case, kernel):
-    outs = case.outputs()
+def project_impl(case, kernel, in_place=False):
+    """in_place: each input set's C (zero) passed as D too, so that call i
+    adds A B into it (its first call computes C + A B = A B)."""
+    outs = case.outputs() if not in_place else [s.c.clone() for s in case.sets]
     wanted = {op.get("name") for op in kernel.meta.get("operands", [])} or None
     bound = []
     for s, d in zip(case.sets, outs):
         ops = dict(s.operands(), d=d)
+        if in_place:
+            ops["c"] = d
         bound.append(kernel.bind(**{k: v for k, v in ops.items() if wanted is None or k in wanted}))
     stream = torch.cuda.current_stream().cuda_stream  # do_bench records events here
 
@@ -339,9 +365,16 @@ def cluster_shape(spec):
 
 def tile_variant_n(spec):
     """Tile N of a configured 128-row tile of TILE_VARIANT_NS columns (no
-    launch variants), else None."""
+    launch variants), "p1" for one promotion part, the ACC_STAGE_TAGS tag
+    of a configured 128x128 accumulate-into-C tile, else None."""
     if spec.variants or spec.tile[:1] != [128]:
         return None
+    if "_p1" in spec.name:  # promotion_parts = 1
+        return "p1"
+    if (spec.accumulate_into_c and spec.tile[1:2] == [128]
+            and spec.stages in ACC_STAGE_TAGS
+            and cluster_shape(spec) == (1, 1) and not spec.stream_k):
+        return ACC_STAGE_TAGS[spec.stages]
     return spec.tile[1] if spec.tile[1:2] and spec.tile[1] in TILE_VARIANT_NS else None
 
 
@@ -396,6 +429,12 @@ def bench_case(m, n, k, recipe, chosen, kernels, args, seed, l2, timing, device=
                                    case, project_out)
         calls[impl], outs[impl] = (entry, call), out
         project_out = project_out if project_out is not None else out
+    for impl, impl_spec in list(chosen.items()):
+        if impl_spec.in_place and impl_spec.accumulate_into_c:
+            entry, call, out = prepare(
+                lambda: project_impl(case, kernels(impl_spec), in_place=True),
+                case, project_out)
+            calls[impl + IN_PLACE], outs[impl + IN_PLACE] = (entry, call), out
     for peer in PEERS[recipe]:
         if peer == "triton" and args.no_triton:
             continue
@@ -409,7 +448,7 @@ def bench_case(m, n, k, recipe, chosen, kernels, args, seed, l2, timing, device=
         time_sustained(calls, case, args.sustained, args.sustained_rest,
                        timing["sampler"], timing["index"])
     result["impls"] = {name: entry for name, (entry, _) in calls.items()}
-    for impl in chosen:
+    for impl in (name for name in calls if name not in PEERS[recipe]):
         for peer in PEERS[recipe]:
             for key, get in (("ratios", kernel_tflops), ("sustained_ratios", sustained_tflops)):
                 ours, theirs = get(result, impl), get(result, peer)
@@ -436,8 +475,8 @@ def summarize(results, recipes):
     summary = {}
     for recipe in recipes:
         rows = [r for r in results if r["recipe"] == recipe and r["m"] >= GEOMEAN_MIN_M]
-        impls = [*PROJECT_IMPLS, *PEERS[recipe]]
-        keys = [ratio_key(i, p) for i in PROJECT_IMPLS for p in PEERS[recipe]]
+        impls = [*project_impl_names(), *PEERS[recipe]]
+        keys = [ratio_key(i, p) for i in project_impl_names() for p in PEERS[recipe]]
         summary[recipe] = {
             "shapes": len(rows),
             "tflops": {i: geomean([kernel_tflops(r, i) for r in rows]) for i in impls},
@@ -549,11 +588,11 @@ def recipe_table(report, recipe, mode):
     get = sustained_tflops if sustained else kernel_tflops
     ratio_field = "sustained_ratios" if sustained else "ratios"
     rows = [r for r in report["results"] if r["recipe"] == recipe]
-    impls = [i for i in [*PROJECT_IMPLS, *PEERS[recipe]] if any(get(r, i) for r in rows)]
+    impls = [i for i in [*project_impl_names(), *PEERS[recipe]] if any(get(r, i) for r in rows)]
     if not impls:
         return []
     keys = shown(report, recipe, ratio_field,
-                 [ratio_key(i, p) for i in PROJECT_IMPLS for p in PEERS[recipe]])
+                 [ratio_key(i, p) for i in project_impl_names() for p in PEERS[recipe]])
     header = ["shape", *impls, *keys]
     if not sustained:
         header += ["bound", f"{PROJECT} / roofline"]
@@ -569,7 +608,7 @@ def recipe_table(report, recipe, mode):
         cells += [fmt(r[ratio_field].get(key), ".2f") for key in keys]
         if not sustained:
             roof = r.get("roofline") or {}
-            best = max((get(r, i) or 0 for i in PROJECT_IMPLS), default=0)
+            best = max((get(r, i) or 0 for i in project_impl_names()), default=0)
             frac = best / roof["roofline_tflops"] if roof.get("roofline_tflops") else None
             cells += [roof.get("bound", "n/a"), fmt(frac, ".2f")]
         lines.append("| " + " | ".join(cells) + " |")
@@ -621,8 +660,9 @@ def plot_report(report, path):
     fig, axes = plt.subplots(len(recipes), 1, figsize=(14, 4.2 * len(recipes)), squeeze=False)
     for ax, recipe in zip(axes[:, 0], recipes):
         rows = [r for r in report["results"] if r["recipe"] == recipe]
-        impls = [*PROJECT_IMPLS, *PEERS[recipe]]
-        width = 0.8 / len(impls)
+        impls = [i for i in [*project_impl_names(), *PEERS[recipe]]
+                 if any(r["impls"].get(i) for r in rows)]
+        width = 0.8 / max(len(impls), 1)
         for j, impl in enumerate(impls):
             values = [r["impls"].get(impl, {}).get("tflops") or 0.0 for r in rows]
             ax.bar([i + (j - (len(impls) - 1) / 2) * width for i in range(len(rows))],
@@ -771,7 +811,7 @@ def print_result(r):
             parts.append(f"{name} {e['status']}: {e['message'][:120]}")
     note = f" [{r['note']}]" if r.get("note") else ""
     roof = r["roofline"]
-    best = max((kernel_tflops(r, i) or 0 for i in PROJECT_IMPLS), default=0)
+    best = max((kernel_tflops(r, i) or 0 for i in project_impl_names()), default=0)
     frac = (f" {best / roof['roofline_tflops']:.0%} of roofline"
             if best and roof.get("roofline_tflops") else "")
     print(f"{shape_text(r):>17} {r['recipe']:<10} {roof['bound']}{frac} "
@@ -791,7 +831,7 @@ def print_summary(report):
             ratios = ", ".join(f"{key} {fmt(v, '.2f')}"
                                for key, v in s[suffix + "ratios"].items() if v)
             ours = ", ".join(f"{impl} {fmt(s[suffix + 'tflops'].get(impl))}"
-                             for impl in PROJECT_IMPLS if s[suffix + "tflops"].get(impl))
+                             for impl in project_impl_names() if s[suffix + "tflops"].get(impl))
             if ours or ratios:
                 print(f"  {recipe:<10} {mode:<11} {ours} TF/s; {ratios}")
 

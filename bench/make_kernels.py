@@ -46,7 +46,17 @@ WGRAD_TILE_CONFIGS = {
     "t160": "#fp8.gemm_config<tile = 128x160x128, stages = 6>",
     "t176": "#fp8.gemm_config<tile = 128x176x128, stages = 5>",
     "c2": "#fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 2x1>",
+    # Accumulate-into-C only: 4 stages beside the whole f32 tile staged
+    # (the heuristic's 5 stage it in two 32-column boxes in turn), and 6,
+    # which leave no room for staging: C loaded and D stored directly by
+    # each thread (the accumulating kernel before the staged epilogue).
+    "s4": "#fp8.gemm_config<tile = 128x128x128, stages = 4>",
+    "direct": "#fp8.gemm_config<tile = 128x128x128, stages = 6>",
+    # Each K block's MMAs as one part (A read once per block; the whole
+    # block promoted after its MMAs) instead of 96 + 32 columns.
+    "p1": "#fp8.gemm_config<tile = 128x128x128, stages = 5, promotion_parts = 1>",
 }
+WGRAD_ACC_ONLY = ("s4", "direct")
 WGRAD_ACC = {"out": "f32", "accumulate": True}
 
 # The wgrad set's correctness kernels: each configured tile with bf16 and
@@ -63,6 +73,26 @@ WGRAD_CHECK_KERNELS = [
     ("wg_c2_acc", "blockwise_1d1d", 2112, 7168,
      dict(WGRAD_ACC, config="#fp8.gemm_config<tile = 128x128x128, stages = 6, "
                             "cluster = 2x1>")),
+    # Accumulating through the staged f32 tile (also checked in place, C's
+    # memory passed as D): the whole tile with 4 stages, partial N and K;
+    # the cluster's tile in two boxes in turn.
+    ("wg_s4_acc", "blockwise_1d1d", 2112, 7168,
+     dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["s4"])),
+    ("wg_s4_acc_k160", "blockwise_1d1d", 2112, 160,
+     dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["s4"])),
+    ("wg_c2_acc_staged", "blockwise_1d1d", 7168, 2048,
+     dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["c2"])),
+    # One promotion part, bf16 out and accumulating (partial N and K).
+    ("wg_p1", "blockwise_1d1d", 2112, 7168, {"config": WGRAD_TILE_CONFIGS["p1"]}),
+    ("wg_p1_acc_k160", "blockwise_1d1d", 2112, 160,
+     dict(WGRAD_ACC, config=WGRAD_TILE_CONFIGS["p1"])),
+    # The heuristic's (launch variants included: M picks them) and its
+    # stream-K form.
+    ("wg_acc", "blockwise_1d1d", 2112, 7168, dict(WGRAD_ACC)),
+    ("wg_acc_k160", "blockwise_1d1d", 7168, 160, dict(WGRAD_ACC)),
+    ("wg_sk_acc", "blockwise_1d1d", 7168, 2048,
+     dict(WGRAD_ACC, config="#fp8.gemm_config<tile = 128x128x128, stages = 5, "
+                            "stream_k = true>")),
 ]
 
 # The 256x128 blockwise tile (opt-in): 3 stages beside its 64 KiB output
@@ -297,6 +327,8 @@ def wgrad_specs():
         for suffix, out in (("", {}), ("_acc", WGRAD_ACC)):
             specs.append((f"wgrad_1d1d{suffix}_n{n}_k{k}", "blockwise_1d1d", n, k, dict(out)))
             for tag, config in WGRAD_TILE_CONFIGS.items():
+                if not out and tag in WGRAD_ACC_ONLY:
+                    continue
                 if out and tag == "c2":
                     config = config.replace("stages = 5", "stages = 6")
                 specs.append((f"wgrad_1d1d{suffix}_{tag}_n{n}_k{k}", "blockwise_1d1d",

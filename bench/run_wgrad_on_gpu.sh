@@ -3,7 +3,11 @@
 # operands: the wgrad GEMM of the blockwise recipe) - the correctness check of
 # its configured tiles, then its benchmark on wgrad shapes against
 # F.scaled_mm (cuBLASLt, BlockWise1x128 x BlockWise1x128) and DeepGEMM's
-# sm_90 1D x 1D kernel, bf16 out and f32 accumulating into C.
+# sm_90 1D x 1D kernel, bf16 out and f32 accumulating into C. The
+# accumulating kernels are timed with separate C and D and in place (C's
+# memory passed as D: the TMA reduce-add epilogue), beside the configured
+# whole-tile staging (4 stages) and direct-store (6 stages) forms; the check
+# and the benchmark require the in-place D bit-identical to the separate D.
 #
 #   bench/run_wgrad_on_gpu.sh KERNELS[.tar.xz] [OUT_DIR]
 #
@@ -81,9 +85,35 @@ sed -n '/^verification:/,$p' "$OUT_DIR/bench.log" | grep -v '^wrote '
 verify_status=0
 grep -q '^verification: [0-9]* outputs, 0 outside' "$OUT_DIR/bench.log" || verify_status=1
 
+# In place (C's memory passed as D, D += A B) against the same kernel with
+# separate C and D (C zero): bit-identical outputs.
+echo "== in place vs separate C and D"
+inplace_status=0
+"$PYTHON" - "${report%.md}.json" "$OUT_DIR/check.json" <<'PY' || inplace_status=1
+import json, sys
+report = json.load(open(sys.argv[1]))
+bad = checked = 0
+for r in report["results"]:
+    for name, e in r["impls"].items():
+        if not name.endswith(" in place") or e["status"] != "ok":
+            continue
+        base = name[:-len(" in place")]
+        same = base in (e.get("identical_to") or [])
+        checked, bad = checked + 1, bad + (not same)
+        print(f"  {r['m']}x{r['n']}x{r['k']} {name}: "
+              f"{'bit-identical to' if same else 'DIFFERS from'} {base}")
+cases = json.load(open(sys.argv[2])).get("cases", [])
+in_place = [c for c in cases if "in_place_equal" in c]
+print(f"bench: {checked} in-place outputs, {bad} differ; check: {len(in_place)} "
+      f"in-place cases, {sum(not c['in_place_equal'] for c in in_place)} differ")
+sys.exit(1 if bad or not checked or not in_place
+         or any(not c["in_place_equal"] for c in in_place) else 0)
+PY
+
 echo
 echo "== summary ($((SECONDS - start)) s)"
 echo "check: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$OUT_DIR/check.log" | tail -n 1 ||
   echo 'no result line') (exit $check_status)"
-echo "bench: exit $bench_status, verification exit $verify_status; report ${report:-none}"
-[[ $check_status == 0 && $bench_status == 0 && $verify_status == 0 ]]
+echo "bench: exit $bench_status, verification exit $verify_status, in place exit $inplace_status;" \
+  "report ${report:-none}"
+[[ $check_status == 0 && $bench_status == 0 && $verify_status == 0 && $inplace_status == 0 ]]

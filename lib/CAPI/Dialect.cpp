@@ -100,7 +100,8 @@ MlirAttribute fp8GemmConfigAttrGet(MlirContext ctx, int64_t tileM,
                                    int64_t clusterN, int64_t rasterGroup) {
   return getChecked<GemmConfigAttr>(ctx, GemmTileShape{tileM, tileN, tileK},
                                     stages, TileShape{clusterM, clusterN},
-                                    rasterGroup, /*stream_k=*/BoolAttr());
+                                    rasterGroup, /*stream_k=*/BoolAttr(),
+                                    /*promotion_parts=*/int64_t{0});
 }
 
 static GemmConfigAttr unwrapGemmConfig(MlirAttribute attr) {

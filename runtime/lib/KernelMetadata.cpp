@@ -244,12 +244,40 @@ private:
           bindableSymbols_.insert(e.name());
       meta_.operands.push_back(std::move(op));
     }
+    for (size_t i = 0; i < file_.operands.size(); ++i)
+      FP8RT_RETURN_IF_ERROR(resolveInPlaceOf(i));
     // A derived extent checks symbols some operand binds.
     for (size_t i = 0; i < meta_.operands.size(); ++i)
       for (size_t d = 0; d < meta_.operands[i].shape.size(); ++d)
         FP8RT_RETURN_IF_ERROR(
             checkBindable(meta_.operands[i].shape[d],
                           indexPath(indexPath("operands", i) + ".shape", d)));
+    return Status();
+  }
+
+  // Operand i's `in_place_of`: an output naming an input of its dtype and
+  // shape.
+  Status resolveInPlaceOf(size_t i) {
+    const std::optional<std::string> &name = file_.operands[i].inPlaceOf;
+    if (!name)
+      return Status();
+    std::string path = indexPath("operands", i) + ".in_place_of";
+    OperandSpec &op = meta_.operands[i];
+    int other = meta_.findOperand(*name);
+    if (other < 0)
+      return r_.errorAtPath(path, "unknown operand \"", *name, "\"");
+    const OperandSpec &input = meta_.operands[other];
+    if (op.role != OperandRole::Output || input.role != OperandRole::Input)
+      return r_.errorAtPath(path, "an output names the input it may update "
+                                  "in place; \"", op.name, "\" is an ",
+                            op.role == OperandRole::Output ? "output" : "input",
+                            " and \"", *name, "\" an ",
+                            input.role == OperandRole::Output ? "output"
+                                                              : "input");
+    if (op.dtype != input.dtype || op.shape != input.shape)
+      return r_.errorAtPath(path, "\"", op.name, "\" and \"", *name,
+                            "\" differ in dtype or shape");
+    op.inPlaceOf = other;
     return Status();
   }
 

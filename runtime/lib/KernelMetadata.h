@@ -57,6 +57,9 @@ struct OperandSpec {
   OperandRole role = OperandRole::Input;
   bool optional = false;
   int64_t alignmentBytes = 1; // required alignment of the device pointer
+  // An output the caller may pass the memory of this input operand for (an
+  // in-place update); -1: none.
+  int inPlaceOf = -1;
 };
 
 constexpr int kMaxTensorMapRank = 5; // cuTensorMapEncodeTiled's limit

@@ -31,7 +31,8 @@ struct Binding {
 
 // The kernels read their inputs while they write their outputs, in no
 // particular order: an output sharing a byte with any other operand (input
-// or output) gives results that depend on the schedule.
+// or output) gives results that depend on the schedule, unless it is the
+// very memory of the input the metadata says it may update in place.
 bool overlap(const BoundOperand &a, const BoundOperand &b) {
   // sizeBytes is at least one element: every extent is >= 1.
   return a.address < b.address + static_cast<uint64_t>(b.sizeBytes) &&
@@ -52,6 +53,10 @@ Status checkOutputsDoNotOverlap(const KernelMetadata &meta,
     for (size_t j = 0; j < meta.operands.size(); ++j) {
       const BoundOperand &other = args.operands[j];
       if (j == i || !other.present || !overlap(out, other))
+        continue;
+      // The input the output may update in place, passed whole.
+      if (meta.operands[i].inPlaceOf == static_cast<int>(j) &&
+          out.address == other.address && out.sizeBytes == other.sizeBytes)
         continue;
       const OperandSpec &otherSpec = meta.operands[j];
       return invalidArgument(

@@ -9,7 +9,9 @@ poison D with NaN, launch through libfp8rt on a torch stream and check:
     inputs (+ bias, + C, then the epilogue activation); and the worst row
     within ROW_TOLERANCE_FACTOR x that,
   - a second launch gives bit-identical D (determinism),
-  - with an output amax: it equals max |D| of the stored D, bit for bit.
+  - with an output amax: it equals max |D| of the stored D, bit for bit,
+  - where D may be C's memory (`in_place_of`): a launch with C's copy as both
+    C and D leaves it bit-identical to the D of the separate buffers.
 Then a negative section: malformed launches must raise an error naming the
 offending operand instead of crashing.
 
@@ -130,6 +132,12 @@ def check_case(kernel, spec, m, seed, stream, device="cuda"):
         record["rel_err"] = gi.relative_error(d1, ref)
         record["worst_row_err"] = gi.worst_row_error(d1, ref)
         record["deterministic"] = gi.bitwise_equal(d1, d2)
+        if spec.in_place:
+            # D += A B in C's own memory (the main-grad form).
+            d3 = inputs.c.clone()
+            launch_and_wait(kernel, dict(launch_operands(spec, inputs, d3), c=d3), stream)
+            record["in_place_equal"] = gi.bitwise_equal(d3, d1)
+            record["deterministic"] = record["deterministic"] and record["in_place_equal"]
         amax_ok = True
         if amax1 is not None:
             # Exact: the max |D| of the stored output, bit for bit.
@@ -255,7 +263,9 @@ def failure_reason(r):
             not r["worst_row_err"] <= ROW_TOLERANCE_FACTOR * r["tolerance"]:
         reasons.append(f"worst row {r['worst_row_err']:.3e} > "
                        f"{ROW_TOLERANCE_FACTOR:g} x {r['tolerance']:.0e}")
-    if r["deterministic"] is False:
+    if r.get("in_place_equal") is False:
+        reasons.append("D computed in C's memory differs bitwise from separate C and D")
+    elif r["deterministic"] is False:
         reasons.append("two launches differ bitwise")
     return "; ".join(reasons) or "failed"
 

@@ -188,6 +188,10 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(Operation *op,
       return op->emitOpError()
              << "the sm_100a kernels have no stream-K schedule: drop "
                 "`stream_k = true` from the gemm_config";
+    if (config.getPromotionParts() != 0)
+      return op->emitOpError()
+             << "the sm_100a kernels accumulate in f32 tensor memory, with "
+                "no promotion: remove `promotion_parts` from the gemm_config";
     t = getGemmTiling(config, outputBytes, canStageOutput);
   } else {
     t.outputBytes = outputBytes;

@@ -126,16 +126,21 @@ static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
 /// different 16-byte bank groups. Each of a consumer's waves writes its
 /// rows (`waveRows`: a thread's two rows in the tile) before the stores, so
 /// a tile of several waves goes out with one round of TMA stores.
+/// With `reduceAdd` the boxes are added into D (TMA reduce-add, f32)
+/// instead of stored. A fragment group of 8 f32 columns spans two chunks:
+/// lanes 2 and 3 of a quad write their pair into the second one.
 static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
                                  const KernelValues &v, PairPacker pack,
                                  ArrayRef<std::array<Value, 2>> waveRows,
                                  Value lane, Value isStoreThread,
-                                 Value mOffset, Value nOffset) {
+                                 Value mOffset, Value nOffset,
+                                 bool reduceAdd = false) {
   ImplicitLocOpBuilder &b = kb.builder();
   int64_t consumers = getNumConsumers(t) * kWarpgroupThreads;
   int64_t boxColumns = t.storeBoxColumns();
   int64_t groupBytes = 8 * t.outputBytes;
-  int64_t groupsPerChunk = 16 / groupBytes;
+  int64_t groupsPerChunk = std::max<int64_t>(16 / groupBytes, 1);
+  int64_t chunksPerGroup = std::max<int64_t>(groupBytes / 16, 1);
   int64_t rowBytes = t.storeBoxBytes();
   int64_t boxBytes = t.tileM * rowBytes;
   // Rows sharing a swizzle pattern: 1 for 128-byte rows, 2 for 64-byte ones.
@@ -158,6 +163,13 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
     Value swizzle = kb.divu(lane, kb.i32(4 * rowsPerPattern));
     Value inChunk =
         kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(2 * t.outputBytes));
+    if (chunksPerGroup > 1) {
+      // The lane's chunk is 2c + (lane % 4) / 2 for the group's first
+      // chunk 2c; (2c + l) ^ s = 2c ^ (l ^ s) for l in {0, 1}.
+      Value quadLane = kb.remu(lane, kb.i32(4));
+      inChunk = kb.mul(kb.remu(lane, kb.i32(2)), kb.i32(2 * t.outputBytes));
+      swizzle = arith::XOrIOp::create(b, swizzle, kb.divu(quadLane, kb.i32(2)));
+    }
     int64_t groupsPerBox = boxColumns / 8;
     for (auto [wave, rowsInTile] : llvm::enumerate(waveRows)) {
       for (int h = 0; h < 2; ++h) {
@@ -166,7 +178,7 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
         for (int64_t j = first * groupsPerBox;
              j < (first + count) * groupsPerBox; ++j) {
           int64_t slot = slot0 + j / groupsPerBox - first;
-          int64_t chunk = (j % groupsPerBox) / groupsPerChunk;
+          int64_t chunk = (j % groupsPerBox) * chunksPerGroup / groupsPerChunk;
           int64_t inChunkGroup = (j % groupsPerChunk) * groupBytes;
           Value offset = kb.add(
               rowBase,
@@ -181,11 +193,18 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
     kb.fenceProxyAsyncShared();
     kb.namedBarrier(kConsumerBarrierId, consumers);
     kb.ifThen(isStoreThread, [&] {
-      for (int64_t box = first; box < first + count; ++box)
-        kb.tmaStore2d(
-            v.tmaD,
-            kb.bytePtr(v.epilogueBuffer, (slot0 + box - first) * boxBytes),
-            kb.add(nOffset, kb.i32(box * boxColumns)), mOffset);
+      for (int64_t box = first; box < first + count; ++box) {
+        Value src =
+            kb.bytePtr(v.epilogueBuffer, (slot0 + box - first) * boxBytes);
+        Value column = kb.add(nOffset, kb.i32(box * boxColumns));
+        if (reduceAdd)
+          NVVM::CpAsyncBulkTensorReduceOp::create(
+              b, v.tmaD, src, NVVM::TMAReduxKind::ADD,
+              NVVM::TMAStoreMode::TILE, ValueRange{column, mOffset},
+              /*l2CacheHint=*/Value());
+        else
+          kb.tmaStore2d(v.tmaD, src, column, mOffset);
+      }
       kb.bulkCommitGroup();
     });
   };
@@ -195,6 +214,54 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
   }
   for (int64_t box = 0; box < t.numStoreBoxes(); ++box)
     stageBoxes(box, 1);
+}
+
+/// The staged epilogue of a kernel accumulating into C
+/// (accumulatesThroughStaging). Where the caller passes C's memory as D (in
+/// place: the main-grad form D += A B) the tile's values go into D with TMA
+/// reduce-adds, one f32 add per element of D, the add D + value that the
+/// direct stores compute, and C is not read. Otherwise each pair adds C
+/// (one vector load at indices clamped into D: what lies past M or N is
+/// clipped by the TMA store) before it is staged, and D is TMA-stored. The
+/// branch is uniform (kernel parameters).
+static void emitAccumulatingTmaEpilogue(
+    KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
+    const KernelValues &v, const EpilogueThread &thread,
+    ArrayRef<SmallVector<Value>> waveValues,
+    ArrayRef<std::array<Value, 2>> waveRows, Value mOffset, Value nOffset) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  auto pairOf = [&](int64_t wave, int64_t j, int h)
+      -> std::array<Value, 2> {
+    return {waveValues[wave][4 * j + 2 * h], waveValues[wave][4 * j + 2 * h + 1]};
+  };
+  Value inPlace = LLVM::ICmpOp::create(b, LLVM::ICmpPredicate::eq, v.c, v.d);
+  kb.ifThen(inPlace, [&] {
+    auto pack = [&](int64_t wave, int64_t j, int h) {
+      auto [x0, x1] = pairOf(wave, j, h);
+      return packPair(kb, x0, x1, p.outElementType);
+    };
+    emitTmaStoreEpilogue(kb, t, v, pack, waveRows, thread.lane,
+                         thread.isStoreThread, mOffset, nOffset,
+                         /*reduceAdd=*/true);
+  });
+  Value distinct = LLVM::ICmpOp::create(b, LLVM::ICmpPredicate::ne, v.c, v.d);
+  kb.ifThen(distinct, [&] {
+    Value mLast = kb.sub(v.m, kb.i32(1));
+    bool guardColumns = needsColumnGuard(p, t);
+    auto pack = [&](int64_t wave, int64_t j, int h) {
+      auto [x0, x1] = pairOf(wave, j, h);
+      Value pair[2] = {x0, x1};
+      Value row = kb.minu(kb.add(mOffset, waveRows[wave][h]), mLast);
+      Value col =
+          kb.add(nOffset, kb.add(kb.i32(8 * j), thread.colInFragment));
+      if (guardColumns)
+        col = kb.minu(col, kb.i32(p.n - 2));
+      emitAddC(kb, pair, v.c, emitRowMajorIndex(kb, row, col, p.n));
+      return packPair(kb, pair[0], pair[1], p.outElementType);
+    };
+    emitTmaStoreEpilogue(kb, t, v, pack, waveRows, thread.lane,
+                         thread.isStoreThread, mOffset, nOffset);
+  });
 }
 
 /// This tile's max |D| (elements inside D only), one atomic per warp.
@@ -374,6 +441,9 @@ void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
     Value rowInTile = waveRowInTile(wave);
     waveRows.push_back({rowInTile, kb.add(rowInTile, kb.i32(8))});
   }
+  if (accumulatesThroughStaging(p, t))
+    return emitAccumulatingTmaEpilogue(kb, p, t, v, thread, waveValues,
+                                       waveRows, mOffset, nOffset);
   auto pack = [&](int64_t wave, int64_t j, int h) {
     ArrayRef<Value> values = waveValues[wave];
     if (p.hasFP8Output())

@@ -267,8 +267,9 @@ public:
       : kb(kb), b(kb.builder()), p(p), t(t), v(v), thread(thread),
         aDescriptorLow(aDescriptorLow), bDescriptorLow(bDescriptorLow),
         bClasses(t),
-        partColumns(getNumWaves(t) > 1
-                        ? getWavePromotionParts(t.tileN)
+        partColumns(getNumWaves(t) > 1 ? getWavePromotionParts(t.tileN)
+                    : t.promotionParts == 1
+                        ? SmallVector<int64_t>{getAccumulatorColumns(t)}
                         : getPromotionParts(getAccumulatorColumns(t))),
         accType(getAccumulatorType(b.getContext(), getAccumulatorColumns(t))),
         waves(getNumWaves(t)) {}

@@ -156,8 +156,13 @@ static void setStreamK(GemmTiling &t, bool streamK) {
 /// the tensor's edge, not at the run-time count), and a k_grouped one,
 /// whose [G, M, N] D a tile of a group's last rows must not overrun. An FP8 output stages its
 /// quantized bytes (a box of 128 columns: one 1x128 scale block), half the
-/// buffer of a 2-byte output.
+/// buffer of a 2-byte output. The 1D x 1D GEMM accumulating into C (the
+/// wgrad GEMM's main-grad form) stages its f32 tile: in place (C is D) it
+/// adds the tile into D with a TMA reduce-add, otherwise it adds C in
+/// registers and TMA-stores D (emitTileEpilogue).
 static bool canStageOutput(const GemmProblem &p) {
+  if (p.accumulateIntoC && p.hasBlockwiseColumnScales())
+    return !p.hasGroupedOutput();
   return (getByteWidth(p.outElementType) == 2 || p.hasFP8Output()) &&
          !p.accumulateIntoC && !p.hasGroupedOutput();
 }
@@ -269,6 +274,18 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
   else if (t.tileM == kWaveTileM && (t.streamK || p.isGrouped()))
     os << "a " << kWaveTileM
        << "-row tile takes neither stream-K nor a grouped GEMM";
+  else if (t.promotionParts != 0 &&
+           (p.promoteInterval == 0 || t.swapAB || t.tileM == kWaveTileM))
+    os << "promotion_parts selects the column parts of promoted "
+          "accumulation in a 64- or 128-row tile, got "
+       << (p.promoteInterval == 0 ? "fast accumulation"
+           : t.swapAB             ? "a swap-AB tile"
+                                  : "a " + std::to_string(kWaveTileM) +
+                                        "-row tile");
+  else if (t.promotionParts == 2 && t.tileN < 64)
+    os << "two promotion parts need tile N >= 64 (parts of whole 32-column "
+          "MMAs), got "
+       << t.tileN;
   else if (p.isBlockwise() && !p.hasBlockwiseColumnScales() &&
            t.tileN > kScaleBlock + std::gcd(t.tileN, kScaleBlock))
     os << "the sm_90a blockwise kernels take the 128x128 B scales of at most "
@@ -363,6 +380,11 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
         getDynamicSharedMemoryBytes(t) > maxSharedMemory &&
         getDynamicSharedMemoryBytes(withStagingBoxPair(t)) <= maxSharedMemory)
       t = withStagingBoxPair(t);
+    // A kernel accumulating into C stages its f32 tile only where it fits
+    // beside the configured stages; otherwise it stores directly.
+    if (accumulatesThroughStaging(p, t) &&
+        getDynamicSharedMemoryBytes(t) > maxSharedMemory)
+      t.tmaStoreEpilogue = false;
   } else if (p.promoteInterval != 0) {
     t = getDefaultTiling(p, 128,
                          pickPromotedTileN(p, target.numMultiprocessors),

@@ -228,6 +228,8 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
     name += "_sk";
   if (t.swapAB)
     name += "_swapab";
+  if (t.promotionParts)
+    name += llvm::formatv("_p{0}", t.promotionParts).str();
   if (p.aScale != p.bScale)
     name += "_a" + std::string(p.aScale == ScaleMode::Row ? "row" : "tensor");
   if (p.promoteInterval == 0)
@@ -258,6 +260,7 @@ GemmTiling mlir::fp8::getGemmTiling(GemmConfigAttr config, int64_t outputBytes,
   t.clusterM = config.getCluster().rows;
   t.clusterN = config.getCluster().cols;
   t.rasterGroup = config.getRasterGroup();
+  t.promotionParts = config.getPromotionParts();
   t.tmaStoreEpilogue = canStageOutput && t.tileN % t.storeBoxColumns() == 0;
   return t;
 }
@@ -287,6 +290,8 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
   if (p.biasElementType)
     argTypes.push_back(global);
   if (p.accumulateIntoC)
+    argTypes.push_back(global);
+  if (accumulatesThroughStaging(p, t))
     argTypes.push_back(global);
   if (p.outputAmax)
     argTypes.push_back(global);
@@ -329,6 +334,8 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
     params.bias = entry.getArgument(arg++);
   if (p.accumulateIntoC)
     params.c = entry.getArgument(arg++);
+  if (accumulatesThroughStaging(p, t))
+    params.d = entry.getArgument(arg++);
   if (p.outputAmax)
     params.amax = entry.getArgument(arg++);
   if (p.isGrouped())
@@ -514,6 +521,8 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
   operands.push_back(makeOperand("d", p.outElementType,
                                  perGroup({sym("M"), num(p.n)}),
                                  OperandRole::Output));
+  if (accumulatesThroughStaging(p, t)) // C's memory as D: TMA reduce-add
+    operands.back().inPlaceOf = "c";
   if (p.outQuantization == OutputQuantization::Tensor)
     operands.push_back(
         makeOperand("result_scale_inv", f32, {}, OperandRole::Output));
@@ -692,6 +701,8 @@ void GemmMetadataBuilder::addParams(md::KernelMetadata &metadata) const {
     pointer("bias");
   if (p.accumulateIntoC)
     pointer("c");
+  if (accumulatesThroughStaging(p, t))
+    pointer("d");
   if (p.outputAmax)
     pointer("amax");
   if (p.isGrouped())

@@ -219,6 +219,13 @@ class GemmSpec:
                 return op
         return None
 
+    @property
+    def in_place(self):
+        """Whether the caller may pass C's memory as D (`in_place_of` of the
+        output d): the kernel then adds A B into it (D += A B)."""
+        d = self.operand("d")
+        return bool(d) and d.get("in_place_of") == "c"
+
     def operand_dtype(self, name, default):
         op = self.operand(name)
         return op.get("dtype", default) if op else default

@@ -125,3 +125,19 @@ func.func @mxfp8(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa:
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<mx 1x32>, b_granularity = #fp8.granularity<mx 1x32>, accumulation = #fp8.accumulation<fast>} : (tensor<128x256xf8E4M3FN>, tensor<64x256xf8E4M3FN>, tensor<128x8xf8E8M0FNU>, tensor<64x8xf8E8M0FNU>) -> tensor<128x64xbf16>
   return %0 : tensor<128x64xbf16>
 }
+
+// -----
+
+func.func @promotion_parts_fast(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{promotion_parts selects the column parts of promoted accumulation in a 64- or 128-row tile, got fast accumulation}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, promotion_parts = 1>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @promotion_parts_narrow(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
+  // expected-error @+1 {{two promotion parts need tile N >= 64 (parts of whole 32-column MMAs), got 32}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x32x128, stages = 4, promotion_parts = 2>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
+  return %0 : tensor<128x256xbf16>
+}

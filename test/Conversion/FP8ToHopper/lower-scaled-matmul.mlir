@@ -168,7 +168,7 @@ func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>
 // sA[row h] * sB[column 8j + 2 (lane % 4) + e]: the first 96 columns' 48
 // elements after wait_group 1, the last 32 columns' 16 after wait_group 0.
 // CHECK-LABEL: func.func @blockwise_1d1d
-// CHECK: gpu.func @fp8_gemm_blockwise_1d1d_e4m3_e4m3_f32_n2112_k7168_t128x128x128_s6_acc
+// CHECK: gpu.func @fp8_gemm_blockwise_1d1d_e4m3_e4m3_f32_n2112_k7168_t128x128x128_s5_acc
 // CHECK-SAME: a_granularity = "tile 1x128"
 // CHECK-SAME: accumulate_into_c = true
 // CHECK-SAME: b_granularity = "tile 1x128"

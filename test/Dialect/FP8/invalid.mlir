@@ -634,6 +634,11 @@ func.func private @config_raster() attributes {c = #fp8.gemm_config<tile = 128x1
 
 // -----
 
+// expected-error @+1 {{expected promotion_parts 1 or 2 (0: the lowering decides), got 3}}
+func.func private @config_promotion_parts() attributes {c = #fp8.gemm_config<tile = 128x128x128, promotion_parts = 3>}
+
+// -----
+
 // expected-error @+2 {{expected a GEMM tile MxNxK, got 2 dimension(s)}}
 // expected-error @+1 {{failed to parse FP8_GemmConfigAttr parameter 'tile'}}
 func.func private @config_tile_rank() attributes {c = #fp8.gemm_config<tile = 128x128>}

@@ -34,6 +34,7 @@ func.func private @recipes() attributes {
 // CHECK-SAME: c0 = #fp8.gemm_config<tile = 128x256x128>
 // CHECK-SAME: c1 = #fp8.gemm_config<tile = 64x128x128, stages = 6, cluster = 2x1, raster_group = 16>
 // CHECK-SAME: c2 = #fp8.gemm_config<tile = 128x192x128, stream_k = false>
+// CHECK-SAME: c3 = #fp8.gemm_config<tile = 128x128x128, stages = 5, promotion_parts = 1>
 // CHECK-SAME: g0 = #fp8.granularity<tensor>
 // CHECK-SAME: g1 = #fp8.granularity<row>
 // CHECK-SAME: g2 = #fp8.granularity<tile 1x128>
@@ -49,7 +50,8 @@ func.func private @granularities() attributes {
   l0 = #fp8.columnwise_layout<untransposed>, k0 = #fp8.major<mn>,
   c0 = #fp8.gemm_config<tile = 128x256x128, stages = 4, cluster = 1x1, raster_group = 8>,
   c1 = #fp8.gemm_config<raster_group = 16, tile = 64x128x128, cluster = 2x1, stages = 6>,
-  c2 = #fp8.gemm_config<stream_k = false, tile = 128x192x128>
+  c2 = #fp8.gemm_config<stream_k = false, tile = 128x192x128>,
+  c3 = #fp8.gemm_config<promotion_parts = 1, tile = 128x128x128, stages = 5>
 }
 
 //===----------------------------------------------------------------------===//

@@ -227,6 +227,9 @@ struct GemmTiling {
   /// Bytes of the `workspace` parameter each CTA owns (a stream-K kernel's,
   /// laid out by the target lowering, which sets it); 0: no workspace.
   int64_t workspaceBytesPerCta = 0;
+  /// Column parts of promoted accumulation (`promotion_parts` of the
+  /// configuration): 1 or 2; 0: the target's choice.
+  int64_t promotionParts = 0;
   /// Swap-AB (sm_90a decode kernels): the MMA computes the transposed tile,
   /// D^T = B . A^T, so that tileN rows of B fill the MMA's 64-row side and
   /// the tileM rows of A (a few tokens) are its narrow N side. The tile is
@@ -246,6 +249,15 @@ struct GemmTiling {
   }
   int64_t numNTiles(int64_t n) const { return llvm::divideCeil(n, tileN); }
 };
+
+/// Whether the kernel accumulates into C through its staged output tile
+/// (the sm_90a 1D x 1D GEMM): it then also takes D's address, and adds the
+/// tile into D with a TMA reduce-add where the caller passes C as D (in
+/// place), C in registers before a TMA store otherwise.
+inline bool accumulatesThroughStaging(const GemmProblem &p,
+                                      const GemmTiling &t) {
+  return p.accumulateIntoC && t.tmaStoreEpilogue;
+}
 
 /// The tiling a `#fp8.gemm_config` asks for: tile, pipeline depth, cluster
 /// and raster group, with a TMA-store epilogue when `canStageOutput` and the

@@ -261,7 +261,8 @@ static constexpr int64_t kMaxGemmTileM = 256;
 LogicalResult
 GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        GemmTileShape tile, int64_t stages, TileShape cluster,
-                       int64_t rasterGroup, BoolAttr streamK) {
+                       int64_t rasterGroup, BoolAttr streamK,
+                       int64_t promotionParts) {
   if (tile.m <= 0 || tile.m % 64 != 0)
     return emitError() << "expected a tile M that is a positive multiple of "
                           "64 (one warpgroup MMA), got "
@@ -296,6 +297,10 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (streamK && streamK.getValue() && !(cluster.rows == 1 && cluster.cols == 1))
     return emitError() << "stream-K takes a 1x1 cluster, got " << cluster.rows
                        << "x" << cluster.cols;
+  if (promotionParts < 0 || promotionParts > 2)
+    return emitError() << "expected promotion_parts 1 or 2 (0: the lowering "
+                          "decides), got "
+                       << promotionParts;
   return success();
 }
 

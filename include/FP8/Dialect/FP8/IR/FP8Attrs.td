@@ -414,7 +414,12 @@ def FP8_GemmConfigAttr : AttrDef<FP8_Dialect, "GemmConfig"> {
       together for L2 reuse (>= 1);
     * `stream_k` (optional): whether the tiles of a partial last wave are
       split along K over all CTAs (stream-K; 1x1 clusters only); left out,
-      the lowering decides.
+      the lowering decides;
+    * `promotion_parts` (optional, sm_90a promoted accumulation): the
+      column parts a K block's MMAs are issued and promoted in, 1 or 2: one
+      part reads each A row once per K block (its promotion waits for all
+      the block's MMAs), two overlap the first part's promotion with the
+      second part's MMAs. Left out (0), the lowering decides.
 
     Whether a configuration fits a chip (shared memory, registers, MMA
     shapes) is checked by the target lowering, which reports what does not.
@@ -426,7 +431,8 @@ def FP8_GemmConfigAttr : AttrDef<FP8_Dialect, "GemmConfig"> {
     DefaultValuedParameter<"int64_t", "4">:$stages,
     FP8_TileShapeParameter<"::mlir::fp8::TileShape{1, 1}">:$cluster,
     DefaultValuedParameter<"int64_t", "8">:$raster_group,
-    OptionalParameter<"::mlir::BoolAttr">:$stream_k
+    OptionalParameter<"::mlir::BoolAttr">:$stream_k,
+    DefaultValuedParameter<"int64_t", "0">:$promotion_parts
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

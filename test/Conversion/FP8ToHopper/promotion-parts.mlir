@@ -1,0 +1,34 @@
+// RUN: fp8-opt %s -split-input-file -fp8-attach-target=chip=sm_90a -fp8-lower-scaled-matmul | FileCheck %s
+
+// `promotion_parts = 1`: each K block's MMAs over the whole 128-wide 1D x
+// 1D tile as one commit group (A's rows read once per block), then all 64
+// elements of a consumer thread promoted after wait_group 0. The kernel
+// name says the parts.
+// CHECK-LABEL: gpu.func @fp8_gemm_blockwise_1d1d_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s5_p1(
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-64: llvm.intr.fma
+// CHECK-NOT: llvm.intr.fma
+// CHECK: scf.yield
+func.func @one_part(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<2112x56xf32>) -> tensor<?x2112xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5, promotion_parts = 1>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<2112x56xf32>) -> tensor<?x2112xbf16>
+  return %0 : tensor<?x2112xbf16>
+}
+
+// -----
+
+// `promotion_parts = 2` is the heuristic's split (96 + 32 at tile N 128).
+// CHECK-LABEL: gpu.func @fp8_gemm_blockwise_1d1d_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s5_p2(
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <zero>]
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <zero>]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+func.func @two_parts(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<2112x56xf32>) -> tensor<?x2112xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5, promotion_parts = 2>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<2112x56xf32>) -> tensor<?x2112xbf16>
+  return %0 : tensor<?x2112xbf16>
+}
