@@ -141,28 +141,35 @@ _resolver = _RESOLVE(_resolve)  # kept alive for the process
 
 # --- the operators --------------------------------------------------------
 
-def _check_gemm(a, b, out_dtype):
-    torch._check(a.dim() == 2 and b.dim() == 2,
-                 lambda: f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and "
-                         f"{tuple(b.shape)}")
-    torch._check(a.shape[1] == b.shape[0],
-                 lambda: f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and "
-                         f"{tuple(b.shape)}")
+def _check_gemm(a, b, out_dtype, scales=()):
+    """The operators' argument checks, with the C++ operators' error types
+    (TypeError for a dtype or a missing tensor, ValueError for a shape)."""
+    for name, scale in scales:
+        torch._check_type(isinstance(scale, torch.Tensor),
+                          lambda: f"{name}: expected a tensor, got {type(scale).__name__}")
+    torch._check_value(a.dim() == 2 and b.dim() == 2,
+                       lambda: f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and "
+                               f"{tuple(b.shape)}")
+    torch._check_value(a.shape[1] == b.shape[0],
+                       lambda: f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and "
+                               f"{tuple(b.shape)}")
     check_gemm_dtypes(a, b, out_dtype)
 
 
 def check_gemm_dtypes(a, b, out_dtype):
     """FP8 a and b, and an output dtype the GEMMs write (also the grouped
     GEMM's check)."""
-    torch._check(a.dtype in FP8_DTYPES and b.dtype in FP8_DTYPES,
-                 lambda: f"a, b: expected float8_e4m3fn or float8_e5m2, got {a.dtype}, {b.dtype}")
-    torch._check(out_dtype in HIGH_DTYPES, lambda: f"out_dtype: unsupported dtype {out_dtype}")
+    for name, t in (("a", a), ("b", b)):
+        torch._check_type(t.dtype in FP8_DTYPES,
+                          lambda: f"{name}: unsupported dtype {t.dtype} (expected float8_e4m3fn "
+                                  f"or float8_e5m2)")
+    torch._check_type(out_dtype in HIGH_DTYPES, lambda: f"out_dtype: unsupported dtype {out_dtype}")
 
 
 def _scaled_mm_fake(a, b, scale_a, scale_b, bias=None, out_dtype=None, recipe="auto",
                     accumulation="fast"):
     out_dtype = out_dtype or torch.bfloat16
-    _check_gemm(a, b, out_dtype)
+    _check_gemm(a, b, out_dtype, (("scale_a", scale_a), ("scale_b", scale_b)))
     return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
 
 
