@@ -35,13 +35,13 @@ ROOT = HERE.parent
 sys.path[:0] = [str(HERE), str(ROOT / "python")]
 
 import report_util  # noqa: E402
+from fp8mlir.linear_step import recipe_and_format  # noqa: E402
 
 RECIPES = ("bf16", "bf16-repeat", "current", "current-e4m3", "delayed", "delayed-e4m3",
            "blockwise")
 # current-e4m3 / delayed-e4m3: the per-tensor recipes with the format e4m3
 # (dY quantized to E4M3 like X and W, not E5M2), asked for by name.
 DEFAULT_RECIPES = ("bf16", "bf16-repeat", "current", "delayed", "blockwise")
-E4M3_SUFFIX = "-e4m3"
 # bf16-repeat trains the BF16 model again with the same seed, weights and
 # batches: its gap to the first BF16 run is the run-to-run noise of this
 # training (non-deterministic kernels such as the attention backward's
@@ -223,7 +223,7 @@ def markdown(report):
         f"- FP8 runs replace the blocks' linear layers (qkv, proj, gate_up, down; "
         f"{4 * cfg['layers']} layers); embeddings, norms, attention and the head stay as in BF16"
         + ("; the per-tensor recipes quantize dY to E5M2 (format hybrid), their `-e4m3` runs to "
-           "E4M3 (format e4m3)" if any(r["recipe"].endswith(E4M3_SUFFIX) for r in report["runs"])
+           "E4M3 (format e4m3)" if any(recipe_and_format(r["recipe"])[1] == "e4m3" for r in report["runs"])
            else ""),
         f"- smoothed: bias-corrected EMA (factor {cfg['smoothing']}) of the train loss; max gap = "
         f"largest |smoothed - smoothed BF16| / smoothed BF16 over steps >= {cfg['warmup']} "
