@@ -191,12 +191,10 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
               "tile M "
            << tiling->tileM << ", cluster " << tiling->clusterM << "x"
            << tiling->clusterN << (tiling->streamK ? ", stream-K" : "");
-  // k_grouped: a tile's K blocks are its group's (sizes multiples of 128).
-  if (problem->isKGrouped() && kBlockwiseScaleBlock % tiling->tileK != 0)
-    return op.emitOpError()
-           << "the k_grouped kernels take tile K dividing "
-           << kBlockwiseScaleBlock << " (the groups' column alignment), "
-           << "got tile K " << tiling->tileK;
+  // k_grouped: a tile's K blocks are its group's (sizes multiples of 128);
+  // the tiling rejects any other tile K before this point.
+  assert((!problem->isKGrouped() || kBlockwiseScaleBlock % tiling->tileK == 0) &&
+         "k_grouped tiling with a tile K not dividing the group alignment");
   std::optional<int64_t> scales = llvm::checkedMul(
       problem->getBScaleElementsPerGroup(), problem->numGroups);
   std::optional<int64_t> bRows =

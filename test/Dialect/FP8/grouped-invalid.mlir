@@ -413,3 +413,16 @@ func.func @kg_blockwise_fast(%a: tensor<256x1024xf8E4M3FN>, %b: tensor<512x1024x
          tensor<3xi32>) -> tensor<3x256x512xbf16>
   return
 }
+
+// -----
+
+func.func @kg_ue8m0_scales(%a: tensor<256x1024xf8E4M3FN>, %b: tensor<512x1024xf8E4M3FN>,
+    %sa: tensor<256x8xf32>, %sb: tensor<512x8xf8E8M0FNU>, %g: tensor<3xi32>) {
+  // expected-error @+1 {{expected b_scale_inv of element type f32 (the k_grouped kernels read f32 scales), got 'f8E8M0FNU'}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g
+      {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tile 1x128>,
+       b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>}
+      : (tensor<256x1024xf8E4M3FN>, tensor<512x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x8xf8E8M0FNU>,
+         tensor<3xi32>) -> tensor<3x256x512xbf16>
+  return
+}

@@ -68,6 +68,18 @@ static LogicalResult expectShape(GroupedScaledMatmulOp op, StringRef name,
                           << formatShape(getShape(value));
 }
 
+/// Blockwise scales change every 128 K elements: the MMAs' partial sums
+/// are promoted (scaled into f32) at least that often.
+static LogicalResult verifyBlockwiseAccumulation(GroupedScaledMatmulOp op) {
+  Accumulation accumulation = op.getAccumulation().getMode();
+  if (accumulation.isFast() || kScaleBlock % accumulation.promoteInterval != 0)
+    return op.emitOpError() << "blockwise scales change every " << kScaleBlock
+                            << " K elements: expected accumulation "
+                               "promoted(N) with N dividing "
+                            << kScaleBlock;
+  return success();
+}
+
 /// The scale pairs of the grouped kernels: per-tensor or per-row on each
 /// side, DeepSeek-V3's blockwise 1x128 activation and 128x128 weight
 /// tiles, or MXFP8 1x32 blocks on both.
@@ -80,17 +92,8 @@ static LogicalResult verifyGranularities(GroupedScaledMatmulOp op) {
   TileShape act{1, kScaleBlock};
   TileShape weight{kScaleBlock, kScaleBlock};
   if (ga.isTile() && gb.isTile() && ga.getTile() == act &&
-      gb.getTile() == weight) {
-    Accumulation accumulation = op.getAccumulation().getMode();
-    if (accumulation.isFast() ||
-        kScaleBlock % accumulation.promoteInterval != 0)
-      return op.emitOpError()
-             << "blockwise scales change every " << kScaleBlock
-             << " K elements: expected accumulation promoted(N) with N "
-                "dividing "
-             << kScaleBlock;
-    return success();
-  }
+      gb.getTile() == weight)
+    return verifyBlockwiseAccumulation(op);
   return op.emitOpError()
          << "expected per-tensor or per-row scales on both sides, "
             "blockwise tile 1x128 (A) and tile 128x128 (B), or mx 1x32 on "
@@ -158,13 +161,7 @@ static LogicalResult verifyKGroupedGranularities(GroupedScaledMatmulOp op) {
               "blockwise tile 1x128 on both (k_grouped: A and B are both "
               "1x128-quantized along the tokens); got "
            << ga.describe() << " and " << gb.describe();
-  Accumulation accumulation = op.getAccumulation().getMode();
-  if (accumulation.isFast() || kScaleBlock % accumulation.promoteInterval != 0)
-    return op.emitOpError() << "blockwise scales change every " << kScaleBlock
-                            << " K elements: expected accumulation "
-                               "promoted(N) with N dividing "
-                            << kScaleBlock;
-  return success();
+  return verifyBlockwiseAccumulation(op);
 }
 
 /// The scale shape of `granularity` over `[rows, k]` in the k_grouped
@@ -209,9 +206,17 @@ static LogicalResult verifyKGrouped(GroupedScaledMatmulOp op) {
               "scale_inv result (no FP8 result for the wgrad layout), got "
               "a result of element type "
            << op.getResult().getType().getElementType();
-  for (Value scale : {op.getAScaleInv(), op.getBScaleInv()})
-    if (!cast<ShapedType>(scale.getType()).getElementType().isF32())
-      return op.emitOpError() << "expected f32 scales, got " << scale.getType();
+  for (auto [name, scale] : {std::pair<StringRef, Value>{"a_scale_inv",
+                                                         op.getAScaleInv()},
+                             {"b_scale_inv", op.getBScaleInv()}}) {
+    Type elem = cast<ShapedType>(scale.getType()).getElementType();
+    if (!elem.isF32())
+      return op.emitOpError()
+             << "expected " << name
+             << " of element type f32 (the k_grouped kernels read f32 "
+                "scales), got "
+             << elem;
+  }
   if (failed(verifyKGroupedGranularities(op)))
     return failure();
   if (failed(expectShape(op, "groups", op.getGroups(), {g},
@@ -249,7 +254,6 @@ LogicalResult GroupedScaledMatmulOp::verify() {
     return emitOpError() << "expected B of rank 3 ([G, N, K], one weight "
                             "per group), got "
                          << formatShape(getShape(getB()));
-  layout = getLayoutShapes(*this);
   int64_t m = getM(), g = getNumGroups(), n = getN(), k = getK();
   int64_t kb = getShape(getB())[2];
   if (!ShapedType::isDynamic(k) && !ShapedType::isDynamic(kb) && k != kb)
