@@ -102,7 +102,7 @@ def train_steps(argv="", chip="sm_90a"):
     args = train_fp8.parse_args(shlex.split(argv) + ["--impl", "fp8mlir"])
     hidden, ffn = args.hidden, ffn_size(args.hidden)
     shapes = [(hidden, 3 * hidden), (hidden, hidden), (hidden, 2 * ffn), (ffn, hidden)]
-    recipes = [r for r in args.recipe_list if r not in train_fp8.BF16_RUNS]
+    recipes = train_fp8.fp8_layer_runs(args.recipe_list)  # "delayed-calibrated": delayed's
     m = padded(args.batch * args.seq)
     return [step(recipe, tokens, n, k, chip, w_dtype="f32")
             for recipe in recipes for k, n in shapes for tokens in (m, None)]
