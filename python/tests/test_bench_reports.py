@@ -213,8 +213,36 @@ def test_linear_summary_and_render(linear, tmp_path):
 def test_linear_arguments(linear):
     args = linear.parse_args(["--shapes", "4096x4096", "--tokens", "4096,8192"])
     assert args.shape_list == [(4096, 4096)] and args.token_list == [4096, 8192]
-    with pytest.raises(SystemExit):
-        linear.parse_args(["--shapes", "4096by4096"])
+    assert args.impl_list is None and args.jit_jobs == 8
+    assert linear.parse_args(["--impls", "fp8mlir,deepgemm"]).impl_list == ["fp8mlir", "deepgemm"]
+    for bad in (["--shapes", "4096by4096"], ["--impls", "cutlass"], ["--jit-jobs", "0"]):
+        with pytest.raises(SystemExit):
+            linear.parse_args(bad)
+
+
+def test_linear_report_names_the_layers_and_the_skipped_ones(linear, tmp_path):
+    report = linear_report()
+    report["settings"].update(layers={"fp8mlir": "fp8mlir.nn.Linear"},
+                              skipped={"deepgemm": "deep_gemm not importable (ImportError: x)"})
+    md = render("bench_linear.py", report, tmp_path, "linear-gpu-2.json")
+    assert "- layer `fp8mlir`: fp8mlir.nn.Linear" in md
+    assert "- not timed: `deepgemm` (deep_gemm not importable (ImportError: x))" in md
+
+
+def test_deepgemm_layer_kernels_in_the_bench_linear_suite():
+    """populate --suite bench-linear compiles the deepgemm layer's
+    quantizations (X, dY 1x128; W 128x128; rowwise + columnwise) when it
+    runs the blockwise recipe."""
+    sys.path.insert(0, str(BENCH.parent / "python"))
+    from fp8mlir.testing import linear_cases
+    keys = {s.cache_key for s in linear_cases.bench_linear_steps(
+        "--shapes 4096x14336 --tokens 4096 --recipes blockwise")}
+    assert {"quantize-blockwise-1x128-bf16xe4m3-rowcol-c4096",
+            "quantize-blockwise-1x128-bf16xe4m3-rowcol-c14336",
+            "quantize-blockwise-128x128-bf16xe4m3-rowcol-c4096"} <= keys
+    for argv in ("--recipes current", "--recipes blockwise --impls fp8mlir"):
+        assert not any(k.startswith("quantize-") for k in
+                       (s.cache_key for s in linear_cases.bench_linear_steps(argv)))
 
 
 @pytest.fixture(scope="module")
