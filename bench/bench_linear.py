@@ -4,9 +4,11 @@
 For each (in_features x out_features) and token count, in one process and
 on the same inputs and weights (bf16, no bias): BF16 nn.Linear, the
 plain-PyTorch FP8 layer (fp8mlir.testing.torch_recipes.TorchFP8Linear:
-eager quantization, torch._scaled_mm / F.scaled_mm) per recipe, and
+eager quantization, torch._scaled_mm / F.scaled_mm) per recipe,
 fp8mlir.nn.Linear per recipe when the package has it (or a layer of
---linear-factory). One call is y = layer(x); y.backward(dy). Writes
+--linear-factory), and for the blockwise recipe the project's quantization
+kernels with DeepGEMM's GEMMs (bench/deepgemm_linear.py) where deep_gemm
+imports. One call is y = layer(x); y.backward(dy). Writes
 linear-<gpu>-<date>.{json,md,png} into --out.
 
     python3 bench/bench_linear.py                       # every default shape
@@ -33,7 +35,7 @@ RECIPES = ("current", "delayed", "blockwise")
 BASELINE = ("bf16", "bf16")
 HOST_BOUND = 0.9  # host issue time / GPU time from which a row is marked
 GOAL_HIDDEN = 8192
-IMPLS = ("torch", "fp8mlir")
+IMPLS = ("torch", "fp8mlir", "deepgemm")
 
 
 def _shape(text):
@@ -55,8 +57,11 @@ def parse_args(argv=None):
     p.add_argument("--shapes", default=DEFAULT_SHAPES, help="comma-separated INxOUT list")
     p.add_argument("--tokens", default=DEFAULT_TOKENS, help="comma-separated token counts")
     p.add_argument("--recipes", default=",".join(RECIPES))
-    p.add_argument("--impls", help="comma-separated among torch, fp8mlir (default: torch, and "
-                   "fp8mlir when fp8mlir.nn.Linear exists)")
+    p.add_argument("--impls", help="comma-separated among torch, fp8mlir, deepgemm (default: "
+                   "all; fp8mlir when fp8mlir.nn.Linear exists, deepgemm (blockwise only) where "
+                   "deep_gemm imports, else skipped with the reason)")
+    p.add_argument("--jit-jobs", type=int, default=8,
+                   help="processes compiling DeepGEMM's kernels before the timing")
     p.add_argument("--linear-factory", metavar="MODULE:FUNCTION",
                    help="also time FUNCTION(in, out, bias=..., recipe=...)'s layers")
     p.add_argument("--warmup", type=int, default=5, help="calls before each timed batch")
@@ -74,8 +79,8 @@ def parse_args(argv=None):
                           report_util.parse_list(args.impls, report_util.one_of(IMPLS), "--impls"))
     except ValueError as e:
         p.error(str(e))
-    if args.warmup < 0 or args.iters < 1 or args.rounds < 1:
-        p.error("--warmup must be >= 0, --iters and --rounds >= 1")
+    if args.warmup < 0 or args.iters < 1 or args.rounds < 1 or args.jit_jobs < 1:
+        p.error("--warmup must be >= 0, --iters, --rounds and --jit-jobs >= 1")
     return args
 
 
@@ -133,8 +138,10 @@ def markdown(report):
         f"{HOST_BOUND:.0%} of the GPU time is marked host-bound (its time includes idle gaps)",
         "- TFLOP/s = 6 x tokens x in x out / time; x BF16 = BF16 nn.Linear's time / this time; "
         "x torch FP8 = TorchFP8Linear's time (same recipe) / this time",
-        "- rel diff = ||out - out_BF16||_F / ||out_BF16||_F of y, dX, dW after the warm-up",
-        ""]
+        "- rel diff = ||out - out_BF16||_F / ||out_BF16||_F of y, dX, dW after the warm-up"]
+    lines += [f"- layer `{label}`: {text}" for label, text in s.get("layers", {}).items()]
+    lines += [f"- not timed: `{label}` ({reason})" for label, reason in s.get("skipped", {}).items()]
+    lines += [""]
     header = ["tokens", "in x out", "layer", "recipe", "ms", "TFLOP/s", "x BF16", "x torch FP8",
               "rel diff y / dX / dW", "host ms", "note"]
     body = []
@@ -227,6 +234,8 @@ def build_layers(torch, args, k, n, factories):
     layers = {BASELINE: base}
     for label, factory in factories:
         for recipe in args.recipe_list:
+            if recipe not in getattr(factory, "recipes", RECIPES):
+                continue
             try:
                 layers[(label, recipe)] = linear_factories.build(factory, recipe, base, "cuda",
                                                                  torch.bfloat16)
@@ -281,13 +290,15 @@ def bench_case(torch, case, tokens, k, n, layers, args):
     return out
 
 
-def factories_to_time(args):
-    """[(label, factory)]; exits on an explicitly asked layer that is missing."""
+def factories_to_time(args, skipped):
+    """[(label, factory)]; exits on an explicitly asked fp8mlir layer that
+    is missing; DeepGEMM's layer, where deep_gemm does not import or no
+    blockwise recipe is asked, goes into `skipped` with the reason."""
     import torch
 
     import linear_factories as lf
     chosen = [("torch", lf.torch_factory("cuda", torch.bfloat16))]
-    impls = args.impl_list or ["torch", "fp8mlir"]
+    impls = args.impl_list or list(IMPLS)
     if "torch" not in impls:
         chosen = []
     if "fp8mlir" in impls:
@@ -297,9 +308,34 @@ def factories_to_time(args):
             if args.impl_list is not None:
                 raise
             print(f"note: {e}; timing without it", flush=True)
+    if "deepgemm" in impls:
+        import deepgemm_linear
+        try:
+            if not set(deepgemm_linear.RECIPES) & set(args.recipe_list):
+                raise RuntimeError("it runs the blockwise recipe only, which --recipes leaves out")
+            chosen.append((deepgemm_linear.LABEL, deepgemm_linear.factory()))
+        except RuntimeError as e:
+            skipped[deepgemm_linear.LABEL] = str(e)
+            print(f"note: {deepgemm_linear.LABEL} layer skipped: {e}", flush=True)
     if args.linear_factory:
         chosen.append((args.linear_factory, lf.custom_factory(args.linear_factory)))
     return chosen
+
+
+def compile_deepgemm(args, factories, settings):
+    """DeepGEMM compiles a kernel at its first call (6-10 s): all of the
+    benchmark's, beforehand, in --jit-jobs processes (time in settings)."""
+    if not any(label == "deepgemm" for label, _ in factories):
+        return
+    import deepgemm_linear
+    problems = [p for k, n in args.shape_list for t in args.token_list
+                for p in deepgemm_linear.gemm_problems(t, k, n)]
+    print(f"DeepGEMM: compiling the kernels of {len(set(problems))} GEMMs "
+          f"({args.jit_jobs} processes)", flush=True)
+    start = time.perf_counter()
+    for problem, output in deepgemm_linear.warm_all(problems, args.jit_jobs):
+        print(f"warning: DeepGEMM {problem} did not compile beforehand:\n{output}", flush=True)
+    settings["deepgemm_compile_s"] = time.perf_counter() - start
 
 
 def main(argv=None):
@@ -308,18 +344,22 @@ def main(argv=None):
 
 def run(args, torch, env, now):
     import linear_factories
+    skipped = {}
     try:
-        factories = factories_to_time(args)
+        factories = factories_to_time(args, skipped)
     except linear_factories.FactoryError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"{env['gpu']}, torch {env['torch']}; layers: bf16, "
-          + ", ".join(f"{label} x {len(args.recipe_list)} recipes" for label, _ in factories), flush=True)
+          + ", ".join(f"{label} x {len([r for r in args.recipe_list if r in getattr(f, 'recipes', RECIPES)])}"
+                      f" recipes" for label, f in factories), flush=True)
     report = {"kind": "linear", "environment": env,
               "settings": {"warmup": args.warmup, "iters": args.iters, "rounds": args.rounds,
                            "dtype": "bf16", "seed": args.seed, "bias": False,
-                           "layers": {label: f.description for label, f in factories}},
+                           "layers": {label: f.description for label, f in factories},
+                           "skipped": skipped},
               "results": []}
+    compile_deepgemm(args, factories, report["settings"])
     json_path = report_util.report_path(args.out, "linear", env, now)
     for k, n in args.shape_list:
         layers = build_layers(torch, args, k, n, factories)

@@ -8,6 +8,7 @@ down; no bias) are the ones an FP8 run replaces; embeddings, norms, the head
 and attention stay in BF16/f32. f32 master weights, bf16 autocast, AdamW.
 """
 
+import contextlib
 import gc
 import hashlib
 import math
@@ -286,11 +287,25 @@ def timed_window(cfg):
     return range(start, start + count)
 
 
-def train_run(name, recipe, factory, batches, cfg, log):
-    """One run; returns its record (losses, times, memory, linear share)."""
+def calibration(model, step, calibration_steps):
+    """The context of a step: fp8mlir.calibrating(model) for the first
+    calibration_steps steps (the delayed layers compute in high precision
+    and record their amaxes), nothing after."""
+    if step >= calibration_steps:
+        return contextlib.nullcontext()
+    import fp8mlir
+    return fp8mlir.calibrating(model)
+
+
+def train_run(name, recipe, factory, batches, cfg, log, seed=None, calibration_steps=0):
+    """One run; returns its record (losses, times, memory, linear share).
+    seed: the initial weights' (default cfg["seed"]; batches carries the
+    data order); the first calibration_steps steps run in calibration
+    mode (fp8mlir.calibrating)."""
     device = torch.device("cuda")
-    torch.manual_seed(cfg["seed"])
-    torch.cuda.manual_seed(cfg["seed"])
+    seed = cfg["seed"] if seed is None else seed
+    torch.manual_seed(seed)
+    torch.cuda.manual_seed(seed)
     model = Decoder(cfg["layers"], cfg["hidden"], cfg["heads"], cfg["ffn"], cfg["seq"]).to(device)
     if recipe != "bf16":
         convert(model, factory, recipe)
@@ -307,8 +322,9 @@ def train_run(name, recipe, factory, batches, cfg, log):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         timer.active = step in window
         start.record()
-        loss = loss_of(model, x, y)
-        loss.backward()
+        with calibration(model, step, calibration_steps):
+            loss = loss_of(model, x, y)
+            loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg["clip"])
         opt.step()
         sched.step()
@@ -320,7 +336,7 @@ def train_run(name, recipe, factory, batches, cfg, log):
             window_events.append((start, end))
         losses.append(loss.detach())
         if (step + 1) % cfg["log_every"] == 0 or step + 1 == cfg["steps"]:
-            log(f"[{name}] step {step + 1}/{cfg['steps']} loss {loss.item():.4f} "
+            log(f"[{name} seed {seed}] step {step + 1}/{cfg['steps']} loss {loss.item():.4f} "
                 f"lr {sched.get_last_lr()[0]:.2e} {time.perf_counter() - wall:.1f}s")
     torch.cuda.synchronize()
     wall = time.perf_counter() - wall
@@ -337,6 +353,7 @@ def train_run(name, recipe, factory, batches, cfg, log):
         "peak_memory_bytes": torch.cuda.max_memory_allocated(),
         "wall_s": wall,
         "timed_steps": list(window),
+        "calibration_steps": calibration_steps,
         "linear_ms_per_step": linear_ms / len(window) if len(window) else None,
         "timed_step_ms": (sum(s.elapsed_time(e) for s, e in window_events) / len(window_events)
                           if window_events else None),

@@ -7,13 +7,14 @@
     q = fp8mlir.quantize(x, "blockwise")
     m = fp8mlir.load_module("out/")                 # fp8-compile's DIR/module.json
     model = fp8mlir.convert_to_fp8(model, recipe="current")   # fp8mlir.nn.Linear
+    with fp8mlir.calibrating(model): ...   # delayed scaling: a high-precision step
 
 Importing the package loads no native library and does not import torch:
 ``compile`` loads libFP8CAPI.so on first use; ``scaled_mm``, ``quantize``
 and ``dequantize`` (the PyTorch operators, fp8mlir._torch_ops) import torch,
 the runtime libfp8rt.so and the C++ operators when first looked up;
 ``load_module`` / ``compile_module`` load the runtime (a call imports
-torch); ``fp8mlir.nn`` and ``convert_to_fp8`` import torch;
+torch); ``fp8mlir.nn``, ``convert_to_fp8`` and ``calibrating`` import torch;
 ``fp8mlir.numerics`` is NumPy only.
 """
 
@@ -36,7 +37,7 @@ def __getattr__(name):
     if name == "grouped_scaled_mm":
         from . import _grouped_ops
         return _grouped_ops.grouped_scaled_mm
-    if name in ("nn", "convert_to_fp8"):
+    if name in ("nn", "convert_to_fp8", "calibrating"):
         from . import nn
-        return nn if name == "nn" else nn.convert_to_fp8
+        return nn if name == "nn" else getattr(nn, name)
     raise AttributeError(f"module 'fp8mlir' has no attribute {name!r}")

@@ -20,12 +20,18 @@ runs the forward alone, compiled once for any M. Modules come from the
 kernel cache ($FP8MLIR_KERNEL_CACHE), compiled on a miss where the compiler
 is installed; elsewhere a miss raises an error naming the module and the
 command that fills the cache.
+
+Delayed scaling starts from empty amax histories (scales 1.0):
+``with fp8mlir.calibrating(model):`` runs steps in high precision that
+record the amaxes into the state (fp8mlir.calibration), TransformerEngine's
+calibration.
 """
 
 import torch
 import torch.nn.functional as F
 
-from . import _linear_ops
+from . import _linear_ops, calibration
+from .calibration import calibrating  # noqa: F401 - also fp8mlir.calibrating
 from .linear_step import FORMATS, RECIPES, LinearStep, check_format
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
@@ -52,6 +58,9 @@ class Linear(torch.nn.Linear):
     dtype, dW W's. main_grad: dW is accumulated into the f32 tensor
     ``weight.main_grad`` (created zeroed when absent) and ``weight.grad``
     stays None. in_features and out_features must be multiples of 16.
+    calibrating (delayed only; set by ``fp8mlir.calibrating(model)``):
+    the forward and backward run F.linear in the compute dtype and record
+    the amaxes into the delayed-scaling state (fp8mlir.calibration).
     """
 
     def __init__(self, in_features, out_features, bias=True, recipe="current", device=None,
@@ -68,6 +77,9 @@ class Linear(torch.nn.Linear):
         self.format = fmt
         self.main_grad = bool(main_grad)
         self.history = int(history)
+        # fp8mlir.calibrating(model) sets it (delayed recipe only): the
+        # forward computes in high precision and records the amaxes.
+        self.calibrating = False
         self._signatures = {}
         if recipe == "delayed":
             f32 = dict(dtype=torch.float32, device=device)
@@ -89,7 +101,8 @@ class Linear(torch.nn.Linear):
     def extra_repr(self):
         fmt = f", format={self.format!r}" if self.format not in (None, FORMATS[0]) else ""
         grad = ", main_grad=True" if self.main_grad else ""
-        return f"{super().extra_repr()}, recipe={self.recipe!r}{fmt}{grad}"
+        mode = ", calibrating=True" if self.calibrating else ""
+        return f"{super().extra_repr()}, recipe={self.recipe!r}{fmt}{grad}{mode}"
 
     def step_signature(self, x_dtype):
         """The layer operators' key: the LinearStep (less M and chip) of
@@ -118,6 +131,8 @@ class Linear(torch.nn.Linear):
         return grad
 
     def forward(self, x):
+        if self.calibrating:
+            return calibration.calibration_forward(self, x)
         if x.device.type != "cuda":
             raise ValueError(f"fp8mlir.nn.Linear runs on CUDA tensors, got one on {x.device}")
         if torch.is_autocast_enabled(x.device.type):

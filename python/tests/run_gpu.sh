@@ -78,6 +78,11 @@ fi
 step tests "$OUT_DIR/gpu-tests.log" "$PYTHON" -m pytest -m gpu -q -p no:cacheprovider -rfE \
   --durations=5 "${TESTS[@]}"
 
+# The tests that need torch and no GPU (skipped where torch is missing,
+# as on the build machine).
+step torch-cpu "$OUT_DIR/torch-cpu-tests.log" "$PYTHON" -m pytest -m "not gpu" -q \
+  -p no:cacheprovider -rfE python/tests/test_calibration.py
+
 # The Python kernels (no C++ extension) on the GEMM layouts, out= and
 # quantize feeding the GEMM (or on the selected tests).
 step python-kernels "$OUT_DIR/gpu-tests-python-kernels.log" env FP8MLIR_TORCH_EXTENSION=0 \
@@ -90,7 +95,7 @@ sed -n '/^## Verdict/,/^## Host time/p' "$OUT_DIR/launch-bench.log" | grep -E "P
 echo
 echo "== summary ($((SECONDS - start)) s; logs and report in $OUT_DIR)"
 status=0
-for name in runtime extension tests python-kernels benchmark; do
+for name in runtime extension tests torch-cpu python-kernels benchmark; do
   echo "$name: ${RESULT[$name]:-not run}"
   [[ "${RESULT[$name]:-}" == ok* ]] || status=1
 done

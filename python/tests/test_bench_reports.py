@@ -37,19 +37,29 @@ ENV = {"gpu": "NVIDIA H100 80GB HBM3", "driver": "580.1", "cuda_runtime": "13.0"
        "command": "python3 bench/x.py"}
 
 
-def train_report(steps=40):
-    cfg = {"layers": 4, "hidden": 2048, "heads": 16, "ffn": 5632, "seq": 1024, "batch": 16,
-           "steps": steps, "warmup": 4, "lr": 3e-4, "min_lr_ratio": 0.1, "weight_decay": 0.1,
-           "clip": 1.0, "seed": 1, "val_fraction": 0.02, "eval_batches": 8, "smoothing": 0.9,
-           "timing_steps": 5, "log_every": 10, "impl": "torch", "precision": "f32 + bf16"}
+TRAIN_CONFIG = {"layers": 4, "hidden": 2048, "heads": 16, "ffn": 5632, "seq": 1024, "batch": 16,
+                "warmup": 4, "lr": 3e-4, "min_lr_ratio": 0.1, "weight_decay": 0.1,
+                "clip": 1.0, "seed": 1, "val_fraction": 0.02, "eval_batches": 8, "smoothing": 0.9,
+                "timing_steps": 5, "log_every": 10, "impl": "torch", "precision": "f32 + bf16"}
+
+
+def train_run(name, recipe, factor, step_ms, steps=40, seed=None):
     base = [5.5 * math.exp(-t / 20) + 1.0 for t in range(steps)]
+    run = {"name": name, "recipe": recipe, "status": "ok", "message": "", "linear": "layer",
+           "params": 10, "loss": [v * factor for v in base], "val_loss": 1.5 * factor,
+           "step_ms": [step_ms * 3] + [step_ms] * (steps - 1),
+           "peak_memory_bytes": 3 * 2**30, "wall_s": 1.0, "timed_steps": [20, 21],
+           "linear_ms_per_step": step_ms / 2, "timed_step_ms": step_ms}
+    return run if seed is None else {**run, "seed": seed}
+
+
+def train_report(steps=40):
+    """A report of one seed, as written before --seeds (the seed in the
+    config only)."""
+    cfg = {**TRAIN_CONFIG, "steps": steps}
 
     def run(name, recipe, factor, step_ms):
-        return {"name": name, "recipe": recipe, "status": "ok", "message": "", "linear": "layer",
-                "params": 10, "loss": [v * factor for v in base], "val_loss": 1.5 * factor,
-                "step_ms": [step_ms * 3] + [step_ms] * (steps - 1),
-                "peak_memory_bytes": 3 * 2**30, "wall_s": 1.0, "timed_steps": [20, 21],
-                "linear_ms_per_step": step_ms / 2, "timed_step_ms": step_ms}
+        return train_run(name, recipe, factor, step_ms, steps)
     runs = [run("bf16", "bf16", 1.0, 100.0), run("current (torch)", "current", 1.005, 80.0),
             run("current-e4m3 (torch)", "current-e4m3", 0.998, 80.0),
             {"name": "blockwise (torch)", "recipe": "blockwise", "status": "error",
@@ -69,6 +79,70 @@ def test_train_arguments(train):
                          (["--steps", "10", "--warmup", "10"], "--warmup")]:
         with pytest.raises(SystemExit):
             train.parse_args(bad)
+
+
+def test_train_seeds_and_calibrated_runs(train):
+    args = train.parse_args(["--recipes", "bf16,delayed,delayed-calibrated,delayed-e4m3-calibrated",
+                             "--impl", "fp8mlir", "--seeds", "7,1,2"])
+    assert args.seed_list == [7, 1, 2]
+    assert train.parse_args(["--seed", "5"]).seed_list == [5]
+    assert train.layer_run("delayed-e4m3-calibrated") == ("delayed-e4m3", True)
+    assert train.layer_run("delayed") == ("delayed", False)
+    assert train.fp8_layer_runs(args.recipe_list) == ["delayed", "delayed-e4m3"]
+    for bad in (["--seeds", "1,x"], ["--seeds", "1,1"], ["--recipes", "delayed-calibrated"],
+                ["--recipes", "current-calibrated", "--impl", "fp8mlir"]):
+        with pytest.raises(SystemExit):
+            train.parse_args(bad)
+
+
+def seeds_report(steps=40):
+    """Two seeds: per seed BF16, its repeat and two FP8 runs (one fails
+    on seed 2)."""
+    cfg = {**TRAIN_CONFIG, "steps": steps, "seed": 1, "seeds": [1, 2], "calibration_steps": 1}
+    runs = []
+    for seed, shift in ((1, 0.0), (2, 0.004)):
+        runs += [train_run("bf16", "bf16", 1.0, 100.0, steps, seed),
+                 train_run("bf16 (repeat)", "bf16-repeat", 1.001, 100.0, steps, seed),
+                 train_run("delayed (fp8mlir)", "delayed", 1.02 - 2 * shift, 80.0 + seed, steps, seed)]
+        calibrated = train_run("delayed-calibrated (fp8mlir)", "delayed-calibrated", 1.002 + shift,
+                               80.0, steps, seed)
+        if seed == 2:
+            calibrated = {"name": calibrated["name"], "recipe": "delayed-calibrated",
+                          "status": "error", "message": "RuntimeError: late", "linear": "layer",
+                          "seed": 2}
+        runs.append(calibrated)
+    return {"kind": "train", "environment": ENV, "config": cfg,
+            "data": {"files": 3, "bytes": 1000, "sha256": "ab" * 32, "root": "/usr/lib/python3"},
+            "runs": runs}
+
+
+def test_train_summary_over_seeds(train):
+    rows = {r["name"]: r for r in train.summarize(seeds_report())}
+    delayed = rows["delayed (fp8mlir)"]
+    assert delayed["seeds"] == [1, 2]
+    # the seed-mean curve is 1.016 x BF16's; per seed 1.02 and 1.012
+    assert delayed["gap"] == pytest.approx(0.016) and not delayed["within_goal"]
+    assert delayed["seed_gap_min"] == pytest.approx(0.012)
+    assert delayed["seed_gap_max"] == pytest.approx(0.02)
+    assert delayed["step_ms"] == pytest.approx(81.5) and not delayed["within_noise"]
+    assert delayed["final_loss"] == pytest.approx(1.016 * train_run("", "", 1.0, 1.0)["loss"][-1])
+    calibrated = rows["delayed-calibrated (fp8mlir)"]
+    assert calibrated["seeds"] == [1] and calibrated["gap"] == pytest.approx(0.002)
+    assert calibrated["message"] == "seed 2: RuntimeError: late"
+    assert rows["bf16 (repeat)"]["gap"] == pytest.approx(0.001)
+    per_seed = [r for r in train.run_rows(seeds_report()) if r["recipe"] == "delayed"]
+    assert [r["seed"] for r in per_seed] == [1, 2]
+    assert [r["gap"] for r in per_seed] == [pytest.approx(0.02), pytest.approx(0.012)]
+
+
+def test_train_render_over_seeds(tmp_path):
+    md = render("train_fp8.py", seeds_report(), tmp_path, "train-gpu-2.json")
+    assert "| delayed (fp8mlir) | layer | 1, 2 | " in md and "| +1.60% (" in md
+    assert "| +1.20% / +2.00% |" in md
+    assert "Per seed:" in md and "| delayed (fp8mlir) | 2 | " in md
+    assert "| delayed-calibrated (fp8mlir) | 2 | error: RuntimeError: late |" in md
+    assert "`-calibrated` runs: the first 1 step(s) under `fp8mlir.calibrating(model)`" in md
+    assert "seeds 1, 2" in md
 
 
 def test_run_names_give_the_factory_the_format():
@@ -102,7 +176,8 @@ def render(script, report, tmp_path, name):
 
 def test_train_render(tmp_path):
     md = render("train_fp8.py", train_report(), tmp_path, "train-gpu-1.json")
-    assert "| run | linear layers | final train loss |" in md
+    assert "| run | linear layers | seeds | final train loss |" in md
+    assert "Per seed" not in md  # one seed: no second table
     assert "| current (torch) | layer |" in md and "| +0.50% (" in md
     assert "| current-e4m3 (torch) | layer |" in md and "| -0.20% (" in md
     assert "their `-e4m3` runs to E4M3" in md
@@ -138,8 +213,36 @@ def test_linear_summary_and_render(linear, tmp_path):
 def test_linear_arguments(linear):
     args = linear.parse_args(["--shapes", "4096x4096", "--tokens", "4096,8192"])
     assert args.shape_list == [(4096, 4096)] and args.token_list == [4096, 8192]
-    with pytest.raises(SystemExit):
-        linear.parse_args(["--shapes", "4096by4096"])
+    assert args.impl_list is None and args.jit_jobs == 8
+    assert linear.parse_args(["--impls", "fp8mlir,deepgemm"]).impl_list == ["fp8mlir", "deepgemm"]
+    for bad in (["--shapes", "4096by4096"], ["--impls", "cutlass"], ["--jit-jobs", "0"]):
+        with pytest.raises(SystemExit):
+            linear.parse_args(bad)
+
+
+def test_linear_report_names_the_layers_and_the_skipped_ones(linear, tmp_path):
+    report = linear_report()
+    report["settings"].update(layers={"fp8mlir": "fp8mlir.nn.Linear"},
+                              skipped={"deepgemm": "deep_gemm not importable (ImportError: x)"})
+    md = render("bench_linear.py", report, tmp_path, "linear-gpu-2.json")
+    assert "- layer `fp8mlir`: fp8mlir.nn.Linear" in md
+    assert "- not timed: `deepgemm` (deep_gemm not importable (ImportError: x))" in md
+
+
+def test_deepgemm_layer_kernels_in_the_bench_linear_suite():
+    """populate --suite bench-linear compiles the deepgemm layer's
+    quantizations (X, dY 1x128; W 128x128; rowwise + columnwise) when it
+    runs the blockwise recipe."""
+    sys.path.insert(0, str(BENCH.parent / "python"))
+    from fp8mlir.testing import linear_cases
+    keys = {s.cache_key for s in linear_cases.bench_linear_steps(
+        "--shapes 4096x14336 --tokens 4096 --recipes blockwise")}
+    assert {"quantize-blockwise-1x128-bf16xe4m3-rowcol-c4096",
+            "quantize-blockwise-1x128-bf16xe4m3-rowcol-c14336",
+            "quantize-blockwise-128x128-bf16xe4m3-rowcol-c4096"} <= keys
+    for argv in ("--recipes current", "--recipes blockwise --impls fp8mlir"):
+        assert not any(k.startswith("quantize-") for k in
+                       (s.cache_key for s in linear_cases.bench_linear_steps(argv)))
 
 
 @pytest.fixture(scope="module")

@@ -97,6 +97,46 @@ def run_step(layer, x, dy, autocast):
     return y.detach(), x.grad, dw
 
 
+def step_inputs(ours, batch, seq, step, gen):
+    scale = 2.0 ** (1 - step)  # (shrinking: a growing X would saturate, as it should)
+    x = scale * torch.randn(batch, seq, ours.in_features, device="cuda", dtype=torch.bfloat16,
+                            generator=gen)
+    dy = torch.randn(batch, seq, ours.out_features, device="cuda", dtype=torch.bfloat16,
+                     generator=gen)
+    return x, dy
+
+
+def assert_delayed_state(ours, ref):
+    """The delayed-scaling state bit for bit (dY's scale: the format's
+    E5M2 or E4M3 maximum)."""
+    for i, t in enumerate(("x", "w", "dy")):
+        torch.testing.assert_close(getattr(ours, f"{t}_scale"), ref.fp8_scale[i], rtol=0, atol=0)
+        torch.testing.assert_close(getattr(ours, f"{t}_amax_history"), ref.amax_history[i],
+                                   rtol=0, atol=0)
+
+
+def check_step(ours, ref, bf16, x, dy, autocast, step, main_grad=None):
+    """One training step of ours and the reference on (x, dy): Y, dX and
+    dW against the reference and BF16, the delayed state; returns the main
+    gradient after the step (main_grad layers; `main_grad` the one before)."""
+    got = run_step(ours, x, dy, autocast)
+    want = run_step(ref, x, dy, autocast)
+    if ours.main_grad:  # this step's dW: what it added to the f32 main gradient
+        previous, main_grad = main_grad, got[2]
+        got = (*got[:2], main_grad - (0 if previous is None else previous))
+        want = (*want[:2], want[2].float())
+    plain = run_step(bf16, x, dy, False)
+    for what, g, w, p in zip(("y", "dx", "dw"), got, want, plain):
+        assert g.shape == w.shape and g.dtype == w.dtype, (what, g.shape, g.dtype, w.dtype)
+        # (the reference's bf16 dW rounds once more than the main gradient)
+        tol = GEMM_TOLERANCE[torch.bfloat16 if ours.main_grad else g.dtype]
+        assert rel(g, w) <= tol, f"step {step} {what}: {rel(g, w):.3e} vs the reference"
+        assert rel(g, p) <= BF16_BOUND[what], f"step {step} {what}: {rel(g, p):.3e} vs BF16"
+    if ours.recipe == "delayed":
+        assert_delayed_state(ours, ref)
+    return main_grad
+
+
 @pytest.mark.parametrize("name", list(cases.LAYERS))
 @pytest.mark.parametrize("run", RUNS)
 def test_layer_matches_reference(run, name):
@@ -105,30 +145,38 @@ def test_layer_matches_reference(run, name):
     gen = torch.Generator(device="cuda").manual_seed(1)
     main_grad = None
     for step in range(3):  # delayed scaling: later steps use the recorded amaxes
-        scale = 2.0 ** (1 - step)  # (shrinking: a growing X would saturate, as it should)
-        x = scale * torch.randn(batch, seq, ours.in_features, device="cuda",
-                                dtype=torch.bfloat16, generator=gen)
-        dy = torch.randn(batch, seq, ours.out_features, device="cuda", dtype=torch.bfloat16,
-                         generator=gen)
+        x, dy = step_inputs(ours, batch, seq, step, gen)
+        main_grad = check_step(ours, ref, bf16, x, dy, autocast, step, main_grad)
+
+
+@pytest.mark.parametrize("name", list(cases.LAYERS))
+@pytest.mark.parametrize("run", ["delayed", "delayed-e4m3"])
+def test_calibration_step_then_fp8_steps(run, name):
+    """fp8mlir.calibrating: a step in high precision (BF16 nn.Linear's Y,
+    dX and dW) that leaves the delayed state bit for bit as the reference's
+    update for the same amaxes (X in the compute dtype, W, dY); the FP8
+    steps after it (small gradients too, which the calibrated scale keeps
+    out of E5M2's flush to zero) match the reference's from that state."""
+    import fp8mlir
+    ours, ref, bf16, batch, seq = make_layers(name, run)
+    autocast = ours.weight.dtype != torch.bfloat16
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    x, dy = step_inputs(ours, batch, seq, 0, gen)
+    dy = dy * 1e-5  # a gradient E5M2 flushes to zero at the initial scale 1.0
+    with fp8mlir.calibrating(ours):
         got = run_step(ours, x, dy, autocast)
-        want = run_step(ref, x, dy, autocast)
-        if ours.main_grad:  # this step's dW: what it added to the f32 main gradient
-            previous, main_grad = main_grad, got[2]
-            got = (*got[:2], main_grad - (0 if previous is None else previous))
-            want = (*want[:2], want[2].float())
-        plain = run_step(bf16, x, dy, False)
-        for what, g, w, p in zip(("y", "dx", "dw"), got, want, plain):
-            assert g.shape == w.shape and g.dtype == w.dtype, (what, g.shape, g.dtype, w.dtype)
-            # (the reference's bf16 dW rounds once more than the main gradient)
-            tol = GEMM_TOLERANCE[torch.bfloat16 if ours.main_grad else g.dtype]
-            assert rel(g, w) <= tol, f"step {step} {what}: {rel(g, w):.3e} vs the reference"
-            assert rel(g, p) <= BF16_BOUND[what], f"step {step} {what}: {rel(g, p):.3e} vs BF16"
-        if ours.recipe == "delayed":  # dY's scale: the format's E5M2 or E4M3 maximum
-            for i, t in enumerate(("x", "w", "dy")):
-                torch.testing.assert_close(getattr(ours, f"{t}_scale"), ref.fp8_scale[i],
-                                           rtol=0, atol=0)
-                torch.testing.assert_close(getattr(ours, f"{t}_amax_history"),
-                                           ref.amax_history[i], rtol=0, atol=0)
+    assert not ours.calibrating
+    plain = run_step(bf16, x, dy, False)
+    for what, g, p in zip(("y", "dx", "dw"), got, plain):
+        assert rel(g, p) <= GEMM_TOLERANCE[torch.bfloat16], f"calibration {what}: {rel(g, p):.3e}"
+    ref.record_and_update(x.reshape(-1, ours.in_features), ref.weight,
+                          dy.reshape(-1, ours.out_features))
+    assert_delayed_state(ours, ref)
+    assert ours.dy_scale.item() > 1e4, "dY's scale does not come from its amax"
+    main_grad = got[2] if ours.main_grad else None
+    for step in range(1, 3):
+        x, dy = step_inputs(ours, batch, seq, step, gen)
+        main_grad = check_step(ours, ref, bf16, x, dy * 1e-5, autocast, step, main_grad)
 
 
 def _compare_scales(got, want, what):

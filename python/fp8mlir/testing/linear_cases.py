@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from ..linear_step import LinearStep, recipe_and_format
+from ..quantization import QuantizeSpec
 
 RECIPES = ("current", "delayed", "blockwise")  # what runs on sm_90a
 # The per-tensor recipes with E4M3 gradients, tested against the reference
@@ -102,19 +103,32 @@ def train_steps(argv="", chip="sm_90a"):
     args = train_fp8.parse_args(shlex.split(argv) + ["--impl", "fp8mlir"])
     hidden, ffn = args.hidden, ffn_size(args.hidden)
     shapes = [(hidden, 3 * hidden), (hidden, hidden), (hidden, 2 * ffn), (ffn, hidden)]
-    recipes = [r for r in args.recipe_list if r not in train_fp8.BF16_RUNS]
+    recipes = train_fp8.fp8_layer_runs(args.recipe_list)  # "delayed-calibrated": delayed's
     m = padded(args.batch * args.seq)
     return [step(recipe, tokens, n, k, chip, w_dtype="f32")
             for recipe in recipes for k, n in shapes for tokens in (m, None)]
 
 
+def deepgemm_layer_kernels(k, n):
+    """The quantization kernels of bench/deepgemm_linear.py's layer, in x
+    out = k x n: X [T, k] and dY [T, n] 1x128, W [n, k] 128x128, each
+    rowwise and columnwise (transposed) from one read, bf16 in."""
+    def both(cols, block):
+        return QuantizeSpec("blockwise", cols, rowwise=True, columnwise=True, block=block)
+    return [both(k, (1, 128)), both(n, (1, 128)), both(k, (128, 128))]
+
+
 def bench_linear_steps(argv="", chip="sm_90a"):
     """The modules of bench/bench_linear.py --impl fp8mlir with these
-    arguments: bf16 X and W, no bias, per shape, token count and recipe."""
+    arguments (bf16 X and W, no bias, per shape, token count and recipe),
+    and the quantization kernels of its deepgemm layer (blockwise)."""
     args = _bench_module("bench_linear").parse_args(shlex.split(argv))
-    return [LinearStep(recipe, m=padded(tokens), n=n, k=k, chip=chip)
-            for recipe in args.recipe_list for k, n in args.shape_list
-            for tokens in args.token_list]
+    steps = [LinearStep(recipe, m=padded(tokens), n=n, k=k, chip=chip)
+             for recipe in args.recipe_list for k, n in args.shape_list
+             for tokens in args.token_list]
+    if "blockwise" in args.recipe_list and "deepgemm" in (args.impl_list or ["deepgemm"]):
+        steps += [spec for k, n in args.shape_list for spec in deepgemm_layer_kernels(k, n)]
+    return steps
 
 
 SUITES = {"gpu-tests": lambda argv, chip: gpu_test_steps(chip),

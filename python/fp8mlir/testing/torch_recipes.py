@@ -610,6 +610,16 @@ class TorchFP8Linear(torch.nn.Linear):
         self.fp8_scale.copy_(_delayed_scale_from_max(amax, self.fp8_scale, self.fp8_scaled_max))
         roll_history(self.amax_history)
 
+    @torch.no_grad()
+    def record_and_update(self, x, weight, dy):
+        """The state change of one step that cast x, weight and dy (what
+        a calibration step records too): each tensor's amax recorded into
+        its history, then update_delayed_scales()."""
+        for which, t in enumerate((x, weight, dy)):
+            low, high = torch.aminmax(t.detach().reshape(-1))
+            record_amax(self.amax_history[which], torch.maximum(high, -low).float())
+        self.update_delayed_scales()
+
     def forward(self, x):
         if self.recipe.name == "delayed" and (self.fp8_scale.dtype != torch.float32
                                               or self.amax_history.dtype != torch.float32):
