@@ -453,6 +453,9 @@ def plot(report, path):
         axes[2].annotate(label, (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                          ha="center", va="bottom", fontsize=8)
     axes[2].set(title="throughput (x BF16; linear layers' share of the step)", ylabel="tokens/s")
+    axes[2].tick_params(axis="x", labelrotation=30, labelsize=8)
+    for label in axes[2].get_xticklabels():
+        label.set_horizontalalignment("right")
     fig.suptitle(f"FP8 training, {cfg['layers']}x{cfg['hidden']}, seq {cfg['seq']}, batch "
                  f"{cfg['batch']}, {cfg['steps']} steps, seeds {', '.join(map(str, seeds))} - {env.get('gpu')}, torch {env.get('torch')}, "
                  f"{env.get('date')}", fontsize=10)
