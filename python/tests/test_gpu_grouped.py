@@ -321,10 +321,12 @@ def test_masked_rejects_bad_arguments(torch):
 
 
 # m_masked launch variants (expected_m=): the kernel of every masked spec
-# and each of its launch variants (128x128, 64x128, 64x64 tiles, those the
-# kernel does not have), each launched on its own so that every one is
-# checked whatever the runtime's model picks, then the public path with
-# hints that pick a variant, in a CUDA graph too.
+# and each of its launch variants (tile M 128 or 64 by tile N in steps of
+# 16: at N = 2112 blockwise 128x192, 160, 144, whose tiles span two 128x128
+# B blocks at every offset, and 80, 112, with more B scale classes and a
+# larger producer budget; partial last tiles), each launched on its own so
+# that every one is checked whatever the runtime's model picks, then the
+# public path with hints that pick a variant, in a CUDA graph too.
 _VARIANTS = {}  # metadata path -> runtime kernels, kept loaded
 
 
@@ -358,6 +360,9 @@ def test_masked_launch_variants_match_reference(torch, recipe, wide):
     kernels = masked_kernels(torch, cases.test_spec(recipe, groups, n, k, layout="m_masked"))
     tiles = {tuple(kern.meta["gemm"]["tile"][:2]) for kern in kernels}
     assert {(64, 128), (64, 64)} <= tiles and len(tiles) == len(kernels), tiles
+    assert {(128, 112), (64, 112), (64, 80), (64, 48), (64, 16)} <= tiles, tiles
+    if wide and recipe == "blockwise":
+        assert {(128, 192), (128, 160), (128, 144), (64, 192), (64, 144)} <= tiles, tiles
     runs = [(190, [0, 1, 150, 190]), (64, [64, 0, 3, 17]), (300, [300, 129, 0, 1]),
             (512, [0, 0, 0, 0])]
     if wide:

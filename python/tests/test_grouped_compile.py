@@ -122,14 +122,32 @@ def test_masked_kernel_metadata(recipe, a_scale):
     # Launch variants of smaller tiles, chosen by the caller's expected_m.
     assert meta["variant_choice"] == "expected_m"
     assert meta["variants"] == [v.name + ".json" for v in kernel.variants]
-    tiles = {tuple(v.metadata["gemm"]["tile"][:2]) for v in kernel.variants}
-    assert {(64, 128), (64, 64)} <= tiles and (128, 128) in tiles | {
+    tiles = [tuple(v.metadata["gemm"]["tile"][:2]) for v in kernel.variants]
+    assert {(64, 128), (64, 64)} <= set(tiles) and (128, 128) in set(tiles) | {
         tuple(meta["gemm"]["tile"][:2])}
+    # Tile M 128 down to 112 columns and 64 down to 16, in steps of 16, not
+    # wider than the kernel's (N = 256: 128), the kernel's not repeated.
+    own = tuple(meta["gemm"]["tile"][:2])
+    assert own == (128, 128)
+    assert tiles == [(128, 112)] + [(64, n) for n in range(128, 0, -16)]
     for variant in kernel.variants:
         assert variant.variant_of == kernel.name
         assert "variants" not in variant.metadata
         assert "variant_choice" not in variant.metadata
         assert variant.metadata["operands"] == meta["operands"]
+
+
+def test_masked_blockwise_variants_span_tile_n_in_steps_of_16():
+    """DeepSeek-V3's blockwise decode GEMM (N = 4096): the 128x192 kernel and
+    its variants, 128 or 64 rows by every tile N of 16 to 192 the blockwise
+    kernel takes (no 176: its tiles would span three 128x128 B blocks)."""
+    kernel = fp8mlir.compile(GroupedScaledMatmul("blockwise", groups=2, n=4096, k=512,
+                                                 layout="m_masked"), chip="sm_90a")
+    assert kernel.metadata["gemm"]["tile"][:2] == [128, 192]
+    tiles = [tuple(v.metadata["gemm"]["tile"][:2]) for v in kernel.variants]
+    assert tiles == ([(128, n) for n in (160, 144, 128, 112)]
+                     + [(64, n) for n in (192, 160, 144, 128, 112, 96, 80, 64, 48, 32, 16)])
+    assert kernel.metadata["variants"] == [v.name + ".json" for v in kernel.variants]
 
 
 def test_masked_fp8_result_has_no_variants():
@@ -157,14 +175,14 @@ def test_the_runtime_picks_the_masked_kernel_for_expected_m(runtime_library, tmp
     tiles = {v.name: tuple(v.metadata["gemm"]["tile"][:2]) for v in compiled.variants}
     assert compiled.metadata["gemm"]["tile"][:2] == [128, 128]
     with _runtime.Kernel(compiled.save(tmp_path), runtime_library) as kernel:
-        # 16 rows: 128 / 128 tiles of 128x128 / 64x128 (one wave each), the
-        # 64x128 ones do half the work.
+        # 16 rows: 128 tiles of 128x128 or 64x128 (one wave each, the
+        # fullest; narrower tiles make two), the 64x128 ones the smaller.
         small = kernel.for_expected_m(16, 132)
         assert tiles[small.name] == (64, 128)
         assert small.operand_names == kernel.operand_names
         assert kernel.for_expected_m(16, 132) is small
-        # 1024 rows: 1024 tiles of 128x128 (8 waves) against 2048 of 64x128
-        # (16): the kernel's own.
+        # 1024 rows: 1024 tiles of 128x128 (8 waves) against 1184 of 128x112
+        # (9) and 2048 of 64x128 (16): the kernel's own.
         assert kernel.for_expected_m(1024, 132) is kernel
         with pytest.raises(RuntimeError, match="expected_m = 0: expected the rows a group is "
                                                "expected to hold, at least 1"):

@@ -463,8 +463,9 @@ Status kernelForExpectedM(fp8rt_kernel &kernel, int64_t expectedM, int numSMs,
   std::vector<const KernelMetadata *> candidates = {&meta};
   for (const auto &variant : kernel.variants)
     candidates.push_back(&variant->meta);
-  size_t chosen = selectLaunchVariant(candidates, expectedM, meta.hintColumns,
-                                      numSMs, meta.hintGroups);
+  size_t chosen = selectExpectedMVariant(candidates, expectedM,
+                                         meta.hintColumns, meta.hintGroups,
+                                         numSMs);
   out = chosen == 0 ? &kernel : kernel.variants[chosen - 1].get();
   return Status();
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <cstring>
+#include <tuple>
 
 namespace fp8rt {
 
@@ -518,21 +519,24 @@ Status checkOperandAddresses(const KernelMetadata &meta,
   return checkOutputsDoNotOverlap(meta, args);
 }
 
+// The CTAs a persistent grid of `meta` runs at once on `numSMs` SMs
+// (computeGrid's cap).
+static double persistentCtas(const KernelMetadata &meta, int numSMs) {
+  uint32_t width = meta.cluster[0];
+  double ctas = numSMs > 0 ? static_cast<double>(numSMs / width * width) : 1;
+  return ctas < width ? width : ctas;
+}
+
 size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
-                           int64_t m, int64_t n, int numSMs, int64_t groups) {
+                           int64_t m, int64_t n, int numSMs) {
   size_t best = 0;
   double bestCost = 0;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const KernelMetadata &meta = *candidates[i];
     const GridSpec &grid = meta.grid;
-    double tiles = static_cast<double>(groups) *
-                   static_cast<double>(ceilDiv(m, grid.tileM)) *
+    double tiles = static_cast<double>(ceilDiv(m, grid.tileM)) *
                    static_cast<double>(ceilDiv(n, grid.tileN));
-    // The CTAs a persistent grid runs at once (computeGrid's cap).
-    uint32_t width = meta.cluster[0];
-    double ctas = numSMs > 0 ? static_cast<double>(numSMs / width * width) : 1;
-    if (ctas < width)
-      ctas = width;
+    double ctas = persistentCtas(meta, numSMs);
     double waves = std::ceil(tiles / ctas);
     // A stream-K kernel (one with a workspace) splits the K blocks of its
     // tiles over all its CTAs: where M is one row of tiles that fill at most
@@ -547,6 +551,34 @@ size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates
     if (i == 0 || cost < bestCost) {
       best = i;
       bestCost = cost;
+    }
+  }
+  return best;
+}
+
+size_t selectExpectedMVariant(
+    const std::vector<const KernelMetadata *> &candidates, int64_t expectedM,
+    int64_t n, int64_t groups, int numSMs) {
+  // Per candidate: (waves, -tiles in the last wave, tile elements, -tile N),
+  // the least wins.
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t>;
+  size_t best = 0;
+  Key bestKey;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const KernelMetadata &meta = *candidates[i];
+    const GridSpec &grid = meta.grid;
+    // Saturated: no launch has 2^62 tiles (the kernels count in 32 bits).
+    int64_t tiles = ceilDiv(expectedM, grid.tileM);
+    for (int64_t factor : {ceilDiv(n, grid.tileN), groups})
+      if (__builtin_mul_overflow(tiles, factor, &tiles))
+        tiles = INT64_MAX / 2;
+    auto ctas = static_cast<int64_t>(persistentCtas(meta, numSMs));
+    int64_t waves = ceilDiv(tiles, ctas);
+    int64_t lastWave = tiles - (waves - 1) * ctas;
+    Key key{waves, -lastWave, grid.tileM * grid.tileN, -grid.tileN};
+    if (i == 0 || key < bestKey) {
+      best = i;
+      bestKey = key;
     }
   }
   return best;

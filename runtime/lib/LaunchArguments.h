@@ -81,14 +81,25 @@ struct GridDims {
 
 // The launch grid (see README.md): `numSMs` is only used by persistent
 // grids. Every dim is rounded up to a multiple of the cluster dim.
-// The launch variant to run an M x N problem (`groups` of them: the tiles
-// of each) with on `numSMs` SMs: the index in `candidates` (persistent
-// grids) of the fewest waves (tiles over the CTAs the grid can hold) times
-// tile elements over throughput; ties go to the earlier candidate (the
-// primary kernel first).
+// The launch variant to run an M x N problem with on `numSMs` SMs: the
+// index in `candidates` (persistent grids) of the fewest waves (tiles over
+// the CTAs the grid can hold) times tile elements over throughput; ties go
+// to the earlier candidate (the primary kernel first).
 size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
-                           int64_t m, int64_t n, int numSMs,
-                           int64_t groups = 1);
+                           int64_t m, int64_t n, int numSMs);
+
+// The launch variant of a masked grouped GEMM ("variant_choice":
+// "expected_m") for `groups` groups of about `expectedM` valid rows of N
+// columns on `numSMs` SMs, DeepGEMM's rule for its masked kernels: over
+// the G x ceil(expectedM / tile M) x ceil(N / tile N) tiles of each
+// candidate (persistent grids), the fewest waves (tiles over the CTAs the
+// grid can hold); of those, the most tiles in the last wave (fewest idle
+// SMs); then the smaller tile (as many tiles, less padding); then the
+// wider tile N (fewer padding rows). Ties (equal tiles) go to the earlier
+// candidate (the primary kernel first). The tile throughputs are not used.
+size_t selectExpectedMVariant(
+    const std::vector<const KernelMetadata *> &candidates, int64_t expectedM,
+    int64_t n, int64_t groups, int numSMs);
 
 Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
                    int numSMs, GridDims &out);

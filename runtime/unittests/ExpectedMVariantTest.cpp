@@ -100,27 +100,26 @@ protected:
   }
 };
 
-TEST_F(ExpectedMVariantTest, TheHintPicksTheFewestWeightedWavesOfAllGroups) {
+TEST_F(ExpectedMVariantTest, TheHintPicksTheFewestWavesOfAllGroups) {
   loadFile(groupedJson("large", 128, 256, 100, kHinted));
   ASSERT_EQ(kernel->variants.size(), 2u);
   EXPECT_EQ(kernel->meta.hintGroups, 4);
   EXPECT_EQ(kernel->meta.hintColumns, 7168);
   // 4 groups, N = 7168: 28 tile columns of 256, 56 of 128. expected_m = 1:
-  // 112 / 224 / 224 tiles, i.e. 1 / 2 / 2 waves on 132 SMs, weighted 328 /
-  // 386 / 252: the 64x128 tiles.
-  EXPECT_EQ(chosen(1), "small");
-  EXPECT_EQ(chosen(64), "small");
-  // 100 rows: 112 / 224 / 448 tiles, 1 / 2 / 4 waves: the kernel's.
-  EXPECT_EQ(chosen(100), "large");
-  // 300 rows: 336 / 672 / 1120 tiles, 3 / 6 / 9 waves (983 / 1157 / 1134).
-  EXPECT_EQ(chosen(300), "large");
-  // The groups count: one group of 64 rows (N = 7168) would be 28 / 56 / 56
-  // tiles; four make 112 / 224 / 224. On 64 SMs: 2 / 4 / 4 waves (655 /
-  // 771 / 504).
-  EXPECT_EQ(chosen(64, 64), "small");
+  // 112 / 224 / 224 tiles (large / medium / small), 1 / 2 / 2 waves on 132
+  // SMs: the kernel's, though its tiles are the largest.
+  EXPECT_EQ(chosen(1), "large");
+  // On 256 SMs one wave each: the most tiles in it (224), then the smaller
+  // tile (64x128: as many tiles, half the padding rows).
+  EXPECT_EQ(chosen(1, 256), "small");
+  EXPECT_EQ(chosen(64, 256), "small");
+  // 100 rows: 112 / 224 / 448 tiles, 1 / 1 / 2 waves on 256 SMs.
+  EXPECT_EQ(chosen(100, 256), "medium");
+  // 300 rows: 336 / 672 / 1120 tiles, 2 / 3 / 5 waves.
+  EXPECT_EQ(chosen(300, 256), "large");
   // A variant gives itself: it has no variants.
   fp8rt_kernel *small = nullptr, *again = nullptr;
-  ASSERT_EQ(fp8rt_kernel_for_expected_m(kernel, 1, 132, &small),
+  ASSERT_EQ(fp8rt_kernel_for_expected_m(kernel, 1, 256, &small),
             FP8RT_SUCCESS);
   ASSERT_EQ(fp8rt_kernel_for_expected_m(small, 1024, 132, &again),
             FP8RT_SUCCESS);
@@ -136,8 +135,9 @@ TEST_F(ExpectedMVariantTest, ALaunchOfTheKernelRunsTheKernel) {
   // The hinted variant launches its own grid over the same [4, M, N]:
   // 4 x 56 tiles, one CTA per SM.
   fp8rt_kernel *small = nullptr;
-  ASSERT_EQ(fp8rt_kernel_for_expected_m(kernel, 16, 132, &small),
+  ASSERT_EQ(fp8rt_kernel_for_expected_m(kernel, 16, 256, &small),
             FP8RT_SUCCESS);
+  EXPECT_STREQ(fp8rt_kernel_name(small), "small");
   ASSERT_EQ(fp8rt_launch(small, ops.data(), static_cast<int>(ops.size()),
                          nullptr),
             FP8RT_SUCCESS)
@@ -209,6 +209,80 @@ TEST_F(ExpectedMVariantTest, TheVariantChoiceIsChecked) {
                               "\"variant_choice\": \"by_m\""))
                 .find("variant_choice"),
             std::string::npos);
+}
+
+// The variant set of the blockwise decode kernel (tile M 128 or 64 by tile
+// N in steps of 16; the compiler's masked launch variants of a 128x192
+// kernel), as metadata.
+std::vector<KernelMetadata> decodeVariantSet() {
+  std::vector<std::pair<int, int>> tiles = {
+      {128, 192}, {128, 160}, {128, 144}, {128, 128}, {128, 112}};
+  for (int tileN : {192, 160, 144, 128, 112, 96, 80, 64, 48, 32, 16})
+    tiles.push_back({64, tileN});
+  std::vector<KernelMetadata> metas;
+  for (auto [tileM, tileN] : tiles) {
+    KernelMetadata meta;
+    std::string json = groupedJson("k", tileM, tileN, 100);
+    Status parsed = parseKernelMetadata(json, "k.json", meta);
+    EXPECT_TRUE(parsed.ok()) << parsed.message();
+    metas.push_back(std::move(meta));
+  }
+  return metas;
+}
+
+// The tile (M x N) selectExpectedMVariant picks from `metas`.
+std::string pick(const std::vector<KernelMetadata> &metas, int64_t expectedM,
+                 int64_t n, int64_t groups, int numSMs = 132) {
+  std::vector<const KernelMetadata *> candidates;
+  for (const KernelMetadata &meta : metas)
+    candidates.push_back(&meta);
+  const GridSpec &grid =
+      metas[selectExpectedMVariant(candidates, expectedM, n, groups, numSMs)]
+          .grid;
+  return std::to_string(grid.tileM) + "x" + std::to_string(grid.tileN);
+}
+
+TEST(ExpectedMVariantChoice, FewestWavesThenTheFullestLastWave) {
+  std::vector<KernelMetadata> set = decodeVariantSet();
+  // One expert of 789 rows, N = 4096 (7 rows of 128-row tiles): no tile
+  // makes one wave; 128x112 makes two, the last of 127 tiles (7 x 37 =
+  // 259), against 92 for 128x128 and 22 for the kernel's 128x192.
+  EXPECT_EQ(pick(set, 789, 4096, 1), "128x112");
+  // Two of 525 rows (5 tile rows each): 2 x 5 x 26 = 260 tiles of 128x160.
+  EXPECT_EQ(pick(set, 525, 4096, 2), "128x160");
+  // Four of 169: 4 x 3 x 22 = 264 tiles of 64x192, two full waves.
+  EXPECT_EQ(pick(set, 169, 4096, 4), "64x192");
+  // Eight of 87: 8 x 32 = 256 tiles of 128x128 (124 in the last wave).
+  EXPECT_EQ(pick(set, 87, 4096, 8), "128x128");
+  // One expert of one row, N = 2048: one wave of 128 tiles of 64x16.
+  EXPECT_EQ(pick(set, 1, 2048, 1), "64x16");
+  // The SMs count: on 264 SMs the 259 tiles of 128x112 are one wave; on 66,
+  // three waves of 128x160 tiles (182, 50 in the last) are the fewest.
+  EXPECT_EQ(pick(set, 789, 4096, 1, 264), "128x112");
+  EXPECT_EQ(pick(set, 789, 4096, 1, 66), "128x160");
+}
+
+TEST(ExpectedMVariantChoice, TiesGoToTheSmallerTileThenTheWiderN) {
+  std::vector<KernelMetadata> set = decodeVariantSet();
+  // 32 experts of 23 rows, N = 4096: 704 tiles of 128x192 or of 64x192 (6
+  // waves, 44 in the last): the smaller tile.
+  EXPECT_EQ(pick(set, 23, 4096, 32), "64x192");
+  // As many tiles of equal size: the wider N (128x64 against 64x128 at 128
+  // rows, N = 1024: 16 tiles each).
+  std::vector<KernelMetadata> square;
+  for (auto [tileM, tileN] : {std::pair{128, 64}, std::pair{64, 128}}) {
+    KernelMetadata meta;
+    ASSERT_TRUE(parseKernelMetadata(groupedJson("k", tileM, tileN, 100),
+                                    "k.json", meta)
+                    .ok());
+    square.push_back(std::move(meta));
+  }
+  EXPECT_EQ(pick(square, 128, 1024, 1), "64x128");
+  // Equal tiles: the earlier candidate (the kernel first).
+  std::vector<const KernelMetadata *> same = {&square[0], &square[0]};
+  EXPECT_EQ(selectExpectedMVariant(same, 64, 1024, 1, 132), 0u);
+  // Tile counts past 64 bits saturate (no overflow): all tie, the smallest.
+  EXPECT_EQ(pick(set, INT64_MAX, INT64_MAX, int64_t(1) << 40), "64x16");
 }
 
 } // namespace

@@ -25,7 +25,12 @@ def main():
     files = sorted(directory.glob("*.ptx"))
     kernels = spills = serialized = failed = 0
     seen = set()
+    assembled = set()  # the texts assembled: a module's PTX is written per kernel
     for ptx in files:
+        text = ptx.read_bytes()
+        if text in assembled:
+            continue
+        assembled.add(text)
         proc = subprocess.run([ptxas, f"-arch={arch}", "-v", str(ptx), "-o", "/dev/null"],
                               capture_output=True, text=True)
         log = proc.stdout + proc.stderr

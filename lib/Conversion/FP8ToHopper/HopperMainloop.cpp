@@ -207,9 +207,30 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
       });
 }
 
+/// A masked grouped GEMM's producer also maps each unit to its group (a
+/// prefix over the counts, emitMaskedTileOfUnit); beside the B scale copies
+/// of more than three column classes (BScaleClasses: tile N 80, 112, 144,
+/// 160) its 40 registers spill (ptxas: 4-48 bytes). It gets 56 (the
+/// consumers of a 128-row tile then 224: 56 * 128 + 224 * 256 is the
+/// 168 * 384 the CTA holds), or 64 beside one consumer warpgroup (240).
+static constexpr size_t kMaxProducerBScaleClasses = 3;
+
+/// The setmaxnreg budgets (producer, consumers) of `t`'s kernel.
+static std::pair<int64_t, int64_t> getRegisterBudgets(const GemmProblem &p,
+                                                      const GemmTiling &t) {
+  bool oneConsumer = getNumConsumers(t) == 1;
+  int64_t consumers = oneConsumer ? kConsumerRegistersOneWarpgroup
+                                  : kConsumerRegistersTwoWarpgroups;
+  if (!p.isMasked() || !p.isBlockwise() || p.hasBlockwiseColumnScales() ||
+      BScaleClasses(t).bounds.size() <= kMaxProducerBScaleClasses)
+    return {kProducerRegisters, consumers};
+  return oneConsumer ? std::make_pair(int64_t(64), consumers)
+                     : std::make_pair(int64_t(56), int64_t(224));
+}
+
 void hopper::emitProducer(KernelBuilder &kb, const GemmProblem &p,
                           const GemmTiling &t, const KernelValues &v) {
-  NVVM::SetMaxRegisterOp::create(kb.builder(), kProducerRegisters,
+  NVVM::SetMaxRegisterOp::create(kb.builder(), getRegisterBudgets(p, t).first,
                                  NVVM::SetMaxRegisterAction::decrease);
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] { emitTmaProducer(kb, p, t, v); });
 }
@@ -644,10 +665,7 @@ emitGroupedTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
 void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                           const GemmTiling &t, const KernelValues &v) {
   ImplicitLocOpBuilder &b = kb.builder();
-  NVVM::SetMaxRegisterOp::create(b,
-                                 getNumConsumers(t) == 2
-                                     ? kConsumerRegistersTwoWarpgroups
-                                     : kConsumerRegistersOneWarpgroup,
+  NVVM::SetMaxRegisterOp::create(b, getRegisterBudgets(p, t).second,
                                  NVVM::SetMaxRegisterAction::increase);
   Value consumer = kb.sub(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(1));
   // The same read from lane 0, so that ptxas knows it is one value in

@@ -70,9 +70,32 @@ static constexpr int64_t kFastTileThroughput = 101;
 /// rows of its tiles, twice the B traffic) to them. Not measured yet.
 static constexpr int64_t kSwapABThroughput = 19;
 
+/// The launch variants of a masked grouped GEMM (decode; the caller's
+/// expected rows per group choose among them, fp8rt_kernel_for_expected_m):
+/// DeepGEMM's masked candidates, tile M 64 or 128 by tile N from the
+/// kernel's own down in steps of 16, those the kernel takes (getTilingError;
+/// with 128x128 B scales at most two B blocks per tile: 144, 160 and 192
+/// beyond 128). Not wider than the kernel's own tile (a masked kernel's
+/// direct stores of wider fast tiles spill); 128-row tiles not narrower than
+/// 112 columns: every variant is a kernel of the module, and the narrower
+/// ones would be the runtime's choice for 3% of decode problems (G
+/// 1-64, N 576-14336, expected_m 1-1024, 132 SMs).
+static constexpr int64_t kMaskedVariantTileNStep = 16;
+static constexpr std::pair<int64_t, int64_t> kMaskedVariantMinTileN[] = {
+    {128, 112}, {64, 16}};
+
 static SmallVector<std::pair<int64_t, int64_t>>
 getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary) {
   SmallVector<std::pair<int64_t, int64_t>> tiles;
+  if (p.isMasked() && ShapedType::isDynamic(p.staticM)) {
+    int64_t widest =
+        primary.tileN / kMaskedVariantTileNStep * kMaskedVariantTileNStep;
+    for (auto [tileM, narrowest] : kMaskedVariantMinTileN)
+      for (int64_t tileN = widest; tileN >= narrowest;
+           tileN -= kMaskedVariantTileNStep)
+        tiles.push_back({tileM, tileN});
+    return tiles;
+  }
   if (p.promoteInterval == 0 && primary.tileN > kFastTile.second)
     tiles.push_back(kFastTile);
   tiles.append(std::begin(kLaunchVariantTiles), std::end(kLaunchVariantTiles));

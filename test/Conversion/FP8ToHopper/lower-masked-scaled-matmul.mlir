@@ -20,8 +20,10 @@
 // CHECK-SAME: {kind = "pointer", name = "masked_m", operand = "masked_m"}, {kind = "i32", name = "m", value = "M"}]
 // CHECK-SAME: {box = [128, 128, 1], dims = [512, "M", 3], {{.*}} name = "tma_a", {{.*}} rank = 3 : i64, strides_bytes = [512, "M*512"]
 // Its launch variants, chosen by the caller's expected rows per group (a
-// launch of the kernel runs the kernel: the counts are on the device).
-// CHECK-SAME: variant_choice = "expected_m", variants = ["[[V1:fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x128x128_s[0-9]+_g3_fast]].json", "[[V2:fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x64x128_s[0-9]+_g3_fast]].json"]
+// launch of the kernel runs the kernel: the counts are on the device): tile
+// M 128 down to 112 columns and 64 down to 16, in steps of 16, none wider
+// than the kernel's 128.
+// CHECK-SAME: variant_choice = "expected_m", variants = ["fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t128x112x128_s{{[0-9]+}}_g3_fast.json", "[[V1:fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x128x128_s[0-9]+_g3_fast]].json", "fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x112x128_s{{[0-9]+}}_g3_fast.json", "fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x96x128_s{{[0-9]+}}_g3_fast.json", "fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x80x128_s{{[0-9]+}}_g3_fast.json", "[[V2:fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x64x128_s[0-9]+_g3_fast]].json", "fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x48x128_s{{[0-9]+}}_g3_fast.json", "fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x32x128_s{{[0-9]+}}_g3_fast.json", "fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x16x128_s{{[0-9]+}}_g3_fast.json"]
 // CHECK-NOT: tma_d
 // The units with valid rows (the loop's bound): each group's count,
 // clamped to [0, M] (signed: a negative count has none), makes
@@ -113,7 +115,7 @@ func.func @rowwise(%a: tensor<3x?x512xf8E4M3FN>, %b: tensor<3x256x512xf8E4M3FN>,
 // CHECK: gpu.func @fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t128x{{[0-9]+}}x128_s{{[0-9]+}}_g2(
 // CHECK-SAME: {alignment = 16 : i64, dtype = "f32", name = "a_scale_inv", role = "input", shape = [2, 4, "roundup(M, 4)"]}
 // CHECK-SAME: {dtype = "f32", name = "b_scale_inv", role = "input", shape = [2, 2, 4]}
-// CHECK-SAME: variant_choice = "expected_m", variants = ["fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x128x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x64x128_s{{[0-9]+}}_g2.json"]
+// CHECK-SAME: variant_choice = "expected_m", variants = ["fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t128x112x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x128x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x112x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x96x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x80x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x64x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x48x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x32x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t64x16x128_s{{[0-9]+}}_g2.json"]
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: scf.for
 // CHECK: arith.muli %{{.*}}, %c4_i32{{.*}} : i32
@@ -122,4 +124,46 @@ func.func @rowwise(%a: tensor<3x?x512xf8E4M3FN>, %b: tensor<3x256x512xf8E4M3FN>,
 func.func @blockwise(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<2x?x4xf32>, %sb: tensor<2x2x4xf32>, %c: tensor<2xi32>) -> tensor<2x?x256xbf16> {
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<2x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<2x?x4xf32>, tensor<2x2x4xf32>, tensor<2xi32>) -> tensor<2x?x256xbf16>
   return %d : tensor<2x?x256xbf16>
+}
+
+// -----
+
+// Blockwise, N = 4096: the kernel's 128x192 tile, its variants 128 or 64 rows
+// by 192 (64 rows), 160, 144, then 128 down to 112 (128 rows) or 16 (64
+// rows): no 176, whose tiles would span three 128x128 B blocks. A tile
+// with more than three B scale classes (N 80, 112, 144, 160) gives its
+// producer 56 registers (the consumers of a 128-row tile 224) or 64 (the
+// one consumer warpgroup of a 64-row tile keeps 240); the others keep 40
+// and 232 / 240.
+// CHECK-LABEL: module attributes
+// CHECK: gpu.func @fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t128x192x128_s{{[0-9]+}}_g2(
+// CHECK-SAME: variant_choice = "expected_m", variants = ["fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t128x160x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t128x144x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t128x128x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t128x112x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x192x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x160x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x144x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x128x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x112x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x96x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x80x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x64x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x48x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x32x128_s{{[0-9]+}}_g2.json", "fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x16x128_s{{[0-9]+}}_g2.json"]
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: gpu.func @fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t128x160x128_s{{[0-9]+}}_g2(
+// CHECK-SAME: tile = [128, 160, 128]
+// CHECK: nvvm.setmaxregister decrease 56
+// CHECK: nvvm.setmaxregister increase 224
+// CHECK: gpu.func @fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t128x144x128_s{{[0-9]+}}_g2(
+// CHECK: nvvm.setmaxregister decrease 56
+// CHECK: nvvm.setmaxregister increase 224
+// CHECK: gpu.func @fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t128x128x128_s{{[0-9]+}}_g2(
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: gpu.func @fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t128x112x128_s{{[0-9]+}}_g2(
+// CHECK: nvvm.setmaxregister decrease 56
+// CHECK: nvvm.setmaxregister increase 224
+// CHECK: gpu.func @fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x192x128_s{{[0-9]+}}_g2(
+// CHECK-SAME: block = [256, 1, 1]
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.setmaxregister increase 240
+// CHECK: gpu.func @fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x160x128_s{{[0-9]+}}_g2(
+// CHECK: nvvm.setmaxregister decrease 64
+// CHECK: nvvm.setmaxregister increase 240
+// CHECK: gpu.func @fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n4096_k512_t64x16x128_s{{[0-9]+}}_g2(
+// CHECK-SAME: tile = [64, 16, 128]
+// CHECK: nvvm.setmaxregister decrease 40
+func.func @blockwise_wide(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x4096x512xf8E4M3FN>, %sa: tensor<2x?x4xf32>, %sb: tensor<2x32x4xf32>, %c: tensor<2xi32>) -> tensor<2x?x4096xbf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<2x?x512xf8E4M3FN>, tensor<2x4096x512xf8E4M3FN>, tensor<2x?x4xf32>, tensor<2x32x4xf32>, tensor<2xi32>) -> tensor<2x?x4096xbf16>
+  return %d : tensor<2x?x4096xbf16>
 }
