@@ -104,7 +104,7 @@ Status WorkspacePool::acquire(const DriverApi &api, CUstream stream,
   if (workspace->bytes < bytes)
     FP8RT_RETURN_IF_ERROR(grow(api, *workspace, stream, bytes));
   out.address = workspace->memory;
-  out.stream = workspace;
+  out.eager = workspace;
   return Status();
 }
 
@@ -134,11 +134,11 @@ Status finishWorkspace(const DriverApi &api, CUstream stream,
   if (lease.captured)
     return checkCuda(api, api.memFreeAsync(lease.address, stream),
                      "cuMemFreeAsync (workspace of a captured launch)");
-  if (!lease.stream)
+  if (!lease.eager)
     return Status();
-  Status recorded = checkCuda(api, api.eventRecord(lease.stream->done, stream),
+  Status recorded = checkCuda(api, api.eventRecord(lease.eager->done, stream),
                               "cuEventRecord");
-  lease.stream->used = recorded.ok();
+  lease.eager->used = recorded.ok();
   return recorded;
 }
 

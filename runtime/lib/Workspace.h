@@ -37,8 +37,8 @@ struct StreamWorkspace {
 // (finishWorkspace).
 struct WorkspaceLease {
   CUdeviceptr address = 0;
-  StreamWorkspace *stream = nullptr; // eager: record its `done`
-  bool captured = false;             // in a graph: free it in the graph
+  StreamWorkspace *eager = nullptr; // eager: record its `done`
+  bool captured = false;            // in a graph: free it in the graph
 };
 
 // The eager workspaces of one kernel in one context, most recently used
@@ -56,6 +56,8 @@ public:
   void release(const DriverApi &api);
 
 private:
+  // The workspace of `streamId`, moved to the front: found, added, or the
+  // least recently used one taken over.
   Status entryFor(const DriverApi &api, unsigned long long streamId,
                   StreamWorkspace *&out);
 
