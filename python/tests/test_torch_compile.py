@@ -5,6 +5,8 @@ The compiled, captured and exported runs launch the same kernels as eager
 ones, so their FP8 results are compared bit for bit.
 """
 
+import json
+
 import pytest
 
 import fp8mlir
@@ -117,6 +119,48 @@ def test_cuda_graph_capture_and_replay(torch):
         want_y, want_dq = forward(static_x, w, w_scale)
         assert same_bits(torch, static_y, want_y)
         assert same_bits(torch, static_x_dq, want_dq)
+
+
+def _has_stream_k_variant(torch, spec):
+    """Whether the GEMM of `spec` has a stream-K launch variant (one with a
+    workspace param, runtime/README.md "Launch variants")."""
+    from fp8mlir import _torch_ops
+    (kernel,) = _torch_ops.kernels_for(spec, torch.device("cuda", torch.cuda.current_device()))
+    variants = [json.loads((kernel.path.parent / name).read_text())
+                for name in kernel.meta.get("variants", ())]
+    return any(p["kind"] == "workspace" for v in variants for p in v["params"])
+
+
+def test_stream_k_gemm_captured_after_eager_use_on_another_stream(torch):
+    """At M = 16 the tensorwise GEMM takes its stream-K (swap-AB) launch
+    variant. Launched eagerly on the default stream and on a side stream
+    (each stream's own workspace, no host wait), then captured by
+    torch.cuda.graph on its capture stream (a workspace of the graph,
+    runtime/README.md "Workspace") and replayed: each replay equals an eager
+    run on new data, bit for bit."""
+    assert _has_stream_k_variant(torch, cases.TEST_GEMMS["tensorwise"])
+    w, w_scale = _weight(torch, "tensorwise")
+
+    def gemm(x):
+        q = fp8mlir.quantize(x, "tensorwise")
+        return fp8mlir.scaled_mm(q.data, w.t(), q.scale_inv, w_scale, out_dtype=x.dtype)
+
+    m = 16
+    static_x = _activation(torch, m)
+    want = gemm(static_x)  # the default stream
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        on_side = gemm(static_x)
+    torch.cuda.current_stream().wait_stream(side)
+    assert same_bits(torch, on_side, want)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_y = gemm(static_x)
+    for seed in range(1, 4):
+        static_x.copy_(_activation(torch, m, seed))
+        graph.replay()
+        assert same_bits(torch, static_y, gemm(static_x))
 
 
 def test_export_keeps_the_operators(torch):

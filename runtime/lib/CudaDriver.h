@@ -50,6 +50,8 @@ namespace fp8rt {
   X(memAlloc, cuMemAlloc_v2, (CUdeviceptr *, size_t))                          \
   X(memFree, cuMemFree_v2, (CUdeviceptr))                                      \
   X(memAllocHost, cuMemAllocHost_v2, (void **, size_t))                        \
+  X(memAllocAsync, cuMemAllocAsync, (CUdeviceptr *, size_t, CUstream))         \
+  X(memFreeAsync, cuMemFreeAsync, (CUdeviceptr, CUstream))                     \
   X(memFreeHost, cuMemFreeHost, (void *))                                      \
   X(memcpyHtoDAsync, cuMemcpyHtoDAsync_v2,                                     \
     (CUdeviceptr, const void *, size_t, CUstream))                             \
@@ -62,7 +64,8 @@ namespace fp8rt {
   X(eventRecord, cuEventRecord, (CUevent, CUstream))                           \
   X(eventSynchronize, cuEventSynchronize, (CUevent))                           \
   X(eventDestroy, cuEventDestroy_v2, (CUevent))                                \
-  X(streamIsCapturing, cuStreamIsCapturing, (CUstream, CUstreamCaptureStatus *))
+  X(streamIsCapturing, cuStreamIsCapturing, (CUstream, CUstreamCaptureStatus *)) \
+  X(streamGetId, cuStreamGetId, (CUstream, unsigned long long *))
 // clang-format on
 
 // Entry points fp8rt uses when the driver has them (nullptr otherwise):

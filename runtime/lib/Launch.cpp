@@ -2,6 +2,7 @@
 
 #include "CudaLimits.h"
 #include "PtxSignature.h"
+#include "Workspace.h"
 
 #include <cstring>
 
@@ -34,14 +35,8 @@ struct ContextState {
   std::vector<GlobalMapSlot> slots;
   size_t nextSlot = 0;
 
-  // The workspace of a kernel with a "workspace" param: `workspaceBytes`
-  // on the device, zeroed when allocated; `workspaceDone` is recorded on
-  // `workspaceStream` after every launch that uses it.
-  CUdeviceptr workspace = 0;
-  size_t workspaceBytes = 0;
-  CUevent workspaceDone = nullptr;
-  CUstream workspaceStream = nullptr;
-  bool workspaceUsed = false;
+  // The workspaces of a kernel with a "workspace" param (Workspace.h).
+  WorkspacePool workspaces;
 };
 
 namespace {
@@ -52,21 +47,17 @@ namespace {
 void releaseContextState(const DriverApi &api, ContextState &state) {
   if (api.ctxPushCurrent(state.context) != CUDA_SUCCESS)
     return;
-  // A launch may still read a "global" tensor-map slot or the workspace:
+  // A launch may still read a "global" tensor-map slot or a workspace:
   // wait for them.
   for (GlobalMapSlot &slot : state.slots)
     if (slot.used)
       (void)api.eventSynchronize(slot.done);
-  if (state.workspaceUsed)
-    (void)api.eventSynchronize(state.workspaceDone);
   for (GlobalMapSlot &slot : state.slots)
     if (slot.done)
       (void)api.eventDestroy(slot.done);
-  if (state.workspaceDone)
-    (void)api.eventDestroy(state.workspaceDone);
-  for (CUdeviceptr buffer : {state.slotsDevice, state.workspace})
-    if (buffer)
-      (void)api.memFree(buffer);
+  if (state.slotsDevice)
+    (void)api.memFree(state.slotsDevice);
+  state.workspaces.release(api);
   if (state.slotsHost)
     (void)api.memFreeHost(state.slotsHost);
   if (state.module)
@@ -257,19 +248,27 @@ Status allocateGlobalMapSlots(const DriverApi &api, ContextState &state,
   return Status();
 }
 
+// Whether `stream` is being captured into a CUDA graph (or was, and the
+// capture has been invalidated).
+Status streamCapturing(const DriverApi &api, CUstream stream, bool &out) {
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  FP8RT_RETURN_IF_ERROR(checkCuda(api, api.streamIsCapturing(stream, &capture),
+                                  "cuStreamIsCapturing"));
+  out = capture != CU_STREAM_CAPTURE_STATUS_NONE;
+  return Status();
+}
+
 // Puts the CUtensorMaps of "global" params in device memory, in stream
 // order before the launch, and returns their addresses (per param) and the
 // slot the caller must mark with an event after the launch.
 Status stageGlobalTensorMaps(fp8rt_kernel &kernel, const DriverApi &api,
                              ContextState &state, CUstream stream,
+                             bool capturing,
                              std::vector<CUdeviceptr> &addresses,
                              GlobalMapSlot *&usedSlot) {
   const KernelMetadata &meta = kernel.meta;
-  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  FP8RT_RETURN_IF_ERROR(checkCuda(api, api.streamIsCapturing(stream, &capture),
-                                  "cuStreamIsCapturing"));
   // Graph replays would reuse slots that later launches overwrite.
-  if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+  if (capturing)
     return invalidArgument(
         "kernel \"", meta.name,
         "\" passes tensor maps through global memory (passing \"global\"), "
@@ -324,44 +323,65 @@ Status stageGlobalTensorMaps(fp8rt_kernel &kernel, const DriverApi &api,
   return Status();
 }
 
-// The workspace for a launch of `bytes` on `stream`: the context state's,
-// grown (reallocated and zeroed) when too small. Launches on one stream
-// use it in stream order; a launch on another stream first waits for the
-// last launch that used it (cuEventSynchronize). The kernel leaves the
-// workspace as it found it (runtime/README.md, "Workspace").
-Status acquireWorkspace(const DriverApi &api, ContextState &state,
-                        CUstream stream, size_t bytes, CUdeviceptr &out) {
-  if (state.workspaceUsed &&
-      (state.workspaceStream != stream || state.workspaceBytes < bytes)) {
-    FP8RT_RETURN_IF_ERROR(checkCuda(
-        api, api.eventSynchronize(state.workspaceDone), "cuEventSynchronize"));
-    state.workspaceUsed = false;
+// Packs the parameters (tensor maps, operand and buffer addresses in
+// kernel.scratch.deviceAddresses) and launches on `stream`.
+Status launchPacked(fp8rt_kernel &kernel, const DriverApi &api,
+                    const ContextState &state, const LaunchArguments &args,
+                    const GridDims &grid, CUstream stream) {
+  const KernelMetadata &meta = kernel.meta;
+  LaunchScratch &scratch = kernel.scratch;
+  scratch.maps.resize(meta.tensorMaps.size());
+  for (size_t i = 0; i < scratch.maps.size(); ++i)
+    if (kernel.encodedMaps[i].valid)
+      scratch.maps[i] = kernel.encodedMaps[i].map;
+  scratch.buffer.resize((meta.paramBufferSize + 63) / 64 + 1);
+  unsigned char *buffer = scratch.buffer.front().bytes;
+  packParams(meta, args, scratch.maps.data(), scratch.deviceAddresses.data(),
+             buffer);
+  // cuLaunchKernel reads each parameter through its own pointer.
+  scratch.kernelParams.resize(meta.params.size());
+  for (size_t i = 0; i < meta.params.size(); ++i)
+    scratch.kernelParams[i] = buffer + meta.params[i].offset;
+
+  CUresult result;
+  const char *call;
+  if (meta.clusterSize() > 1) {
+    CUlaunchAttribute attribute;
+    std::memset(&attribute, 0, sizeof(attribute));
+    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = meta.cluster[0];
+    attribute.value.clusterDim.y = meta.cluster[1];
+    attribute.value.clusterDim.z = meta.cluster[2];
+    CUlaunchConfig config;
+    std::memset(&config, 0, sizeof(config));
+    config.gridDimX = grid.x;
+    config.gridDimY = grid.y;
+    config.gridDimZ = grid.z;
+    config.blockDimX = meta.block[0];
+    config.blockDimY = meta.block[1];
+    config.blockDimZ = meta.block[2];
+    config.sharedMemBytes = meta.dynamicSharedMemoryBytes;
+    config.hStream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    result = api.launchKernelEx(&config, state.function,
+                                scratch.kernelParams.data(), nullptr);
+    call = "cuLaunchKernelEx";
+  } else {
+    result = api.launchKernel(state.function, grid.x, grid.y, grid.z,
+                              meta.block[0], meta.block[1], meta.block[2],
+                              meta.dynamicSharedMemoryBytes, stream,
+                              scratch.kernelParams.data(), nullptr);
+    call = "cuLaunchKernel";
   }
-  if (!state.workspaceDone)
-    FP8RT_RETURN_IF_ERROR(checkCuda(
-        api, api.eventCreate(&state.workspaceDone, CU_EVENT_DISABLE_TIMING),
-        "cuEventCreate"));
-  if (state.workspaceBytes < bytes) {
-    if (state.workspace) {
-      FP8RT_RETURN_IF_ERROR(checkCuda(api, api.memFree(state.workspace),
-                                      "cuMemFree (workspace)"));
-      state.workspace = 0;
-      state.workspaceBytes = 0;
-    }
-    CUdeviceptr workspace = 0;
-    FP8RT_RETURN_IF_ERROR(checkCuda(api, api.memAlloc(&workspace, bytes),
-                                    "cuMemAlloc (workspace)"));
-    state.workspace = workspace;
-    state.workspaceBytes = bytes;
-    // Pageable source: the call returns once the bytes are staged.
-    std::vector<unsigned char> zeros(bytes, 0);
-    FP8RT_RETURN_IF_ERROR(checkCuda(
-        api, api.memcpyHtoDAsync(workspace, zeros.data(), bytes, stream),
-        "cuMemcpyHtoDAsync (workspace)"));
-  }
-  state.workspaceStream = stream;
-  out = state.workspace;
-  return Status();
+  Status status = checkCuda(api, result, call);
+  if (!status.ok())
+    status.prepend(strCat(
+        "grid [", grid.x, ", ", grid.y, ", ", grid.z, "], block [",
+        meta.block[0], ", ", meta.block[1], ", ", meta.block[2], "], cluster [",
+        meta.cluster[0], ", ", meta.cluster[1], ", ", meta.cluster[2], "], ",
+        meta.dynamicSharedMemoryBytes, " bytes of dynamic shared memory: "));
+  return status;
 }
 
 } // namespace
@@ -501,83 +521,38 @@ Status launchBound(fp8rt_kernel &kernel, const DriverApi &api,
   const KernelMetadata &meta = kernel.meta;
   LaunchScratch &scratch = kernel.scratch;
   FP8RT_RETURN_IF_ERROR(encodeTensorMaps(kernel, api, args));
+  bool capturing = false;
+  if (meta.hasGlobalTensorMaps || meta.workspaceParam >= 0)
+    FP8RT_RETURN_IF_ERROR(streamCapturing(api, stream, capturing));
   scratch.deviceAddresses.assign(meta.params.size(), 0);
   GlobalMapSlot *slot = nullptr;
   if (meta.hasGlobalTensorMaps)
-    FP8RT_RETURN_IF_ERROR(stageGlobalTensorMaps(
-        kernel, api, state, stream, scratch.deviceAddresses, slot));
-  if (meta.workspaceParam >= 0)
-    FP8RT_RETURN_IF_ERROR(acquireWorkspace(
-        api, state, stream,
+    FP8RT_RETURN_IF_ERROR(stageGlobalTensorMaps(kernel, api, state, stream,
+                                                capturing,
+                                                scratch.deviceAddresses, slot));
+  WorkspaceLease workspace;
+  Status status;
+  if (meta.workspaceParam >= 0) {
+    status = acquireWorkspace(
+        api, state.workspaces, stream, capturing,
         static_cast<size_t>(grid.x) *
             meta.params[meta.workspaceParam].workspaceBytesPerCta,
-        scratch.deviceAddresses[meta.workspaceParam]));
-
-  scratch.maps.resize(meta.tensorMaps.size());
-  for (size_t i = 0; i < scratch.maps.size(); ++i)
-    if (kernel.encodedMaps[i].valid)
-      scratch.maps[i] = kernel.encodedMaps[i].map;
-  scratch.buffer.resize((meta.paramBufferSize + 63) / 64 + 1);
-  unsigned char *buffer = scratch.buffer.front().bytes;
-  packParams(meta, args, scratch.maps.data(), scratch.deviceAddresses.data(),
-             buffer);
-  // cuLaunchKernel reads each parameter through its own pointer.
-  scratch.kernelParams.resize(meta.params.size());
-  for (size_t i = 0; i < meta.params.size(); ++i)
-    scratch.kernelParams[i] = buffer + meta.params[i].offset;
-
-  CUresult result;
-  const char *call;
-  if (meta.clusterSize() > 1) {
-    CUlaunchAttribute attribute;
-    std::memset(&attribute, 0, sizeof(attribute));
-    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = meta.cluster[0];
-    attribute.value.clusterDim.y = meta.cluster[1];
-    attribute.value.clusterDim.z = meta.cluster[2];
-    CUlaunchConfig config;
-    std::memset(&config, 0, sizeof(config));
-    config.gridDimX = grid.x;
-    config.gridDimY = grid.y;
-    config.gridDimZ = grid.z;
-    config.blockDimX = meta.block[0];
-    config.blockDimY = meta.block[1];
-    config.blockDimZ = meta.block[2];
-    config.sharedMemBytes = meta.dynamicSharedMemoryBytes;
-    config.hStream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    result = api.launchKernelEx(&config, state.function,
-                                scratch.kernelParams.data(), nullptr);
-    call = "cuLaunchKernelEx";
-  } else {
-    result = api.launchKernel(state.function, grid.x, grid.y, grid.z,
-                              meta.block[0], meta.block[1], meta.block[2],
-                              meta.dynamicSharedMemoryBytes, stream,
-                              scratch.kernelParams.data(), nullptr);
-    call = "cuLaunchKernel";
+        workspace);
+    scratch.deviceAddresses[meta.workspaceParam] = workspace.address;
   }
-  Status status = checkCuda(api, result, call);
-  if (!status.ok())
-    status.prepend(strCat(
-        "grid [", grid.x, ", ", grid.y, ", ", grid.z, "], block [",
-        meta.block[0], ", ", meta.block[1], ", ", meta.block[2], "], cluster [",
-        meta.cluster[0], ", ", meta.cluster[1], ", ", meta.cluster[2], "], ",
-        meta.dynamicSharedMemoryBytes, " bytes of dynamic shared memory: "));
-  // Mark the slot even if the launch failed: its copy was enqueued.
+  if (status.ok())
+    status = launchPacked(kernel, api, state, args, grid, stream);
+  // Mark the slot and the workspace even if the launch failed (or was not
+  // made): their copy and zeroing were enqueued.
   if (slot) {
     Status recorded =
         checkCuda(api, api.eventRecord(slot->done, stream), "cuEventRecord");
     if (status.ok())
       status = recorded;
   }
-  if (meta.workspaceParam >= 0) {
-    Status recorded = checkCuda(
-        api, api.eventRecord(state.workspaceDone, stream), "cuEventRecord");
-    state.workspaceUsed = recorded.ok();
-    if (status.ok())
-      status = recorded;
-  }
+  Status finished = finishWorkspace(api, stream, workspace);
+  if (status.ok())
+    status = finished;
   return status;
 }
 

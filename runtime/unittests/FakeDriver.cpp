@@ -236,6 +236,19 @@ struct FakeFunctions {
     d().deviceFrees.push_back(pointer);
     return d().enter("cuMemFree");
   }
+  static CUresult memAllocAsync(CUdeviceptr *pointer, size_t size,
+                                CUstream stream) {
+    CUresult result = d().enter("cuMemAllocAsync");
+    if (result != CUDA_SUCCESS)
+      return result;
+    *pointer = 0x7e0000000000ull + d().asyncAllocations.size() * 0x100000;
+    d().asyncAllocations.push_back(AsyncMemoryCall{*pointer, size, stream});
+    return result;
+  }
+  static CUresult memFreeAsync(CUdeviceptr pointer, CUstream stream) {
+    d().asyncFrees.push_back(AsyncMemoryCall{pointer, 0, stream});
+    return d().enter("cuMemFreeAsync");
+  }
   static CUresult memAllocHost(void **pointer, size_t size) {
     CUresult result = d().enter("cuMemAllocHost");
     if (result != CUDA_SUCCESS)
@@ -308,6 +321,12 @@ struct FakeFunctions {
     *status = d().captureStatus;
     return d().enter("cuStreamIsCapturing");
   }
+  static CUresult streamGetId(CUstream stream, unsigned long long *id) {
+    auto it = d().streamIds.find(stream);
+    *id = it != d().streamIds.end() ? it->second
+                                    : reinterpret_cast<uintptr_t>(stream) + 1;
+    return d().enter("cuStreamGetId");
+  }
 };
 
 FakeDriver::FakeDriver() {
@@ -331,6 +350,7 @@ void FakeDriver::reset() {
   numSMs = 132;
   maxSharedOptin = 232448;
   captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+  streamIds.clear();
   jitErrorLog.clear();
   failures.clear();
   paramSizes.clear();
@@ -347,6 +367,8 @@ void FakeDriver::reset() {
   deviceAllocations.clear();
   deviceFrees.clear();
   deviceAllocationSizes.clear();
+  asyncAllocations.clear();
+  asyncFrees.clear();
   hostAllocations.clear();
   hostFrees.clear();
   copies.clear();

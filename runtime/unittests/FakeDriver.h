@@ -56,6 +56,13 @@ struct DeviceCopyCall {
   CUstream stream;
 };
 
+// A stream-ordered allocation (cuMemAllocAsync) or free (cuMemFreeAsync).
+struct AsyncMemoryCall {
+  CUdeviceptr pointer;
+  size_t bytes; // 0 for a free
+  CUstream stream;
+};
+
 // A cuMemcpy2DAsync between device pointers.
 struct Copy2DCall {
   CUdeviceptr destination, source;
@@ -76,6 +83,8 @@ public:
   CUcontext primaryContext;
   int ccMajor, ccMinor, numSMs, maxSharedOptin;
   CUstreamCaptureStatus captureStatus;
+  // cuStreamGetId's answer per stream handle; by default the handle + 1.
+  std::map<CUstream, unsigned long long> streamIds;
   std::string jitErrorLog; // written to the JIT error log on load failure
   // Calls that fail: cuda.h name ("cuLaunchKernel") -> result.
   std::map<std::string, CUresult> failures;
@@ -97,6 +106,7 @@ public:
   std::vector<CUmodule> unloadedModules;
   std::vector<CUdeviceptr> deviceAllocations, deviceFrees;
   std::vector<size_t> deviceAllocationSizes;
+  std::vector<AsyncMemoryCall> asyncAllocations, asyncFrees;
   std::vector<void *> hostAllocations, hostFrees;
   std::vector<CopyCall> copies;
   std::vector<MemsetCall> memsets;

@@ -25,14 +25,6 @@ template <typename T> std::vector<unsigned char> bytesOf(const T &value) {
   return std::vector<unsigned char>(p, p + sizeof(T));
 }
 
-std::vector<fp8rt_tensor> exampleOperands(int64_t m) {
-  return {makeTensor("a", kA, FP8RT_E4M3, {m, 2048}),
-          makeTensor("b", kB, FP8RT_E4M3, {7168, 2048}),
-          makeTensor("a_scale_inv", kAScale, FP8RT_F32, {}),
-          makeTensor("b_scale_inv", kBScale, FP8RT_F32, {}),
-          makeTensor("d", kD, FP8RT_BF16, {m, 7168})};
-}
-
 fp8rt_tensor *findOperand(std::vector<fp8rt_tensor> &ops, const char *name) {
   for (fp8rt_tensor &t : ops)
     if (std::strcmp(t.name, name) == 0)
@@ -587,68 +579,6 @@ TEST_F(LaunchTest, GlobalTensorMapsAreCopiedInStreamOrder) {
   EXPECT_EQ(fake.destroyedEvents, fake.createdEvents);
   EXPECT_EQ(fake.deviceFrees, std::vector<CUdeviceptr>{base});
   EXPECT_EQ(fake.hostFrees, fake.hostAllocations);
-}
-
-//===----------------------------------------------------------------------===//
-// Workspace (stream-K kernels)
-//===----------------------------------------------------------------------===//
-
-TEST_F(LaunchTest, StreamKTakesEverySmAndItsWorkspaceIsZeroedOnce) {
-  // The example kernel with a trailing workspace param of 1000 bytes/CTA.
-  fp8rt_kernel *kernel = load(
-      replaced(kExampleJson,
-               "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"}",
-               "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"},"
-               "\n    {\"name\": \"workspace\", \"kind\": \"workspace\", "
-               "\"bytes_per_cta\": 1000}"),
-      replaced(kExamplePtx, "_param_4 /* m */",
-               "_param_4,\n\t.param .u64 .ptr .global .align 1 "
-               "gemm_tn_e4m3_bf16_n7168_k2048_param_5"));
-  ASSERT_NE(kernel, nullptr);
-  // M = 128: 1 x 28 tiles of 128x256, fewer than the SMs: a stream-K
-  // kernel splits their K blocks over a CTA per SM.
-  expectSuccess(kernel, exampleOperands(128), kStream);
-  ASSERT_EQ(fake.launches.size(), 1u);
-  EXPECT_EQ(fake.launches[0].grid[0], 132u);
-  ASSERT_EQ(fake.deviceAllocations.size(), 1u);
-  EXPECT_EQ(fake.deviceAllocationSizes[0], 132000u);
-  const CUdeviceptr workspace = fake.deviceAllocations[0];
-  ASSERT_EQ(fake.copies.size(), 1u);
-  EXPECT_EQ(fake.copies[0].destination, workspace);
-  EXPECT_EQ(fake.copies[0].bytes, std::vector<unsigned char>(132000, 0));
-  EXPECT_EQ(fake.copies[0].stream, reinterpret_cast<CUstream>(kStream));
-  EXPECT_EQ(fake.launches[0].params[5], bytesOf(uint64_t(workspace)));
-  ASSERT_EQ(fake.createdEvents.size(), 1u);
-  const CUevent done = fake.createdEvents[0];
-  ASSERT_EQ(fake.recordedEvents.size(), 1u);
-  EXPECT_EQ(fake.recordedEvents[0],
-            std::make_pair(done, reinterpret_cast<CUstream>(kStream)));
-
-  // Same stream, no larger: reused as is (the kernel leaves it zeroed).
-  expectSuccess(kernel, exampleOperands(1), kStream);
-  EXPECT_EQ(fake.launches[1].grid[0], 132u);
-  EXPECT_EQ(fake.copies.size(), 1u);
-  EXPECT_EQ(fake.launches[1].params[5], bytesOf(uint64_t(workspace)));
-  EXPECT_TRUE(fake.synchronizedEvents.empty());
-  // Another stream first waits for the last launch that used it.
-  expectSuccess(kernel, exampleOperands(128), kOtherStream);
-  EXPECT_EQ(fake.synchronizedEvents, std::vector<CUevent>{done});
-  EXPECT_EQ(fake.copies.size(), 1u);
-  EXPECT_EQ(fake.launches[2].params[5], bytesOf(uint64_t(workspace)));
-  // More tiles than SMs (M = 1024: 224 tiles): the same 132 CTAs and the
-  // same workspace.
-  expectSuccess(kernel, exampleOperands(1024), kOtherStream);
-  EXPECT_EQ(fake.launches[3].grid[0], 132u);
-  EXPECT_EQ(fake.deviceAllocations.size(), 1u);
-  EXPECT_EQ(fake.copies.size(), 1u);
-  EXPECT_EQ(fake.launches[3].params[5], bytesOf(uint64_t(workspace)));
-
-  // Destroy waits for the last launch, then frees.
-  fake.synchronizedEvents.clear();
-  destroyAll();
-  EXPECT_EQ(fake.synchronizedEvents, std::vector<CUevent>{done});
-  EXPECT_EQ(fake.destroyedEvents, std::vector<CUevent>{done});
-  EXPECT_EQ(fake.deviceFrees, fake.deviceAllocations);
 }
 
 TEST_F(LaunchTest, GlobalTensorMapsAreRejectedDuringStreamCapture) {

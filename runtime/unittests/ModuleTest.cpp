@@ -606,6 +606,51 @@ TEST_F(ModuleTest, AKernelWithARuntimeOwnedWorkspaceIsRejected) {
                   "cannot give it");
 }
 
+// A kernel's launch variants may be stream-K (a workspace the runtime
+// owns): a call at a small M runs one like fp8rt_launch does, also while
+// the stream is being captured into a CUDA graph, where the workspace is
+// an allocation of the graph and nothing waits on the host.
+TEST_F(ModuleTest, AStreamKLaunchVariantRunsUnderCapture) {
+  dir.write(std::string(kGemmName) + ".json",
+            replaced(kExampleJson, "\"version\": 1,",
+                     "\"version\": 1, \"variants\": [\"sk.json\"],"));
+  std::string sk = replaced(kExampleJson, "\"version\": 1,",
+                            std::string("\"version\": 1, \"variant_of\": \"") +
+                                kGemmName + "\",");
+  sk = replaced(sk, std::string("\"entry\": \"") + kGemmName + "\"",
+                "\"entry\": \"sk\"");
+  sk = replaced(sk, std::string("\"ptx\": \"") + kGemmName + ".ptx\"",
+                "\"ptx\": \"sk.ptx\"");
+  sk = replaced(sk, "\"tile_m\": 128, \"tile_n\": 256",
+                "\"tile_m\": 64, \"tile_n\": 64");
+  sk = replaced(sk, "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"}",
+                "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"},\n"
+                "    {\"name\": \"ws\", \"kind\": \"workspace\", "
+                "\"bytes_per_cta\": 1000}");
+  dir.write("sk.json", sk);
+  dir.write("sk.ptx", ptxWithParams("sk", {"map", ".u64", ".u64", ".u64",
+                                           ".u32", ".u64"}));
+  load();
+  sizeParams();
+  for (const ParamSpec &p :
+       module->kernels[kGemmName]->variants.at(0)->meta.params)
+    fake.paramSizesByKernel["sk"].push_back(p.size);
+
+  fake.captureStatus = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  ASSERT_EQ(call(arguments(16), results(16)), FP8RT_SUCCESS)
+      << fp8rt_last_error();
+  ASSERT_EQ(fake.launches.size(), 3u);
+  const LaunchCall &gemm = fake.launches[2];
+  EXPECT_EQ(fake.functionHandles[gemm.function], "sk");
+  ASSERT_EQ(fake.asyncAllocations.size(), 1u);
+  EXPECT_EQ(fake.asyncAllocations[0].bytes, 132000u);
+  EXPECT_EQ(param(gemm, 5), fake.asyncAllocations[0].pointer);
+  ASSERT_EQ(fake.asyncFrees.size(), 1u);
+  EXPECT_EQ(fake.asyncFrees[0].pointer, fake.asyncAllocations[0].pointer);
+  EXPECT_EQ(fake.count("cuEventSynchronize"), 0);
+  EXPECT_TRUE(fake.deviceAllocations.empty());
+}
+
 // Checks that depend on the symbols' values run when a configuration is
 // first planned: the program's fault, not the caller's.
 TEST_F(ModuleTest, BuffersAreCheckedForTheSymbolValues) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace fp8rt::testing {
 
@@ -111,6 +112,15 @@ inline fp8rt_tensor makeTensor(const char *name, uintptr_t data,
 // Fake device addresses of the example's operands.
 constexpr uintptr_t kA = 0x10000000, kB = 0x20000000, kAScale = 0x30000000,
                     kBScale = 0x30000100, kBias = 0x40000000, kD = 0x50000000;
+
+// Operands of the example kernel for M rows (no bias).
+inline std::vector<fp8rt_tensor> exampleOperands(int64_t m) {
+  return {makeTensor("a", kA, FP8RT_E4M3, {m, 2048}),
+          makeTensor("b", kB, FP8RT_E4M3, {7168, 2048}),
+          makeTensor("a_scale_inv", kAScale, FP8RT_F32, {}),
+          makeTensor("b_scale_inv", kBScale, FP8RT_F32, {}),
+          makeTensor("d", kD, FP8RT_BF16, {m, 7168})};
+}
 
 } // namespace fp8rt::testing
 

@@ -200,8 +200,10 @@ typedef struct fp8rt_function fp8rt_function;
  * and the image it names, with its launch variants), and checks the program
  * against them (FP8RT_ERROR_INVALID_METADATA, naming the file, the field and
  * the problem). A kernel with a runtime-owned workspace (an opt-in stream-K
- * GEMM) is rejected: a function runs in the caller's workspace only. Does
- * not touch the CUDA driver. On success *out owns the module; free it with
+ * GEMM) is rejected: a function runs in the caller's workspace only (the
+ * stream-K launch variants of a step's kernel, taken at a small M, use the
+ * workspaces the runtime owns, as fp8rt_launch does). Does not touch the
+ * CUDA driver. On success *out owns the module; free it with
  * fp8rt_module_destroy. */
 FP8RT_API fp8rt_status fp8rt_module_load(const char *directory,
                                          fp8rt_module **out);
