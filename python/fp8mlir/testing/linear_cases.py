@@ -110,9 +110,10 @@ def train_steps(argv="", chip="sm_90a"):
 
 def bench_linear_steps(argv="", chip="sm_90a"):
     """The modules of bench/bench_linear.py --impl fp8mlir with these
-    arguments: bf16 X and W, no bias, per shape, token count and recipe."""
+    arguments: bf16 X and W, no bias, per shape, token count and recipe
+    (with --main-grad: dW accumulated into an f32 main gradient)."""
     args = _bench_module("bench_linear").parse_args(shlex.split(argv))
-    return [LinearStep(recipe, m=padded(tokens), n=n, k=k, chip=chip)
+    return [LinearStep(recipe, m=padded(tokens), n=n, k=k, chip=chip, main_grad=args.main_grad)
             for recipe in args.recipe_list for k, n in args.shape_list
             for tokens in args.token_list]
 
