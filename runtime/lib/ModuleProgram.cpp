@@ -501,16 +501,18 @@ private:
     const fp8rt_kernel &kernel = *step.kernel;
     const std::vector<OperandSpec> &ops = kernel.meta.operands;
     auto inPlace = [&](const KernelMetadata &meta, size_t out, size_t in) {
-      int o = meta.findOperand(ops[out].name), i = meta.findOperand(ops[in].name);
+      int o = meta.findOperand(ops[out].name);
+      int i = meta.findOperand(ops[in].name);
       return o >= 0 && i >= 0 && meta.operands[o].inPlaceOf == i;
     };
     for (size_t a = 0; a < ops.size(); ++a)
       for (size_t b = 0; b < ops.size(); ++b) {
         const TensorRef &ta = step.operands[a].tensor,
                         &tb = step.operands[b].tensor;
+        bool bothOutputs = ops[b].role == OperandRole::Output;
         if (a == b || ops[a].role != OperandRole::Output ||
             ta.kind == TensorKind::None || ta.kind != tb.kind ||
-            ta.index != tb.index || (ops[b].role == OperandRole::Output && b < a))
+            ta.index != tb.index || (bothOutputs && b < a))
           continue;
         bool allowed = inPlace(kernel.meta, a, b);
         for (const std::unique_ptr<fp8rt_kernel> &variant : kernel.variants)

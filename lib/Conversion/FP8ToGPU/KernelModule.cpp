@@ -61,12 +61,11 @@ func::FuncOp mlir::fp8::getOrCreateLauncher(ModuleOp module, Operation *op,
   return launcher;
 }
 
-FailureOr<ValueRange> mlir::fp8::createLaunch(Operation *op,
-                                              gpu::GPUModuleOp kernels,
-                                              StringRef kernelName,
-                                              ValueRange operands,
-                                              ArrayRef<LauncherAccess> access,
-                                              std::optional<unsigned> inPlaceOf) {
+FailureOr<ValueRange>
+mlir::fp8::createLaunch(Operation *op, gpu::GPUModuleOp kernels,
+                        StringRef kernelName, ValueRange operands,
+                        ArrayRef<LauncherAccess> access,
+                        std::optional<unsigned> inPlaceOf) {
   OpBuilder builder(op);
   // The launcher takes the kernel's operands as dense buffers.
   SmallVector<Type> bufferTypes;
