@@ -8,11 +8,16 @@ eager quantization, torch._scaled_mm / F.scaled_mm) per recipe,
 fp8mlir.nn.Linear per recipe when the package has it (or a layer of
 --linear-factory), and for the blockwise recipe the project's quantization
 kernels with DeepGEMM's GEMMs (bench/deepgemm_linear.py) where deep_gemm
-imports. One call is y = layer(x); y.backward(dy). Writes
+imports. One call is y = layer(x); y.backward(dy). With --main-grad, dW is
+accumulated into an f32 main gradient (weight.main_grad, as Megatron /
+Transformer Engine train): fp8mlir.nn.Linear(main_grad=True) and the
+DeepGEMM layer add it in their wgrad GEMM, the other layers add their
+weight grad to it after the backward. Writes
 linear-<gpu>-<date>.{json,md,png} into --out.
 
     python3 bench/bench_linear.py                       # every default shape
     python3 bench/bench_linear.py --shapes 8192x8192 --tokens 8192 --recipes blockwise
+    python3 bench/bench_linear.py --main-grad --shapes 8192x8192 --tokens 8192 --recipes blockwise
     python3 bench/bench_linear.py --render bench/results/linear-....json   # no GPU, no torch
 """
 
@@ -36,6 +41,10 @@ BASELINE = ("bf16", "bf16")
 HOST_BOUND = 0.9  # host issue time / GPU time from which a row is marked
 GOAL_HIDDEN = 8192
 IMPLS = ("torch", "fp8mlir", "deepgemm")
+# The layers that accumulate into weight.main_grad in their wgrad GEMM
+# (main_grad=True); bench --main-grad adds the others' weight grad after
+# the backward.
+MAIN_GRAD_LAYERS = ("fp8mlir", "deepgemm")
 
 
 def _shape(text):
@@ -68,6 +77,9 @@ def parse_args(argv=None):
     p.add_argument("--iters", type=int, default=20, help="timed calls per round")
     p.add_argument("--rounds", type=int, default=3, help="rounds, implementation order rotated")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--main-grad", action="store_true",
+                   help="accumulate dW into an f32 weight.main_grad (fp8mlir.nn.Linear's "
+                   "main_grad=True; the other layers add their grad to it)")
     args = report_util.parse_arguments(p, argv, HERE / "results")
     if args.render:
         return args
@@ -127,10 +139,15 @@ def markdown(report):
     fmt = report_util.fmt
     lines = [f"# Linear layer forward + backward, FP8 against BF16: {env.get('gpu', '?')}", ""]
     lines += report_util.environment_lines(env)
+    main_grad = (" dW is accumulated into an f32 `weight.main_grad` (fp8mlir.nn.Linear "
+                 "`main_grad=True` and the DeepGEMM layer: in their wgrad GEMM; the other "
+                 "layers: `main_grad += weight.grad` after the backward);"
+                 if s.get("main_grad") else "")
     lines += [
         "- one call: `y = layer(x); y.backward(dy)`, x [tokens, in] bf16 requiring grad, dy "
-        "[tokens, out] bf16, weight [out, in] bf16, no bias; the weight's grad is reset to None "
-        "after each call (as after zero_grad); delayed scaling updates its state every call",
+        "[tokens, out] bf16, weight [out, in] bf16, no bias;" + main_grad + " the weight's grad "
+        "is reset to None after each call (as after zero_grad); delayed scaling updates its "
+        "state every call",
         f"- time: CUDA events around {s['iters']} calls after {s['warmup']} warm-up calls, per "
         f"call; median of {s['rounds']} rounds, the implementations' order rotated per round; "
         "all on the same inputs. This is the GPU timeline, kernels only while the host keeps "
@@ -197,17 +214,34 @@ def rel_diff(out, ref):
 class Case:
     """Inputs of one token count for the layers of one shape."""
 
-    def __init__(self, torch, tokens, k, n, seed):
+    def __init__(self, torch, tokens, k, n, seed, main_grad=False):
         gen = torch.Generator(device="cuda").manual_seed(seed)
         self.x = torch.randn(tokens, k, device="cuda", dtype=torch.bfloat16, generator=gen)
         self.dy = torch.randn(tokens, n, device="cuda", dtype=torch.bfloat16, generator=gen)
+        self.main_grad = main_grad
 
     def call(self, layer, keep=False):
         x = self.x.detach().requires_grad_()
+        if self.main_grad and keep:  # the kept dW: this call's alone
+            self.main_grad_of(layer).zero_()
         y = layer(x)
         y.backward(self.dy)
         dw, layer.weight.grad = layer.weight.grad, None
-        return (y.detach(), x.grad, dw) if keep else None
+        if self.main_grad:
+            main = self.main_grad_of(layer)
+            if dw is not None:  # a layer without its own main-grad accumulation
+                main.add_(dw)
+            dw = main
+        return (y.detach(), x.grad, dw.clone()) if keep else None
+
+    @staticmethod
+    def main_grad_of(layer):
+        """weight.main_grad (f32), created zeroed when absent."""
+        w = layer.weight
+        if getattr(w, "main_grad", None) is None:
+            import torch
+            w.main_grad = torch.zeros(w.shape, dtype=torch.float32, device=w.device)
+        return w.main_grad
 
 
 def time_call(torch, call, warmup, iters):
@@ -237,8 +271,10 @@ def build_layers(torch, args, k, n, factories):
             if recipe not in getattr(factory, "recipes", RECIPES):
                 continue
             try:
+                options = ({"main_grad": True} if args.main_grad and label in MAIN_GRAD_LAYERS
+                           else {})
                 layers[(label, recipe)] = linear_factories.build(factory, recipe, base, "cuda",
-                                                                 torch.bfloat16)
+                                                                 torch.bfloat16, **options)
             except Exception as e:  # noqa: BLE001 - report it, time the others
                 layers[(label, recipe)] = e
     return layers
@@ -356,6 +392,7 @@ def run(args, torch, env, now):
     report = {"kind": "linear", "environment": env,
               "settings": {"warmup": args.warmup, "iters": args.iters, "rounds": args.rounds,
                            "dtype": "bf16", "seed": args.seed, "bias": False,
+                           "main_grad": args.main_grad,
                            "layers": {label: f.description for label, f in factories},
                            "skipped": skipped},
               "results": []}
@@ -364,7 +401,7 @@ def run(args, torch, env, now):
     for k, n in args.shape_list:
         layers = build_layers(torch, args, k, n, factories)
         for tokens in args.token_list:
-            case = Case(torch, tokens, k, n, args.seed + tokens)
+            case = Case(torch, tokens, k, n, args.seed + tokens, args.main_grad)
             rows = bench_case(torch, case, tokens, k, n, layers, args)
             report["results"] += rows
             for row in with_ratios(rows):

@@ -58,16 +58,18 @@ def _quantize(t, block):
 
 
 class _DeepGemmLinearFunction(torch.autograd.Function):
-    """Y = X W^T; apply(x [T, in], weight [out, in], gemm)."""
+    """Y = X W^T; apply(x [T, in], weight [out, in], gemm, main_grad):
+    with main_grad (f32 [out, in]) the wgrad GEMM adds dW into it and W
+    gets no grad."""
 
     @staticmethod
-    def forward(ctx, x, weight, gemm):
+    def forward(ctx, x, weight, gemm, main_grad):
         qx, qw = _quantize(x, (1, 128)), _quantize(weight, (128, 128))
         y = torch.empty(x.shape[0], weight.shape[0], dtype=x.dtype, device=x.device)
         gemm((qx.data, qx.scale_inv), (qw.data, qw.scale_inv.contiguous()), y)
         ctx.save_for_backward(qx.columnwise_data, qx.columnwise_scale_inv, qw.columnwise_data,
                               qw.columnwise_scale_inv.contiguous())
-        ctx.gemm, ctx.weight_dtype = gemm, weight.dtype
+        ctx.gemm, ctx.weight_dtype, ctx.main_grad = gemm, weight.dtype, main_grad
         return y
 
     @staticmethod
@@ -78,19 +80,24 @@ class _DeepGemmLinearFunction(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             dx = torch.empty(dy.shape[0], w_t.shape[0], dtype=dy.dtype, device=dy.device)
             ctx.gemm((qdy.data, qdy.scale_inv), (w_t, w_t_scale), dx)
-        if ctx.needs_input_grad[1]:
-            acc = torch.zeros(dy.shape[1], x_t.shape[0], dtype=torch.float32, device=dy.device)
+        if ctx.needs_input_grad[1] or ctx.main_grad is not None:
+            # sm_90's 1D x 1D kernel writes f32 D = C + A B^T only.
+            acc = ctx.main_grad
+            if acc is None:
+                acc = torch.zeros(dy.shape[1], x_t.shape[0], dtype=torch.float32,
+                                  device=dy.device)
             ctx.gemm((qdy.columnwise_data, qdy.columnwise_scale_inv), (x_t, x_t_scale), acc,
                      c=acc, recipe=(1, 1, 128))
-            dw = acc.to(ctx.weight_dtype)
-        return dx, dw, None
+            if ctx.main_grad is None:
+                dw = acc.to(ctx.weight_dtype)
+        return dx, dw, None, None
 
 
 class DeepGemmLinear(torch.nn.Linear):
     """nn.Linear (no bias) with the blockwise recipe's GEMMs in DeepGEMM."""
 
     def __init__(self, in_features, out_features, bias=False, recipe="blockwise",
-                 device=None, dtype=None):
+                 device=None, dtype=None, main_grad=False):
         if recipe not in RECIPES:
             raise ValueError(f"DeepGemmLinear runs the blockwise recipe only, not {recipe!r}")
         if bias:
@@ -100,6 +107,14 @@ class DeepGemmLinear(torch.nn.Linear):
             raise RuntimeError(reason)
         super().__init__(in_features, out_features, bias=False, device=device, dtype=dtype)
         self._gemm = deep_gemm.fp8_gemm_nt
+        self.main_grad = bool(main_grad)
+
+    def _main_grad(self):
+        """weight.main_grad (f32), created zeroed when absent."""
+        w = self.weight
+        if getattr(w, "main_grad", None) is None:
+            w.main_grad = torch.zeros(w.shape, dtype=torch.float32, device=w.device)
+        return w.main_grad
 
     def forward(self, x):
         lead = x.shape[:-1]
@@ -107,7 +122,8 @@ class DeepGemmLinear(torch.nn.Linear):
         if x2.shape[0] % TOKEN_MULTIPLE:
             raise ValueError(f"DeepGemmLinear: {x2.shape[0]} tokens, expected a multiple of "
                              f"{TOKEN_MULTIPLE} (the columnwise copies' rows)")
-        y = _DeepGemmLinearFunction.apply(x2, self.weight, self._gemm)
+        main_grad = self._main_grad() if self.main_grad and torch.is_grad_enabled() else None
+        y = _DeepGemmLinearFunction.apply(x2, self.weight, self._gemm, main_grad)
         return y.reshape(*lead, self.out_features)
 
 
@@ -118,13 +134,15 @@ def factory():
     if deep_gemm is None:
         raise RuntimeError(reason)
 
-    def make(in_features, out_features, bias=False, recipe="blockwise", format=None):  # noqa: A002
-        return DeepGemmLinear(in_features, out_features, bias=bias, recipe=recipe)
+    def make(in_features, out_features, bias=False, recipe="blockwise", format=None,  # noqa: A002
+             main_grad=False):
+        return DeepGemmLinear(in_features, out_features, bias=bias, recipe=recipe,
+                              main_grad=main_grad)
     make.label = LABEL
     make.recipes = RECIPES
     make.description = (f"fp8mlir.quantize + deep_gemm {getattr(deep_gemm, '__version__', '?')} "
                         "fp8_gemm_nt (fprop, dgrad 1x128 x 128x128; wgrad 1x128 x 1x128 into "
-                        "zeroed f32, cast to W's dtype)")
+                        "zeroed f32, cast to W's dtype; with --main-grad into weight.main_grad)")
     return make
 
 

@@ -44,8 +44,10 @@ def fp8mlir_factory():
             f"({type(e).__name__}: {e}); use --impl torch, or --linear-factory module:function"
         ) from None
 
-    def make(in_features, out_features, bias=False, recipe="current", format=None):  # noqa: A002
-        return linear(in_features, out_features, bias=bias, recipe=recipe, format=format)
+    def make(in_features, out_features, bias=False, recipe="current", format=None,  # noqa: A002
+             main_grad=False):
+        return linear(in_features, out_features, bias=bias, recipe=recipe, format=format,
+                      main_grad=main_grad)
     make.label = "fp8mlir"
     make.description = "fp8mlir.nn.Linear"
     return make
@@ -92,14 +94,15 @@ def recipe_options(run):
     return {"recipe": recipe} if fmt is None else {"recipe": recipe, "format": fmt}
 
 
-def build(factory, recipe, like, device, dtype):
+def build(factory, recipe, like, device, dtype, **options):
     """factory's layer for `recipe` (a run name, see recipe_options) with
     the shape, weights and bias of the nn.Linear `like`, its parameters on
     `device` in `dtype` (buffers keep their dtype: delayed-scaling state
-    stays f32)."""
+    stays f32); `options` go to the factory (fp8mlir's: main_grad=)."""
     import torch
     bias = like.bias is not None
-    layer = factory(like.in_features, like.out_features, bias=bias, **recipe_options(recipe))
+    layer = factory(like.in_features, like.out_features, bias=bias, **recipe_options(recipe),
+                    **options)
     if not isinstance(layer, torch.nn.Module):
         raise FactoryError(f"{factory.label} returned {type(layer).__name__}, not an nn.Module")
     weight = getattr(layer, "weight", None)

@@ -14,7 +14,10 @@
 - ``linear_backward(dy, saved, dy_scale, dy_history, main_grad, step) ->
   (dx, dw)``: ``@linear_backward``; delayed: dY's amax recorded and its
   next scale written in place; with ``main_grad``, dW is accumulated into
-  it in place and ``dw`` is an empty tensor.
+  it in place and ``dw`` is an empty tensor. Where the module says dW is
+  main_grad (``alias_of``: the wgrad GEMM adds into it with TMA
+  reduce-adds, the sm_90a blockwise recipe), the call writes it directly;
+  otherwise it returns main_grad + dW in a new tensor, copied back.
 
 - ``linear_inference(x, weight, bias, x_scale, w_scale, step) -> y``: the
   forward alone, compiled with a run-time token count (any M, also
@@ -133,7 +136,10 @@ def _run_backward(dy, saved, dy_scale, dy_history, main_grad, step):
             dy_history.copy_(outs[r["dy_history_next"]])
     dw = outs[r["dw"]]
     if s.spec.main_grad:
-        main_grad.copy_(dw)  # main_grad + dW: a call writes no argument it reads
+        # dW is main_grad itself where the wgrad kernel adds into it in place
+        # (`alias_of`); else a new main_grad + dW, copied back.
+        if dw is not main_grad:
+            main_grad.copy_(dw)
         dw = dw.new_empty((0,))
     return outs[r["dx"]], dw
 

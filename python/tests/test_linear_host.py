@@ -79,6 +79,31 @@ def test_step_text_compiles(recipe):
             assert len(gemms) == 3 and all("_e4m3_e4m3_" in g for g in gemms), gemms
 
 
+@pytest.mark.parametrize("recipe, in_place", [("blockwise", True), ("current", False)])
+def test_main_grad_is_updated_in_place_where_the_wgrad_kernel_can(recipe, in_place):
+    """The GPU tests' main-grad layer: on sm_90a the blockwise backward's dW
+    is its main_grad argument (the wgrad GEMM adds into it: C and D bound to
+    it, a kernel whose d is in_place_of c); the per-tensor one returns
+    main_grad + dW in a new tensor, which the layer copies back."""
+    if not _capi.available():
+        pytest.skip("the compiler library is not built")
+    step = linear_cases.layer_step("main_grad", recipe)
+    kernels, text = fp8mlir.compiler.compile_module_program(step.to_mlir(), "sm_90a")
+    backward = next(f for f in json.loads(text)["functions"] if f["name"] == "linear_backward")
+    dw = next(r for r in backward["results"] if r["name"] == "dw")
+    main_grad = next(a for a in backward["arguments"] if a["name"] == "main_grad")
+    (wgrad,) = [s for s in backward["steps"] if "c" in s.get("operands", {})]
+    assert wgrad["operands"]["c"] == "main_grad"
+    metadata = next(k.metadata for k in kernels if k.name == wgrad["kernel"])
+    d = next(o for o in metadata["operands"] if o["name"] == "d")
+    if in_place:
+        assert dw.get("alias_of") == "main_grad" and main_grad.get("written")
+        assert wgrad["operands"]["d"] == "main_grad" and d.get("in_place_of") == "c"
+    else:
+        assert "alias_of" not in dw and not main_grad.get("written")
+        assert wgrad["operands"]["d"] == "dw" and "in_place_of" not in d
+
+
 def test_step_validation():
     with pytest.raises(ValueError, match="mxfp8.*sm_100a"):
         LinearStep("mxfp8", m=128, n=128, k=128, chip="sm_90a")

@@ -575,11 +575,16 @@ Status checkCallTensors(const FunctionModel &model, const CallPlan &plan,
     const FunctionTensor &spec = model.results[i];
     const fp8rt_tensor *t = s.results[i];
     if (spec.aliasOf >= 0) {
-      if (t && t->data && t->data != s.arguments[spec.aliasOf]->data)
+      const fp8rt_tensor &arg = *s.arguments[spec.aliasOf];
+      if (t && t->data &&
+          (t->data != arg.data || t->dtype != arg.dtype ||
+           t->rank != arg.rank ||
+           !std::equal(t->shape, t->shape + t->rank, arg.shape)))
         return invalidArgument(
             "result '", spec.name, "' is argument '",
             model.arguments[spec.aliasOf].name,
-            "', updated in place: pass that argument's tensor or nothing");
+            "', updated in place: pass that argument's tensor (its address, "
+            "dtype and shape) or nothing");
       s.results[i] = nullptr; // the argument's tensor
       continue;
     }

@@ -488,7 +488,45 @@ private:
         return r_.errorAtPath(fieldPath(path, "operands"), "kernel operand \"",
                               meta.operands[k].name, "\" of \"", meta.name,
                               "\" is not bound");
+    FP8RT_RETURN_IF_ERROR(checkSharedTensors(step, path));
     return resolveLaunchSymbols(s, path, step);
+  }
+
+  // Two operands of a launch bound to one tensor, one of them an output:
+  // only an output and the input that the metadata of the kernel and of
+  // each of its launch variants lets it update in place (`in_place_of`, C
+  // and D of a GEMM adding into C), which the kernel then gets as the same
+  // memory. Anything else would fail at every call.
+  Status checkSharedTensors(const FunctionStep &step, const std::string &path) {
+    const fp8rt_kernel &kernel = *step.kernel;
+    const std::vector<OperandSpec> &ops = kernel.meta.operands;
+    auto inPlace = [&](const KernelMetadata &meta, size_t out, size_t in) {
+      int o = meta.findOperand(ops[out].name);
+      int i = meta.findOperand(ops[in].name);
+      return o >= 0 && i >= 0 && meta.operands[o].inPlaceOf == i;
+    };
+    for (size_t a = 0; a < ops.size(); ++a)
+      for (size_t b = 0; b < ops.size(); ++b) {
+        const TensorRef &ta = step.operands[a].tensor,
+                        &tb = step.operands[b].tensor;
+        bool bothOutputs = ops[b].role == OperandRole::Output;
+        if (a == b || ops[a].role != OperandRole::Output ||
+            ta.kind == TensorKind::None || ta.kind != tb.kind ||
+            ta.index != tb.index || (bothOutputs && b < a))
+          continue;
+        bool allowed = inPlace(kernel.meta, a, b);
+        for (const std::unique_ptr<fp8rt_kernel> &variant : kernel.variants)
+          allowed = allowed && inPlace(variant->meta, a, b);
+        if (!allowed)
+          return r_.errorAtPath(
+              fieldPath(path, "operands"), "kernel operands \"", ops[a].name,
+              "\" (an output) and \"", ops[b].name, "\" are both ",
+              fn_.describe(ta), ", but \"", kernel.meta.name,
+              "\" does not let \"", ops[a].name, "\" update \"", ops[b].name,
+              "\" in place (\"in_place_of\" in its metadata and its launch "
+              "variants'): bind the output to another tensor");
+      }
+    return Status();
   }
 
   Status resolveLaunchSymbols(const fp8schema::Step &s, const std::string &path,

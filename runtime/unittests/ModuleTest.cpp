@@ -2,13 +2,8 @@
 // introspection, workspace sizes, a call's launch sequence (kernel order,
 // every pointer bound to the right tensor or workspace offset), every error
 // of a call in the user's terms, and the program checks at load.
-#include "Module.h"
-#include "FakeDriver.h"
-#include "TestModule.h"
+#include "ModuleFixture.h"
 
-#include <gtest/gtest.h>
-
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -25,22 +20,9 @@ constexpr int64_t kRows = 256;
 constexpr int64_t kQOffset = 256, kQScaleOffset = kRows * 2048 + 256,
                   kStepWorkspace = kRows * 2048 + 512;
 
-class ModuleTest : public ::testing::Test {
+class ModuleTest : public ModuleFixture {
 protected:
-  FakeDriver &fake = FakeDriver::get();
-  ModuleDirectory dir;
-  fp8rt_module *module = nullptr;
   fp8rt_function *step = nullptr;
-
-  void SetUp() override {
-    fake.reset();
-    setDriverForTesting(&fake.api);
-  }
-  void TearDown() override {
-    fp8rt_module_destroy(module);
-    setDriverForTesting(nullptr);
-    fake.reset();
-  }
 
   void load() {
     ASSERT_EQ(fp8rt_module_load(dir.path().c_str(), &module), FP8RT_SUCCESS)
@@ -113,27 +95,6 @@ protected:
         << "got:      " << fp8rt_last_error() << "\nexpected: " << message;
     EXPECT_TRUE(fake.launches.empty());
     EXPECT_TRUE(fake.memsets.empty());
-  }
-
-  // The fake copies each launch's params by its kernel's param sizes.
-  void sizeParams() {
-    for (const auto &entry : module->kernels) {
-      std::vector<size_t> &sizes =
-          fake.paramSizesByKernel[entry.second->meta.entry];
-      for (const ParamSpec &param : entry.second->meta.params)
-        sizes.push_back(param.size);
-    }
-  }
-
-  static uint64_t param(const LaunchCall &launch, size_t i) {
-    uint64_t value = 0;
-    if (i >= launch.params.size()) {
-      ADD_FAILURE() << "no param " << i << " (call sizeParams)";
-      return value;
-    }
-    std::memcpy(&value, launch.params[i].data(),
-                std::min(sizeof(value), launch.params[i].size()));
-    return value;
   }
 };
 
@@ -474,7 +435,8 @@ TEST_F(ModuleTest, ResultsAreCheckedAgainstTheSymbols) {
   res[1].data = reinterpret_cast<void *>(kY);
   expectRejected(call(arguments(), res),
                  "result 'history_out' is argument 'history', updated in "
-                 "place: pass that argument's tensor or nothing");
+                 "place: pass that argument's tensor (its address, dtype and "
+                 "shape) or nothing");
   res = results();
   res[0].name = "y";
   res[1].name = "history_out";

@@ -14,6 +14,9 @@ one line per item, for FileCheck:
       KIND [REDUCTION] SOURCE to TARGET: COUNT DTYPE over GRID[AXES] (SIZE)
       launch KERNEL (OPERAND=TENSOR ...) {SYMBOL=VALUE ...}
 
+An output the kernel's metadata (DIR/KERNEL.json) lets update an input in
+place reads `OPERAND=TENSOR(in_place_of INPUT)`.
+
 Kernel names are shortened to their kind and the part that tells them apart
 (`fp8_gemm_...` stays whole); the first line checks the kernel list against
 the directory, so a lit test of it fails when a kernel written is not named
@@ -28,6 +31,14 @@ import sys
 
 def shape(dims):
     return "[" + ", ".join(str(d) for d in dims) + "]"
+
+
+def in_place_outputs(directory, kernel):
+    """{output: input} of the kernel's operands that have `in_place_of`."""
+    with open(os.path.join(directory, kernel + ".json")) as f:
+        metadata = json.load(f)
+    return {o["name"]: o["in_place_of"] for o in metadata["operands"]
+            if "in_place_of" in o}
 
 
 def main(directory):
@@ -84,7 +95,11 @@ def main(directory):
                     step["count"], step["dtype"], group["grid"],
                     group["axes"], group["size"]))
             else:
-                operands = " ".join("%s=%s" % kv for kv in step["operands"].items())
+                in_place = in_place_outputs(directory, step["kernel"])
+                operands = " ".join(
+                    "%s=%s%s" % (name, tensor, "(in_place_of %s)" % in_place[name]
+                                 if name in in_place else "")
+                    for name, tensor in step["operands"].items())
                 symbols = " ".join("%s=%s" % kv for kv in step["symbols"].items())
                 print("  launch %s (%s) {%s}" % (step["kernel"], operands, symbols))
     return 0 if not (missing or absent) else 1

@@ -3,6 +3,7 @@
 #include "KernelModule.h"
 
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "FP8/Dialect/FP8/Transforms/BufferizableOpInterfaceImpl.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -60,11 +61,11 @@ func::FuncOp mlir::fp8::getOrCreateLauncher(ModuleOp module, Operation *op,
   return launcher;
 }
 
-FailureOr<ValueRange> mlir::fp8::createLaunch(Operation *op,
-                                              gpu::GPUModuleOp kernels,
-                                              StringRef kernelName,
-                                              ValueRange operands,
-                                              ArrayRef<LauncherAccess> access) {
+FailureOr<ValueRange>
+mlir::fp8::createLaunch(Operation *op, gpu::GPUModuleOp kernels,
+                        StringRef kernelName, ValueRange operands,
+                        ArrayRef<LauncherAccess> access,
+                        std::optional<unsigned> inPlaceOf) {
   OpBuilder builder(op);
   // The launcher takes the kernel's operands as dense buffers.
   SmallVector<Type> bufferTypes;
@@ -85,6 +86,9 @@ FailureOr<ValueRange> mlir::fp8::createLaunch(Operation *op,
       builder.getFunctionType(bufferTypes, {}), access);
   if (!launcher)
     return failure();
+  if (inPlaceOf)
+    launcher.setArgAttr(operands.size() - 1, kInPlaceOfAttrName,
+                        builder.getI64IntegerAttr(*inPlaceOf));
   return LaunchOp::create(builder, op->getLoc(), resultTypes,
                           launcher.getSymName(), operands, outputs)
       .getResults();

@@ -48,11 +48,15 @@ func::FuncOp getOrCreateLauncher(ModuleOp module, Operation *op,
 /// An `fp8.launch` at `op` of kernel `kernelName` of `kernels` through its
 /// launcher `@<kernelName>_launch_into` (created on first use, the memref
 /// buffers of `operands`): `operands` are the kernel's, in order, used as
-/// `access` says. Returns the launch's results (the new values of the
-/// operands it writes, in order), or failure after a diagnostic on `op`.
+/// `access` says. With `inPlaceOf`, the last operand is an output the
+/// kernel may be given that input's buffer for (its launcher argument
+/// carries `fp8.in_place_of`, see fp8.launch). Returns the launch's results
+/// (the new values of the operands it writes, in order), or failure after a
+/// diagnostic on `op`.
 FailureOr<ValueRange> createLaunch(Operation *op, gpu::GPUModuleOp kernels,
                                    StringRef kernelName, ValueRange operands,
-                                   ArrayRef<LauncherAccess> access);
+                                   ArrayRef<LauncherAccess> access,
+                                   std::optional<unsigned> inPlaceOf = {});
 
 /// A zero-filled f32 tensor of static `type` at `op`'s position: what an
 /// amax the kernel max-accumulates into starts from.

@@ -129,15 +129,58 @@ static FailureOr<std::string> buildBlackwellKernel(Operation *op,
   return name;
 }
 
+/// Whether kernel `name` of `kernels`, and each of its launch variants, may
+/// be given C's memory as D: its metadata's d is `in_place_of` c.
+static bool updatesCInPlace(gpu::GPUModuleOp kernels, StringRef name) {
+  auto kernel = kernels.lookupSymbol<gpu::GPUFuncOp>(name);
+  auto metadata =
+      kernel ? kernel->getAttrOfType<DictionaryAttr>(kKernelMetadataAttrName)
+             : DictionaryAttr();
+  auto operands =
+      metadata ? metadata.getAs<ArrayAttr>("operands") : ArrayAttr();
+  if (!operands || !llvm::any_of(operands, [](Attribute operand) {
+        auto fields = dyn_cast<DictionaryAttr>(operand);
+        auto of = fields ? fields.getAs<StringAttr>("in_place_of") : nullptr;
+        auto d = fields ? fields.getAs<StringAttr>("name") : nullptr;
+        return of && d && of.getValue() == "c" && d.getValue() == "d";
+      }))
+    return false;
+  // Launch variants are named by their metadata files, `NAME.json`.
+  auto variants = metadata.getAs<ArrayAttr>("variants");
+  return !variants || llvm::all_of(variants, [&](Attribute file) {
+    auto text = dyn_cast<StringAttr>(file);
+    return text && text.getValue().ends_with(".json") &&
+           updatesCInPlace(kernels, text.getValue().drop_back(5));
+  });
+}
+
+/// The destination of a GEMM's D on tensors: C itself where the kernel adds
+/// into C's memory in place (the main-grad form D += A B, which one-shot
+/// bufferization then writes into C's buffer) and nothing reads C after the
+/// GEMM, else none (D gets a new tensor).
+static Value getInPlaceDestination(ScaledMatmulOp op,
+                                   gpu::GPUModuleOp kernels, StringRef name) {
+  Value c = op.getC();
+  if (!c || !updatesCInPlace(kernels, name))
+    return Value();
+  for (Operation *user : c.getUsers())
+    if (user != op && (user->getBlock() != op->getBlock() ||
+                       !user->isBeforeInBlock(op)))
+      return Value();
+  return c;
+}
+
 /// On tensors: an fp8.launch of the kernel, in destination-passing style,
-/// writing D into a new tensor, an FP8 D's scale_inv (when `scaleInv`) into
-/// another and the amax (when `amax`) into a zeroed scalar. D's dynamic
-/// extents are those of the operands `extentOf` names per dimension
-/// (tensor, dimension): M from A, N from B.
+/// writing D into a new tensor (or into `destination`: C, which the kernel
+/// updates in place), an FP8 D's scale_inv (when `scaleInv`) into another
+/// and the amax (when `amax`) into a zeroed scalar. D's dynamic extents are
+/// those of the operands `extentOf` names per dimension (tensor,
+/// dimension): M from A, N from B.
 static LogicalResult
 lowerToLaunch(Operation *op, Value d,
               ArrayRef<std::pair<Value, int64_t>> extentOf, Value scaleInv,
-              Value amax, gpu::GPUModuleOp kernels, StringRef name) {
+              Value amax, gpu::GPUModuleOp kernels, StringRef name,
+              Value destination = Value()) {
   OpBuilder builder(op);
   Location loc = op->getLoc();
   SmallVector<Value> operands(op->getOperands());
@@ -145,15 +188,21 @@ lowerToLaunch(Operation *op, Value d,
   auto resultType = cast<RankedTensorType>(d.getType());
   SmallVector<Value> dynamicSizes, extents(extentOf.size());
   for (auto [dim, source] : llvm::enumerate(extentOf))
-    if (resultType.isDynamicDim(dim)) {
+    if (resultType.isDynamicDim(dim) && !destination) {
       extents[dim] =
           tensor::DimOp::create(builder, loc, source.first, source.second);
       dynamicSizes.push_back(extents[dim]);
     }
-  operands.push_back(tensor::EmptyOp::create(builder, loc,
-                                             resultType.getShape(),
-                                             resultType.getElementType(),
-                                             dynamicSizes));
+  std::optional<unsigned> inPlaceOf;
+  if (destination) { // f32 D: no scale_inv
+    inPlaceOf = llvm::find(operands, destination) - operands.begin();
+    operands.push_back(destination);
+  } else {
+    operands.push_back(tensor::EmptyOp::create(builder, loc,
+                                               resultType.getShape(),
+                                               resultType.getElementType(),
+                                               dynamicSizes));
+  }
   access.push_back(LauncherAccess::Write);
   // An FP8 D's scale_inv: a scalar, or [M, ceil(N/128)] ([G, M,
   // ceil(N/128)]; the extents before the last as D's).
@@ -173,7 +222,7 @@ lowerToLaunch(Operation *op, Value d,
     access.push_back(LauncherAccess::ReadWrite);
   }
   FailureOr<ValueRange> results =
-      createLaunch(op, kernels, name, operands, access);
+      createLaunch(op, kernels, name, operands, access, inPlaceOf);
   if (failed(results))
     return failure();
   op->replaceAllUsesWith(*results);
@@ -210,7 +259,8 @@ LogicalResult LowerScaledMatmulPass::lower(ScaledMatmulOp op,
         op, op.getResult(),
         {{op.getA(), op.getAMajor() == OperandMajor::K ? 0 : 1},
          {op.getB(), op.getBMajor() == OperandMajor::K ? 0 : 1}},
-        op.getResultScaleInv(), op.getAmax(), kernels, name);
+        op.getResultScaleInv(), op.getAmax(), kernels, name,
+        getInPlaceDestination(op, kernels, name));
   OpBuilder builder(op);
 
   // Host side: a call of the launcher declared for this kernel, which

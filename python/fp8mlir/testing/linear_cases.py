@@ -120,10 +120,11 @@ def deepgemm_layer_kernels(k, n):
 
 def bench_linear_steps(argv="", chip="sm_90a"):
     """The modules of bench/bench_linear.py --impl fp8mlir with these
-    arguments (bf16 X and W, no bias, per shape, token count and recipe),
-    and the quantization kernels of its deepgemm layer (blockwise)."""
+    arguments (bf16 X and W, no bias, per shape, token count and recipe;
+    with --main-grad dW accumulated into an f32 main gradient), and the
+    quantization kernels of its deepgemm layer (blockwise)."""
     args = _bench_module("bench_linear").parse_args(shlex.split(argv))
-    steps = [LinearStep(recipe, m=padded(tokens), n=n, k=k, chip=chip)
+    steps = [LinearStep(recipe, m=padded(tokens), n=n, k=k, chip=chip, main_grad=args.main_grad)
              for recipe in args.recipe_list for k, n in args.shape_list
              for tokens in args.token_list]
     if "blockwise" in args.recipe_list and "deepgemm" in (args.impl_list or ["deepgemm"]):

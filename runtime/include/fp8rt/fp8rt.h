@@ -286,11 +286,13 @@ FP8RT_API fp8rt_status fp8rt_function_workspace_bytes_for(
  * arguments / results: every tensor by position (every `name` NULL, one per
  * argument / result in the function's order) or by name (every `name` set,
  * any order). A result that is an argument (alias_of) may be left out (or
- * have data NULL, or that argument's data). Tensors are dense row-major
- * (strides all zero, or the dense strides), of the function's dtypes and
- * shapes: the symbols are bound from the arguments, and a result's shape
- * follows from them. Nothing the call writes may overlap another tensor or
- * the workspace.
+ * have data NULL, or be that argument's tensor: its data, dtype and shape).
+ * Tensors are dense row-major (strides all zero, or the dense strides), of
+ * the function's dtypes and shapes: the symbols are bound from the
+ * arguments, and a result's shape follows from them. Nothing the call
+ * writes may overlap another tensor or the workspace, except where a kernel
+ * updates an input in place (a launch binding both to one argument, which
+ * the kernel's metadata allows: `in_place_of`).
  *
  * workspace: at least fp8rt_function_workspace_bytes bytes of device memory,
  * 256-byte aligned (NULL when the function needs none); its contents on

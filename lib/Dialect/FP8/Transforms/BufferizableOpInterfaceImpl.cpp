@@ -3,7 +3,9 @@
 // fp8.scaled_matmul on tensors bufferizes to its destination-passing memref
 // form: it reads its operands in place and writes D (and its amax) into new
 // buffers. fp8.launch becomes a call of its launcher on the operands'
-// buffers, its outputs written in place where the analysis allows it.
+// buffers, its outputs written in place where the analysis allows it (also
+// into an input's buffer where the launcher says the kernel may update that
+// input in place, `fp8.in_place_of`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -180,6 +182,26 @@ struct LaunchOpInterface
     if (position < 0)
       return {};
     return {{op->getResult(position), BufferRelation::Equivalent}};
+  }
+
+  /// An output whose launcher argument carries `fp8.in_place_of` (a GEMM
+  /// adding into C where D is C's memory) reads each element of that input
+  /// before it writes it: the pair may share a buffer.
+  bool bufferizesToElementwiseAccess(Operation *op, const AnalysisState &,
+                                     ArrayRef<OpOperand *> operands) const {
+    FunctionOpInterface launcher = getLauncher(cast<LaunchOp>(op));
+    if (!launcher || operands.empty())
+      return false;
+    for (OpOperand *output : operands) {
+      auto input = launcher.getArgAttrOfType<IntegerAttr>(
+          output->getOperandNumber(), kInPlaceOfAttrName);
+      if (input && llvm::all_of(operands, [&](OpOperand *operand) {
+            return operand == output ||
+                   operand->getOperandNumber() == input.getInt();
+          }))
+        return true;
+    }
+    return false;
   }
 
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,

@@ -55,3 +55,48 @@ func.func @old_value_kept(%h: tensor<16xf32>, %p: tensor<f32>) -> (tensor<16xf32
       : (tensor<16xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<16xf32>, tensor<f32>, tensor<f32>)
   return %r#0, %h : tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+func.func private @gemm_launch_into(memref<8x16xf32> {bufferization.access = "read"}, memref<8x16xf32> {bufferization.access = "read"}, memref<8x16xf32> {bufferization.access = "write", fp8.in_place_of = 1 : i64})
+func.func private @plain_launch_into(memref<8x16xf32> {bufferization.access = "read"}, memref<8x16xf32> {bufferization.access = "read"}, memref<8x16xf32> {bufferization.access = "write"})
+
+// An output whose launcher argument says the kernel may update an input in
+// place (`fp8.in_place_of`, a GEMM adding into C) given that input as its
+// destination: written into the argument's buffer, which the function
+// returns; no allocation, no copy.
+// CHECK-LABEL: func.func @accumulate_in_place(
+// CHECK-SAME: %[[A:.*]]: memref<8x16xf32>, %[[C:.*]]: memref<8x16xf32>) -> memref<8x16xf32>
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: call @gemm_launch_into(%[[A]], %[[C]], %[[C]])
+// CHECK-NEXT: return %[[C]]
+func.func @accumulate_in_place(%a: tensor<8x16xf32>, %c: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %d = fp8.launch @gemm_launch_into(%a, %c, %c) outputs [2] : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %d : tensor<8x16xf32>
+}
+
+// C still read after the launch: D goes into a new buffer, the kernel reads
+// C from the argument (D's initial value is not read: no copy).
+// CHECK-LABEL: func.func @c_read_after(
+// CHECK-SAME: %[[A:.*]]: memref<8x16xf32>, %[[C:.*]]: memref<8x16xf32>)
+// CHECK: %[[D:.*]] = memref.alloc() {{.*}} : memref<8x16xf32>
+// CHECK-NOT: memref.copy
+// CHECK: call @gemm_launch_into(%[[A]], %[[C]], %[[D]])
+// CHECK: return %[[D]], %[[C]]
+func.func @c_read_after(%a: tensor<8x16xf32>, %c: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %d = fp8.launch @gemm_launch_into(%a, %c, %c) outputs [2] : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %d, %c : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// A kernel that reads C while it writes D elsewhere (no `fp8.in_place_of`)
+// never gets C's buffer as D.
+// CHECK-LABEL: func.func @not_in_place(
+// CHECK-SAME: %[[A:.*]]: memref<8x16xf32>, %[[C:.*]]: memref<8x16xf32>)
+// CHECK: %[[D:.*]] = memref.alloc() {{.*}} : memref<8x16xf32>
+// CHECK: call @plain_launch_into(%[[A]], %[[C]], %[[D]])
+// CHECK: return %[[D]]
+func.func @not_in_place(%a: tensor<8x16xf32>, %c: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %d = fp8.launch @plain_launch_into(%a, %c, %c) outputs [2] : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %d : tensor<8x16xf32>
+}
