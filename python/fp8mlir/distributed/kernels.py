@@ -22,9 +22,10 @@ dispatch and checks on every call) and the GEMMs by fp8mlir.scaled_mm:
 - blockwise 1x128 and 128x128 (power-of-two scales, amax clamp 1e-4, the
   kernels' rule) where no shard boundary cuts a block: every block lies on
   one rank, so the shard is quantized locally by the blockwise kernel (no
-  amax all-reduce) and the scale grids are all-gathered after the codes
-  (on the same stream: the host issues that small gather while the codes'
-  gather runs, and no copy joins the ranks' parts where they are even).
+  amax all-reduce) and the scale grids are all-gathered with the codes in
+  one all-gather (each rank's codes and scales packed into one byte
+  buffer; the gathered bytes are split into the codes and the scales
+  again, one copy each).
   1x128 shards go in as [n / W, W] rows, W = 1024 or 128 (a row of 1x128
   blocks is a run of them); columns are zero-padded to a block or to 16,
   which leaves every block's amax unchanged;
@@ -270,15 +271,16 @@ def shard_and_gather(comm, values, shape, counts, spec, dim=0):
 
 
 def gather(comm, codes, scale_inv, counts, spec, dim, kernel):
-    """FP8 all-gather of row (dim 0) or column shards' codes; the blockwise
-    scale grids of the kernel path with them (the reference path's grid is
-    already the whole tensor's)."""
-    along = sh.gather_rows if dim == 0 else sh.gather_columns
-    codes = along(comm, BACKEND, codes, counts)
+    """FP8 all-gather of row (dim 0) or column shards' codes; on the kernel
+    path the blockwise scale grids travel with them in the same all-gather
+    (each rank's codes and scales packed into one byte buffer: one NCCL
+    call; the reference path's grid is already the whole tensor's)."""
     if kernel and spec.block != "tensor":
         b = spec.block[dim]
-        scale_inv = along(comm, BACKEND, scale_inv, [ks.ceil_div(c, b) for c in counts])
-    return codes, scale_inv
+        return tuple(sh.gather_packed(comm, BACKEND, [codes, scale_inv],
+                                      [counts, [ks.ceil_div(c, b) for c in counts]], dim))
+    along = sh.gather_rows if dim == 0 else sh.gather_columns
+    return along(comm, BACKEND, codes, counts), scale_inv
 
 
 def quantize_whole(values, spec):
