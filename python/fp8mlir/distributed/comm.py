@@ -151,7 +151,8 @@ class TorchCommunicator:
 
 
 def _itemsize(torch, dtype):
-    return torch.empty((), dtype=dtype).element_size()
+    return dtype.itemsize if hasattr(dtype, "itemsize") else \
+        torch.empty((), dtype=dtype).element_size()
 
 
 def _as_bytes(torch, t):
