@@ -729,17 +729,18 @@ Status runSteps(const fp8rt_function &fn, const CallPlan &plan, CallScratch &s,
     return reinterpret_cast<CUdeviceptr>(
         addressOf(ref, plan, s, model, workspace));
   };
-  for (size_t i = 0; i < model.steps.size(); ++i) {
+  const fp8rt_collectives &backend = fn.module->collectives;
+  auto run = [&](size_t i) {
     const FunctionStep &step = model.steps[i];
     const CallPlan::Step &planned = plan.steps[i];
     Status status;
     if (isCollective(step.kind)) {
-      status = runCollective(fn.module->collectives, api, step, planned.count,
+      status = runCollective(backend, api, step, planned.count,
                              addressOf(step.source, plan, s, model, workspace),
                              addressOf(step.target, plan, s, model, workspace),
                              stream);
     } else if (step.kind == fp8schema::StepKind::Copy2d) {
-      status = runCopy2D(fn.module->collectives, *api, step, planned.copy2d,
+      status = runCopy2D(backend, *api, step, planned.copy2d,
                          addressOf(step.source, plan, s, model, workspace),
                          addressOf(step.target, plan, s, model, workspace),
                          stream);
@@ -756,8 +757,27 @@ Status runSteps(const fp8rt_function &fn, const CallPlan &plan, CallScratch &s,
       status = launchKernelOrdered(*step.kernel, s.operands.data(),
                                    static_cast<int>(s.operands.size()), stream);
     }
+    return status.ok() ? status : status.prepend(describeStep(model, i));
+  };
+  for (size_t i = 0; i < model.steps.size(); ++i) {
+    int batch = model.steps[i].batch;
+    if (batch < 2 || !groupsCollectives(backend)) {
+      FP8RT_RETURN_IF_ERROR(run(i));
+      continue;
+    }
+    // Consecutive independent all-gathers: one group of the backend (the
+    // group is closed even when one of them failed).
+    Status status = startCollectiveGroup(backend);
     if (!status.ok())
       return status.prepend(describeStep(model, i));
+    size_t end = i + static_cast<size_t>(batch);
+    for (size_t k = i; k < end && status.ok(); ++k)
+      status = run(k);
+    Status closed = endCollectiveGroup(backend);
+    FP8RT_RETURN_IF_ERROR(status);
+    if (!closed.ok())
+      return closed.prepend(describeStep(model, end - 1));
+    i = end - 1;
   }
   return Status();
 }
