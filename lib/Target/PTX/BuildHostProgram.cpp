@@ -473,10 +473,11 @@ LogicalResult ProgramBuilder::checkCollectiveLayouts() {
              << " step moves it in the order of its type: gather or scatter "
                 "tensors the kernels read in their type's layout";
         if (t.dtype == DType::UE8M0 && binding.shape.size() == 3)
-          diag << " (MX scale-factor atoms hold 128 rows each, interleaved: "
-                  "an all-gather along the rows keeps them when every "
-                  "device's rows are a multiple of 128; pad the rows to a "
-                  "multiple of 128 times the devices)";
+          diag << " (MX scale-factor atoms hold 128 rows by 4 scale "
+                  "columns, interleaved: a gather keeps them when every "
+                  "device's rows, along the rows, or scale columns, along "
+                  "the columns, are a multiple of 128, or of 4; pad the "
+                  "tensor to a multiple of 128 times the devices)";
         return diag;
       }
     }

@@ -196,6 +196,7 @@ private:
   bool gatherTransposed(size_t index);
   bool gatherTransposedColumns(size_t index);
   bool gatherAtomRows(size_t index);
+  bool gatherAtomColumns(size_t index);
   void hoistGathers();
   bool hoistGather(size_t index);
   LogicalResult checkCollectiveLayouts();

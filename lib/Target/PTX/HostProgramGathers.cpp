@@ -35,7 +35,8 @@ bool ProgramBuilder::gatherTransposed(size_t index) {
   Step &step = steps_[index];
   if (step.kind != md::StepKind::AllGather)
     return false;
-  if (gatherTransposedColumns(index) || gatherAtomRows(index))
+  if (gatherTransposedColumns(index) || gatherAtomRows(index) ||
+      gatherAtomColumns(index))
     return true;
   std::vector<Expr> piece = final(tensors_[step.source].shape),
                     whole = final(tensors_[step.target].shape);
@@ -229,6 +230,66 @@ bool ProgramBuilder::gatherAtomRows(size_t index) {
   if (!count)
     return false;
   step.count = Expr::constant(*count);
+  return true;
+}
+
+/// MX scales `[a, b]` gathered along their columns (the columnwise scales
+/// of a token shard: fp8-lower-collectives' NCCL gather into a `[size, a,
+/// b]` buffer, then one strided copy per piece into `[a, size * b]`) whose
+/// kernels write and read them as atoms, `[a/128, b/4, 512]` and `[a/128,
+/// size * b/4, 512]` bytes: with `a` and `b` multiples of 128 and 4, a
+/// piece's atoms are `a/128` runs of `128 * b` bytes, each the atoms of one
+/// 128-row block, which go to the same block's run of the result. The
+/// copies are rewritten so (the NCCL gather stays). Returns true when it
+/// rewrote them.
+bool ProgramBuilder::gatherAtomColumns(size_t index) {
+  Step &step = steps_[index];
+  int64_t size = step.group.size;
+  std::vector<Expr> piece = final(tensors_[step.source].shape),
+                    buffer = final(tensors_[step.target].shape);
+  if (tensors_[step.source].dtype != DType::UE8M0 ||
+      index + size >= steps_.size() || piece.size() != 2 ||
+      buffer.size() != 3 || !piece[0].isConstant() || !piece[1].isConstant())
+    return false;
+  int64_t a = piece[0].value(), b = piece[1].value();
+  if (a % 128 || b % 4)
+    return false;
+  int staging = step.target, target = -1;
+  for (int64_t p = 1; p <= size; ++p) {
+    const Step &copy = steps_[index + p];
+    if (copy.kind != md::StepKind::Copy2d || copy.kernelLayout ||
+        copy.source != staging || (target >= 0 && copy.target != target))
+      return false;
+    target = copy.target;
+  }
+  auto atoms = [&](int tensor, int64_t columns) {
+    int found = 0;
+    for (const Binding &binding : bindings_) {
+      if (binding.tensor != tensor)
+        continue;
+      std::vector<Expr> shape = final(binding.shape);
+      if (shape.size() != 3 || !shape[0].isConstant() ||
+          shape[0].value() != a / 128 || !shape[1].isConstant() ||
+          shape[1].value() != columns / 4 || !shape[2].isConstant() ||
+          shape[2].value() != 512)
+        return false;
+      ++found;
+    }
+    return found > 0;
+  };
+  if (!atoms(step.source, b) || !atoms(target, size * b))
+    return false;
+  int64_t run = 128 * b; // one 128-row block's atoms of a piece, in bytes
+  for (int64_t p = 0; p < size; ++p) {
+    Step &copy = steps_[index + 1 + p];
+    copy.kernelLayout = true;
+    copy.rows = Expr::constant(a / 128);
+    copy.rowBytes = Expr::constant(run);
+    copy.sourceOffset = Expr::constant(p * a * b);
+    copy.sourcePitch = Expr::constant(run);
+    copy.targetOffset = Expr::constant(p * run);
+    copy.targetPitch = Expr::constant(size * run);
+  }
   return true;
 }
 
