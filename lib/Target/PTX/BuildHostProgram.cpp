@@ -468,8 +468,8 @@ LogicalResult ProgramBuilder::checkCollectiveLayouts() {
         auto diag = error(binding.launch);
         diag << "kernel operand '" << binding.operand << "' takes "
              << describe(final(t.shape)) << " as "
-             << describe(final(binding.shape)) << ", a layout of its own, but the "
-             << md::stringify(step.kind)
+             << describe(final(binding.shape))
+             << ", a layout of its own, but the " << md::stringify(step.kind)
              << " step moves it in the order of its type: gather or scatter "
                 "tensors the kernels read in their type's layout";
         if (t.dtype == DType::UE8M0 && binding.shape.size() == 3)

@@ -68,7 +68,8 @@ bool ProgramBuilder::gatherTransposed(size_t index) {
     }
     return padded;
   };
-  int64_t rp = transposed(step.source, r), rowsp = transposed(step.target, rows);
+  int64_t rp = transposed(step.source, r),
+          rowsp = transposed(step.target, rows);
   if (!rp || !rowsp)
     return false;
   // NCCL moves whole padded pieces; the copies take the `r` real rows of
@@ -203,8 +204,7 @@ bool ProgramBuilder::gatherAtomRows(size_t index) {
   };
   if (tensors_[step.source].dtype != DType::UE8M0 || !constant(piece, 2) ||
       !constant(whole, 2) || piece[1].value() != whole[1].value() ||
-      whole[0].value() != piece[0].value() * size ||
-      piece[0].value() % 128)
+      whole[0].value() != piece[0].value() * size || piece[0].value() % 128)
     return false;
   int64_t atomsAlongK = -1;
   auto atoms = [&](int tensor, int64_t rows) {
