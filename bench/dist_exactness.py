@@ -9,7 +9,9 @@ Every rank (one GPU each, NCCL) checks, for every recipe:
    row and column shards, even and uneven, with boundaries that cut
    1x128 / 128x128 / 1x32 / 32x1 blocks (fixed cases plus random ones from
    --seed), against quantizing the whole tensor on one GPU: the bytes and
-   the scales bit for bit. References: fp8mlir.testing.torch_recipes
+   the scales bit for bit (on the kernels' blockwise path, where no
+   boundary cuts a block, the codes and the scales travel in one
+   all-gather: checked too). References: fp8mlir.testing.torch_recipes
    (current, delayed, blockwise) and fp8mlir.numerics (MXFP8, NumPy on the
    host: no sm_100a GEMM is needed to check MX quantization);
 2. ZeRO-1 FP8 primary weights: flat f32 master shards cutting parameters
@@ -144,6 +146,9 @@ def check_quantization(comm, seed, random_cases, kq=None):
                     q = sh.shard_and_gather(comm, BE, local, shape, counts, spec, dim)
                 want_data, want_scale = ref(x)
                 ok = same_bits(q.data, want_data) and same_bits(q.scale_inv, want_scale)
+                kinds = [k for k, _ in comm.traffic]
+                if kq and spec.block != "tensor" and "all_reduce_max" not in kinds:
+                    ok &= kinds == ["all_gather"]  # codes and scales in one call
                 if kq:
                     whole = kq.quantize_whole(x, spec)
                     ok &= same_bits(whole.data, want_data) and same_bits(whole.scale_inv,
@@ -151,7 +156,8 @@ def check_quantization(comm, seed, random_cases, kq=None):
                 results.append({"section": section, "recipe": name,
                                 "case": f"{shape[0]}x{shape[1]} {str(dtype)[6:]} dim {dim} "
                                         f"split {counts}",
-                                "ok": ok, "bytes": sum(b for _, b in comm.traffic)})
+                                "ok": ok, "bytes": sum(b for _, b in comm.traffic),
+                                "collectives": kinds})
     return results
 
 

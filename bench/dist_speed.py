@@ -23,8 +23,9 @@ amax kernel, then the cast kernel, which derives the scale from the amax
 in device memory; blockwise: the blockwise kernel); the fp8 path runs the
 amax kernel on the shard, all-reduces those 4 bytes in place and runs the
 same cast kernel (per tensor), or quantizes the block-aligned shard with
-the blockwise kernel and gathers its scales after the data (no amax
-all-reduce: no block spans two ranks). "same FP8" compares the gathered
+the blockwise kernel into a packed buffer and gathers its codes and scales
+in one all-gather (no amax all-reduce: no block spans two ranks; also
+timed with the scales in a second all-gather). "same FP8" compares the gathered
 bytes and scales with the bf16 path's and, for current scaling, with the
 public operator fp8mlir.quantize on the whole tensor. Host: the time the
 host takes to issue a path (no synchronization inside): where it is close
@@ -92,6 +93,20 @@ def timed(fn, iters, warmup=3, host=None):
     return statistics.median(times)
 
 
+def gpu_ops(fn):
+    """The GPU operations (kernels, copies, NCCL kernels) one call of fn
+    runs, from the profiler (None where it cannot say)."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        return sum(1 for e in prof.events()
+                   if e.device_type == torch.autograd.DeviceType.CUDA)
+    except Exception:  # noqa: BLE001 - a profiler without CUDA activities
+        return None
+
+
 def same_quantized(a, b):
     return bool(torch.equal(a.data, b.data)) and bool(torch.equal(
         a.scale_inv.contiguous().view(torch.int32), b.scale_inv.contiguous().view(torch.int32)))
@@ -146,6 +161,13 @@ def bench_case(comm, q, model, tensor, kind, rows, cols, recipe, iters):
         "ms_amax_reduce": timed(small_collective, iters),
     }
     result["host_ms_bf16_path"], result["host_ms_fp8_path"] = host
+    result["gpu_ops_bf16_path"], result["gpu_ops_fp8_path"] = gpu_ops(bf16_path), gpu_ops(fp8_path)
+    if kernel_blocks:  # the codes and the scales in two all-gathers instead of one packed one
+        q.PACKED_GATHER = False
+        try:
+            result["ms_fp8_path_two_gathers"] = timed(fp8_path, iters)
+        finally:
+            q.PACKED_GATHER = True
     full = torch.randn((rows, cols), generator=g, device="cuda", dtype=torch.bfloat16)
     result["ms_quantize_whole"] = timed(lambda: q.quantize_whole(full, spec), iters)
     result["ms_quantize_shard"] = timed(
@@ -168,11 +190,15 @@ def markdown(report):
               "(same code both paths). amax AR: the amax all-reduce, or on the kernels' "
               "blockwise path (no block spans two ranks) the all-gather of the scales. "
               "Host: ms the host takes to issue each path (a path whose GPU time is "
-              "close to it is bound by the host).", "",
+              "close to it is bound by the host). The kernels' blockwise FP8 path gathers "
+              "the codes and the scales in one all-gather (packed per rank); the column "
+              "after the speed-up times it with the scales in a second all-gather instead. "
+              "GPU ops: kernels, copies and NCCL kernels of one call (profiler).", "",
               "| model | tensor | shape | recipe | bytes sent BF16 / FP8 (+amax or scales) | BF16 AG | FP8 AG "
               "| amax AR | quantize whole / shard | BF16 AG + quantize | quantize shard + amax AR + FP8 AG "
-              "| speed-up | host BF16 / FP8 path | same FP8 |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| speed-up | FP8 path, scales in a 2nd gather | GPU ops BF16 / FP8 path "
+              "| host BF16 / FP8 path | same FP8 |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["cases"]:
         lines.append(
             f"| {r['model']} | {r['tensor']} | {r['shape'][0]}x{r['shape'][1]} | {r['recipe']} "
@@ -181,6 +207,7 @@ def markdown(report):
             f"| {r['ms_amax_reduce']:.3f} | {r['ms_quantize_whole']:.3f} / {r['ms_quantize_shard']:.3f} "
             f"| {r['ms_bf16_path']:.3f} | {r['ms_fp8_path']:.3f} "
             f"| {r['ms_bf16_path'] / r['ms_fp8_path']:.2f}x "
+            f"| {_two(r)} | {r.get('gpu_ops_bf16_path')} / {r.get('gpu_ops_fp8_path')} "
             f"| {r.get('host_ms_bf16_path', float('nan')):.3f} / "
             f"{r.get('host_ms_fp8_path', float('nan')):.3f} "
             f"| {'yes' if r['fp8_equals_bf16_path'] else 'NO'} |")
@@ -189,6 +216,11 @@ def markdown(report):
                           f"FP8 {r['busbw_GBps_fp8']:.0f}" for r in report["cases"]
                           if r["recipe"] == "current")]
     return lines
+
+
+def _two(r):
+    ms = r.get("ms_fp8_path_two_gathers")
+    return "-" if ms is None else f"{ms:.3f}"
 
 
 def main():

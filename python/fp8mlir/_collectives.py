@@ -9,7 +9,11 @@ as an int; 0: the legacy default stream):
 - ``rank(group)``: this device's index in the group;
 - ``all_reduce(group, send, recv, count, dtype, op, stream)``;
 - ``all_gather(group, send, recv, send_count, dtype, stream)``;
-- ``reduce_scatter(group, send, recv, recv_count, dtype, op, stream)``.
+- ``reduce_scatter(group, send, recv, recv_count, dtype, op, stream)``;
+- optional, both or neither: ``group_start()`` and ``group_end()`` around
+  consecutive all-gathers of one group with distinct buffers (the FP8 data
+  of a quantization and its scales), which the backend may issue as one
+  collective; ``group_end`` is called even when one in between raised.
 
 ``group`` is a :class:`DeviceGroup` (grid name, axes, size), ``send`` and
 ``recv`` device addresses (ints), counts in elements, ``dtype`` an fp8rt
@@ -48,13 +52,14 @@ REDUCE_SCATTER = ALL_REDUCE
 # The message is returned as the address of a buffer the table keeps (a
 # c_char_p result of a callback would not outlive it).
 LAST_ERROR = ctypes.CFUNCTYPE(ctypes.c_void_p, _P)
+GROUP = ctypes.CFUNCTYPE(_Int, _P)
 
 
 class Fp8rtCollectives(ctypes.Structure):
     """struct fp8rt_collectives."""
     _fields_ = [("user_data", _P), ("rank", RANK), ("all_reduce", ALL_REDUCE),
                 ("all_gather", ALL_GATHER), ("reduce_scatter", REDUCE_SCATTER),
-                ("last_error", LAST_ERROR)]
+                ("last_error", LAST_ERROR), ("group_start", GROUP), ("group_end", GROUP)]
 
 
 def _group(pointer):
@@ -96,7 +101,10 @@ class CollectiveTable:
             backend.reduce_scatter(_group(group), send or 0, recv or 0, count,
                                    DTYPE_NAMES[dtype], REDUCTIONS[op], stream or 0)
 
+        groups = hasattr(backend, "group_start") and hasattr(backend, "group_end")
         self.table = Fp8rtCollectives(
             None, RANK(guarded(rank)), ALL_REDUCE(guarded(all_reduce)),
             ALL_GATHER(guarded(all_gather)), REDUCE_SCATTER(guarded(reduce_scatter)),
-            LAST_ERROR(lambda _: ctypes.addressof(self._error)))
+            LAST_ERROR(lambda _: ctypes.addressof(self._error)),
+            GROUP(guarded(lambda _: backend.group_start())) if groups else GROUP(),
+            GROUP(guarded(lambda _: backend.group_end())) if groups else GROUP())

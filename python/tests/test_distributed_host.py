@@ -208,3 +208,57 @@ def test_reduce_scatter_sums_and_keeps_each_ranks_slice():
     total = inputs[0] + inputs[1]
     np.testing.assert_array_equal(out[0], total[:3])
     np.testing.assert_array_equal(out[1], total[3:])
+
+
+# Shards whose boundaries cut no block (the kernels' path): each rank
+# quantizes its shard alone and all-gathers its codes and block scales in ONE
+# packed all-gather. (case, shape, counts, dim): uneven shards, a rank with
+# nothing, three ranks, columnwise (the transposed copy gathered along M).
+PACKED = [
+    ("blockwise-1x128", (300, 384), [150, 150], 0),
+    ("blockwise-1x128", (257, 250), [200, 0, 57], 0),
+    ("blockwise-128x128-pow2", (384, 200), [256, 128], 0),
+    ("blockwise-128x128-f32", (300, 256), [128, 172], 0),
+    ("blockwise-1x128", (96, 640), [256, 384], 1),
+    ("mxfp8-1x32", (130, 96), [33, 97], 0),
+    ("mxfp8-1x32", (70, 160), [64, 96], 1),
+    ("mxfp8-e5m2-ocp", (64, 64), [64, 0], 0),
+]
+
+
+@pytest.mark.parametrize("case,shape,counts,dim", PACKED)
+def test_local_quantization_gathers_data_and_scales_in_one_call(case, shape, counts, dim):
+    spec, kwargs, transposed = CASES[case]
+    x = make_tensor(shape, seed=sum(shape) + len(counts))
+    block = spec.block[dim]
+    grid_counts = [-(-c // block) for c in counts]
+
+    def rank_fn(comm):
+        w = (sh.row_window if dim == 0 else sh.column_window)(shape, counts, comm.rank)
+        local = x[w.row:w.row + w.rows, w.col:w.col + w.cols]
+        q = sh.quantize_whole(NP, local, spec)  # no amax communication
+        data, scales = sh.gather_packed(comm, NP, [q.data, q.scale_inv],
+                                        [counts, grid_counts], dim)
+        return data, scales, comm.traffic
+    want = sh.quantize_whole(NP, x, spec)
+    want_data, want_scale = reference(x, dict(kwargs), transposed)
+    np.testing.assert_array_equal(want.data, want_data)
+    for data, scales, traffic in ThreadGroup(len(counts)).run(rank_fn):
+        np.testing.assert_array_equal(data, want.data)
+        assert scales.dtype == want.scale_inv.dtype
+        np.testing.assert_array_equal(scales.view(np.uint8), want.scale_inv.view(np.uint8))
+        # one collective: the largest rank's codes and scales, each 16-byte aligned
+        other = shape[1 - dim]
+        item = want.scale_inv.itemsize
+        expected = (-(-max(counts) * other // 16) * 16
+                    + -(-max(grid_counts) * want.scale_inv.shape[1 - dim] * item // 16) * 16)
+        assert traffic == [("all_gather", expected)]
+
+
+def test_packed_gather_checks_the_layout():
+    def rank_fn(comm):
+        comm.all_gather_packed([np.zeros(3, np.uint8)], [[4, 4]])
+    with pytest.raises(ValueError, match="array 0 has 3 elements, the layout says 4"):
+        ThreadGroup(2).run(rank_fn)
+    with pytest.raises(ValueError, match="1 arrays, 2 count lists"):
+        ThreadGroup(1).run(lambda comm: comm.all_gather_packed([np.zeros(1)], [[1], [1]]))

@@ -134,3 +134,74 @@ def test_the_table_forwards_the_c_arguments():
                                 _runtime.DTYPES["bf16"], 1, None) == 0
     assert backend.calls == [("reduce_scatter", _collectives.DeviceGroup("grid", (0, 1), 4),
                               16, 32, 8, "bf16", "max", 0)]
+
+
+class GroupingBackend(FakeBackend):
+    """A backend with group calls (as the NCCL one has)."""
+
+    def group_start(self):
+        self.calls.append(("group_start",))
+
+    def group_end(self):
+        self.calls.append(("group_end",))
+
+
+def _gathers_module(tmp_path, chained):
+    """FP8 data [4, 256] and its 1x128 scales [4, 2] all-gathered, then
+    (``chained``) a third gather that reads the first one's result."""
+    gather = {"kind": "all_gather", "group": GROUP}
+    steps = [dict(gather, source="q", target="gathered", dtype="e4m3", count=1024),
+             dict(gather, source="s", target="scales", dtype="f32", count=8)]
+    results = [{"name": "gathered", "dtype": "e4m3", "shape": [8, 256], "alignment": 16},
+               {"name": "scales", "dtype": "f32", "shape": [8, 2], "alignment": 4}]
+    if chained:
+        steps.append(dict(gather, source="gathered", target="twice", dtype="e4m3", count=2048))
+        results.append({"name": "twice", "dtype": "e4m3", "shape": [16, 256], "alignment": 16})
+    program = {
+        "format": "fp8-mlir-module", "version": 1, "chip": "sm_90a", "kernels": [],
+        "functions": [{
+            "name": "gathers", "symbols": [],
+            "arguments": [{"name": "q", "dtype": "e4m3", "shape": [4, 256], "alignment": 16},
+                          {"name": "s", "dtype": "f32", "shape": [4, 2], "alignment": 4}],
+            "results": results, "buffers": [], "workspace_bytes": 0, "steps": steps}]}
+    (tmp_path / "module.json").write_text(json.dumps(program))
+    return tmp_path
+
+
+def _call_gathers(fn, chained):
+    args = (_runtime.Fp8rtTensor * 2)(_tensor(0x1000, "e4m3", [4, 256]),
+                                      _tensor(0x2000, "f32", [4, 2]))
+    shapes = [(0x3000, "e4m3", [8, 256]), (0x4000, "f32", [8, 2])]
+    if chained:
+        shapes.append((0x5000, "e4m3", [16, 256]))
+    results = (_runtime.Fp8rtTensor * len(shapes))(*[_tensor(*s) for s in shapes])
+    return fn._lib.fp8rt_function_call(fn._handle, args, 2, results, len(shapes), None, 0, 0x77)
+
+
+@pytest.mark.parametrize("chained", [False, True])
+def test_consecutive_independent_gathers_run_in_one_group(tmp_path, module_dir, chained):
+    backend = GroupingBackend()
+    fn = load_module(_gathers_module(tmp_path, chained), collectives=backend).gathers
+    assert _call_gathers(fn, chained) == _runtime.SUCCESS, fn._lib.fp8rt_last_error()
+    group = _collectives.DeviceGroup("tp", (0,), 2)
+    grouped = [("group_start",),
+               ("all_gather", group, 0x1000, 0x3000, 1024, "e4m3", 0x77),
+               ("all_gather", group, 0x2000, 0x4000, 8, "f32", 0x77),
+               ("group_end",)]
+    # a gather of a gathered result waits for the group to end: alone
+    tail = [("all_gather", group, 0x3000, 0x5000, 2048, "e4m3", 0x77)] if chained else []
+    assert backend.calls == grouped + tail
+    # without group calls: the same gathers one by one
+    plain = FakeBackend()
+    fn = load_module(_gathers_module(tmp_path, chained), collectives=plain).gathers
+    assert _call_gathers(fn, chained) == _runtime.SUCCESS
+    assert plain.calls == grouped[1:3] + tail
+
+
+def test_a_failing_gather_still_closes_the_group(tmp_path, module_dir):
+    backend = GroupingBackend(fail="no peer")
+    fn = load_module(_gathers_module(tmp_path, False), collectives=backend).gathers
+    status = _call_gathers(fn, False)
+    assert fn._lib.fp8rt_status_string(status) == b"FP8RT_ERROR_COLLECTIVE"
+    assert "RuntimeError: no peer" in fn._lib.fp8rt_last_error().decode()
+    assert backend.calls == [("group_start",), ("group_end",)]

@@ -122,6 +122,20 @@ Status checkCollectiveBackend(const FunctionModel &fn, bool hasBackend,
   return Status();
 }
 
+bool groupsCollectives(const fp8rt_collectives &b) {
+  return b.group_start && b.group_end;
+}
+
+Status startCollectiveGroup(const fp8rt_collectives &b) {
+  int code = b.group_start(b.user_data);
+  return code ? backendFailed(b, "group_start", code) : Status();
+}
+
+Status endCollectiveGroup(const fp8rt_collectives &b) {
+  int code = b.group_end(b.user_data);
+  return code ? backendFailed(b, "group_end", code) : Status();
+}
+
 Status runCollective(const fp8rt_collectives &b, const DriverApi *api,
                      const FunctionStep &step, size_t count, void *source,
                      void *target, CUstream stream) {
@@ -183,6 +197,8 @@ struct NcclApi {
                           CUstream);
   NcclResult (*reduceScatter)(const void *, void *, size_t, int, int, NcclComm,
                               CUstream); // allReduce's type
+  NcclResult (*groupStart)();
+  NcclResult (*groupEnd)();
   NcclResult (*commCount)(NcclComm, int *);
   NcclResult (*userRank)(NcclComm, int *);
   const char *(*errorString)(NcclResult);
@@ -214,6 +230,8 @@ Status loadNccl(const NcclApi *&out) {
     resolve(api.allReduce, "ncclAllReduce");
     resolve(api.allGather, "ncclAllGather");
     resolve(api.reduceScatter, "ncclReduceScatter");
+    resolve(api.groupStart, "ncclGroupStart");
+    resolve(api.groupEnd, "ncclGroupEnd");
     resolve(api.commCount, "ncclCommCount");
     resolve(api.userRank, "ncclCommUserRank");
     resolve(api.errorString, "ncclGetErrorString");
@@ -303,6 +321,13 @@ int ncclAllGatherStep(void *user, const fp8rt_device_group *group,
               "ncclAllGather");
 }
 
+// Consecutive all-gathers as one NCCL operation (one launch).
+template <bool Start> int ncclGroupStep(void *user) {
+  auto &b = *static_cast<NcclBackend *>(user);
+  return done(b, Start ? b.api->groupStart() : b.api->groupEnd(),
+              Start ? "ncclGroupStart" : "ncclGroupEnd");
+}
+
 const char *ncclLastError(void *) { return ncclMessage.c_str(); }
 
 } // namespace
@@ -332,6 +357,8 @@ Status makeNcclCollectives(void *comm, fp8rt_collectives &out) {
   out.all_gather = ncclAllGatherStep;
   out.reduce_scatter = ncclReduceStep<true>;
   out.last_error = ncclLastError;
+  out.group_start = ncclGroupStep<true>;
+  out.group_end = ncclGroupStep<false>;
   return Status();
 }
 

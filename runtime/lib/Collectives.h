@@ -25,6 +25,13 @@ Status runCollective(const fp8rt_collectives &backend, const DriverApi *api,
                      const FunctionStep &step, size_t count, void *source,
                      void *target, CUstream stream);
 
+// Whether the backend brackets collectives in groups (group_start and
+// group_end both given).
+bool groupsCollectives(const fp8rt_collectives &backend);
+// The backend's group_start / group_end (only where groupsCollectives).
+Status startCollectiveGroup(const fp8rt_collectives &backend);
+Status endCollectiveGroup(const fp8rt_collectives &backend);
+
 // Enqueues copy2d `step` with the geometry `plan` on `stream`
 // (cuMemcpy2DAsync); a slice asks `backend` for this device's rank.
 Status runCopy2D(const fp8rt_collectives &backend, const DriverApi &api,

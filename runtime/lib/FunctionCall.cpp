@@ -731,38 +731,50 @@ Status runSteps(const fp8rt_function &fn, const CallPlan &plan, CallScratch &s,
     FP8RT_RETURN_IF_ERROR(currentOrPrimaryContext(*api, context));
   }
   auto address = [&](TensorRef ref) {
-    return reinterpret_cast<CUdeviceptr>(
-        addressOf(ref, plan, s, model, workspace));
+    return addressOf(ref, plan, s, model, workspace);
   };
-  for (size_t i = 0; i < model.steps.size(); ++i) {
+  const fp8rt_collectives &backend = fn.module->collectives;
+  auto run = [&](size_t i) {
     const FunctionStep &step = model.steps[i];
     const CallPlan::Step &planned = plan.steps[i];
     Status status;
     if (isCollective(step.kind)) {
-      status = runCollective(fn.module->collectives, api, step, planned.count,
-                             addressOf(step.source, plan, s, model, workspace),
-                             addressOf(step.target, plan, s, model, workspace),
-                             stream);
+      status =
+          runCollective(backend, api, step, planned.count, address(step.source),
+                        address(step.target), stream);
     } else if (step.kind == fp8schema::StepKind::Copy2d) {
-      status = runCopy2D(fn.module->collectives, *api, step, planned.copy2d,
-                         addressOf(step.source, plan, s, model, workspace),
-                         addressOf(step.target, plan, s, model, workspace),
-                         stream);
+      status = runCopy2D(backend, *api, step, planned.copy2d,
+                         address(step.source), address(step.target), stream);
     } else if (step.kind != fp8schema::StepKind::Launch) {
-      CUdeviceptr source =
-          step.kind == fp8schema::StepKind::Copy ? address(step.source) : 0;
-      status = runMemoryStep(*api, step, planned.bytes, address(step.target),
-                             source, stream);
+      auto at = [&](TensorRef r) {
+        return reinterpret_cast<CUdeviceptr>(address(r));
+      };
+      bool copy = step.kind == fp8schema::StepKind::Copy;
+      status = runMemoryStep(*api, step, planned.bytes, at(step.target),
+                             copy ? at(step.source) : 0, stream);
     } else {
       s.operands.assign(planned.operands.begin(), planned.operands.end());
       for (size_t k = 0; k < step.operands.size(); ++k)
-        s.operands[k].data =
-            addressOf(step.operands[k].tensor, plan, s, model, workspace);
+        s.operands[k].data = address(step.operands[k].tensor);
       status = launchKernelOrdered(*step.kernel, s.operands.data(),
                                    static_cast<int>(s.operands.size()), stream);
     }
+    return status.ok() ? status : status.prepend(describeStep(model, i));
+  };
+  // Consecutive independent all-gathers run as one group of the backend,
+  // closed even when one of them failed.
+  for (size_t i = 0, end; i < model.steps.size(); i = end) {
+    end = i + std::max(model.steps[i].batch, 1);
+    bool grouped = end > i + 1 && groupsCollectives(backend);
+    Status status = grouped ? startCollectiveGroup(backend) : Status();
     if (!status.ok())
       return status.prepend(describeStep(model, i));
+    for (size_t k = i; k < end && status.ok(); ++k)
+      status = run(k);
+    Status closed = grouped ? endCollectiveGroup(backend) : Status();
+    FP8RT_RETURN_IF_ERROR(status);
+    if (!closed.ok())
+      return closed.prepend(describeStep(model, end - 1));
   }
   return Status();
 }

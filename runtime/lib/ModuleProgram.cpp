@@ -21,6 +21,60 @@ bool needsCollectiveBackend(const FunctionStep &step) {
          (step.kind == fp8schema::StepKind::Copy2d && step.sliced);
 }
 
+namespace {
+
+// A tensor's memory: a result that is an argument updated in place is that
+// argument.
+TensorRef storageOf(TensorRef ref, const std::vector<FunctionTensor> &results) {
+  if (ref.kind == TensorKind::Result && results[ref.index].aliasOf >= 0)
+    return {TensorKind::Argument, results[ref.index].aliasOf};
+  return ref;
+}
+
+bool sameTensor(TensorRef a, TensorRef b,
+                const std::vector<FunctionTensor> &results) {
+  a = storageOf(a, results);
+  b = storageOf(b, results);
+  return a.kind == b.kind && a.index == b.index;
+}
+
+bool sameGroup(const fp8schema::DeviceGroup &a,
+               const fp8schema::DeviceGroup &b) {
+  return a.grid == b.grid && a.axes == b.axes && a.size == b.size;
+}
+
+} // namespace
+
+void markGatherBatches(std::vector<FunctionStep> &steps,
+                       const std::vector<FunctionTensor> &results) {
+  auto gather = [&](size_t i) {
+    return steps[i].kind == fp8schema::StepKind::AllGather;
+  };
+  for (size_t first = 0; first < steps.size();) {
+    size_t end = first + 1;
+    if (gather(first)) {
+      // Extend while the next gather is of the same group and touches no
+      // target of the run (its source is not one, its target neither, and
+      // it does not write a source of the run).
+      for (; end < steps.size() && gather(end) &&
+             sameGroup(steps[end].group, steps[first].group);
+           ++end) {
+        bool independent = true;
+        for (size_t k = first; k < end && independent; ++k)
+          independent =
+              !sameTensor(steps[end].source, steps[k].target, results) &&
+              !sameTensor(steps[end].target, steps[k].target, results) &&
+              !sameTensor(steps[end].target, steps[k].source, results);
+        if (!independent)
+          break;
+      }
+    }
+    if (end - first > 1)
+      steps[first].batch = static_cast<int>(end - first);
+    first = end;
+  }
+}
+
 const char *tensorKindName(TensorKind kind) {
   switch (kind) {
   case TensorKind::Argument:
@@ -120,6 +174,7 @@ public:
     fn_.workspaceBytes = file_.workspaceBytes;
     for (size_t i = 0; i < file_.steps.size(); ++i)
       FP8RT_RETURN_IF_ERROR(resolveStep(i));
+    markGatherBatches(fn_.steps, fn_.results);
     return Status();
   }
 

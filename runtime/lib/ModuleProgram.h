@@ -86,6 +86,11 @@ struct FunctionStep {
   // `group` times `rowBytes`.
   Expr rows, rowBytes, sourceOffset, sourcePitch, targetOffset, targetPitch;
   bool sliced = false;
+  // all_gather: on the first of consecutive all_gather steps of one device
+  // group where none reads or writes what an earlier one of them writes,
+  // how many there are (>= 2): a backend with group calls issues them as
+  // one (the FP8 data of a quantization and its scales). 0 elsewhere.
+  int batch = 0;
 };
 
 // The names (as in module.json) of a copy2d step's geometry fields, in the
@@ -107,6 +112,10 @@ bool isCollective(fp8schema::StepKind kind);
 // Whether a step runs through the collective backend: a collective, or a
 // strided copy of this device's slice (the backend gives the rank).
 bool needsCollectiveBackend(const FunctionStep &step);
+// Sets FunctionStep::batch of the runs of consecutive independent
+// all-gathers of `steps` (`results`: the function's, for their aliases).
+void markGatherBatches(std::vector<FunctionStep> &steps,
+                       const std::vector<FunctionTensor> &results);
 
 struct FunctionModel {
   std::string name;

@@ -462,17 +462,24 @@ LogicalResult ProgramBuilder::checkCollectiveLayouts() {
       continue;
     for (int index : {step.source, step.target}) {
       const Tensor &t = tensors_[index];
-      for (const Binding &binding : bindings_)
-        if (binding.tensor == index &&
-            final(binding.shape) != final(t.shape))
-          return error(binding.launch)
-                 << "kernel operand '" << binding.operand << "' takes "
-                 << describe(final(t.shape)) << " as "
-                 << describe(final(binding.shape))
-                 << ", a layout of its own, but the "
-                 << md::stringify(step.kind)
-                 << " step moves it in the order of its type: gather or scatter "
-                    "tensors the kernels read in their type's layout";
+      for (const Binding &binding : bindings_) {
+        if (binding.tensor != index || final(binding.shape) == final(t.shape))
+          continue;
+        auto diag = error(binding.launch);
+        diag << "kernel operand '" << binding.operand << "' takes "
+             << describe(final(t.shape)) << " as "
+             << describe(final(binding.shape))
+             << ", a layout of its own, but the " << md::stringify(step.kind)
+             << " step moves it in the order of its type: gather or scatter "
+                "tensors the kernels read in their type's layout";
+        if (t.dtype == DType::UE8M0 && binding.shape.size() == 3)
+          diag << " (MX scale-factor atoms hold 128 rows by 4 scale "
+                  "columns, interleaved: a gather keeps them when every "
+                  "device's rows, along the rows, or scale columns, along "
+                  "the columns, are a multiple of 128, or of 4; pad the "
+                  "tensor to a multiple of 128 times the devices)";
+        return diag;
+      }
     }
   }
   return success();

@@ -195,6 +195,10 @@ private:
   void rewriteTransposedGathers();
   bool gatherTransposed(size_t index);
   bool gatherTransposedColumns(size_t index);
+  bool gatherAtomRows(size_t index);
+  bool gatherAtomColumns(size_t index);
+  void hoistGathers();
+  bool hoistGather(size_t index);
   LogicalResult checkCollectiveLayouts();
   LogicalResult passInKernelLayout(const KernelOperand &operand, int index);
   LogicalResult finishKernelLayouts(func::CallOp call, const Step &step);

@@ -62,6 +62,7 @@ FailureOr<md::Function> ProgramBuilder::finish() {
   if (failed(readResults(out)))
     return failure();
   rewriteTransposedGathers();
+  hoistGathers();
   if (failed(checkCollectiveLayouts()))
     return failure();
   if (failed(placeBuffers(out)))

@@ -14,6 +14,13 @@ A communicator has ``rank`` and ``size`` and three collectives:
   version pads to the largest count and uses one all_gather_into_tensor.
   ``all_gather_concat(flat, counts)``: the same joined into one 1-D array
   (with equal counts, the gathered buffer itself: no copy).
+- ``all_gather_packed(flats, counts)``: several arrays gathered in ONE
+  all-gather (the FP8 data of a blockwise shard with its scales):
+  ``flats[p]`` holds ``counts[p][rank]`` elements; each rank's arrays are
+  packed as bytes into one buffer (``pack_offsets``: array p at a 16-byte
+  aligned offset, room for the largest rank's elements), the buffers are
+  all-gathered, and the result is, per array, the list of every rank's
+  elements (views into the gathered bytes).
 - ``reduce_scatter_sum(flat, counts)``: sum over ranks of 1-D arrays of
   sum(counts) elements; rank i keeps its ``counts[i]`` slice.
 
@@ -21,6 +28,29 @@ A communicator has ``rank`` and ``size`` and three collectives:
 """
 
 import threading
+
+PACK_ALIGN = 16  # bytes: every packed array starts aligned for any element type
+
+
+def pack_offsets(nbytes):
+    """(offset of each array in one rank's packed buffer, the buffer's
+    bytes) for arrays of ``nbytes`` bytes: each at a PACK_ALIGN-aligned
+    offset, so the gathered bytes can be viewed as each array's type."""
+    offsets, width = [], 0
+    for n in nbytes:
+        offsets.append(width)
+        width += -(-n // PACK_ALIGN) * PACK_ALIGN
+    return offsets, width
+
+
+def _check_packed(rank, flats, counts):
+    if len(flats) != len(counts):
+        raise ValueError(f"{len(flats)} arrays, {len(counts)} count lists")
+    for p, (flat, c) in enumerate(zip(flats, counts)):
+        n = flat.numel() if hasattr(flat, "numel") else flat.size
+        if n != c[rank]:
+            raise ValueError(f"rank {rank}: array {p} has {n} elements, the layout says "
+                             f"{c[rank]}")
 
 
 class TorchCommunicator:
@@ -67,6 +97,41 @@ class TorchCommunicator:
         self.traffic.append(("all_gather", width * flat.element_size()))
         return out, width
 
+    def packed_send(self, like, parts):
+        """This rank's send buffer of all_gather_packed for ``parts``
+        ((torch dtype, counts) per array) and a 1-D view of it per array
+        (this rank's elements), for producers that write their output
+        there directly (all_gather_packed then copies nothing in)."""
+        torch = self.torch
+        sizes = [max(c) * _itemsize(torch, d) for d, c in parts]
+        offsets, width = pack_offsets(sizes)
+        send = torch.empty(width, dtype=torch.uint8, device=like.device)
+        views = [send[o:o + c[self.rank] * _itemsize(torch, d)].view(d)
+                 for o, (d, c) in zip(offsets, parts)]
+        return send, views
+
+    def all_gather_packed(self, flats, counts, send=None):
+        """One all_gather_into_tensor of every rank's ``flats`` packed into
+        one uint8 buffer (``send``: packed_send's, already holding them, or
+        None: packed here, one copy per array). Returns per array the
+        list of the ranks' elements, views of the gathered bytes."""
+        torch = self.torch
+        _check_packed(self.rank, flats, counts)
+        sizes = [max(c) * f.element_size() for f, c in zip(flats, counts)]
+        offsets, width = pack_offsets(sizes)
+        if send is None:
+            send = torch.empty(width, dtype=torch.uint8, device=flats[0].device)
+        for flat, o in zip(flats, offsets):
+            n = flat.numel() * flat.element_size()
+            if n and flat.data_ptr() != send.data_ptr() + o:
+                send[o:o + n].copy_(_as_bytes(torch, flat).view(torch.uint8))
+        out = torch.empty(width * self.size, dtype=torch.uint8, device=send.device)
+        self.dist.all_gather_into_tensor(out, send, group=self.group)
+        self.traffic.append(("all_gather", width))
+        rows = out.view(self.size, width)
+        return [[rows[i, o:o + c[i] * f.element_size()].view(f.dtype) for i in range(self.size)]
+                for f, c, o in zip(flats, counts, offsets)]
+
     def reduce_scatter_sum(self, flat, counts):
         width = max(counts)
         if flat.numel() != sum(counts):
@@ -83,6 +148,11 @@ class TorchCommunicator:
         self.dist.reduce_scatter_tensor(out, send, op=self.dist.ReduceOp.SUM, group=self.group)
         self.traffic.append(("reduce_scatter", send.numel() * send.element_size()))
         return out[:counts[self.rank]]
+
+
+def _itemsize(torch, dtype):
+    return dtype.itemsize if hasattr(dtype, "itemsize") else \
+        torch.empty((), dtype=dtype).element_size()
 
 
 def _as_bytes(torch, t):
@@ -152,6 +222,22 @@ class FakeCommunicator:
 
     def all_gather_concat(self, flat, counts):
         return self.np.concatenate(self.all_gather(flat, counts))
+
+    def all_gather_packed(self, flats, counts, send=None):
+        """TorchCommunicator.all_gather_packed's byte layout on NumPy: the
+        arrays packed into one uint8 buffer, one exchange, unpacked."""
+        np = self.np
+        _check_packed(self.rank, flats, counts)
+        sizes = [max(c) * f.itemsize for f, c in zip(flats, counts)]
+        offsets, width = pack_offsets(sizes)
+        send = np.zeros(width, np.uint8)
+        for flat, o in zip(flats, offsets):
+            raw = np.ascontiguousarray(flat).view(np.uint8)
+            send[o:o + raw.size] = raw
+        rows = self.group._exchange(self.rank, send)
+        self.traffic.append(("all_gather", width))
+        return [[rows[i][o:o + c[i] * f.itemsize].view(f.dtype) for i in range(self.size)]
+                for f, c, o in zip(flats, counts, offsets)]
 
     def reduce_scatter_sum(self, flat, counts):
         values = self.group._exchange(self.rank, self.np.array(flat, copy=True))

@@ -22,9 +22,10 @@ dispatch and checks on every call) and the GEMMs by fp8mlir.scaled_mm:
 - blockwise 1x128 and 128x128 (power-of-two scales, amax clamp 1e-4, the
   kernels' rule) where no shard boundary cuts a block: every block lies on
   one rank, so the shard is quantized locally by the blockwise kernel (no
-  amax all-reduce) and the scale grids are all-gathered after the codes
-  (on the same stream: the host issues that small gather while the codes'
-  gather runs, and no copy joins the ranks' parts where they are even).
+  amax all-reduce) and the scale grids are all-gathered with the codes in
+  one all-gather (each rank's codes and scales packed into one byte
+  buffer; the gathered bytes are split into the codes and the scales
+  again, one copy each).
   1x128 shards go in as [n / W, W] rows, W = 1024 or 128 (a row of 1x128
   blocks is a run of them); columns are zero-padded to a block or to 16,
   which leaves every block's amax unchanged;
@@ -169,45 +170,77 @@ def _fast_current(spec):
     return spec.recipe == "current" and not spec.epsilon and not spec.pow2
 
 
-def _quantize_blocks(x, block):
+def _quantize_blocks(x, block, data_out=None, scale_out=None):
     """(codes [R, C] e4m3, scale_inv in torch's layout) of the blockwise
     kernel on x [R, C], launched directly: the outputs fp8mlir.quantize
-    would allocate, without its operator dispatch per call."""
+    would allocate, without its operator dispatch per call; ``data_out``
+    (uint8, R * C) and ``scale_out`` (f32, 128x128 only: the dense grid)
+    take the kernel's outputs instead (views of a packed send buffer)."""
     spec = _spec("blockwise", int(x.shape[1]), ops.HIGH_DTYPES[x.dtype], block=block)
     physical, (codes, scale_inv) = ops._quantize_outputs(  # noqa: SLF001 (this package's)
         x, granularity("blockwise", block), torch.float8_e4m3fn, True, False, True)
+    if data_out is not None:
+        codes = physical["rowwise"] = data_out.view(torch.float8_e4m3fn).view(x.shape)
+    if scale_out is not None:
+        scale_inv = physical["rowwise_scale_inv"] = scale_out.view(scale_inv.shape)
     for kernel in ops.kernels_for(spec, x.device):
         _launch(kernel, dict(physical, x=x))
     return codes, scale_inv
 
 
-def _rows_1x128(values):
+def _codes_into(codes, out):
+    """codes [R, C] as a contiguous uint8 tensor: ``out`` (uint8, R * C)
+    holding them (copied unless the kernel wrote there), or codes."""
+    if out is None:
+        return codes.contiguous()
+    view = out.view(codes.shape)
+    if view.data_ptr() != codes.data_ptr():
+        view.copy_(codes)
+    return view
+
+
+def _rows_1x128(values, out=None):
     rows, cols = values.shape
     padded = ks.ceil_div(cols, BLOCK) * BLOCK
     x = F.pad(values, (0, padded - cols)) if padded != cols else _aligned(values)
     width = ks.blockwise_width(cols, (1, BLOCK))
-    data, scale_inv = _quantize_blocks(x.reshape(-1, width), (1, BLOCK))
-    codes = data.view(torch.uint8).reshape(rows, padded)[:, :cols]
+    direct = out is not None and padded == cols
+    data, scale_inv = _quantize_blocks(x.reshape(-1, width), (1, BLOCK),
+                                       out[0] if direct else None)
+    codes = _codes_into(data.view(torch.uint8).reshape(rows, padded)[:, :cols],
+                        None if out is None else out[0])
     # the kernel's MN-major scales as a row-major (rows, blocks) grid (the
     # gather concatenates rows): one small transposing copy
-    return codes.contiguous(), scale_inv.contiguous().reshape(rows, padded // BLOCK)
+    if out is None:
+        return codes, scale_inv.contiguous().reshape(rows, padded // BLOCK)
+    grid = out[1].view(rows, padded // BLOCK)
+    grid.view(scale_inv.shape).copy_(scale_inv)
+    return codes, grid
 
 
-def _tiles_128(values):
+def _tiles_128(values, out=None):
     rows, cols = values.shape
     padded = ks.blockwise_width(cols, (BLOCK, BLOCK))
     x = F.pad(values, (0, padded - cols)) if padded != cols else _aligned(values)
-    data, scale_inv = _quantize_blocks(x, (BLOCK, BLOCK))
-    return data.view(torch.uint8)[:, :cols].contiguous(), scale_inv
+    direct = out is not None and padded == cols
+    data, scale_inv = _quantize_blocks(x, (BLOCK, BLOCK), out[0] if direct else None,
+                                       None if out is None else out[1])
+    return _codes_into(data.view(torch.uint8)[:, :cols], None if out is None else out[0]), \
+        scale_inv
 
 
-def _blockwise(values, block):
+def _blockwise(values, block, out=None):
+    """(codes, scale grid) of the blockwise kernel on one shard; ``out``:
+    (uint8 view for the codes, f32 view for the grid), 1-D, where they go
+    (packed_send's views), or None."""
     rows, cols = values.shape
+    grid_shape = (ks.ceil_div(rows, block[0]), ks.ceil_div(cols, block[1]))
     if rows == 0 or cols == 0:
-        grid = torch.ones((ks.ceil_div(rows, block[0]), ks.ceil_div(cols, block[1])),
-                          device=values.device)
+        if out is not None:
+            return out[0].view(values.shape), out[1].view(grid_shape)
+        grid = torch.ones(grid_shape, device=values.device)
         return torch.zeros(values.shape, dtype=torch.uint8, device=values.device), grid
-    return (_rows_1x128 if block == (1, BLOCK) else _tiles_128)(values)
+    return (_rows_1x128 if block == (1, BLOCK) else _tiles_128)(values, out)
 
 
 def _kernel_specs(spec, windows, in_dtype):
@@ -221,12 +254,13 @@ def _kernel_specs(spec, windows, in_dtype):
                                                             spec.fmt)]
 
 
-def quantize_window(comm, values, window, windows, shape, spec):
+def quantize_window(comm, values, window, windows, shape, spec, out=None):
     """This rank's window of a tensor of ``shape`` quantized as the whole
     tensor would be; ``windows``: those of all ranks. Returns (codes,
     scale_inv, amax grid or None, kernel): per tensor, scale_inv [1, 1];
     blockwise, the grid of this window's blocks when ``kernel`` (else the
-    whole tensor's grid, from the reference)."""
+    whole tensor's grid, from the reference), written into ``out``
+    (packed_send's views) when given."""
     reason = ks.kernel_reason(spec, windows, shape)
     in_dtype = ops.HIGH_DTYPES[values.dtype]
     if reason is None:
@@ -239,7 +273,7 @@ def quantize_window(comm, values, window, windows, shape, spec):
         q = sh.quantize_shard(BACKEND, values, window, shape, spec, comm)
         return q.data, q.scale_inv, q.amax, False
     if spec.block != "tensor":
-        codes, grid = _blockwise(values, spec.block)
+        codes, grid = _blockwise(values, spec.block, out)
         USAGE[f"quantize kernel (blockwise {spec.block[0]}x{spec.block[1]})"] += 1
         return codes, grid, None, True
     if _fast_current(spec):
@@ -263,22 +297,48 @@ def shard_and_gather(comm, values, shape, counts, spec, dim=0):
     """sh.shard_and_gather on the project's kernels: the whole tensor's
     codes, scale_inv grid and (per tensor) amax, as quantize_whole gives."""
     windows = _windows(shape, counts, dim)
+    send, out = packed_send(comm, values, windows, spec)
     codes, scale_inv, amax, kernel = quantize_window(comm, values, windows[comm.rank],
-                                                     windows, shape, spec)
-    codes, scale_inv = gather(comm, codes, scale_inv, counts, spec, dim, kernel)
+                                                     windows, shape, spec, out)
+    codes, scale_inv = gather(comm, codes, scale_inv, counts, spec, dim, kernel, send)
     return sh.ShardQuantized(codes, scale_inv, amax, spec, tuple(shape))
 
 
-def gather(comm, codes, scale_inv, counts, spec, dim, kernel):
-    """FP8 all-gather of row (dim 0) or column shards' codes; the blockwise
-    scale grids of the kernel path with them (the reference path's grid is
-    already the whole tensor's)."""
+# The kernels' blockwise codes and scales in one all-gather (each rank's
+# packed into one byte buffer); False: the scales in a second all-gather
+# after the codes (bench/dist_speed.py times both).
+PACKED_GATHER = True
+
+
+def packed_send(comm, values, windows, spec):
+    """(send buffer, (codes view, scales view)) of this rank's part of a
+    packed all-gather of the blockwise kernels' codes and scales (the
+    kernel writes them there: nothing is copied in), or (None, None) where
+    nothing is packed (per-tensor recipes, one rank, PACKED_GATHER off)."""
+    if spec.block == "tensor" or comm is None or comm.size == 1 or not PACKED_GATHER:
+        return None, None
+    grids = [ks.ceil_div(w.rows, spec.block[0]) * ks.ceil_div(w.cols, spec.block[1])
+             for w in windows]
+    send, views = comm.packed_send(values, [(torch.uint8, [w.rows * w.cols for w in windows]),
+                                            (torch.float32, grids)])
+    return send, tuple(views)
+
+
+def gather(comm, codes, scale_inv, counts, spec, dim, kernel, send=None):
+    """FP8 all-gather of row (dim 0) or column shards' codes; on the kernel
+    path the blockwise scale grids travel with them in the same all-gather
+    (each rank's codes and scales packed into one byte buffer, ``send``
+    when the kernel wrote them there: one NCCL call; the reference path's
+    grid is already the whole tensor's)."""
     along = sh.gather_rows if dim == 0 else sh.gather_columns
-    codes = along(comm, BACKEND, codes, counts)
-    if kernel and spec.block != "tensor":
-        b = spec.block[dim]
-        scale_inv = along(comm, BACKEND, scale_inv, [ks.ceil_div(c, b) for c in counts])
-    return codes, scale_inv
+    if not (kernel and spec.block != "tensor"):
+        return along(comm, BACKEND, codes, counts), scale_inv
+    b = spec.block[dim]
+    grid_counts = [ks.ceil_div(c, b) for c in counts]
+    if not PACKED_GATHER:
+        return along(comm, BACKEND, codes, counts), along(comm, BACKEND, scale_inv, grid_counts)
+    return tuple(sh.gather_packed(comm, BACKEND, [codes, scale_inv], [counts, grid_counts], dim,
+                                  send))
 
 
 def quantize_whole(values, spec):

@@ -7,6 +7,12 @@ stream the call runs on: the runtime passes its stream, the collective is
 issued with that stream current, and torch's NCCL process group makes its
 own stream wait for it and it for the collective (``async_op=False``).
 
+Consecutive all-gathers of one group with distinct buffers (a quantization's
+FP8 data and its scales) come bracketed by ``group_start`` / ``group_end``:
+they run as ONE ``all_gather_into_tensor`` of a uint8 buffer holding each
+gather's piece at a 16-byte aligned offset (one copy in per gather; one
+strided copy out per gather: the received pieces are interleaved).
+
 The device addresses the runtime passes become tensors without copies
 (``__cuda_array_interface__``). Gathers and slices move bytes (FP8 and UE8M0
 data included); sums and maxima reduce f32, bf16 or f16 with NCCL's
@@ -43,6 +49,7 @@ class TorchCollectives:
         self.torch, self.dist = torch, dist
         self.default, self.groups = process_group, dict(groups or {})
         self.calls = []  # (collective, grid, bytes this rank sent)
+        self._pending = None  # between group_start and group_end: the gathers
 
     def _group(self, group):
         pg = self.groups.get((group.grid, tuple(group.axes)), self.default)
@@ -78,7 +85,42 @@ class TorchCollectives:
             self.dist.all_reduce(out, op=self._op(op), group=pg)
         self.calls.append(("all_reduce", group.grid, count * _DTYPE_BYTES[dtype]))
 
+    def group_start(self):
+        self._pending = []
+
+    def group_end(self):
+        pending, self._pending = self._pending, None
+        if pending:
+            self._packed_gather(pending)
+
+    def _packed_gather(self, gathers):
+        """The deferred all-gathers (group, send, recv, bytes, stream) as
+        one all_gather_into_tensor on a packed uint8 buffer."""
+        from .comm import pack_offsets
+        torch = self.torch
+        group, stream = gathers[0][0], gathers[0][4]
+        offsets, width = pack_offsets([g[3] for g in gathers])
+        with self._stream(stream):
+            packed = torch.empty(width, dtype=torch.uint8, device="cuda")
+            for (_, send, _, nbytes, _), o in zip(gathers, offsets):
+                packed[o:o + nbytes].copy_(_bytes(self, send, nbytes))
+            out = torch.empty(width * group.size, dtype=torch.uint8, device="cuda")
+            self.dist.all_gather_into_tensor(out, packed, group=self._group(group))
+            rows = out.view(group.size, width)
+            for (_, _, recv, nbytes, _), o in zip(gathers, offsets):
+                target = _bytes(self, recv, nbytes * group.size).view(group.size, nbytes)
+                target.copy_(rows[:, o:o + nbytes])
+        self.calls.append(("all_gather", group.grid, width))
+
     def all_gather(self, group, send, recv, count, dtype, stream):
+        if self._pending is not None:
+            pending = self._pending
+            if pending and (pending[0][0] != group or pending[0][4] != stream):
+                raise ValueError("the gathers of one group call differ in device group "
+                                 "or stream")
+            self._group(group)  # checks the size now
+            pending.append((group, send, recv, count * _DTYPE_BYTES[dtype], stream))
+            return
         pg = self._group(group)
         with self._stream(stream):
             nbytes = count * _DTYPE_BYTES[dtype]

@@ -226,6 +226,22 @@ def gather_columns(comm, backend, codes, counts):
     return backend.concat([p.reshape(rows, c) for p, c in zip(parts, counts)], 1)
 
 
+def gather_packed(comm, backend, arrays, counts, dim=0, send=None):
+    """Row (dim 0) or column (dim 1) shards of several 2-D arrays (a
+    shard's FP8 codes and its block scales), in one all-gather: returns
+    each array gathered as gather_rows / gather_columns would, with
+    ``counts[p]`` the shard extents of array p along ``dim``; ``send``:
+    the packed buffer already holding the arrays (comm.packed_send)."""
+    other = [a.shape[1 - dim] for a in arrays]
+    sizes = [[n * o for n in c] for c, o in zip(counts, other)]
+    parts = comm.all_gather_packed([backend.flatten(a) for a in arrays], sizes, send)
+    out = []
+    for pieces, c, o in zip(parts, counts, other):
+        shaped = [p.reshape((n, o) if dim == 0 else (o, n)) for p, n in zip(pieces, c)]
+        out.append(backend.concat(shaped, dim))
+    return out
+
+
 def shard_and_gather(comm, backend, values, shape, counts, spec, dim=0):
     """Sharded quantization of this rank's shard along ``dim`` (row shards
     for 0, column shards for 1) and the FP8 all-gather: the whole tensor's

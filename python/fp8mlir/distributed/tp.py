@@ -138,8 +138,9 @@ class TPContext:
             q = kq.shard_and_gather(comm, local, shape, counts, spec, 0)
             if columnwise is not None:
                 windows = [sh.column_window(t_shape, counts, r) for r in range(comm.size)]
+                send, out = kq.packed_send(comm, local, windows, columnwise)
                 qt = kq.quantize_window(comm, local.t(), windows[comm.rank], windows, t_shape,
-                                        columnwise)
+                                        columnwise, out) + (send,)
         else:
             full = sh.gather_rows(comm, self.backend, local, counts)
             q = kq.quantize_whole(full, spec)
@@ -153,8 +154,9 @@ class TPContext:
                 return rowwise.transposed()
             if self.mode == "bf16":
                 return _recipe_q(qt.data, qt.scale_inv, _amax(qt.amax), columnwise, t_shape)
-            codes, scale_inv, amax, kernel = qt
-            codes, scale_inv = kq.gather(comm, codes, scale_inv, counts, columnwise, 1, kernel)
+            codes, scale_inv, amax, kernel, send = qt
+            codes, scale_inv = kq.gather(comm, codes, scale_inv, counts, columnwise, 1, kernel,
+                                         send)
             return _recipe_q(codes, scale_inv, _amax(amax), columnwise, t_shape)
         return rowwise, pending
 

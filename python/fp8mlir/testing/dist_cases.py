@@ -18,6 +18,12 @@ def splits(world, seed, count):
     fixed = [((4096, 1024), 0, sh.split(4096, world)),
              ((1000, 768), 0, None), ((333, 640), 0, None), ((256, 1000), 1, None),
              ((128, 300), 1, None), ((517, 129), 0, [1] + [0] * (world - 2) + [516])]
+    # uneven shards on 128 boundaries (no block cut: the kernels quantize
+    # each shard alone and gather its codes and scales in one all-gather),
+    # rows ending in a partial tile, and columns
+    aligned = [128 * c for c in sh.split(2 * world + 1, world)]
+    fixed += [((sum(aligned) - 50, 384), 0, aligned[:-1] + [aligned[-1] - 50]),
+              ((200, sum(aligned)), 1, aligned)]
     rng = random.Random(seed)
     out = []
     for shape, dim, counts in fixed:

@@ -353,6 +353,14 @@ typedef struct fp8rt_collectives {
                         fp8rt_dtype dtype, fp8rt_reduction op, void *cu_stream);
   /* Optional (NULL): the message of the backend's last failure. */
   const char *(*last_error)(void *user_data);
+  /* Optional (both or neither; NULL: each collective runs alone): brackets
+   * consecutive all-gathers of one group whose buffers are distinct (the
+   * FP8 data of a quantization and its scales), which the backend may then
+   * issue as one operation (NCCL: ncclGroupStart / ncclGroupEnd, one
+   * launch). group_end is called even when a collective in between
+   * failed. */
+  int (*group_start)(void *user_data);
+  int (*group_end)(void *user_data);
 } fp8rt_collectives;
 
 /* Sets the collective backend of every function of the module (the table is
@@ -368,7 +376,8 @@ FP8RT_API int fp8rt_function_num_collectives(const fp8rt_function *function);
 
 /* A backend on an NCCL communicator (ncclComm_t `nccl_comm`, one group: the
  * communicator's ranks): libnccl.so.2 is loaded with dlopen at the first
- * call (never linked), like the CUDA driver. FP8 and UE8M0 data move as
+ * call (never linked), like the CUDA driver. Consecutive all-gathers run
+ * in one ncclGroupStart / ncclGroupEnd. FP8 and UE8M0 data move as
  * bytes; sums and maxima of f32, bf16 and f16 use NCCL's reductions (a NaN
  * amax is not propagated by NCCL's max). The group's size must be the
  * communicator's. The communicator must outlive the module's calls. */

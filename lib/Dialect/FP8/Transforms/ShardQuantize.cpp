@@ -215,10 +215,12 @@ void ShardQuantizePass::rewrite(QuantizeOp op, const Split &split) {
   }
 
   // The axis of each output along which the shards lie: the columnwise
-  // output stored transposed has the input's dimensions swapped.
+  // output stored transposed has the input's dimensions swapped; its
+  // scales are x^T's (`[C, ceil(R/b)]`) in either layout.
   bool transposed = op.getColumnwiseLayout() == ColumnwiseLayout::Transposed;
   int64_t rowAxis = split.dim;
   int64_t colAxis = transposed ? 1 - split.dim : split.dim;
+  int64_t colScaleAxis = 1 - split.dim;
   auto localType = [&](Value v, int64_t axis) {
     return v ? getLocalType(v.getType(), axis, split.count) : Type();
   };
@@ -227,7 +229,7 @@ void ShardQuantizePass::rewrite(QuantizeOp op, const Split &split) {
       b, loc, localType(op.getRowwise(), rowAxis),
       localType(op.getRowwiseScaleInv(), rowAxis),
       localType(op.getColumnwise(), colAxis),
-      localType(op.getColumnwiseScaleInv(), colAxis),
+      localType(op.getColumnwiseScaleInv(), colScaleAxis),
       wantsAmax ? op.getAmax().getType() : Type(), local, scale, op.getRecipe(),
       op.getGranularity(), op.getColumnwiseLayout(),
       op.getScaleGranularityAttr());
@@ -253,7 +255,8 @@ void ShardQuantizePass::rewrite(QuantizeOp op, const Split &split) {
   gather(op.getRowwise(), sharded.getRowwise(), rowAxis);
   gather(op.getRowwiseScaleInv(), sharded.getRowwiseScaleInv(), rowAxis);
   gather(op.getColumnwise(), sharded.getColumnwise(), colAxis);
-  gather(op.getColumnwiseScaleInv(), sharded.getColumnwiseScaleInv(), colAxis);
+  gather(op.getColumnwiseScaleInv(), sharded.getColumnwiseScaleInv(),
+         colScaleAxis);
   if (op.getAmax())
     op.getAmax().replaceAllUsesWith(amax ? amax : reduceMax(sharded.getAmax()));
   op.erase();
