@@ -22,10 +22,6 @@
 
 namespace mlir::fp8 {
 
-/// K extent (and B's N extent) of a blockwise scale: DeepSeek-V3's 1x128
-/// activation and 128x128 weight tiles, which the kernels take (and 1x128
-/// on B too: the "1D x 1D" wgrad GEMM).
-inline constexpr int64_t kBlockwiseScaleBlock = 128;
 /// 1x128 scales are stored MN-major, f32 [ceil(K/128), roundup(MN, 4)]:
 /// each K block's scales contiguous and 16-byte aligned (TMA; DeepGEMM's
 /// layout). The quantization kernels write it and the GEMMs read it, for

@@ -583,7 +583,8 @@ struct FuseGroupedOutputQuantize : OpRewritePattern<QuantizeOp> {
     GranularityAttr g = quantize.getGranularity();
     bool givenTensorScale = g.isTensor() && quantize.getScale();
     bool blocks = isa<BlockwiseScalingAttr>(quantize.getRecipe()) &&
-                  g.isTile() && g.getTile() == TileShape{1, 128};
+                  g.isTile() &&
+                  g.getTile() == TileShape{1, kBlockwiseScaleBlock};
     if (!givenTensorScale && !blocks)
       return rewriter.notifyMatchFailure(
           quantize, "the grouped kernels quantize per tensor with a given "
