@@ -2,6 +2,7 @@
 
 #include "FP8/Conversion/FP8ToGPU/KernelContract.h"
 #include "FP8/Conversion/FP8ToHopper/HopperGemm.h"
+#include "FP8/Conversion/KernelSkeleton/GemmOutputQuantization.h"
 #include "FP8/Conversion/QuantizeKernels/DequantizeKernel.h"
 #include "FP8/Conversion/QuantizeKernels/QuantizeKernel.h"
 #include "FP8/Dialect/FP8/IR/FP8Contract.h"
@@ -143,6 +144,22 @@ FailureOr<GemmKernelPlan> mlir::fp8::planGemmKernel(ScaledMatmulOp op,
   return plan;
 }
 
+bool mlir::fp8::groupedKernelsWriteFP8Result(GroupedLayout layout,
+                                             const ChipInfo *chip) {
+  if (layout == GroupedLayout::KGrouped)
+    return false;
+  return !chip || chip->architecture == Architecture::Hopper;
+}
+
+bool mlir::fp8::groupedKernelsQuantizeResult(GroupedLayout layout,
+                                             const ChipInfo *chip,
+                                             RecipeAttrInterface recipe,
+                                             GranularityAttr g,
+                                             bool givenScale) {
+  return groupedKernelsWriteFP8Result(layout, chip) &&
+         !needsTwoPhases(recipe, g, givenScale);
+}
+
 FailureOr<GemmKernelPlan>
 mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
                                  const TargetInfo &target) {
@@ -156,7 +173,8 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
              << " (its kernels are sm_90a ones)";
     // The sm_100a epilogue has no FP8 quantization, and two phases would
     // leave the padding rows of an f32 D for the quantization to read.
-    if (op.hasFP8Result())
+    if (op.hasFP8Result() &&
+        !groupedKernelsWriteFP8Result(op.getLayout(), &target.chip))
       return op.emitOpError()
              << "the " << target.chip.name
              << " grouped kernels write a bf16, f16 or f32 result, got "
