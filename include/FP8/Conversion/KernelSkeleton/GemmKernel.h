@@ -229,7 +229,10 @@ struct GemmTiling {
   /// Swap-AB (sm_90a decode kernels): the MMA computes the transposed tile,
   /// D^T = B . A^T, so that tileN rows of B fill the MMA's 64-row side and
   /// the tileM rows of A (a few tokens) are its narrow N side. The tile is
-  /// still tileM x tileN of D (A and B are loaded as in any tile).
+  /// still tileM x tileN of D (A and B are loaded as in any tile). Only the
+  /// sm_90a kernels implement it (HopperSwapAB.cpp), and only the sm_90a
+  /// tiling sets it (no gemm_config field does); the sm_100a tiling asserts
+  /// it is unset.
   bool swapAB = false;
 
   /// Bytes of a row of one TMA store box, its swizzle span: 128, or 64 for
