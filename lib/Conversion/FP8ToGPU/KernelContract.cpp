@@ -196,31 +196,30 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
   if (failed(planOrFailure))
     return failure();
   GemmKernelPlan plan = *planOrFailure;
-  const GemmProblem *problem = &plan.gemm.problem;
-  const GemmTiling *tiling = &plan.tiling;
+  const GemmProblem &problem = plan.gemm.problem;
+  const GemmTiling &tiling = plan.tiling;
   // Every tile's rows lie in one group (tile M divides the groups'
   // alignment); a cluster's CTAs would share a B tile across two groups.
-  if (kGroupRowAlignment % tiling->tileM != 0 || tiling->clusterM != 1 ||
-      tiling->streamK)
+  if (kGroupRowAlignment % tiling.tileM != 0 || tiling.clusterM != 1 ||
+      tiling.streamK)
     return op.emitOpError()
            << "the grouped GEMM kernels take tile M dividing "
            << kGroupRowAlignment
            << " (the groups' row alignment), no cluster and no stream-K; got "
               "tile M "
-           << tiling->tileM << ", cluster " << tiling->clusterM << "x"
-           << tiling->clusterN << (tiling->streamK ? ", stream-K" : "");
+           << tiling.tileM << ", cluster " << tiling.clusterM << "x"
+           << tiling.clusterN << (tiling.streamK ? ", stream-K" : "");
   // k_grouped: a tile's K blocks are its group's (sizes multiples of 128);
   // the tiling rejects any other tile K before this point.
-  assert((!problem->isKGrouped() || kBlockwiseScaleBlock % tiling->tileK == 0) &&
+  assert((!problem.isKGrouped() || kBlockwiseScaleBlock % tiling.tileK == 0) &&
          "k_grouped tiling with a tile K not dividing the group alignment");
-  std::optional<int64_t> scales = llvm::checkedMul(
-      problem->getBScaleElementsPerGroup(), problem->numGroups);
-  std::optional<int64_t> bRows =
-      llvm::checkedMul(problem->numGroups, problem->n);
+  std::optional<int64_t> scales =
+      llvm::checkedMul(problem.getBScaleElementsPerGroup(), problem.numGroups);
+  std::optional<int64_t> bRows = llvm::checkedMul(problem.numGroups, problem.n);
   if (!scales || *scales > contract::kMaxIndexedElements || !bRows ||
       *bRows > contract::kMaxExtent)
     return op.emitOpError()
-           << "G = " << problem->numGroups << " groups of N = " << problem->n
+           << "G = " << problem.numGroups << " groups of N = " << problem.n
            << " exceed the 32-bit indices of the grouped kernels (B rows and "
               "B scales): split the groups";
   return plan;
