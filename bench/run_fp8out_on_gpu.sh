@@ -23,10 +23,7 @@ mkdir -p "$OUT_DIR" && source python/tests/gpu_env.sh
 gpu_env "$(realpath "$CACHE")" "$OUT_DIR" || exit 1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
-echo "== runtime (log: $OUT_DIR/build-runtime.log)"
-build_runtime > "$OUT_DIR/build-runtime.log" 2>&1 || { tail -30 "$OUT_DIR/build-runtime.log"; exit 1; }
-FP8RT_LIBRARY=$(realpath "$(find "$BUILD_DIR" -name libfp8rt.so \( -type f -o -type l \) | head -n 1)")
-export FP8RT_LIBRARY
+use_runtime_library "$OUT_DIR/build-runtime.log" || exit 1
 status=0
 
 echo "== bit-exact checks (log: $OUT_DIR/fp8out-tests.log)"

@@ -32,10 +32,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 "$PYTHON" -c "import deep_gemm; print('DeepGEMM', deep_gemm.__version__)" 2> /dev/null ||
   echo "DeepGEMM unavailable (import deep_gemm failed): its columns will read unavailable"
 
-echo "== runtime (log: $OUT_DIR/build-runtime.log)"
-build_runtime > "$OUT_DIR/build-runtime.log" 2>&1 || { tail -30 "$OUT_DIR/build-runtime.log"; exit 1; }
-FP8RT_LIBRARY=$(realpath "$(find "$BUILD_DIR" -name libfp8rt.so \( -type f -o -type l \) | head -n 1)")
-export FP8RT_LIBRARY
+use_runtime_library "$OUT_DIR/build-runtime.log" || exit 1
 
 echo "== benchmark (log: $OUT_DIR/grouped-bench.log), ${SECONDS} s so far"
 # shellcheck disable=SC2086  # BENCH_ARGS is a list of arguments

@@ -47,10 +47,7 @@ gpu_env "$KERNELS" "$OUT_DIR" || exit 1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 start=$SECONDS
 
-echo "== runtime (log: $OUT_DIR/build-runtime.log)"
-build_runtime > "$OUT_DIR/build-runtime.log" 2>&1 || { tail -30 "$OUT_DIR/build-runtime.log"; exit 1; }
-FP8RT_LIBRARY=$(realpath "$(find "$BUILD_DIR" -name libfp8rt.so \( -type f -o -type l \) | head -n 1)")
-export FP8RT_LIBRARY
+use_runtime_library "$OUT_DIR/build-runtime.log" || exit 1
 # DeepGEMM compiles its kernel at the first call of a shape (6-10 s each):
 # the benchmark's shapes compile in parallel while the check runs.
 if "$PYTHON" -c "import deep_gemm; print('deep_gemm', getattr(deep_gemm, '__version__', '?'))" \

@@ -52,12 +52,7 @@ step() { # step NAME LOG COMMAND...
 }
 
 step runtime "$OUT_DIR/build-runtime.log" build_runtime
-LIB=$(find "$BUILD_DIR" -name libfp8rt.so \( -type f -o -type l \) | head -n 1)
-if [[ -z "$LIB" ]]; then
-  echo "error: no libfp8rt.so under $BUILD_DIR" >&2
-  exit 1
-fi
-export FP8RT_LIBRARY=$(realpath "$LIB")
+export_runtime_library || exit 1
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 # The C++ operators: built here at the first import (torch.utils.cpp_extension).

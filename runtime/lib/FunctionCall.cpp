@@ -15,6 +15,8 @@
 #include "Collectives.h"
 #include "CudaDriver.h"
 
+#include "fp8schema/Copy2DGeometry.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -386,17 +388,10 @@ private:
         return invalidProgram(where, ": ", name, " is ", v[f]);
     }
     int64_t rows = v[0], row = v[1];
-    // The end of the last row, past `offset` (+ the last rank's column).
     auto fits = [&](int64_t offset, int64_t pitch, int64_t lastRank,
                     TensorRef ref) {
-      int64_t end = 0, rest = 0;
-      bool ok = !__builtin_mul_overflow(row, lastRank, &end) &&
-                !__builtin_add_overflow(end, offset, &end) &&
-                !__builtin_mul_overflow(rows > 0 ? rows - 1 : 0, pitch,
-                                        &rest) &&
-                !__builtin_add_overflow(end, rest, &end) &&
-                !__builtin_add_overflow(end, row, &end);
-      return ok && row <= pitch && (rows == 0 || end <= bytesOf(ref));
+      return fp8schema::copy2dFits(rows, row, offset, pitch, lastRank,
+                                   bytesOf(ref));
     };
     int64_t lastRank = step.sliced ? step.group.size - 1 : 0;
     if (!fits(v[2], v[3], lastRank, step.source) ||

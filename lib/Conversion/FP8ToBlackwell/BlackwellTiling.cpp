@@ -304,6 +304,8 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(Operation *op,
            << target.maxSharedMemoryPerBlock << " " << target.chip.name
            << " offers: use fewer stages or a "
               "smaller tile";
+  assert(!t.swapAB && "swap-AB is an sm_90a tiling: the sm_100a kernels "
+                      "have no operand-role swap");
   return t;
 }
 

@@ -2,6 +2,7 @@
 
 #include "FP8/Conversion/FP8ToGPU/KernelContract.h"
 #include "FP8/Conversion/FP8ToHopper/HopperGemm.h"
+#include "FP8/Conversion/KernelSkeleton/GemmOutputQuantization.h"
 #include "FP8/Conversion/QuantizeKernels/DequantizeKernel.h"
 #include "FP8/Conversion/QuantizeKernels/QuantizeKernel.h"
 #include "FP8/Dialect/FP8/IR/FP8Contract.h"
@@ -143,6 +144,22 @@ FailureOr<GemmKernelPlan> mlir::fp8::planGemmKernel(ScaledMatmulOp op,
   return plan;
 }
 
+bool mlir::fp8::groupedKernelsWriteFP8Result(GroupedLayout layout,
+                                             const ChipInfo *chip) {
+  if (layout == GroupedLayout::KGrouped)
+    return false;
+  return !chip || chip->architecture == Architecture::Hopper;
+}
+
+bool mlir::fp8::groupedKernelsQuantizeResult(GroupedLayout layout,
+                                             const ChipInfo *chip,
+                                             RecipeAttrInterface recipe,
+                                             GranularityAttr g,
+                                             bool givenScale) {
+  return groupedKernelsWriteFP8Result(layout, chip) &&
+         !needsTwoPhases(recipe, g, givenScale);
+}
+
 FailureOr<GemmKernelPlan>
 mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
                                  const TargetInfo &target) {
@@ -156,7 +173,8 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
              << " (its kernels are sm_90a ones)";
     // The sm_100a epilogue has no FP8 quantization, and two phases would
     // leave the padding rows of an f32 D for the quantization to read.
-    if (op.hasFP8Result())
+    if (op.hasFP8Result() &&
+        !groupedKernelsWriteFP8Result(op.getLayout(), &target.chip))
       return op.emitOpError()
              << "the " << target.chip.name
              << " grouped kernels write a bf16, f16 or f32 result, got "
@@ -178,31 +196,30 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
   if (failed(planOrFailure))
     return failure();
   GemmKernelPlan plan = *planOrFailure;
-  const GemmProblem *problem = &plan.gemm.problem;
-  const GemmTiling *tiling = &plan.tiling;
+  const GemmProblem &problem = plan.gemm.problem;
+  const GemmTiling &tiling = plan.tiling;
   // Every tile's rows lie in one group (tile M divides the groups'
   // alignment); a cluster's CTAs would share a B tile across two groups.
-  if (kGroupRowAlignment % tiling->tileM != 0 || tiling->clusterM != 1 ||
-      tiling->streamK)
+  if (kGroupRowAlignment % tiling.tileM != 0 || tiling.clusterM != 1 ||
+      tiling.streamK)
     return op.emitOpError()
            << "the grouped GEMM kernels take tile M dividing "
            << kGroupRowAlignment
            << " (the groups' row alignment), no cluster and no stream-K; got "
               "tile M "
-           << tiling->tileM << ", cluster " << tiling->clusterM << "x"
-           << tiling->clusterN << (tiling->streamK ? ", stream-K" : "");
+           << tiling.tileM << ", cluster " << tiling.clusterM << "x"
+           << tiling.clusterN << (tiling.streamK ? ", stream-K" : "");
   // k_grouped: a tile's K blocks are its group's (sizes multiples of 128);
   // the tiling rejects any other tile K before this point.
-  assert((!problem->isKGrouped() || kBlockwiseScaleBlock % tiling->tileK == 0) &&
+  assert((!problem.isKGrouped() || kBlockwiseScaleBlock % tiling.tileK == 0) &&
          "k_grouped tiling with a tile K not dividing the group alignment");
-  std::optional<int64_t> scales = llvm::checkedMul(
-      problem->getBScaleElementsPerGroup(), problem->numGroups);
-  std::optional<int64_t> bRows =
-      llvm::checkedMul(problem->numGroups, problem->n);
+  std::optional<int64_t> scales =
+      llvm::checkedMul(problem.getBScaleElementsPerGroup(), problem.numGroups);
+  std::optional<int64_t> bRows = llvm::checkedMul(problem.numGroups, problem.n);
   if (!scales || *scales > contract::kMaxIndexedElements || !bRows ||
       *bRows > contract::kMaxExtent)
     return op.emitOpError()
-           << "G = " << problem->numGroups << " groups of N = " << problem->n
+           << "G = " << problem.numGroups << " groups of N = " << problem.n
            << " exceed the 32-bit indices of the grouped kernels (B rows and "
               "B scales): split the groups";
   return plan;

@@ -533,5 +533,9 @@ md::KernelMetadata hopper::buildKernelMetadata(StringRef name,
   layout.threadsPerCta = getNumThreads(tiling);
   layout.ctaTileM = tiling.tileM;
   layout.dynamicSharedMemoryBytes = getDynamicSharedMemoryBytes(tiling);
-  return buildGemmKernelMetadata(name, chip, problem, tiling, layout);
+  md::KernelMetadata metadata =
+      buildGemmKernelMetadata(name, chip, problem, tiling, layout);
+  if (tiling.swapAB)
+    metadata.gemm->swapAb = true;
+  return metadata;
 }

@@ -14,7 +14,6 @@
 using namespace mlir;
 using namespace mlir::fp8;
 
-static constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
 /// Symbol of ceil(M / 128), the MX A scale tensor's atom rows: the caller's
 /// scale shape binds it.
 static constexpr llvm::StringLiteral kMXAtomRowsSymbol = "M_ATOMS";
@@ -29,17 +28,17 @@ static FailureOr<ScaleMode> getScaleMode(Operation *op, StringRef operand,
   if (g.isTile()) {
     // A: 1x128 activation tiles. B: 128x128 weight tiles ("1D x 2D") or
     // 1x128 activation-gradient tiles ("1D x 1D", the wgrad GEMM).
-    TileShape rowTile{1, kScaleBlock};
-    TileShape weightTile{kScaleBlock, kScaleBlock};
+    TileShape rowTile{1, kBlockwiseScaleBlock};
+    TileShape weightTile{kBlockwiseScaleBlock, kBlockwiseScaleBlock};
     if (isA && g.getTile() != rowTile)
       return op->emitOpError()
-             << "the GEMM kernels take blockwise A scales in 1x" << kScaleBlock
-             << " tiles, got " << g.describe();
+             << "the GEMM kernels take blockwise A scales in 1x"
+             << kBlockwiseScaleBlock << " tiles, got " << g.describe();
     if (!isA && g.getTile() != rowTile && g.getTile() != weightTile)
       return op->emitOpError()
-             << "the GEMM kernels take blockwise B scales in " << kScaleBlock
-             << "x" << kScaleBlock << " or 1x" << kScaleBlock
-             << " tiles, got " << g.describe();
+             << "the GEMM kernels take blockwise B scales in "
+             << kBlockwiseScaleBlock << "x" << kBlockwiseScaleBlock << " or 1x"
+             << kBlockwiseScaleBlock << " tiles, got " << g.describe();
     return ScaleMode::Blockwise;
   }
   if (allowMX) {
@@ -99,13 +98,12 @@ static LogicalResult getGemmBasics(Operation *op, GemmProblem &p, Type a,
     p.bScaleBlockRows = gb.getTile().rows;
 
   p.promoteInterval = accumulation.promoteInterval;
-  if (!accumulation.isFast() && p.promoteInterval != kScaleBlock)
-    return op->emitOpError() << "the GEMM kernels promote every "
-                             << kScaleBlock
-                             << " K elements: expected accumulation fast or "
-                                "promoted("
-                             << kScaleBlock << "), got promoted("
-                             << p.promoteInterval << ")";
+  if (!accumulation.isFast() && p.promoteInterval != kBlockwiseScaleBlock)
+    return op->emitOpError()
+           << "the GEMM kernels promote every " << kBlockwiseScaleBlock
+           << " K elements: expected accumulation fast or promoted("
+           << kBlockwiseScaleBlock << "), got promoted(" << p.promoteInterval
+           << ")";
   return success();
 }
 
@@ -186,7 +184,7 @@ FailureOr<GemmProblem> GemmProblem::get(GroupedScaledMatmulOp op,
     return op.emitOpError()
            << "the grouped GEMM kernels quantize an FP8 result per tensor "
               "with a given result_scale or in 1x"
-           << kScaleBlock << " blocks along N (#fp8.blockwise), got "
+           << kBlockwiseScaleBlock << " blocks along N (#fp8.blockwise), got "
            << text << " at " << g.describe()
            << ", whose scales reduce over more than one tile: produce an f32 "
               "result and quantize the rows of each group";
@@ -366,8 +364,8 @@ class GemmMetadataBuilder {
 public:
   GemmMetadataBuilder(const GemmProblem &p, const GemmTiling &t,
                       const GemmTargetLayout &layout)
-      : p(p), t(t), layout(layout), kBlocks(p.numKBlocks(kScaleBlock)),
-        nBlocks(llvm::divideCeil(p.n, kScaleBlock)) {}
+      : p(p), t(t), layout(layout), kBlocks(p.numKBlocks(kBlockwiseScaleBlock)),
+        nBlocks(llvm::divideCeil(p.n, kBlockwiseScaleBlock)) {}
 
   md::KernelMetadata build(StringRef name, const ChipInfo &chip);
 
@@ -424,7 +422,7 @@ void GemmMetadataBuilder::addKGroupedOperands(
   MLIRContext *ctx = p.aElementType.getContext();
   Type f32 = Float32Type::get(ctx);
   md::Expr g = num(p.numGroups);
-  md::Expr kBlocks = md::Expr::ceilDiv(sym("K"), num(kScaleBlock));
+  md::Expr kBlocks = md::Expr::ceilDiv(sym("K"), num(kBlockwiseScaleBlock));
   auto scaleShape = [&](ScaleMode mode, md::Expr rows,
                         md::Expr paddedRows) -> std::vector<md::Expr> {
     if (mode == ScaleMode::Tensor)
@@ -714,7 +712,7 @@ void GemmMetadataBuilder::addParams(md::KernelMetadata &metadata) const {
   addValueParam(metadata, "m", md::ParamKind::I32, "M");
   // k_grouped: every group's K is a multiple of 128, so their sum is.
   if (p.isKGrouped())
-    addValueParam(metadata, "k", md::ParamKind::I32, "K", kScaleBlock,
+    addValueParam(metadata, "k", md::ParamKind::I32, "K", kBlockwiseScaleBlock,
                   "the columns of every group are a multiple of 128");
   if (t.workspaceBytesPerCta) {
     md::Param workspace = makeParam("workspace", md::ParamKind::Workspace);

@@ -14,6 +14,7 @@
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "FP8/Target/PTX/Passes.h"
 #include "FP8/Target/SchemaWriter.h"
+#include "fp8schema/Copy2DGeometry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
@@ -405,9 +406,7 @@ LogicalResult ProgramBuilder::visitCopy2D(func::CallOp call,
   if (from.dtype != to.dtype)
     return error(call) << "the strided copy's input and output have "
                           "different element types";
-  // Row i covers [offset + i * pitch, + row) of a tensor of `elements`
-  // elements: the last row (of a slice: of the last rank, whose offset
-  // advances by rank * row) must end inside, and rows must not overlap.
+  // Every row (of a slice: at every rank's offset) inside its tensor.
   auto fits = [&](int64_t offset, int64_t pitch, int64_t lastRank,
                   const Tensor &t) {
     std::optional<int64_t> elements = 1;
@@ -415,16 +414,8 @@ LogicalResult ProgramBuilder::visitCopy2D(func::CallOp call,
       elements = elements && e.isConstant()
                      ? llvm::checkedMul(*elements, e.value())
                      : std::nullopt;
-    std::optional<int64_t> end = llvm::checkedMul(*row, lastRank);
-    if (end)
-      end = llvm::checkedAdd(*end, offset);
-    std::optional<int64_t> rest =
-        llvm::checkedMul(std::max<int64_t>(*rows - 1, 0), pitch);
-    if (end && rest)
-      end = llvm::checkedAdd(*end, *rest);
-    if (end && rest)
-      end = llvm::checkedAdd(*end, *row);
-    return elements && end && rest && *end <= *elements && *row <= pitch;
+    return elements && fp8schema::copy2dFits(*rows, *row, offset, pitch,
+                                             lastRank, *elements);
   };
   int64_t lastRank = slice ? step.sliceGroup->size - 1 : 0;
   if (!fits(*sourceOffset, *sourcePitch, lastRank, from) ||

@@ -193,8 +193,8 @@ class GemmSpec:
     stages: int = 0
     cluster: list = field(default_factory=list)
     stream_k: bool = False  # the tiles' K blocks are split over the CTAs
-    # sm_90a swap-AB (decode) kernel: the MMA computes D^T = B A^T (its name
-    # says "_swapab"; its tile is [tokens, B rows, K]).
+    # sm_90a swap-AB (decode) kernel: the MMA computes D^T = B A^T (the
+    # metadata's gemm.swap_ab; its tile is [tokens, B rows, K]).
     swap_ab: bool = False
     # Launch variants: the kernels the runtime may launch instead of this
     # one (by M), and the kernel a variant belongs to.
@@ -284,7 +284,7 @@ def spec_from_meta(meta, json_path="<memory>"):
         operands=list(meta.get("operands", [])),
         tile=list(gemm.get("tile", [])), stages=int(gemm.get("stages", 0)),
         cluster=list(gemm.get("cluster", [])), stream_k=bool(gemm.get("stream_k", False)),
-        swap_ab="_swapab" in str(meta.get("name", "")),
+        swap_ab=bool(gemm.get("swap_ab", False)),
         variants=list(meta.get("variants", [])), variant_of=meta.get("variant_of"))
     for dtype in (spec.a_dtype, spec.b_dtype):
         if dtype not in FP8_MAX:

@@ -22,6 +22,20 @@ namespace mlir::fp8 {
 /// by fp8-expand-linear before it expands it.
 LogicalResult verifyLinearKernelContract(Operation *op, const ChipInfo &chip);
 
+/// Whether the grouped GEMM kernels of `chip` write an FP8 result of a
+/// `layout` GEMM, quantized in their epilogue (`chip` null: no chip chosen
+/// yet, any chip's kernels): the sm_90a m_contiguous and m_masked kernels
+/// do; the k_grouped kernels and those of sm_100a write bf16, f16 or f32.
+bool groupedKernelsWriteFP8Result(GroupedLayout layout, const ChipInfo *chip);
+
+/// Whether they also compute the quantization `recipe` at `g` (with a given
+/// per-tensor scale when `givenScale`) of that result: per tensor with a
+/// given scale, or in 1x128 blocks along N (#fp8.blockwise). The others
+/// take scales that reduce over more than one output tile.
+bool groupedKernelsQuantizeResult(GroupedLayout layout, const ChipInfo *chip,
+                                  RecipeAttrInterface recipe, GranularityAttr g,
+                                  bool givenScale);
+
 /// Whether the kernels for `target` take `op` (any fp8 op; others
 /// succeed): the checks of the lowering that do not depend on what later
 /// passes do to the op's neighbours. A diagnostic on `op` otherwise.

@@ -82,6 +82,7 @@ inline int64_t getEpilogueBytes(const GemmTiling &t) {
              : 0;
 }
 
+/// The Hopper kernels' name for the dialect's kBlockwiseScaleBlock:
 /// 128x128 blockwise B scales cover 128 N rows.
 inline constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
 /// Named barrier among the consumer warpgroups (0 is __syncthreads).

@@ -22,10 +22,6 @@
 
 namespace mlir::fp8 {
 
-/// K extent (and B's N extent) of a blockwise scale: DeepSeek-V3's 1x128
-/// activation and 128x128 weight tiles, which the kernels take (and 1x128
-/// on B too: the "1D x 1D" wgrad GEMM).
-inline constexpr int64_t kBlockwiseScaleBlock = 128;
 /// 1x128 scales are stored MN-major, f32 [ceil(K/128), roundup(MN, 4)]:
 /// each K block's scales contiguous and 16-byte aligned (TMA; DeepGEMM's
 /// layout). The quantization kernels write it and the GEMMs read it, for
@@ -233,7 +229,10 @@ struct GemmTiling {
   /// Swap-AB (sm_90a decode kernels): the MMA computes the transposed tile,
   /// D^T = B . A^T, so that tileN rows of B fill the MMA's 64-row side and
   /// the tileM rows of A (a few tokens) are its narrow N side. The tile is
-  /// still tileM x tileN of D (A and B are loaded as in any tile).
+  /// still tileM x tileN of D (A and B are loaded as in any tile). Only the
+  /// sm_90a kernels implement it (HopperSwapAB.cpp), and only the sm_90a
+  /// tiling sets it (no gemm_config field does); the sm_100a tiling asserts
+  /// it is unset.
   bool swapAB = false;
 
   /// Bytes of a row of one TMA store box, its swizzle span: 128, or 64 for

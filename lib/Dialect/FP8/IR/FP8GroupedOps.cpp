@@ -7,6 +7,7 @@
 
 #include "FP8/Dialect/FP8/IR/FP8Contract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
+#include "FP8ResultVerifier.h"
 #include "ShapeCompatibility.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -15,9 +16,6 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 using contract::formatShape;
-
-/// DeepSeek-V3's block: 1x128 activation and 128x128 weight tiles.
-static constexpr int64_t kScaleBlock = 128;
 
 static ArrayRef<int64_t> getShape(Value v) {
   return cast<ShapedType>(v.getType()).getShape();
@@ -72,11 +70,12 @@ static LogicalResult expectShape(GroupedScaledMatmulOp op, StringRef name,
 /// are promoted (scaled into f32) at least that often.
 static LogicalResult verifyBlockwiseAccumulation(GroupedScaledMatmulOp op) {
   Accumulation accumulation = op.getAccumulation().getMode();
-  if (accumulation.isFast() || kScaleBlock % accumulation.promoteInterval != 0)
-    return op.emitOpError() << "blockwise scales change every " << kScaleBlock
-                            << " K elements: expected accumulation "
-                               "promoted(N) with N dividing "
-                            << kScaleBlock;
+  if (accumulation.isFast() ||
+      kBlockwiseScaleBlock % accumulation.promoteInterval != 0)
+    return op.emitOpError()
+           << "blockwise scales change every " << kBlockwiseScaleBlock
+           << " K elements: expected accumulation promoted(N) with N dividing "
+           << kBlockwiseScaleBlock;
   return success();
 }
 
@@ -89,8 +88,8 @@ static LogicalResult verifyGranularities(GroupedScaledMatmulOp op) {
     return success();
   if (ga.isMX() && gb.isMX())
     return success();
-  TileShape act{1, kScaleBlock};
-  TileShape weight{kScaleBlock, kScaleBlock};
+  TileShape act{1, kBlockwiseScaleBlock};
+  TileShape weight{kBlockwiseScaleBlock, kBlockwiseScaleBlock};
   if (ga.isTile() && gb.isTile() && ga.getTile() == act &&
       gb.getTile() == weight)
     return verifyBlockwiseAccumulation(op);
@@ -153,7 +152,7 @@ static LogicalResult verifyKGroupedGranularities(GroupedScaledMatmulOp op) {
   GranularityAttr ga = op.getAGranularity(), gb = op.getBGranularity();
   if (ga.isEpilogueScaled() && gb.isEpilogueScaled())
     return success();
-  TileShape act{1, kScaleBlock};
+  TileShape act{1, kBlockwiseScaleBlock};
   if (!ga.isTile() || !gb.isTile() || ga.getTile() != act ||
       gb.getTile() != act)
     return op.emitOpError()
@@ -193,10 +192,10 @@ static LogicalResult verifyKGrouped(GroupedScaledMatmulOp op) {
     return op.emitOpError() << "expected A [M, K] and B [N, K] to have the "
                                "same K, got "
                             << formatShape(a) << " and " << formatShape(b);
-  if (!ShapedType::isDynamic(k) && k % kScaleBlock != 0)
+  if (!ShapedType::isDynamic(k) && k % kBlockwiseScaleBlock != 0)
     return op.emitOpError()
            << "expected K, the columns of all groups, to be a multiple of "
-           << kScaleBlock << " (every group's size is), got K = " << k;
+           << kBlockwiseScaleBlock << " (every group's size is), got K = " << k;
   if (op.hasFP8Result() || op.getResultRecipeAttr() ||
       op.getResultGranularityAttr() || op.getResultScale() ||
       op.getResultScaleInv())

@@ -2,6 +2,7 @@
 
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/IR/FP8Contract.h"
+#include "FP8ResultVerifier.h"
 #include "ShapeCompatibility.h"
 
 #include "mlir/IR/Builders.h"

@@ -400,8 +400,9 @@ static LogicalResult verifyGroupedLinearContract(Operation *op,
                                                  RecipeAttrInterface recipe,
                                                  const ChipInfo &chip) {
   auto blockwise = dyn_cast<BlockwiseScalingAttr>(recipe);
-  if (!blockwise || blockwise.getAct() != TileShape{1, 128} ||
-      blockwise.getWeight() != TileShape{128, 128}) {
+  if (!blockwise || blockwise.getAct() != TileShape{1, kBlockwiseScaleBlock} ||
+      blockwise.getWeight() !=
+          TileShape{kBlockwiseScaleBlock, kBlockwiseScaleBlock}) {
     InFlightDiagnostic diag =
         op->emitOpError()
         << "expert layers are expanded for the DeepSeek-V3 blockwise recipe "

@@ -1,5 +1,6 @@
 //===- FuseScales.cpp - Fold scale application into scaled_matmul ---------===//
 
+#include "FP8/Conversion/FP8ToGPU/KernelContract.h"
 #include "FP8/Dialect/FP8/IR/FP8Ops.h"
 #include "FP8/Dialect/FP8/IR/FP8Target.h"
 #include "FP8/Dialect/FP8/Transforms/Passes.h"
@@ -545,14 +546,14 @@ struct FuseOutputQuantize : OpRewritePattern<QuantizeOp> {
 };
 
 /// fp8.quantize(f32 grouped_scaled_matmul result) -> the grouped op's FP8
-/// result, for the quantizations its kernels compute in the epilogue: per
-/// tensor with a given scale, and 1x128 blocks along N (#fp8.blockwise; a
-/// 2-D, m_contiguous D). Rows the layout does not write (padding, past a
-/// group's count) are undefined in the f32 D, so their quantized values
-/// are too, and stay unwritten; an amax would read them: not folded, nor
-/// are the quantizations whose scales reduce over rows (the grouped op
-/// takes none of them). Not on sm_100a, whose grouped kernels write no FP8
-/// result, nor for k_grouped, whose kernels write none either.
+/// result, for the quantizations its kernels compute in the epilogue
+/// (groupedKernelsQuantizeResult: per tensor with a given scale, and 1x128
+/// blocks along N of an m_contiguous D; not on chips or layouts whose
+/// grouped kernels write no FP8 result). Rows the layout does not write
+/// (padding, past a group's count) are undefined in the f32 D, so their
+/// quantized values are too, and stay unwritten; an amax would read them:
+/// not folded, nor are the quantizations whose scales reduce over rows (the
+/// grouped op takes none of them).
 struct FuseGroupedOutputQuantize : OpRewritePattern<QuantizeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -565,29 +566,30 @@ struct FuseGroupedOutputQuantize : OpRewritePattern<QuantizeOp> {
     if (!matmul.getResult().getType().getElementType().isF32())
       return rewriter.notifyMatchFailure(
           quantize, "D is rounded before the quantization (not f32)");
-    if (matmul.getLayout() == GroupedLayout::KGrouped)
-      return rewriter.notifyMatchFailure(
-          quantize, "the k_grouped kernels write no FP8 result");
+    // No target yet: what the kernels of any chip compute.
+    const ChipInfo *chip = nullptr;
     if (lookupTarget(matmul)) {
       FailureOr<TargetInfo> target = getTarget(matmul);
-      if (failed(target) ||
-          target->chip.architecture != Architecture::Hopper)
-        return rewriter.notifyMatchFailure(
-            quantize, "only the sm_90a grouped kernels quantize in the "
-                      "epilogue");
+      if (failed(target))
+        return rewriter.notifyMatchFailure(quantize, "no valid #fp8.target");
+      chip = &target->chip;
     }
     if (!quantize.getRowwise() || quantize.getColumnwise() ||
         quantize.getScaleGranularityAttr() || quantize.getAmax())
       return rewriter.notifyMatchFailure(
           quantize, "not a plain rowwise quantization of D without amax");
     GranularityAttr g = quantize.getGranularity();
-    bool givenTensorScale = g.isTensor() && quantize.getScale();
-    bool blocks = isa<BlockwiseScalingAttr>(quantize.getRecipe()) &&
-                  g.isTile() && g.getTile() == TileShape{1, 128};
-    if (!givenTensorScale && !blocks)
+    if (!groupedKernelsQuantizeResult(matmul.getLayout(), chip,
+                                      quantize.getRecipe(), g,
+                                      static_cast<bool>(quantize.getScale())))
       return rewriter.notifyMatchFailure(
-          quantize, "the grouped kernels quantize per tensor with a given "
-                    "scale or in 1x128 blocks only");
+          quantize, "the grouped kernels of this chip and layout do not "
+                    "compute this quantization in the epilogue");
+    // Blocks of a row: fp8.quantize takes them of a 2-D input only, the
+    // m_contiguous D (an m_masked D is [G, M, N]).
+    if (!g.isTensor() && matmul.getLayout() != GroupedLayout::MContiguous)
+      return rewriter.notifyMatchFailure(
+          quantize, "1x128 blocks of an m_contiguous D only");
     auto fused = GroupedScaledMatmulOp::create(
         rewriter, matmul.getLoc(), quantize.getRowwise().getType(),
         quantize.getRowwiseScaleInv().getType(), matmul.getA(), matmul.getB(),

@@ -99,3 +99,19 @@ func.func @k_grouped_delayed(%a: tensor<256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3
   %q, %qs = fp8.quantize %mm scale %scale {recipe = #fp8.delayed<>, granularity = #fp8.granularity<tensor>} : tensor<3x256x512xf32>, tensor<f32> -> rowwise(tensor<3x256x512xf8E4M3FN>, tensor<f32>)
   return %q, %qs : tensor<3x256x512xf8E4M3FN>, tensor<f32>
 }
+
+// -----
+
+// Not folded: per-tensor current scaling of an m_masked result (its scale
+// reduces over every group's rows, past the counts too).
+// CHECK-LABEL: func.func @masked_current
+// CHECK: fp8.grouped_scaled_matmul {{.*}} -> tensor<2x?x512xf32>
+// CHECK: fp8.quantize
+// SM100-LABEL: func.func @masked_current
+// SM100: fp8.grouped_scaled_matmul {{.*}} -> tensor<2x?x512xf32>
+// SM100: fp8.quantize
+func.func @masked_current(%a: tensor<2x?x1024xf8E4M3FN>, %b: tensor<2x512x1024xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<2xf32>, %m: tensor<2xi32>) -> (tensor<2x?x512xf8E4M3FN>, tensor<f32>) {
+  %mm = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %m {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>} : (tensor<2x?x1024xf8E4M3FN>, tensor<2x512x1024xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<2xi32>) -> tensor<2x?x512xf32>
+  %q, %qs = fp8.quantize %mm {recipe = #fp8.current<>, granularity = #fp8.granularity<tensor>} : tensor<2x?x512xf32> -> rowwise(tensor<2x?x512xf8E4M3FN>, tensor<f32>)
+  return %q, %qs : tensor<2x?x512xf8E4M3FN>, tensor<f32>
+}

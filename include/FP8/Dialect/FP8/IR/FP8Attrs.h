@@ -45,6 +45,12 @@ inline llvm::hash_code hash_value(const TileShape &t) {
 FailureOr<TileShape> parseTileShape(AsmParser &parser);
 void printTileShape(AsmPrinter &printer, const TileShape &t);
 
+/// The DeepSeek-V3 block of #fp8.blockwise, its default tiles (1x128
+/// activations, 128x128 weights) and the only tiles the GEMM kernels take:
+/// the K extent of every blockwise scale and the N extent of B's (1x128 on
+/// B too: the "1D x 1D" wgrad GEMM).
+inline constexpr int64_t kBlockwiseScaleBlock = 128;
+
 /// The output tile and K step of a GEMM kernel.
 struct GemmTileShape {
   int64_t m = 0;

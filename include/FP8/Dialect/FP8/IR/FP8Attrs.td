@@ -272,6 +272,13 @@ def FP8_CurrentScalingAttr : FP8_RecipeAttr<"CurrentScaling", "current"> {
   );
 }
 
+// The default tiles of #fp8.blockwise: the DeepSeek-V3 block
+// (kBlockwiseScaleBlock, FP8Attrs.h).
+defvar BlockwiseActTile =
+    "::mlir::fp8::TileShape{1, ::mlir::fp8::kBlockwiseScaleBlock}";
+defvar BlockwiseWeightTile = "::mlir::fp8::TileShape{"
+    "::mlir::fp8::kBlockwiseScaleBlock, ::mlir::fp8::kBlockwiseScaleBlock}";
+
 def FP8_BlockwiseScalingAttr : FP8_RecipeAttr<"BlockwiseScaling", "blockwise"> {
   let summary = "DeepSeek-V3 blockwise scaling (TE Float8BlockScaling, DeepGEMM)";
   let description = [{
@@ -294,8 +301,8 @@ def FP8_BlockwiseScalingAttr : FP8_RecipeAttr<"BlockwiseScaling", "blockwise"> {
     Example: `#fp8.blockwise<act = 1x128, weight = 128x128, scales = f32>`
   }];
   let parameters = (ins
-    FP8_TileShapeParameter<"::mlir::fp8::TileShape{1, 128}">:$act,
-    FP8_TileShapeParameter<"::mlir::fp8::TileShape{128, 128}">:$weight,
+    FP8_TileShapeParameter<BlockwiseActTile>:$act,
+    FP8_TileShapeParameter<BlockwiseWeightTile>:$weight,
     FP8_EnumParameter<"BlockScaleKind", "PowerOfTwo">:$scales,
     FP8_F32Parameter<"1.0e-4f">:$amax_clamp,
     FP8_AccumulationParameter<"::mlir::fp8::Accumulation::promoted(128)">:$accumulate
