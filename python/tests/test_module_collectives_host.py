@@ -205,3 +205,41 @@ def test_a_failing_gather_still_closes_the_group(tmp_path, module_dir):
     assert fn._lib.fp8rt_status_string(status) == b"FP8RT_ERROR_COLLECTIVE"
     assert "RuntimeError: no peer" in fn._lib.fp8rt_last_error().decode()
     assert backend.calls == [("group_start",), ("group_end",)]
+
+
+def test_gathers_whose_workspace_buffers_share_bytes_run_one_by_one(tmp_path, module_dir):
+    """The compiler may give buffers of consecutive steps the same bytes:
+    here the first gather reads buffer "xb" and the second writes buffer
+    "sg" at the same offset (each live over its own steps). In one group
+    both would run at once, so the call issues them apart."""
+    group = {"group": GROUP, "dtype": "f32"}
+    buffers = [{"name": "xb", "dtype": "f32", "shape": [256], "alignment": 16,
+                "offset": 0, "bytes": 1024},
+               {"name": "sg", "dtype": "f32", "shape": [32], "alignment": 16,
+                "offset": 0, "bytes": 128}]
+    steps = [dict(group, kind="all_reduce", source="x", target="xb", count=256,
+                  reduction="sum"),
+             dict(group, kind="all_gather", source="xb", target="gathered", count=256),
+             dict(group, kind="all_gather", source="s", target="sg", count=16),
+             dict(group, kind="all_reduce", source="sg", target="scales", count=32,
+                  reduction="sum")]
+    program = {
+        "format": "fp8-mlir-module", "version": 1, "chip": "sm_90a", "kernels": [],
+        "functions": [{
+            "name": "gathers", "symbols": [],
+            "arguments": [{"name": "x", "dtype": "f32", "shape": [256], "alignment": 16},
+                          {"name": "s", "dtype": "f32", "shape": [16], "alignment": 16}],
+            "results": [{"name": "gathered", "dtype": "f32", "shape": [512], "alignment": 16},
+                        {"name": "scales", "dtype": "f32", "shape": [32], "alignment": 16}],
+            "buffers": buffers, "workspace_bytes": 1024, "steps": steps}]}
+    (tmp_path / "module.json").write_text(json.dumps(program))
+    backend = GroupingBackend()
+    fn = load_module(tmp_path, collectives=backend).gathers
+    args = (_runtime.Fp8rtTensor * 2)(_tensor(0x1000, "f32", [256]),
+                                      _tensor(0x2000, "f32", [16]))
+    results = (_runtime.Fp8rtTensor * 2)(_tensor(0x3000, "f32", [512]),
+                                         _tensor(0x4000, "f32", [32]))
+    status = fn._lib.fp8rt_function_call(fn._handle, args, 2, results, 2, 0x10000, 1024, 0x77)
+    assert status == _runtime.SUCCESS, fn._lib.fp8rt_last_error()
+    assert [c[0] for c in backend.calls] == ["all_reduce", "all_gather", "all_gather",
+                                             "all_reduce"]

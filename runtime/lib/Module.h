@@ -31,6 +31,10 @@ struct CallPlan {
     size_t bytes = 0;                   // fill and copy steps
     size_t count = 0;                   // collectives: elements per device
     Copy2DPlan copy2d;                  // copy2d steps
+    // all_gather: how many steps from this one run as one backend group
+    // (the model's batch, cut where workspace buffers share bytes); 1
+    // for every other step.
+    int batch = 1;
   };
   std::vector<Step> steps;
 };
