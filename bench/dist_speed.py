@@ -162,12 +162,14 @@ def bench_case(comm, q, model, tensor, kind, rows, cols, recipe, iters):
     }
     result["host_ms_bf16_path"], result["host_ms_fp8_path"] = host
     result["gpu_ops_bf16_path"], result["gpu_ops_fp8_path"] = gpu_ops(bf16_path), gpu_ops(fp8_path)
-    if kernel_blocks:  # the codes and the scales in two all-gathers instead of one packed one
-        q.PACKED_GATHER = False
+    if kernel_blocks:  # the codes and the scales gathered the other way (packed or two)
+        default = q.PACKED_GATHER
+        q.PACKED_GATHER = not default
         try:
-            result["ms_fp8_path_two_gathers"] = timed(fp8_path, iters)
+            key = "ms_fp8_path_two_gathers" if default else "ms_fp8_path_packed_gather"
+            result[key] = timed(fp8_path, iters)
         finally:
-            q.PACKED_GATHER = True
+            q.PACKED_GATHER = default
     full = torch.randn((rows, cols), generator=g, device="cuda", dtype=torch.bfloat16)
     result["ms_quantize_whole"] = timed(lambda: q.quantize_whole(full, spec), iters)
     result["ms_quantize_shard"] = timed(
@@ -191,12 +193,13 @@ def markdown(report):
               "blockwise path (no block spans two ranks) the all-gather of the scales. "
               "Host: ms the host takes to issue each path (a path whose GPU time is "
               "close to it is bound by the host). The kernels' blockwise FP8 path gathers "
-              "the codes and the scales in one all-gather (packed per rank); the column "
-              "after the speed-up times it with the scales in a second all-gather instead. "
+              "the codes and the scales in two all-gathers (fp8mlir.distributed.kernels."
+              "PACKED_GATHER False, the default) or in one of each rank's packed bytes; "
+              "the column after the speed-up times the other form. "
               "GPU ops: kernels, copies and NCCL kernels of one call (profiler).", "",
               "| model | tensor | shape | recipe | bytes sent BF16 / FP8 (+amax or scales) | BF16 AG | FP8 AG "
               "| amax AR | quantize whole / shard | BF16 AG + quantize | quantize shard + amax AR + FP8 AG "
-              "| speed-up | FP8 path, scales in a 2nd gather | GPU ops BF16 / FP8 path "
+              "| speed-up | FP8 path, the other gather form | GPU ops BF16 / FP8 path "
               "| host BF16 / FP8 path | same FP8 |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["cases"]:
@@ -219,8 +222,11 @@ def markdown(report):
 
 
 def _two(r):
-    ms = r.get("ms_fp8_path_two_gathers")
-    return "-" if ms is None else f"{ms:.3f}"
+    """The FP8 path's time with the other form of the blockwise gather."""
+    for key, form in (("ms_fp8_path_two_gathers", "two"), ("ms_fp8_path_packed_gather", "packed")):
+        if r.get(key) is not None:
+            return f"{r[key]:.3f} ({form})"
+    return "-"
 
 
 def main():

@@ -304,10 +304,12 @@ def shard_and_gather(comm, values, shape, counts, spec, dim=0):
     return sh.ShardQuantized(codes, scale_inv, amax, spec, tuple(shape))
 
 
-# The kernels' blockwise codes and scales in one all-gather (each rank's
-# packed into one byte buffer); False: the scales in a second all-gather
-# after the codes (bench/dist_speed.py times both).
-PACKED_GATHER = True
+# True: the kernels' blockwise codes and scales in one all-gather (each
+# rank's packed into one byte buffer, then one copy to join the codes);
+# False (the default): the scales in a second all-gather after the codes,
+# each written in place. On 2x H100 (NVLink) two gathers were faster for
+# every tensor of bench/dist_speed.py (7B and 70B shapes), which times both.
+PACKED_GATHER = False
 
 
 def packed_send(comm, values, windows, spec):
@@ -326,10 +328,10 @@ def packed_send(comm, values, windows, spec):
 
 def gather(comm, codes, scale_inv, counts, spec, dim, kernel, send=None):
     """FP8 all-gather of row (dim 0) or column shards' codes; on the kernel
-    path the blockwise scale grids travel with them in the same all-gather
-    (each rank's codes and scales packed into one byte buffer, ``send``
-    when the kernel wrote them there: one NCCL call; the reference path's
-    grid is already the whole tensor's)."""
+    path the blockwise scale grids are gathered too: in a second all-gather,
+    or with PACKED_GATHER in the same one (each rank's codes and scales
+    packed into one byte buffer, ``send`` when the kernel wrote them there;
+    the reference path's grid is already the whole tensor's)."""
     along = sh.gather_rows if dim == 0 else sh.gather_columns
     if not (kernel and spec.block != "tensor"):
         return along(comm, BACKEND, codes, counts), scale_inv
