@@ -194,6 +194,7 @@ private:
   // transposed, rewritten to move them in that layout.
   void rewriteTransposedGathers();
   bool gatherTransposed(size_t index);
+  int columnGatherTarget(size_t index) const;
   bool gatherTransposedColumns(size_t index);
   bool gatherAtomRows(size_t index);
   bool gatherAtomColumns(size_t index);

@@ -126,6 +126,26 @@ bool ProgramBuilder::gatherTransposed(size_t index) {
   return true;
 }
 
+/// The tensor that the `size` strided copies after gather `index` write
+/// (fp8-lower-collectives' pieces of a gather along the columns, each
+/// reading the gather's staging buffer), or -1 when the steps after it are
+/// not those copies.
+int ProgramBuilder::columnGatherTarget(size_t index) const {
+  const Step &step = steps_[index];
+  int64_t size = step.group.size;
+  if (index + size >= steps_.size())
+    return -1;
+  int target = -1;
+  for (int64_t p = 1; p <= size; ++p) {
+    const Step &copy = steps_[index + p];
+    if (copy.kind != md::StepKind::Copy2d || copy.kernelLayout ||
+        copy.source != step.target || (target >= 0 && copy.target != target))
+      return -1;
+    target = copy.target;
+  }
+  return target;
+}
+
 /// The other way round: a gather of `[a, b]` pieces along the columns into
 /// `[a, size * b]` (fp8-lower-collectives: NCCL into a `[size, a, b]`
 /// buffer, then one strided copy per piece) whose kernels write and read
@@ -140,14 +160,9 @@ bool ProgramBuilder::gatherTransposedColumns(size_t index) {
   if (index + size >= steps_.size() || piece.size() != 2 ||
       buffer.size() != 3)
     return false;
-  int staging = step.target, target = -1;
-  for (int64_t p = 1; p <= size; ++p) {
-    const Step &copy = steps_[index + p];
-    if (copy.kind != md::StepKind::Copy2d || copy.kernelLayout ||
-        copy.source != staging || (target >= 0 && copy.target != target))
-      return false;
-    target = copy.target;
-  }
+  int staging = step.target, target = columnGatherTarget(index);
+  if (target < 0)
+    return false;
   std::vector<Expr> whole = final(tensors_[target].shape);
   auto layouts = [&](int tensor, const std::vector<Expr> &shape) {
     int found = 0;
@@ -254,14 +269,9 @@ bool ProgramBuilder::gatherAtomColumns(size_t index) {
   int64_t a = piece[0].value(), b = piece[1].value();
   if (a % 128 || b % 4)
     return false;
-  int staging = step.target, target = -1;
-  for (int64_t p = 1; p <= size; ++p) {
-    const Step &copy = steps_[index + p];
-    if (copy.kind != md::StepKind::Copy2d || copy.kernelLayout ||
-        copy.source != staging || (target >= 0 && copy.target != target))
-      return false;
-    target = copy.target;
-  }
+  int target = columnGatherTarget(index);
+  if (target < 0)
+    return false;
   auto atoms = [&](int tensor, int64_t columns) {
     int found = 0;
     for (const Binding &binding : bindings_) {
