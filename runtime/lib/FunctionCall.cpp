@@ -16,7 +16,6 @@
 #include "CudaDriver.h"
 
 #include "fp8schema/Copy2DGeometry.h"
-
 #include <algorithm>
 #include <cstring>
 
@@ -224,7 +223,7 @@ public:
     FP8RT_RETURN_IF_ERROR(planBuffers());
     for (size_t i = 0; i < fn_.steps.size(); ++i)
       FP8RT_RETURN_IF_ERROR(planStep(i));
-    planGatherBatches();
+    cutGatherBatches(fn_, plan_);
     return Status();
   }
 
@@ -339,40 +338,6 @@ private:
       return plan_.resultBytes[ref.index];
     default:
       return plan_.bufferBytes[ref.index];
-    }
-  }
-
-  // Whether workspace buffers a and b share bytes in this plan (the
-  // compiler may give buffers of consecutive steps the same bytes).
-  bool shareBytes(TensorRef a, TensorRef b) const {
-    if (a.kind != TensorKind::Buffer || b.kind != TensorKind::Buffer)
-      return false;
-    int64_t ai = plan_.bufferOffsets[a.index], bi = plan_.bufferOffsets[b.index];
-    return ai < bi + plan_.bufferBytes[b.index] &&
-           bi < ai + plan_.bufferBytes[a.index];
-  }
-
-  // The gathers of a batch run together (one backend group), so none may
-  // write bytes another one of the batch reads or writes: a batch that
-  // the model marked is cut where workspace buffers of its gathers share
-  // bytes at these symbol values.
-  void planGatherBatches() {
-    for (size_t first = 0; first < fn_.steps.size(); ++first) {
-      size_t end = first + std::max(fn_.steps[first].batch, 1);
-      size_t keep = first + 1;
-      for (; keep < end; ++keep) {
-        const FunctionStep &next = fn_.steps[keep];
-        bool independent = true;
-        for (size_t k = first; k < keep && independent; ++k) {
-          const FunctionStep &earlier = fn_.steps[k];
-          independent = !shareBytes(next.target, earlier.source) &&
-                        !shareBytes(next.target, earlier.target) &&
-                        !shareBytes(next.source, earlier.target);
-        }
-        if (!independent)
-          break;
-      }
-      plan_.steps[first].batch = static_cast<int>(keep - first);
     }
   }
 
@@ -791,8 +756,8 @@ Status runSteps(const fp8rt_function &fn, const CallPlan &plan, CallScratch &s,
     }
     return status.ok() ? status : status.prepend(describeStep(model, i));
   };
-  // Consecutive independent all-gathers run as one group of the backend,
-  // closed even when one of them failed.
+  // A batch of all-gathers (cutGatherBatches) runs as one group of the
+  // backend, closed even when one of them failed.
   for (size_t i = 0, end; i < model.steps.size(); i = end) {
     end = i + std::max(plan.steps[i].batch, 1);
     bool grouped = end > i + 1 && groupsCollectives(backend);

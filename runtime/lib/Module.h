@@ -39,6 +39,13 @@ struct CallPlan {
   std::vector<Step> steps;
 };
 
+// The gathers of a batch run together (one backend group), so none may
+// write bytes another one of the batch reads or writes: sets each step's
+// `batch` in `plan` to the model's batch cut where workspace buffers of
+// its gathers share bytes at the plan's offsets (the compiler may give
+// buffers of consecutive steps the same bytes).
+void cutGatherBatches(const FunctionModel &fn, CallPlan &plan);
+
 // How many symbol configurations a function keeps planned.
 constexpr size_t kCallPlans = 8;
 

@@ -1,4 +1,5 @@
 #include "ModuleProgram.h"
+#include "Module.h"
 
 #include "Json.h"
 #include "Kernel.h"
@@ -72,6 +73,31 @@ void markGatherBatches(std::vector<FunctionStep> &steps,
     if (end - first > 1)
       steps[first].batch = static_cast<int>(end - first);
     first = end;
+  }
+}
+
+void cutGatherBatches(const FunctionModel &fn, CallPlan &plan) {
+  auto shareBytes = [&](TensorRef a, TensorRef b) {
+    if (a.kind != TensorKind::Buffer || b.kind != TensorKind::Buffer)
+      return false;
+    int64_t ai = plan.bufferOffsets[a.index], bi = plan.bufferOffsets[b.index];
+    return ai < bi + plan.bufferBytes[b.index] &&
+           bi < ai + plan.bufferBytes[a.index];
+  };
+  for (size_t first = 0; first < fn.steps.size(); ++first) {
+    size_t end = first + std::max(fn.steps[first].batch, 1);
+    size_t keep = first + 1;
+    for (; keep < end; ++keep) {
+      const FunctionStep &next = fn.steps[keep];
+      bool independent = true;
+      for (size_t k = first; k < keep && independent; ++k)
+        independent = !shareBytes(next.target, fn.steps[k].source) &&
+                      !shareBytes(next.target, fn.steps[k].target) &&
+                      !shareBytes(next.source, fn.steps[k].target);
+      if (!independent)
+        break;
+    }
+    plan.steps[first].batch = static_cast<int>(keep - first);
   }
 }
 
