@@ -13,7 +13,8 @@ accumulated into an f32 main gradient (weight.main_grad, as Megatron /
 Transformer Engine train): fp8mlir.nn.Linear(main_grad=True) and the
 DeepGEMM layer add it in their wgrad GEMM, the other layers add their
 weight grad to it after the backward. Writes
-linear-<gpu>-<date>.{json,md,png} into --out.
+linear-<gpu>-<date>.{json,md,png} (with --main-grad
+linear-main-grad-<gpu>-<date>...) into --out.
 
     python3 bench/bench_linear.py                       # every default shape
     python3 bench/bench_linear.py --shapes 8192x8192 --tokens 8192 --recipes blockwise
@@ -397,7 +398,9 @@ def run(args, torch, env, now):
                            "skipped": skipped},
               "results": []}
     compile_deepgemm(args, factories, report["settings"])
-    json_path = report_util.report_path(args.out, "linear", env, now)
+    # --main-grad measures another training setup: its own report name.
+    kind = "linear-main-grad" if args.main_grad else "linear"
+    json_path = report_util.report_path(args.out, kind, env, now)
     for k, n in args.shape_list:
         layers = build_layers(torch, args, k, n, factories)
         for tokens in args.token_list:

@@ -18,7 +18,8 @@
 #   PYTHONPATH=python python3 -m fp8mlir.populate CACHE --suite bench-linear \
 #       --bench-args "$BENCH --main-grad" --archive CACHE.tar.xz
 # OUT_DIR (default bench/results) receives the logs and the two
-# linear-<gpu>-<date>.{json,md,png} reports. Environment: as
+# linear-<gpu>-<date> and linear-main-grad-<gpu>-<date> reports (.json,
+# .md, .png). Environment: as
 # python/tests/run_gpu.sh (PYTHON, FP8RT_BUILD_DIR, CXX). Exits non-zero when
 # a step fails.
 set -uo pipefail
