@@ -35,14 +35,15 @@ import contextlib
 import torch
 import torch.nn.functional as F
 
-# fp8.compute_scale of #fp8.delayed<history = L> (margin 0, amax "max"):
-# the scale is FP8_MAX / amax of the format the tensor is cast to.
-_FP8_MAX = {"e4m3": 448.0, "e5m2": 57344.0}
+from .linear_step import element_format
+from .numerics import max_finite
 
 
-def grad_format(layer):
-    """dY's element format: E5M2 under "hybrid", E4M3 under "e4m3"."""
-    return "e5m2" if layer.format == "hybrid" else "e4m3"
+def _fp8_max(layer, tensor):
+    """fp8.compute_scale of #fp8.delayed<history = L> (margin 0, amax
+    "max"): the scale is this / amax, the largest finite value of the
+    format `tensor` is cast to."""
+    return max_finite(element_format(layer.format, tensor))
 
 
 @torch.no_grad()
@@ -74,8 +75,8 @@ def _amax(t):
 
 
 def _record_forward(layer, x, weight):
-    update_state(layer.x_amax_history, layer.x_scale, _amax(x), _FP8_MAX["e4m3"])
-    update_state(layer.w_amax_history, layer.w_scale, _amax(weight), _FP8_MAX["e4m3"])
+    update_state(layer.x_amax_history, layer.x_scale, _amax(x), _fp8_max(layer, "x"))
+    update_state(layer.w_amax_history, layer.w_scale, _amax(weight), _fp8_max(layer, "w"))
 
 
 class _CalibrationFunction(torch.autograd.Function):
@@ -95,7 +96,7 @@ class _CalibrationFunction(torch.autograd.Function):
         x, weight = ctx.saved_tensors
         layer = ctx.layer
         update_state(layer.dy_amax_history, layer.dy_scale, _amax(dy),
-                     _FP8_MAX[grad_format(layer)])
+                     _fp8_max(layer, "dy"))
         dx = dy.mm(weight.to(dy.dtype)) if ctx.needs_input_grad[0] else None
         dweight = None
         if ctx.needs_input_grad[1] or ctx.main_grad is not None:

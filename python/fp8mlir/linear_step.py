@@ -49,6 +49,12 @@ FORMATS = ("hybrid", "e4m3")
 PER_TENSOR = ("current", "delayed")
 
 
+def element_format(format, tensor):  # noqa: A002 - the recipe parameter's name
+    """The FP8 element format ("e4m3" or "e5m2") of `tensor` ("x", "w" or
+    "dy") under the per-tensor recipes' `format`."""
+    return "e5m2" if tensor == "dy" and format == "hybrid" else "e4m3"
+
+
 def check_format(recipe, format):  # noqa: A002 - the recipe parameter's name
     """The element format of `recipe` for the `format` asked (None: the
     recipe's default); raises ValueError for an unknown format or one given
@@ -238,7 +244,7 @@ class LinearStep:
                 body.append(f"  %{t}_h = fp8.update_amax_history %{t}_history, %{t}_amax"
                             f" {{recipe = {recipe}}} : tensor<{self.history}xf32>, tensor<f32>")
             for t in DELAYED_TENSORS:
-                element = "f8E5M2" if t == "dy" and self.format == "hybrid" else "f8E4M3FN"
+                element = {"e5m2": "f8E5M2", "e4m3": "f8E4M3FN"}[element_format(self.format, t)]
                 body.append(f"  %{t}_scale_next, %{t}_scale_inv_next, %{t}_history_next ="
                             f" fp8.compute_scale %{t}_h, %{t}_scale"
                             f" {{recipe = {recipe}, element_type = {element}}}\n"
