@@ -32,17 +32,18 @@ struct CallPlan {
     size_t count = 0;                   // collectives: elements per device
     Copy2DPlan copy2d;                  // copy2d steps
     // all_gather: how many steps from this one run as one backend group
-    // (the model's batch, cut where workspace buffers share bytes); 1
-    // for every other step.
+    // (the model's run of gathers cut at the first dependent one); 1 for
+    // every other step.
     int batch = 1;
   };
   std::vector<Step> steps;
 };
 
 // The gathers of a batch run together (one backend group), so none may
-// write bytes another one of the batch reads or writes: sets each step's
-// `batch` in `plan` to the model's batch cut where workspace buffers of
-// its gathers share bytes at the plan's offsets (the compiler may give
+// read or write what another one of it writes: sets each step's `batch`
+// in `plan` to the model's run of gathers cut at the first gather that
+// touches an earlier one's tensors (one tensor's memory, or workspace
+// buffers sharing bytes at the plan's offsets: the compiler may give
 // buffers of consecutive steps the same bytes).
 void cutGatherBatches(const FunctionModel &fn, CallPlan &plan);
 

@@ -46,30 +46,16 @@ bool sameGroup(const fp8schema::DeviceGroup &a,
 
 } // namespace
 
-void markGatherBatches(std::vector<FunctionStep> &steps,
-                       const std::vector<FunctionTensor> &results) {
+void markGatherBatches(std::vector<FunctionStep> &steps) {
   auto gather = [&](size_t i) {
     return steps[i].kind == fp8schema::StepKind::AllGather;
   };
   for (size_t first = 0; first < steps.size();) {
     size_t end = first + 1;
-    if (gather(first)) {
-      // Extend while the next gather is of the same group and touches no
-      // target of the run (its source is not one, its target neither, and
-      // it does not write a source of the run).
-      for (; end < steps.size() && gather(end) &&
-             sameGroup(steps[end].group, steps[first].group);
-           ++end) {
-        bool independent = true;
-        for (size_t k = first; k < end && independent; ++k)
-          independent =
-              !sameTensor(steps[end].source, steps[k].target, results) &&
-              !sameTensor(steps[end].target, steps[k].target, results) &&
-              !sameTensor(steps[end].target, steps[k].source, results);
-        if (!independent)
-          break;
-      }
-    }
+    if (gather(first))
+      while (end < steps.size() && gather(end) &&
+             sameGroup(steps[end].group, steps[first].group))
+        ++end;
     if (end - first > 1)
       steps[first].batch = static_cast<int>(end - first);
     first = end;
@@ -77,7 +63,11 @@ void markGatherBatches(std::vector<FunctionStep> &steps,
 }
 
 void cutGatherBatches(const FunctionModel &fn, CallPlan &plan) {
-  auto shareBytes = [&](TensorRef a, TensorRef b) {
+  // Whether a and b are one tensor's memory or workspace buffers sharing
+  // bytes in this plan.
+  auto touch = [&](TensorRef a, TensorRef b) {
+    if (sameTensor(a, b, fn.results))
+      return true;
     if (a.kind != TensorKind::Buffer || b.kind != TensorKind::Buffer)
       return false;
     int64_t ai = plan.bufferOffsets[a.index], bi = plan.bufferOffsets[b.index];
@@ -88,12 +78,14 @@ void cutGatherBatches(const FunctionModel &fn, CallPlan &plan) {
     size_t end = first + std::max(fn.steps[first].batch, 1);
     size_t keep = first + 1;
     for (; keep < end; ++keep) {
+      // The next gather reads no target of the run, writes none of its
+      // sources or targets.
       const FunctionStep &next = fn.steps[keep];
       bool independent = true;
       for (size_t k = first; k < keep && independent; ++k)
-        independent = !shareBytes(next.target, fn.steps[k].source) &&
-                      !shareBytes(next.target, fn.steps[k].target) &&
-                      !shareBytes(next.source, fn.steps[k].target);
+        independent = !touch(next.source, fn.steps[k].target) &&
+                      !touch(next.target, fn.steps[k].target) &&
+                      !touch(next.target, fn.steps[k].source);
       if (!independent)
         break;
     }
@@ -200,7 +192,7 @@ public:
     fn_.workspaceBytes = file_.workspaceBytes;
     for (size_t i = 0; i < file_.steps.size(); ++i)
       FP8RT_RETURN_IF_ERROR(resolveStep(i));
-    markGatherBatches(fn_.steps, fn_.results);
+    markGatherBatches(fn_.steps);
     return Status();
   }
 

@@ -87,8 +87,8 @@ struct FunctionStep {
   Expr rows, rowBytes, sourceOffset, sourcePitch, targetOffset, targetPitch;
   bool sliced = false;
   // all_gather: on the first of consecutive all_gather steps of one device
-  // group where none reads or writes what an earlier one of them writes,
-  // how many there are (>= 2): a backend with group calls issues them as
+  // group, how many there are (>= 2); a call plan keeps the independent
+  // prefix (cutGatherBatches), which a backend with group calls issues as
   // one (the FP8 data of a quantization and its scales). 0 elsewhere.
   int batch = 0;
 };
@@ -112,10 +112,10 @@ bool isCollective(fp8schema::StepKind kind);
 // Whether a step runs through the collective backend: a collective, or a
 // strided copy of this device's slice (the backend gives the rank).
 bool needsCollectiveBackend(const FunctionStep &step);
-// Sets FunctionStep::batch of the runs of consecutive independent
-// all-gathers of `steps` (`results`: the function's, for their aliases).
-void markGatherBatches(std::vector<FunctionStep> &steps,
-                       const std::vector<FunctionTensor> &results);
+// Sets FunctionStep::batch of the runs of consecutive all-gathers of one
+// device group in `steps` (cutGatherBatches keeps, per call plan, the
+// prefix of each run whose gathers are independent).
+void markGatherBatches(std::vector<FunctionStep> &steps);
 
 struct FunctionModel {
   std::string name;
