@@ -109,20 +109,15 @@ class DeepGemmLinear(torch.nn.Linear):
         self._gemm = deep_gemm.fp8_gemm_nt
         self.main_grad = bool(main_grad)
 
-    def _main_grad(self):
-        """weight.main_grad (f32), created zeroed when absent."""
-        w = self.weight
-        if getattr(w, "main_grad", None) is None:
-            w.main_grad = torch.zeros(w.shape, dtype=torch.float32, device=w.device)
-        return w.main_grad
-
     def forward(self, x):
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features).contiguous()
         if x2.shape[0] % TOKEN_MULTIPLE:
             raise ValueError(f"DeepGemmLinear: {x2.shape[0]} tokens, expected a multiple of "
                              f"{TOKEN_MULTIPLE} (the columnwise copies' rows)")
-        main_grad = self._main_grad() if self.main_grad and torch.is_grad_enabled() else None
+        from fp8mlir.nn import main_grad_of
+        main_grad = (main_grad_of(self.weight) if self.main_grad and torch.is_grad_enabled()
+                     else None)
         y = _DeepGemmLinearFunction.apply(x2, self.weight, self._gemm, main_grad)
         return y.reshape(*lead, self.out_features)
 

@@ -210,7 +210,7 @@ def markdown(report):
             f"| {r['ms_amax_reduce']:.3f} | {r['ms_quantize_whole']:.3f} / {r['ms_quantize_shard']:.3f} "
             f"| {r['ms_bf16_path']:.3f} | {r['ms_fp8_path']:.3f} "
             f"| {r['ms_bf16_path'] / r['ms_fp8_path']:.2f}x "
-            f"| {_two(r)} | {r.get('gpu_ops_bf16_path')} / {r.get('gpu_ops_fp8_path')} "
+            f"| {_other_form(r)} | {r.get('gpu_ops_bf16_path')} / {r.get('gpu_ops_fp8_path')} "
             f"| {r.get('host_ms_bf16_path', float('nan')):.3f} / "
             f"{r.get('host_ms_fp8_path', float('nan')):.3f} "
             f"| {'yes' if r['fp8_equals_bf16_path'] else 'NO'} |")
@@ -221,7 +221,7 @@ def markdown(report):
     return lines
 
 
-def _two(r):
+def _other_form(r):
     """The FP8 path's time with the other form of the blockwise gather."""
     for key, form in (("ms_fp8_path_two_gathers", "two"), ("ms_fp8_path_packed_gather", "packed")):
         if r.get(key) is not None:

@@ -41,6 +41,17 @@ TOKEN_MULTIPLE = 16
 FEATURE_MULTIPLE = 16  # N and K: TMA's 16-byte row strides
 
 
+def main_grad_of(weight):
+    """`weight.main_grad`, the f32 tensor that main-gradient accumulation
+    adds dW into (Megatron's name); created zeroed when absent or not of
+    the weight's shape and device."""
+    grad = getattr(weight, "main_grad", None)
+    if grad is None or grad.shape != weight.shape or grad.device != weight.device:
+        grad = weight.main_grad = torch.zeros(weight.shape, dtype=torch.float32,
+                                              device=weight.device)
+    return grad
+
+
 class Linear(torch.nn.Linear):
     """``torch.nn.Linear`` with its three GEMMs in FP8.
 
@@ -124,11 +135,7 @@ class Linear(torch.nn.Linear):
         return found
 
     def _main_grad(self):
-        grad = getattr(self.weight, "main_grad", None)
-        w = self.weight
-        if grad is None or grad.shape != w.shape or grad.device != w.device:
-            grad = w.main_grad = torch.zeros(w.shape, dtype=torch.float32, device=w.device)
-        return grad
+        return main_grad_of(self.weight)
 
     def forward(self, x):
         if self.calibrating:
