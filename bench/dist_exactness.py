@@ -139,26 +139,44 @@ def check_quantization(comm, seed, random_cases, kq=None):
             w = (sh.row_window if dim == 0 else sh.column_window)(shape, counts, comm.rank)
             local = x[w.row:w.row + w.rows, w.col:w.col + w.cols].contiguous()
             for name, spec, ref in cases:
-                comm.traffic.clear()
-                if kq:
-                    q = kq.shard_and_gather(comm, local, shape, counts, spec, dim)
-                else:
-                    q = sh.shard_and_gather(comm, BE, local, shape, counts, spec, dim)
-                want_data, want_scale = ref(x)
-                ok = same_bits(q.data, want_data) and same_bits(q.scale_inv, want_scale)
-                kinds = [k for k, _ in comm.traffic]
-                if kq and spec.block != "tensor" and "all_reduce_max" not in kinds:
-                    ok &= kinds == ["all_gather"]  # codes and scales in one call
-                if kq:
-                    whole = kq.quantize_whole(x, spec)
-                    ok &= same_bits(whole.data, want_data) and same_bits(whole.scale_inv,
-                                                                         want_scale)
-                results.append({"section": section, "recipe": name,
-                                "case": f"{shape[0]}x{shape[1]} {str(dtype)[6:]} dim {dim} "
-                                        f"split {counts}",
-                                "ok": ok, "bytes": sum(b for _, b in comm.traffic),
-                                "collectives": kinds})
+                # the kernels' blockwise codes and scales: in two all-gathers
+                # (the default) and in one packed all-gather (opt-in)
+                forms = (False, True) if kq and spec.block != "tensor" else (None,)
+                for packed in forms:
+                    results.append(check_quantization_case(comm, kq, x, local, shape, dim, counts,
+                                                           name, spec, ref, packed))
+                    results[-1]["section"] = section
+                    results[-1]["case"] = f"{shape[0]}x{shape[1]} {str(dtype)[6:]} dim {dim} " \
+                                          f"split {counts}" + {None: "", False: " (two gathers)",
+                                                               True: " (packed gather)"}[packed]
     return results
+
+
+def check_quantization_case(comm, kq, x, local, shape, dim, counts, name, spec, ref, packed):
+    """One sharded quantization + FP8 all-gather against the whole tensor's
+    reference; ``packed``: the kernels' blockwise gather form (None: the
+    path has one form)."""
+    comm.traffic.clear()
+    if kq:
+        default = kq.PACKED_GATHER
+        kq.PACKED_GATHER = default if packed is None else packed
+        try:
+            q = kq.shard_and_gather(comm, local, shape, counts, spec, dim)
+        finally:
+            kq.PACKED_GATHER = default
+    else:
+        q = sh.shard_and_gather(comm, BE, local, shape, counts, spec, dim)
+    want_data, want_scale = ref(x)
+    ok = same_bits(q.data, want_data) and same_bits(q.scale_inv, want_scale)
+    kinds = [k for k, _ in comm.traffic]
+    if packed is not None and "all_reduce_max" not in kinds:
+        # codes and scales in one call, or the scales in a second one
+        ok &= kinds == ["all_gather"] * (1 if packed else 2)
+    if kq:
+        whole = kq.quantize_whole(x, spec)
+        ok &= same_bits(whole.data, want_data) and same_bits(whole.scale_inv, want_scale)
+    return {"recipe": name, "ok": ok, "bytes": sum(b for _, b in comm.traffic),
+            "collectives": kinds}
 
 
 ZERO_PARAMS = [(3072, 1024), (1024, 1024), (2816, 1024), (1000, 1000), (5, 77), (1024, 2816)]

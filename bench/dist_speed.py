@@ -23,11 +23,11 @@ amax kernel, then the cast kernel, which derives the scale from the amax
 in device memory; blockwise: the blockwise kernel); the fp8 path runs the
 amax kernel on the shard, all-reduces those 4 bytes in place and runs the
 same cast kernel (per tensor), or quantizes the block-aligned shard with
-the blockwise kernel into a packed buffer and gathers its codes and scales
-in one all-gather (no amax all-reduce: no block spans two ranks; also
-timed with the scales in a second all-gather). "same FP8" compares the gathered
-bytes and scales with the bf16 path's and, for current scaling, with the
-public operator fp8mlir.quantize on the whole tensor. Host: the time the
+the blockwise kernel and gathers its codes and its scales in two
+all-gathers (no amax all-reduce: no block spans two ranks; also timed
+with both in one all-gather of each rank's packed bytes). "same FP8"
+compares the gathered bytes and scales with the bf16 path's and, for
+current scaling, with the public operator fp8mlir.quantize on the whole tensor. Host: the time the
 host takes to issue a path (no synchronization inside): where it is close
 to the path's GPU time, the path is bound by the host, not by the GPU.
 ``--reference`` times the eager-PyTorch reference quantization instead

@@ -22,10 +22,11 @@ dispatch and checks on every call) and the GEMMs by fp8mlir.scaled_mm:
 - blockwise 1x128 and 128x128 (power-of-two scales, amax clamp 1e-4, the
   kernels' rule) where no shard boundary cuts a block: every block lies on
   one rank, so the shard is quantized locally by the blockwise kernel (no
-  amax all-reduce) and the scale grids are all-gathered with the codes in
-  one all-gather (each rank's codes and scales packed into one byte
-  buffer; the gathered bytes are split into the codes and the scales
-  again, one copy each).
+  amax all-reduce); the codes and the scale grids are all-gathered in two
+  all-gathers, or with ``PACKED_GATHER`` in one (each rank's codes and
+  scales packed into one byte buffer, the gathered bytes split into the
+  codes and the scales again, one copy each: slower on 2 H100s, whose
+  NCCL call costs less than the copy).
   1x128 shards go in as [n / W, W] rows, W = 1024 or 128 (a row of 1x128
   blocks is a run of them); columns are zero-padded to a block or to 16,
   which leaves every block's amax unchanged;
