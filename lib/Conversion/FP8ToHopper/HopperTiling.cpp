@@ -69,6 +69,9 @@ static constexpr int64_t kFastTileThroughput = 101;
 /// the 64x64 and 64x128 tiles run as many waves, and leaves M > 16 (two
 /// rows of its tiles, twice the B traffic) to them. Not measured yet.
 static constexpr int64_t kSwapABThroughput = 19;
+/// The most CTAs a K-split cluster takes (GemmTiling::splitK; the
+/// portable cluster size).
+static constexpr int64_t kMaxSplitK = 8;
 
 /// The launch variants of a masked grouped GEMM (decode; the caller's
 /// expected rows per group choose among them, fp8rt_kernel_for_expected_m):
@@ -103,7 +106,7 @@ getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary) {
 }
 
 int64_t hopper::getDynamicSharedMemoryBytes(const GemmTiling &t) {
-  return getStreamKScheduleOffset(t) + (t.streamK ? kStreamKScheduleBytes : 0);
+  return getSplitKOffset(t) + getSplitKBytes(t);
 }
 
 BScaleClasses::BScaleClasses(const GemmTiling &t) {
@@ -205,7 +208,8 @@ static int64_t getStagesThatFit(const GemmTiling &t, int64_t maxSharedMemory,
                                 int64_t maxStages) {
   int64_t available = maxSharedMemory - getEpilogueBytes(t) -
                       PipelineRing::barrierBytes(maxStages) -
-                      (t.streamK ? kStreamKScheduleBytes : 0);
+                      (t.streamK ? kStreamKScheduleBytes : 0) -
+                      getSplitKBytes(t);
   return std::min(maxStages,
                   available / (getStageBytes(t) + t.stageScaleBytes));
 }
@@ -276,6 +280,13 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
           "(64 B rows as the MMA's M, the tile's M as its N), no cluster and "
           "direct stores, got "
        << t.tileM << "x" << t.tileN;
+  else if (t.splitK > 1 &&
+           (!t.swapAB || t.streamK || t.splitK > kMaxSplitK ||
+            t.splitK > p.numKBlocks(t.tileK) || p.isGrouped()))
+    os << "a K split over a cluster takes a swap-AB tile without stream-K, "
+          "at most "
+       << kMaxSplitK << " CTAs and at most one per K block, not grouped; got "
+       << t.splitK << " CTAs for " << p.numKBlocks(t.tileK) << " K blocks";
   else if (!t.swapAB && t.tileM != 64 && t.tileM != 128 &&
            t.tileM != kWaveTileM)
     os << "the sm_90a kernels take tile M 64 or 128 (one or two consumer "
@@ -366,12 +377,21 @@ static bool wantsSwapABVariant(const GemmProblem &p) {
          !p.isGrouped() && !p.hasBlockwiseColumnScales();
 }
 
+/// The K-split swap-AB variants (GemmTiling::splitK): clusters of 2 and 4
+/// CTAs per tile, with no workspace (the sums go through the first CTA's
+/// shared memory). Each is built where its clusters cover the tiles in
+/// one wave of the target's SMs and each CTA keeps 4 K blocks at least.
+static constexpr int64_t kSplitKVariants[] = {2, 4};
+static constexpr int64_t kMinSplitKBlocks = 4;
+
 static GemmTiling getSwapABTiling(const GemmProblem &p,
-                                  int64_t maxSharedMemory) {
+                                  int64_t maxSharedMemory,
+                                  int64_t splitK = 1) {
   GemmTiling t;
   std::tie(t.tileM, t.tileN) = kSwapABTile;
   t.swapAB = true;
-  setStreamK(t, true);
+  t.splitK = splitK;
+  setStreamK(t, splitK == 1);
   t.outputBytes = getByteWidth(p.outElementType);
   setScaleSlots(p, t);
   t.stages = getStagesThatFit(t, maxSharedMemory, kMaxDeepPipelineStages);
@@ -520,8 +540,14 @@ SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,
     add(getDefaultTiling(p, kStreamKVariantTile.first,
                          kStreamKVariantTile.second,
                          target.maxSharedMemoryPerBlock, /*streamK=*/true));
-  if (wantsSwapABVariant(p))
+  if (wantsSwapABVariant(p)) {
     add(getSwapABTiling(p, target.maxSharedMemoryPerBlock));
+    int64_t tiles = llvm::divideCeil(p.n, kSwapABTile.second);
+    for (int64_t splitK : kSplitKVariants)
+      if (tiles * splitK <= target.numMultiprocessors &&
+          p.numKBlocks(kScaleBlock) >= kMinSplitKBlocks * splitK)
+        add(getSwapABTiling(p, target.maxSharedMemoryPerBlock, splitK));
+  }
   return variants;
 }
 
