@@ -450,6 +450,7 @@ private:
     }
     spec.throughput = grid.throughputOrDefault();
     meta_.swapAB = file_.gemm && file_.gemm->swapAb.value_or(false);
+    meta_.programmaticLaunch = file_.programmaticLaunchOrDefault();
     spec.kSplit = grid.kSplitOrDefault();
     if (spec.kSplit > 1 && (spec.kind != GridKind::Persistent ||
                             meta_.cluster[0] != spec.kSplit ||

@@ -144,6 +144,8 @@ struct KernelMetadata {
   // A GEMM kernel whose MMAs take B's rows as their M (gemm.swap_ab): a
   // stream-K one splits any number of tiles (selectLaunchVariant).
   bool swapAB = false;
+  // Launched with programmatic stream serialization (programmatic_launch).
+  bool programmaticLaunch = false;
   // Launch variants: their metadata files (relative to this file's
   // directory); a variant names its kernel in variantOf.
   std::vector<std::string> variantFiles;

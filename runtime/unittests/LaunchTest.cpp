@@ -376,6 +376,33 @@ TEST_F(LaunchTest, ClusterLaunchUsesLaunchKernelEx) {
   EXPECT_EQ(call.params[4], bytesOf<int32_t>(4096));
 }
 
+TEST_F(LaunchTest, ProgrammaticLaunchSetsStreamSerialization) {
+  // Without a cluster: cuLaunchKernelEx with the one attribute.
+  std::string programmatic = replaced(kExampleJson, "\"version\": 1,",
+                                      "\"version\": 1, "
+                                      "\"programmatic_launch\": true,");
+  fp8rt_kernel *kernel = load(programmatic);
+  expectSuccess(kernel, exampleOperands(4096));
+  ASSERT_EQ(fake.launches.size(), 1u);
+  EXPECT_TRUE(fake.launches[0].ex);
+  EXPECT_EQ(fake.launches[0].numAttrs, 1u);
+  EXPECT_EQ(fake.launches[0].attrId,
+            CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+  EXPECT_EQ(fake.launches[0].programmaticSerialization, 1);
+  // With a cluster: both attributes.
+  fp8rt_kernel *clustered = load(replaced(
+      programmatic, "\"cluster\": [1, 1, 1]", "\"cluster\": [2, 1, 1]"));
+  expectSuccess(clustered, exampleOperands(4096));
+  ASSERT_EQ(fake.launches.size(), 2u);
+  EXPECT_EQ(fake.launches[1].numAttrs, 2u);
+  EXPECT_EQ(fake.launches[1].cluster[0], 2u);
+  EXPECT_EQ(fake.launches[1].programmaticSerialization, 1);
+  // A kernel without the key: no attribute.
+  expectSuccess(load(), exampleOperands(4096));
+  EXPECT_FALSE(fake.launches[2].ex);
+  EXPECT_EQ(fake.launches[2].programmaticSerialization, -1);
+}
+
 TEST_F(LaunchTest, NonClusterLaunchUsesLaunchKernel) {
   fp8rt_kernel *kernel = load();
   expectSuccess(kernel, exampleOperands(128));

@@ -114,6 +114,17 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
     gpu::BarrierOp::create(b);
   }
 
+  // A swap-AB (decode) kernel is launched with programmatic stream
+  // serialization (its metadata's programmatic_launch): everything above
+  // touches no global memory and may overlap the end of the grid before it;
+  // nothing below may run before that grid is complete and its writes are
+  // visible. The grid after it may then launch (its CTAs wait likewise).
+  if (t.swapAB) {
+    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+    NVVM::GriddepcontrolOp::create(b,
+                                   NVVM::GridDepActionKind::launch_dependents);
+  }
+
   Value isProducer =
       kb.eq(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(0));
   auto roles = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);

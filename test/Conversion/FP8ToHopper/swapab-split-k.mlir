@@ -11,7 +11,8 @@
 // frees each rank's slot with an arrival on that rank's barrier and runs the
 // epilogue. No stream-K schedule and no workspace; the grid runs k_split =
 // 4 CTAs per tile, a [4, 1, 1] cluster, synchronized after the barriers'
-// initialization and before exit.
+// initialization and before exit. Like every swap-AB kernel it is
+// launched with programmatic stream serialization.
 // CHECK-LABEL: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n2112_k7168_t16x64x128_s16_swapab_ks2_fast(
 // CHECK-SAME: cluster = [2, 1, 1]
 // CHECK-SAME: grid = {k_split = 2 : i64, kind = "persistent"
@@ -20,6 +21,7 @@
 // CHECK-SAME: cluster = [4, 1, 1]
 // CHECK-NOT: workspace
 // CHECK-SAME: grid = {k_split = 4 : i64, kind = "persistent", throughput = 19 : i64, tile_m = 16 : i64, tile_n = 64 : i64}
+// CHECK-SAME: programmatic_launch = true
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 4, 1, 1>
 // The two split-K barriers: 3 x 128 arrivals (the other ranks' consumer
 // threads) and 128 (rank 0's).
@@ -30,6 +32,10 @@
 // CHECK: nvvm.cluster.arrive {aligned}
 // CHECK-NEXT: nvvm.cluster.wait {aligned}
 // CHECK-NEXT: %[[RANK:.*]] = nvvm.read.ptx.sreg.cluster.ctarank
+// Nothing before this reads or writes global memory: the prologue
+// overlaps the end of the grid before (programmatic launch).
+// CHECK: nvvm.griddepcontrol wait
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // The producer's K range: rank * 56 / 4 to (rank + 1) * 56 / 4.
 // CHECK: arith.muli %[[RANK]], %c56_i32
 // CHECK: arith.divui %{{.*}}, %c4_i32
