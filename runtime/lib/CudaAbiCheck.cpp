@@ -73,7 +73,8 @@ FP8RT_SAME_OFFSET(CUlaunchConfig, hStream)
 FP8RT_SAME_OFFSET(CUlaunchConfig, attrs)
 FP8RT_SAME_OFFSET(CUlaunchConfig, numAttrs)
 FP8RT_SAME_OFFSET(CUlaunchAttributeValue, clusterDim)
-FP8RT_SAME_OFFSET(CUlaunchAttributeValue, programmaticStreamSerializationAllowed)
+FP8RT_SAME_OFFSET(CUlaunchAttributeValue,
+                  programmaticStreamSerializationAllowed)
 FP8RT_SAME_OFFSET(CUtensorMap, opaque)
 
 FP8RT_SAME_VALUE(CUDA_SUCCESS)

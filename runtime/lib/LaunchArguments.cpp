@@ -519,10 +519,11 @@ Status checkOperandAddresses(const KernelMetadata &meta,
   return checkOutputsDoNotOverlap(meta, args);
 }
 
-// What a stream-K kernel's fixup through the workspace costs, in waves:
-// a CTA computing a split tile's first K blocks waits for the others' f32
-// sums (two round trips through L2 after its own blocks). Against a K-split
-// kernel, whose sums go through the cluster's shared memory.
+// What a stream-K kernel's fixup through the workspace costs, in waves, per
+// CTA sharing a split tile: the CTA computing its first K blocks waits for
+// each other CTA's f32 sums in turn (two round trips through L2 each, after
+// its own blocks). Against a K-split kernel, whose sums go through the
+// cluster's shared memory.
 static constexpr double kStreamKFixupWaves = 0.05;
 
 // The CTAs a persistent grid of `meta` runs at once on `numSMs` SMs
@@ -549,12 +550,13 @@ size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates
     // half of them (any number of them for a swap-AB kernel, whose schedule
     // splits whenever that shortens the last wave), its time is that
     // fraction of a wave (measured at M = 1 to 64; bench/NOTES.md), plus
-    // the fixup through the workspace. Otherwise it counts whole waves like
-    // any other, and ties go to the earlier candidate.
+    // the fixup through the workspace, a chain as long as the CTAs sharing
+    // a tile. Otherwise it counts whole waves like any other, and ties go
+    // to the earlier candidate.
     bool oneTileRow = ceilDiv(m, grid.tileM) == 1;
     if (meta.workspaceParam >= 0 && oneTileRow &&
         (2 * tiles <= ctas || meta.swapAB))
-      waves = tiles / ctas + kStreamKFixupWaves;
+      waves = tiles / ctas + kStreamKFixupWaves * std::max(1.0, ctas / tiles);
     // A K-split kernel: waves of tiles over its clusters, each CTA running
     // 1/k_split of a tile's K blocks.
     if (grid.kSplit > 1) {

@@ -1017,11 +1017,14 @@ TEST_F(LaunchTest, KSplitVariantIsChosenWhereItsClustersCoverTheTiles) {
                                              &split4};
   // Tile N 64 (the JSON's operands are N = 7168, but the choice takes N):
   // N = 4096 is 64 tiles, one wave of 66 clusters of 2 at half a tile each
-  // (0.5 waves against the stream-K kernel's 64 / 132 + its fixup).
+  // (0.5 waves against the stream-K kernel's 64 / 132 + 0.05 x 132 / 64).
   EXPECT_EQ(selectLaunchVariant(all, 1, 4096, 132), 2u);
-  // N = 2112, 33 tiles: one wave of 33 clusters of 4 at a quarter each.
+  // N = 2112, 33 tiles: one wave of 33 clusters of 4 at a quarter each
+  // (0.25 + 0.05 x 4 for the stream-K kernel); N = 1024, 16 tiles: the
+  // clusters of 4 again (the stream-K kernel's fixup chains 8 CTAs).
   EXPECT_EQ(selectLaunchVariant(all, 16, 2112, 132), 3u);
-  // N = 7168, 112 tiles: 112 / 132 + fixup against a whole wave.
+  EXPECT_EQ(selectLaunchVariant(all, 1, 1024, 132), 3u);
+  // N = 7168, 112 tiles: 112 / 132 + 0.05 x 1.18 against a whole wave.
   EXPECT_EQ(selectLaunchVariant(all, 1, 7168, 132), 1u);
   // N = 28672, 448 tiles: 3.39 + 0.05 waves against 3.5.
   EXPECT_EQ(selectLaunchVariant(all, 1, 28672, 132), 1u);

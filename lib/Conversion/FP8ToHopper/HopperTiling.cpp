@@ -384,6 +384,10 @@ static bool wantsSwapABVariant(const GemmProblem &p) {
 static constexpr int64_t kSplitKVariants[] = {2, 4};
 static constexpr int64_t kMinSplitKBlocks = 4;
 
+/// The runtime's cost of a stream-K kernel's fixup, in waves per CTA
+/// sharing a split tile (runtime/lib/LaunchArguments.cpp).
+static constexpr double kStreamKFixupWaves = 0.05;
+
 static GemmTiling getSwapABTiling(const GemmProblem &p,
                                   int64_t maxSharedMemory,
                                   int64_t splitK = 1) {
@@ -396,6 +400,36 @@ static GemmTiling getSwapABTiling(const GemmProblem &p,
   setScaleSlots(p, t);
   t.stages = getStagesThatFit(t, maxSharedMemory, kMaxDeepPipelineStages);
   return t;
+}
+
+/// Whether the K-split swap-AB variant of `splitK` CTAs per tile is built
+/// (selectLaunchVariants): its clusters cover the tiles in one wave.
+static bool wantsSplitKVariant(const GemmProblem &p, int64_t splitK,
+                               const TargetInfo &target) {
+  int64_t tiles = llvm::divideCeil(p.n, kSwapABTile.second);
+  return tiles * splitK <= target.numMultiprocessors &&
+         p.numKBlocks(kScaleBlock) >= kMinSplitKBlocks * splitK;
+}
+
+/// A static M of one swap-AB tile row: the stream-K swap-AB tile or a
+/// K-split one, by the runtime's rule (selectLaunchVariant): the stream-K
+/// kernel's tiles / SMs waves plus its fixup chain against one wave of
+/// clusters at 1 / k_split of a tile each.
+static GemmTiling pickSwapABTiling(const GemmProblem &p,
+                                   const TargetInfo &target) {
+  double sms = static_cast<double>(target.numMultiprocessors);
+  double tiles =
+      static_cast<double>(llvm::divideCeil(p.n, kSwapABTile.second));
+  double bestWaves =
+      tiles / sms + kStreamKFixupWaves * std::max(1.0, sms / tiles);
+  int64_t bestSplit = 1;
+  for (int64_t splitK : kSplitKVariants)
+    if (wantsSplitKVariant(p, splitK, target) &&
+        1.0 / static_cast<double>(splitK) < bestWaves) {
+      bestWaves = 1.0 / static_cast<double>(splitK);
+      bestSplit = splitK;
+    }
+  return getSwapABTiling(p, target.maxSharedMemoryPerBlock, bestSplit);
 }
 
 FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
@@ -470,7 +504,7 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     t = best;
     // A few tokens: the swap-AB tile (as the runtime picks its variant).
     if (p.staticM <= kSwapABTile.first && wantsSwapABVariant(p))
-      t = getSwapABTiling(p, maxSharedMemory);
+      t = pickSwapABTiling(p, target);
   }
   return t;
 }
@@ -542,10 +576,8 @@ SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,
                          target.maxSharedMemoryPerBlock, /*streamK=*/true));
   if (wantsSwapABVariant(p)) {
     add(getSwapABTiling(p, target.maxSharedMemoryPerBlock));
-    int64_t tiles = llvm::divideCeil(p.n, kSwapABTile.second);
     for (int64_t splitK : kSplitKVariants)
-      if (tiles * splitK <= target.numMultiprocessors &&
-          p.numKBlocks(kScaleBlock) >= kMinSplitKBlocks * splitK)
+      if (wantsSplitKVariant(p, splitK, target))
         add(getSwapABTiling(p, target.maxSharedMemoryPerBlock, splitK));
   }
   return variants;
