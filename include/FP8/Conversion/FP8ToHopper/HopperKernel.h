@@ -17,7 +17,8 @@
 //
 // Shared memory: the stage ring (A and B tiles), the output staging buffer
 // (TMA-store epilogue), the stages' blockwise scale slots, the ring's
-// barriers, the stream-K schedule.
+// barriers, the stream-K schedule, a K-split kernel's barriers and sum
+// slots.
 //
 //===----------------------------------------------------------------------===//
 
