@@ -1019,10 +1019,11 @@ TEST_F(LaunchTest, KSplitVariantIsChosenWhereItsClustersCoverTheTiles) {
   // N = 4096 is 64 tiles, one wave of 66 clusters of 2 at half a tile each
   // (0.5 waves against the stream-K kernel's 64 / 132 + 0.05 x 132 / 64).
   EXPECT_EQ(selectLaunchVariant(all, 1, 4096, 132), 2u);
-  // N = 2112, 33 tiles: one wave of 33 clusters of 4 at a quarter each
-  // (0.25 + 0.05 x 4 for the stream-K kernel); N = 1024, 16 tiles: the
-  // clusters of 4 again (the stream-K kernel's fixup chains 8 CTAs).
-  EXPECT_EQ(selectLaunchVariant(all, 16, 2112, 132), 3u);
+  // N = 2112, 33 tiles: two waves of the 32 resident clusters of 4 (8
+  // GPCs of 16.5 SMs, 4 each) or one of 64 clusters of 2, 0.5 waves
+  // against the stream-K kernel's 0.25 + 0.05 x 4; N = 1024, 16 tiles: the
+  // clusters of 4 (the stream-K kernel's fixup chains 8 CTAs).
+  EXPECT_EQ(selectLaunchVariant(all, 16, 2112, 132), 1u);
   EXPECT_EQ(selectLaunchVariant(all, 1, 1024, 132), 3u);
   // N = 7168, 112 tiles: 112 / 132 + 0.05 x 1.18 against a whole wave.
   EXPECT_EQ(selectLaunchVariant(all, 1, 7168, 132), 1u);

@@ -12,6 +12,8 @@
 #include "FP8/Conversion/FP8ToHopper/WGMMA.h"
 #include "FP8/Conversion/KernelSkeleton/GemmScheduler.h"
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 
 using namespace mlir;
@@ -413,8 +415,9 @@ static bool wantsSplitKVariant(const GemmProblem &p, int64_t splitK,
 
 /// A static M of one swap-AB tile row: the stream-K swap-AB tile or a
 /// K-split one, by the runtime's rule (selectLaunchVariant): the stream-K
-/// kernel's tiles / SMs waves plus its fixup chain against one wave of
-/// clusters at 1 / k_split of a tile each.
+/// kernel's tiles / SMs waves plus its fixup chain against waves of the
+/// resident clusters (8 GPCs of SMs / 8 SMs each) at 1 / k_split of a tile
+/// each.
 static GemmTiling pickSwapABTiling(const GemmProblem &p,
                                    const TargetInfo &target) {
   double sms = static_cast<double>(target.numMultiprocessors);
@@ -423,12 +426,16 @@ static GemmTiling pickSwapABTiling(const GemmProblem &p,
   double bestWaves =
       tiles / sms + kStreamKFixupWaves * std::max(1.0, sms / tiles);
   int64_t bestSplit = 1;
-  for (int64_t splitK : kSplitKVariants)
-    if (wantsSplitKVariant(p, splitK, target) &&
-        1.0 / static_cast<double>(splitK) < bestWaves) {
-      bestWaves = 1.0 / static_cast<double>(splitK);
+  for (int64_t splitK : kSplitKVariants) {
+    int64_t clusters =
+        std::max<int64_t>(target.numMultiprocessors / 8 / splitK, 1) * 8;
+    double waves = std::ceil(tiles / static_cast<double>(clusters)) /
+                   static_cast<double>(splitK);
+    if (wantsSplitKVariant(p, splitK, target) && waves < bestWaves) {
+      bestWaves = waves;
       bestSplit = splitK;
     }
+  }
   return getSwapABTiling(p, target.maxSharedMemoryPerBlock, bestSplit);
 }
 
