@@ -5,6 +5,7 @@ recording the per-kernel compile time (build machine) in compile-times.json.
 
     bench/make_kernels.py --out kernels [--fp8-compile build/bin/fp8-compile]
                           [--set check|bench|decode|tile256|wgrad|wgrad_check|all]
+                          [--nk NxK,...]
 """
 import argparse
 import json
@@ -27,6 +28,7 @@ DECODE_NK = [
     (4096, 4096), (1024, 4096), (6144, 4096), (14336, 4096), (4096, 14336),  # Llama-3 8B
     (8192, 8192), (10240, 8192), (28672, 8192), (8192, 28672),  # Llama-3 70B
     (2112, 7168), (576, 7168), (1536, 7168), (24576, 1536), (7168, 16384),  # DeepSeek-V3
+    (7168, 2048),
     (4608, 3584), (512, 3584), (3584, 18944),  # Qwen2.5-7B
 ]
 
@@ -367,12 +369,18 @@ def main():
                              "accumulate-into-C, the heuristic's tile and the configured "
                              "ones); wgrad_check: the configured 1D x 1D tiles' "
                              "correctness kernels")
+    parser.add_argument("--nk", default="",
+                        help="comma-separated NxK list: only the set's kernels of these "
+                             "(N, K), e.g. 4096x4096,2112x7168")
     args = parser.parse_args()
+    only = {tuple(int(x) for x in nk.split("x")) for nk in args.nk.split(",") if nk}
     os.makedirs(args.out, exist_ok=True)
     times = {}
     failures = 0
     seen = set()
     for fn, recipe, n, k, extra in kernel_specs(args.set):
+        if only and (n, k) not in only:
+            continue
         src = os.path.join(args.out, f"{fn}.mlir")
         with open(src, "w") as f:
             f.write(gemm_mlir(fn, recipe, n, k, extra))

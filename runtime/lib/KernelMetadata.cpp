@@ -449,6 +449,17 @@ private:
       return Status();
     }
     spec.throughput = grid.throughputOrDefault();
+    meta_.swapAB = file_.gemm && file_.gemm->swapAb.value_or(false);
+    meta_.programmaticLaunch = file_.programmaticLaunchOrDefault();
+    spec.kSplit = grid.kSplitOrDefault();
+    if (spec.kSplit > 1 && (spec.kind != GridKind::Persistent ||
+                            meta_.cluster[0] != spec.kSplit ||
+                            meta_.cluster[1] != 1 || meta_.cluster[2] != 1))
+      return r_.errorAtPath("grid.k_split", "a k_split of ", spec.kSplit,
+                            " needs a persistent grid whose cluster is [",
+                            spec.kSplit, ", 1, 1] (the CTAs splitting a tile), "
+                            "not [", meta_.cluster[0], ", ", meta_.cluster[1],
+                            ", ", meta_.cluster[2], "]");
     spec.tileM = grid.tileM;
     spec.tileN = grid.tileN;
     std::string operandName = grid.operand.value_or("");

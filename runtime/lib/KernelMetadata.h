@@ -116,6 +116,8 @@ struct GridSpec {
   // Persistent: output elements per SM and second, in percent of the
   // fastest tile, for the choice among launch variants (selectLaunchVariant).
   int64_t throughput = 100;
+  // Persistent: CTAs per tile (a cluster of them splits its K blocks).
+  int64_t kSplit = 1;
   uint32_t fixed[3] = {1, 1, 1}; // Fixed
 };
 
@@ -139,6 +141,11 @@ struct KernelMetadata {
   bool hasGlobalTensorMaps = false;
   // The param of kind "workspace" (at most one), or -1.
   int workspaceParam = -1;
+  // A GEMM kernel whose MMAs take B's rows as their M (gemm.swap_ab): a
+  // stream-K one splits any number of tiles (selectLaunchVariant).
+  bool swapAB = false;
+  // Launched with programmatic stream serialization (programmatic_launch).
+  bool programmaticLaunch = false;
   // Launch variants: their metadata files (relative to this file's
   // directory); a variant names its kernel in variantOf.
   std::vector<std::string> variantFiles;

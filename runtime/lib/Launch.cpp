@@ -345,13 +345,24 @@ Status launchPacked(fp8rt_kernel &kernel, const DriverApi &api,
 
   CUresult result;
   const char *call;
-  if (meta.clusterSize() > 1) {
-    CUlaunchAttribute attribute;
-    std::memset(&attribute, 0, sizeof(attribute));
-    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = meta.cluster[0];
-    attribute.value.clusterDim.y = meta.cluster[1];
-    attribute.value.clusterDim.z = meta.cluster[2];
+  if (meta.clusterSize() > 1 || meta.programmaticLaunch) {
+    CUlaunchAttribute attributes[2];
+    std::memset(attributes, 0, sizeof(attributes));
+    unsigned numAttributes = 0;
+    if (meta.clusterSize() > 1) {
+      CUlaunchAttribute &cluster = attributes[numAttributes++];
+      cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      cluster.value.clusterDim.x = meta.cluster[0];
+      cluster.value.clusterDim.y = meta.cluster[1];
+      cluster.value.clusterDim.z = meta.cluster[2];
+    }
+    // The kernel waits for the grids before it (griddepcontrol.wait) before
+    // touching global memory: its launch may start as they end.
+    if (meta.programmaticLaunch) {
+      CUlaunchAttribute &serialization = attributes[numAttributes++];
+      serialization.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      serialization.value.programmaticStreamSerializationAllowed = 1;
+    }
     CUlaunchConfig config;
     std::memset(&config, 0, sizeof(config));
     config.gridDimX = grid.x;
@@ -362,8 +373,8 @@ Status launchPacked(fp8rt_kernel &kernel, const DriverApi &api,
     config.blockDimZ = meta.block[2];
     config.sharedMemBytes = meta.dynamicSharedMemoryBytes;
     config.hStream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    config.attrs = attributes;
+    config.numAttrs = numAttributes;
     result = api.launchKernelEx(&config, state.function,
                                 scratch.kernelParams.data(), nullptr);
     call = "cuLaunchKernelEx";

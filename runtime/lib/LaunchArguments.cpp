@@ -519,6 +519,23 @@ Status checkOperandAddresses(const KernelMetadata &meta,
   return checkOutputsDoNotOverlap(meta, args);
 }
 
+// What a stream-K kernel's fixup through the workspace costs, in waves, per
+// CTA sharing a split tile: the CTA computing its first K blocks waits for
+// each other CTA's f32 sums in turn (two round trips through L2 each, after
+// its own blocks). Against a K-split kernel, whose sums go through the
+// cluster's shared memory.
+static constexpr double kStreamKFixupWaves = 0.05;
+
+// Clusters of `size` CTAs (one per SM) resident at once: a cluster runs
+// within one GPC, so each of the kGpcs GPCs holds floor(its SMs / size) of
+// them (H100: 32 clusters of 4 on 132 SMs, measured: 33 took 1.5x the time
+// of 32).
+static constexpr int kGpcs = 8;
+static double residentClusters(int64_t size, int numSMs) {
+  int64_t perGpc = std::max<int64_t>(numSMs / kGpcs / size, 1);
+  return static_cast<double>(perGpc * kGpcs);
+}
+
 // The CTAs a persistent grid of `meta` runs at once on `numSMs` SMs
 // (computeGrid's cap).
 static double persistentCtas(const KernelMetadata &meta, int numSMs) {
@@ -540,12 +557,21 @@ size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates
     double waves = std::ceil(tiles / ctas);
     // A stream-K kernel (one with a workspace) splits the K blocks of its
     // tiles over all its CTAs: where M is one row of tiles that fill at most
-    // half of them, its time is that fraction of a wave (measured at M = 1
-    // to 64; bench/NOTES.md). Otherwise it counts whole waves like any
-    // other, and ties go to the earlier candidate.
-    if (meta.workspaceParam >= 0 && ceilDiv(m, grid.tileM) == 1 &&
-        2 * tiles <= ctas)
-      waves = tiles / ctas;
+    // half of them (any number of them for a swap-AB kernel, whose schedule
+    // splits whenever that shortens the last wave), its time is that
+    // fraction of a wave (measured at M = 1 to 64; bench/NOTES.md), plus
+    // the fixup through the workspace, a chain as long as the CTAs sharing
+    // a tile. Otherwise it counts whole waves like any other, and ties go
+    // to the earlier candidate.
+    bool oneTileRow = ceilDiv(m, grid.tileM) == 1;
+    if (meta.workspaceParam >= 0 && oneTileRow &&
+        (2 * tiles <= ctas || meta.swapAB))
+      waves = tiles / ctas + kStreamKFixupWaves * std::max(1.0, ctas / tiles);
+    // A K-split kernel: waves of tiles over its resident clusters, each CTA
+    // running 1/k_split of a tile's K blocks.
+    if (grid.kSplit > 1)
+      waves = std::ceil(tiles / residentClusters(grid.kSplit, numSMs)) /
+              static_cast<double>(grid.kSplit);
     double cost = waves * static_cast<double>(grid.tileM * grid.tileN) /
                   static_cast<double>(grid.throughput);
     if (i == 0 || cost < bestCost) {
@@ -623,7 +649,12 @@ Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
     // A stream-K kernel (the one with a workspace) splits the K blocks of
     // the tiles that do not fill a wave over all its CTAs: with fewer
     // tiles than SMs (a small M) that is every tile, so it takes every SM.
-    x = tiles < cap && meta.workspaceParam < 0 ? tiles : cap;
+    // A K-split kernel runs a cluster of k_split CTAs per tile.
+    uint64_t ctas = tiles;
+    if (__builtin_mul_overflow(tiles, static_cast<uint64_t>(grid.kSplit),
+                               &ctas))
+      ctas = UINT64_MAX;
+    x = ctas < cap && meta.workspaceParam < 0 ? ctas : cap;
     break;
   }
   }

@@ -185,11 +185,19 @@ struct FakeFunctions {
     call.sharedMemBytes = config->sharedMemBytes;
     call.stream = config->hStream;
     call.numAttrs = config->numAttrs;
-    if (config->numAttrs > 0) {
+    if (config->numAttrs > 0)
       call.attrId = config->attrs[0].id;
-      call.cluster[0] = config->attrs[0].value.clusterDim.x;
-      call.cluster[1] = config->attrs[0].value.clusterDim.y;
-      call.cluster[2] = config->attrs[0].value.clusterDim.z;
+    for (unsigned i = 0; i < config->numAttrs; ++i) {
+      const CUlaunchAttribute &attr = config->attrs[i];
+      if (attr.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+        call.cluster[0] = attr.value.clusterDim.x;
+        call.cluster[1] = attr.value.clusterDim.y;
+        call.cluster[2] = attr.value.clusterDim.z;
+      } else if (attr.id ==
+                 CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) {
+        call.programmaticSerialization =
+            attr.value.programmaticStreamSerializationAllowed;
+      }
     }
     copyParams(call, params);
     if (extra)

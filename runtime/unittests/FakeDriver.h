@@ -33,6 +33,9 @@ struct LaunchCall {
   unsigned numAttrs = 0;
   CUlaunchAttributeID attrId{};
   unsigned cluster[3] = {};
+  // A CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION attribute's value
+  // (-1: none).
+  int programmaticSerialization = -1;
   std::vector<void *> paramPointers;
   std::vector<std::vector<unsigned char>> params; // copied with paramSizes
 };

@@ -293,6 +293,31 @@ TEST_F(LaunchTest, PersistentGridIsMinOfSmsAndTiles) {
   EXPECT_EQ(fake.launches[1].grid[0], 132u);
 }
 
+TEST_F(LaunchTest, KSplitGridRunsAClusterPerTile) {
+  // N = 7168 / tile_n 256 = 28 tile columns, 2 CTAs per tile.
+  std::string split = withGrid("{\"kind\": \"persistent\", \"tile_m\": 16, "
+                               "\"tile_n\": 256, \"k_split\": 2}",
+                               "[2, 1, 1]");
+  EXPECT_EQ(gridFor(split, 1, 132).x, 56u);
+  // 2 x 28 tiles: 112 CTAs; 3 x 28: capped at the SMs.
+  EXPECT_EQ(gridFor(split, 32, 132).x, 112u);
+  EXPECT_EQ(gridFor(split, 48, 132).x, 132u);
+  EXPECT_EQ(gridFor(split, 48, 133).x, 132u);
+  // k_split names the cluster's CTAs.
+  KernelMetadata meta;
+  Status parsed = parseKernelMetadata(
+      withGrid("{\"kind\": \"persistent\", \"tile_m\": 16, "
+               "\"tile_n\": 256, \"k_split\": 2}"),
+      "k.json", meta);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.message().find(
+                "grid.k_split: a k_split of 2 needs a persistent grid whose "
+                "cluster is [2, 1, 1] (the CTAs splitting a tile), not [1, 1, "
+                "1]"),
+            std::string::npos)
+      << parsed.message();
+}
+
 TEST_F(LaunchTest, TilesGridCoversTheOutput) {
   const char *tiles = "{\"kind\": \"tiles\", \"tile_m\": 128, \"tile_n\": 256}";
   GridDims grid = gridFor(withGrid(tiles), 300, 132);
@@ -349,6 +374,33 @@ TEST_F(LaunchTest, ClusterLaunchUsesLaunchKernelEx) {
   EXPECT_EQ(call.sharedMemBytes, 197632u);
   EXPECT_EQ(call.stream, reinterpret_cast<CUstream>(kStream));
   EXPECT_EQ(call.params[4], bytesOf<int32_t>(4096));
+}
+
+TEST_F(LaunchTest, ProgrammaticLaunchSetsStreamSerialization) {
+  // Without a cluster: cuLaunchKernelEx with the one attribute.
+  std::string programmatic = replaced(kExampleJson, "\"version\": 1,",
+                                      "\"version\": 1, "
+                                      "\"programmatic_launch\": true,");
+  fp8rt_kernel *kernel = load(programmatic);
+  expectSuccess(kernel, exampleOperands(4096));
+  ASSERT_EQ(fake.launches.size(), 1u);
+  EXPECT_TRUE(fake.launches[0].ex);
+  EXPECT_EQ(fake.launches[0].numAttrs, 1u);
+  EXPECT_EQ(fake.launches[0].attrId,
+            CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+  EXPECT_EQ(fake.launches[0].programmaticSerialization, 1);
+  // With a cluster: both attributes.
+  fp8rt_kernel *clustered = load(replaced(
+      programmatic, "\"cluster\": [1, 1, 1]", "\"cluster\": [2, 1, 1]"));
+  expectSuccess(clustered, exampleOperands(4096));
+  ASSERT_EQ(fake.launches.size(), 2u);
+  EXPECT_EQ(fake.launches[1].numAttrs, 2u);
+  EXPECT_EQ(fake.launches[1].cluster[0], 2u);
+  EXPECT_EQ(fake.launches[1].programmaticSerialization, 1);
+  // A kernel without the key: no attribute.
+  expectSuccess(load(), exampleOperands(4096));
+  EXPECT_FALSE(fake.launches[2].ex);
+  EXPECT_EQ(fake.launches[2].programmaticSerialization, -1);
 }
 
 TEST_F(LaunchTest, NonClusterLaunchUsesLaunchKernel) {
@@ -933,6 +985,52 @@ TEST_F(LaunchTest, StreamKVariantIsChosenForOneRowOfTilesOnHalfTheSms) {
   EXPECT_EQ(selectLaunchVariant(all, 65, 2112, 132), 1u);
   // Large M: the 128x192 tiles.
   EXPECT_EQ(selectLaunchVariant(all, 4096, 2112, 132), 0u);
+}
+
+TEST_F(LaunchTest, KSplitVariantIsChosenWhereItsClustersCoverTheTiles) {
+  // The swap-AB stream-K kernel (a workspace, gemm.swap_ab) and the same
+  // tile split along K over clusters of 2 and 4 CTAs.
+  std::string swapAB = R"("gemm": {"m": "M", "n": 7168, "k": 2048,
+    "a_dtype": "e4m3", "b_dtype": "e4m3", "out_dtype": "bf16",
+    "a_granularity": "tensor", "b_granularity": "tensor",
+    "accumulation": "fast", "bias": false, "accumulate_into_c": false,
+    "tile": [16, 64, 128], "stages": 16, "cluster": [1, 1, 1],
+    "swap_ab": true})";
+  KernelMetadata large = parsedMetadata(variantJson("large", 128, 192, 100));
+  KernelMetadata streamK = parsedMetadata(replaced(
+      variantJson("swapab_sk", 16, 64, 19, swapAB),
+      "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"}",
+      "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"},"
+      "\n    {\"name\": \"workspace\", \"kind\": \"workspace\", "
+      "\"bytes_per_cta\": 4224}"));
+  ASSERT_TRUE(streamK.swapAB);
+  auto split = [&](int ctas) {
+    std::string cluster = strCat("[", ctas, ", 1, 1]");
+    return parsedMetadata(replaced(
+        replaced(variantJson(strCat("swapab_ks", ctas), 16, 64, 19),
+                 "\"throughput\": 19}",
+                 strCat("\"throughput\": 19, \"k_split\": ", ctas, "}")),
+        "\"cluster\": [1, 1, 1]", "\"cluster\": " + cluster));
+  };
+  KernelMetadata split2 = split(2), split4 = split(4);
+  std::vector<const KernelMetadata *> all = {&large, &streamK, &split2,
+                                             &split4};
+  // Tile N 64 (the JSON's operands are N = 7168, but the choice takes N):
+  // N = 4096 is 64 tiles, one wave of 66 clusters of 2 at half a tile each
+  // (0.5 waves against the stream-K kernel's 64 / 132 + 0.05 x 132 / 64).
+  EXPECT_EQ(selectLaunchVariant(all, 1, 4096, 132), 2u);
+  // N = 2112, 33 tiles: two waves of the 32 resident clusters of 4 (8
+  // GPCs of 16.5 SMs, 4 each) or one of 64 clusters of 2, 0.5 waves
+  // against the stream-K kernel's 0.25 + 0.05 x 4; N = 1024, 16 tiles: the
+  // clusters of 4 (the stream-K kernel's fixup chains 8 CTAs).
+  EXPECT_EQ(selectLaunchVariant(all, 16, 2112, 132), 1u);
+  EXPECT_EQ(selectLaunchVariant(all, 1, 1024, 132), 3u);
+  // N = 7168, 112 tiles: 112 / 132 + 0.05 x 1.18 against a whole wave.
+  EXPECT_EQ(selectLaunchVariant(all, 1, 7168, 132), 1u);
+  // N = 28672, 448 tiles: 3.39 + 0.05 waves against 3.5.
+  EXPECT_EQ(selectLaunchVariant(all, 1, 28672, 132), 1u);
+  // Large M: the 128x192 tiles.
+  EXPECT_EQ(selectLaunchVariant(all, 4096, 4096, 132), 0u);
 }
 
 TEST_F(LaunchTest, LaunchVariantsAreLoadedFromTheKernelsDirectory) {

@@ -213,7 +213,7 @@ const BadMetadata kBadMetadata[] = {
      "(top level): unknown key \"clusters\" (allowed: format, version, name, "
      "entry, chip, ptx, cubin, block, cluster, dynamic_shared_memory_bytes, "
      "grid, operands, tensor_maps, params, kind, variants, variant_of, "
-     "variant_choice, gemm, "
+     "variant_choice, programmatic_launch, gemm, "
      "quantize, compute_scale, update_amax_history, dequantize, scales_to_mx, "
      "convert)"},
     {"\"entry\": \"gemm_tn_e4m3_bf16_n7168_k2048\"", "\"entry\": @\"9gemm\"",

@@ -11,6 +11,7 @@
 #include "FP8/Conversion/FP8ToHopper/HopperKernel.h"
 #include "FP8/Conversion/FP8ToHopper/HopperMainloop.h"
 #include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
+#include "FP8/Conversion/FP8ToHopper/HopperSwapAB.h"
 #include "FP8/Conversion/KernelSkeleton/GemmOutputQuantization.h"
 
 using namespace mlir;
@@ -55,10 +56,14 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   v.ring = PipelineRing(
       kb.bytePtr(v.smem, scaleSlotsOffset + t.stages * t.stageScaleBytes),
       t.stages);
+  if (t.splitK > 1)
+    v.splitK = kb.bytePtr(v.smem, getSplitKOffset(t));
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
     v.ring.init(kb,
                 /*producerArrivals=*/getProducerArrivals(p, t),
                 /*consumerArrivals=*/getConsumerArrivals(t));
+    if (v.splitK)
+      initSplitKBarriers(kb, t, v);
     kb.prefetchTensorMap(v.tmaA);
     kb.prefetchTensorMap(v.tmaB);
     if (v.tmaD)
@@ -68,14 +73,15 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   if (p.outQuantization == OutputQuantization::Tensor)
     kb.ifThen(kb.andi(kb.eq(v.tid, kb.i32(0)), kb.eq(kb.blockIdX(), kb.i32(0))),
               [&] { emitResultScaleInvStore(kb, v); });
-  if (getClusterSize(t) > 1) {
+  if (t.clusterCtas() > 1) {
     // The peer CTA multicasts into this CTA's stages and arrives on its
-    // barriers: they must be initialized cluster-wide first.
+    // barriers (a K-split cluster's CTAs arrive on each other's split-K
+    // barriers): they must be initialized cluster-wide first.
     kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] { kb.fenceMBarrierInitCluster(); });
     kb.clusterSync();
     v.clusterRank = kb.clusterCtaRank();
-    v.firstUnit = kb.divu(kb.blockIdX(), kb.i32(getClusterSize(t)));
-    v.unitStride = kb.divu(kb.gridDimX(), kb.i32(getClusterSize(t)));
+    v.firstUnit = kb.divu(kb.blockIdX(), kb.i32(t.clusterCtas()));
+    v.unitStride = kb.divu(kb.gridDimX(), kb.i32(t.clusterCtas()));
   } else {
     gpu::BarrierOp::create(b);
     v.clusterRank = kb.i32(0);
@@ -108,6 +114,17 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
     gpu::BarrierOp::create(b);
   }
 
+  // A swap-AB (decode) kernel is launched with programmatic stream
+  // serialization (its metadata's programmatic_launch): everything above
+  // touches no global memory and may overlap the end of the grid before it;
+  // nothing below may run before that grid is complete and its writes are
+  // visible. The grid after it may then launch (its CTAs wait likewise).
+  if (t.swapAB) {
+    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+    NVVM::GriddepcontrolOp::create(b,
+                                   NVVM::GridDepActionKind::launch_dependents);
+  }
+
   Value isProducer =
       kb.eq(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(0));
   auto roles = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
@@ -120,7 +137,7 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
   }
   // Neither CTA of a cluster may exit while the other can still multicast
   // into its shared memory or arrive on its barriers.
-  if (getClusterSize(t) > 1)
+  if (t.clusterCtas() > 1)
     kb.clusterSync();
   gpu::ReturnOp::create(b);
   return func;

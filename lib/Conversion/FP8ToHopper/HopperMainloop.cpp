@@ -722,6 +722,14 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                                  state[0]);
         auto [results, iterationAfter] =
             mainloop.emit(state[0], segment.kBegin, segment.kEnd);
+        if (t.splitK > 1) {
+          emitSplitKReduction(kb, t, v, segment.unit, results[0],
+                              [&](Value sums) {
+                                emitTileEpilogue(kb, p, t, v, thread,
+                                                 segment.unit, sums);
+                              });
+          return SmallVector<Value>{iterationAfter};
+        }
         if (!segment.streamK) {
           emitTileEpilogue(kb, p, t, v, thread, segment.unit, results);
           return SmallVector<Value>{iterationAfter};

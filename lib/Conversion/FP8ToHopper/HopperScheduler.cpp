@@ -1,6 +1,7 @@
 //===- HopperScheduler.cpp - Work of the sm_90a GEMM's CTAs ---------------===//
 
 #include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
+#include "FP8/Conversion/FP8ToHopper/HopperSwapAB.h"
 
 #include <cmath>
 
@@ -171,6 +172,9 @@ ValueRange hopper::forEachWorkSegment(
       v.firstUnit, v.dpUnits(kb), v.unitStride, init,
       [&](Value unit, ValueRange carried) {
         WorkSegment whole{unit, kb.i32(0), kb.i32(p.numKBlocks(t.tileK))};
+        // A K-split cluster: this CTA's share of the tile's K blocks.
+        if (t.splitK > 1)
+          std::tie(whole.kBegin, whole.kEnd) = emitSplitKRange(kb, p, t, v);
         return body(whole, carried);
       });
   if (!t.streamK)
@@ -259,6 +263,28 @@ void hopper::emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
         kb.mul(wholeUnits, kb.i32(p.numKBlocks(t.tileK))));
 }
 
+Value hopper::packAccumulatorChunk(KernelBuilder &kb, Value sums, int64_t g) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value chunk = LLVM::UndefOp::create(b, VectorType::get({4}, b.getF32Type()));
+  for (int64_t e = 0; e < 4; ++e)
+    chunk = LLVM::InsertElementOp::create(
+        b, chunk, LLVM::ExtractValueOp::create(b, sums, 4 * g + e), kb.i32(e));
+  return chunk;
+}
+
+Value hopper::addAccumulatorChunk(KernelBuilder &kb, Value acc, Value chunk,
+                                  int64_t g) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  for (int64_t e = 0; e < 4; ++e) {
+    int64_t i = 4 * g + e;
+    Value sum = arith::AddFOp::create(
+        b, LLVM::ExtractValueOp::create(b, acc, i),
+        LLVM::ExtractElementOp::create(b, chunk, kb.i32(e)));
+    acc = LLVM::InsertValueOp::create(b, acc, sum, i);
+  }
+  return acc;
+}
+
 void hopper::emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
                               const KernelValues &v, const StreamKTile &tile,
                               Value sums, Value isSignalThread,
@@ -278,14 +304,8 @@ void hopper::emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
   };
   int64_t groups = getAccumulatorColumns(t) / 8;
   kb.ifThen(tile.isLater, [&] {
-    for (int64_t g = 0; g < groups; ++g) {
-      Value chunk = LLVM::UndefOp::create(b, f32x4);
-      for (int64_t e = 0; e < 4; ++e)
-        chunk = LLVM::InsertElementOp::create(
-            b, chunk, LLVM::ExtractValueOp::create(b, sums, 4 * g + e),
-            kb.i32(e));
-      kb.store(chunk, chunkPtr(v.firstUnit, g));
-    }
+    for (int64_t g = 0; g < groups; ++g)
+      kb.store(packAccumulatorChunk(kb, sums, g), chunkPtr(v.firstUnit, g));
     kb.namedBarrier(kConsumerBarrierId, consumers);
     kb.ifThen(isSignalThread, [&] {
       kb.fenceAcqRelGpu();
@@ -314,16 +334,9 @@ void hopper::emitStreamKFixup(KernelBuilder &kb, const GemmTiling &t,
           });
           kb.namedBarrier(kConsumerBarrierId, consumers);
           Value acc = carried[1];
-          for (int64_t g = 0; g < groups; ++g) {
-            Value chunk = kb.load(f32x4, chunkPtr(cta, g));
-            for (int64_t e = 0; e < 4; ++e) {
-              int64_t i = 4 * g + e;
-              Value sum = arith::AddFOp::create(
-                  b, LLVM::ExtractValueOp::create(b, acc, i),
-                  LLVM::ExtractElementOp::create(b, chunk, kb.i32(e)));
-              acc = LLVM::InsertValueOp::create(b, acc, sum, i);
-            }
-          }
+          for (int64_t g = 0; g < groups; ++g)
+            acc = addAccumulatorChunk(kb, acc,
+                                      kb.load(f32x4, chunkPtr(cta, g)), g);
           return SmallVector<Value>{kb.add(cta, kb.i32(1)), acc};
         });
     epilogue(total[1]);

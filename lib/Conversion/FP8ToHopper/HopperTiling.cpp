@@ -12,6 +12,8 @@
 #include "FP8/Conversion/FP8ToHopper/WGMMA.h"
 #include "FP8/Conversion/KernelSkeleton/GemmScheduler.h"
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 
 using namespace mlir;
@@ -69,6 +71,9 @@ static constexpr int64_t kFastTileThroughput = 101;
 /// the 64x64 and 64x128 tiles run as many waves, and leaves M > 16 (two
 /// rows of its tiles, twice the B traffic) to them. Not measured yet.
 static constexpr int64_t kSwapABThroughput = 19;
+/// The most CTAs a K-split cluster takes (GemmTiling::splitK; the
+/// portable cluster size).
+static constexpr int64_t kMaxSplitK = 8;
 
 /// The launch variants of a masked grouped GEMM (decode; the caller's
 /// expected rows per group choose among them, fp8rt_kernel_for_expected_m):
@@ -103,7 +108,7 @@ getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary) {
 }
 
 int64_t hopper::getDynamicSharedMemoryBytes(const GemmTiling &t) {
-  return getStreamKScheduleOffset(t) + (t.streamK ? kStreamKScheduleBytes : 0);
+  return getSplitKOffset(t) + getSplitKBytes(t);
 }
 
 BScaleClasses::BScaleClasses(const GemmTiling &t) {
@@ -205,7 +210,8 @@ static int64_t getStagesThatFit(const GemmTiling &t, int64_t maxSharedMemory,
                                 int64_t maxStages) {
   int64_t available = maxSharedMemory - getEpilogueBytes(t) -
                       PipelineRing::barrierBytes(maxStages) -
-                      (t.streamK ? kStreamKScheduleBytes : 0);
+                      (t.streamK ? kStreamKScheduleBytes : 0) -
+                      getSplitKBytes(t);
   return std::min(maxStages,
                   available / (getStageBytes(t) + t.stageScaleBytes));
 }
@@ -276,6 +282,13 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
           "(64 B rows as the MMA's M, the tile's M as its N), no cluster and "
           "direct stores, got "
        << t.tileM << "x" << t.tileN;
+  else if (t.splitK > 1 &&
+           (!t.swapAB || t.streamK || t.splitK > kMaxSplitK ||
+            t.splitK > p.numKBlocks(t.tileK) || p.isGrouped()))
+    os << "a K split over a cluster takes a swap-AB tile without stream-K, "
+          "at most "
+       << kMaxSplitK << " CTAs and at most one per K block, not grouped; got "
+       << t.splitK << " CTAs for " << p.numKBlocks(t.tileK) << " K blocks";
   else if (!t.swapAB && t.tileM != 64 && t.tileM != 128 &&
            t.tileM != kWaveTileM)
     os << "the sm_90a kernels take tile M 64 or 128 (one or two consumer "
@@ -366,16 +379,64 @@ static bool wantsSwapABVariant(const GemmProblem &p) {
          !p.isGrouped() && !p.hasBlockwiseColumnScales();
 }
 
+/// The K-split swap-AB variants (GemmTiling::splitK): clusters of 2 and 4
+/// CTAs per tile, with no workspace (the sums go through the first CTA's
+/// shared memory). Each is built where its clusters cover the tiles in
+/// one wave of the target's SMs and each CTA keeps 4 K blocks at least.
+static constexpr int64_t kSplitKVariants[] = {2, 4};
+static constexpr int64_t kMinSplitKBlocks = 4;
+
+/// The runtime's cost of a stream-K kernel's fixup, in waves per CTA
+/// sharing a split tile (runtime/lib/LaunchArguments.cpp).
+static constexpr double kStreamKFixupWaves = 0.05;
+
 static GemmTiling getSwapABTiling(const GemmProblem &p,
-                                  int64_t maxSharedMemory) {
+                                  int64_t maxSharedMemory,
+                                  int64_t splitK = 1) {
   GemmTiling t;
   std::tie(t.tileM, t.tileN) = kSwapABTile;
   t.swapAB = true;
-  setStreamK(t, true);
+  t.splitK = splitK;
+  setStreamK(t, splitK == 1);
   t.outputBytes = getByteWidth(p.outElementType);
   setScaleSlots(p, t);
   t.stages = getStagesThatFit(t, maxSharedMemory, kMaxDeepPipelineStages);
   return t;
+}
+
+/// Whether the K-split swap-AB variant of `splitK` CTAs per tile is built
+/// (selectLaunchVariants): its clusters cover the tiles in one wave.
+static bool wantsSplitKVariant(const GemmProblem &p, int64_t splitK,
+                               const TargetInfo &target) {
+  int64_t tiles = llvm::divideCeil(p.n, kSwapABTile.second);
+  return tiles * splitK <= target.numMultiprocessors &&
+         p.numKBlocks(kScaleBlock) >= kMinSplitKBlocks * splitK;
+}
+
+/// A static M of one swap-AB tile row: the stream-K swap-AB tile or a
+/// K-split one, by the runtime's rule (selectLaunchVariant): the stream-K
+/// kernel's tiles / SMs waves plus its fixup chain against waves of the
+/// resident clusters (8 GPCs of SMs / 8 SMs each) at 1 / k_split of a tile
+/// each.
+static GemmTiling pickSwapABTiling(const GemmProblem &p,
+                                   const TargetInfo &target) {
+  double sms = static_cast<double>(target.numMultiprocessors);
+  double tiles =
+      static_cast<double>(llvm::divideCeil(p.n, kSwapABTile.second));
+  double bestWaves =
+      tiles / sms + kStreamKFixupWaves * std::max(1.0, sms / tiles);
+  int64_t bestSplit = 1;
+  for (int64_t splitK : kSplitKVariants) {
+    int64_t clusters =
+        std::max<int64_t>(target.numMultiprocessors / 8 / splitK, 1) * 8;
+    double waves = std::ceil(tiles / static_cast<double>(clusters)) /
+                   static_cast<double>(splitK);
+    if (wantsSplitKVariant(p, splitK, target) && waves < bestWaves) {
+      bestWaves = waves;
+      bestSplit = splitK;
+    }
+  }
+  return getSwapABTiling(p, target.maxSharedMemoryPerBlock, bestSplit);
 }
 
 FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
@@ -450,7 +511,7 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     t = best;
     // A few tokens: the swap-AB tile (as the runtime picks its variant).
     if (p.staticM <= kSwapABTile.first && wantsSwapABVariant(p))
-      t = getSwapABTiling(p, maxSharedMemory);
+      t = pickSwapABTiling(p, target);
   }
   return t;
 }
@@ -520,8 +581,12 @@ SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,
     add(getDefaultTiling(p, kStreamKVariantTile.first,
                          kStreamKVariantTile.second,
                          target.maxSharedMemoryPerBlock, /*streamK=*/true));
-  if (wantsSwapABVariant(p))
+  if (wantsSwapABVariant(p)) {
     add(getSwapABTiling(p, target.maxSharedMemoryPerBlock));
+    for (int64_t splitK : kSplitKVariants)
+      if (wantsSplitKVariant(p, splitK, target))
+        add(getSwapABTiling(p, target.maxSharedMemoryPerBlock, splitK));
+  }
   return variants;
 }
 
@@ -535,7 +600,10 @@ md::KernelMetadata hopper::buildKernelMetadata(StringRef name,
   layout.dynamicSharedMemoryBytes = getDynamicSharedMemoryBytes(tiling);
   md::KernelMetadata metadata =
       buildGemmKernelMetadata(name, chip, problem, tiling, layout);
-  if (tiling.swapAB)
+  if (tiling.swapAB) {
     metadata.gemm->swapAb = true;
+    // The kernel waits for the grid before it (buildGemmKernel).
+    metadata.programmaticLaunch = true;
+  }
   return metadata;
 }

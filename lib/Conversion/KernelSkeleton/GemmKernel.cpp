@@ -225,7 +225,8 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
   if (t.streamK)
     name += "_sk";
   if (t.swapAB)
-    name += "_swapab";
+    name += t.splitK > 1 ? llvm::formatv("_swapab_ks{0}", t.splitK).str()
+                         : std::string("_swapab");
   if (t.promotionParts)
     name += llvm::formatv("_p{0}", t.promotionParts).str();
   if (p.aScale != p.bScale)
@@ -314,10 +315,10 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
                 b.getDenseI32ArrayAttr({static_cast<int32_t>(numThreads), 1, 1}));
   func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                 b.getI32IntegerAttr(1));
-  if (t.clusterM * t.clusterN > 1)
+  if (t.clusterCtas() > 1)
     func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                   b.getDenseI32ArrayAttr(
-                      {static_cast<int32_t>(t.clusterM * t.clusterN), 1, 1}));
+                      {static_cast<int32_t>(t.clusterCtas()), 1, 1}));
 
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
@@ -780,10 +781,11 @@ md::KernelMetadata GemmMetadataBuilder::build(StringRef name,
   grid.kind = md::GridKind::Persistent;
   grid.tileM = layout.ctaTileM;
   grid.tileN = t.tileN;
+  grid.kSplit = t.splitK > 1 ? std::optional<int64_t>(t.splitK) : std::nullopt;
   md::KernelMetadata metadata = makeKernelMetadata(
       name, chip, /*kind=*/std::nullopt, layout.threadsPerCta,
       layout.dynamicSharedMemoryBytes, std::move(grid));
-  metadata.cluster = std::vector<int64_t>{t.clusterM * t.clusterN, 1, 1};
+  metadata.cluster = std::vector<int64_t>{t.clusterCtas(), 1, 1};
   addOperands(metadata);
   addTensorMaps(metadata);
   addParams(metadata);

@@ -172,6 +172,27 @@ void KernelBuilder::mbarrierWait(Value barrier, Value parity) {
                                         i32(kMBarrierSuspendTimeHintNs));
 }
 
+void KernelBuilder::mbarrierArriveCluster(Value barrier) {
+  NVVM::MBarrierArriveOp::create(b, /*res=*/Type(), barrier, /*count=*/Value(),
+                                 NVVM::MemScopeKind::CLUSTER,
+                                 /*relaxed=*/false);
+}
+
+void KernelBuilder::mbarrierWaitCluster(Value barrier, Value parity) {
+  whileLoop(
+      {},
+      [&](ValueRange) {
+        Value done = NVVM::MBarrierTryWaitOp::create(
+            b, b.getI1Type(), barrier, parity,
+            i32(kMBarrierSuspendTimeHintNs), NVVM::MemScopeKind::CLUSTER,
+            /*relaxed=*/false);
+        return arith::XOrIOp::create(
+                   b, done, arith::ConstantIntOp::create(b, 1, 1))
+            .getResult();
+      },
+      [](ValueRange) { return SmallVector<Value>{}; });
+}
+
 void KernelBuilder::cpAsync(Value dst, Value src, int64_t bytes) {
   // .ca: 4- and 8-byte copies take no other cache operator.
   NVVM::CpAsyncOp::create(b, dst, src, static_cast<uint32_t>(bytes),

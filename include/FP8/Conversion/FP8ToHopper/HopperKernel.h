@@ -17,7 +17,8 @@
 //
 // Shared memory: the stage ring (A and B tiles), the output staging buffer
 // (TMA-store epilogue), the stages' blockwise scale slots, the ring's
-// barriers, the stream-K schedule.
+// barriers, the stream-K schedule, a K-split kernel's barriers and sum
+// slots.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +98,26 @@ inline int64_t getStreamKScheduleOffset(const GemmTiling &t) {
          getEpilogueBytes(t) + PipelineRing::barrierBytes(t.stages);
 }
 
+/// A K-split kernel's shared memory (GemmTiling::splitK), after the
+/// stream-K schedule: two barriers (the first CTA's "sums stored", the
+/// others' "slot read"), then one slot per CTA past the first for its f32
+/// sums (rank 0 reads them).
+inline constexpr int64_t kSplitKBarrierBytes = 16;
+
+inline int64_t getSplitKOffset(const GemmTiling &t) {
+  return getStreamKScheduleOffset(t) + (t.streamK ? kStreamKScheduleBytes : 0);
+}
+/// One CTA's sums: the consumer warpgroup's 64 x tileM accumulator (64 B
+/// rows, the MMA's M).
+inline int64_t getSplitKSlotBytes(const GemmTiling &t) {
+  return 4 * 64 * getAccumulatorColumns(t);
+}
+inline int64_t getSplitKBytes(const GemmTiling &t) {
+  return t.splitK > 1
+             ? kSplitKBarrierBytes + (t.splitK - 1) * getSplitKSlotBytes(t)
+             : 0;
+}
+
 /// A stream-K CTA's workspace slot: its flag, in 128 bytes of its own,
 /// then its tile of f32 partial sums (emitStreamKFixup).
 inline constexpr int64_t kStreamKFlagBytes = 128;
@@ -158,6 +179,8 @@ struct KernelValues : GemmKernelParams {
   /// across the mainloop (held in registers, it made ptxas spill).
   Value streamKSchedule;
   PipelineRing ring;
+  /// K-split kernels: the barriers and sum slots (getSplitKOffset).
+  Value splitK;
   /// The stages' scale slots (blockwise), `stageScaleBytes` apart.
   Value scaleSlots;
 

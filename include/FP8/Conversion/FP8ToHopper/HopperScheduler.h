@@ -82,6 +82,14 @@ StreamKTile getStreamKTileAfter(KernelBuilder &kb, const GemmProblem &p,
 void emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
                          const GemmTiling &t, const KernelValues &v);
 
+/// Elements 4g to 4g + 3 of a consumer thread's accumulator `sums` (an LLVM
+/// struct of f32) as a vector of 4, and `acc` plus such a vector `chunk`:
+/// how partial sums of a split tile travel (emitStreamKFixup,
+/// emitSplitKReduction).
+Value packAccumulatorChunk(KernelBuilder &kb, Value sums, int64_t g);
+Value addAccumulatorChunk(KernelBuilder &kb, Value acc, Value chunk,
+                          int64_t g);
+
 /// Stream-K: the partial sums of a tile's K blocks meet in the CTA that
 /// computes its K block 0; CTAs take consecutive blocks, so the others are
 /// the CTAs after it. A CTA with a later segment of the tile stores its

@@ -35,6 +35,29 @@ void emitSwapABTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
                             const EpilogueThread &thread, Value unit,
                             Value result);
 
+/// K-split swap-AB kernels (GemmTiling::splitK): thread 0's initialization
+/// of the split-K barriers at `v.splitK` (before the cluster syncs).
+void initSplitKBarriers(KernelBuilder &kb, const GemmTiling &t,
+                        const KernelValues &v);
+
+/// The K range [kBegin, kEnd) of this CTA's share of a tile's K blocks:
+/// rank r of the cluster takes [r kB / S, (r + 1) kB / S).
+std::pair<Value, Value> emitSplitKRange(KernelBuilder &kb,
+                                        const GemmProblem &p,
+                                        const GemmTiling &t,
+                                        const KernelValues &v);
+
+/// After this CTA's share of the tile of work unit `unit` (its f32 `sums`,
+/// an LLVM struct of the accumulator): a CTA past the first waits until
+/// its slot in the first CTA's shared memory is free (read for this CTA's
+/// previous tile), stores its sums there and arrives on the first CTA's
+/// "stored" barrier; the first CTA waits for all of them, adds their sums
+/// to its own in rank order (deterministic), frees their slots and runs
+/// `epilogue` on the total. Consumer threads only.
+void emitSplitKReduction(KernelBuilder &kb, const GemmTiling &t,
+                         const KernelValues &v, Value unit, Value sums,
+                         function_ref<void(Value)> epilogue);
+
 } // namespace mlir::fp8::hopper
 
 #endif // FP8_CONVERSION_FP8TOHOPPER_HOPPERSWAPAB_H

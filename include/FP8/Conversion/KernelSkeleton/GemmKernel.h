@@ -234,6 +234,15 @@ struct GemmTiling {
   /// tiling sets it (no gemm_config field does); the sm_100a tiling asserts
   /// it is unset.
   bool swapAB = false;
+  /// Swap-AB only: CTAs of a cluster (splitK x 1 x 1) that split each
+  /// tile's K blocks evenly, rank r computing [r kB / S, (r + 1) kB / S);
+  /// the ranks past 0 store their f32 sums into rank 0's shared memory,
+  /// which adds them in rank order and runs the epilogue. 1: no split.
+  int64_t splitK = 1;
+
+  /// CTAs of the kernel's cluster: those sharing tiles (clusterM x clusterN)
+  /// times those splitting a tile's K blocks.
+  int64_t clusterCtas() const { return clusterM * clusterN * splitK; }
 
   /// Bytes of a row of one TMA store box, its swizzle span: 128, or 64 for
   /// a 1-byte (FP8) output whose tile N is not whole 128-column boxes.

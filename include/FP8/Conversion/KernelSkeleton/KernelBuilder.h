@@ -122,6 +122,13 @@ public:
   void mbarrierArrive(Value barrier);
   /// Blocks until the phase of `barrier` with parity `parity` completed.
   void mbarrierWait(Value barrier, Value parity);
+  /// An arrival with release semantics at cluster scope, on a barrier of
+  /// any CTA of the cluster (`barrier` from mapToClusterRank).
+  void mbarrierArriveCluster(Value barrier);
+  /// Waits for the phase of parity `parity` with acquire semantics at
+  /// cluster scope: what other CTAs wrote before their cluster-scope
+  /// arrivals (mbarrierArriveCluster) is visible after it.
+  void mbarrierWaitCluster(Value barrier, Value parity);
 
   /// An asynchronous copy of `bytes` (4, 8 or 16) from `src` (global) to
   /// `dst` (shared) that the thread does not wait for (`cp.async`, PTX ISA
