@@ -3,7 +3,6 @@
 #include "FP8/Conversion/FP8ToHopper/HopperMainloop.h"
 #include "FP8/Conversion/FP8ToHopper/HopperEpilogue.h"
 #include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
-#include "FP8/Conversion/FP8ToHopper/HopperStageScales.h"
 #include "FP8/Conversion/FP8ToHopper/HopperSwapAB.h"
 #include "FP8/Conversion/FP8ToHopper/HopperTiling.h"
 #include "FP8/Conversion/FP8ToHopper/WGMMA.h"
@@ -236,6 +235,30 @@ void hopper::emitProducer(KernelBuilder &kb, const GemmProblem &p,
   kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] { emitTmaProducer(kb, p, t, v); });
 }
 
+/// The B scales of this K block for a thread's fragment columns in tile
+/// columns [firstColumn, firstColumn + columns) (1x128 B tiles), from the
+/// stage's scale slot: element 2j + e is the scale of tile column
+/// firstColumn + 8j + colInFragment + e (the columns of accumulator
+/// elements 4j + e and 4j + 2 + e past the first column's); each
+/// even-aligned pair is one 8-byte load.
+SmallVector<Value> hopper::emitColumnScaleLoads(KernelBuilder &kb,
+                                                Value columnScales,
+                                                Value colInFragment,
+                                                int64_t firstColumn,
+                                                int64_t columns) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  auto f32x2 = VectorType::get({2}, b.getF32Type());
+  SmallVector<Value> scales;
+  for (int64_t j = firstColumn / 8; j < (firstColumn + columns) / 8; ++j) {
+    Value col = kb.add(kb.i32(8 * j), colInFragment);
+    Value pair =
+        kb.load(f32x2, kb.bytePtr(columnScales, kb.mul(col, kb.i32(4))));
+    for (int e = 0; e < 2; ++e)
+      scales.push_back(LLVM::ExtractElementOp::create(b, pair, kb.i32(e)));
+  }
+  return scales;
+}
+
 namespace {
 /// The blockwise scales of one K block for a thread's accumulator elements
 /// (none for the other recipes): element 4j + 2h + e (row h, column 8j + e
@@ -287,20 +310,6 @@ private:
   Value issueMmas(Value acc, Value aLow, Value bLow, int64_t bColumn, int64_t n,
                   bool zeroFirst);
   StageScales loadStageScales(Value stage, int64_t wave = 0);
-  /// Whether each K block's scales are read one block ahead (see
-  /// readScalesOfIteration); the loop then carries the next block's row and
-  /// class scales.
-  bool readsScalesAhead() const;
-  /// The StageScales of emitRowAndClassScaleLoads' scales: the row scales
-  /// and their products with the class scales.
-  StageScales getStageScales(ValueRange rowAndClassScales);
-  /// If `cond`: the row and class scales of pipeline iteration `iteration`
-  /// (emitRowAndClassScalesOfIteration); otherwise `otherwise`.
-  SmallVector<Value> readScalesOfIteration(Value cond, Value iteration,
-                                           ValueRange otherwise) {
-    return emitRowAndClassScalesOfIteration(kb, t, v, thread.rowInTile, cond,
-                                            iteration, otherwise);
-  }
   Value getScale(const StageScales &scales, int64_t i);
   /// The tile columns whose 1x128 B scales loadStageScales reads: the
   /// first part's for the tiles that load the rest late.
@@ -311,12 +320,8 @@ private:
   void emitFastBlock(Value kBlock, Value kBegin, Value iteration, Value acc,
                      Value aLow, Value bLow, SmallVector<Value> &next);
   /// The loop body of promoted accumulation for the block in `stage`.
-  /// `readNextScales` (readsScalesAhead) is called while the last part's
-  /// MMAs run, before its wait; its results are carried to the next block.
-  void emitPromotedBlock(
-      Value stage, ValueRange carried, Value aLow, Value bLow,
-      SmallVector<Value> &next,
-      function_ref<SmallVector<Value>(ValueRange)> readNextScales = nullptr);
+  void emitPromotedBlock(Value stage, ValueRange carried, Value aLow,
+                         Value bLow, SmallVector<Value> &next);
   /// The same with several waves per consumer (emitWavePromotedBlock).
   void emitWavePromotedBlock(Value stage, ValueRange carried, Value aLow,
                              Value bLow, SmallVector<Value> &next);
@@ -442,32 +447,6 @@ StageScales ConsumerMainloop::loadStageScales(Value stage, int64_t wave) {
   return scales;
 }
 
-/// The 128x128 B kernels of one wave per consumer read each K block's
-/// scales one block ahead: during block k's MMAs, once the first parts are
-/// promoted, the consumer waits for block k + 1's stage and reads its
-/// scales into registers, so that block k + 1 begins with its MMAs. Read at
-/// the top of the block (loadStageScales), the loads followed the stage's
-/// wait and ptxas placed the products, which wait for them, between the
-/// first and the second wgmma (bench/NOTES.md, "Scales (blockwise)"). The
-/// pipeline needs two stages: the wait ahead holds the block's own stage.
-/// Not for grouped GEMMs: beside the group lookup, the m_contiguous
-/// 128x192 kernel spilled 4 bytes with the scales carried.
-bool ConsumerMainloop::readsScalesAhead() const {
-  return p.isBlockwise() && !p.hasBlockwiseColumnScales() && !t.swapAB &&
-         !p.isGrouped() && p.promoteInterval != 0 && waves == 1 &&
-         t.stages >= 2;
-}
-
-StageScales ConsumerMainloop::getStageScales(ValueRange rowAndClassScales) {
-  StageScales scales;
-  scales.rowScale = {rowAndClassScales[0], rowAndClassScales[1]};
-  for (int64_t c = 0, e = bClasses.bounds.size(); c < e; ++c)
-    for (int h = 0; h < 2; ++h)
-      scales.products.push_back(arith::MulFOp::create(
-          b, rowAndClassScales[h], rowAndClassScales[2 + c]));
-  return scales;
-}
-
 /// The scale of element i of a thread's accumulator (null without
 /// blockwise scales).
 Value ConsumerMainloop::getScale(const StageScales &scales, int64_t i) {
@@ -527,33 +506,25 @@ void ConsumerMainloop::emitFastBlock(Value kBlock, Value kBegin,
       [&] { releaseStage(v.ring.stage(kb, kb.sub(iteration, kb.i32(1)))); });
 }
 
-void ConsumerMainloop::emitPromotedBlock(
-    Value stage, ValueRange carried, Value aLow, Value bLow,
-    SmallVector<Value> &next,
-    function_ref<SmallVector<Value>(ValueRange)> readNextScales) {
-  int64_t parts = partColumns.size();
-  // With scales read ahead, the loop carries this block's after the
-  // partial accumulators.
-  ValueRange aheadScales = carried.drop_front(2 + parts);
-  StageScales scales = readNextScales ? getStageScales(aheadScales)
-                                      : loadStageScales(stage);
+void ConsumerMainloop::emitPromotedBlock(Value stage, ValueRange carried,
+                                         Value aLow, Value bLow,
+                                         SmallVector<Value> &next) {
+  StageScales scales = loadStageScales(stage);
   int64_t earlyColumns = getEarlyScaleColumns();
   NVVM::WgmmaFenceAlignedOp::create(b);
   SmallVector<Value> partials;
+  int64_t parts = partColumns.size();
   for (int64_t q = 0, column = 0; q < parts; column += partColumns[q++])
     partials.push_back(issueMmas(carried[2 + q], aLow, bLow, column,
                                  partColumns[q],
                                  /*zeroFirst=*/true));
   Value final = carried[1];
-  SmallVector<Value> nextScales;
   for (int64_t q = 0, column = 0; q < parts; column += partColumns[q++]) {
     if (column >= earlyColumns)
       llvm::copy(emitColumnScaleLoads(kb, scales.columnBase,
                                       thread.colInFragment, column,
                                       partColumns[q]),
                  scales.columnScales.begin() + column / 4);
-    if (readNextScales && q == parts - 1)
-      nextScales = readNextScales(aheadScales);
     NVVM::WgmmaWaitGroupSyncOp::create(b, parts - 1 - q);
     if (q == parts - 1)
       releaseStage(stage);
@@ -561,7 +532,6 @@ void ConsumerMainloop::emitPromotedBlock(
   }
   next.push_back(final);
   next.append(partials);
-  next.append(nextScales);
 }
 
 /// Several waves per consumer (a 256-row tile): the K block's MMAs run as
@@ -626,34 +596,16 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
     for (int64_t columns : partColumns)
       init.push_back(
           LLVM::ZeroOp::create(b, getAccumulatorType(b.getContext(), columns)));
-  // Scales read ahead: the first block's before the loop (none for an
-  // empty range), each next one during its predecessor's MMAs.
-  bool scalesAhead = readsScalesAhead();
-  if (scalesAhead) {
-    SmallVector<Value> none(
-        2 + bClasses.bounds.size(),
-        arith::ConstantOp::create(b, b.getF32FloatAttr(0)).getResult());
-    init.append(readScalesOfIteration(kb.ult(kBegin, kEnd), firstIteration,
-                                      none));
-  }
   ValueRange loop = kb.forLoop(
       kBegin, kEnd, kb.i32(1), init, [&](Value kBlock, ValueRange carried) {
         Value iteration = carried[0];
         Value stage = v.ring.stage(kb, iteration);
         auto [aLow, bLow] = stageDescriptorLows(stage);
-        // With scales read ahead, the stage was waited for with them.
-        if (!scalesAhead)
-          kb.mbarrierWait(v.ring.fullBarrier(kb, stage),
-                          v.ring.consumerParity(kb, iteration));
+        kb.mbarrierWait(v.ring.fullBarrier(kb, stage),
+                        v.ring.consumerParity(kb, iteration));
         SmallVector<Value> next = {kb.add(iteration, kb.i32(1))};
-        auto readNextScales = [&](ValueRange current) {
-          return readScalesOfIteration(kb.ult(kb.add(kBlock, kb.i32(1)), kEnd),
-                                       next[0], current);
-        };
         if (promote && waves > 1)
           emitWavePromotedBlock(stage, carried, aLow, bLow, next);
-        else if (scalesAhead)
-          emitPromotedBlock(stage, carried, aLow, bLow, next, readNextScales);
         else if (promote)
           emitPromotedBlock(stage, carried, aLow, bLow, next);
         else

@@ -1,8 +1,8 @@
 //===- HopperSwapAB.cpp - Swap-AB pieces of the sm_90a GEMM ---------------===//
 
 #include "FP8/Conversion/FP8ToHopper/HopperSwapAB.h"
+#include "FP8/Conversion/FP8ToHopper/HopperMainloop.h"
 #include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
-#include "FP8/Conversion/FP8ToHopper/HopperStageScales.h"
 #include "FP8/Conversion/KernelSkeleton/GemmEpilogue.h"
 
 using namespace mlir;

@@ -99,12 +99,7 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // bytes (hence a_scale_inv's 16-byte alignment), and the tile's B scale with
 // a 4-byte cp.async that counts as the second of the full barrier's 2
 // arrivals. The consumers read
-// each K block's scales one block ahead: the first block's before the K
-// loop, each next block's during the current block's MMAs (after the first
-// part's promotion), waiting for the next stage in a loop the warp leaves
-// together (try_wait voted over the warp: the wgmma descriptors stay in
-// uniform registers); the loop carries them and forms the products before
-// the MMAs, with no wait at the top of its body. No global loads in the
+// them from shared memory before issuing their MMAs; no global loads in the
 // mainloop. The promoted tile's columns go in two parts (96 + 32), each its
 // own partial accumulator and commit group: the first part is promoted
 // after wait_group 1 while the second part's MMAs still run. The wgmma
@@ -133,18 +128,11 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // CHECK-NEXT: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true} : !llvm.ptr<3>
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: nvvm.shfl.sync idx %{{.*}}, %{{.*}}, %c0_i32{{.*}}, %c31_i32
-// CHECK: %[[FIRST:.*]]:3 = scf.if %{{.*}} -> (f32, f32, f32) {
-// CHECK: scf.while
-// CHECK: %[[READY:.*]] = nvvm.mbarrier.try_wait
-// CHECK: nvvm.vote.sync  all %{{.*}}, %[[READY]] -> i1
 // CHECK: %[[SA0:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK: %[[SA1:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK: %[[SB:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
-// CHECK: scf.yield %[[SA0]], %[[SA1]], %[[SB]] : f32, f32, f32
-// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[CA0:[^ ]*]] = %[[FIRST]]#0, %[[CA1:[^ ]*]] = %[[FIRST]]#1, %[[CB:[^ ]*]] = %[[FIRST]]#2)
-// CHECK-NOT: nvvm.mbarrier.try_wait
-// CHECK: %[[S0:.*]] = arith.mulf %[[CA0]], %[[CB]] : f32
-// CHECK: %[[S1:.*]] = arith.mulf %[[CA1]], %[[CB]] : f32
+// CHECK: %[[S0:.*]] = arith.mulf %[[SA0]], %[[SB]] : f32
+// CHECK: %[[S1:.*]] = arith.mulf %[[SA1]], %[[SB]] : f32
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <zero>]
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <one>]
@@ -157,17 +145,10 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: llvm.intr.fma(%{{.*}}, %[[S0]], %{{.*}}) : (f32, f32, f32) -> f32
 // CHECK: llvm.intr.fma(%{{.*}}, %[[S1]], %{{.*}}) : (f32, f32, f32) -> f32
-// CHECK: %[[NEXT:.*]]:3 = scf.if %{{.*}} -> (f32, f32, f32) {
-// CHECK: %[[READY2:.*]] = nvvm.mbarrier.try_wait
-// CHECK: nvvm.vote.sync  all %{{.*}}, %[[READY2]] -> i1
-// CHECK-COUNT-3: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
-// CHECK: } else {
-// CHECK-NEXT: scf.yield %[[CA0]], %[[CA1]], %[[CB]] : f32, f32, f32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: scf.if
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: llvm.intr.fma(%{{.*}}, %[[S0]], %{{.*}}) : (f32, f32, f32) -> f32
-// CHECK: scf.yield {{.*}}, %[[NEXT]]#0, %[[NEXT]]#1, %[[NEXT]]#2 : i32,
 func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<17x56xf32>, %bias: tensor<2112xbf16>) -> tensor<?x2112xbf16> {
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb bias %bias {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>, tensor<2112xbf16>) -> tensor<?x2112xbf16>
   return %0 : tensor<?x2112xbf16>

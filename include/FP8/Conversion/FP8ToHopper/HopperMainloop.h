@@ -20,6 +20,15 @@ namespace mlir::fp8::hopper {
 void emitProducer(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                   const KernelValues &v);
 
+/// The per-column f32 scales of a consumer thread's accumulator columns in
+/// columns [firstColumn, firstColumn + columns) from the scales at
+/// `columnScales` (shared memory, one per column): element 2j + e is the
+/// scale of column firstColumn + 8j + colInFragment + e; each even-aligned
+/// pair is one 8-byte load.
+SmallVector<Value> emitColumnScaleLoads(KernelBuilder &kb, Value columnScales,
+                                        Value colInFragment,
+                                        int64_t firstColumn, int64_t columns);
+
 /// A consumer warpgroup: takes the registers, then runs the mainloop and the
 /// epilogue of each of this CTA's work segments.
 void emitConsumer(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
