@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""The wgmma K loop of an sm_90a kernel in SASS, without cuobjdump.
+
+    scripts/sass-loop.py KERNEL.ptx [FUNCTION] [--list]
+
+Assembles one entry function of KERNEL.ptx (default: the first) with ptxas
+-arch=sm_90a, finds the innermost loop holding wgmma instructions (a
+backward branch over them) and prints ptxas's register and spill line, the
+loop's instruction count and a count per opcode; --list also prints the
+loop's opcodes in order (runs collapsed as NAMExN).
+
+There is no disassembler on the build machine, so the opcodes are read
+from the cubin: an sm_90 instruction is 16 bytes, its opcode the low 12
+bits. Only the opcodes below were identified, by assembling small PTX
+kernels whose instructions are known (a wgmma with a per-thread descriptor
+gives R2UR before the HGMMA, and so on) and by counting (96 FFMA per K
+block for the 128x192 tile's 96 accumulator elements per thread); any other
+opcode is printed in hex. Good enough to count R2UR, wgmmas, shared loads
+and promotion FMAs per K block and to see their order; for anything finer,
+use cuobjdump -sass on the GPU machine.
+"""
+import argparse
+import collections
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+OPCODES = {
+    0x2ca: "R2UR", 0x9f3: "HGMMA", 0x9c5: "WARPGROUP", 0x223: "FFMA",
+    0x423: "FFMA", 0x220: "FMUL", 0x984: "LDS", 0x388: "STS", 0x986: "STG",
+    0x947: "BRA", 0x94d: "EXIT", 0x5a7: "SYNCS.TRYWAIT", 0x9a7: "SYNCS.ARRIVE",
+    0x918: "NOP",
+}
+WGMMA, BRANCH = 0x9f3, 0x947
+
+
+def elf_sections(data):
+    if data[:4] != b"\x7fELF":
+        raise ValueError("not an ELF file")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+               for i in range(shnum)]
+    names = headers[shstrndx][4]
+    sections = {}
+    for name, _, _, _, offset, size in headers:
+        end = data.index(b"\0", names + name)
+        sections[data[names + name:end].decode()] = data[offset:offset + size]
+    return sections
+
+
+def branch_target(index, lo, hi):
+    """BRA's target index: a signed offset in 4-byte units after the next
+    instruction, its low 8 bits at bits 16-23 and the rest from bit 34."""
+    value = ((((hi & ((1 << 18) - 1)) << 30) | (lo >> 34)) << 8) | ((lo >> 16) & 0xFF)
+    if value >= 1 << 55:
+        value -= 1 << 56
+    return index + 1 + value // 4
+
+
+def entry_functions(ptx):
+    names = []
+    for line in ptx.splitlines():
+        if line.startswith(".visible .entry "):
+            names.append(line.split()[2].split("(")[0])
+    return names
+
+
+def assemble(ptx_path, function):
+    """(ptxas -v lines of `function`, its instructions as (lo, hi) pairs)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = os.path.join(tmp, "k.cubin")
+        ptxas = os.environ.get("PTXAS", "ptxas")
+        proc = subprocess.run([ptxas, "-arch=sm_90a", "-v", ptx_path, "-o", cubin],
+                              capture_output=True, text=True)
+        if proc.returncode:
+            raise RuntimeError(proc.stderr)
+        text = elf_sections(open(cubin, "rb").read())[".text." + function]
+    lines = proc.stderr.splitlines()
+    start = next(i for i, l in enumerate(lines)
+                 if l.rstrip().endswith(f"Function properties for {function}"))
+    info = "; ".join(l.replace("ptxas info    :", "").strip()
+                     for l in lines[start + 1:start + 3])
+    return info, [struct.unpack_from("<QQ", text, i) for i in range(0, len(text), 16)]
+
+
+def innermost_wgmma_loop(instructions):
+    wgmmas = [i for i, (lo, _) in enumerate(instructions) if lo & 0xFFF == WGMMA]
+    loops = []
+    for i, (lo, hi) in enumerate(instructions):
+        if lo & 0xFFF == BRANCH:
+            target = branch_target(i, lo, hi)
+            if target <= i and any(target <= w <= i for w in wgmmas):
+                loops.append((target, i))
+    return min(loops, key=lambda loop: loop[1] - loop[0]) if loops else None
+
+
+def name(opcode):
+    return OPCODES.get(opcode, f"{opcode:03x}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("ptx")
+    parser.add_argument("function", nargs="?")
+    parser.add_argument("--list", action="store_true", help="print the loop's opcodes in order")
+    args = parser.parse_args(argv)
+    functions = entry_functions(open(args.ptx).read())
+    function = args.function or (functions[0] if functions else None)
+    if function not in functions:
+        print(f"error: no entry function {function!r} in {args.ptx}", file=sys.stderr)
+        return 2
+    info, instructions = assemble(args.ptx, function)
+    print(f"{function}: {info}")
+    loop = innermost_wgmma_loop(instructions)
+    if loop is None:
+        print("no loop with wgmma instructions")
+        return 1
+    first, last = loop
+    ops = [name(instructions[i][0] & 0xFFF) for i in range(first, last + 1)]
+    counts = collections.Counter(ops)
+    print(f"K loop: instructions {first}-{last} ({len(ops)}): "
+          + ", ".join(f"{op} {n}" for op, n in counts.most_common()))
+    if args.list:
+        runs = []
+        for op in ops:
+            if runs and runs[-1][0] == op:
+                runs[-1][1] += 1
+            else:
+                runs.append([op, 1])
+        print(" ".join(op if n == 1 else f"{op}x{n}" for op, n in runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
