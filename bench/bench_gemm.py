@@ -102,7 +102,9 @@ PROJECT_IMPLS = {PROJECT: ("promoted", (1, 1), False, False),
                  PROJECT + " 128x176": ("promoted", (1, 1), False, False, 176),
                  PROJECT + " 4 stages": ("promoted", (1, 1), False, False, "s4"),
                  PROJECT + " direct stores": ("promoted", (1, 1), False, False, "direct"),
-                 PROJECT + " one part": ("promoted", (1, 1), False, False, "p1")}
+                 PROJECT + " one part": ("promoted", (1, 1), False, False, "p1"),
+                 PROJECT + " 256x128 one part": ("promoted", (1, 2), False, True, "p1"),
+                 PROJECT + " 256x128 1cta one part": ("promoted", (1, 1), False, True, "p1")}
 TILE_VARIANT_NS = (160, 176)
 # An accumulate-into-C kernel whose D may be C's memory (`in_place_of`) is
 # also timed in place, C's memory passed as D (D += A B: the main-grad
@@ -133,7 +135,8 @@ COLORS = {PROJECT: "C0", PROJECT_FAST: "C4", PROJECT + " 2cta": "C5",
           PROJECT + IN_PLACE: "navy", PROJECT + " 2cta" + IN_PLACE: "C5",
           PROJECT + " 128x160" + IN_PLACE: "C8", PROJECT + " 4 stages": "C4",
           PROJECT + " 4 stages" + IN_PLACE: "C6", PROJECT + " direct stores": "0.5",
-          PROJECT + " one part": "C2", PROJECT + " one part" + IN_PLACE: "C3"}
+          PROJECT + " one part": "C2", PROJECT + " one part" + IN_PLACE: "C3",
+          PROJECT + " 256x128 one part": "C6", PROJECT + " 256x128 1cta one part": "C5"}
 GEOMEAN_MIN_M = 4096
 MIN_INPUT_SETS = 3
 # Input copies total more than this many L2 sizes, so that every call reads
@@ -367,10 +370,12 @@ def tile_variant_n(spec):
     """Tile N of a configured 128-row tile of TILE_VARIANT_NS columns (no
     launch variants), "p1" for one promotion part, the ACC_STAGE_TAGS tag
     of a configured 128x128 accumulate-into-C tile, else None."""
-    if spec.variants or spec.tile[:1] != [128]:
+    if spec.variants or spec.tile[:1] not in ([128], [WAVE_TILE_M]):
         return None
     if "_p1" in spec.name:  # promotion_parts = 1
         return "p1"
+    if spec.tile[:1] != [128]:
+        return None
     if (spec.accumulate_into_c and spec.tile[1:2] == [128]
             and spec.stages in ACC_STAGE_TAGS
             and cluster_shape(spec) == (1, 1) and not spec.stream_k):

@@ -101,6 +101,14 @@ WGRAD_CHECK_KERNELS = [
 # staging buffer, with and without the 1x2 cluster multicasting A.
 WAVE_TILE_CONFIG = "#fp8.gemm_config<tile = 256x128x128, stages = 3, cluster = 1x2>"
 WAVE_TILE_CONFIG_1CTA = "#fp8.gemm_config<tile = 256x128x128, stages = 3>"
+# The same with each 64-row wave's MMAs as one 128-column group (one
+# promotion part), and the default 128x192 tile in one part.
+ONE_PART_CONFIGS = {
+    "t256_p1": "#fp8.gemm_config<tile = 256x128x128, stages = 3, cluster = 1x2, "
+               "promotion_parts = 1>",
+    "t256_1cta_p1": "#fp8.gemm_config<tile = 256x128x128, stages = 3, promotion_parts = 1>",
+    "p1": "#fp8.gemm_config<tile = 128x192x128, stages = 4, promotion_parts = 1>",
+}
 
 # Correctness set: every recipe and tile choice, awkward N and K (K = 160 is
 # a partial K block; N = 2112 a partial N tile), bias, accumulate-into-C,
@@ -313,10 +321,18 @@ def kernel_specs(which):
 def tile256_specs():
     """The 256x128 tile against the default blockwise kernels: the bench set's
     blockwise kernels without the 2x1 cluster (default, t256, t256_1cta) and
-    the check set's kernels of tile M 256 or a 1x2 cluster."""
-    return [spec for spec in kernel_specs("all")
-            if (spec[0].startswith("bench_blockwise_") and "_c2_" not in spec[0])
-            or "t256" in spec[0] or "c12" in spec[0]]
+    the check set's kernels of tile M 256 or a 1x2 cluster, and per bench
+    shape the ONE_PART_CONFIGS kernels."""
+    specs = [spec for spec in kernel_specs("all")
+             if (spec[0].startswith("bench_blockwise_") and "_c2_" not in spec[0])
+             or "t256" in spec[0] or "c12" in spec[0]]
+    for _, n, k in BENCH_SHAPES:
+        for suffix, config in ONE_PART_CONFIGS.items():
+            specs.append((f"bench_blockwise_promoted_{suffix}_n{n}_k{k}", "blockwise", n, k,
+                          {"accumulation": "promoted(128)", "config": config}))
+    specs += [(f"bw_{suffix}", "blockwise", 2112, 7168, {"config": config})
+              for suffix, config in ONE_PART_CONFIGS.items()]
+    return specs
 
 
 def wgrad_specs():

@@ -288,9 +288,10 @@ public:
       : kb(kb), b(kb.builder()), p(p), t(t), v(v), thread(thread),
         aDescriptorLow(aDescriptorLow), bDescriptorLow(bDescriptorLow),
         bClasses(t),
-        partColumns(getNumWaves(t) > 1 ? getWavePromotionParts(t.tileN)
-                    : t.promotionParts == 1
+        partColumns(t.promotionParts == 1
                         ? SmallVector<int64_t>{getAccumulatorColumns(t)}
+                    : getNumWaves(t) > 1
+                        ? getWavePromotionParts(t.tileN)
                         : getPromotionParts(getAccumulatorColumns(t))),
         accType(getAccumulatorType(b.getContext(), getAccumulatorColumns(t))),
         waves(getNumWaves(t)) {}
@@ -543,6 +544,10 @@ void ConsumerMainloop::emitPromotedBlock(Value stage, ValueRange carried,
 /// run, so that the tensor cores always have the next group queued. Every
 /// group completes within the iteration (C7514: no accumulator in flight
 /// across the back edge).
+/// With `promotion_parts = 1` a wave is one group over the whole tile N
+/// (m64n128k32 at tile N 128): each wgmma reads its A rows once per 128
+/// columns instead of per 64, and a consumer's promotion of one wave
+/// overlaps only the other consumer's MMAs (DeepGEMM's 256x128 schedule).
 void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
                                              Value aLow, Value bLow,
                                              SmallVector<Value> &next) {

@@ -310,14 +310,11 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
   else if (t.tileM == kWaveTileM && (t.streamK || p.isGrouped()))
     os << "a " << kWaveTileM
        << "-row tile takes neither stream-K nor a grouped GEMM";
-  else if (t.promotionParts != 0 &&
-           (p.promoteInterval == 0 || t.swapAB || t.tileM == kWaveTileM))
+  else if (t.promotionParts != 0 && (p.promoteInterval == 0 || t.swapAB))
     os << "promotion_parts selects the column parts of promoted "
-          "accumulation in a 64- or 128-row tile, got "
-       << (p.promoteInterval == 0 ? "fast accumulation"
-           : t.swapAB             ? "a swap-AB tile"
-                                  : "a " + std::to_string(kWaveTileM) +
-                                        "-row tile");
+          "accumulation in a 64-, 128- or "
+       << kWaveTileM << "-row tile, got "
+       << (p.promoteInterval == 0 ? "fast accumulation" : "a swap-AB tile");
   else if (t.promotionParts == 2 && t.tileN < 64)
     os << "two promotion parts need tile N >= 64 (parts of whole 32-column "
           "MMAs), got "

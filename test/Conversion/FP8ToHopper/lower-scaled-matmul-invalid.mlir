@@ -129,7 +129,7 @@ func.func @mxfp8(%a: tensor<128x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %sa:
 // -----
 
 func.func @promotion_parts_fast(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
-  // expected-error @+1 {{promotion_parts selects the column parts of promoted accumulation in a 64- or 128-row tile, got fast accumulation}}
+  // expected-error @+1 {{promotion_parts selects the column parts of promoted accumulation in a 64-, 128- or 256-row tile, got fast accumulation}}
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, promotion_parts = 1>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
   return %0 : tensor<128x256xbf16>
 }
