@@ -27,7 +27,11 @@ cuBLASLt), which needs FP8RT_LIBRARY and a kernel cache with
 runs the torch references (eager quantization, cuBLASLt) instead.
 
 Both give the same FP8 tensors, so the two runs' losses must be equal bit
-for bit at every step (reported; exit status 1 if not). Times: median step
+for bit at every step, unless kernels outside the FP8 layers (attention or
+embedding backward) make training itself not repeat: the BF16 run runs
+twice to show that noise, and the FP8 run then passes when its largest
+relative loss gap to BF16 is within 3x the repeat's gap + 1e-3 (exit
+status 1 otherwise). Times: median step
 (CUDA events) after --warmup steps, tokens/s, peak memory, bytes the
 collectives sent. Writes train-tp-<n>x-<gpu>-<date>.{json,md}.
 """
@@ -222,6 +226,10 @@ def markdown(report):
               "step's forward is deterministic, later steps also depend on attention and "
               "embedding backward kernels): "
               + ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in report["losses_equal"].items())]
+    lines += ["", "Largest relative loss gap over the steps, FP8 vs BF16 communication and "
+              "BF16 vs its repeat (the run-to-run noise): "
+              + ", ".join(f"{k}: {g['fp8_vs_bf16']:.2e} / {g['bf16_vs_repeat']:.2e}"
+                          for k, g in report.get("largest_relative_loss_gap", {}).items())]
     return lines
 
 
@@ -255,29 +263,41 @@ def main():
             print(msg, flush=True)
     runs = []
     for recipe in args.recipes.split(","):
-        for mode in ("bf16", "fp8"):
+        for mode in ("bf16", "fp8", "bf16"):  # BF16 twice: the run-to-run noise
             runs.append(train(args, cfg, batches, recipe, mode, comm, log))
+            if any(r["recipe"] == recipe and r["comm"] == mode for r in runs[:-1]):
+                runs[-1]["comm"] = "bf16 (repeat)"
             torch.cuda.empty_cache()
-    equal, close = {}, True
+    equal, gaps, ok = {}, {}, True
     for recipe in args.recipes.split(","):
-        by_mode = {r["comm"]: r for r in runs if r["recipe"] == recipe}
-        a, b = by_mode["bf16"]["loss"], by_mode["fp8"]["loss"]
+        by_mode = {r["comm"]: r["loss"] for r in runs if r["recipe"] == recipe}
+        a, b, again = by_mode["bf16"], by_mode["fp8"], by_mode["bf16 (repeat)"]
         equal[recipe] = a == b
-        # bit-exact unless a kernel outside the FP8 layers (attention backward,
-        # embedding backward) is nondeterministic: then within 1e-3
-        close &= all(abs(u - v) <= 1e-3 * abs(u) for u, v in zip(a, b))
+        gaps[recipe] = {"fp8_vs_bf16": max_gap(a, b), "bf16_vs_repeat": max_gap(a, again)}
+        # bit-exact, unless a kernel outside the FP8 layers (attention or
+        # embedding backward) makes the BF16 run itself not repeat: then the
+        # FP8 run may differ as much as the repeat does (the trajectories are
+        # chaotic, so by up to 3x its gap, and 1e-3 relative)
+        noise = gaps[recipe]["bf16_vs_repeat"]
+        ok &= equal[recipe] or (noise > 0 and gaps[recipe]["fp8_vs_bf16"] <= 3 * noise + 1e-3)
     env = dist_common.environment(torch, dist)
     if comm.rank == 0:
         report = {"environment": env, "config": cfg, "runs": runs, "losses_equal": equal,
+                  "largest_relative_loss_gap": gaps,
                   "kernels": "torch references" if args.reference else "the project's kernels"}
         if not args.reference:
             from fp8mlir.distributed import kernels
             report["kernel_usage"] = kernels.usage_lines()
             report["kernels"] += " (" + "; ".join(report["kernel_usage"]) + ")"
         dist_common.write_report(report, dist_common.report_path(args.out, "train-tp", env), markdown)
-        print("\n".join(markdown(report)[-len(runs) - 4:]))
+        print("\n".join(markdown(report)[-len(runs) - 6:]))
     dist.destroy_process_group()
-    return 0 if close else 1
+    return 0 if ok else 1
+
+
+def max_gap(a, b):
+    """The largest relative difference of two loss curves, step by step."""
+    return max(abs(u - v) / max(abs(u), 1e-30) for u, v in zip(a, b))
 
 
 if __name__ == "__main__":
