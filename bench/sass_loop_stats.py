@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Instruction counts of a GEMM kernel's wgmma K loop, from `cuobjdump -sass`
-output: the innermost loops (backward branches) that hold HGMMA, per loop
+output: the innermost loops (backward branches) that hold wgmma (QGMMA for FP8, HGMMA), per loop
 the instructions by class and the issue order with runs collapsed.
 
     bench/sass_loop_stats.py KERNEL.sass [--kernel SUBSTRING] [--order]
@@ -58,7 +58,7 @@ def klass(op):
         return ".".join(op.split(".")[:2])
     if base == "SYNCS":
         return ".".join(op.split(".")[:2])
-    if base in ("HGMMA", "FFMA", "FMUL", "FADD", "LDS", "LDSM", "STS", "STSM", "R2UR",
+    if base in ("HGMMA", "QGMMA", "FFMA", "FMUL", "FADD", "LDS", "LDSM", "STS", "STSM", "R2UR",
                 "BAR", "MOV", "BRA", "NOP", "WARPSYNC", "ELECT", "SHFL", "F2FP", "LDG",
                 "UTMALDG", "UBLKCP", "ISETP", "UISETP", "SEL", "VOTEU", "DEPBAR"):
         return base
@@ -98,27 +98,27 @@ def main(argv=None):
         if args.kernel not in name or not insts:
             continue
         total = Counter(klass(opcode(t)) for _, t in insts)
-        print(f"== {name}: {len(insts)} instructions, {total['HGMMA']} HGMMA")
+        print(f"== {name}: {len(insts)} instructions, {total['QGMMA'] + total['HGMMA']} wgmma (QGMMA/HGMMA)")
         regs = [t for _, t in insts if "USETMAXREG" in t or "SETMAXREG" in t]
         for t in regs:
             print("   ", t)
         seen = []
         for lo, hi in loops(insts, labels[name]):
             body = insts[lo:hi + 1]
-            if not any(opcode(t).startswith("HGMMA") for _, t in body):
+            if not any(opcode(t)[1:].startswith("GMMA") for _, t in body):
                 continue
             if any(lo <= s and e <= hi for s, e in seen):
                 continue  # an outer loop of one already shown
             seen.append((lo, hi))
             c = Counter(klass(opcode(t)) for _, t in body)
             print(f"  loop {insts[lo][0]:#06x}-{insts[hi][0]:#06x}: {len(body)} instructions, "
-                  f"{c['HGMMA']} HGMMA")
+                  f"{c['QGMMA'] + c['HGMMA']} wgmma")
             print("   ", ", ".join(f"{k} {v}" for k, v in c.most_common()))
             if args.order:
                 runs = []
                 for _, t in body:
                     k = klass(opcode(t))
-                    if k in ("HGMMA", "WARPGROUP.ARRIVE", "WARPGROUP.DEPBAR", "SYNCS.ARRIVE",
+                    if k in ("HGMMA", "QGMMA", "WARPGROUP.ARRIVE", "WARPGROUP.DEPBAR", "SYNCS.ARRIVE",
                              "SYNCS.PHASECHK", "BAR", "BRA", "LDS", "R2UR"):
                         k = opcode(t)
                     if runs and runs[-1][0] == k:
