@@ -1,6 +1,7 @@
 #include "LaunchArguments.h"
 
 #include "CudaLimits.h"
+#include "fp8schema/LaunchVariantModel.h"
 
 #include <cmath>
 
@@ -519,23 +520,6 @@ Status checkOperandAddresses(const KernelMetadata &meta,
   return checkOutputsDoNotOverlap(meta, args);
 }
 
-// What a stream-K kernel's fixup through the workspace costs, in waves, per
-// CTA sharing a split tile: the CTA computing its first K blocks waits for
-// each other CTA's f32 sums in turn (two round trips through L2 each, after
-// its own blocks). Against a K-split kernel, whose sums go through the
-// cluster's shared memory.
-static constexpr double kStreamKFixupWaves = 0.05;
-
-// Clusters of `size` CTAs (one per SM) resident at once: a cluster runs
-// within one GPC, so each of the kGpcs GPCs holds floor(its SMs / size) of
-// them (H100: 32 clusters of 4 on 132 SMs, measured: 33 took 1.5x the time
-// of 32).
-static constexpr int kGpcs = 8;
-static double residentClusters(int64_t size, int numSMs) {
-  int64_t perGpc = std::max<int64_t>(numSMs / kGpcs / size, 1);
-  return static_cast<double>(perGpc * kGpcs);
-}
-
 // The CTAs a persistent grid of `meta` runs at once on `numSMs` SMs
 // (computeGrid's cap).
 static double persistentCtas(const KernelMetadata &meta, int numSMs) {
@@ -566,11 +550,12 @@ size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates
     bool oneTileRow = ceilDiv(m, grid.tileM) == 1;
     if (meta.workspaceParam >= 0 && oneTileRow &&
         (2 * tiles <= ctas || meta.swapAB))
-      waves = tiles / ctas + kStreamKFixupWaves * std::max(1.0, ctas / tiles);
+      waves = fp8schema::streamKWaves(tiles, ctas);
     // A K-split kernel: waves of tiles over its resident clusters, each CTA
     // running 1/k_split of a tile's K blocks.
     if (grid.kSplit > 1)
-      waves = std::ceil(tiles / residentClusters(grid.kSplit, numSMs)) /
+      waves = std::ceil(tiles / static_cast<double>(fp8schema::residentClusters(
+                                    grid.kSplit, numSMs))) /
               static_cast<double>(grid.kSplit);
     double cost = waves * static_cast<double>(grid.tileM * grid.tileN) /
                   static_cast<double>(grid.throughput);

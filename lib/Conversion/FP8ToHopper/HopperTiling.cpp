@@ -11,6 +11,7 @@
 #include "FP8/Conversion/FP8ToHopper/HopperKernel.h"
 #include "FP8/Conversion/FP8ToHopper/WGMMA.h"
 #include "FP8/Conversion/KernelSkeleton/GemmScheduler.h"
+#include "fp8schema/LaunchVariantModel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -383,10 +384,6 @@ static bool wantsSwapABVariant(const GemmProblem &p) {
 static constexpr int64_t kSplitKVariants[] = {2, 4};
 static constexpr int64_t kMinSplitKBlocks = 4;
 
-/// The runtime's cost of a stream-K kernel's fixup, in waves per CTA
-/// sharing a split tile (runtime/lib/LaunchArguments.cpp).
-static constexpr double kStreamKFixupWaves = 0.05;
-
 static GemmTiling getSwapABTiling(const GemmProblem &p,
                                   int64_t maxSharedMemory,
                                   int64_t splitK = 1) {
@@ -412,20 +409,18 @@ static bool wantsSplitKVariant(const GemmProblem &p, int64_t splitK,
 
 /// A static M of one swap-AB tile row: the stream-K swap-AB tile or a
 /// K-split one, by the runtime's rule (selectLaunchVariant): the stream-K
-/// kernel's tiles / SMs waves plus its fixup chain against waves of the
-/// resident clusters (8 GPCs of SMs / 8 SMs each) at 1 / k_split of a tile
-/// each.
+/// kernel's waves with its fixup chain against waves of the resident
+/// clusters at 1 / k_split of a tile each (fp8schema/LaunchVariantModel.h).
 static GemmTiling pickSwapABTiling(const GemmProblem &p,
                                    const TargetInfo &target) {
   double sms = static_cast<double>(target.numMultiprocessors);
   double tiles =
       static_cast<double>(llvm::divideCeil(p.n, kSwapABTile.second));
-  double bestWaves =
-      tiles / sms + kStreamKFixupWaves * std::max(1.0, sms / tiles);
+  double bestWaves = fp8schema::streamKWaves(tiles, sms);
   int64_t bestSplit = 1;
   for (int64_t splitK : kSplitKVariants) {
     int64_t clusters =
-        std::max<int64_t>(target.numMultiprocessors / 8 / splitK, 1) * 8;
+        fp8schema::residentClusters(splitK, target.numMultiprocessors);
     double waves = std::ceil(tiles / static_cast<double>(clusters)) /
                    static_cast<double>(splitK);
     if (wantsSplitKVariant(p, splitK, target) && waves < bestWaves) {

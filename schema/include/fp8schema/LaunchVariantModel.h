@@ -1,0 +1,45 @@
+//===- LaunchVariantModel.h - Wave costs of split GEMM kernels --*- C++ -*-===//
+//
+// The parts of the launch-variant model that the compiler and the runtime
+// both apply: the runtime picks a GEMM's launch variant per call
+// (selectLaunchVariant), and fp8-compile picks the same way for a static M
+// (the sm_90a swap-AB decode tiles). Both count in waves of the GPU's SMs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8SCHEMA_LAUNCHVARIANTMODEL_H
+#define FP8SCHEMA_LAUNCHVARIANTMODEL_H
+
+#include <algorithm>
+#include <cstdint>
+
+namespace fp8schema {
+
+/// What a stream-K kernel's fixup through the workspace costs, in waves,
+/// per CTA sharing a split tile: the CTA computing its first K blocks waits
+/// for each other CTA's f32 sums in turn (two round trips through L2 each,
+/// after its own blocks). Against a K-split kernel, whose sums go through
+/// the cluster's shared memory.
+constexpr double kStreamKFixupWaves = 0.05;
+
+/// The GPCs a cluster's CTAs must share one of (H100, H200: 8).
+constexpr int64_t kGpcs = 8;
+
+/// Clusters of `size` CTAs (one per SM) resident at once on `numSMs` SMs: a
+/// cluster runs within one GPC, so each GPC holds floor(its SMs / size) of
+/// them (H100: 32 clusters of 4 on 132 SMs; measured: 33 took 1.5x the time
+/// of 32).
+inline int64_t residentClusters(int64_t size, int64_t numSMs) {
+  return std::max<int64_t>(numSMs / kGpcs / size, 1) * kGpcs;
+}
+
+/// The waves of a stream-K kernel whose `ctas` CTAs split the K blocks of
+/// `tiles` tiles (one row of tiles): that fraction of a wave plus the fixup,
+/// a chain as long as the CTAs sharing a tile.
+inline double streamKWaves(double tiles, double ctas) {
+  return tiles / ctas + kStreamKFixupWaves * std::max(1.0, ctas / tiles);
+}
+
+} // namespace fp8schema
+
+#endif // FP8SCHEMA_LAUNCHVARIANTMODEL_H
