@@ -171,14 +171,25 @@ def warm_deepgemm_1d1d(m, n, k):
     that its JIT compiles (and caches, in DG_JIT_CACHE_DIR) the kernel the
     benchmark's shape takes; several shapes compile at once in separate
     processes (`python3 bench/gemm_peers.py MxNxK`)."""
+    warm_deepgemm(m, n, k, b_rows=1)
+
+
+def warm_deepgemm(m, n, k, b_rows):
+    """The same for the 1x128 x 128x128 kernel (b_rows 128: bf16 out) or the
+    1D x 1D one (b_rows 1: f32 out accumulating into C)."""
     import deep_gemm
     kb = -(-k // 128)
     a = torch.zeros(m, k, dtype=torch.float8_e4m3fn, device="cuda")
     b = torch.zeros(n, k, dtype=torch.float8_e4m3fn, device="cuda")
     sfa = deepgemm_a_scales(torch.ones(m, kb, device="cuda"))
-    sfb = deepgemm_a_scales(torch.ones(n, kb, device="cuda"))
-    d = torch.zeros(m, n, dtype=torch.float32, device="cuda")
-    deep_gemm.fp8_gemm_nt((a, sfa), (b, sfb), d, c=d, recipe=(1, 1, 128))
+    if b_rows == 1:
+        sfb = deepgemm_a_scales(torch.ones(n, kb, device="cuda"))
+        d = torch.zeros(m, n, dtype=torch.float32, device="cuda")
+        deep_gemm.fp8_gemm_nt((a, sfa), (b, sfb), d, c=d, recipe=(1, 1, 128))
+    else:
+        sfb = torch.ones(-(-n // 128), kb, device="cuda")
+        d = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+        deep_gemm.fp8_gemm_nt((a, sfa), (b, sfb), d)
     torch.cuda.synchronize()
 
 
@@ -206,5 +217,6 @@ def peer_impl(name, case):
 
 if __name__ == "__main__":
     import sys
+    # MxNxK [1d2d]: the 1D x 1D kernel, or with 1d2d the 1x128 x 128x128 one.
     m, n, k = (int(x) for x in sys.argv[1].split("x"))
-    warm_deepgemm_1d1d(m, n, k)
+    warm_deepgemm(m, n, k, b_rows=128 if sys.argv[2:] == ["1d2d"] else 1)

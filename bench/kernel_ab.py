@@ -31,8 +31,10 @@ from gemm_timing import time_sustained  # noqa: E402
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--kernels", action="append", required=True, metavar="NAME=DIR",
-                   help="a labelled kernel directory (repeat; the first is the baseline)")
+    p.add_argument("--kernels", action="append", required=True, metavar="NAME=DIR[@IMPL]",
+                   help="a labelled kernel directory (repeat; the first is the baseline); "
+                        "@IMPL takes bench_gemm.py's column IMPL of it (e.g. "
+                        "'fp8-mlir 2cta') instead of the heuristic's kernel")
     p.add_argument("--recipe", default="blockwise", choices=sorted(bg.GRANULARITIES))
     p.add_argument("--shapes", required=True, help="comma-separated MxNxK list")
     p.add_argument("--rounds", type=int, default=3)
@@ -49,9 +51,12 @@ def parse_args(argv=None):
     labelled = []
     for item in args.kernels:
         name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            p.error(f"--kernels {item!r}: expected NAME=DIR")
-        labelled.append((name, Path(path)))
+        path, _, impl = path.partition("@")
+        impl = impl or bg.PROJECT
+        if not sep or not name or not path or impl not in bg.PROJECT_IMPLS:
+            p.error(f"--kernels {item!r}: expected NAME=DIR[@IMPL], IMPL one of "
+                    + ", ".join(bg.PROJECT_IMPLS))
+        labelled.append((name, Path(path), impl))
     args.kernels = labelled
     return args
 
@@ -63,8 +68,9 @@ def main(argv=None):
         return 2
     from fp8mlir._runtime import Kernel
     shapes = bg.parse_shapes(args.shapes)
-    specs = {name: bg.load_kernel_specs(path) for name, path in args.kernels}
-    names = [name for name, _ in args.kernels]
+    specs = {name: bg.load_kernel_specs(path) for name, path, _ in args.kernels}
+    impls = {name: impl for name, _, impl in args.kernels}
+    names = [name for name, _, _ in args.kernels]
     loaded = {}
     l2 = bg.l2_bytes()
     sampler = bg.ClockSampler(torch.cuda.current_device()) if args.sustained else None
@@ -74,10 +80,10 @@ def main(argv=None):
             picked = {}
             for name in names:
                 chosen, note = bg.pick_kernels(specs[name], m, n, k, args.recipe)
-                if bg.PROJECT in chosen:
-                    picked[name] = chosen[bg.PROJECT]
+                if impls[name] in chosen:
+                    picked[name] = chosen[impls[name]]
                 else:
-                    print(f"{name}: {note or 'no promoted kernel'}")
+                    print(f"{name}: {note or 'no ' + impls[name] + ' kernel'}")
             if not picked:
                 continue
             case = bg.Case(m, n, k, args.recipe, next(iter(picked.values())), args.seed,
@@ -117,7 +123,7 @@ def main(argv=None):
     path = args.out / (bg.report_stem(env, now).replace("gemm-", "kernel-ab-", 1) + ".json")
     args.out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"environment": env, "recipe": args.recipe,
-                                "kernels": {n: str(p) for n, p in args.kernels},
+                                "kernels": {n: f"{p}@{i}" for n, p, i in args.kernels},
                                 "rows": rows}, indent=1, default=str))
     print(f"wrote {path}")
     return 1 if failures else 0
