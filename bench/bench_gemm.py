@@ -531,7 +531,8 @@ def markdown_report(report):
              f"per round; inputs rotate over copies totalling > {L2_COPIES}x L2 "
              f"({env['l2_bytes'] // 2**20} MiB)",
              f"- {PROJECT}: one kernel per (N, K, recipe) with a run-time M; where it has "
-             f"launch variants (tiles 128x128, 64x128, 64x64; 128x192 for a fast 128x256 kernel) "
+             f"launch variants (tiles 128x128, 64x128, 64x64; 128x192 for a fast 128x256 kernel; "
+             f"256x128 for a blockwise one) "
              f"the runtime launches the one with "
              f"the fewest weighted waves for the M (runtime/README.md)",
              f"- ratio = {PROJECT} TFLOP/s / peer TFLOP/s (> 1: {PROJECT} is faster), "

@@ -90,6 +90,23 @@ static constexpr int64_t kMaskedVariantTileNStep = 16;
 static constexpr std::pair<int64_t, int64_t> kMaskedVariantMinTileN[] = {
     {128, 112}, {64, 16}};
 
+/// A blockwise (1x128 x 128x128) kernel also gets the 256x128 tile of two
+/// 64-row waves per consumer, each wave's MMAs one promotion part: where
+/// the 128x192 tiles leave much of the last wave empty it computes the
+/// same output in fewer waves. On an H100 (bench/NOTES.md, "Launch
+/// variants"), against the 128x192 kernel: 4096x4096x7168 1.08x,
+/// 4096x7168x16384 1.08x, 4096x4096x14336 1.075x, 2048x4096x7168 1.05x;
+/// 8192^3 0.94x, 4096x2112x7168 0.76x. Its throughput (kWaveTileThroughput)
+/// is fitted to those 14 shapes.
+static constexpr std::pair<int64_t, int64_t> kWaveVariantTile = {kWaveTileM,
+                                                                 kScaleBlock};
+static constexpr int64_t kWaveTileThroughput = 96;
+
+static bool wantsWaveTileVariant(const GemmProblem &p) {
+  return p.isBlockwise() && !p.hasBlockwiseColumnScales() &&
+         p.promoteInterval != 0 && !p.hasFP8Output() && !p.isGrouped();
+}
+
 static SmallVector<std::pair<int64_t, int64_t>>
 getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary) {
   SmallVector<std::pair<int64_t, int64_t>> tiles;
@@ -104,6 +121,8 @@ getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary) {
   }
   if (p.promoteInterval == 0 && primary.tileN > kFastTile.second)
     tiles.push_back(kFastTile);
+  if (wantsWaveTileVariant(p))
+    tiles.push_back(kWaveVariantTile);
   tiles.append(std::begin(kLaunchVariantTiles), std::end(kLaunchVariantTiles));
   return tiles;
 }
@@ -257,6 +276,10 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
   GemmTiling t;
   t.tileM = tileM;
   t.tileN = tileN;
+  // Two waves per consumer: each wave's MMAs as one group (measured faster
+  // than 64-column halves, bench/NOTES.md).
+  if (tileM == kWaveTileM)
+    t.promotionParts = 1;
   setStreamK(t, streamK);
   t.outputBytes = getByteWidth(p.outElementType);
   t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
@@ -516,10 +539,12 @@ int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
     return kFastTileThroughput;
   if (t.tileM == 64 && t.tileN < 128)
     return promote ? 45 : 57;
+  if (t.tileM == kWaveTileM)
+    return kWaveTileThroughput;
   // The fast 64x128 tile: 75 on an H100 against the 4-stage 128x256 tile
-  // (session 7: 2048x4096x7168 and 2048x14336x4096, equal work per wave;
-  // session 4's H200 value, 90, picked it at M = 512 and 1024 where the
-  // wide tiles ran 1.07-1.09x faster).
+  // (2048x4096x7168 and 2048x14336x4096, equal work per wave; the H200's
+  // value, 90, picked it at M = 512 and 1024 where the wide tiles ran
+  // 1.07-1.09x faster).
   if (t.tileM == 64)
     return promote ? 65 : 75;
   if (t.tileN < 192)
@@ -536,7 +561,7 @@ static constexpr int64_t kStreamKVariantMinKBlocks = 32;
 
 /// Whether a dynamic-M GEMM gets the stream-K 64x64 variant: N makes at
 /// most half as many 64x64 tiles as the target has SMs, so that a small M
-/// (one row of tiles, at most 64; the runtime's rule) leaves SMs idle, and
+/// (tiles on at most half the SMs: the runtime's rule) leaves SMs idle, and
 /// K has kStreamKVariantMinKBlocks blocks. On an H200 at M = 1 to 64,
 /// against the 64x64 kernel: blockwise 0.62-0.80x the time at N = 576 and
 /// 2112 (K = 7168), 0.82-0.98x at N = 4096 (K = 14336); fast tensorwise
