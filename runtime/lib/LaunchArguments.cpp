@@ -540,23 +540,28 @@ size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates
     double ctas = persistentCtas(meta, numSMs);
     double waves = std::ceil(tiles / ctas);
     // A stream-K kernel (one with a workspace) splits the K blocks of its
-    // tiles over all its CTAs: where M is one row of tiles that fill at most
-    // half of them (any number of them for a swap-AB kernel, whose schedule
-    // splits whenever that shortens the last wave), its time is that
-    // fraction of a wave (measured at M = 1 to 64; bench/NOTES.md), plus
-    // the fixup through the workspace, a chain as long as the CTAs sharing
-    // a tile. Otherwise it counts whole waves like any other, and ties go
-    // to the earlier candidate.
+    // tiles over all its CTAs: where the tiles fill at most half of them
+    // (for a swap-AB kernel, whose schedule splits whenever that shortens
+    // the last wave, any number of tiles in one row of them), its time is
+    // that fraction of a wave (measured at M = 1 to 256; bench/NOTES.md),
+    // plus the fixup through the workspace, a chain as long as the CTAs
+    // sharing a tile. Otherwise it counts whole waves like any other, and
+    // ties go to the earlier candidate.
     bool oneTileRow = ceilDiv(m, grid.tileM) == 1;
-    if (meta.workspaceParam >= 0 && oneTileRow &&
-        (2 * tiles <= ctas || meta.swapAB))
+    if (meta.workspaceParam >= 0 &&
+        (2 * tiles <= ctas || (meta.swapAB && oneTileRow)))
       waves = fp8schema::streamKWaves(tiles, ctas);
     // A K-split kernel: waves of tiles over its resident clusters, each CTA
-    // running 1/k_split of a tile's K blocks.
-    if (grid.kSplit > 1)
+    // running 1/k_split of a tile's K blocks. Like the swap-AB stream-K
+    // kernel, only for one row of its tiles: each further row streams all
+    // of B again (H100, blockwise 128x576x7168: the K-split kernel took
+    // 24 us, the 64x64 stream-K kernel 11.5).
+    if (grid.kSplit > 1) {
       waves = std::ceil(tiles / static_cast<double>(fp8schema::residentClusters(
-                                    grid.kSplit, numSMs))) /
-              static_cast<double>(grid.kSplit);
+                                    grid.kSplit, numSMs)));
+      if (oneTileRow)
+        waves /= static_cast<double>(grid.kSplit);
+    }
     double cost = waves * static_cast<double>(grid.tileM * grid.tileN) /
                   static_cast<double>(grid.throughput);
     if (i == 0 || cost < bestCost) {

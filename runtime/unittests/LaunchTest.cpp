@@ -963,16 +963,20 @@ TEST_F(LaunchTest, LaunchVariantWithTheFewestWeightedWavesIsChosen) {
   EXPECT_EQ(selectLaunchVariant({&medium, &medium}, 64, 7168, 132), 0u);
 }
 
-TEST_F(LaunchTest, StreamKVariantIsChosenForOneRowOfTilesOnHalfTheSms) {
-  KernelMetadata large = parsedMetadata(variantJson("large", 128, 192, 100));
-  KernelMetadata tile64 = parsedMetadata(variantJson("tile64", 64, 64, 45));
-  // The same tile with a workspace param: a stream-K kernel.
-  KernelMetadata streamK = parsedMetadata(replaced(
+// The 64x64 tile with a workspace param: a stream-K kernel.
+static std::string streamKTile64Json() {
+  return replaced(
       variantJson("tile64_sk", 64, 64, 45),
       "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"}",
       "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"},"
       "\n    {\"name\": \"workspace\", \"kind\": \"workspace\", "
-      "\"bytes_per_cta\": 16388}"));
+      "\"bytes_per_cta\": 16388}");
+}
+
+TEST_F(LaunchTest, StreamKVariantIsChosenForTilesOnHalfTheSms) {
+  KernelMetadata large = parsedMetadata(variantJson("large", 128, 192, 100));
+  KernelMetadata tile64 = parsedMetadata(variantJson("tile64", 64, 64, 45));
+  KernelMetadata streamK = parsedMetadata(streamKTile64Json());
   ASSERT_GE(streamK.workspaceParam, 0);
   std::vector<const KernelMetadata *> all = {&large, &tile64, &streamK};
   // N = 2112: 33 tiles of 64x64 for M <= 64, a quarter of 132 SMs.
@@ -981,8 +985,14 @@ TEST_F(LaunchTest, StreamKVariantIsChosenForOneRowOfTilesOnHalfTheSms) {
   // N = 4224: 66 tiles, half the SMs; N = 4288: 67, more than half.
   EXPECT_EQ(selectLaunchVariant(all, 16, 4224, 132), 2u);
   EXPECT_EQ(selectLaunchVariant(all, 16, 4288, 132), 1u);
-  // M = 65 is two rows of tiles: whole waves, a tie the 64x64 kernel takes.
-  EXPECT_EQ(selectLaunchVariant(all, 65, 2112, 132), 1u);
+  // M = 65 and 128: two rows of 33 tiles, half the SMs (0.5 + 0.05 x 2
+  // waves against one); M = 129, 99 tiles, more than half: whole waves,
+  // a tie the 64x64 kernel takes.
+  EXPECT_EQ(selectLaunchVariant(all, 65, 2112, 132), 2u);
+  EXPECT_EQ(selectLaunchVariant(all, 128, 2112, 132), 2u);
+  EXPECT_EQ(selectLaunchVariant(all, 129, 2112, 132), 1u);
+  // N = 576: 9 tiles a row; M = 256 is 36 of them on 132 SMs.
+  EXPECT_EQ(selectLaunchVariant(all, 256, 576, 132), 2u);
   // Large M: the 128x192 tiles.
   EXPECT_EQ(selectLaunchVariant(all, 4096, 2112, 132), 0u);
 }
@@ -1031,6 +1041,19 @@ TEST_F(LaunchTest, KSplitVariantIsChosenWhereItsClustersCoverTheTiles) {
   EXPECT_EQ(selectLaunchVariant(all, 1, 28672, 132), 1u);
   // Large M: the 128x192 tiles.
   EXPECT_EQ(selectLaunchVariant(all, 4096, 4096, 132), 0u);
+  // Several rows of swap-AB tiles: whole waves, no split discount. M = 128,
+  // N = 1024: 128 tiles, 4 waves of the clusters of 4 and 2 of the clusters
+  // of 2, against one wave for both the stream-K kernel and the 128x192
+  // tile, whose area-weighted cost is larger (24576 / 100 against 1024 / 19).
+  EXPECT_EQ(selectLaunchVariant(all, 128, 1024, 132), 1u);
+  KernelMetadata tile64sk = parsedMetadata(streamKTile64Json());
+  std::vector<const KernelMetadata *> withTile64 = {&large, &tile64sk, &split2,
+                                                    &split4};
+  // N = 576, M = 128: 18 tiles of 64x64 split over 132 CTAs (0.14 + 0.05 x
+  // 7.3 waves x 4096 / 45 = 45.5) against 72 swap-AB tiles in 3 waves of
+  // the clusters of 4 (161.7; with the split discount it took 40.4).
+  EXPECT_EQ(selectLaunchVariant(withTile64, 128, 576, 132), 1u);
+  EXPECT_EQ(selectLaunchVariant(withTile64, 1, 576, 132), 3u);
 }
 
 TEST_F(LaunchTest, LaunchVariantsAreLoadedFromTheKernelsDirectory) {

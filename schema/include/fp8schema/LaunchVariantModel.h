@@ -34,7 +34,7 @@ inline int64_t residentClusters(int64_t size, int64_t numSMs) {
 }
 
 /// The waves of a stream-K kernel whose `ctas` CTAs split the K blocks of
-/// `tiles` tiles (one row of tiles): that fraction of a wave plus the fixup,
+/// `tiles` tiles (at most half of `ctas`, or one row of swap-AB tiles): that fraction of a wave plus the fixup,
 /// a chain as long as the CTAs sharing a tile.
 inline double streamKWaves(double tiles, double ctas) {
   return tiles / ctas + kStreamKFixupWaves * std::max(1.0, ctas / tiles);
