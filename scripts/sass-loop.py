@@ -1,9 +1,18 @@
 #!/usr/bin/env python3
-"""The wgmma K loop of an sm_90a kernel in SASS, without cuobjdump.
+"""The wgmma K loop of an sm_90a kernel in SASS.
 
     scripts/sass-loop.py KERNEL.ptx [FUNCTION] [--list]
+    scripts/sass-loop.py KERNEL.sass [SUBSTRING] [--list]
 
-Assembles one entry function of KERNEL.ptx (default: the first) with ptxas
+A `cuobjdump -sass` dump (any file not ending in .ptx; the GPU machine has
+cuobjdump) is read as text: for every function whose name holds SUBSTRING
+(default: all), its instruction classes and each innermost loop holding
+wgmma (QGMMA for FP8, HGMMA), counted by class (an unrolled loop holds
+several K blocks: compare per wgmma); --list adds the loop's issue order.
+
+A .ptx file is assembled here instead, without a disassembler:
+
+it assembles one entry function of KERNEL.ptx (default: the first) with ptxas
 -arch=sm_90a, finds the innermost loop holding wgmma instructions (a
 backward branch over them) and prints ptxas's register and spill line, the
 loop's instruction count and a count per opcode; --list also prints the
@@ -22,10 +31,12 @@ use cuobjdump -sass on the GPU machine.
 import argparse
 import collections
 import os
+import re
 import struct
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 
 OPCODES = {
     0x2ca: "R2UR", 0x9f3: "HGMMA", 0x9c5: "WARPGROUP", 0x223: "FFMA",
@@ -101,12 +112,132 @@ def name(opcode):
     return OPCODES.get(opcode, f"{opcode:03x}")
 
 
+LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+FUNC = re.compile(r"Function : (\S+)")
+BRA = re.compile(r"\bBRA(?:\.\S+)?\s+(?:`\(\.L_x_\d+\)|0x([0-9a-f]+))")
+LABEL = re.compile(r"^\.L_x_(\d+):")
+LABEL_REF = re.compile(r"`\(\.L_x_(\d+)\)")
+
+
+def parse_dump(path):
+    """{function: [(address, instruction text)]}, labels resolved."""
+    funcs, name, labels = {}, None, {}
+    pending = []
+    for raw in open(path, errors="replace"):
+        m = FUNC.search(raw)
+        if m:
+            name = m.group(1)
+            funcs[name] = []
+            labels[name] = {}
+            continue
+        if name is None:
+            continue
+        lm = LABEL.match(raw.strip())
+        if lm:
+            pending.append(lm.group(1))
+            continue
+        m = LINE.search(raw)
+        if m:
+            addr = int(m.group(1), 16)
+            for label in pending:
+                labels[name][label] = addr
+            pending = []
+            funcs[name].append((addr, m.group(2)))
+    return funcs, labels
+
+
+def opcode(text):
+    text = re.sub(r"^@!?U?P\w+\s+", "", text)
+    return text.split()[0] if text else ""
+
+
+def klass(op):
+    base = op.split(".")[0]
+    if op.startswith("WARPGROUP."):
+        return ".".join(op.split(".")[:2])
+    if base == "SYNCS":
+        return ".".join(op.split(".")[:2])
+    if base in ("HGMMA", "QGMMA", "FFMA", "FMUL", "FADD", "LDS", "LDSM", "STS", "STSM", "R2UR",
+                "BAR", "MOV", "BRA", "NOP", "WARPSYNC", "ELECT", "SHFL", "F2FP", "LDG",
+                "UTMALDG", "UBLKCP", "ISETP", "UISETP", "SEL", "VOTEU", "DEPBAR"):
+        return base
+    if base.startswith("U"):
+        return "uniform (U*)"
+    if base in ("IMAD", "IADD3", "LOP3", "SHF", "LEA", "IABS", "PRMT", "ISCADD", "IMNMX",
+                "SGXT", "BMSK", "LOP", "FLO", "POPC"):
+        return "integer"
+    return base
+
+
+def dump_loops(insts, labels):
+    """(start, end) index ranges of backward branches, innermost first."""
+    index = {a: i for i, (a, _) in enumerate(insts)}
+    out = []
+    for i, (addr, text) in enumerate(insts):
+        if "BRA" not in text:
+            continue
+        m = LABEL_REF.search(text)
+        target = labels.get(m.group(1)) if m else None
+        if target is None:
+            h = re.search(r"BRA\S*\s+0x([0-9a-f]+)", text)
+            target = int(h.group(1), 16) if h else None
+        if target is not None and target <= addr and target in index:
+            out.append((index[target], i))
+    return sorted(out, key=lambda r: r[1] - r[0])
+
+
+def dump_report(path, kernel, order):
+    """Report of a `cuobjdump -sass` dump: every function whose name holds
+    `kernel`, its instruction classes and the innermost loops holding wgmma
+    (QGMMA for FP8, HGMMA), each by class and, with `order`, in issue order."""
+    funcs, labels = parse_dump(path)
+    for name, insts in funcs.items():
+        if kernel not in name or not insts:
+            continue
+        total = Counter(klass(opcode(t)) for _, t in insts)
+        print(f"== {name}: {len(insts)} instructions, {total['QGMMA'] + total['HGMMA']} wgmma (QGMMA/HGMMA)")
+        for t in (t for _, t in insts if "SETMAXREG" in t):
+            print("   ", t)
+        seen = []
+        for lo, hi in dump_loops(insts, labels[name]):
+            body = insts[lo:hi + 1]
+            if not any(opcode(t)[1:].startswith("GMMA") for _, t in body):
+                continue
+            if any(lo <= s and e <= hi for s, e in seen):
+                continue  # an outer loop of one already shown
+            seen.append((lo, hi))
+            c = Counter(klass(opcode(t)) for _, t in body)
+            print(f"  loop {insts[lo][0]:#06x}-{insts[hi][0]:#06x}: {len(body)} instructions, "
+                  f"{c['QGMMA'] + c['HGMMA']} wgmma")
+            print("   ", ", ".join(f"{k} {v}" for k, v in c.most_common()))
+            if order:
+                kept = ("HGMMA", "QGMMA", "WARPGROUP.ARRIVE", "WARPGROUP.DEPBAR", "SYNCS.ARRIVE",
+                        "SYNCS.PHASECHK", "BAR", "BRA", "LDS", "R2UR")
+                print("    order:", collapsed(opcode(t) if klass(opcode(t)) in kept
+                                              else klass(opcode(t)) for _, t in body))
+    return 0
+
+
+def collapsed(names):
+    """The names in order, runs written NAMExN."""
+    runs = []
+    for op in names:
+        if runs and runs[-1][0] == op:
+            runs[-1][1] += 1
+        else:
+            runs.append([op, 1])
+    return " ".join(op if n == 1 else f"{op}x{n}" for op, n in runs)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("ptx")
-    parser.add_argument("function", nargs="?")
+    parser.add_argument("ptx", help="a .ptx file, or a cuobjdump -sass dump")
+    parser.add_argument("function", nargs="?",
+                        help="entry function (.ptx), or a substring of the functions' names")
     parser.add_argument("--list", action="store_true", help="print the loop's opcodes in order")
     args = parser.parse_args(argv)
+    if not args.ptx.endswith(".ptx"):
+        return dump_report(args.ptx, args.function or "", args.list)
     functions = entry_functions(open(args.ptx).read())
     function = args.function or (functions[0] if functions else None)
     if function not in functions:
@@ -124,13 +255,7 @@ def main(argv=None):
     print(f"K loop: instructions {first}-{last} ({len(ops)}): "
           + ", ".join(f"{op} {n}" for op, n in counts.most_common()))
     if args.list:
-        runs = []
-        for op in ops:
-            if runs and runs[-1][0] == op:
-                runs[-1][1] += 1
-            else:
-                runs.append([op, 1])
-        print(" ".join(op if n == 1 else f"{op}x{n}" for op, n in runs))
+        print(collapsed(ops))
     return 0
 
 
