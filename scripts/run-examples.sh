@@ -10,7 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-scripts/build.sh >/dev/null
+# The build's progress (ninja's [n/N] lines) on stderr, the examples'
+# report on stdout.
+scripts/build.sh >&2
 BUILD=${BUILD_DIR:-build}
 PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
 
