@@ -35,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "python")]
 
 from make_kernels import DECODE_NK  # noqa: E402
+from report_util import fmt, geomean, table  # noqa: E402
 
 GRID_M = (1, 16, 64, 128, 256, 512, 1000, 2048, 4096, 8192)
 WEAK = 0.95
@@ -93,10 +94,8 @@ def grid_rows(bench_report):
 
 
 def cell(value, weak=False):
-    if value is None:
-        return "n/a"
-    text = f"{value:.2f}"
-    return f"**{text}**" if weak else text
+    text = fmt(value, ".2f")
+    return f"**{text}**" if weak and value is not None else text
 
 
 def matrix(rows, key, flag):
@@ -104,15 +103,10 @@ def matrix(rows, key, flag):
     ms = sorted({r["m"] for r in rows})
     nks = list(dict.fromkeys((r["n"], r["k"]) for r in rows))
     at = {(r["n"], r["k"], r["m"]): r for r in rows}
-    lines = ["| N x K | " + " | ".join(f"M={m}" for m in ms) + " |",
-             "|---|" + "---|" * len(ms)]
-    for n, k in nks:
-        cells = []
-        for m in ms:
-            r = at.get((n, k, m))
-            cells.append(cell(r and r[key], bool(r and flag(r))))
-        lines.append(f"| {n}x{k} | " + " | ".join(cells) + " |")
-    return lines
+    cells = [[f"{n}x{k}"] + [cell(at[n, k, m][key], bool(flag(at[n, k, m])))
+                             if (n, k, m) in at else "n/a" for m in ms]
+             for n, k in nks]
+    return table(["N x K", *(f"M={m}" for m in ms)], cells)
 
 
 def markdown(report):
@@ -151,7 +145,7 @@ def markdown(report):
             lines += [f"## {recipe} {label}: {ours_impl} / best of {', '.join(peers)}", "",
                       f"{len(ratios)} shapes timed; {len(weak)} below {WEAK}; min "
                       f"{cell(min(ratios) if ratios else None)}, geomean "
-                      f"{cell(_geomean(ratios))}.", ""]
+                      f"{cell(geomean(ratios))}.", ""]
             lines += matrix(sel, "ratio", lambda r: r["ratio"] and r["ratio"] < WEAK) + [""]
             hbm = [r for r in sel if r["bound"] == "HBM"]
             if hbm:
@@ -162,10 +156,11 @@ def markdown(report):
     return "\n".join(lines) + "\n"
 
 
-def _geomean(values):
-    import math
-    values = [v for v in values if v and v > 0]
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+def write(report, out, stem):
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(json.dumps(report, indent=1, default=str))
+    (out / f"{stem}.md").write_text(markdown(report))
+    print(f"wrote {out / stem}.json, .md")
 
 
 def main(argv=None):
@@ -180,11 +175,7 @@ def main(argv=None):
             report["command"] += "; " + other["command"]
             for key in ("checked", "failures"):
                 report["verification"][key] += other["verification"][key]
-        stem = args.render[0].stem
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"{stem}.json").write_text(json.dumps(report, indent=1, default=str))
-        (args.out / f"{stem}.md").write_text(markdown(report))
-        print(f"wrote {args.out / stem}.json, .md")
+        write(report, args.out, args.render[0].stem)
         return 0
     if not args.kernels:
         print("error: --kernels is required (or --render)", file=sys.stderr)
@@ -208,10 +199,7 @@ def main(argv=None):
               "verification": {"checked": checked, "failures": failures}}
     now = datetime.datetime.now().astimezone()
     stem = bg.report_stem(bench["environment"], now).replace("gemm-", "gemm-grid-", 1)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{stem}.json").write_text(json.dumps(report, indent=1, default=str))
-    (args.out / f"{stem}.md").write_text(markdown(report))
-    print(f"wrote {args.out / stem}.json, .md")
+    write(report, args.out, stem)
     return 1 if failures else 0
 
 
