@@ -73,12 +73,12 @@ namespace llvm {
 template <>
 struct DenseMapInfo<QuantizeKey> {
   static QuantizeKey getEmptyKey() {
-    return {DenseMapInfo<Block *>::getEmptyKey(), Value(), Attribute(), Type(),
-            Value()};
+    return {DenseMapInfo<Block *>::getEmptyKey(), mlir::Value(),
+            mlir::Attribute(), mlir::Type(), mlir::Value()};
   }
   static QuantizeKey getTombstoneKey() {
-    return {DenseMapInfo<Block *>::getTombstoneKey(), Value(), Attribute(),
-            Type(), Value()};
+    return {DenseMapInfo<Block *>::getTombstoneKey(), mlir::Value(),
+            mlir::Attribute(), mlir::Type(), mlir::Value()};
   }
   static unsigned getHashValue(const QuantizeKey &k) {
     return hash_combine(k.block, k.input.getAsOpaquePointer(),
