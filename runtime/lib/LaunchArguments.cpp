@@ -545,11 +545,15 @@ size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates
     // the last wave, any number of tiles in one row of them), its time is
     // that fraction of a wave (measured at M = 1 to 256; bench/NOTES.md),
     // plus the fixup through the workspace, a chain as long as the CTAs
-    // sharing a tile. Otherwise it counts whole waves like any other, and
-    // ties go to the earlier candidate.
+    // sharing a tile. One row of tiles streams B once and is bound by the
+    // bytes in flight, not by MMA time: there the split pays only from
+    // 2.5 CTAs a tile (fp8schema::kStreamKOneRowShare). Otherwise it
+    // counts whole waves like any other, and ties go to the earlier
+    // candidate.
     bool oneTileRow = ceilDiv(m, grid.tileM) == 1;
+    double splitShare = oneTileRow ? fp8schema::kStreamKOneRowShare : 0.5;
     if (meta.workspaceParam >= 0 &&
-        (2 * tiles <= ctas || (meta.swapAB && oneTileRow)))
+        (tiles <= splitShare * ctas || (meta.swapAB && oneTileRow)))
       waves = fp8schema::streamKWaves(tiles, ctas);
     // A K-split kernel: waves of tiles over its resident clusters, each CTA
     // running 1/k_split of a tile's K blocks. Like the swap-AB stream-K

@@ -973,7 +973,7 @@ static std::string streamKTile64Json() {
       "\"bytes_per_cta\": 16388}");
 }
 
-TEST_F(LaunchTest, StreamKVariantIsChosenForTilesOnHalfTheSms) {
+TEST_F(LaunchTest, StreamKVariantIsChosenWhereItsTilesLeaveSmsIdle) {
   KernelMetadata large = parsedMetadata(variantJson("large", 128, 192, 100));
   KernelMetadata tile64 = parsedMetadata(variantJson("tile64", 64, 64, 45));
   KernelMetadata streamK = parsedMetadata(streamKTile64Json());
@@ -982,9 +982,12 @@ TEST_F(LaunchTest, StreamKVariantIsChosenForTilesOnHalfTheSms) {
   // N = 2112: 33 tiles of 64x64 for M <= 64, a quarter of 132 SMs.
   EXPECT_EQ(selectLaunchVariant(all, 1, 2112, 132), 2u);
   EXPECT_EQ(selectLaunchVariant(all, 64, 2112, 132), 2u);
-  // N = 4224: 66 tiles, half the SMs; N = 4288: 67, more than half.
-  EXPECT_EQ(selectLaunchVariant(all, 16, 4224, 132), 2u);
-  EXPECT_EQ(selectLaunchVariant(all, 16, 4288, 132), 1u);
+  // One row of tiles splits up to 0.4 of the SMs: N = 3328 is 52 tiles
+  // (0.39), N = 3392 53; N = 4224, 66 tiles, half the SMs in one row,
+  // runs whole tiles.
+  EXPECT_EQ(selectLaunchVariant(all, 16, 3328, 132), 2u);
+  EXPECT_EQ(selectLaunchVariant(all, 16, 3392, 132), 1u);
+  EXPECT_EQ(selectLaunchVariant(all, 64, 4224, 132), 1u);
   // M = 65 and 128: two rows of 33 tiles, half the SMs (0.5 + 0.05 x 2
   // waves against one); M = 129, 99 tiles, more than half: whole waves,
   // a tie the 64x64 kernel takes.

@@ -561,24 +561,26 @@ static constexpr std::pair<int64_t, int64_t> kStreamKVariantTile = {64, 64};
 /// still runs several blocks (measured with 56 to 112).
 static constexpr int64_t kStreamKVariantMinKBlocks = 32;
 
-/// Whether a dynamic-M GEMM gets the stream-K 64x64 variant: N makes at
-/// most half as many 64x64 tiles as the target has SMs, so that a small M
-/// (tiles on at most half the SMs: the runtime's rule) leaves SMs idle, and
-/// K has kStreamKVariantMinKBlocks blocks. On an H200 at M = 1 to 64,
-/// against the 64x64 kernel: blockwise 0.62-0.80x the time at N = 576 and
-/// 2112 (K = 7168), 0.82-0.98x at N = 4096 (K = 14336); fast tensorwise
-/// 0.88-0.97x and 0.88-1.02x; at N = 8192 (128 tiles) 1.01-1.02x, hence
-/// the half (bench/NOTES.md). Not with an activation, the output amax or
-/// an FP8 output, whose epilogues no stream-K kernel has been checked with,
-/// nor for grouped GEMMs (their scheduler walks whole tiles).
+/// Whether a dynamic-M GEMM gets the stream-K 64x64 variant: one row of
+/// 64x64 tiles fills at most fp8schema::kStreamKOneRowShare of the target's
+/// SMs, so that a small M (one row, or tiles on at most half the SMs: the
+/// runtime's rule) leaves SMs idle, and K has kStreamKVariantMinKBlocks
+/// blocks. On an H200 at M = 1 to 64, against the 64x64 kernel: blockwise
+/// 0.62-0.80x the time at N = 576 and 2112 (K = 7168); fast tensorwise
+/// 0.88-0.97x; at N = 8192 (128 tiles) 1.01-1.02x. On an H100 at N = 4096
+/// (64 tiles) 1.01-1.22x blockwise, hence the share (bench/NOTES.md). Not
+/// with an activation, the output amax or an FP8 output, whose epilogues no
+/// stream-K kernel has been checked with, nor for grouped GEMMs (their
+/// scheduler walks whole tiles).
 static bool wantsStreamKVariant(const GemmProblem &p,
                                 const TargetInfo &target) {
+  double rowTiles = static_cast<double>(
+      llvm::divideCeil(p.n, kStreamKVariantTile.second));
   return !p.activation && !p.outputAmax && !p.hasFP8Output() &&
          !p.isGrouped() &&
          p.numKBlocks(kScaleBlock) >= kStreamKVariantMinKBlocks &&
-         2 * static_cast<int64_t>(
-                 llvm::divideCeil(p.n, kStreamKVariantTile.second)) <=
-             target.numMultiprocessors;
+         rowTiles <= fp8schema::kStreamKOneRowShare *
+                         static_cast<double>(target.numMultiprocessors);
 }
 
 SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,

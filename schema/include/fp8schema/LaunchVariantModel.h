@@ -22,6 +22,17 @@ namespace fp8schema {
 /// the cluster's shared memory.
 constexpr double kStreamKFixupWaves = 0.05;
 
+/// The largest share of the SMs that one row of a stream-K kernel's tiles
+/// (M at most the tile's) may fill for its split to pay: such a GEMM
+/// streams B once and is bound by the bytes the SMs keep in flight, not by
+/// MMA time. H100, 64x64 tiles at M = 17-64 against the whole-tile kernel:
+/// split, N = 4096 (64 tiles, 0.48 of the SMs) took 1.01-1.22x the time
+/// on 20 of 21 shapes blockwise (K = 4096-14336) and 0.90-1.14x fast
+/// (longer on 17 of 21); N = 2048-3072 (32-48 tiles) 0.86-1.02x blockwise
+/// (bench/NOTES.md). Several rows share B tiles and split up to half the
+/// SMs.
+constexpr double kStreamKOneRowShare = 0.4;
+
 /// The GPCs a cluster's CTAs must share one of (H100, H200: 8).
 constexpr int64_t kGpcs = 8;
 
