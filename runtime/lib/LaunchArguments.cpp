@@ -547,13 +547,13 @@ size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates
     // plus the fixup through the workspace, a chain as long as the CTAs
     // sharing a tile. One row of tiles streams B once and is bound by the
     // bytes in flight, not by MMA time: there the split pays only from
-    // 2.5 CTAs a tile (fp8schema::kStreamKOneRowShare). Otherwise it
+    // 2.5 CTAs a tile (fp8schema::streamKSplitPays). Otherwise it
     // counts whole waves like any other, and ties go to the earlier
     // candidate.
     bool oneTileRow = ceilDiv(m, grid.tileM) == 1;
-    double splitShare = oneTileRow ? fp8schema::kStreamKOneRowShare : 0.5;
     if (meta.workspaceParam >= 0 &&
-        (tiles <= splitShare * ctas || (meta.swapAB && oneTileRow)))
+        (fp8schema::streamKSplitPays(tiles, ctas, oneTileRow) ||
+         (meta.swapAB && oneTileRow)))
       waves = fp8schema::streamKWaves(tiles, ctas);
     // A K-split kernel: waves of tiles over its resident clusters, each CTA
     // running 1/k_split of a tile's K blocks. Like the swap-AB stream-K

@@ -562,10 +562,9 @@ static constexpr std::pair<int64_t, int64_t> kStreamKVariantTile = {64, 64};
 static constexpr int64_t kStreamKVariantMinKBlocks = 32;
 
 /// Whether a dynamic-M GEMM gets the stream-K 64x64 variant: one row of
-/// 64x64 tiles fills at most fp8schema::kStreamKOneRowShare of the target's
-/// SMs, so that a small M (one row, or tiles on at most half the SMs: the
-/// runtime's rule) leaves SMs idle, and K has kStreamKVariantMinKBlocks
-/// blocks. On an H200 at M = 1 to 64, against the 64x64 kernel: blockwise
+/// 64x64 tiles fills few enough of the target's SMs for the split to pay
+/// (fp8schema::streamKSplitPays, the runtime's rule), so that a small M
+/// leaves SMs idle, and K has kStreamKVariantMinKBlocks blocks. On an H200 at M = 1 to 64, against the 64x64 kernel: blockwise
 /// 0.62-0.80x the time at N = 576 and 2112 (K = 7168); fast tensorwise
 /// 0.88-0.97x; at N = 8192 (128 tiles) 1.01-1.02x. On an H100 at N = 4096
 /// (64 tiles) 1.01-1.22x blockwise, hence the share (bench/NOTES.md). Not
@@ -579,8 +578,9 @@ static bool wantsStreamKVariant(const GemmProblem &p,
   return !p.activation && !p.outputAmax && !p.hasFP8Output() &&
          !p.isGrouped() &&
          p.numKBlocks(kScaleBlock) >= kStreamKVariantMinKBlocks &&
-         rowTiles <= fp8schema::kStreamKOneRowShare *
-                         static_cast<double>(target.numMultiprocessors);
+         fp8schema::streamKSplitPays(
+             rowTiles, static_cast<double>(target.numMultiprocessors),
+             /*oneTileRow=*/true);
 }
 
 SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,

@@ -30,8 +30,17 @@ constexpr double kStreamKFixupWaves = 0.05;
 /// on 20 of 21 shapes blockwise (K = 4096-14336) and 0.90-1.14x fast
 /// (longer on 17 of 21); N = 2048-3072 (32-48 tiles) 0.86-1.02x blockwise
 /// (bench/NOTES.md). Several rows share B tiles and split up to half the
-/// SMs.
+/// SMs (kStreamKRowsShare).
 constexpr double kStreamKOneRowShare = 0.4;
+constexpr double kStreamKRowsShare = 0.5;
+
+/// Whether a stream-K kernel's `tiles` (one row of them, M at most the
+/// tile's, or several) fill few enough of its `ctas` for its split to pay:
+/// the runtime's choice among launch variants, and the compiler's rule for
+/// building the 64x64 stream-K variant (one row).
+inline bool streamKSplitPays(double tiles, double ctas, bool oneTileRow) {
+  return tiles <= (oneTileRow ? kStreamKOneRowShare : kStreamKRowsShare) * ctas;
+}
 
 /// The GPCs a cluster's CTAs must share one of (H100, H200: 8).
 constexpr int64_t kGpcs = 8;
