@@ -45,13 +45,22 @@ def torch_scaled_mm_impl(case, fast_accum):
     return call
 
 
+def _column_major(x):
+    """A copy of the 2-D `x` with strides (1, rows). (`x.t().contiguous().t()`
+    keeps a one-row tensor's strides: torch checks them exactly, (1, 1) at
+    M = 1.)"""
+    out = torch.empty_strided(x.shape, (1, max(x.shape[0], 1)), dtype=x.dtype,
+                              device=x.device)
+    return out.copy_(x)
+
+
 def torch_blockwise_scales(s):
     """torch's layouts: scale_a (M, K/128) strides (1, M); scale_b (L4, N/128)
     strides (1, L4) with K/128 padded to L4 = a multiple of 4; a 1x128
     scale_b like scale_a: (N, K/128) strides (1, N)."""
-    scale_a = s.a.scale_inv.t().contiguous().t()
+    scale_a = _column_major(s.a.scale_inv)
     if s.b.gran[1] == 1:
-        return scale_a, s.b.scale_inv.t().contiguous().t()
+        return scale_a, _column_major(s.b.scale_inv)
     b = s.b.scale_inv
     pad = -b.shape[1] % 4
     if pad:
