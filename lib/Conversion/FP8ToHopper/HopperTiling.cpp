@@ -564,13 +564,14 @@ static constexpr int64_t kStreamKVariantMinKBlocks = 32;
 /// Whether a dynamic-M GEMM gets the stream-K 64x64 variant: one row of
 /// 64x64 tiles fills few enough of the target's SMs for the split to pay
 /// (fp8schema::streamKSplitPays, the runtime's rule), so that a small M
-/// leaves SMs idle, and K has kStreamKVariantMinKBlocks blocks. On an H200 at M = 1 to 64, against the 64x64 kernel: blockwise
-/// 0.62-0.80x the time at N = 576 and 2112 (K = 7168); fast tensorwise
-/// 0.88-0.97x; at N = 8192 (128 tiles) 1.01-1.02x. On an H100 at N = 4096
-/// (64 tiles) 1.01-1.22x blockwise, hence the share (bench/NOTES.md). Not
-/// with an activation, the output amax or an FP8 output, whose epilogues no
-/// stream-K kernel has been checked with, nor for grouped GEMMs (their
-/// scheduler walks whole tiles).
+/// leaves SMs idle, and K has kStreamKVariantMinKBlocks blocks. On an H200
+/// at M = 1 to 64, against the 64x64 kernel: blockwise 0.62-0.80x the time
+/// at N = 576 and 2112 (K = 7168); fast tensorwise 0.88-0.97x; at N = 8192
+/// (128 tiles) 1.01-1.02x. On an H100 at N = 4096 (64 tiles) 1.01-1.22x
+/// blockwise, hence the share (bench/NOTES.md). Not with an activation,
+/// the output amax or an FP8 output, whose epilogues no stream-K kernel has
+/// been checked with, nor for grouped GEMMs (their scheduler walks whole
+/// tiles).
 static bool wantsStreamKVariant(const GemmProblem &p,
                                 const TargetInfo &target) {
   double rowTiles = static_cast<double>(
