@@ -204,6 +204,12 @@ CHECK_KERNELS = [
      {"out": "f32", "activation": "gelu_tanh",
       "config": "#fp8.gemm_config<tile = 256x128x128, stages = 4, cluster = 1x2>"}),
     ("row_t256_bias", "rowwise", 4096, 2048, {"bias": "f32", "config": WAVE_TILE_CONFIG}),
+    # Promoted tensorwise kernels with the 256x128 launch variant: f32
+    # accumulate-into-C (the per-tensor main-grad wgrad GEMM), and bias,
+    # SiLU and the output amax.
+    ("tw_promoted_acc", "tensorwise", 2112, 4096, {"out": "f32", "accumulate": True}),
+    ("tw_promoted_silu_amax", "tensorwise", 4096, 2048,
+     {"bias": "bf16", "activation": "silu", "amax": True}),
     # A 1x2 cluster on the 128-row tile.
     ("bw_t128_c12", "blockwise", 2112, 7168,
      {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 1x2>"}),
