@@ -173,10 +173,11 @@ static void testCompile(MlirContext ctx) {
   fp8CompileResultDestroy(result);
 
   options.chip = mlirStringRefCreateFromCString("sm_90a");
-  // The kernel and its launch variants (64-row tiles for small M, the
+  // The kernel and its launch variants (smaller tiles for small M, the
   // swap-AB tile for decode).
-  // CHECK: succeeded 1 kernels 4
+  // CHECK: succeeded 1 kernels 5
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t128x128x128_s6_fast ptx 1 json 1
+  // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t128x64x128_s8_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x128x128_s8_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x64x128_s13_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t16x64x128_s16_sk_swapab_fast ptx 1 json 1

@@ -55,7 +55,17 @@ static constexpr int64_t kMaxWaveTileN = 128;
 /// The tiles of the launch variants of a dynamic-M kernel (tile M, tile N):
 /// for M too small to fill the SMs with the large tiles.
 static constexpr std::pair<int64_t, int64_t> kLaunchVariantTiles[] = {
-    {128, 128}, {64, 128}, {64, 64}};
+    {128, 128}, {128, 64}, {64, 128}, {64, 64}};
+/// The 128x64 tile computes about half the 128x192 tile's output per SM and
+/// second (each consumer's 64x64 wgmma reads shared memory at its limit),
+/// so it pays only where its tiles make one wave and the other tiles fill
+/// few SMs or make two waves: on an H100 (bench/NOTES.md, "Launch
+/// variants") 512x2112x7168 took 19.3 us blockwise against 28.8 for the
+/// runtime's pick among the other tiles (15.3 against 20.7 fast). Its
+/// throughput, 60, fitted on 60 shapes (M 64-2048 x 10 N x K) and three
+/// accumulations, takes it there and nowhere it was slower.
+static constexpr std::pair<int64_t, int64_t> kNarrowTile = {128, 64};
+static constexpr int64_t kNarrowTileThroughput = 60;
 /// A fast kernel wider than 192 columns also gets a 128x192 variant: on an
 /// H100 (bench/NOTES.md v16) the 192-wide fast tile and the 256-wide one
 /// (both 4 stages, the latter staging its output in two boxes) computed
@@ -542,6 +552,8 @@ int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
   bool promote = p.promoteInterval != 0;
   if (!promote && std::make_pair(t.tileM, t.tileN) == kFastTile)
     return kFastTileThroughput;
+  if (std::make_pair(t.tileM, t.tileN) == kNarrowTile)
+    return kNarrowTileThroughput;
   if (t.tileM == 64 && t.tileN < 128)
     return promote ? 45 : 57;
   if (t.tileM == kWaveTileM)

@@ -38,16 +38,16 @@ FailureOr<GemmTiling> selectGemmTiling(Operation *op,
 int64_t getTileThroughput(const GemmProblem &problem, const GemmTiling &tiling);
 
 /// The launch variants of a kernel whose M is a run-time value (no `config`,
-/// dynamic M): the same GEMM with tiles 128x128, 64x128 and 64x64 (those
-/// `primary` is not), and 128x192 for a fast kernel with a wider tile, each
-/// with the heuristic's stages; last, a 64x64 stream-K kernel where N is
-/// at most 32 x SMs and K at least 32 blocks (no activation, no output
-/// amax), and a swap-AB 16x64 stream-K kernel for decode (M <= 16; no C,
-/// output amax, FP8 D or 1x128 B scales). The runtime launches the kernel among the primary and its
-/// variants with the fewest waves(M) x tile elements / throughput
-/// (runtime/README.md; a stream-K kernel counts the fraction of a wave its
-/// tiles fill when M is one row of them on at most half the SMs), so that
-/// small M keeps the SMs busy.
+/// dynamic M): the same GEMM with tiles 128x128, 128x64, 64x128 and 64x64
+/// (those `primary` is not), and 128x192 for a fast kernel with a wider
+/// tile, each with the heuristic's stages; last, a 64x64 stream-K kernel
+/// where N is at most 32 x SMs and K at least 32 blocks (no activation, no
+/// output amax), and a swap-AB 16x64 stream-K kernel for decode (M <= 16; no
+/// C, output amax, FP8 D or 1x128 B scales). The runtime launches the kernel
+/// among the primary and its variants with the fewest waves(M) x tile
+/// elements / throughput (runtime/README.md; a stream-K kernel counts the
+/// fraction of a wave its tiles fill when M is one row of them on at most
+/// half the SMs), so that small M keeps the SMs busy.
 SmallVector<GemmTiling> selectLaunchVariants(const GemmProblem &problem,
                                              const GemmTiling &primary,
                                              GemmConfigAttr config,
