@@ -531,7 +531,7 @@ def markdown_report(report):
              f"per round; inputs rotate over copies totalling > {L2_COPIES}x L2 "
              f"({env['l2_bytes'] // 2**20} MiB)",
              f"- {PROJECT}: one kernel per (N, K, recipe) with a run-time M; where it has "
-             f"launch variants (tiles 128x128, 64x128, 64x64; 128x192 for a fast 128x256 kernel; "
+             f"launch variants (tiles 128x128, 128x64, 64x128, 64x64; 128x192 for a fast 128x256 kernel; "
              f"256x128 for a promoted blockwise or tensorwise one) "
              f"the runtime launches the one with "
              f"the fewest weighted waves for the M (runtime/README.md)",

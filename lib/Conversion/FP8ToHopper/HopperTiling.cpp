@@ -52,10 +52,6 @@ static constexpr int64_t kMaxPromotedTileN = 192;
 /// per thread at tile N 128.
 static constexpr int64_t kWaveTileM = 256;
 static constexpr int64_t kMaxWaveTileN = 128;
-/// The tiles of the launch variants of a dynamic-M kernel (tile M, tile N):
-/// for M too small to fill the SMs with the large tiles.
-static constexpr std::pair<int64_t, int64_t> kLaunchVariantTiles[] = {
-    {128, 128}, {128, 64}, {64, 128}, {64, 64}};
 /// The 128x64 tile computes about half the 128x192 tile's output per SM and
 /// second (each consumer's 64x64 wgmma reads shared memory at its limit),
 /// so it pays only where its tiles make one wave and the other tiles fill
@@ -66,6 +62,10 @@ static constexpr std::pair<int64_t, int64_t> kLaunchVariantTiles[] = {
 /// accumulations, takes it there and nowhere it was slower.
 static constexpr std::pair<int64_t, int64_t> kNarrowTile = {128, 64};
 static constexpr int64_t kNarrowTileThroughput = 60;
+/// The tiles of the launch variants of a dynamic-M kernel (tile M, tile N):
+/// for M too small to fill the SMs with the large tiles.
+static constexpr std::pair<int64_t, int64_t> kLaunchVariantTiles[] = {
+    {128, 128}, kNarrowTile, {64, 128}, {64, 64}};
 /// A fast kernel wider than 192 columns also gets a 128x192 variant: on an
 /// H100 (bench/NOTES.md v16) the 192-wide fast tile and the 256-wide one
 /// (both 4 stages, the latter staging its output in two boxes) computed
