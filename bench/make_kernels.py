@@ -200,6 +200,9 @@ CHECK_KERNELS = [
     ("bw_t256_c12", "blockwise", 7168, 2048, {"config": WAVE_TILE_CONFIG}),
     ("bw_t256_c12_n2112", "blockwise", 2112, 7168, {"config": WAVE_TILE_CONFIG}),
     ("bw_t256", "blockwise", 2112, 7168, {"config": WAVE_TILE_CONFIG_1CTA}),
+    # 9 K blocks: the 256-row tiles' K loop runs two blocks a trip, then
+    # the odd one.
+    ("bw_t256_k1152", "blockwise", 2112, 1152, {"config": WAVE_TILE_CONFIG_1CTA}),
     ("bw_t256_f32_gelu", "blockwise", 2112, 7168,
      {"out": "f32", "activation": "gelu_tanh",
       "config": "#fp8.gemm_config<tile = 256x128x128, stages = 4, cluster = 1x2>"}),

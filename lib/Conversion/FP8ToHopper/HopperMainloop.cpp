@@ -591,9 +591,27 @@ void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
   next.append(partials);
 }
 
+/// K blocks per trip of a consumer's K loop: 2 for the promoted 256-row
+/// tiles (two 64-row waves per consumer) with a 2-byte output, with the
+/// stage and its barrier parity carried from block to block (no division
+/// by the stage count), so that ptxas issues the second block's
+/// full-barrier try-wait under the first block's promotion, as in
+/// DeepGEMM's unrolled loop: 2-4% where the runtime takes those tiles on an
+/// H100 (bench/NOTES.md, "Mainloop"). 4 a trip measured the same and
+/// spilled beside the tensorwise and rowwise epilogues, 2 spilled 8-20
+/// bytes with an f32 output, and the 128x192 tile spills 4 bytes with the
+/// carried stage: every other kernel runs one block a trip.
+static int64_t getBlocksPerTrip(const GemmProblem &p, const GemmTiling &t) {
+  bool f32Output = p.outElementType.isF32();
+  return p.promoteInterval != 0 && getNumWaves(t) > 1 && !f32Output ? 2 : 1;
+}
+
 std::pair<SmallVector<Value>, Value>
 ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
   bool promote = p.promoteInterval != 0;
+  int64_t blocksPerTrip = getBlocksPerTrip(p, t);
+  // Unrolled, the loop also carries the stage and its parity (last).
+  bool carryStage = blocksPerTrip > 1;
   Value zero = LLVM::ZeroOp::create(b, accType);
   SmallVector<Value> init = {firstIteration};
   init.append(waves, zero);
@@ -601,23 +619,50 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
     for (int64_t columns : partColumns)
       init.push_back(
           LLVM::ZeroOp::create(b, getAccumulatorType(b.getContext(), columns)));
-  ValueRange loop = kb.forLoop(
-      kBegin, kEnd, kb.i32(1), init, [&](Value kBlock, ValueRange carried) {
-        Value iteration = carried[0];
-        Value stage = v.ring.stage(kb, iteration);
-        auto [aLow, bLow] = stageDescriptorLows(stage);
-        kb.mbarrierWait(v.ring.fullBarrier(kb, stage),
-                        v.ring.consumerParity(kb, iteration));
-        SmallVector<Value> next = {kb.add(iteration, kb.i32(1))};
-        if (promote && waves > 1)
-          emitWavePromotedBlock(stage, carried, aLow, bLow, next);
-        else if (promote)
-          emitPromotedBlock(stage, carried, aLow, bLow, next);
-        else
-          emitFastBlock(kBlock, kBegin, iteration, carried[1], aLow, bLow,
-                        next);
-        return next;
-      });
+  if (carryStage) {
+    init.push_back(v.ring.stage(kb, firstIteration));
+    init.push_back(v.ring.consumerParity(kb, firstIteration));
+  }
+  auto block = [&](Value kBlock, ValueRange loopValues) {
+    ValueRange carried = loopValues.drop_back(carryStage ? 2 : 0);
+    Value iteration = carried[0];
+    Value stage = carryStage ? loopValues[loopValues.size() - 2]
+                             : v.ring.stage(kb, iteration);
+    Value parity = carryStage ? loopValues.back()
+                              : v.ring.consumerParity(kb, iteration);
+    auto [aLow, bLow] = stageDescriptorLows(stage);
+    kb.mbarrierWait(v.ring.fullBarrier(kb, stage), parity);
+    SmallVector<Value> next = {kb.add(iteration, kb.i32(1))};
+    if (promote && waves > 1)
+      emitWavePromotedBlock(stage, carried, aLow, bLow, next);
+    else if (promote)
+      emitPromotedBlock(stage, carried, aLow, bLow, next);
+    else
+      emitFastBlock(kBlock, kBegin, iteration, carried[1], aLow, bLow, next);
+    if (carryStage) {
+      auto [nextStage, nextParity] = v.ring.advance(kb, stage, parity);
+      next.push_back(nextStage);
+      next.push_back(nextParity);
+    }
+    return next;
+  };
+  ValueRange loop;
+  if (blocksPerTrip == 1) {
+    loop = kb.forLoop(kBegin, kEnd, kb.i32(1), init, block);
+  } else {
+    // Whole trips, then the remaining blocks one by one.
+    Value trips = kb.divu(kb.sub(kEnd, kBegin), kb.i32(blocksPerTrip));
+    Value tripsEnd = kb.add(kBegin, kb.mul(trips, kb.i32(blocksPerTrip)));
+    ValueRange afterTrips = kb.forLoop(
+        kBegin, tripsEnd, kb.i32(blocksPerTrip), init,
+        [&](Value kBlock, ValueRange loopValues) {
+          SmallVector<Value> values(loopValues);
+          for (int64_t u = 0; u < blocksPerTrip; ++u)
+            values = block(u ? kb.add(kBlock, kb.i32(u)) : kBlock, values);
+          return values;
+        });
+    loop = kb.forLoop(tripsEnd, kEnd, kb.i32(1), afterTrips, block);
+  }
   if (!promote) {
     // Drain the last block and free its stage (a grouped GEMM's skipped
     // tiles have none).

@@ -331,6 +331,16 @@ Value PipelineRing::stage(KernelBuilder &kb, Value iteration) const {
   return kb.remu(iteration, kb.i32(stages));
 }
 
+std::pair<Value, Value> PipelineRing::advance(KernelBuilder &kb, Value stage,
+                                             Value parity) const {
+  ImplicitLocOpBuilder &b = kb.builder();
+  Value wraps = kb.eq(stage, kb.i32(stages - 1));
+  Value next =
+      arith::SelectOp::create(b, wraps, kb.i32(0), kb.add(stage, kb.i32(1)));
+  Value flipped = arith::XOrIOp::create(b, parity, kb.i32(1));
+  return {next, arith::SelectOp::create(b, wraps, flipped, parity)};
+}
+
 Value PipelineRing::fullBarrier(KernelBuilder &kb, Value stage) const {
   return kb.bytePtr(barrierBase, kb.mul(stage, kb.i32(8)));
 }

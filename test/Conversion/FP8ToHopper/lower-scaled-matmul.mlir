@@ -406,6 +406,7 @@ func.func @no_stream_k(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4096x7168xf8E4M3F
 // CHECK-NEXT: llvm.addrspacecast
 // CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg1, %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
 // CHECK: nvvm.setmaxregister  increase 232
+// CHECK: scf.for {{.*}} step %c2_i32
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: <m = 64, n = 64, k = 32>
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
@@ -421,6 +422,23 @@ func.func @no_stream_k(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4096x7168xf8E4M3F
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<7>
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<7>
+// The K loop runs two blocks a trip: the second block's stage and parity
+// follow the first's by selects (no division by the stage count), then
+// come its 16 MMAs and its release; the blocks past the whole trips run
+// one at a time in a second loop.
+// CHECK: arith.select
+// CHECK: arith.select
+// CHECK-COUNT-16: <m = 64, n = 64, k = 32>
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<7>
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<7>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: scf.for {{.*}} step %[[ONE]]
+// CHECK-COUNT-16: <m = 64, n = 64, k = 32>
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<7>
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<7>
 // CHECK-NOT: nvvm.wgmma.mma_async

@@ -39,8 +39,9 @@ func.func @two_parts(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>
 // consumer's two 64-row waves is one commit group of four m64n128k32 MMAs,
 // drained by wait_group 0 and promoted (64 FMAs) before the next wave's MMAs
 // reuse the partial sums; the stage is freed after the last wave's wait.
+// The K loop runs two such blocks a trip.
 // CHECK-LABEL: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n4096_k7168_t256x128x128_s3_c1x2_p1(
-// CHECK: scf.for
+// CHECK: scf.for {{.*}} step %c2_i32
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
@@ -53,6 +54,15 @@ func.func @two_parts(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-COUNT-64: llvm.intr.fma
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: <m = 64, n = 128, k = 32>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-64: llvm.intr.fma
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: <m = 64, n = 128, k = 32>
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.mbarrier.arrive
 // CHECK-COUNT-64: llvm.intr.fma

@@ -220,6 +220,10 @@ public:
             int64_t consumerArrivals) const;
 
   Value stage(KernelBuilder &kb, Value iteration) const;
+  /// The stage and consumer parity of the iteration after the one in
+  /// `stage` with `parity`, without dividing by the stage count.
+  std::pair<Value, Value> advance(KernelBuilder &kb, Value stage,
+                                  Value parity) const;
   Value fullBarrier(KernelBuilder &kb, Value stage) const;
   Value emptyBarrier(KernelBuilder &kb, Value stage) const;
   /// Parity consumers wait on for `iteration`'s full barrier.
