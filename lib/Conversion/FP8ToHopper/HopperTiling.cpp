@@ -109,9 +109,15 @@ static constexpr std::pair<int64_t, int64_t> kMaskedVariantMinTileN[] = {
 /// 1.075x, 2048x4096x7168 1.05x; 8192^3 0.94x, 4096x2112x7168 0.76x. Its
 /// throughput (kWaveTileThroughput) is fitted to those 14 shapes; with it
 /// the runtime's picks for tensorwise ran 1.02-1.06x faster at N = 4096.
+/// With two K blocks a trip (HopperMainloop.cpp) the blockwise tile
+/// measured 0.98-1.14x the 128x192 one on 12 of the 14 shapes (0.80x at
+/// 4096x2112x7168): 102 picks the faster on 13 and ran the runtime's picks
+/// 1.018x faster (geomean of 7 shapes, up to 1.056x at 4096x14336x4096),
+/// but lost 0.8% for tensorwise (0.94x at 4096x24576x1536), which keeps 96.
 static constexpr std::pair<int64_t, int64_t> kWaveVariantTile = {kWaveTileM,
                                                                  kScaleBlock};
 static constexpr int64_t kWaveTileThroughput = 96;
+static constexpr int64_t kBlockwiseWaveTileThroughput = 102;
 
 /// Promoted GEMMs without an FP8 result (the ones measured), but for the
 /// rowwise ones, whose column scales of two waves spilled 12 bytes (ptxas,
@@ -557,7 +563,8 @@ int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
   if (t.tileM == 64 && t.tileN < 128)
     return promote ? 45 : 57;
   if (t.tileM == kWaveTileM)
-    return kWaveTileThroughput;
+    return p.isBlockwise() ? kBlockwiseWaveTileThroughput
+                           : kWaveTileThroughput;
   // The fast 64x128 tile: 75 on an H100 against the 4-stage 128x256 tile
   // (2048x4096x7168 and 2048x14336x4096, equal work per wave; the H200's
   // value, 90, picked it at M = 512 and 1024 where the wide tiles ran
