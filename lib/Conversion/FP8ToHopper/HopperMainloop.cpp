@@ -592,7 +592,7 @@ void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
 }
 
 /// K blocks per trip of a consumer's K loop: 2 for the promoted 256-row
-/// tiles (two 64-row waves per consumer) with a 2-byte output, with the
+/// tiles (two 64-row waves per consumer) without an f32 output, with the
 /// stage and its barrier parity carried from block to block (no division
 /// by the stage count), so that ptxas issues the second block's
 /// full-barrier try-wait under the first block's promotion, as in
