@@ -207,12 +207,12 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
       });
 }
 
-/// A masked grouped GEMM's producer also maps each unit to its group (a
-/// prefix over the counts, emitMaskedTileOfUnit); beside the B scale copies
-/// of more than three column classes (BScaleClasses: tile N 80, 112, 144,
-/// 160) its 40 registers spill (ptxas: 4-48 bytes). It gets 56 (the
-/// consumers of a 128-row tile then 224: 56 * 128 + 224 * 256 is the
-/// 168 * 384 the CTA holds), or 64 beside one consumer warpgroup (240).
+/// Beside the B scale copies of more than three column classes
+/// (BScaleClasses: tile N 80, 112, 144, 160) the producer's 40 registers
+/// spill (ptxas: 4-48 bytes; a masked grouped GEMM's producer also maps each
+/// unit to its group, emitMaskedTileOfUnit). It gets 56 (the consumers of a
+/// 128-row tile then 224: 56 * 128 + 224 * 256 is the 168 * 384 the CTA
+/// holds), or 64 beside one consumer warpgroup (240).
 static constexpr size_t kMaxProducerBScaleClasses = 3;
 
 /// The setmaxnreg budgets (producer, consumers) of `t`'s kernel.
@@ -221,7 +221,7 @@ static std::pair<int64_t, int64_t> getRegisterBudgets(const GemmProblem &p,
   bool oneConsumer = getNumConsumers(t) == 1;
   int64_t consumers = oneConsumer ? kConsumerRegistersOneWarpgroup
                                   : kConsumerRegistersTwoWarpgroups;
-  if (!p.isMasked() || !p.isBlockwise() || p.hasBlockwiseColumnScales() ||
+  if (!p.isBlockwise() || p.hasBlockwiseColumnScales() ||
       BScaleClasses(t).bounds.size() <= kMaxProducerBScaleClasses)
     return {kProducerRegisters, consumers};
   return oneConsumer ? std::make_pair(int64_t(64), consumers)

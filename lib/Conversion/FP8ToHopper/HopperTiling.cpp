@@ -63,9 +63,20 @@ static constexpr int64_t kMaxWaveTileN = 128;
 static constexpr std::pair<int64_t, int64_t> kNarrowTile = {128, 64};
 static constexpr int64_t kNarrowTileThroughput = 60;
 /// The tiles of the launch variants of a dynamic-M kernel (tile M, tile N):
-/// for M too small to fill the SMs with the large tiles.
+/// for M too small to fill the SMs with the large tiles. The 144-column
+/// tiles (their output staged in boxes of 16 bf16 columns) fit the SMs where
+/// the 64- and 128-column steps leave a wave nearly empty, as cuBLASLt's
+/// 144-wide tiles do: on an H100 (bench/NOTES.md, "Launch variants")
+/// 1000x4608x3584 tensorwise 0.81x -> 0.90x cuBLASLt with 128x144 (120
+/// tiles, one wave), 2048x576x7168 0.76x -> 0.91x with 64x144. Their
+/// throughputs are those of the 128- and 64-row tiles (getTileThroughput),
+/// which the calibration on 60 shapes put on the plateau of the best picks.
+/// Last, so that the runtime's ties go to the tiles before them; only for
+/// the GEMMs measured with them (wantsWideStepVariants).
 static constexpr std::pair<int64_t, int64_t> kLaunchVariantTiles[] = {
     {128, 128}, kNarrowTile, {64, 128}, {64, 64}};
+static constexpr std::pair<int64_t, int64_t> kWideStepVariantTiles[] = {
+    {128, 144}, {64, 144}};
 /// A fast kernel wider than 192 columns also gets a 128x192 variant: on an
 /// H100 (bench/NOTES.md v16) the 192-wide fast tile and the 256-wide one
 /// (both 4 stages, the latter staging its output in two boxes) computed
@@ -128,6 +139,19 @@ static bool wantsWaveTileVariant(const GemmProblem &p) {
          p.bScale != ScaleMode::Row;
 }
 
+/// The 144-column variants: where they cover N in fewer tile columns than
+/// the 128-column tiles, for dense GEMMs with a 2-byte output, per-tensor,
+/// rowwise or 128x128 B scales, not accumulating into C (the ones measured;
+/// a 1x128 B tile wider than 128 columns holds its column scales beside
+/// the sums).
+static bool wantsWideStepVariants(const GemmProblem &p) {
+  int64_t wide = kWideStepVariantTiles[0].second;
+  return llvm::divideCeil(p.n, wide) < llvm::divideCeil(p.n, kScaleBlock) &&
+         !p.isGrouped() && !p.accumulateIntoC && !p.hasFP8Output() &&
+         getByteWidth(p.outElementType) == 2 &&
+         !p.hasBlockwiseColumnScales();
+}
+
 static SmallVector<std::pair<int64_t, int64_t>>
 getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary) {
   SmallVector<std::pair<int64_t, int64_t>> tiles;
@@ -145,6 +169,9 @@ getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary) {
   if (wantsWaveTileVariant(p))
     tiles.push_back(kWaveVariantTile);
   tiles.append(std::begin(kLaunchVariantTiles), std::end(kLaunchVariantTiles));
+  if (wantsWideStepVariants(p))
+    tiles.append(std::begin(kWideStepVariantTiles),
+                 std::end(kWideStepVariantTiles));
   return tiles;
 }
 
@@ -303,6 +330,7 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
     t.promotionParts = 1;
   setStreamK(t, streamK);
   t.outputBytes = getByteWidth(p.outElementType);
+  t.narrowStoreBoxes = true;
   t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
   setScaleSlots(p, t);
   t.stages = getStagesThatFit(t, maxSharedMemory);
@@ -483,7 +511,7 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
   GemmTiling t;
   if (config) {
     t = getGemmTiling(config, getByteWidth(p.outElementType),
-                      canStageOutput(p));
+                      canStageOutput(p), /*narrowBoxes=*/true);
     // Stream-K only where the IR asks for it: it is not faster yet. On an
     // H100 (M >= 4096, in one process against the whole-tile kernels), a
     // first version measured 1.6-2.3% faster tensorwise but 0.3-1.6% slower
@@ -502,7 +530,11 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
       t = withStagingBoxPair(t);
     // A kernel accumulating into C stages its f32 tile only where it fits
     // beside the configured stages; otherwise it stores directly.
-    if (accumulatesThroughStaging(p, t) &&
+    // So does a tile whose output rows are no whole 128-byte boxes (128x160:
+    // 64-byte boxes) where its staging buffer leaves no room for the
+    // configured stages.
+    bool narrowBoxes = t.outputBytes > 1 && t.storeBoxBytes() < 128;
+    if ((accumulatesThroughStaging(p, t) || narrowBoxes) &&
         getDynamicSharedMemoryBytes(t) > maxSharedMemory)
       t.tmaStoreEpilogue = false;
   } else if (p.promoteInterval != 0) {

@@ -249,9 +249,10 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
 }
 
 GemmTiling mlir::fp8::getGemmTiling(GemmConfigAttr config, int64_t outputBytes,
-                                    bool canStageOutput) {
+                                    bool canStageOutput, bool narrowBoxes) {
   GemmTiling t;
   t.outputBytes = outputBytes;
+  t.narrowStoreBoxes = narrowBoxes;
   t.tileM = config.getTile().m;
   t.tileN = config.getTile().n;
   t.tileK = config.getTile().k;
@@ -559,8 +560,7 @@ std::vector<md::Expr> GemmMetadataBuilder::getScaleShape(ScaleMode mode,
     // 1x128 tiles are MN-major: A [ceil(K/128), roundup(M, 4)], B
     // [ceil(K/128), N] (N is a multiple of 16; a K block's scales are
     // contiguous, kMNMajorScaleAlignment; the runtime checks the padded
-    // extent against the bound M). 128x128 B tiles: [ceil(N/128),
-    // ceil(K/128)].
+    // extent against the bound M). 128x128 B: [ceil(N/128), ceil(K/128)].
     if (isA)
       return {num(kBlocks),
               md::Expr::roundUp(sym("M"), num(kMNMajorScaleAlignment))};
@@ -648,15 +648,15 @@ void GemmMetadataBuilder::addTensorMaps(md::KernelMetadata &metadata) const {
       layout.bMNMajor,
       t.tileN / t.clusterM));
   if (t.tmaStoreEpilogue) {
-    // The output, [M, N] row-major, stored in boxes of 128 bytes x the
-    // CTA's rows.
+    // The output, [M, N] row-major, in boxes of storeBoxBytes() x CTA rows.
     md::TensorMap d = getOperandMap("tma_d", "d", p.outElementType, sym("M"),
                                     /*mnMajor=*/false, layout.ctaTileM);
     d.dims = {num(p.n), sym("M")};
     d.stridesBytes = {num(p.n * t.outputBytes)};
     d.box = {t.storeBoxColumns(), layout.ctaTileM};
-    if (t.storeBoxBytes() == 64)
-      d.swizzle = md::Swizzle::Bytes64;
+    if (t.storeBoxBytes() != 128)
+      d.swizzle = t.storeBoxBytes() == 64 ? md::Swizzle::Bytes64
+                                          : md::Swizzle::Bytes32;
     d.l2Promotion = md::L2Promotion::None;
     maps.push_back(std::move(d));
   }

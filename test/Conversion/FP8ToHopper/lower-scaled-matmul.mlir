@@ -299,10 +299,11 @@ func.func @promoted_tile_n(%a: tensor<?x2048xf8E4M3FN>, %a128: tensor<128x2048xf
 // groups 16-19 the second, and groups 4-7, 8-11, 12-15 the first iff the
 // tile's offset in its block is below 96, 64, 32. The TMA thread copies
 // the B scale of each of these five classes (picking the block by the
-// offset), so that the consumers index B scales by class only.
+// offset), so that the consumers index B scales by class only; beside more
+// than three classes it takes 56 registers, the consumers 224.
 // CHECK-LABEL: func.func @blockwise_tile_160
 // CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x160x128_s4
-// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.setmaxregister decrease 56
 // CHECK: nvvm.cp.async.bulk.shared.cluster.global
 // CHECK: %[[OFF:.*]] = arith.remui %{{.*}}, %c128_i32
 // CHECK: nvvm.cp.async.shared.global
@@ -316,7 +317,7 @@ func.func @promoted_tile_n(%a: tensor<?x2048xf8E4M3FN>, %a128: tensor<128x2048xf
 // CHECK-NOT: arith.cmpi ult, %[[OFF]]
 // CHECK: nvvm.cp.async.shared.global
 // CHECK-NEXT: nvvm.cp.async.mbarrier.arrive
-// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.setmaxregister increase 224
 // CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK-COUNT-5: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK-NOT: arith.select

@@ -244,10 +244,23 @@ struct GemmTiling {
   /// times those splitting a tile's K blocks.
   int64_t clusterCtas() const { return clusterM * clusterN * splitK; }
 
+  /// Whether the target's staged epilogue also writes boxes of 64- and
+  /// 32-byte rows for 2- and 4-byte outputs (sm_90a): tile widths that are
+  /// no whole 128-byte boxes (128x144: nine boxes of 16 bf16 columns).
+  bool narrowStoreBoxes = false;
+
   /// Bytes of a row of one TMA store box, its swizzle span: 128, or 64 for
-  /// a 1-byte (FP8) output whose tile N is not whole 128-column boxes.
+  /// a 1-byte (FP8) output whose tile N is not whole 128-column boxes; with
+  /// narrowStoreBoxes, the widest of 128, 64 and 32 that divides the tile's
+  /// row.
   int64_t storeBoxBytes() const {
-    return outputBytes == 1 && tileN % 128 != 0 ? 64 : 128;
+    if (outputBytes == 1)
+      return tileN % 128 != 0 ? 64 : 128;
+    if (narrowStoreBoxes)
+      for (int64_t rowBytes : {128, 64})
+        if ((tileN * outputBytes) % rowBytes == 0)
+          return rowBytes;
+    return narrowStoreBoxes ? 32 : 128;
   }
   /// Columns of one TMA store box.
   int64_t storeBoxColumns() const { return storeBoxBytes() / outputBytes; }
@@ -269,10 +282,11 @@ inline bool accumulatesThroughStaging(const GemmProblem &p,
 
 /// The tiling a `#fp8.gemm_config` asks for: tile, pipeline depth, cluster
 /// and raster group, with a TMA-store epilogue when `canStageOutput` and the
-/// tile's N is whole store boxes. The target's lowering checks that its
-/// kernels take it.
+/// tile's N is whole store boxes (GemmTiling::narrowStoreBoxes where the
+/// target's epilogue stages narrow boxes). The target's lowering checks that
+/// its kernels take it.
 GemmTiling getGemmTiling(GemmConfigAttr config, int64_t outputBytes,
-                         bool canStageOutput);
+                         bool canStageOutput, bool narrowBoxes = false);
 
 /// A short name for the kernel: recipe, dtypes, N, K and tile, e.g.
 /// `fp8_gemm_tensorwise_e4m3_e4m3_bf16_n7168_k2048_t128x256x128_s4`.
