@@ -256,11 +256,12 @@ struct GemmTiling {
   int64_t storeBoxBytes() const {
     if (outputBytes == 1)
       return tileN % 128 != 0 ? 64 : 128;
-    if (narrowStoreBoxes)
-      for (int64_t rowBytes : {128, 64})
-        if ((tileN * outputBytes) % rowBytes == 0)
-          return rowBytes;
-    return narrowStoreBoxes ? 32 : 128;
+    if (!narrowStoreBoxes)
+      return 128;
+    for (int64_t rowBytes : {128, 64})
+      if ((tileN * outputBytes) % rowBytes == 0)
+        return rowBytes;
+    return 32;
   }
   /// Columns of one TMA store box.
   int64_t storeBoxColumns() const { return storeBoxBytes() / outputBytes; }
