@@ -112,6 +112,64 @@ static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
   }
 }
 
+/// The staged boxes [first, first + count), from staging slot `slot0` on,
+/// stored by the consumer threads (GemmTiling::guardedStagedStores): 16
+/// bytes a thread and step, the threads of a step along the rows of a box
+/// (a warp: whole 32- to 128-byte row segments of D), each store only
+/// where its row is below the M edge (a masked group's count) and its
+/// columns inside N. Chunk c of box row r sits at chunk c ^ s of the row in
+/// the slot, s = (r * R / 128) % (R / 16) for rows of R bytes (the swizzle
+/// the staging wrote): a step's rows lie whole KiB further, so a thread's
+/// swizzle, shared and global addresses are one base each plus constants.
+static void emitGuardedStagedStores(KernelBuilder &kb, const GemmProblem &p,
+                                    const GemmTiling &t, const KernelValues &v,
+                                    int64_t first, int64_t count, int64_t slot0,
+                                    Value mOffset, Value nOffset) {
+  ImplicitLocOpBuilder &b = kb.builder();
+  int64_t rowBytes = t.storeBoxBytes();
+  int64_t boxChunks = rowBytes / 16;
+  int64_t stepRows = getNumConsumers(t) * kWarpgroupThreads / boxChunks;
+  Value thread = kb.sub(v.tid, kb.i32(kWarpgroupThreads));
+  Value row = kb.divu(thread, kb.i32(boxChunks));
+  Value chunk = kb.remu(thread, kb.i32(boxChunks));
+  Value swizzle =
+      kb.remu(kb.divu(row, kb.i32(kSwizzle128BRowBytes / rowBytes)),
+              kb.i32(boxChunks));
+  Value staged = kb.bytePtr(
+      v.epilogueBuffer,
+      kb.add(kb.mul(row, kb.i32(rowBytes)),
+             kb.mul(arith::XOrIOp::create(b, chunk, swizzle), kb.i32(16))));
+  // Rows of D this thread's first row leaves below the M edge (< 0: none).
+  Value rowsLeft = kb.sub(kb.sub(v.m, mOffset), row);
+  Value column = kb.add(
+      kb.add(nOffset, kb.i32(first * t.storeBoxColumns())),
+      kb.mul(chunk, kb.i32(16 / t.outputBytes)));
+  Value out = kb.globalElementPtr(
+      v.d, emitRowMajorIndex(kb, kb.add(mOffset, row), column, p.n),
+      t.outputBytes);
+  VectorType chunkType = VectorType::get({4}, b.getI32Type());
+  for (int64_t box = 0; box < count; ++box) {
+    Value inN;
+    if (needsColumnGuard(p, t))
+      inN = kb.ult(kb.add(column, kb.i32(box * t.storeBoxColumns())),
+                   kb.i32(p.n));
+    for (int64_t r = 0; r < t.tileM; r += stepRows) {
+      Value inBounds = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                             kb.i32(r), rowsLeft);
+      if (inN)
+        inBounds = kb.andi(inBounds, inN);
+      kb.ifThen(inBounds, [&] {
+        Value bytes = kb.load(
+            chunkType,
+            kb.bytePtr(staged, (slot0 + box) * t.tileM * rowBytes +
+                                   r * rowBytes));
+        kb.store(bytes, kb.bytePtr(out, (r * p.n + box * t.storeBoxColumns()) *
+                                            t.outputBytes));
+      });
+    }
+  }
+}
+
 /// The consumers write the tile to the shared staging buffer in the layout
 /// of the output tensor map's swizzled boxes, then one thread stores the
 /// boxes with TMA. Box b holds the R bytes of columns [b * boxColumns,
@@ -130,8 +188,9 @@ static void emitDirectStores(KernelBuilder &kb, const GemmProblem &p,
 /// With `reduceAdd` the boxes are added into D (TMA reduce-add, f32)
 /// instead of stored. A fragment group of 8 f32 columns spans two chunks:
 /// lanes 2 and 3 of a quad write their pair into the second one.
-static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
-                                 const KernelValues &v, PairPacker pack,
+static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
+                                 const GemmTiling &t, const KernelValues &v,
+                                 PairPacker pack,
                                  ArrayRef<std::array<Value, 2>> waveRows,
                                  Value lane, Value isStoreThread,
                                  Value mOffset, Value nOffset,
@@ -157,8 +216,9 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
   auto stageBoxes = [&](int64_t first, int64_t count) {
     int64_t pending = slots == t.numStoreBoxes() ? 0 : slots - 1;
     int64_t slot0 = first % slots;
-    kb.ifThen(isStoreThread,
-              [&] { kb.bulkWaitGroup(pending, /*readOnly=*/true); });
+    if (t.storesWithTma())
+      kb.ifThen(isStoreThread,
+                [&] { kb.bulkWaitGroup(pending, /*readOnly=*/true); });
     kb.namedBarrier(kConsumerBarrierId, consumers);
     // row % 8 == lane / 4 for both rows.
     Value swizzle = kb.divu(lane, kb.i32(4 * rowsPerPattern));
@@ -190,6 +250,11 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmTiling &t,
           kb.store(pack(wave, j, h), ptr);
         }
       }
+    }
+    if (t.guardedStagedStores) {
+      kb.namedBarrier(kConsumerBarrierId, consumers);
+      return emitGuardedStagedStores(kb, p, t, v, first, count, slot0,
+                                     mOffset, nOffset);
     }
     kb.fenceProxyAsyncShared();
     kb.namedBarrier(kConsumerBarrierId, consumers);
@@ -241,7 +306,7 @@ static void emitAccumulatingTmaEpilogue(
       auto [x0, x1] = pairOf(wave, j, h);
       return packPair(kb, x0, x1, p.outElementType);
     };
-    emitTmaStoreEpilogue(kb, t, v, pack, waveRows, thread.lane,
+    emitTmaStoreEpilogue(kb, p, t, v, pack, waveRows, thread.lane,
                          thread.isStoreThread, mOffset, nOffset,
                          /*reduceAdd=*/true);
   });
@@ -260,7 +325,7 @@ static void emitAccumulatingTmaEpilogue(
       emitAddC(kb, pair, v.c, emitRowMajorIndex(kb, row, col, p.n));
       return packPair(kb, pair[0], pair[1], p.outElementType);
     };
-    emitTmaStoreEpilogue(kb, t, v, pack, waveRows, thread.lane,
+    emitTmaStoreEpilogue(kb, p, t, v, pack, waveRows, thread.lane,
                          thread.isStoreThread, mOffset, nOffset);
   });
 }
@@ -452,6 +517,6 @@ void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
     return packPair(kb, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
                     p.outElementType);
   };
-  emitTmaStoreEpilogue(kb, t, v, pack, waveRows, thread.lane,
+  emitTmaStoreEpilogue(kb, p, t, v, pack, waveRows, thread.lane,
                        thread.isStoreThread, mOffset, nOffset);
 }

@@ -793,6 +793,6 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
       });
   // Outstanding stores must finish before the CTA (and its shared memory)
   // goes away.
-  if (t.tmaStoreEpilogue)
+  if (t.storesWithTma())
     kb.ifThen(isStoreThread, [&] { kb.bulkWaitGroup(0, /*readOnly=*/false); });
 }

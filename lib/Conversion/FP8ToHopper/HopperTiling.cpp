@@ -247,20 +247,24 @@ static void setStreamK(GemmTiling &t, bool streamK) {
 }
 
 /// f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
-/// staging buffer would halve the pipeline depth. So does a masked grouped
-/// GEMM, which stores only each group's valid rows (a TMA store clips at
-/// the tensor's edge, not at the run-time count), and a k_grouped one,
-/// whose [G, M, N] D a tile of a group's last rows must not overrun. An FP8 output stages its
-/// quantized bytes (a box of 128 columns: one 1x128 scale block), half the
-/// buffer of a 2-byte output. The 1D x 1D GEMM accumulating into C (the
-/// wgrad GEMM's main-grad form) stages its f32 tile: in place (C is D) it
-/// adds the tile into D with a TMA reduce-add, otherwise it adds C in
-/// registers and TMA-stores D (emitTileEpilogue).
+/// staging buffer would halve the pipeline depth. So does a k_grouped GEMM,
+/// whose [G, M, N] D a tile of a group's last rows must not overrun. A
+/// masked grouped GEMM stores only each group's valid rows (a TMA store
+/// clips at the tensor's edge, not at the run-time count): it stages its
+/// tile and stores it with the consumers' guarded 16-byte stores
+/// (guardedStagedStores), where D's rows are whole 16-byte chunks. An FP8
+/// output stages its quantized bytes (a box of 128 columns: one 1x128 scale
+/// block), half the buffer of a 2-byte output. The 1D x 1D GEMM
+/// accumulating into C (the wgrad GEMM's main-grad form) stages its f32
+/// tile: in place (C is D) it adds the tile into D with a TMA reduce-add,
+/// otherwise it adds C in registers and TMA-stores D (emitTileEpilogue).
 static bool canStageOutput(const GemmProblem &p) {
   if (p.accumulateIntoC && p.hasBlockwiseColumnScales())
     return !p.hasGroupedOutput();
+  if (p.isMasked() && p.n * getByteWidth(p.outElementType) % 16 != 0)
+    return false;
   return (getByteWidth(p.outElementType) == 2 || p.hasFP8Output()) &&
-         !p.accumulateIntoC && !p.hasGroupedOutput();
+         !p.accumulateIntoC && !p.isKGrouped();
 }
 
 /// A tile whose kMaxPipelineStages stages leave room for more takes up to
@@ -332,6 +336,7 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
   t.outputBytes = getByteWidth(p.outElementType);
   t.narrowStoreBoxes = true;
   t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
+  t.guardedStagedStores = t.tmaStoreEpilogue && p.isMasked();
   setScaleSlots(p, t);
   t.stages = getStagesThatFit(t, maxSharedMemory);
   if (canStageInBoxPair(p, t)) {
@@ -537,6 +542,7 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     if ((accumulatesThroughStaging(p, t) || narrowBoxes) &&
         getDynamicSharedMemoryBytes(t) > maxSharedMemory)
       t.tmaStoreEpilogue = false;
+    t.guardedStagedStores = t.tmaStoreEpilogue && p.isMasked();
   } else if (p.promoteInterval != 0) {
     t = getDefaultTiling(p, 128,
                          pickPromotedTileN(p, target.numMultiprocessors),

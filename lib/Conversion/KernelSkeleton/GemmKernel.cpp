@@ -262,7 +262,7 @@ GemmTiling mlir::fp8::getGemmTiling(GemmConfigAttr config, int64_t outputBytes,
 
 SmallVector<int32_t> mlir::fp8::getGridConstantParams(const GemmTiling &t) {
   SmallVector<int32_t> params = {0, 1};
-  if (t.tmaStoreEpilogue)
+  if (t.storesWithTma())
     params.push_back(2);
   if (t.scaleTensorMaps)
     params.append({3, 4});
@@ -280,7 +280,7 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
   // when the kernel reads the scales with TMA.
   Type scale = t.scaleTensorMaps ? generic : global;
   SmallVector<Type> argTypes = {generic, generic,
-                                t.tmaStoreEpilogue ? generic : global, scale,
+                                t.storesWithTma() ? generic : global, scale,
                                 scale};
   if (p.biasElementType)
     argTypes.push_back(global);
@@ -322,7 +322,7 @@ gpu::GPUFuncOp mlir::fp8::createGemmKernelFunc(
   params = GemmKernelParams{};
   params.tmaA = entry.getArgument(arg++);
   params.tmaB = entry.getArgument(arg++);
-  (t.tmaStoreEpilogue ? params.tmaD : params.d) = entry.getArgument(arg++);
+  (t.storesWithTma() ? params.tmaD : params.d) = entry.getArgument(arg++);
   params.aScaleInv = entry.getArgument(arg++);
   params.bScaleInv = entry.getArgument(arg++);
   if (p.biasElementType)

@@ -186,6 +186,8 @@ void GemmMetadataBuilder::addOperands(md::KernelMetadata &metadata) const {
                                  OperandRole::Output));
   if (accumulatesThroughStaging(p, t)) // C's memory as D: TMA reduce-add
     operands.back().inPlaceOf = "c";
+  if (t.guardedStagedStores) // 16-byte stores
+    operands.back().alignment = 16;
   if (p.outQuantization == OutputQuantization::Tensor)
     operands.push_back(
         makeOperand("result_scale_inv", f32, {}, OperandRole::Output));
@@ -310,7 +312,7 @@ void GemmMetadataBuilder::addTensorMaps(md::KernelMetadata &metadata) const {
       num(p.isGrouped() && !p.isKGrouped() ? p.numGroups * p.n : p.n),
       layout.bMNMajor,
       t.tileN / t.clusterM));
-  if (t.tmaStoreEpilogue) {
+  if (t.storesWithTma()) {
     // The output, [M, N] row-major, in boxes of storeBoxBytes() x CTA rows.
     md::TensorMap d = getOperandMap("tma_d", "d", p.outElementType, sym("M"),
                                     /*mnMajor=*/false, layout.ctaTileM);
@@ -356,7 +358,7 @@ void GemmMetadataBuilder::addParams(md::KernelMetadata &metadata) const {
   };
   map("tma_a");
   map("tma_b");
-  t.tmaStoreEpilogue ? map("tma_d") : pointer("d");
+  t.storesWithTma() ? map("tma_d") : pointer("d");
   t.scaleTensorMaps ? map("tma_sfa") : pointer("a_scale_inv");
   t.scaleTensorMaps ? map("tma_sfb") : pointer("b_scale_inv");
   if (p.biasElementType)

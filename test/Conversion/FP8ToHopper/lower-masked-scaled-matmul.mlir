@@ -8,15 +8,17 @@
 // CHECK: %[[M:.*]] = tensor.dim %arg0, %c1 : tensor<3x?x512xf8E4M3FN>
 // CHECK: %[[D:.*]] = tensor.empty(%[[M]]) : tensor<3x?x256xbf16>
 // CHECK: fp8.launch @[[K]]_launch_into(%arg0, %arg1, %arg2, %arg3, %arg4, %[[D]]) outputs [5]
-// D is stored directly (a pointer, no tma_d); the counts are a pointer
-// before m. Metadata: A [3, M, 512] through a 3-D tensor map, the counts
-// masked_m [3], D [3, M, 256], the per-row A scales [3, M].
+// D is a pointer (no tma_d: its staged tile is stored by the consumers,
+// guarded by the group's count); the counts are a pointer before m.
+// Metadata: A [3, M, 512] through a 3-D tensor map, the counts masked_m
+// [3], D [3, M, 256] aligned to its 16-byte stores, the per-row A scales
+// [3, M].
 // CHECK: gpu.func @[[K]](%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[DP:.*]]: !llvm.ptr<1>, %[[AS:.*]]: !llvm.ptr<1>, %[[BS:.*]]: !llvm.ptr<1>, %[[MM:.*]]: !llvm.ptr<1>, %[[MP:.*]]: i32) kernel
 // CHECK-SAME: group_layout = "m_masked", groups = 3 : i64
 // CHECK-SAME: {dtype = "e4m3", name = "a", role = "input", shape = [3, "M", 512]}
 // CHECK-SAME: {dtype = "f32", name = "a_scale_inv", role = "input", shape = [3, "M"]}
 // CHECK-SAME: {dtype = "i32", name = "masked_m", role = "input", shape = [3]}
-// CHECK-SAME: {dtype = "bf16", name = "d", role = "output", shape = [3, "M", 256]}
+// CHECK-SAME: {alignment = 16 : i64, dtype = "bf16", name = "d", role = "output", shape = [3, "M", 256]}
 // CHECK-SAME: {kind = "pointer", name = "masked_m", operand = "masked_m"}, {kind = "i32", name = "m", value = "M"}]
 // CHECK-SAME: {box = [128, 128, 1], dims = [512, "M", 3], {{.*}} name = "tma_a", {{.*}} rank = 3 : i64, strides_bytes = [512, "M*512"]
 // Its launch variants, chosen by the caller's expected rows per group (a
@@ -58,7 +60,10 @@
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg0, %{{.*}}, box[%{{.*}}, %{{.*}}, %[[TG]]]
 // Consumers: the same units; the group's D and A scales at 64-bit offsets
-// group * M rows; rows guarded by the group's clamped count.
+// group * M rows. The tile is staged in shared memory (128-byte swizzled
+// boxes of 64 columns), then each consumer thread stores 16 bytes of a box
+// row per step, 32 rows apart, where the row is below the group's clamped
+// count: rows left = count - tile row - the thread's first row.
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[UNITS]] step
 // CHECK: nvvm.wgmma.mma_async
@@ -75,9 +80,18 @@
 // CHECK: llvm.getelementptr %[[DP]][%{{.*}}]
 // CHECK: arith.muli %[[R64]], %c4_i64{{.*}} : i64
 // CHECK: llvm.getelementptr %[[AS]][%{{.*}}]
-// CHECK: arith.cmpi ult, %{{.*}}, %[[ROWS]] : i32
 // CHECK-NOT: nvvm.cp.async.bulk.tensor.global.shared.cta
-// CHECK: llvm.store
+// CHECK: llvm.store %{{.*}}, %{{.*}} : i32, !llvm.ptr<3>
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// CHECK: %[[LEFT0:.*]] = arith.subi %[[ROWS]], %{{.*}} : i32
+// CHECK: %[[LEFT:.*]] = arith.subi %[[LEFT0]], %{{.*}} : i32
+// CHECK: arith.cmpi slt, %c0_i32{{.*}}, %[[LEFT]] : i32
+// CHECK-NEXT: scf.if
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> vector<4xi32>
+// CHECK: llvm.store %{{.*}}, %{{.*}} : vector<4xi32>, !llvm.ptr<1>
+// CHECK: arith.cmpi slt, %c32_i32{{.*}}, %[[LEFT]] : i32
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: gpu.return
 // The 64-row variants, in the same module: the same operands and
 // parameters, one consumer warpgroup, a persistent grid of their tiles over
 // D [3, M, 256]; each group's count makes ceil(rows / 64) unit rows of 2
@@ -86,7 +100,7 @@
 // CHECK-SAME: block = [256, 1, 1]
 // CHECK-SAME: tile = [64, 128, 128]
 // CHECK-SAME: grid = {kind = "persistent", throughput = 75 : i64, tile_m = 64 : i64, tile_n = 128 : i64}
-// CHECK-SAME: {dtype = "bf16", name = "d", role = "output", shape = [3, "M", 256]}
+// CHECK-SAME: {alignment = 16 : i64, dtype = "bf16", name = "d", role = "output", shape = [3, "M", 256]}
 // CHECK-SAME: variant_of = "[[K]]"
 // CHECK-NOT: variants
 // CHECK: %[[V1C:.*]] = arith.minsi %{{.*}}, %[[MP1]] : i32

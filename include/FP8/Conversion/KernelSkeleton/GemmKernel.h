@@ -197,6 +197,12 @@ struct GemmTiling {
   /// TMA stores (asynchronous, coalesced, clipped at the tensor's edge);
   /// otherwise each thread stores its fragment directly.
   bool tmaStoreEpilogue = false;
+  /// With the staged epilogue: the consumer threads store the staged tile
+  /// themselves, 16 bytes at a time along D's rows, each store guarded by
+  /// the M and N edges, instead of TMA stores, whose clipping stops only at
+  /// the tensor's edge (a masked grouped GEMM's group ends at its run-time
+  /// count). The kernel then takes D's address, not a tensor map.
+  bool guardedStagedStores = false;
   /// Store boxes the staging buffer holds, reused in turn as their stores
   /// read them (fewer than the tile's boxes frees shared memory for a
   /// pipeline stage); 0: the whole tile.
@@ -270,6 +276,11 @@ struct GemmTiling {
     return stagingBoxes ? stagingBoxes : numStoreBoxes();
   }
   int64_t numNTiles(int64_t n) const { return llvm::divideCeil(n, tileN); }
+  /// Whether the staged tile goes out with TMA stores (the kernel's `tma_d`
+  /// parameter).
+  bool storesWithTma() const {
+    return tmaStoreEpilogue && !guardedStagedStores;
+  }
 };
 
 /// Whether the kernel accumulates into C through its staged output tile
