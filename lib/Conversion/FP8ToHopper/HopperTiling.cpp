@@ -252,16 +252,25 @@ static void setStreamK(GemmTiling &t, bool streamK) {
 /// masked grouped GEMM stores only each group's valid rows (a TMA store
 /// clips at the tensor's edge, not at the run-time count): it stages its
 /// tile and stores it with the consumers' guarded 16-byte stores
-/// (guardedStagedStores), where D's rows are whole 16-byte chunks. An FP8
+/// (guardedStagedStores), where D's rows are whole 16-byte chunks, but
+/// for the blockwise ones of fewer than kMinMaskedStagedKBlocks K blocks
+/// (beside their staging, ptxas spilled 28-40 bytes at K = 512 to 768 in
+/// the 64x96, 64x192 and 128x192 tiles, against 0-4 with direct stores;
+/// none from K = 896 to 14336). An FP8
 /// output stages its quantized bytes (a box of 128 columns: one 1x128 scale
 /// block), half the buffer of a 2-byte output. The 1D x 1D GEMM
 /// accumulating into C (the wgrad GEMM's main-grad form) stages its f32
 /// tile: in place (C is D) it adds the tile into D with a TMA reduce-add,
 /// otherwise it adds C in registers and TMA-stores D (emitTileEpilogue).
+static constexpr int64_t kMinMaskedStagedKBlocks = 8;
+
 static bool canStageOutput(const GemmProblem &p) {
   if (p.accumulateIntoC && p.hasBlockwiseColumnScales())
     return !p.hasGroupedOutput();
-  if (p.isMasked() && p.n * getByteWidth(p.outElementType) % 16 != 0)
+  if (p.isMasked() &&
+      (p.n * getByteWidth(p.outElementType) % 16 != 0 ||
+       (p.isBlockwise() &&
+        p.numKBlocks(kScaleBlock) < kMinMaskedStagedKBlocks)))
     return false;
   return (getByteWidth(p.outElementType) == 2 || p.hasFP8Output()) &&
          !p.accumulateIntoC && !p.isKGrouped();
