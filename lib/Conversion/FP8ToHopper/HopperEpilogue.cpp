@@ -172,11 +172,13 @@ static void emitGuardedStagedStores(KernelBuilder &kb, const GemmProblem &p,
 
 /// The consumers write the tile to the shared staging buffer in the layout
 /// of the output tensor map's swizzled boxes, then one thread stores the
-/// boxes with TMA. Box b holds the R bytes of columns [b * boxColumns,
-/// (b + 1) * boxColumns) of all tile rows, R = storeBoxBytes(): 128 (64
-/// columns of 2-byte elements, 128 of FP8), 64 or 32 (tiles 160 or 144
-/// columns wide). The swizzle (TMA's 128B, 64B or 32B) XORs a 16-byte
-/// chunk's index within its row with bits 7.. of the row's offset: row % 8
+/// boxes with TMA (with guardedStagedStores the consumers store them,
+/// emitGuardedStagedStores). Box b holds the R bytes of columns
+/// [b * boxColumns, (b + 1) * boxColumns) of all tile rows, R =
+/// storeBoxBytes(): 128 (64 columns of 2-byte elements, 128 of FP8), 64 or
+/// 32 (tiles 160 or 144 columns wide). The swizzle (TMA's 128B, 64B or
+/// 32B) XORs a 16-byte chunk's index within its row with bits 7.. of the
+/// row's offset: row % 8
 /// for 128-byte rows, (row / 2) % 4 for 64-byte ones, (row / 4) % 2 for
 /// 32-byte ones; each is a function of the lane, the same for both rows of
 /// a thread. A fragment group of 8 columns is one chunk (2-byte

@@ -246,24 +246,25 @@ static void setStreamK(GemmTiling &t, bool streamK) {
       streamK ? kStreamKFlagBytes + 4 * t.tileM * t.tileN : 0;
 }
 
+/// A blockwise masked GEMM of fewer K blocks keeps the direct stores:
+/// beside the staged epilogue, ptxas spilled 28-40 bytes at K = 512 to 768
+/// in the 64x96, 64x192 and 128x192 tiles (0-4 with direct stores), and
+/// nothing from K = 896 to 14336.
+static constexpr int64_t kMinMaskedStagedKBlocks = 8;
+
 /// f32 outputs (wgrad) and accumulate-into-C keep the direct stores: their
 /// staging buffer would halve the pipeline depth. So does a k_grouped GEMM,
 /// whose [G, M, N] D a tile of a group's last rows must not overrun. A
 /// masked grouped GEMM stores only each group's valid rows (a TMA store
 /// clips at the tensor's edge, not at the run-time count): it stages its
 /// tile and stores it with the consumers' guarded 16-byte stores
-/// (guardedStagedStores), where D's rows are whole 16-byte chunks, but
-/// for the blockwise ones of fewer than kMinMaskedStagedKBlocks K blocks
-/// (beside their staging, ptxas spilled 28-40 bytes at K = 512 to 768 in
-/// the 64x96, 64x192 and 128x192 tiles, against 0-4 with direct stores;
-/// none from K = 896 to 14336). An FP8
-/// output stages its quantized bytes (a box of 128 columns: one 1x128 scale
+/// (guardedStagedStores), where D's rows are whole 16-byte chunks and, if
+/// blockwise, K has at least kMinMaskedStagedKBlocks blocks. An FP8 output
+/// stages its quantized bytes (a box of 128 columns: one 1x128 scale
 /// block), half the buffer of a 2-byte output. The 1D x 1D GEMM
 /// accumulating into C (the wgrad GEMM's main-grad form) stages its f32
 /// tile: in place (C is D) it adds the tile into D with a TMA reduce-add,
 /// otherwise it adds C in registers and TMA-stores D (emitTileEpilogue).
-static constexpr int64_t kMinMaskedStagedKBlocks = 8;
-
 static bool canStageOutput(const GemmProblem &p) {
   if (p.accumulateIntoC && p.hasBlockwiseColumnScales())
     return !p.hasGroupedOutput();
@@ -274,6 +275,15 @@ static bool canStageOutput(const GemmProblem &p) {
     return false;
   return (getByteWidth(p.outElementType) == 2 || p.hasFP8Output()) &&
          !p.accumulateIntoC && !p.isKGrouped();
+}
+
+/// Stages `t`'s output tile in shared memory where `staged` (stored with
+/// TMA, or with the consumers' guarded stores for a masked GEMM), or has
+/// each thread store its fragment directly.
+static void setStagedEpilogue(const GemmProblem &p, GemmTiling &t,
+                              bool staged) {
+  t.tmaStoreEpilogue = staged;
+  t.guardedStagedStores = staged && p.isMasked();
 }
 
 /// A tile whose kMaxPipelineStages stages leave room for more takes up to
@@ -344,8 +354,8 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
   setStreamK(t, streamK);
   t.outputBytes = getByteWidth(p.outElementType);
   t.narrowStoreBoxes = true;
-  t.tmaStoreEpilogue = canStageOutput(p) && tileN % t.storeBoxColumns() == 0;
-  t.guardedStagedStores = t.tmaStoreEpilogue && p.isMasked();
+  setStagedEpilogue(p, t,
+                    canStageOutput(p) && tileN % t.storeBoxColumns() == 0);
   setScaleSlots(p, t);
   t.stages = getStagesThatFit(t, maxSharedMemory);
   if (canStageInBoxPair(p, t)) {
@@ -526,6 +536,7 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
   if (config) {
     t = getGemmTiling(config, getByteWidth(p.outElementType),
                       canStageOutput(p), /*narrowBoxes=*/true);
+    setStagedEpilogue(p, t, t.tmaStoreEpilogue);
     // Stream-K only where the IR asks for it: it is not faster yet. On an
     // H100 (M >= 4096, in one process against the whole-tile kernels), a
     // first version measured 1.6-2.3% faster tensorwise but 0.3-1.6% slower
@@ -550,8 +561,7 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     bool narrowBoxes = t.outputBytes > 1 && t.storeBoxBytes() < 128;
     if ((accumulatesThroughStaging(p, t) || narrowBoxes) &&
         getDynamicSharedMemoryBytes(t) > maxSharedMemory)
-      t.tmaStoreEpilogue = false;
-    t.guardedStagedStores = t.tmaStoreEpilogue && p.isMasked();
+      setStagedEpilogue(p, t, false);
   } else if (p.promoteInterval != 0) {
     t = getDefaultTiling(p, 128,
                          pickPromotedTileN(p, target.numMultiprocessors),
