@@ -49,6 +49,7 @@ from fp8mlir.testing import gemm_inputs as gi  # noqa: E402
 from fp8mlir.testing.gemm_spec import accumulation_mode, load_specs, parse_shapes  # noqa: E402
 from gemm_peers import DEEPGEMM, Unavailable, deepgemm_version, peer_impl  # noqa: E402,F401
 from gemm_timing import machine_rooflines, queued_ms, roofline, time_sustained  # noqa: E402
+from report_util import PROGRAMMATIC_LAUNCH_NOTE  # noqa: E402
 from gemm_verify import reference_of_rows, verification_failures  # noqa: E402
 from make_kernels import WGRAD_SHAPES  # noqa: E402
 from power_ceiling import ClockSampler  # noqa: E402
@@ -561,7 +562,7 @@ def timing_text(settings):
                 f"rep {settings['rep_ms']} ms, a 256 MB buffer zeroed before each call)")
     return (f"GPU time per call of back-to-back calls (about {settings['rep_ms']} ms of them) "
             f"queued behind a GPU spin, so the GPU never waits on the host and no cache "
-            f"flush runs between calls")
+            f"flush runs between calls; {PROGRAMMATIC_LAUNCH_NOTE}")
 
 
 def sustained_line(report):

@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "python")]
 
 from make_kernels import DECODE_NK  # noqa: E402
-from report_util import fmt, geomean, table  # noqa: E402
+from report_util import PROGRAMMATIC_LAUNCH_NOTE, fmt, geomean, table  # noqa: E402
 
 GRID_M = (1, 16, 64, 128, 256, 512, 1000, 2048, 4096, 8192)
 WEAK = 0.95
@@ -117,7 +117,7 @@ def markdown(report):
              f"{env['torch']}, deep_gemm {env.get('deep_gemm')}; date {env['date']}",
              f"- command: `{report['command']}`",
              "- timing: kernel-only (back-to-back calls queued behind a GPU spin, inputs "
-             "rotating over copies of more than 4x L2), "
+             "rotating over copies of more than 4x L2; " + PROGRAMMATIC_LAUNCH_NOTE + "), "
              f"{bench['settings']['rounds']} round(s) of about {bench['settings']['rep_ms']} "
              "ms per implementation; no sustained pass (bench_gemm.py `--sustained 0`)",
              "- ratio = fp8-mlir TFLOP/s (the kernel the runtime picks for the M) / the "

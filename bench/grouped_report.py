@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import report_util
-from report_util import fmt
+from report_util import PROGRAMMATIC_LAUNCH_NOTE, fmt
 
 FP8MLIR = "fp8mlir"
 SECTIONS = (("m_contiguous", "rowwise"), ("m_contiguous", "blockwise"),
@@ -155,7 +155,8 @@ def markdown(report):
     lines += [f"- DeepGEMM {env.get('deepgemm', '?')}",
               f"- time: kernel-only, us per call (calls queued behind a GPU spin, input copies "
               f"totalling > 4x L2 cycled per call; median of {settings['rounds']} rounds, the "
-              f"order rotated); `X / fp8mlir` = X's time / fp8mlir's (> 1: fp8mlir faster)",
+              f"order rotated; {PROGRAMMATIC_LAUNCH_NOTE}); `X / fp8mlir` = X's time / "
+              f"fp8mlir's (> 1: fp8mlir faster)",
               "- error: the largest per-group relative Frobenius error against the f64 "
               "reference of the quantized inputs; max rel diff: the largest per-group relative "
               "difference of the peer's output to fp8mlir's (valid rows only)",

@@ -9,6 +9,13 @@ import math
 import sys
 from pathlib import Path
 
+# How the project's sm_90a kernels are launched, said beside every
+# back-to-back timing of them.
+PROGRAMMATIC_LAUNCH_NOTE = (
+    "fp8-mlir's sm_90a kernels are launched with programmatic stream serialization: "
+    "back to back, each call's launch and prologue overlap the end of the call before "
+    "it (the peers' kernels, as torch and DeepGEMM launch them, start after it ends)")
+
 
 def fmt(value, spec=".3f"):
     """A number for a table; "n/a" for None, NaN or inf."""

@@ -701,10 +701,9 @@ md::KernelMetadata hopper::buildKernelMetadata(StringRef name,
   layout.dynamicSharedMemoryBytes = getDynamicSharedMemoryBytes(tiling);
   md::KernelMetadata metadata =
       buildGemmKernelMetadata(name, chip, problem, tiling, layout);
-  if (tiling.swapAB) {
+  if (tiling.swapAB)
     metadata.gemm->swapAb = true;
-    // The kernel waits for the grid before it (buildGemmKernel).
-    metadata.programmaticLaunch = true;
-  }
+  // The kernel waits for the grid before it (buildGemmKernel).
+  metadata.programmaticLaunch = true;
   return metadata;
 }

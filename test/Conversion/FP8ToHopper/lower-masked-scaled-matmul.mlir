@@ -20,6 +20,7 @@
 // CHECK-SAME: {dtype = "i32", name = "masked_m", role = "input", shape = [3]}
 // CHECK-SAME: {alignment = 16 : i64, dtype = "bf16", name = "d", role = "output", shape = [3, "M", 256]}
 // CHECK-SAME: {kind = "pointer", name = "masked_m", operand = "masked_m"}, {kind = "i32", name = "m", value = "M"}]
+// CHECK-SAME: programmatic_launch = true
 // CHECK-SAME: {box = [128, 128, 1], dims = [512, "M", 3], {{.*}} name = "tma_a", {{.*}} rank = 3 : i64, strides_bytes = [512, "M*512"]
 // Its launch variants, chosen by the caller's expected rows per group (a
 // launch of the kernel runs the kernel: the counts are on the device): tile
@@ -27,6 +28,11 @@
 // than the kernel's 128.
 // CHECK-SAME: variant_choice = "expected_m", variants = ["fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t128x112x128_s{{[0-9]+}}_g3_fast.json", "[[V1:fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x128x128_s[0-9]+_g3_fast]].json", "fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x112x128_s{{[0-9]+}}_g3_fast.json", "fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x96x128_s{{[0-9]+}}_g3_fast.json", "fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x80x128_s{{[0-9]+}}_g3_fast.json", "[[V2:fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x64x128_s[0-9]+_g3_fast]].json", "fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x48x128_s{{[0-9]+}}_g3_fast.json", "fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x32x128_s{{[0-9]+}}_g3_fast.json", "fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_bf16_n256_k512_t64x16x128_s{{[0-9]+}}_g3_fast.json"]
 // CHECK-NOT: tma_d
+// The counts are the grid before's (programmatic launch): read only after
+// that grid is complete.
+// CHECK: nvvm.griddepcontrol wait
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NOT: llvm.load
 // The units with valid rows (the loop's bound): each group's count,
 // clamped to [0, M] (signed: a negative count has none), makes
 // ceil(rows / 128) unit rows of 2 unit columns (N = 256).
