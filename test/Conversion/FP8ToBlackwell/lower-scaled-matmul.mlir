@@ -11,6 +11,7 @@
 // CHECK-SAME: block = [384, 1, 1]
 // CHECK-SAME: chip = "sm_100a"
 // CHECK-SAME: dynamic_shared_memory_bytes = 213080
+// CHECK-SAME: programmatic_launch = true
 // CHECK-SAME: tensor_maps = [{box = [128, 128], dims = [2048, "M"]
 // CHECK-SAME: {box = [128, 256], dims = [2048, 7168]
 // CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
@@ -27,6 +28,12 @@
 // CHECK: nvvm.tcgen05.fence <before>
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: nvvm.tcgen05.fence <after>
+// After the prologue (no global memory), the wait for the grid before it
+// (programmatic launch), then the roles.
+// CHECK: nvvm.griddepcontrol wait
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NOT: llvm.load {{.*}} !llvm.ptr<1>
+// CHECK: scf.if
 // Epilogue: wait for the staging buffer and the accumulator, read it in 4
 // pieces of 32 columns, release it after the last, stage and TMA-store.
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
