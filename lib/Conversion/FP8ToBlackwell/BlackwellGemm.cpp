@@ -105,12 +105,8 @@ gpu::GPUFuncOp blackwell::buildGemmKernel(OpBuilder &builder, Location loc,
   v.numMTiles = kb.ceilDiv(v.m, t.tileM);
   v.numTiles = kb.mul(v.numMTiles, kb.i32(t.numNTiles(p.n)));
 
-  // Launched with programmatic stream serialization, as the sm_90a kernels
-  // are (hopper::buildGemmKernel): nothing above touches global memory;
-  // nothing below runs before the grid before it in the stream is complete
-  // and its writes are visible.
-  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
-  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
+  // Nothing above touches global memory (programmatic launch).
+  kb.gridDependencySync();
 
   Value isEpilogue = arith::CmpIOp::create(
       b, arith::CmpIPredicate::uge, v.tid,

@@ -340,9 +340,5 @@ md::KernelMetadata blackwell::buildKernelMetadata(StringRef name,
   layout.dynamicSharedMemoryBytes = getDynamicSharedMemoryBytes(g, t);
   layout.aMNMajor = g.aMajor == blackwell::OperandMajor::MN;
   layout.bMNMajor = g.bMajor == blackwell::OperandMajor::MN;
-  md::KernelMetadata metadata =
-      buildGemmKernelMetadata(name, chip, g.problem, t, layout);
-  // The kernel waits for the grid before it (buildGemmKernel).
-  metadata.programmaticLaunch = true;
-  return metadata;
+  return buildGemmKernelMetadata(name, chip, g.problem, t, layout);
 }

@@ -84,14 +84,6 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
     v.firstUnit = kb.blockIdX();
     v.unitStride = kb.gridDimX();
   }
-  auto emitSchedule = [&] {
-    if (!t.streamK)
-      return;
-    v.streamKSchedule = kb.bytePtr(v.smem, getStreamKScheduleOffset(t));
-    kb.ifThen(kb.eq(v.tid, kb.i32(0)),
-              [&] { emitStreamKSchedule(kb, p, t, v); });
-    gpu::BarrierOp::create(b);
-  };
   if (!p.isMasked()) {
     Value numMTiles = kb.ceilDiv(v.m, t.tileM);
     // k_grouped: G groups of M rows each, every tile walked
@@ -103,17 +95,18 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
     v.numMUnits =
         t.clusterM > 1 ? kb.ceilDiv(numMTiles, t.clusterM) : numMTiles;
     v.numUnits = kb.mul(v.numMUnits, kb.i32(getNumNUnits(p, t)));
-    emitSchedule();
+  }
+  if (t.streamK) {
+    assert(!p.isGrouped() && "grouped GEMMs walk whole tiles");
+    v.streamKSchedule = kb.bytePtr(v.smem, getStreamKScheduleOffset(t));
+    kb.ifThen(kb.eq(v.tid, kb.i32(0)),
+              [&] { emitStreamKSchedule(kb, p, t, v); });
+    gpu::BarrierOp::create(b);
   }
 
-  // The kernel is launched with programmatic stream serialization (its
-  // metadata's programmatic_launch): everything above reads and writes no
-  // global memory and may overlap the end of the grid before it in the
-  // stream; nothing below may run before that grid is complete and its
-  // writes are visible. The grid after it may then launch: its CTAs take
-  // the SMs this grid's CTAs leave, and wait likewise.
-  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
-  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
+  // Nothing above touches global memory (programmatic launch): the prologue
+  // may overlap the end of the grid before it in the stream.
+  kb.gridDependencySync();
 
   // A per-tensor FP8 D's scale_inv, written once.
   if (p.outQuantization == OutputQuantization::Tensor)
@@ -121,12 +114,11 @@ gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,
               [&] { emitResultScaleInvStore(kb, v); });
   if (p.isMasked()) {
     // m_masked: G groups of M rows each, of which the units with valid rows
-    // are walked (emitMaskedUnitCount): the counts are the grid before's.
+    // are walked (emitMaskedUnitCount); the counts are the grid before's.
     v.groupM = v.m;
     v.numUnits =
         emitMaskedUnitCount(kb, v.groupIndex, v.groupM, p.numGroups,
                             t.tileM * t.clusterM, getNumNUnits(p, t));
-    emitSchedule();
   }
 
   Value isProducer =

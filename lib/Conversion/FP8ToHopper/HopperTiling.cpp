@@ -703,7 +703,5 @@ md::KernelMetadata hopper::buildKernelMetadata(StringRef name,
       buildGemmKernelMetadata(name, chip, problem, tiling, layout);
   if (tiling.swapAB)
     metadata.gemm->swapAb = true;
-  // The kernel waits for the grid before it (buildGemmKernel).
-  metadata.programmaticLaunch = true;
   return metadata;
 }

@@ -455,6 +455,8 @@ md::KernelMetadata GemmMetadataBuilder::build(StringRef name,
   addTensorMaps(metadata);
   addParams(metadata);
   metadata.gemm = getDescription();
+  // The kernel syncs with the grid before it (gridDependencySync).
+  metadata.programmaticLaunch = true;
   return metadata;
 }
 

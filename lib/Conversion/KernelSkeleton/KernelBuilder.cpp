@@ -258,6 +258,11 @@ void KernelBuilder::prefetchTensorMap(Value tensorMap) {
                            /*tensormap=*/b.getUnitAttr());
 }
 
+void KernelBuilder::gridDependencySync() {
+  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
+}
+
 Value KernelBuilder::clusterCtaRank() {
   return NVVM::ClusterId::create(b, b.getI32Type());
 }

@@ -320,7 +320,9 @@ struct GemmTargetLayout {
 };
 
 /// The metadata (`fp8.kernel_metadata`) of a GEMM kernel: operands,
-/// parameters, tensor maps, launch shape and the `gemm` description.
+/// parameters, tensor maps, launch shape and the `gemm` description. Every
+/// GEMM kernel runs KernelBuilder::gridDependencySync after its prologue,
+/// so its metadata asks for programmatic stream serialization.
 fp8schema::KernelMetadata
 buildGemmKernelMetadata(StringRef name, const ChipInfo &chip,
                         const GemmProblem &problem, const GemmTiling &tiling,

@@ -173,6 +173,12 @@ public:
   Value electOneLane();
   /// Prefetches a tensor map into the constant cache.
   void prefetchTensorMap(Value tensorMap);
+  /// `griddepcontrol.wait` then `griddepcontrol.launch_dependents`: waits
+  /// until the grid before this one in the stream is complete and its
+  /// writes are visible, then lets the grid after it launch. With
+  /// programmatic stream serialization a kernel may start before the grid
+  /// before it ends: nothing ahead of this point may touch global memory.
+  void gridDependencySync();
 
   // Thread-block clusters (PTX ISA 9.7.13.2, 9.7.9.21).
   /// This CTA's rank in its cluster.
