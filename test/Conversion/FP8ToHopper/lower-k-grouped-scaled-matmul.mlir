@@ -3,7 +3,7 @@
 // Blockwise 1x128 x 1x128, k_grouped, 3 groups ([M, K] x [256, K], K the
 // tokens of all groups): the launch writes D [3, M, 256] (M from A).
 // CHECK-LABEL: module attributes
-// CHECK: func.func private @[[K:fp8_grouped_k_gemm_blockwise_1d1d_e4m3_e4m3_f32_n256_kdyn_t128x128x128_s[0-9]+_g3]]_launch_into(memref<?x?xf8E4M3FN> {bufferization.access = "read"}, memref<256x?xf8E4M3FN> {bufferization.access = "read"}, memref<?x?xf32> {bufferization.access = "read"}, memref<256x?xf32> {bufferization.access = "read"}, memref<3xi32> {bufferization.access = "read"}, memref<3x?x256xf32> {bufferization.access = "write"})
+// CHECK: func.func private @[[K:fp8_grouped_k_gemm_blockwise_1d1d_e4m3_e4m3_f32_n256_kdyn_t128x128x128_s[0-9]+_g3_p1]]_launch_into(memref<?x?xf8E4M3FN> {bufferization.access = "read"}, memref<256x?xf8E4M3FN> {bufferization.access = "read"}, memref<?x?xf32> {bufferization.access = "read"}, memref<256x?xf32> {bufferization.access = "read"}, memref<3xi32> {bufferization.access = "read"}, memref<3x?x256xf32> {bufferization.access = "write"})
 // CHECK: func.func @blockwise
 // CHECK: %[[M:.*]] = tensor.dim %arg0, %c0 : tensor<?x?xf8E4M3FN>
 // CHECK: %[[D:.*]] = tensor.empty(%[[M]]) : tensor<3x?x256xf32>

@@ -72,3 +72,38 @@ func.func @wave_tile_one_part(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4096x7168x
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 256x128x128, stages = 3, cluster = 1x2, promotion_parts = 1>} : (tensor<?x7168xf8E4M3FN>, tensor<4096x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<32x56xf32>) -> tensor<?x4096xbf16>
   return %0 : tensor<?x4096xbf16>
 }
+
+// -----
+
+// The heuristic's 1D x 1D 128x128 tile is one part (bf16 out; the whole
+// tile's MMAs one group); accumulating into C it keeps 96 + 32; a 128x128
+// B-scale GEMM's 128x128 launch variant keeps two parts too.
+// CHECK-LABEL: gpu.func @fp8_gemm_blockwise_1d1d_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s5_p1(
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+func.func @default_one_part(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<2112x56xf32>) -> tensor<?x2112xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<2112x56xf32>) -> tensor<?x2112xbf16>
+  return %0 : tensor<?x2112xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @fp8_gemm_blockwise_1d1d_e4m3_e4m3_f32_n2112_k7168_t128x128x128_s{{[0-9]+}}_acc(
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <zero>]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+func.func @accumulate_two_parts(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<2112x56xf32>, %c: tensor<?x2112xf32>) -> tensor<?x2112xf32> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb accumulate_into %c {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<2112x56xf32>, tensor<?x2112xf32>) -> tensor<?x2112xf32>
+  return %0 : tensor<?x2112xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @block_b_scales_two_parts
+// CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s5(
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <zero>]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+func.func @block_b_scales_two_parts(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<17x56xf32>) -> tensor<?x2112xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>) -> tensor<?x2112xbf16>
+  return %0 : tensor<?x2112xbf16>
+}
