@@ -55,7 +55,9 @@ WGRAD_TILE_CONFIGS = {
     "s4": "#fp8.gemm_config<tile = 128x128x128, stages = 4>",
     "direct": "#fp8.gemm_config<tile = 128x128x128, stages = 6>",
     # Each K block's MMAs as one part (A read once per block; the whole
-    # block promoted after its MMAs) instead of 96 + 32 columns.
+    # block promoted after its MMAs) instead of 96 + 32 columns: the
+    # heuristic's own form for bf16 out, configured here for f32
+    # accumulate-into-C, which the heuristic keeps in two parts.
     "p1": "#fp8.gemm_config<tile = 128x128x128, stages = 5, promotion_parts = 1>",
 }
 WGRAD_ACC_ONLY = ("s4", "direct")
