@@ -130,6 +130,21 @@ def test_grouped_partial_tiles(torch, recipe):
     check_result(torch, p, d, "bf16")
 
 
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_grouped_cluster_1x2(torch, recipe):
+    """A 1x2 cluster (cases.CLUSTER_CONFIGS): the pair's CTAs take two N
+    tiles of the same rows and multicast halves of the A tile; N = 2112
+    leaves the last pair's second CTA past N; an empty group, a one-row
+    group and padding tiles."""
+    import fp8mlir
+    p = Problem(torch, recipe, [129, 0, 1, 300], cases.WIDE_N, cases.WIDE_K)
+    d = poisoned(torch, p, torch.bfloat16)
+    fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
+                              recipe=recipe, config=cases.CLUSTER_CONFIGS[recipe], out=d)
+    torch.cuda.synchronize()
+    check_result(torch, p, d, "bf16")
+
+
 @pytest.mark.parametrize("recipe, out", [("rowwise", "f32"), ("blockwise", "f16")])
 def test_grouped_output_dtypes(torch, recipe, out):
     import fp8mlir

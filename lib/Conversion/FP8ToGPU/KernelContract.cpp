@@ -199,14 +199,16 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
   const GemmProblem &problem = plan.gemm.problem;
   const GemmTiling &tiling = plan.tiling;
   // Every tile's rows lie in one group (tile M divides the groups'
-  // alignment); a cluster's CTAs would share a B tile across two groups.
+  // alignment); the CTAs of a 2x1 cluster would share a B tile across two
+  // groups. A 1x2 cluster's CTAs share the A rows, so their group: an
+  // m_contiguous GEMM takes it (the tiling rejects it for the others).
   if (kGroupRowAlignment % tiling.tileM != 0 || tiling.clusterM != 1 ||
       tiling.streamK)
     return op.emitOpError()
            << "the grouped GEMM kernels take tile M dividing "
            << kGroupRowAlignment
-           << " (the groups' row alignment), no cluster and no stream-K; got "
-              "tile M "
+           << " (the groups' row alignment), no 2x1 cluster and no "
+              "stream-K; got tile M "
            << tiling.tileM << ", cluster " << tiling.clusterM << "x"
            << tiling.clusterN << (tiling.streamK ? ", stream-K" : "");
   // k_grouped: a tile's K blocks are its group's (sizes multiples of 128);

@@ -446,9 +446,10 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
           "sharing a multicast B tile) or 1x2 (two N tiles sharing a "
           "multicast A tile), got "
        << t.clusterM << "x" << t.clusterN;
-  else if (t.clusterN == 2 && (p.hasBlockwiseColumnScales() || p.isGrouped()))
-    os << "a 1x2 cluster (A multicast) takes neither 1x128 B scales nor a "
-          "grouped GEMM";
+  else if (t.clusterN == 2 &&
+           (p.hasBlockwiseColumnScales() || p.hasGroupedOutput()))
+    os << "a 1x2 cluster (A multicast) takes neither 1x128 B scales nor an "
+          "m_masked or k_grouped GEMM";
   else if (t.clusterM == 2 && (t.tileN / 2) % 8 != 0)
     os << "a 2x1 cluster splits the B tile in halves of whole 8-row core "
           "matrices: expected tile N a multiple of 16, got "

@@ -84,8 +84,24 @@ def fp8_specs():
     return [fp8_spec(c, out) for c in FP8_CASES for out in (None, "f32")]
 
 
+# m_contiguous with a 1x2 cluster (the two CTAs multicast their shared A
+# tile; a #fp8.gemm_config): at N = 2112, 17 tiles of 128, the last pair's
+# second CTA lies past N.
+CLUSTER_CONFIGS = {
+    "tensorwise": "<tile = 128x128x128, stages = 6, cluster = 1x2>",
+    "rowwise": "<tile = 128x128x128, stages = 6, cluster = 1x2>",
+    "blockwise": "<tile = 128x128x128, stages = 5, cluster = 1x2>",
+}
+
+
+def cluster_spec(recipe):
+    return GroupedScaledMatmul(recipe, groups=WIDE_GROUPS, n=WIDE_N, k=WIDE_K,
+                               config=CLUSTER_CONFIGS[recipe])
+
+
 def test_specs():
     specs = [test_spec(r, g) for r in GROUPED_RECIPES for g in TEST_GROUP_COUNTS]
+    specs += [cluster_spec(r) for r in GROUPED_RECIPES]
     specs += [test_spec(r, WIDE_GROUPS, WIDE_N, WIDE_K) for r in GROUPED_RECIPES]
     specs += [test_spec("rowwise", 3, out_dtype="f32"), test_spec("blockwise", 3, out_dtype="f16")]
     return specs + masked_specs() + k_grouped_specs() + fp8_specs()

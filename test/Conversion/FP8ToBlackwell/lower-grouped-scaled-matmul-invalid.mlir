@@ -12,7 +12,7 @@ func.func @blockwise_f32(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3
 
 // The cta_group::2 pair's 256 rows would span two groups.
 func.func @cta_pair(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<?x1xf32>, %sb: tensor<2x256x1xf32>, %g: tensor<?xi32>) -> tensor<?x256xbf16> {
-  // expected-error @+1 {{the grouped GEMM kernels take tile M dividing 128 (the groups' row alignment), no cluster and no stream-K; got tile M 256, cluster 2x1}}
+  // expected-error @+1 {{the grouped GEMM kernels take tile M dividing 128 (the groups' row alignment), no 2x1 cluster and no stream-K; got tile M 256, cluster 2x1}}
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<row>, b_granularity = #fp8.granularity<row>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 256x256x128, stages = 4, cluster = 2x1>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x1xf32>, tensor<2x256x1xf32>, tensor<?xi32>) -> tensor<?x256xbf16>
   return %d : tensor<?x256xbf16>
 }

@@ -17,7 +17,7 @@ func.func @k_alignment(%a: tensor<?x100xf8E4M3FN>, %b: tensor<2x256x100xf8E4M3FN
 // -----
 
 func.func @cluster(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<2xf32>, %g: tensor<?xi32>) -> tensor<?x256xbf16> {
-  // expected-error @+1 {{the grouped GEMM kernels take tile M dividing 128 (the groups' row alignment), no cluster and no stream-K; got tile M 128, cluster 2x1}}
+  // expected-error @+1 {{the grouped GEMM kernels take tile M dividing 128 (the groups' row alignment), no 2x1 cluster and no stream-K; got tile M 128, cluster 2x1}}
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, cluster = 2x1>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<?xi32>) -> tensor<?x256xbf16>
   return %d : tensor<?x256xbf16>
 }
@@ -59,7 +59,7 @@ func.func @k_grouped_n_alignment(%a: tensor<256x?xf8E4M3FN>, %b: tensor<200x?xf8
 // -----
 
 func.func @k_grouped_cluster(%a: tensor<256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3FN>, %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) -> tensor<3x256x512xbf16> {
-  // expected-error @+1 {{the grouped GEMM kernels take tile M dividing 128 (the groups' row alignment), no cluster and no stream-K; got tile M 128, cluster 2x1}}
+  // expected-error @+1 {{the grouped GEMM kernels take tile M dividing 128 (the groups' row alignment), no 2x1 cluster and no stream-K; got tile M 128, cluster 2x1}}
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, cluster = 2x1>} : (tensor<256x?xf8E4M3FN>, tensor<512x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3x256x512xbf16>
   return %d : tensor<3x256x512xbf16>
 }
@@ -79,4 +79,21 @@ func.func @ue8m0_blockwise(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4
   // expected-error @+1 {{the sm_90a grouped kernels read blockwise scales as f32, got 'tensor<?x4xf8E8M0FNU>'}}
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<?x4xf8E8M0FNU>, tensor<2x2x4xf8E8M0FNU>, tensor<?xi32>) -> tensor<?x256xbf16>
   return %d : tensor<?x256xbf16>
+}
+
+// -----
+
+// A 1x2 cluster shares an A tile: m_contiguous only (its D is [M, N]).
+func.func @masked_cluster_1x2(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<2xf32>, %m: tensor<2xi32>) -> tensor<2x?x256xbf16> {
+  // expected-error @+1 {{a 1x2 cluster (A multicast) takes neither 1x128 B scales nor an m_masked or k_grouped GEMM}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %m {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, cluster = 1x2>} : (tensor<2x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<2xi32>) -> tensor<2x?x256xbf16>
+  return %d : tensor<2x?x256xbf16>
+}
+
+// -----
+
+func.func @k_grouped_cluster_1x2(%a: tensor<256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3FN>, %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) -> tensor<3x256x512xbf16> {
+  // expected-error @+1 {{a 1x2 cluster (A multicast) takes neither 1x128 B scales nor an m_masked or k_grouped GEMM}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, cluster = 1x2>} : (tensor<256x?xf8E4M3FN>, tensor<512x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3x256x512xbf16>
+  return %d : tensor<3x256x512xbf16>
 }

@@ -108,3 +108,20 @@ func.func @tile_m_64(%a: tensor<1280x512xf8E4M3FN>, %b: tensor<8x256x512xf8E4M3F
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 64x128x128, stages = 4>} : (tensor<1280x512xf8E4M3FN>, tensor<8x256x512xf8E4M3FN>, tensor<1280x4xf32>, tensor<8x2x4xf32>, tensor<1280xi32>) -> tensor<1280x256xbf16>
   return %d : tensor<1280x256xbf16>
 }
+
+// -----
+
+// m_contiguous with a 1x2 cluster (opt-in): the two CTAs take N-adjacent
+// tiles of the same rows, hence of the same group; each loads half of the
+// A tile and multicasts it to both, B (the group's rows) on its own. N =
+// 2112 is 17 tiles of 128: the last pair's second CTA lies past N.
+// CHECK-LABEL: func.func @cluster_1x2
+// CHECK: gpu.func @fp8_grouped_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s5_g4_c1x2(
+// CHECK-SAME: cluster = [2, 1, 1]
+// CHECK: nvvm.cluster.arrive
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg0, %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %c3_i16
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg1, %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+func.func @cluster_1x2(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4x2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<4x17x56xf32>, %g: tensor<?xi32>) -> tensor<?x2112xbf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 1x2>} : (tensor<?x7168xf8E4M3FN>, tensor<4x2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<4x17x56xf32>, tensor<?xi32>) -> tensor<?x2112xbf16>
+  return %d : tensor<?x2112xbf16>
+}
