@@ -347,18 +347,19 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
   GemmTiling t;
   t.tileM = tileM;
   t.tileN = tileN;
-  // Two waves per consumer: each wave's MMAs as one group (measured faster
-  // than 64-column halves, bench/NOTES.md).
-  if (tileM == kWaveTileM)
-    t.promotionParts = 1;
-  // The 1D x 1D 128x128 tile too, but for accumulate-into-C: its
-  // 96 + 32 parts read shared memory at its limit (bench/NOTES.md,
-  // "1D x 1D"). On an H100, one part ran dense bf16 out 1.6% and k_grouped
-  // f32 out 1.2-2.1% faster, in place 4% slower; with 128x128 B scales
+  // One promotion part: two waves per consumer, each wave's MMAs one group
+  // (measured faster than 64-column halves, bench/NOTES.md); and the 1D x
+  // 1D (always promoted) 128x128 tile but for accumulate-into-C, whose
+  // 96 + 32 parts read shared memory at its limit (bench/NOTES.md, "1D x
+  // 1D"). On an H100, one part ran dense bf16 out 1.6% and k_grouped f32
+  // out 1.2-2.1% faster, in place 4% slower; with 128x128 B scales
   // (per-tile products, not per-element ones) it measured 0.99-1.02x the
   // two parts (dense M = 128-2048, m_masked, m_contiguous): not taken.
-  if (tileM == 128 && tileN == kScaleBlock && p.promoteInterval != 0 &&
-      p.hasBlockwiseColumnScales() && !p.accumulateIntoC)
+  bool wholeTileWaves =
+      tileM == kWaveTileM ||
+      (tileM == 128 && tileN == kScaleBlock && p.hasBlockwiseColumnScales() &&
+       !p.accumulateIntoC);
+  if (wholeTileWaves)
     t.promotionParts = 1;
   setStreamK(t, streamK);
   t.outputBytes = getByteWidth(p.outElementType);
