@@ -83,7 +83,8 @@ def case_factories(args, copies_for):
                     warm = ("m_contiguous", groups, m, n, k, None) if recipe == "blockwise" \
                         else None
                     out.append((warm, lambda r=recipe, rows=rows, n=n, k=k:
-                                ContiguousCase(r, rows, n, k, copies_for)))
+                                ContiguousCase(r, rows, n, k, copies_for,
+                                               args.config.get(r))))
     if "m_masked" in args.layouts:
         max_m = cases.BENCH_MASKED_MAX_M
         for groups, mean in cases.BENCH_MASKED:
@@ -251,6 +252,11 @@ def parse_args(argv):
                    help="m_contiguous recipes")
     p.add_argument("--shapes", default=",".join(f"{n}x{k}" for n, k in cases.BENCH_SHAPES),
                    help="N x K per expert, among the default ones")
+    p.add_argument("--config", action="append", default=[], metavar="RECIPE=CONFIG",
+                   help="fp8mlir's m_contiguous kernel of RECIPE with this #fp8.gemm_config "
+                        "instead of the tile heuristic's, e.g. "
+                        "'blockwise=<tile = 128x160x128, cluster = 1x2>' (repeatable; the "
+                        "kernel cache must hold it)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--rep", type=float, default=50.0, help="ms of GPU time per timing")
     p.add_argument("--sustained", type=float, default=0.0,
@@ -272,11 +278,22 @@ def parse_args(argv):
                                               report_util.one_of(cases.BENCH_RECIPES), "--recipes")
         args.shapes = [shapes[s] for s in report_util.parse_list(
             args.shapes, report_util.one_of(list(shapes)), "--shapes")]
+        args.config = dict(parse_config(c) for c in args.config)
     except ValueError as e:
         p.error(str(e))
     if args.rounds < 1 or args.rep <= 0 or args.sustained < 0 or args.deepgemm_jobs < 0:
         p.error("--rounds must be >= 1, --rep > 0, --sustained and --deepgemm-jobs >= 0")
     return args
+
+
+def parse_config(text):
+    """'RECIPE=<...>' -> (recipe, '<...>')."""
+    recipe, sep, config = text.partition("=")
+    recipe, config = recipe.strip(), config.strip()
+    if not sep or recipe not in cases.BENCH_RECIPES or not config.startswith("<"):
+        raise ValueError(f"--config {text!r}: expected RECIPE=<...> with RECIPE one of "
+                         f"{', '.join(cases.BENCH_RECIPES)}")
+    return recipe, config
 
 
 def run_fp8_out(args, env, now):

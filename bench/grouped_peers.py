@@ -31,7 +31,7 @@ def _outputs(case, shape, dtype=torch.bfloat16):
 def fp8mlir_spec(case):
     from fp8mlir.grouped import GroupedScaledMatmul
     return GroupedScaledMatmul(case.recipe, groups=case.g, n=case.n, k=case.k,
-                               layout=case.layout)
+                               layout=case.layout, config=getattr(case, "config", None))
 
 
 def fp8mlir_impl(case):

@@ -99,9 +99,9 @@ class ContiguousCase(ContiguousProblem, _Copies):
 
     layout = "m_contiguous"
 
-    def __init__(self, recipe, rows, n, k, copies_for):
+    def __init__(self, recipe, rows, n, k, copies_for, config=None):
         ContiguousProblem.__init__(self, rows, n, k)
-        self.recipe = recipe
+        self.recipe, self.config = recipe, config
         gen = torch.Generator(device="cuda").manual_seed(sum(rows) * 31 + n + k)
         group_index = torch.from_numpy(self.index).cuda()
         x = torch.randn((len(self.index), k), generator=gen, device="cuda")
@@ -119,8 +119,11 @@ class ContiguousCase(ContiguousProblem, _Copies):
                          group_index=group_index)
 
     def describe(self):
-        return dict(layout=self.layout, recipe=self.recipe, groups=self.g, n=self.n,
-                    k=self.k, m=self.m, group_rows=self.rows)
+        out = dict(layout=self.layout, recipe=self.recipe, groups=self.g, n=self.n,
+                   k=self.k, m=self.m, group_rows=self.rows)
+        if self.config:
+            out["fp8mlir_config"] = self.config
+        return out
 
     def valid_rows(self, d, g):
         s = self.starts[g]

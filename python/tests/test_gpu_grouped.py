@@ -132,15 +132,23 @@ def test_grouped_partial_tiles(torch, recipe):
 
 @pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
 def test_grouped_cluster_1x2(torch, recipe):
-    """A 1x2 cluster (cases.CLUSTER_CONFIGS): the pair's CTAs take two N
-    tiles of the same rows and multicast halves of the A tile; N = 2112
-    leaves the last pair's second CTA past N; an empty group, a one-row
-    group and padding tiles."""
-    import fp8mlir
+    """A 1x2 cluster (cases.cluster_spec, a #fp8.gemm_config the public
+    call does not take for bf16 results: launched directly): the pair's
+    CTAs take two N tiles of the same rows and multicast halves of the A
+    tile; N = 2112 leaves the last pair's second CTA past N; an empty
+    group, a one-row group and padding tiles."""
+    from fp8mlir import _grouped_ops, _torch_ops
     p = Problem(torch, recipe, [129, 0, 1, 300], cases.WIDE_N, cases.WIDE_K)
+    spec = cases.cluster_spec(recipe)
+    assert (spec.groups, spec.n, spec.k) == (p.g, p.n, p.k)
     d = poisoned(torch, p, torch.bfloat16)
-    fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, group_index=p.group_index,
-                              recipe=recipe, config=cases.CLUSTER_CONFIGS[recipe], out=d)
+    sa, sb = _grouped_ops._kernel_scales(recipe, p.scale_a, p.scale_b, len(p.index), p.g, p.n,
+                                         p.k, ())
+    operands = {"a": p.a, "b": p.b, "a_scale_inv": sa, "b_scale_inv": sb,
+                "group_index": p.group_index, "d": d}
+    (kernel,) = _torch_ops.kernels_for(spec, d.device)
+    assert "_c1x2" in kernel.name, kernel.name
+    _torch_ops.launch(kernel, [operands.get(name) for name in kernel.operand_names])
     torch.cuda.synchronize()
     check_result(torch, p, d, "bf16")
 
