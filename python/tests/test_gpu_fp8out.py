@@ -105,3 +105,37 @@ def test_fp8_output_scale_layout_and_values():
     assert s.stride() == (1, (m + 3) // 4 * 4)
     dequantized = d8.double() * s.double().repeat_interleave(128, dim=1)[:, :n]
     assert relative_error(dequantized, _exact(a, b, None)) < 0.05
+
+
+def test_fp8_output_nan_blocks():
+    """A NaN in D makes its 1x128 block's amax NaN (the maxima propagate
+    NaN), so the block takes the NaN scale rule: a NaN in row 5 of A (a
+    whole NaN row of D) and in row 700 of B (NaN in column 700 of every row:
+    one NaN among finite values in block 5 of each row), bit for bit
+    numerics.quantize of the f32 kernel's D."""
+    torch = torch_or_fail()
+    import fp8mlir
+    case = cases.CASES[0]
+    _, recipe, n, k, _, result_recipe, _, config = case
+    m = 256
+    a, b = gemm_operands(torch, recipe, m, n, k, seed=13)
+    a_data, b_data = a.data.contiguous(), b.data.contiguous()
+    a_data.view(torch.uint8)[5, 17] = 0x7F  # E4M3 NaN
+    b_data.view(torch.uint8)[700, 33] = 0xFF
+    a.data, b.data = a_data, b_data
+    d32 = _f32_same_tiling(torch, case, a, b, None, m)
+    torch.cuda.synchronize()
+    ref_in = d32.cpu().numpy()
+    assert np.isnan(ref_in[5]).all() and np.isnan(ref_in[:, 700]).all()
+    assert np.isfinite(np.delete(np.delete(ref_in, 5, 0), 700, 1)).all()
+    d8, s = fp8mlir.scaled_mm(a_data, b_data.t(), a.torch_scale(), b.torch_scale(),
+                              recipe=recipe, out_dtype=torch.float8_e4m3fn,
+                              result_recipe=result_recipe, config=config)
+    torch.cuda.synchronize()
+    want = numerics.quantize(ref_in, "blockwise", "e4m3", (1, 128), scales="pow2",
+                             amax_clamp=np.float32(1e-4))
+    got = d8.view(torch.uint8).cpu().numpy()
+    assert np.count_nonzero(got != want.data) == 0
+    np.testing.assert_array_equal(s.cpu().numpy().view(np.uint32),
+                                  np.asarray(want.scale_inv, np.float32).view(np.uint32)
+                                  .reshape(s.shape))

@@ -381,31 +381,41 @@ emitFP8Multipliers(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                          kb.i32(kMNMajorScaleAlignment));
   Value isQuadLeader = kb.eq(kb.remu(thread.lane, kb.i32(4)), kb.i32(0));
   int64_t groupsPerBlock = kScaleBlock / 8;
+  // Every block's scale first, then the stores: the two rows' reductions
+  // interleave instead of waiting on each other's store branch.
+  SmallVector<std::array<Value, 2>> scaleInv;
   for (int64_t block = 0; block < t.tileN / kScaleBlock; ++block) {
+    scaleInv.emplace_back();
     for (int h = 0; h < 2; ++h) {
-      Value bits = kb.i32(0);
+      SmallVector<Value> blockValues, inBounds;
       for (int64_t j = block * groupsPerBlock; j < (block + 1) * groupsPerBlock;
            ++j)
         for (int e = 0; e < 2; ++e) {
-          Value inBounds;
+          blockValues.push_back(values[4 * j + 2 * h + e]);
           if (guardColumns)
-            inBounds = kb.ult(
+            inBounds.push_back(kb.ult(
                 kb.add(nOffset,
                        kb.add(kb.i32(8 * j + e), thread.colInFragment)),
-                n);
-          bits = emitAbsBitsMax(kb, bits, values[4 * j + 2 * h + e], inBounds);
+                n));
         }
-      bits = emitLaneBitsMax(kb, bits, {1, 2});
+      Value bits = emitLaneBitsMax(
+          kb, emitAbsBitsMax(kb, blockValues, inBounds), {1, 2});
       OutputBlockScale scale = emitOutputBlockScale(kb, p, bits);
       multiplier[h].push_back(scale.multiplier);
-      Value blockColumn = kb.add(nOffset, kb.i32(block * kScaleBlock));
+      scaleInv.back()[h] = scale.scaleInv;
+    }
+  }
+  for (auto [block, blockScaleInv] : llvm::enumerate(scaleInv)) {
+    Value blockColumn =
+        kb.add(nOffset, kb.i32(static_cast<int64_t>(block) * kScaleBlock));
+    Value nBlock = kb.divu(blockColumn, kb.i32(kScaleBlock));
+    for (int h = 0; h < 2; ++h) {
       Value stores = kb.andi(isQuadLeader, kb.ult(rows[h], v.m));
       if (guardColumns)
         stores = kb.andi(stores, kb.ult(blockColumn, n));
       kb.ifThen(stores, [&] {
-        Value nBlock = kb.divu(blockColumn, kb.i32(kScaleBlock));
         Value index = kb.add(kb.mul(nBlock, mPadded), rows[h]);
-        kb.store(scale.scaleInv,
+        kb.store(blockScaleInv[h],
                  kb.globalElementPtr(v.resultScaleInv, index, 4));
       });
     }

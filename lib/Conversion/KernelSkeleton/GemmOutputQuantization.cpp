@@ -84,13 +84,39 @@ OutputBlockScale mlir::fp8::emitOutputBlockScale(KernelBuilder &kb,
           arith::SelectOp::create(b, usable, scaleInv, one)};
 }
 
-Value mlir::fp8::emitAbsBitsMax(KernelBuilder &kb, Value running, Value x,
-                                Value inBounds) {
+Value mlir::fp8::emitAbsBitsMax(KernelBuilder &kb, ArrayRef<Value> xs,
+                                ArrayRef<Value> inBounds) {
+  assert(!xs.empty() && (inBounds.empty() || inBounds.size() == xs.size()));
   ImplicitLocOpBuilder &b = kb.builder();
-  Value bits = kb.absF32Bits(x);
-  if (inBounds)
-    bits = arith::SelectOp::create(b, inBounds, bits, kb.i32(0));
-  return arith::MaxUIOp::create(b, running, bits);
+  // PTX max.NaN.xorsign.abs.f32: max(|u|, |v|), the sign the XOR of theirs
+  // (dropped at the end), NaN if either is; one instruction a pair where
+  // the bits' maximum takes two (the mask and the integer max). Through
+  // its NVVM intrinsic: the NVVM dialect has no op for it. For numbers the
+  // magnitudes order as their bits, and any NaN gives a NaN amax, which
+  // takes the NaN scale rule whatever its payload.
+  auto absMax = [&](Value u, Value v) {
+    return LLVM::CallIntrinsicOp::create(
+               b, b.getF32Type(),
+               b.getStringAttr("llvm.nvvm.fmax.nan.xorsign.abs.f"),
+               ValueRange{u, v})
+        .getResult(0);
+  };
+  SmallVector<Value> level;
+  for (auto [i, x] : llvm::enumerate(xs))
+    level.push_back(inBounds.empty() ? x
+                                     : arith::SelectOp::create(
+                                           b, inBounds[i], x, kb.f32(0.f)));
+  if (level.size() == 1)
+    return kb.absF32Bits(level.front());
+  while (level.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2)
+      next.push_back(absMax(level[i], level[i + 1]));
+    if (level.size() % 2)
+      next.push_back(level.back());
+    level = std::move(next);
+  }
+  return kb.absF32Bits(level.front());
 }
 
 Value mlir::fp8::emitLaneBitsMax(KernelBuilder &kb, Value bits,

@@ -52,16 +52,20 @@ func.func @row(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<4096x2048xf8E4M3FN>, %s: 
   return %0, %1 : tensor<?x4096xf8E4M3FN>, tensor<?x1xf32>
 }
 
-// The 1x128 kernel: the quad's block maxima by shuffles, the pairs cast with
-// saturation, staged in shared memory (2 bytes a pair) and stored with TMA,
-// no 64-wide variant (a tile holds whole blocks).
+// The 1x128 kernel: a thread's block maxima as a tree of NaN-propagating
+// |u|, |v| maxima (max.NaN.xorsign.abs.f32), reduced over the quad of lanes
+// by shuffles, the pairs cast with saturation, staged in shared memory (2
+// bytes a pair) and stored with TMA, no 64-wide variant (a tile holds whole
+// blocks).
 // CHECK: gpu.func @[[K]]
+// CHECK-COUNT-31: llvm.call_intrinsic "llvm.nvvm.fmax.nan.xorsign.abs.f"
 // CHECK: nvvm.shfl.sync bfly
 // CHECK: nvvm.convert.f32x2.to.f8x2 {{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
 // CHECK: llvm.store %{{.*}}, %{{.*}} : i16, !llvm.ptr<3>
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
 // CHECK: nvvm.cp.async.bulk.commit.group
 // CHECK-NOT: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_e4m3_n2112_k2048_t64x64x128
+// PTX-COUNT-31: max.NaN.xorsign.abs.f32
 // PTX: shfl.sync.bfly.b32
 // PTX: cvt.rn.satfinite.e4m3x2.f32
 // PTX: st.shared.b16

@@ -87,10 +87,10 @@ func.func @delayed(%a: tensor<?x512xf8E4M3FN>, %b: tensor<3x256x512xf8E4M3FN>, %
 // CHECK: %[[STRIDE:.*]] = arith.muli %[[R2]], %c4_i32{{.*}} : i32
 // CHECK: nvvm.shfl.sync bfly
 // CHECK: nvvm.shfl.sync bfly
+// CHECK: %[[NB:.*]] = arith.divui %{{.*}}, %c128_i32{{.*}} : i32
 // CHECK: %[[BELOW:.*]] = arith.cmpi ult, %[[ROW:[0-9]+]], %{{[0-9]+}} : i32
 // CHECK: %[[STORES:.*]] = arith.andi %{{.*}}, %[[BELOW]] : i1
 // CHECK: scf.if %[[STORES]] {
-// CHECK: %[[NB:.*]] = arith.divui %{{.*}}, %c128_i32{{.*}} : i32
 // CHECK: %[[I0:.*]] = arith.muli %[[NB]], %[[STRIDE]] : i32
 // CHECK: arith.addi %[[I0]], %[[ROW]] : i32
 // CHECK: llvm.getelementptr %[[GS]]

@@ -39,11 +39,13 @@ struct OutputBlockScale {
 OutputBlockScale emitOutputBlockScale(KernelBuilder &kb, const GemmProblem &p,
                                       Value amaxBits);
 
-/// max(running, |x| as bits) for an element inside D (`inBounds`, may be
-/// null for always): the bits order as the magnitudes, NaN above inf, so a
-/// block with a NaN gets the NaN scale rule.
-Value emitAbsBitsMax(KernelBuilder &kb, Value running, Value x,
-                     Value inBounds);
+/// max over i of |xs[i]|, as the f32's bits, counting only elements inside
+/// D (`inBounds[i]`; `inBounds` empty for all), in a balanced tree of
+/// NaN-propagating maxima of magnitudes (the reduction's latency grows with
+/// log2 of the element count): a block with a NaN gets a NaN amax, hence
+/// the NaN scale rule.
+Value emitAbsBitsMax(KernelBuilder &kb, ArrayRef<Value> xs,
+                     ArrayRef<Value> inBounds);
 
 /// `bits` max-reduced over the lanes `offsets` apart (shfl.sync.bfly).
 Value emitLaneBitsMax(KernelBuilder &kb, Value bits, ArrayRef<int64_t> offsets);
