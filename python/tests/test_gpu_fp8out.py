@@ -43,6 +43,24 @@ def _exact(a, b, bias):
     return d if bias is None else d + bias.double()
 
 
+def _blockwise_reference(d32):
+    """The numerics library's 1x128 quantization of the f32 D (the recipe
+    the kernels' epilogue follows: power-of-two scales, amax clamped at
+    1e-4)."""
+    return numerics.quantize(d32, "blockwise", "e4m3", (1, 128), scales="pow2",
+                             amax_clamp=np.float32(1e-4))
+
+
+def _check_bits(torch, name, d8, s, want):
+    """The FP8 bytes and scale_inv bits of (d8, s) are want's."""
+    got = d8.view(torch.uint8).cpu().numpy()
+    mismatches = np.count_nonzero(got != want.data)
+    assert mismatches == 0, f"{name}: {mismatches} of {got.size} FP8 bytes differ"
+    np.testing.assert_array_equal(s.cpu().numpy().view(np.uint32),
+                                  np.asarray(want.scale_inv, np.float32).view(np.uint32)
+                                  .reshape(s.shape))
+
+
 # 1999: a partial last M tile, and more tiles than an H100 or H200 has SMs,
 # so that CTAs run several tiles and reuse their staging buffer.
 @pytest.mark.parametrize("m", [256, 127, 1, 1999])
@@ -78,15 +96,9 @@ def test_fp8_output_bits(case, m):
                                  scale=np.float32(scale.item()))
         assert s.shape == ()
     else:
-        want = numerics.quantize(ref_in, "blockwise", "e4m3", (1, 128), scales="pow2",
-                                 amax_clamp=np.float32(1e-4))
+        want = _blockwise_reference(ref_in)
         assert tuple(s.shape) == (m, -(-n // 128))
-    got = d8.view(torch.uint8).cpu().numpy()
-    mismatches = np.count_nonzero(got != want.data)
-    assert mismatches == 0, f"{name}: {mismatches} of {got.size} FP8 bytes differ"
-    np.testing.assert_array_equal(s.cpu().numpy().view(np.uint32),
-                                  np.asarray(want.scale_inv, np.float32).view(np.uint32)
-                                  .reshape(s.shape))
+    _check_bits(torch, name, d8, s, want)
 
 
 def test_fp8_output_scale_layout_and_values():
@@ -132,10 +144,4 @@ def test_fp8_output_nan_blocks():
                               recipe=recipe, out_dtype=torch.float8_e4m3fn,
                               result_recipe=result_recipe, config=config)
     torch.cuda.synchronize()
-    want = numerics.quantize(ref_in, "blockwise", "e4m3", (1, 128), scales="pow2",
-                             amax_clamp=np.float32(1e-4))
-    got = d8.view(torch.uint8).cpu().numpy()
-    assert np.count_nonzero(got != want.data) == 0
-    np.testing.assert_array_equal(s.cpu().numpy().view(np.uint32),
-                                  np.asarray(want.scale_inv, np.float32).view(np.uint32)
-                                  .reshape(s.shape))
+    _check_bits(torch, "NaN blocks", d8, s, _blockwise_reference(ref_in))

@@ -1,6 +1,7 @@
 //===- GemmEpilogue.cpp - Epilogue pieces shared by the GEMMs -------------===//
 
 #include "FP8/Conversion/KernelSkeleton/GemmEpilogue.h"
+#include "FP8/Conversion/KernelSkeleton/GemmOutputQuantization.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -88,15 +89,9 @@ Value mlir::fp8::emitAmaxUpdate(KernelBuilder &kb, Value runningAmax, Value x,
 void mlir::fp8::emitAmaxFlush(KernelBuilder &kb, Value runningAmax,
                               Value amaxPtr, Value lane) {
   ImplicitLocOpBuilder &b = kb.builder();
-  Value bits = arith::BitcastOp::create(b, b.getI32Type(), runningAmax);
-  Value allLanes = kb.i32(-1);
-  for (int64_t offset = 16; offset >= 1; offset /= 2) {
-    Value other =
-        NVVM::ShflOp::create(b, b.getI32Type(), allLanes, bits, kb.i32(offset),
-                             kb.i32(31), NVVM::ShflKind::bfly,
-                             /*return_value_and_is_valid=*/nullptr);
-    bits = arith::MaxUIOp::create(b, bits, other);
-  }
+  Value bits = emitLaneBitsMax(
+      kb, arith::BitcastOp::create(b, b.getI32Type(), runningAmax),
+      {16, 8, 4, 2, 1});
   kb.ifThen(kb.eq(lane, kb.i32(0)), [&] {
     LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::umax, amaxPtr, bits,
                               LLVM::AtomicOrdering::monotonic);

@@ -106,8 +106,6 @@ Value mlir::fp8::emitAbsBitsMax(KernelBuilder &kb, ArrayRef<Value> xs,
     level.push_back(inBounds.empty() ? x
                                      : arith::SelectOp::create(
                                            b, inBounds[i], x, kb.f32(0.f)));
-  if (level.size() == 1)
-    return kb.absF32Bits(level.front());
   while (level.size() > 1) {
     SmallVector<Value> next;
     for (size_t i = 0; i + 1 < level.size(); i += 2)
