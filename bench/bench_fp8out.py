@@ -14,7 +14,8 @@ the timed calls, and each call launches the kernels through the runtime
 (launch_timing.queued), so the GPU runs them back to back and never waits
 on the host (a run where the host could not queue them first is an error);
 the time per call is the median of --rounds rounds, the three variants
-alternating. The three GEMMs use one tiling (a #fp8.gemm_config).
+alternating. Blockwise: each GEMM with the heuristic's tiling (what a user
+gets); tensorwise: one tiling (a #fp8.gemm_config) for both.
 blockwise: 1x128 output blocks with power-of-two scales (DeepSeek-V3's
 activation quantization); tensorwise: a given (delayed) output scale.
 Writes fp8out-<gpu>-<date>.json and .md into --out.

@@ -1,4 +1,4 @@
-//===- HopperMainloop.cpp - Mainloop of the sm_90a GEMM -------------------===//
+//===- HopperMainloop.cpp - Consumer mainloop of the sm_90a GEMM ----------===//
 
 #include "FP8/Conversion/FP8ToHopper/HopperMainloop.h"
 #include "FP8/Conversion/FP8ToHopper/HopperEpilogue.h"
@@ -15,225 +15,6 @@
 using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::hopper;
-
-/// setmaxnreg budgets (PTX ISA 9.7.19.5): the producer only issues TMA, the
-/// consumers hold the accumulators. 40 * 128 + 232 * 256 <= 64K registers.
-static constexpr int64_t kProducerRegisters = 40;
-static constexpr int64_t kConsumerRegistersTwoWarpgroups = 232;
-static constexpr int64_t kConsumerRegistersOneWarpgroup = 240;
-
-/// Walks the producer side of the pipeline: for every K block of every work
-/// segment of this CTA (forEachWorkSegment), waits until the block's stage
-/// is free and calls `body` with the tile, the K block and the stage.
-static void forEachFreeStage(
-    KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
-    const KernelValues &v,
-    function_ref<void(const TileCoordinate &, Value kBlock, Value stage)>
-        body) {
-  forEachWorkSegment(
-      kb, p, t, v, {kb.i32(0)},
-      [&](const WorkSegment &segment, ValueRange state) {
-        TileCoordinate coord = emitTileOfUnit(kb, p, t, v, segment.unit);
-        auto [kBegin, kEnd] = emitGroupKRange(kb, p, coord, segment);
-        ValueRange next = kb.forLoop(
-            kBegin, kEnd, kb.i32(1),
-            {state[0]},
-            [&](Value kBlock, ValueRange inner) {
-              Value iteration = inner[0];
-              Value stage = v.ring.stage(kb, iteration);
-              kb.mbarrierWait(v.ring.emptyBarrier(kb, stage),
-                              v.ring.producerParity(kb, iteration));
-              body(coord, kBlock, stage);
-              return SmallVector<Value>{kb.add(iteration, kb.i32(1))};
-            });
-        return SmallVector<Value>{next[0]};
-      });
-}
-
-/// Blockwise scales travel with their stage, copied into the stage's scale
-/// slot by the TMA thread. The tile's 1x128 scales of a K block (A's rows,
-/// and B's columns for 1x128 B tiles) are contiguous in their MN-major
-/// layouts, so each is one bulk copy (cp.async.bulk) counted in the
-/// stage's transaction bytes: 16-byte aligned (the runtime checks the
-/// tensors' alignment; rows are whole multiples of 4 floats) and stopping
-/// at the end of the tensor's rows (roundup(M, 4) for A, N for B), so that
-/// the slot keeps stale values only where rows past M and columns past N
-/// read it (their results are never stored). 128x128 B scales, one per
-/// column class (BScaleClasses), are 4-byte cp.async copies that count as
-/// one more arrival on the full barrier once they land. (A warp of 4-byte
-/// cp.async copies, one arrival per lane, measured 9% slower: bench/NOTES.md
-/// v14.)
-namespace {
-/// The bulk copies' sizes, needed for the stage's transaction bytes before
-/// the copies are issued.
-struct ScaleCopySizes {
-  Value aRows;  ///< roundup(M, 4): A's scale rows per K block
-  Value aBytes; ///< the A copy's
-  Value bBytes; ///< the B copy's (1x128 B tiles only)
-  Value total;  ///< their sum
-};
-} // namespace
-
-static ScaleCopySizes getScaleCopySizes(KernelBuilder &kb, const GemmProblem &p,
-                                        const GemmTiling &t,
-                                        const KernelValues &v, Value mOffset,
-                                        Value nOffset) {
-  ScaleCopySizes sizes;
-  // A: 1x128 tiles, MN-major [ceil(K/128), roundup(M, 4)]
-  // (kMNMajorScaleAlignment: the layout the quantize kernels write).
-  sizes.aRows = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
-                       kb.i32(kMNMajorScaleAlignment));
-  sizes.aBytes =
-      kb.mul(kb.minu(kb.i32(t.tileM), kb.sub(sizes.aRows, mOffset)), kb.i32(4));
-  sizes.total = sizes.aBytes;
-  if (p.hasBlockwiseColumnScales()) {
-    // B: 1x128 tiles, MN-major [ceil(K/128), N] (N % 16 == 0).
-    sizes.bBytes = kb.mul(
-        kb.minu(kb.i32(t.tileN), kb.sub(kb.i32(p.n), nOffset)), kb.i32(4));
-    sizes.total = kb.add(sizes.total, sizes.bBytes);
-  }
-  return sizes;
-}
-
-static void emitScaleCopies(KernelBuilder &kb, const GemmProblem &p,
-                            const GemmTiling &t, const KernelValues &v,
-                            const ScaleCopySizes &sizes, Value kBlock,
-                            Value slot, Value mOffset, Value nOffset,
-                            Value full) {
-  ImplicitLocOpBuilder &b = kb.builder();
-  // The `.shared::cluster` form (the `.shared::cta` one needs PTX 8.6); a
-  // CTA's own shared address is a valid shared::cluster one.
-  auto bulkCopy = [&](Value dst, Value src, Value bytes) {
-    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-        b,
-        LLVM::AddrSpaceCastOp::create(
-            b, kb.ptrType(AddressSpace::SharedCluster), dst),
-        src, full, bytes, /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
-  };
-  bulkCopy(slot,
-           kb.globalElementPtr(v.aScaleInv,
-                               kb.add(kb.mul(kBlock, sizes.aRows), mOffset), 4),
-           sizes.aBytes);
-  if (sizes.bBytes) {
-    bulkCopy(kb.bytePtr(slot, 4 * t.tileM),
-             kb.globalElementPtr(
-                 v.bScaleInv, kb.add(kb.mul(kBlock, kb.i32(p.n)), nOffset), 4),
-             sizes.bBytes);
-    return;
-  }
-  // B: 128x128 tiles [ceil(N/128), ceil(K/128)]: the scale of each column
-  // class, clamped to the last block.
-  Value firstBlock = kb.divu(nOffset, kb.i32(kScaleBlock));
-  Value offsetInBlock = kb.remu(nOffset, kb.i32(kScaleBlock));
-  for (auto [c, bound] : llvm::enumerate(BScaleClasses(t).bounds)) {
-    Value block = firstBlock;
-    if (bound == kScaleBlock)
-      block = kb.add(block, kb.i32(1));
-    else if (bound != 0)
-      block = arith::SelectOp::create(b, kb.ult(offsetInBlock, kb.i32(bound)),
-                                      block, kb.add(block, kb.i32(1)));
-    block = kb.minu(block, kb.i32((p.n - 1) / kScaleBlock));
-    kb.cpAsync(kb.bytePtr(slot, 4 * (t.tileM + static_cast<int64_t>(c))),
-               kb.globalElementPtr(
-                   v.bScaleInv,
-                   kb.add(kb.mul(block, kb.i32(p.numKBlocks(t.tileK))), kBlock),
-                   4),
-               4);
-  }
-  kb.cpAsyncArriveOn(full);
-}
-
-/// One thread issues every TMA load, and every copy of blockwise scales.
-static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
-                            const GemmTiling &t, const KernelValues &v) {
-  // With a 2x1 cluster, each CTA loads 1/clusterM of the B tile and
-  // multicasts it to the whole cluster; with a 1x2 cluster, 1/clusterN of
-  // the A tile.
-  int64_t bRows = t.tileN / t.clusterM;
-  Value multicastMask;
-  Value bRowOffset = kb.i32(0);
-  if (getClusterSize(t) > 1)
-    multicastMask = arith::ConstantIntOp::create(
-        kb.builder(), (1 << getClusterSize(t)) - 1, 16);
-  if (t.clusterM > 1)
-    bRowOffset = kb.mul(v.clusterRank, kb.i32(bRows));
-  Value aRowOffset;
-  if (t.clusterN > 1)
-    aRowOffset = kb.mul(v.clusterRank, kb.i32(t.tileM / t.clusterN));
-  forEachFreeStage(
-      kb, p, t, v, [&](const TileCoordinate &coord, Value kBlock, Value stage) {
-        Value mOffset = kb.mul(coord.mTile, kb.i32(t.tileM));
-        Value nOffset =
-            kb.add(kb.mul(coord.nTile, kb.i32(t.tileN)), bRowOffset);
-        // A grouped GEMM's B rows: the group's weight in the stacked
-        // [G * N, K] view, and its scales (k_grouped: one B, the group's
-        // columns).
-        Value bRow = nOffset;
-        if (coord.group)
-          bRow = emitGroupBRow(kb, p, coord.group, nOffset);
-        KernelValues groupValues = getGroupValues(kb, p, v, coord);
-        Value full = v.ring.fullBarrier(kb, stage);
-        // The scales' tile offset (B's without the cluster rank's share).
-        Value scaleNOffset = kb.mul(coord.nTile, kb.i32(t.tileN));
-        ScaleCopySizes scales;
-        if (t.stageScaleBytes)
-          scales = getScaleCopySizes(kb, p, t, v, mOffset, scaleNOffset);
-        // Out-of-bounds box elements are zero-filled and counted: every stage
-        // receives the full box bytes (and the scale copies theirs).
-        Value txBytes = kb.i32(getStageBytes(t));
-        kb.mbarrierArriveExpectTx(
-            full, scales.total ? kb.add(txBytes, scales.total) : txBytes);
-        Value aTile =
-            kb.bytePtr(v.smem, kb.mul(stage, kb.i32(getStageBytes(t))));
-        Value bTile =
-            kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
-                                     kb.mul(bRowOffset, kb.i32(t.tileK))));
-        Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
-        // m_masked: A [G, M, K], the tile's rows of its group.
-        if (p.isMasked())
-          kb.tmaLoad(aTile, v.tmaA, {kOffset, mOffset, coord.group}, full);
-        else if (aRowOffset)
-          kb.tmaLoad2d(kb.bytePtr(aTile, kb.mul(aRowOffset, kb.i32(t.tileK))),
-                       v.tmaA, kOffset, kb.add(mOffset, aRowOffset), full,
-                       multicastMask);
-        else
-          kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
-        kb.tmaLoad2d(bTile, v.tmaB, kOffset, bRow, full,
-                     t.clusterM > 1 ? multicastMask : Value());
-        if (t.stageScaleBytes)
-          emitScaleCopies(kb, p, t, groupValues, scales, kBlock,
-                          v.scaleSlot(kb, t, stage), mOffset, scaleNOffset,
-                          full);
-      });
-}
-
-/// Beside the B scale copies of more than three column classes
-/// (BScaleClasses: tile N 80, 112, 144, 160) the producer's 40 registers
-/// spill (ptxas: 4-48 bytes; a masked grouped GEMM's producer also maps each
-/// unit to its group, emitMaskedTileOfUnit). It gets 56 (the consumers of a
-/// 128-row tile then 224: 56 * 128 + 224 * 256 is the 168 * 384 the CTA
-/// holds), or 64 beside one consumer warpgroup (240).
-static constexpr size_t kMaxProducerBScaleClasses = 3;
-
-/// The setmaxnreg budgets (producer, consumers) of `t`'s kernel.
-static std::pair<int64_t, int64_t> getRegisterBudgets(const GemmProblem &p,
-                                                      const GemmTiling &t) {
-  bool oneConsumer = getNumConsumers(t) == 1;
-  int64_t consumers = oneConsumer ? kConsumerRegistersOneWarpgroup
-                                  : kConsumerRegistersTwoWarpgroups;
-  if (!p.isBlockwise() || p.hasBlockwiseColumnScales() ||
-      BScaleClasses(t).bounds.size() <= kMaxProducerBScaleClasses)
-    return {kProducerRegisters, consumers};
-  return oneConsumer ? std::make_pair(int64_t(64), consumers)
-                     : std::make_pair(int64_t(56), int64_t(224));
-}
-
-void hopper::emitProducer(KernelBuilder &kb, const GemmProblem &p,
-                          const GemmTiling &t, const KernelValues &v) {
-  NVVM::SetMaxRegisterOp::create(kb.builder(), getRegisterBudgets(p, t).first,
-                                 NVVM::SetMaxRegisterAction::decrease);
-  kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] { emitTmaProducer(kb, p, t, v); });
-}
 
 /// The B scales of this K block for a thread's fragment columns in tile
 /// columns [firstColumn, firstColumn + columns) (1x128 B tiles), from the
@@ -287,14 +68,13 @@ public:
                    Value aDescriptorLow, Value bDescriptorLow)
       : kb(kb), b(kb.builder()), p(p), t(t), v(v), thread(thread),
         aDescriptorLow(aDescriptorLow), bDescriptorLow(bDescriptorLow),
-        bClasses(t),
-        partColumns(t.promotionParts == 1
-                        ? SmallVector<int64_t>{getAccumulatorColumns(t)}
-                    : getNumWaves(t) > 1
-                        ? getWavePromotionParts(t.tileN)
-                        : getPromotionParts(getAccumulatorColumns(t))),
-        accType(getAccumulatorType(b.getContext(), getAccumulatorColumns(t))),
-        waves(getNumWaves(t)) {}
+        bClasses(t), accType(getAccumulatorType(b.getContext(),
+                                                getAccumulatorColumns(t))),
+        waves(getNumWaves(t)) {
+    PromotionPlan plan = getPromotionPlan(t);
+    partColumns = std::move(plan.parts);
+    numPartials = plan.partials;
+  }
 
   /// One tile's K loop over blocks [kBegin, kEnd) from consumer iteration
   /// `firstIteration` on: the tile's sums (promoted, one accumulator per
@@ -323,7 +103,13 @@ private:
   /// The loop body of promoted accumulation for the block in `stage`.
   void emitPromotedBlock(Value stage, ValueRange carried, Value aLow,
                          Value bLow, SmallVector<Value> &next);
-  /// The same with several waves per consumer (emitWavePromotedBlock).
+  /// The same as one chain of (wave, part) groups through the partial
+  /// accumulators in turn: several waves per consumer, or more parts than
+  /// partial accumulators.
+  bool isChained() const {
+    return waves > 1 ||
+           numPartials < static_cast<int64_t>(partColumns.size());
+  }
   void emitWavePromotedBlock(Value stage, ValueRange carried, Value aLow,
                              Value bLow, SmallVector<Value> &next);
 
@@ -342,8 +128,10 @@ private:
   /// part's promotion (getPromotionParts). Each block's groups are complete
   /// by the end of its iteration: a partial accumulator still in flight
   /// across the loop's back edge would make ptxas serialize every wgmma
-  /// (C7514).
+  /// (C7514). A 256-column tile has no room for two: its 128-column parts
+  /// take one partial accumulator in turn (getPromotionPlan).
   SmallVector<int64_t> partColumns;
+  int64_t numPartials;
   Type accType;
   /// 64-row waves per consumer (getNumWaves): each has its promoted sums;
   /// the partial accumulators are shared by the waves.
@@ -535,15 +323,17 @@ void ConsumerMainloop::emitPromotedBlock(Value stage, ValueRange carried,
   next.append(partials);
 }
 
-/// Several waves per consumer (a 256-row tile): the K block's MMAs run as
+/// Several waves per consumer (a 256-row tile), or more column parts than
+/// partial accumulators (a 256-column tile): the K block's MMAs run as
 /// groups (wave, part) in wave order, each promoted into its wave's sums
 /// as it completes. Only one set of partial accumulators fits beside the
-/// waves' sums (2 x 64 + 64 of the 232 registers at tile N 128), so group
-/// g + parts (the next wave's same part) reuses group g's registers: it is
+/// sums (2 x 64 + 64 of the 232 registers at 256x128, 128 + 64 at
+/// 128x256), so group g + partials reuses group g's registers: it is
 /// issued as soon as group g is promoted, while the groups between still
-/// run, so that the tensor cores always have the next group queued. Every
-/// group completes within the iteration (C7514: no accumulator in flight
-/// across the back edge).
+/// run, so that the tensor cores always have the next group queued (with a
+/// single partial accumulator, the other consumer's). Every group completes
+/// within the iteration (C7514: no accumulator in flight across the back
+/// edge).
 /// With `promotion_parts = 1` a wave is one group over the whole tile N
 /// (m64n128k32 at tile N 128): each wgmma reads its A rows once per 128
 /// columns instead of per 64, and a consumer's promotion of one wave
@@ -564,27 +354,30 @@ void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
   // One wave's A rows are getWaveRows(t) rows of 128 bytes further on.
   int64_t waveStep =
       getDescriptorLowOffset(getWaveRows(t) * kSwizzle128BRowBytes);
+  // Group g takes partial accumulator g % ahead; `ahead` groups in flight.
+  int64_t ahead = numPartials;
   auto issue = [&](int64_t g) {
     int64_t w = g / parts, q = g % parts;
     Value waveLow = w ? kb.add(aLow, kb.i32(w * waveStep)) : aLow;
-    partials[q] = issueMmas(partials[q], waveLow, bLow, firstColumn[q],
-                            partColumns[q], /*zeroFirst=*/true);
+    partials[g % ahead] =
+        issueMmas(partials[g % ahead], waveLow, bLow, firstColumn[q],
+                  partColumns[q], /*zeroFirst=*/true);
   };
   NVVM::WgmmaFenceAlignedOp::create(b);
-  for (int64_t g = 0; g < std::min(parts, groups); ++g)
+  for (int64_t g = 0; g < std::min(ahead, groups); ++g)
     issue(g);
   for (int64_t g = 0; g < groups; ++g) {
-    int64_t issued = std::min(g + parts, groups);
+    int64_t issued = std::min(g + ahead, groups);
     NVVM::WgmmaWaitGroupSyncOp::create(b, issued - g - 1);
     if (g == groups - 1)
       releaseStage(stage);
     int64_t w = g / parts, q = g % parts;
-    finals[w] = promotePart(finals[w], partials[q], firstColumn[q],
+    finals[w] = promotePart(finals[w], partials[g % ahead], firstColumn[q],
                             partColumns[q], scales[w]);
-    if (g + parts < groups) {
+    if (g + ahead < groups) {
       // The promotion read the registers the next MMAs overwrite.
       NVVM::WgmmaFenceAlignedOp::create(b);
-      issue(g + parts);
+      issue(g + ahead);
     }
   }
   next.append(finals);
@@ -616,7 +409,7 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
   SmallVector<Value> init = {firstIteration};
   init.append(waves, zero);
   if (promote)
-    for (int64_t columns : partColumns)
+    for (int64_t columns : ArrayRef(partColumns).take_front(numPartials))
       init.push_back(
           LLVM::ZeroOp::create(b, getAccumulatorType(b.getContext(), columns)));
   if (carryStage) {
@@ -633,7 +426,7 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
     auto [aLow, bLow] = stageDescriptorLows(stage);
     kb.mbarrierWait(v.ring.fullBarrier(kb, stage), parity);
     SmallVector<Value> next = {kb.add(iteration, kb.i32(1))};
-    if (promote && waves > 1)
+    if (promote && isChained())
       emitWavePromotedBlock(stage, carried, aLow, bLow, next);
     else if (promote)
       emitPromotedBlock(stage, carried, aLow, bLow, next);

@@ -27,7 +27,7 @@ using namespace mlir::fp8::hopper;
 /// part's MMAs, which alone leave the tensor cores idle while promoted.
 /// For 192: 128 + 64, measured ahead of 96 + 96, 64 + 128 and 144 + 48
 /// (H200, bench/NOTES.md v14).
-SmallVector<int64_t> hopper::getPromotionParts(int64_t tileN) {
+static SmallVector<int64_t> getPromotionParts(int64_t tileN) {
   if (tileN < 64)
     return {tileN};
   int64_t first = std::min<int64_t>((2 * tileN + 95) / 96 * 32, tileN - 32);
@@ -37,7 +37,7 @@ SmallVector<int64_t> hopper::getPromotionParts(int64_t tileN) {
 /// in which each part's promotion overlaps the next group's MMAs and only
 /// the last group's promotion is exposed (emitWavePromotedBlock), so the
 /// parts are equal halves.
-SmallVector<int64_t> hopper::getWavePromotionParts(int64_t tileN) {
+static SmallVector<int64_t> getWavePromotionParts(int64_t tileN) {
   if (tileN < 64)
     return {tileN};
   int64_t first = tileN / 16 * 8;
@@ -47,11 +47,33 @@ SmallVector<int64_t> hopper::getWavePromotionParts(int64_t tileN) {
 /// getPromotionParts) and the promoted sums, tile N / 2 registers each per
 /// thread: 2 x 96 of the 232 a consumer thread gets.
 static constexpr int64_t kMaxPromotedTileN = 192;
+/// A wider promoted tile (128x256: the transpose of DeepGEMM's 256x128)
+/// computes its columns in waves of 128, one group each, through a single
+/// partial accumulator: 128 promoted and 64 partial registers per thread.
+/// A wave's promotion overlaps the other consumer's MMAs only, as in the
+/// 256-row tile with one part.
+static constexpr int64_t kColumnWaveTileN = 256;
+static constexpr int64_t kColumnWave = 128;
 /// The tile of two 64-row waves per consumer (DeepGEMM's 256x128): the
 /// waves' promoted sums and one set of partial sums, 2 x 64 + 64 registers
 /// per thread at tile N 128.
 static constexpr int64_t kWaveTileM = 256;
 static constexpr int64_t kMaxWaveTileN = 128;
+
+bool hopper::hasColumnWaves(const GemmTiling &t) {
+  return getAccumulatorColumns(t) > kMaxPromotedTileN;
+}
+
+PromotionPlan hopper::getPromotionPlan(const GemmTiling &t) {
+  int64_t columns = getAccumulatorColumns(t);
+  if (hasColumnWaves(t))
+    return {SmallVector<int64_t>(columns / kColumnWave, kColumnWave), 1};
+  SmallVector<int64_t> parts = t.promotionParts == 1 ? SmallVector<int64_t>{columns}
+                               : getNumWaves(t) > 1  ? getWavePromotionParts(columns)
+                                                     : getPromotionParts(columns);
+  int64_t partials = static_cast<int64_t>(parts.size());
+  return {std::move(parts), partials};
+}
 /// The 128x64 tile computes about half the 128x192 tile's output per SM and
 /// second (each consumer's 64x64 wgmma reads shared memory at its limit),
 /// so it pays only where its tiles make one wave and the other tiles fill
@@ -224,8 +246,23 @@ static void setScaleSlots(const GemmProblem &p, GemmTiling &t) {
 /// rate. 1x128 B scales (one per column) keep 128: a wider tile's column
 /// scales do not fit the registers.
 static int64_t pickPromotedTileN(const GemmProblem &p, int64_t numSMs) {
-  if (p.hasBlockwiseColumnScales() ||
-      p.outQuantization == OutputQuantization::Block1x128)
+  if (p.hasBlockwiseColumnScales())
+    return kScaleBlock;
+  // The 128x256 tile in column waves where it pads N no more than 128
+  // would: for an FP8 result in 1x128 blocks (whose tiles are whole
+  // blocks) and for the blockwise m_contiguous GEMMs. On an H100
+  // (bench/NOTES.md, "The 128x256 tile in column waves"), against 128x128
+  // with 4 stages, outputs identical: FP8 result 1.06-1.19x dense and
+  // grouped; m_contiguous bf16 out 1.00-1.04x the 128x192 tile. Dense bf16
+  // out keeps 128x192 (0.97x there).
+  // Not for m_masked and k_grouped GEMMs: their guarded direct stores of
+  // 256-column tiles spill.
+  bool wide = p.outQuantization == OutputQuantization::Block1x128 ||
+              (p.isGrouped() && p.isBlockwise());
+  if (wide && !p.hasGroupedOutput() &&
+      pickLeastPaddedTileN(p.n, kScaleBlock) == kColumnWaveTileN)
+    return kColumnWaveTileN;
+  if (p.outQuantization == OutputQuantization::Block1x128)
     return kScaleBlock;
   auto cost = [&](int64_t tileN, double rate) {
     int64_t nTiles = llvm::divideCeil(p.n, tileN);
@@ -432,10 +469,19 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
           "two B blocks per tile: expected tile N <= 128 + gcd(tile N, 128), "
           "got "
        << t.tileN;
-  else if (p.promoteInterval != 0 && t.tileN > kMaxPromotedTileN)
+  else if (p.promoteInterval != 0 && t.tileN > kMaxPromotedTileN &&
+           (t.tileN != kColumnWaveTileN || t.tileM > 128 ||
+            p.hasBlockwiseColumnScales() || t.promotionParts == 2))
     os << "promoted accumulation keeps two f32 accumulators of tile N / 2 "
           "registers per thread: expected tile N <= "
-       << kMaxPromotedTileN << ", got " << t.tileN;
+       << kMaxPromotedTileN << ", or " << kColumnWaveTileN
+       << " in waves of " << kColumnWave
+       << " columns (tile M 64 or 128, one promotion part, 128x128 or "
+          "coarser B scales), got "
+       << t.tileM << "x" << t.tileN
+       << (p.hasBlockwiseColumnScales() ? " with 1x128 B scales"
+           : t.promotionParts == 2      ? " in two promotion parts"
+                                        : "");
   else if (p.outQuantization == OutputQuantization::Block1x128 &&
            t.tileN % kScaleBlock != 0)
     os << "an FP8 result in 1x" << kScaleBlock

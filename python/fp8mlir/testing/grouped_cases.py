@@ -59,6 +59,10 @@ def k_grouped_specs():
 # (name, layout, GEMM recipe, G, N, K, result recipe, FP8 dtype); N = 2112:
 # a last, partial 1x128 block of 64 columns.
 FP8_CONFIG = "<tile = 128x128x128>"
+# The 128x256 tile in column waves (the heuristic's for 1x128 FP8 results
+# where N is a multiple of 256): at N = 2112 its last tile holds one whole
+# and one partial 1x128 block.
+FP8_CASE_CONFIGS = {"contiguous-blockwise-1x128-w256": "<tile = 128x256x128>"}
 FP8_CASES = [
     ("contiguous-blockwise-1x128", "m_contiguous", "blockwise", 4, WIDE_N, TEST_K,
      "blockwise", "e4m3"),
@@ -66,6 +70,8 @@ FP8_CASES = [
      "delayed", "e4m3"),
     ("contiguous-rowwise-delayed-e5m2", "m_contiguous", "rowwise", 5, TEST_N, TEST_K,
      "delayed", "e5m2"),
+    ("contiguous-blockwise-1x128-w256", "m_contiguous", "blockwise", 4, WIDE_N, TEST_K,
+     "blockwise", "e4m3"),
     ("masked-blockwise-1x128", "m_masked", "blockwise", 4, WIDE_N, TEST_K, "blockwise", "e4m3"),
     ("masked-rowwise-delayed", "m_masked", "rowwise", 4, TEST_N, TEST_K, "delayed", "e4m3"),
 ]
@@ -74,9 +80,10 @@ FP8_CASES = [
 def fp8_spec(case, out_dtype=None):
     """The FP8-result kernel of `case`, or with `out_dtype` (e.g. "f32")
     the same GEMM with that high-precision output and the same tiling."""
-    _, layout, recipe, groups, n, k, result_recipe, dtype = case
+    name, layout, recipe, groups, n, k, result_recipe, dtype = case
     return GroupedScaledMatmul(recipe, groups=groups, n=n, k=k, layout=layout,
-                               out_dtype=out_dtype or dtype, config=FP8_CONFIG,
+                               out_dtype=out_dtype or dtype,
+                               config=FP8_CASE_CONFIGS.get(name, FP8_CONFIG),
                                result_recipe=None if out_dtype else result_recipe)
 
 
@@ -163,9 +170,10 @@ def bench_specs():
 
 # bench/bench_grouped.py --fp8-out: the grouped GEMM with an FP8 result
 # against the same GEMM writing bf16 and bf16 followed by the quantization
-# kernel, one tiling for both GEMMs: blockwise with 1x128 output blocks,
-# rowwise with a given (delayed) output scale.
-FP8_BENCH_RECIPES = {"blockwise": ("blockwise", "<tile = 128x128x128>"),
+# kernel: blockwise with 1x128 output blocks, each GEMM with the
+# heuristic's tiling (both 128x256 where N is a multiple of 256), rowwise
+# with a given (delayed) output scale and one tiling for both.
+FP8_BENCH_RECIPES = {"blockwise": ("blockwise", None),
                      "rowwise": ("delayed", "<tile = 128x256x128>")}
 
 

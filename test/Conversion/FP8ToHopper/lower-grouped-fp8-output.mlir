@@ -104,10 +104,11 @@ func.func @masked_blockwise(%a: tensor<4x?x512xf8E4M3FN>, %b: tensor<4x256x512xf
 // -----
 
 // DeepSeek-V3 expert shapes for ptxas-grouped-fp8-output.test: the up
-// projection with 1x128 output blocks (m_contiguous), the down projection
+// projection with 1x128 output blocks (m_contiguous; the 128x256 tile in
+// column waves, two blocks per tile row), the down projection
 // with a given output scale (m_masked, staged and stored by the consumers).
 // CHECK-LABEL: module attributes
-// CHECK: fp8.launch @fp8_grouped_gemm_blockwise_e4m3_e4m3_e4m3_n4096_k7168_t128x128x128_s{{[0-9]+}}_g8_q1x128_launch_into
+// CHECK: fp8.launch @fp8_grouped_gemm_blockwise_e4m3_e4m3_e4m3_n4096_k7168_t128x256x128_s{{[0-9]+}}_g8_q1x128_launch_into
 // CHECK: fp8.launch @fp8_grouped_masked_gemm_rowwise_e4m3_e4m3_e4m3_n7168_k2048_t128x128x128_s{{[0-9]+}}_g4_fast_qtensor_launch_into
 func.func @up_blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<8x4096x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<8x32x56xf32>, %g: tensor<?xi32>) -> (tensor<?x4096xf8E4M3FN>, tensor<?x32xf32>) {
   %0, %1 = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<m_contiguous>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, result_recipe = #fp8.blockwise<>, result_granularity = #fp8.granularity<tile 1x128>} : (tensor<?x7168xf8E4M3FN>, tensor<8x4096x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<8x32x56xf32>, tensor<?xi32>) -> (tensor<?x4096xf8E4M3FN>, tensor<?x32xf32>)

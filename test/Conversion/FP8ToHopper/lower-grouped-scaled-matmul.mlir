@@ -58,11 +58,12 @@ func.func @rowwise(%a: tensor<?x512xf8E4M3FN>, %b: tensor<3x256x512xf8E4M3FN>, %
 // -----
 
 // Blockwise: the group's 128x128 B scales start at group * 2 * 4 floats
-// (ceil(256/128) x ceil(512/128) per group), copied with the stage.
+// (ceil(256/128) x ceil(512/128) per group), copied with the stage. The
+// tile is 128x256 in column waves, whose producer keeps 24 registers.
 // CHECK-LABEL: module attributes
-// CHECK: gpu.func @fp8_grouped_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t128x{{[0-9]+}}x128_s{{[0-9]+}}_g2(
+// CHECK: gpu.func @fp8_grouped_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t128x256x128_s{{[0-9]+}}_g2(
 // CHECK-SAME: {dtype = "f32", name = "b_scale_inv", role = "input", shape = [2, 2, 4]}
-// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.setmaxregister decrease 24
 // CHECK: %[[G:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i32
 // CHECK: arith.cmpi ult, %[[G]], %c2_i32{{.*}} : i32
 // CHECK: scf.for

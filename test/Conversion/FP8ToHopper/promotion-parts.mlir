@@ -107,3 +107,35 @@ func.func @block_b_scales_two_parts(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>) -> tensor<?x2112xbf16>
   return %0 : tensor<?x2112xbf16>
 }
+
+// -----
+
+// 128x256 in column waves (the heuristic's tile for a 1x128-block FP8
+// result where N is a multiple of 256): per K block each consumer issues the
+// tile's two 128-column halves in turn through one partial accumulator: a
+// commit group of four m64n128k32 MMAs, drained by wait_group 0 and
+// promoted (64 FMAs) before the second half's MMAs reuse the partial sums;
+// the stage is freed after the second half's wait.
+// CHECK-LABEL: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_e4m3_n4096_k7168_t128x256x128_s4_q1x128(
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.mbarrier.arrive
+// CHECK-COUNT-64: llvm.intr.fma
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-COUNT-64: llvm.intr.fma
+// CHECK-NOT: llvm.intr.fma
+// CHECK: scf.yield
+func.func @column_waves(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4096x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<32x56xf32>) -> (tensor<?x4096xf8E4M3FN>, tensor<?x32xf32>) {
+  %0, %1 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, result_recipe = #fp8.blockwise<>, result_granularity = #fp8.granularity<tile 1x128>} : (tensor<?x7168xf8E4M3FN>, tensor<4096x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<32x56xf32>) -> (tensor<?x4096xf8E4M3FN>, tensor<?x32xf32>)
+  return %0, %1 : tensor<?x4096xf8E4M3FN>, tensor<?x32xf32>
+}

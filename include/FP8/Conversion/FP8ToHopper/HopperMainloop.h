@@ -15,8 +15,13 @@
 
 namespace mlir::fp8::hopper {
 
-/// The producer warpgroup: gives its registers to the consumers; one thread
-/// issues every TMA load, and every copy of blockwise scales.
+/// The setmaxnreg budgets (producer, consumers) of `t`'s kernel.
+std::pair<int64_t, int64_t> getRegisterBudgets(const GemmProblem &p,
+                                               const GemmTiling &t);
+
+/// The producer warpgroup (HopperProducer.cpp): gives its registers to the
+/// consumers; one thread issues every TMA load, and every copy of blockwise
+/// scales.
 void emitProducer(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
                   const KernelValues &v);
 

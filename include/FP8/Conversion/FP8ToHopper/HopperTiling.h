@@ -63,11 +63,18 @@ md::KernelMetadata buildKernelMetadata(StringRef name, const ChipInfo &chip,
                                        const GemmProblem &problem,
                                        const GemmTiling &tiling);
 
-/// Column parts of a promoted tile, issued and promoted in this order
-/// (emitConsumer).
-SmallVector<int64_t> getPromotionParts(int64_t tileN);
-/// The same for a consumer of several 64-row waves (a 256-row tile).
-SmallVector<int64_t> getWavePromotionParts(int64_t tileN);
+/// How a consumer of promoted accumulation splits a K block's MMAs: the
+/// column parts of each 64-row wave, issued and promoted in this order, and
+/// the partial accumulators they take in turn (part q of the chain of
+/// (wave, part) groups uses accumulator q % partials).
+struct PromotionPlan {
+  SmallVector<int64_t> parts;
+  int64_t partials = 1;
+};
+PromotionPlan getPromotionPlan(const GemmTiling &tiling);
+/// Whether promoted accumulation computes `tiling`'s columns in waves of
+/// 128 through one partial accumulator (tile N 256).
+bool hasColumnWaves(const GemmTiling &tiling);
 
 } // namespace mlir::fp8::hopper
 

@@ -426,7 +426,9 @@ def FP8_GemmConfigAttr : AttrDef<FP8_Dialect, "GemmConfig"> {
       column parts a K block's MMAs are issued and promoted in, 1 or 2: one
       part reads each A row once per K block (its promotion waits for all
       the block's MMAs), two overlap the first part's promotion with the
-      second part's MMAs. Left out (0), the lowering decides.
+      second part's MMAs. Left out (0), the lowering decides. A promoted
+      tile 256 wide takes one: its two 128-column halves are issued in
+      turn through one partial accumulator.
 
     Whether a configuration fits a chip (shared memory, registers, MMA
     shapes) is checked by the target lowering, which reports what does not.
