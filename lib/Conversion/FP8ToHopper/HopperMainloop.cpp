@@ -385,18 +385,25 @@ void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
 }
 
 /// K blocks per trip of a consumer's K loop: 2 for the promoted 256-row
-/// tiles (two 64-row waves per consumer) without an f32 output, with the
-/// stage and its barrier parity carried from block to block (no division
-/// by the stage count), so that ptxas issues the second block's
-/// full-barrier try-wait under the first block's promotion, as in
-/// DeepGEMM's unrolled loop: 2-4% where the runtime takes those tiles on an
-/// H100 (bench/NOTES.md, "Mainloop"). 4 a trip measured the same and
-/// spilled beside the tensorwise and rowwise epilogues, 2 spilled 8-20
-/// bytes with an f32 output, and the 128x192 tile spills 4 bytes with the
-/// carried stage: every other kernel runs one block a trip.
+/// tiles (two 64-row waves per consumer) and 256-column tiles (two
+/// 128-column waves) without an f32 output, with the stage and its barrier
+/// parity carried from block to block (no division by the stage count), so
+/// that ptxas issues the second block's full-barrier try-wait under the
+/// first block's promotion, as in DeepGEMM's unrolled loop: 2-4% where the
+/// runtime takes the 256-row tiles on an H100 (bench/NOTES.md,
+/// "Mainloop"), 1-4% for the 128x256 tile ("The 128x256 tile in column
+/// waves"). 4 a trip measured the same and spilled beside the tensorwise
+/// and rowwise epilogues, 2 spilled 8-20 bytes with an f32 output, and the
+/// 128x192 tile spills 4 bytes with the carried stage: every other kernel
+/// runs one block a trip.
 static int64_t getBlocksPerTrip(const GemmProblem &p, const GemmTiling &t) {
   bool f32Output = p.outElementType.isF32();
-  return p.promoteInterval != 0 && getNumWaves(t) > 1 && !f32Output ? 2 : 1;
+  // The column waves only over an even number of K blocks: with a last
+  // block to run alone, the grouped FP8-result kernels spilled 16 bytes.
+  bool evenColumnWaves = hasColumnWaves(t) && !p.isKGrouped() &&
+                         p.numKBlocks(t.tileK) % 2 == 0;
+  bool chained = getNumWaves(t) > 1 || evenColumnWaves;
+  return p.promoteInterval != 0 && chained && !f32Output ? 2 : 1;
 }
 
 std::pair<SmallVector<Value>, Value>

@@ -19,7 +19,7 @@ CASES = [
     ("blockwise-1x128-bias", "blockwise", 1024, 512, "bf16", "blockwise", "e4m3",
      "<tile = 128x128x128>"),
     # The 128x256 tile in column waves: the last tile one whole and one
-    # partial block.
+    # partial block; 16 K blocks, two a trip.
     ("blockwise-1x128-w256", "blockwise", 2112, 2048, None, "blockwise", "e4m3",
      "<tile = 128x256x128>"),
     ("delayed-e4m3", "tensorwise", 4096, 2048, None, "delayed", "e4m3",

@@ -61,7 +61,7 @@ def k_grouped_specs():
 FP8_CONFIG = "<tile = 128x128x128>"
 # The 128x256 tile in column waves (the heuristic's for 1x128 FP8 results
 # where N is a multiple of 256): at N = 2112 its last tile holds one whole
-# and one partial 1x128 block.
+# and one partial 1x128 block; K = 512 is 4 blocks, two a trip.
 FP8_CASE_CONFIGS = {"contiguous-blockwise-1x128-w256": "<tile = 128x256x128>"}
 FP8_CASES = [
     ("contiguous-blockwise-1x128", "m_contiguous", "blockwise", 4, WIDE_N, TEST_K,

@@ -115,8 +115,11 @@ func.func @block_b_scales_two_parts(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112
 // tile's two 128-column halves in turn through one partial accumulator: a
 // commit group of four m64n128k32 MMAs, drained by wait_group 0 and
 // promoted (64 FMAs) before the second half's MMAs reuse the partial sums;
-// the stage is freed after the second half's wait.
+// the stage is freed after the second half's wait. 56 K blocks: two a trip.
 // CHECK-LABEL: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_e4m3_n4096_k7168_t128x256x128_s4_q1x128(
+// CHECK: nvvm.setmaxregister decrease 24
+// CHECK: nvvm.setmaxregister increase 240
+// CHECK: scf.for {{.*}} step %c2_i32
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
@@ -130,6 +133,15 @@ func.func @block_b_scales_two_parts(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112
 // CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-COUNT-64: llvm.intr.fma
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: <m = 64, n = 128, k = 32>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-64: llvm.intr.fma
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: <m = 64, n = 128, k = 32>
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.mbarrier.arrive
 // CHECK-COUNT-64: llvm.intr.fma
