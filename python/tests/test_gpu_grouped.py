@@ -613,7 +613,7 @@ FP8_MASKED_ROWS, FP8_MASKED_COUNTS = 190, [0, 1, 150, 190]
 
 
 def _fp8_problem(torch, case):
-    _, layout, recipe, groups, n, k, _, _ = case
+    _, layout, recipe, groups, n, k, _, _, _ = case
     if layout == "m_masked":
         counts = (FP8_MASKED_COUNTS * groups)[:groups]
         p = MaskedProblem(torch, recipe, counts, FP8_MASKED_ROWS, n, k, seed=5)
@@ -657,7 +657,7 @@ def _check_f32(p, d32):
 @pytest.mark.parametrize("case", cases.FP8_CASES, ids=[c[0] for c in cases.FP8_CASES])
 def test_grouped_fp8_output_bits(torch, case):
     import fp8mlir
-    name, layout, _, _, n, _, result_recipe, dtype = case
+    name, layout, _, _, n, _, result_recipe, dtype, config = case
     p, groups, written = _fp8_problem(torch, case)
     d32 = _f32_same_tiling(torch, case, p, groups)
     torch.cuda.synchronize()
@@ -683,7 +683,7 @@ def test_grouped_fp8_output_bits(torch, case):
     kwargs = {"masked_m" if layout == "m_masked" else "group_index": groups}
     got_d, got_s = fp8mlir.grouped_scaled_mm(
         p.a, p.b, p.scale_a, p.scale_b, out_dtype=fp8_dtype, result_recipe=result_recipe,
-        result_scale=scale, config=cases.FP8_CONFIG, out=(d8, s), **kwargs)
+        result_scale=scale, config=config, out=(d8, s), **kwargs)
     assert got_d is d8 and got_s is s
     torch.cuda.synchronize()
     if result_recipe == "delayed":

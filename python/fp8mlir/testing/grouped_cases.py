@@ -56,34 +56,35 @@ def k_grouped_specs():
 # FP8 results (test_gpu_grouped.py's FP8-output tests): each GEMM built
 # twice with one tiling, with its FP8 result and with an f32 one, whose
 # output is bit for bit the values the FP8 kernel quantizes.
-# (name, layout, GEMM recipe, G, N, K, result recipe, FP8 dtype); N = 2112:
-# a last, partial 1x128 block of 64 columns.
+# (name, layout, GEMM recipe, G, N, K, result recipe, FP8 dtype, config);
+# N = 2112: a last, partial 1x128 block of 64 columns.
 FP8_CONFIG = "<tile = 128x128x128>"
 # The 128x256 tile in column waves (the heuristic's for 1x128 FP8 results
 # where N is a multiple of 256): at N = 2112 its last tile holds one whole
 # and one partial 1x128 block; K = 512 is 4 blocks, two a trip.
-FP8_CASE_CONFIGS = {"contiguous-blockwise-1x128-w256": "<tile = 128x256x128>"}
+FP8_WIDE_CONFIG = "<tile = 128x256x128>"
 FP8_CASES = [
     ("contiguous-blockwise-1x128", "m_contiguous", "blockwise", 4, WIDE_N, TEST_K,
-     "blockwise", "e4m3"),
+     "blockwise", "e4m3", FP8_CONFIG),
     ("contiguous-tensorwise-delayed", "m_contiguous", "tensorwise", 3, TEST_N, TEST_K,
-     "delayed", "e4m3"),
+     "delayed", "e4m3", FP8_CONFIG),
     ("contiguous-rowwise-delayed-e5m2", "m_contiguous", "rowwise", 5, TEST_N, TEST_K,
-     "delayed", "e5m2"),
+     "delayed", "e5m2", FP8_CONFIG),
     ("contiguous-blockwise-1x128-w256", "m_contiguous", "blockwise", 4, WIDE_N, TEST_K,
-     "blockwise", "e4m3"),
-    ("masked-blockwise-1x128", "m_masked", "blockwise", 4, WIDE_N, TEST_K, "blockwise", "e4m3"),
-    ("masked-rowwise-delayed", "m_masked", "rowwise", 4, TEST_N, TEST_K, "delayed", "e4m3"),
+     "blockwise", "e4m3", FP8_WIDE_CONFIG),
+    ("masked-blockwise-1x128", "m_masked", "blockwise", 4, WIDE_N, TEST_K, "blockwise", "e4m3",
+     FP8_CONFIG),
+    ("masked-rowwise-delayed", "m_masked", "rowwise", 4, TEST_N, TEST_K, "delayed", "e4m3",
+     FP8_CONFIG),
 ]
 
 
 def fp8_spec(case, out_dtype=None):
     """The FP8-result kernel of `case`, or with `out_dtype` (e.g. "f32")
     the same GEMM with that high-precision output and the same tiling."""
-    name, layout, recipe, groups, n, k, result_recipe, dtype = case
+    _, layout, recipe, groups, n, k, result_recipe, dtype, config = case
     return GroupedScaledMatmul(recipe, groups=groups, n=n, k=k, layout=layout,
-                               out_dtype=out_dtype or dtype,
-                               config=FP8_CASE_CONFIGS.get(name, FP8_CONFIG),
+                               out_dtype=out_dtype or dtype, config=config,
                                result_recipe=None if out_dtype else result_recipe)
 
 
