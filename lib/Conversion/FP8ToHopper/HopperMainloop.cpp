@@ -71,7 +71,7 @@ public:
         bClasses(t), accType(getAccumulatorType(b.getContext(),
                                                 getAccumulatorColumns(t))),
         waves(getNumWaves(t)) {
-    PromotionPlan plan = getPromotionPlan(t);
+    PromotionPlan plan = getPromotionPlan(p, t);
     partColumns = std::move(plan.parts);
     numPartials = plan.partials;
   }
@@ -400,7 +400,7 @@ static int64_t getBlocksPerTrip(const GemmProblem &p, const GemmTiling &t) {
   bool f32Output = p.outElementType.isF32();
   // The column waves only over an even number of K blocks: with a last
   // block to run alone, the grouped FP8-result kernels spilled 16 bytes.
-  bool evenColumnWaves = hasColumnWaves(t) && !p.isKGrouped() &&
+  bool evenColumnWaves = hasColumnWaves(p, t) && !p.isKGrouped() &&
                          p.numKBlocks(t.tileK) % 2 == 0;
   bool chained = getNumWaves(t) > 1 || evenColumnWaves;
   return p.promoteInterval != 0 && chained && !f32Output ? 2 : 1;

@@ -229,7 +229,7 @@ hopper::getRegisterBudgets(const GemmProblem &p, const GemmTiling &t) {
   bool oneConsumer = getNumConsumers(t) == 1;
   int64_t consumers = oneConsumer ? kConsumerRegistersOneWarpgroup
                                   : kConsumerRegistersTwoWarpgroups;
-  if (p.promoteInterval != 0 && hasColumnWaves(t))
+  if (hasColumnWaves(p, t))
     return {kColumnWaveProducerRegisters, kColumnWaveConsumerRegisters};
   if (!p.isBlockwise() || p.hasBlockwiseColumnScales() ||
       BScaleClasses(t).bounds.size() <= kMaxProducerBScaleClasses)

@@ -60,17 +60,22 @@ static constexpr int64_t kColumnWave = 128;
 static constexpr int64_t kWaveTileM = 256;
 static constexpr int64_t kMaxWaveTileN = 128;
 
-bool hopper::hasColumnWaves(const GemmTiling &t) {
-  return getAccumulatorColumns(t) > kMaxPromotedTileN;
+bool hopper::hasColumnWaves(const GemmProblem &p, const GemmTiling &t) {
+  return p.promoteInterval != 0 && getAccumulatorColumns(t) > kMaxPromotedTileN;
 }
 
-PromotionPlan hopper::getPromotionPlan(const GemmTiling &t) {
+PromotionPlan hopper::getPromotionPlan(const GemmProblem &p,
+                                       const GemmTiling &t) {
   int64_t columns = getAccumulatorColumns(t);
-  if (hasColumnWaves(t))
+  if (hasColumnWaves(p, t))
     return {SmallVector<int64_t>(columns / kColumnWave, kColumnWave), 1};
-  SmallVector<int64_t> parts = t.promotionParts == 1 ? SmallVector<int64_t>{columns}
-                               : getNumWaves(t) > 1  ? getWavePromotionParts(columns)
-                                                     : getPromotionParts(columns);
+  SmallVector<int64_t> parts;
+  if (t.promotionParts == 1)
+    parts = {columns};
+  else if (getNumWaves(t) > 1)
+    parts = getWavePromotionParts(columns);
+  else
+    parts = getPromotionParts(columns);
   int64_t partials = static_cast<int64_t>(parts.size());
   return {std::move(parts), partials};
 }

@@ -71,10 +71,11 @@ struct PromotionPlan {
   SmallVector<int64_t> parts;
   int64_t partials = 1;
 };
-PromotionPlan getPromotionPlan(const GemmTiling &tiling);
-/// Whether promoted accumulation computes `tiling`'s columns in waves of
-/// 128 through one partial accumulator (tile N 256).
-bool hasColumnWaves(const GemmTiling &tiling);
+PromotionPlan getPromotionPlan(const GemmProblem &problem,
+                               const GemmTiling &tiling);
+/// Whether `problem`'s promoted accumulation computes `tiling`'s columns in
+/// waves of 128 through one partial accumulator (tile N 256).
+bool hasColumnWaves(const GemmProblem &problem, const GemmTiling &tiling);
 
 } // namespace mlir::fp8::hopper
 
