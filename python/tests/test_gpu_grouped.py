@@ -290,6 +290,28 @@ def test_masked_partial_tiles(torch, recipe):
     check_masked(torch, p, d, "bf16")
 
 
+@pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
+def test_masked_cluster_1x2(torch, recipe):
+    """m_masked in a 1x2 cluster (cases.masked_cluster_spec, launched
+    directly): the pair's CTAs take two N tiles of the same group rows and
+    multicast halves of the A tile; N = 2112 leaves the last pair's second
+    CTA past N; counts 130 and 5 of M = 130, and an empty group."""
+    from fp8mlir import _grouped_ops, _torch_ops
+    p = MaskedProblem(torch, recipe, [130, 0, 5], 130, cases.WIDE_N, cases.WIDE_K, seed=4)
+    spec = cases.masked_cluster_spec(recipe)
+    d = masked_poisoned(torch, p, torch.bfloat16)
+    sa, sb = _grouped_ops._kernel_scales(recipe, p.scale_a, p.scale_b, p.m, p.g, p.n, p.k,
+                                         (p.g,))
+    operands = {"a": p.a, "b": p.b, "a_scale_inv": sa, "b_scale_inv": sb,
+                "masked_m": p.masked_m, "d": d}
+    assert spec.groups == p.g
+    (kernel,) = _torch_ops.kernels_for(spec, d.device)
+    assert "_c1x2" in kernel.name, kernel.name
+    _torch_ops.launch(kernel, [operands.get(name) for name in kernel.operand_names])
+    torch.cuda.synchronize()
+    check_masked(torch, p, d, "bf16")
+
+
 def test_masked_f32_output(torch):
     import fp8mlir
     p = MaskedProblem(torch, "rowwise", [5, 0, 77, 128], 128, cases.TEST_N, cases.TEST_K,

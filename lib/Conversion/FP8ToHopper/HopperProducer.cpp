@@ -190,8 +190,13 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
             kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
                                      kb.mul(bRowOffset, kb.i32(t.tileK))));
         Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
-        // m_masked: A [G, M, K], the tile's rows of its group.
-        if (p.isMasked())
+        // m_masked: A [G, M, K], the tile's rows of its group (with a 1x2
+        // cluster this CTA's half of them, multicast).
+        if (p.isMasked() && aRowOffset)
+          kb.tmaLoad(kb.bytePtr(aTile, kb.mul(aRowOffset, kb.i32(t.tileK))),
+                     v.tmaA, {kOffset, kb.add(mOffset, aRowOffset), coord.group},
+                     full, multicastMask);
+        else if (p.isMasked())
           kb.tmaLoad(aTile, v.tmaA, {kOffset, mOffset, coord.group}, full);
         else if (aRowOffset)
           kb.tmaLoad2d(kb.bytePtr(aTile, kb.mul(aRowOffset, kb.i32(t.tileK))),

@@ -499,9 +499,9 @@ static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
           "multicast A tile), got "
        << t.clusterM << "x" << t.clusterN;
   else if (t.clusterN == 2 &&
-           (p.hasBlockwiseColumnScales() || p.hasGroupedOutput()))
-    os << "a 1x2 cluster (A multicast) takes neither 1x128 B scales nor an "
-          "m_masked or k_grouped GEMM";
+           (p.hasBlockwiseColumnScales() || p.isKGrouped()))
+    os << "a 1x2 cluster (A multicast) takes neither 1x128 B scales nor a "
+          "k_grouped GEMM";
   else if (t.clusterM == 2 && (t.tileN / 2) % 8 != 0)
     os << "a 2x1 cluster splits the B tile in halves of whole 8-row core "
           "matrices: expected tile N a multiple of 16, got "

@@ -24,6 +24,7 @@ def test_spec(recipe, groups, n=TEST_N, k=TEST_K, out_dtype="bf16", layout="m_co
 # (M is a run-time extent: one kernel serves every M), 2 groups of
 # DeepSeek-V3-like partial tiles, and an f32 output.
 MASKED_GROUPS, WIDE_MASKED_GROUPS = 4, 2
+MASKED_CLUSTER_GROUPS = 3  # the masked 1x2 cluster test's (one empty)
 
 
 def masked_specs():
@@ -107,9 +108,15 @@ def cluster_spec(recipe):
                                config=CLUSTER_CONFIGS[recipe])
 
 
+def masked_cluster_spec(recipe):
+    return GroupedScaledMatmul(recipe, groups=MASKED_CLUSTER_GROUPS, n=WIDE_N, k=WIDE_K,
+                               layout="m_masked", config=CLUSTER_CONFIGS[recipe])
+
+
 def test_specs():
     specs = [test_spec(r, g) for r in GROUPED_RECIPES for g in TEST_GROUP_COUNTS]
     specs += [cluster_spec(r) for r in GROUPED_RECIPES]
+    specs += [masked_cluster_spec(r) for r in GROUPED_RECIPES]
     specs += [test_spec(r, WIDE_GROUPS, WIDE_N, WIDE_K) for r in GROUPED_RECIPES]
     specs += [test_spec("rowwise", 3, out_dtype="f32"), test_spec("blockwise", 3, out_dtype="f16")]
     return specs + masked_specs() + k_grouped_specs() + fp8_specs()

@@ -83,17 +83,9 @@ func.func @ue8m0_blockwise(%a: tensor<?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4
 
 // -----
 
-// A 1x2 cluster shares an A tile: m_contiguous only (its D is [M, N]).
-func.func @masked_cluster_1x2(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<2xf32>, %m: tensor<2xi32>) -> tensor<2x?x256xbf16> {
-  // expected-error @+1 {{a 1x2 cluster (A multicast) takes neither 1x128 B scales nor an m_masked or k_grouped GEMM}}
-  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %m {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, cluster = 1x2>} : (tensor<2x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<2xi32>) -> tensor<2x?x256xbf16>
-  return %d : tensor<2x?x256xbf16>
-}
-
-// -----
-
+// A 1x2 cluster shares an A tile: m_contiguous and m_masked only.
 func.func @k_grouped_cluster_1x2(%a: tensor<256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3FN>, %sa: tensor<3xf32>, %sb: tensor<3xf32>, %g: tensor<3xi32>) -> tensor<3x256x512xbf16> {
-  // expected-error @+1 {{a 1x2 cluster (A multicast) takes neither 1x128 B scales nor an m_masked or k_grouped GEMM}}
+  // expected-error @+1 {{a 1x2 cluster (A multicast) takes neither 1x128 B scales nor a k_grouped GEMM}}
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %g {layout = #fp8.grouped_layout<k_grouped>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, cluster = 1x2>} : (tensor<256x?xf8E4M3FN>, tensor<512x?xf8E4M3FN>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) -> tensor<3x256x512xbf16>
   return %d : tensor<3x256x512xbf16>
 }

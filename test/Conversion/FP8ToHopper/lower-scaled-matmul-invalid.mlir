@@ -89,7 +89,7 @@ func.func @promote_column_waves_1d1d(%a: tensor<128x256xf8E4M3FN>, %b: tensor<25
 // -----
 
 func.func @cluster(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<256x2xf32>) -> tensor<128x256xbf16> {
-  // expected-error @+1 {{a 1x2 cluster (A multicast) takes neither 1x128 B scales nor an m_masked or k_grouped GEMM}}
+  // expected-error @+1 {{a 1x2 cluster (A multicast) takes neither 1x128 B scales nor a k_grouped GEMM}}
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, cluster = 1x2>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x2xf32>) -> tensor<128x256xbf16>
   return %0 : tensor<128x256xbf16>
 }
