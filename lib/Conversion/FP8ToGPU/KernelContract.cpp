@@ -200,8 +200,9 @@ mlir::fp8::planGroupedGemmKernel(GroupedScaledMatmulOp op,
   const GemmTiling &tiling = plan.tiling;
   // Every tile's rows lie in one group (tile M divides the groups'
   // alignment); the CTAs of a 2x1 cluster would share a B tile across two
-  // groups. A 1x2 cluster's CTAs share the A rows, so their group: an
-  // m_contiguous GEMM takes it (the tiling rejects it for the others).
+  // groups. A 1x2 cluster's CTAs share the A rows, so their group:
+  // m_contiguous and m_masked GEMMs take it (the tiling rejects it for
+  // k_grouped).
   if (kGroupRowAlignment % tiling.tileM != 0 || tiling.clusterM != 1 ||
       tiling.streamK)
     return op.emitOpError()
