@@ -84,8 +84,13 @@ static ScaleCopySizes getScaleCopySizes(KernelBuilder &kb, const GemmProblem &p,
   // (kMNMajorScaleAlignment: the layout the quantize kernels write).
   sizes.aRows = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
                        kb.i32(kMNMajorScaleAlignment));
-  sizes.aBytes =
-      kb.mul(kb.minu(kb.i32(t.tileM), kb.sub(sizes.aRows, mOffset)), kb.i32(4));
+  // The rows left from the tile's first row. Only a 2x1 cluster has tiles
+  // past M (the second of the last pair of an odd tile count): none left.
+  Value rowsLeft =
+      t.clusterM > 1
+          ? kb.sub(sizes.aRows, kb.minu(mOffset, sizes.aRows))
+          : kb.sub(sizes.aRows, mOffset);
+  sizes.aBytes = kb.mul(kb.minu(kb.i32(t.tileM), rowsLeft), kb.i32(4));
   sizes.total = sizes.aBytes;
   if (p.hasBlockwiseColumnScales()) {
     // B: 1x128 tiles, MN-major [ceil(K/128), N] (N % 16 == 0).
@@ -111,10 +116,16 @@ static void emitScaleCopies(KernelBuilder &kb, const GemmProblem &p,
             b, kb.ptrType(AddressSpace::SharedCluster), dst),
         src, full, bytes, /*multicastMask=*/Value(), /*l2CacheHint=*/Value());
   };
-  bulkCopy(slot,
-           kb.globalElementPtr(v.aScaleInv,
-                               kb.add(kb.mul(kBlock, sizes.aRows), mOffset), 4),
-           sizes.aBytes);
+  auto copyAScales = [&] {
+    bulkCopy(slot,
+             kb.globalElementPtr(
+                 v.aScaleInv, kb.add(kb.mul(kBlock, sizes.aRows), mOffset), 4),
+             sizes.aBytes);
+  };
+  if (t.clusterM > 1)
+    kb.ifThen(kb.ult(kb.i32(0), sizes.aBytes), copyAScales);
+  else
+    copyAScales();
   if (sizes.bBytes) {
     bulkCopy(kb.bytePtr(slot, 4 * t.tileM),
              kb.globalElementPtr(

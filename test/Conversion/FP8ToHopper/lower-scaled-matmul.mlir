@@ -448,3 +448,23 @@ func.func @wave_tile(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN>
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 256x128x128, stages = 3, cluster = 1x2>} : (tensor<?x2048xf8E4M3FN>, tensor<7168x2048xf8E4M3FN>, tensor<?x16xf32>, tensor<56x16xf32>) -> tensor<?x7168xbf16>
   return %0 : tensor<?x7168xbf16>
 }
+
+// -----
+
+// Blockwise in a 2x1 cluster: with an odd number of M tiles the second CTA
+// of the last pair holds a tile past M; its A scale rows left clamp to zero
+// (roundup(M, 4) - min(row, roundup(M, 4))) and it copies none.
+// CHECK-LABEL: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n256_k512_t128x128x128_s4_c2x1
+// CHECK: %[[ROWS:.*]] = arith.muli %{{.*}}, %c4_i32{{.*}} : i32
+// CHECK: %[[FIRST:.*]] = arith.minui %[[ROW:.*]], %[[ROWS]] : i32
+// CHECK: %[[LEFT:.*]] = arith.subi %[[ROWS]], %[[FIRST]] : i32
+// CHECK: %[[TILE:.*]] = arith.minui %c128_i32{{.*}}, %[[LEFT]] : i32
+// CHECK: %[[BYTES:.*]] = arith.muli %[[TILE]], %c4_i32{{.*}} : i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: %[[ANY:.*]] = arith.cmpi ult, %c0_i32{{.*}}, %[[BYTES]] : i32
+// CHECK-NEXT: scf.if %[[ANY]] {
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, %[[BYTES]]
+func.func @blockwise_cluster(%a: tensor<?x512xf8E4M3FN>, %b: tensor<256x512xf8E4M3FN>, %sa: tensor<?x4xf32>, %sb: tensor<2x4xf32>) -> tensor<?x256xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, cluster = 2x1>} : (tensor<?x512xf8E4M3FN>, tensor<256x512xf8E4M3FN>, tensor<?x4xf32>, tensor<2x4xf32>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
+}
