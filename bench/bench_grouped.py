@@ -93,7 +93,8 @@ def case_factories(args, copies_for):
                 warm = ("m_masked", groups, max_m, n, k,
                         (tuple(counts), MaskedCase.expected_m_of(counts)))
                 out.append((warm, lambda c=counts, n=n, k=k:
-                            MaskedCase(c, max_m, n, k, copies_for)))
+                            MaskedCase(c, max_m, n, k, copies_for,
+                                       args.config.get("m_masked"))))
     if "k_grouped" in args.layouts:
         for groups, m, n, mean in cases.BENCH_K_GROUPED:
             ks = [128 * -(-r // 128) for r in cases.bench_contiguous_rows(groups, mean, seed=m + n)]
@@ -252,9 +253,10 @@ def parse_args(argv):
                    help="m_contiguous recipes")
     p.add_argument("--shapes", default=",".join(f"{n}x{k}" for n, k in cases.BENCH_SHAPES),
                    help="N x K per expert, among the default ones")
-    p.add_argument("--config", action="append", default=[], metavar="RECIPE=CONFIG",
-                   help="fp8mlir's m_contiguous kernel of RECIPE with this #fp8.gemm_config "
-                        "instead of the tile heuristic's, e.g. "
+    p.add_argument("--config", action="append", default=[], metavar="KEY=CONFIG",
+                   help="fp8mlir's m_contiguous kernel of recipe KEY, or (KEY m_masked) its "
+                        "m_masked kernel, with this #fp8.gemm_config instead of the tile "
+                        "heuristic's and its launch variants, e.g. "
                         "'blockwise=<tile = 128x160x128, cluster = 1x2>' (repeatable; the "
                         "kernel cache must hold it)")
     p.add_argument("--rounds", type=int, default=3)
@@ -287,13 +289,14 @@ def parse_args(argv):
 
 
 def parse_config(text):
-    """'RECIPE=<...>' -> (recipe, '<...>')."""
-    recipe, sep, config = text.partition("=")
-    recipe, config = recipe.strip(), config.strip()
-    if not sep or recipe not in cases.BENCH_RECIPES or not config.startswith("<"):
-        raise ValueError(f"--config {text!r}: expected RECIPE=<...> with RECIPE one of "
-                         f"{', '.join(cases.BENCH_RECIPES)}")
-    return recipe, config
+    """'KEY=<...>' -> (KEY, '<...>'); KEY an m_contiguous recipe or m_masked."""
+    key, sep, config = text.partition("=")
+    key, config = key.strip(), config.strip()
+    keys = (*cases.BENCH_RECIPES, "m_masked")
+    if not sep or key not in keys or not config.startswith("<"):
+        raise ValueError(f"--config {text!r}: expected KEY=<...> with KEY one of "
+                         f"{', '.join(keys)}")
+    return key, config
 
 
 def run_fp8_out(args, env, now):

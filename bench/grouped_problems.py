@@ -147,8 +147,9 @@ class MaskedCase(_Copies):
     layout = "m_masked"
     recipe = "blockwise"
 
-    def __init__(self, counts, max_m, n, k, copies_for):
+    def __init__(self, counts, max_m, n, k, copies_for, config=None):
         self.counts, self.m, self.n, self.k, self.g = list(counts), max_m, n, k, len(counts)
+        self.config = config
         gen = torch.Generator(device="cuda").manual_seed(sum(counts) * 17 + len(counts) + n + k)
         x = torch.randn((self.g * max_m, k), generator=gen, device="cuda")
         a, sa = quantize(x, "blockwise", weight=False)
@@ -176,8 +177,11 @@ class MaskedCase(_Copies):
         return self.expected_m_of(self.counts)
 
     def describe(self):
-        return dict(layout=self.layout, recipe=self.recipe, groups=self.g, n=self.n,
-                    k=self.k, max_m=self.m, counts=self.counts)
+        out = dict(layout=self.layout, recipe=self.recipe, groups=self.g, n=self.n,
+                   k=self.k, max_m=self.m, counts=self.counts)
+        if self.config:
+            out["fp8mlir_config"] = self.config
+        return out
 
     def valid_rows(self, d, g):
         return d[g, :self.counts[g]]
