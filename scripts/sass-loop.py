@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The wgmma K loop of an sm_90a kernel in SASS.
 
-    scripts/sass-loop.py KERNEL.ptx [FUNCTION] [--list]
+    scripts/sass-loop.py KERNEL.ptx [FUNCTION] [--list] [--function-counts]
     scripts/sass-loop.py KERNEL.sass [SUBSTRING] [--list]
 
 A `cuobjdump -sass` dump (any file not ending in .ptx; the GPU machine has
@@ -43,6 +43,10 @@ OPCODES = {
     0x423: "FFMA", 0x220: "FMUL", 0x984: "LDS", 0x388: "STS", 0x986: "STG",
     0x947: "BRA", 0x94d: "EXIT", 0x5a7: "SYNCS.TRYWAIT", 0x9a7: "SYNCS.ARRIVE",
     0x918: "NOP",
+    # Matched against a GPU's `cuobjdump -sass` of the same cubin.
+    0x82f: "ELECT", 0x5b4: "UTMALDG", 0x3ba: "UBLKCP", 0x81c: "PLOP3",
+    0x5b2: "SYNCS.EXCH", 0x9b0: "ARRIVES", 0x882: "UMOV", 0x890: "UIADD3",
+    0x805: "CS2R", 0x23e: "F2FP",
 }
 WGMMA, BRANCH = 0x9f3, 0x947
 
@@ -235,6 +239,9 @@ def main(argv=None):
     parser.add_argument("function", nargs="?",
                         help="entry function (.ptx), or a substring of the functions' names")
     parser.add_argument("--list", action="store_true", help="print the loop's opcodes in order")
+    parser.add_argument("--function-counts", action="store_true",
+                        help="(.ptx) also count the whole function's opcodes, e.g. the "
+                             "producer's ELECT / R2UR lane loops around its TMA copies")
     args = parser.parse_args(argv)
     if not args.ptx.endswith(".ptx"):
         return dump_report(args.ptx, args.function or "", args.list)
@@ -245,6 +252,10 @@ def main(argv=None):
         return 2
     info, instructions = assemble(args.ptx, function)
     print(f"{function}: {info}")
+    if args.function_counts:
+        whole = collections.Counter(name(lo & 0xFFF) for lo, _ in instructions)
+        print(f"function: {len(instructions)} instructions: "
+              + ", ".join(f"{op} {n}" for op, n in whole.most_common()))
     loop = innermost_wgmma_loop(instructions)
     if loop is None:
         print("no loop with wgmma instructions")
