@@ -130,6 +130,16 @@ def test_grouped_partial_tiles(torch, recipe):
     check_result(torch, p, d, "bf16")
 
 
+def launch_cluster_kernel(torch, spec, operands, device):
+    """Launches the 1x2-cluster kernel of `spec` (a #fp8.gemm_config the
+    public call does not take for bf16 results) on named operands."""
+    from fp8mlir import _torch_ops
+    (kernel,) = _torch_ops.kernels_for(spec, device)
+    assert "_c1x2" in kernel.name, kernel.name
+    _torch_ops.launch(kernel, [operands.get(name) for name in kernel.operand_names])
+    torch.cuda.synchronize()
+
+
 @pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
 def test_grouped_cluster_1x2(torch, recipe):
     """A 1x2 cluster (cases.cluster_spec, a #fp8.gemm_config the public
@@ -137,7 +147,7 @@ def test_grouped_cluster_1x2(torch, recipe):
     CTAs take two N tiles of the same rows and multicast halves of the A
     tile; N = 2112 leaves the last pair's second CTA past N; an empty
     group, a one-row group and padding tiles."""
-    from fp8mlir import _grouped_ops, _torch_ops
+    from fp8mlir import _grouped_ops
     p = Problem(torch, recipe, [129, 0, 1, 300], cases.WIDE_N, cases.WIDE_K)
     spec = cases.cluster_spec(recipe)
     assert (spec.groups, spec.n, spec.k) == (p.g, p.n, p.k)
@@ -146,10 +156,7 @@ def test_grouped_cluster_1x2(torch, recipe):
                                          p.k, ())
     operands = {"a": p.a, "b": p.b, "a_scale_inv": sa, "b_scale_inv": sb,
                 "group_index": p.group_index, "d": d}
-    (kernel,) = _torch_ops.kernels_for(spec, d.device)
-    assert "_c1x2" in kernel.name, kernel.name
-    _torch_ops.launch(kernel, [operands.get(name) for name in kernel.operand_names])
-    torch.cuda.synchronize()
+    launch_cluster_kernel(torch, spec, operands, d.device)
     check_result(torch, p, d, "bf16")
 
 
@@ -296,7 +303,7 @@ def test_masked_cluster_1x2(torch, recipe):
     directly): the pair's CTAs take two N tiles of the same group rows and
     multicast halves of the A tile; N = 2112 leaves the last pair's second
     CTA past N; counts 130 and 5 of M = 130, and an empty group."""
-    from fp8mlir import _grouped_ops, _torch_ops
+    from fp8mlir import _grouped_ops
     p = MaskedProblem(torch, recipe, [130, 0, 5], 130, cases.WIDE_N, cases.WIDE_K, seed=4)
     spec = cases.masked_cluster_spec(recipe)
     d = masked_poisoned(torch, p, torch.bfloat16)
@@ -305,10 +312,7 @@ def test_masked_cluster_1x2(torch, recipe):
     operands = {"a": p.a, "b": p.b, "a_scale_inv": sa, "b_scale_inv": sb,
                 "masked_m": p.masked_m, "d": d}
     assert spec.groups == p.g
-    (kernel,) = _torch_ops.kernels_for(spec, d.device)
-    assert "_c1x2" in kernel.name, kernel.name
-    _torch_ops.launch(kernel, [operands.get(name) for name in kernel.operand_names])
-    torch.cuda.synchronize()
+    launch_cluster_kernel(torch, spec, operands, d.device)
     check_masked(torch, p, d, "bf16")
 
 

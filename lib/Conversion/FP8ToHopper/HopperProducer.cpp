@@ -75,6 +75,11 @@ struct ScaleCopySizes {
 };
 } // namespace
 
+/// Whether a tile of `t` may lie past M: only the second CTA of a 2x1
+/// cluster's last pair, with an odd number of tile rows. Its A-scale copy
+/// then copies nothing.
+static bool mayHaveTilePastM(const GemmTiling &t) { return t.clusterM > 1; }
+
 static ScaleCopySizes getScaleCopySizes(KernelBuilder &kb, const GemmProblem &p,
                                         const GemmTiling &t,
                                         const KernelValues &v, Value mOffset,
@@ -84,10 +89,9 @@ static ScaleCopySizes getScaleCopySizes(KernelBuilder &kb, const GemmProblem &p,
   // (kMNMajorScaleAlignment: the layout the quantize kernels write).
   sizes.aRows = kb.mul(kb.ceilDiv(v.m, kMNMajorScaleAlignment),
                        kb.i32(kMNMajorScaleAlignment));
-  // The rows left from the tile's first row. Only a 2x1 cluster has tiles
-  // past M (the second of the last pair of an odd tile count): none left.
+  // The rows left from the tile's first row (none past M).
   Value rowsLeft =
-      t.clusterM > 1
+      mayHaveTilePastM(t)
           ? kb.sub(sizes.aRows, kb.minu(mOffset, sizes.aRows))
           : kb.sub(sizes.aRows, mOffset);
   sizes.aBytes = kb.mul(kb.minu(kb.i32(t.tileM), rowsLeft), kb.i32(4));
@@ -122,7 +126,7 @@ static void emitScaleCopies(KernelBuilder &kb, const GemmProblem &p,
                  v.aScaleInv, kb.add(kb.mul(kBlock, sizes.aRows), mOffset), 4),
              sizes.aBytes);
   };
-  if (t.clusterM > 1)
+  if (mayHaveTilePastM(t))
     kb.ifThen(kb.ult(kb.i32(0), sizes.aBytes), copyAScales);
   else
     copyAScales();
@@ -201,20 +205,18 @@ static void emitTmaProducer(KernelBuilder &kb, const GemmProblem &p,
             kb.bytePtr(aTile, kb.add(kb.i32(t.tileM * t.tileK),
                                      kb.mul(bRowOffset, kb.i32(t.tileK))));
         Value kOffset = kb.mul(kBlock, kb.i32(t.tileK));
-        // m_masked: A [G, M, K], the tile's rows of its group (with a 1x2
-        // cluster this CTA's half of them, multicast).
-        if (p.isMasked() && aRowOffset)
-          kb.tmaLoad(kb.bytePtr(aTile, kb.mul(aRowOffset, kb.i32(t.tileK))),
-                     v.tmaA, {kOffset, kb.add(mOffset, aRowOffset), coord.group},
-                     full, multicastMask);
-        else if (p.isMasked())
-          kb.tmaLoad(aTile, v.tmaA, {kOffset, mOffset, coord.group}, full);
-        else if (aRowOffset)
-          kb.tmaLoad2d(kb.bytePtr(aTile, kb.mul(aRowOffset, kb.i32(t.tileK))),
-                       v.tmaA, kOffset, kb.add(mOffset, aRowOffset), full,
-                       multicastMask);
-        else
-          kb.tmaLoad2d(aTile, v.tmaA, kOffset, mOffset, full);
+        // The tile's A rows (with a 1x2 cluster this CTA's share of them,
+        // multicast); m_masked: A [G, M, K], the rows of the tile's group.
+        Value aDst = aTile, aRow = mOffset;
+        if (aRowOffset) {
+          aDst = kb.bytePtr(aTile, kb.mul(aRowOffset, kb.i32(t.tileK)));
+          aRow = kb.add(mOffset, aRowOffset);
+        }
+        SmallVector<Value, 3> aCoords = {kOffset, aRow};
+        if (p.isMasked())
+          aCoords.push_back(coord.group);
+        kb.tmaLoad(aDst, v.tmaA, aCoords, full,
+                   aRowOffset ? multicastMask : Value());
         kb.tmaLoad2d(bTile, v.tmaB, kOffset, bRow, full,
                      t.clusterM > 1 ? multicastMask : Value());
         if (t.stageScaleBytes)
