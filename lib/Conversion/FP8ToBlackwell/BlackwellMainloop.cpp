@@ -97,7 +97,9 @@ void blackwell::emitProducer(KernelBuilder &kb, const BlackwellGemm &g,
                              const GemmTiling &t, const KernelValues &v) {
   const GemmProblem &p = g.problem;
   bool pair = isCtaPair(t);
-  kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] {
+  // One elect.sync lane of the producer warp (not `tid == 0`): ptxas then
+  // keeps the loop's TMA operands in uniform registers.
+  kb.ifThen(kb.electOneLane(), [&] {
     int64_t kBlocks = p.numKBlocks(t.tileK);
     ValueRange last = forEachTile(
         kb, p, t, v, {kb.i32(0)},

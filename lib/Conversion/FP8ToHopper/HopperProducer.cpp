@@ -260,5 +260,10 @@ void hopper::emitProducer(KernelBuilder &kb, const GemmProblem &p,
                           const GemmTiling &t, const KernelValues &v) {
   NVVM::SetMaxRegisterOp::create(kb.builder(), getRegisterBudgets(p, t).first,
                                  NVVM::SetMaxRegisterAction::decrease);
-  kb.ifThen(kb.eq(v.tid, kb.i32(0)), [&] { emitTmaProducer(kb, p, t, v); });
+  // One thread of the first warp, chosen by elect.sync: ptxas then knows a
+  // single thread runs the loop and keeps its values in uniform registers
+  // (with `tid == 0` each TMA copy sat in a loop over the active lanes).
+  kb.ifThen(kb.ult(v.tid, kb.i32(kWarpThreads)), [&] {
+    kb.ifThen(kb.electOneLane(), [&] { emitTmaProducer(kb, p, t, v); });
+  });
 }

@@ -51,7 +51,10 @@
 // CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.global.shared.cta
 // CHECK: nvvm.cp.async.bulk.commit.group
 // CHECK: } else {
-// Producer: one thread, two K-major TMA loads per stage.
+// Producer: one elect.sync-chosen thread of warp 0, two K-major TMA loads
+// per stage.
+// CHECK: %[[ELECTED:.*]] = nvvm.elect.sync -> i1
+// CHECK-NEXT: scf.if %[[ELECTED]] {
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c49152_i32
 // CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // MMA warp: one elected thread issues 4 MMAs (instruction descriptor

@@ -25,8 +25,13 @@
 // CHECK: nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
 // CHECK: nvvm.prefetch tensormap
 // CHECK: gpu.barrier
-// Producer warpgroup: gives registers away, one thread issues TMA.
+// Producer warpgroup: gives registers away; one thread of its first warp,
+// chosen by elect.sync, issues TMA.
 // CHECK: nvvm.setmaxregister decrease 40
+// CHECK: %[[WARP0:.*]] = arith.cmpi ult, %{{.*}}, %c32_i32 : i32
+// CHECK-NEXT: scf.if %[[WARP0]] {
+// CHECK-NEXT: %[[ELECTED:.*]] = nvvm.elect.sync -> i1
+// CHECK-NEXT: scf.if %[[ELECTED]] {
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[
