@@ -66,6 +66,16 @@ func.func @k_grouped_cluster(%a: tensor<256x?xf8E4M3FN>, %b: tensor<512x?xf8E4M3
 
 // -----
 
+// The CTAs of a 2x1 cluster would hold two tile rows of one B tile: no
+// grouped layout takes it (a masked group's pair of tile rows included).
+func.func @masked_cluster(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<2x?x4xf32>, %sb: tensor<2x2x4xf32>, %m: tensor<2xi32>) -> tensor<2x?x256xbf16> {
+  // expected-error @+1 {{the grouped GEMM kernels take tile M dividing 128 (the groups' row alignment), no 2x1 cluster and no stream-K; got tile M 128, cluster 2x1}}
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %m {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 2x1>} : (tensor<2x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<2x?x4xf32>, tensor<2x2x4xf32>, tensor<2xi32>) -> tensor<2x?x256xbf16>
+  return %d : tensor<2x?x256xbf16>
+}
+
+// -----
+
 func.func @fp8_result_rowwise(%a: tensor<2x?x512xf8E4M3FN>, %b: tensor<2x256x512xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<2xf32>, %m: tensor<2xi32>) -> (tensor<2x?x256xf8E4M3FN>, tensor<2x?x1xf32>) {
   // expected-error @+1 {{got #fp8.current<> at row, whose scales reduce over more than one tile}}
   %d, %s = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %m {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, result_recipe = #fp8.current<>, result_granularity = #fp8.granularity<row>} : (tensor<2x?x512xf8E4M3FN>, tensor<2x256x512xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<2xi32>) -> (tensor<2x?x256xf8E4M3FN>, tensor<2x?x1xf32>)
