@@ -48,7 +48,8 @@ import torch  # noqa: E402
 from fp8mlir.testing import gemm_inputs as gi  # noqa: E402
 from fp8mlir.testing.gemm_spec import accumulation_mode, load_specs, parse_shapes  # noqa: E402
 from gemm_peers import DEEPGEMM, Unavailable, deepgemm_version, peer_impl  # noqa: E402,F401
-from gemm_timing import machine_rooflines, queued_ms, roofline, time_sustained  # noqa: E402
+from gemm_timing import (machine_rooflines, queued_ms, roofline,  # noqa: E402
+                         same_bytes_copy_roofline, time_sustained)
 from report_util import PROGRAMMATIC_LAUNCH_NOTE  # noqa: E402
 from gemm_verify import reference_of_rows, verification_failures  # noqa: E402
 from make_kernels import WGRAD_SHAPES  # noqa: E402
@@ -450,6 +451,7 @@ def bench_case(m, n, k, recipe, chosen, kernels, args, seed, l2, timing, device=
     cross_check(calls, outs)
     del outs
     time_rounds(calls, case, args)
+    same_bytes_copy_roofline(result["roofline"], case, args.rep)
     if args.sustained > 0:
         time_sustained(calls, case, args.sustained, args.sustained_rest,
                        timing["sampler"], timing["index"])
@@ -586,7 +588,10 @@ def roofline_line(report):
             f"each once) / the bandwidth of a device-to-device copy in this run "
             f"({m['copy_bytes_per_s'] / 1e12:.2f} TB/s, read + written); bound = HBM or FP8; "
             f"{PROJECT} / roofline = the faster {PROJECT} kernel's TFLOP/s over the roofline's "
-            f"(for an HBM-bound shape: its bandwidth over the copy's)")
+            f"(for an HBM-bound shape: its bandwidth over the copy's); {PROJECT} / copy "
+            f"(HBM-bound shapes) = a copy of the shape's bytes, timed as the kernels "
+            f"(kernel-only, rotating buffers; torch's copy kernel, launched without "
+            f"programmatic serialization), over the faster {PROJECT} kernel's time")
 
 
 def recipe_table(report, recipe, mode):
@@ -602,7 +607,7 @@ def recipe_table(report, recipe, mode):
                  [ratio_key(i, p) for i in project_impl_names() for p in PEERS[recipe]])
     header = ["shape", *impls, *keys]
     if not sustained:
-        header += ["bound", f"{PROJECT} / roofline"]
+        header += ["bound", f"{PROJECT} / roofline", f"{PROJECT} / copy"]
     title = (f"## {recipe}, sustained (TFLOP/s @ mean SM MHz, {report['settings']['sustained_s']}"
              f" s of back-to-back calls each)" if sustained
              else f"## {recipe}, kernel-only (TFLOP/s)")
@@ -617,7 +622,8 @@ def recipe_table(report, recipe, mode):
             roof = r.get("roofline") or {}
             best = max((get(r, i) or 0 for i in project_impl_names()), default=0)
             frac = best / roof["roofline_tflops"] if roof.get("roofline_tflops") else None
-            cells += [roof.get("bound", "n/a"), fmt(frac, ".2f")]
+            of_copy = best / roof["copy_tflops"] if best and roof.get("copy_tflops") else None
+            cells += [roof.get("bound", "n/a"), fmt(frac, ".2f"), fmt(of_copy, ".2f")]
         lines.append("| " + " | ".join(cells) + " |")
     s = report["geomean"][recipe]
     cells = [f"geomean (M >= {GEOMEAN_MIN_M}, {s['shapes']} shapes)"]

@@ -16,7 +16,9 @@ the fastest peer of the same accumulation:
 
 Each shape is also placed against its roofline (bench_gemm.py's: the FP8
 peak or a device copy's bandwidth measured in the same run); an HBM-bound
-shape's fraction is the project kernel's bytes per second over the copy's.
+shape's fraction is the project kernel's bytes per second over the copy's,
+and its second fraction the time of a copy of its own bytes (timed like
+the kernels) over the kernel's.
 Writes gemm-grid-<gpu>-<date>.{json,md} to --out (the json holds
 bench_gemm.py's whole report beside the grid).
 
@@ -88,7 +90,9 @@ def grid_rows(bench_report):
                    "ratio": ours / timed[best] if ours and best else None,
                    "bound": roof.get("bound"),
                    "of_roofline": (ours / roof["roofline_tflops"]
-                                   if ours and roof.get("roofline_tflops") else None)}
+                                   if ours and roof.get("roofline_tflops") else None),
+                   "of_copy": (ours / roof["copy_tflops"]
+                               if ours and roof.get("copy_tflops") else None)}
             rows.append(row)
     return rows
 
@@ -130,7 +134,9 @@ def markdown(report):
              f"scales, bf16 D once) / a device copy's bandwidth in this run "
              f"({machine.get('copy_bytes_per_s', 0) / 1e12:.2f} TB/s); for an HBM-bound "
              "shape the fraction is the kernel's bandwidth over the copy's. Bold: an "
-             "HBM-bound shape below 0.90.", ""]
+             "HBM-bound shape below 0.90. Its second table (runs that have it): a copy of "
+             "the shape's own bytes, timed as the kernels (kernel-only, rotating buffers; "
+             "torch's copy kernel, no programmatic launch), over the kernel's time.", ""]
     verification = report.get("verification") or {}
     if verification:
         lines += [f"- verification: {verification['checked']} outputs against the f64 "
@@ -153,6 +159,11 @@ def markdown(report):
                           "bandwidth", ""]
                 lines += matrix(hbm, "of_roofline",
                                 lambda r: r["of_roofline"] and r["of_roofline"] < 0.9) + [""]
+                if any(r.get("of_copy") for r in hbm):
+                    lines += [f"{recipe} {label}, HBM-bound shapes: a copy of the shape's "
+                              "bytes (kernel-only, as the kernels) / the kernel's time", ""]
+                    lines += matrix(hbm, "of_copy",
+                                    lambda r: r.get("of_copy") and r["of_copy"] < 0.9) + [""]
     return "\n".join(lines) + "\n"
 
 

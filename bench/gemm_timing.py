@@ -10,7 +10,11 @@ FP8 peak at the GPU's maximum SM clock, and the bytes it must move (A, B and
 their scales read once, D written once) at the bandwidth of a device-to-
 device copy measured in the same run. A shape whose byte time is larger is
 memory-bound ("HBM"), and its fraction of the roofline is its achieved
-bandwidth over the copy's.
+bandwidth over the copy's. A memory-bound shape is also placed against a
+copy of its own byte count timed like the GEMM (same_bytes_copy_ms): a
+small weight's time holds the launch's ramp and the memory latency that a
+1 GiB copy amortizes, and that copy shows how much of them a kernel of
+that size can hide.
 """
 
 import subprocess
@@ -59,6 +63,36 @@ def gemm_bytes(case):
     s = case.sets[0]
     scales = s.a_scale_inv.numel() + s.b_scale_inv.numel()
     return case.m * case.k + case.n * case.k + 4 * scales + 2 * case.m * case.n
+
+
+def same_bytes_copy_ms(nbytes, count, rep_ms):
+    """Kernel-only time (ms) of a device-to-device copy moving `nbytes`
+    (half read, half written), timed as queued_ms times a GEMM: `count`
+    sources and destinations rotating, so every copy reads from memory."""
+    half = max(nbytes // 2, 1)
+    sources = [torch.empty(half, dtype=torch.uint8, device="cuda").random_()
+               for _ in range(count)]
+    targets = [torch.empty_like(t) for t in sources]
+    try:
+        return queued_ms(lambda i: targets[i].copy_(sources[i]), count, rep_ms)
+    finally:
+        sources.clear()
+        targets.clear()
+        torch.cuda.empty_cache()
+
+
+def same_bytes_copy_roofline(roof, case, rep_ms):
+    """Adds to an HBM-bound roofline `roof` the time and the TFLOP/s of the
+    case's FLOPs at the time of a copy of its bytes (same_bytes_copy_ms)."""
+    if roof.get("bound") != "HBM":
+        return
+    try:
+        ms = same_bytes_copy_ms(roof["bytes"], case.count, rep_ms)
+    except (RuntimeError, torch.cuda.OutOfMemoryError) as e:
+        roof["copy_error"] = f"{type(e).__name__}: {e}"
+        return
+    roof["copy_us"] = ms * 1e3
+    roof["copy_tflops"] = case.flop / (ms * 1e-3) / 1e12
 
 
 def roofline(case, machine):
