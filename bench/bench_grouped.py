@@ -99,7 +99,8 @@ def case_factories(args, copies_for):
         for groups, m, n, mean in cases.BENCH_K_GROUPED:
             ks = [128 * -(-r // 128) for r in cases.bench_contiguous_rows(groups, mean, seed=m + n)]
             out.append((("k_grouped", groups, m, n, None, tuple(ks)),
-                        lambda m=m, n=n, ks=ks: KGroupedCase(m, n, ks, copies_for)))
+                        lambda m=m, n=n, ks=ks: KGroupedCase(m, n, ks, copies_for,
+                                                             args.config.get("k_grouped"))))
     return out
 
 
@@ -254,8 +255,9 @@ def parse_args(argv):
     p.add_argument("--shapes", default=",".join(f"{n}x{k}" for n, k in cases.BENCH_SHAPES),
                    help="N x K per expert, among the default ones")
     p.add_argument("--config", action="append", default=[], metavar="KEY=CONFIG",
-                   help="fp8mlir's m_contiguous kernel of recipe KEY, or (KEY m_masked) its "
-                        "m_masked kernel, with this #fp8.gemm_config instead of the tile "
+                   help="fp8mlir's m_contiguous kernel of recipe KEY, or (KEY m_masked, "
+                        "k_grouped) that layout's kernel, with this #fp8.gemm_config instead "
+                        "of the tile "
                         "heuristic's and its launch variants, e.g. "
                         "'blockwise=<tile = 128x160x128, cluster = 1x2>' (repeatable; the "
                         "kernel cache must hold it)")
@@ -289,10 +291,11 @@ def parse_args(argv):
 
 
 def parse_config(text):
-    """'KEY=<...>' -> (KEY, '<...>'); KEY an m_contiguous recipe or m_masked."""
+    """'KEY=<...>' -> (KEY, '<...>'); KEY an m_contiguous recipe, m_masked or
+    k_grouped."""
     key, sep, config = text.partition("=")
     key, config = key.strip(), config.strip()
-    keys = (*cases.BENCH_RECIPES, "m_masked")
+    keys = (*cases.BENCH_RECIPES, "m_masked", "k_grouped")
     if not sep or key not in keys or not config.startswith("<"):
         raise ValueError(f"--config {text!r}: expected KEY=<...> with KEY one of "
                          f"{', '.join(keys)}")

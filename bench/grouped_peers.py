@@ -82,12 +82,20 @@ def fp8mlir_kgrouped_impl(case):
     fp8mlir.grouped_scaled_mm(A [M, sum K], B [N, sum K], their 1x128
     scales [M | N, sum K / 128] (MN-major storage, taken without a copy),
     k_sizes= the experts' token counts, out_dtype=f32, out=) -> [G, M, N]:
-    one kernel launch per call."""
+    one kernel launch per call. With a case config (bench_grouped.py
+    --config k_grouped=<...>), the same path with that #fp8.gemm_config
+    instead of the tile heuristic's."""
     import fp8mlir
+    from fp8mlir import _grouped_ops
     outs = _outputs(case, (case.g, case.m, case.n), torch.float32)
+    config = getattr(case, "config", None)
 
     def call(i):
         c = case.copies[i]
+        if config:
+            return _grouped_ops._run_k_grouped(c["a_cat"], c["b_cat"], c["sa_mn"], c["sb_mn"],
+                                               c["ks"], "blockwise", "fast", outs[i],
+                                               config=config)
         return fp8mlir.grouped_scaled_mm(c["a_cat"], c["b_cat"], c["sa_mn"], c["sb_mn"],
                                          k_sizes=c["ks"], out_dtype=torch.float32,
                                          out=outs[i])
@@ -99,7 +107,7 @@ def fp8mlir_kgrouped_impl(case):
     def timed(i):
         call(i)
         return outs[i]
-    return timed, outs, "grouped_scaled_mm(k_sizes=)"
+    return timed, outs, "grouped_scaled_mm(k_sizes=)" + (f" {config}" if config else "")
 
 
 # --- torch ----------------------------------------------------------------------

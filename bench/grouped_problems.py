@@ -208,8 +208,9 @@ class KGroupedCase(_Copies):
     layout = "k_grouped"
     recipe = "blockwise_1d1d"
 
-    def __init__(self, m, n, ks, copies_for):
+    def __init__(self, m, n, ks, copies_for, config=None):
         self.m, self.n, self.ks, self.g = m, n, list(ks), len(ks)
+        self.config = config
         gen = torch.Generator(device="cuda").manual_seed(sum(ks) + m * 7 + n)
         parts = {"a": [], "b": []}
         for kg in self.ks:
@@ -230,8 +231,11 @@ class KGroupedCase(_Copies):
         self.make_copies(copies_for(self.bytes), **tensors)
 
     def describe(self):
-        return dict(layout=self.layout, recipe=self.recipe, groups=self.g, m=self.m,
-                    n=self.n, ks=self.ks)
+        out = dict(layout=self.layout, recipe=self.recipe, groups=self.g, m=self.m,
+                   n=self.n, ks=self.ks)
+        if self.config:
+            out["fp8mlir_config"] = self.config
+        return out
 
     def reference(self, g):
         c, end = self.copies[0], sum(self.ks[:g + 1])

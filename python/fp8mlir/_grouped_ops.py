@@ -343,7 +343,7 @@ def _k_grouped_scales(recipe, scale_a, scale_b, g, m, n, k):
     return mn_major_scales(sa, m, kb), mn_major_scales(sb, n, kb)
 
 
-def _run_k_grouped(a, b, scale_a, scale_b, ks, recipe, accumulation, out):
+def _run_k_grouped(a, b, scale_a, scale_b, ks, recipe, accumulation, out, config=None):
     _check_cuda({"a": a, "b": b, "scale_a": scale_a, "scale_b": scale_b, "k_sizes": ks,
                  "out": out}, a.device)
     _check_k_grouped(a, b, ks, out.dtype)
@@ -360,7 +360,7 @@ def _run_k_grouped(a, b, scale_a, scale_b, ks, recipe, accumulation, out):
     spec = GroupedScaledMatmul(recipe, groups=int(g), n=int(n), k=None,
                                out_dtype=HIGH_DTYPES[out.dtype], accumulation=accumulation,
                                a_dtype=FP8_DTYPES[a.dtype], b_dtype=FP8_DTYPES[b.dtype],
-                               layout="k_grouped")
+                               layout="k_grouped", config=config)
     sa, sb = _k_grouped_scales(recipe, scale_a, scale_b, g, m, n, k)
     operands = {"a": a.contiguous(), "b": b.contiguous(), "a_scale_inv": sa,
                 "b_scale_inv": sb, "ks": ks.contiguous(), "d": out}
