@@ -827,6 +827,8 @@ def print_result(r):
     best = max((kernel_tflops(r, i) or 0 for i in project_impl_names()), default=0)
     frac = (f" {best / roof['roofline_tflops']:.0%} of roofline"
             if best and roof.get("roofline_tflops") else "")
+    if best and roof.get("copy_tflops"):
+        frac += f", {best / roof['copy_tflops']:.0%} of a copy of its bytes"
     print(f"{shape_text(r):>17} {r['recipe']:<10} {roof['bound']}{frac} "
           f"x{r['input_sets']} sets: "
           + "; ".join(parts) + note, flush=True)
