@@ -7,8 +7,10 @@ input copies larger than the L2, as bench_gemm.py does, rounds in rotated
 order) every kernel of each --kernels folder whose N, K and recipe match and
 whose name contains one of the --filter strings, the folder's dispatching
 kernel as "LABEL:auto[ fast]" (what the runtime launches for that M), and the
-recipe's torch peers. Prints microseconds per call, bytes moved per second
-and the fraction of a device copy's bandwidth; writes decode-ab.json.
+recipe's torch peers. Prints microseconds per call, bytes moved per second,
+the fraction of a 1 GiB device copy's bandwidth and the time of a copy of the
+shape's own bytes (timed the same way) over the call's; writes
+decode-ab.json.
 
     PYTHONPATH=python python3 bench/decode_ab.py --kernels main=DIR_A \\
         --kernels new=DIR_B --shapes 1x4096x4096,16x4096x4096 --out OUT
@@ -30,7 +32,7 @@ import torch  # noqa: E402
 import bench_gemm as bg  # noqa: E402
 from fp8mlir.testing.gemm_spec import accumulation_mode, load_specs, parse_shapes  # noqa: E402
 from gemm_peers import peer_impl  # noqa: E402
-from gemm_timing import copy_bandwidth, gemm_bytes  # noqa: E402
+from gemm_timing import copy_bandwidth, gemm_bytes, same_bytes_copy_ms  # noqa: E402
 
 PEERS = {"tensorwise": ("torch._scaled_mm", "torch._scaled_mm fast_accum"),
          "rowwise": ("torch._scaled_mm",),
@@ -105,12 +107,18 @@ def run_case(m, n, k, recipe, folders, kernel_of, args, copy_bps, l2):
         return {"m": m, "n": n, "k": k, "recipe": recipe, "profiled": list(calls)}
     bg.time_rounds(calls, case, args)
     nbytes = gemm_bytes(case)
+    try:
+        same_ms = same_bytes_copy_ms(nbytes, case.count, args.rep)
+    except RuntimeError as e:  # the host could not queue the copies: leave it out
+        print(f"same-bytes copy: {e}")
+        same_ms = float("nan")
     best_peer = min((calls[p][0]["ms"] for p in PEERS[recipe] if calls[p][0]["ms"]),
                     default=None)
     rows = {}
-    print(f"\n{m}x{n}x{k} {recipe}: {nbytes / 1e6:.1f} MB, copy {copy_bps / 1e12:.2f} TB/s")
+    print(f"\n{m}x{n}x{k} {recipe}: {nbytes / 1e6:.1f} MB, copy {copy_bps / 1e12:.2f} TB/s, "
+          f"a copy of these bytes {same_ms * 1e3:.2f} us")
     print(f"  {'implementation':48s} {'us':>7s} {'TB/s':>6s} {'of copy':>8s} "
-          f"{'best peer/this':>14s}  rel.err")
+          f"{'of same':>8s} {'best peer/this':>14s}  rel.err")
     for name, (entry, _) in calls.items():
         ms = entry["ms"]
         row = {"status": entry["status"], "kernel": entry.get("kernel"),
@@ -120,14 +128,16 @@ def run_case(m, n, k, recipe, folders, kernel_of, args, copy_bps, l2):
             row.update(us=ms * 1e3, round_us=[x * 1e3 for x in entry["round_ms"]],
                        bytes_per_s=nbytes / (ms * 1e-3),
                        of_copy=nbytes / (ms * 1e-3) / copy_bps,
+                       of_same_bytes_copy=same_ms / ms,
                        vs_best_peer=best_peer / ms if best_peer else None)
             print(f"  {name:48s} {row['us']:7.2f} {row['bytes_per_s'] / 1e12:6.2f} "
-                  f"{row['of_copy']:8.2f} {row['vs_best_peer'] or 0:14.2f}  "
-                  f"{entry['rel_err_vs_ref']:.2e}")
+                  f"{row['of_copy']:8.2f} {row['of_same_bytes_copy']:8.2f} "
+                  f"{row['vs_best_peer'] or 0:14.2f}  {entry['rel_err_vs_ref']:.2e}")
         else:
             print(f"  {name:48s} {entry['status']}: {entry['message']}")
         rows[name] = row
-    return {"m": m, "n": n, "k": k, "recipe": recipe, "bytes": nbytes, "impls": rows}
+    return {"m": m, "n": n, "k": k, "recipe": recipe, "bytes": nbytes,
+            "same_bytes_copy_us": same_ms * 1e3, "impls": rows}
 
 
 def main(argv=None):
