@@ -61,6 +61,12 @@ WGRAD_TILE_CONFIGS = {
     "p1": "#fp8.gemm_config<tile = 128x128x128, stages = 5, promotion_parts = 1>",
 }
 WGRAD_ACC_ONLY = ("s4", "direct")
+# Wider 1D x 1D tiles in one promotion part (DeepGEMM's sm_90 cost model
+# takes 128x152 for its K-grouped wgrad): a set of their own (`wgrad_wide`),
+# which kernel_ab.py times with `@"fp8-mlir one part"` against the `wgrad`
+# set's heuristic kernels (bench_gemm.py's "one part" column takes any
+# 128-row one-part tile, so the two sets stay in separate folders).
+WGRAD_WIDE_TILE_NS = (144, 152)
 WGRAD_ACC = {"out": "f32", "accumulate": True}
 
 # The wgrad set's correctness kernels: each configured tile with bf16 and
@@ -326,6 +332,12 @@ def kernel_specs(which):
                   for name, recipe, n, k, extra in WGRAD_CHECK_KERNELS]
     if which == "tile256":
         specs += tile256_specs()
+    if which == "wgrad_wide":
+        specs += [(f"wgrad_1d1d{suffix}_t{tn}p1_n{n}_k{k}", "blockwise_1d1d", n, k,
+                   dict(out, config=f"#fp8.gemm_config<tile = 128x{tn}x128, "
+                                    f"promotion_parts = 1>"))
+                  for tn in WGRAD_WIDE_TILE_NS for _, n, k in WGRAD_SHAPES
+                  for suffix, out in (("", {}), ("_acc", WGRAD_ACC))]
     return specs
 
 
@@ -388,14 +400,15 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--fp8-compile", default="build/bin/fp8-compile")
     parser.add_argument("--set", choices=["check", "bench", "decode", "tile256", "wgrad",
-                                          "wgrad_check", "all"],
+                                          "wgrad_check", "wgrad_wide", "all"],
                         default="all",
                         help="all = check + bench; decode: the DECODE_NK kernels; "
                              "tile256: the 256x128 tile and the default blockwise kernels; "
                              "wgrad: 1D x 1D kernels of WGRAD_SHAPES (bf16 and f32 "
                              "accumulate-into-C, the heuristic's tile and the configured "
                              "ones); wgrad_check: the configured 1D x 1D tiles' "
-                             "correctness kernels")
+                             "correctness kernels; wgrad_wide: 1D x 1D kernels of "
+                             "WGRAD_SHAPES at 128x144 and 128x152 in one promotion part")
     parser.add_argument("--nk", default="",
                         help="comma-separated NxK list: only the set's kernels of these "
                              "(N, K), e.g. 4096x4096,2112x7168")
