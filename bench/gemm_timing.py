@@ -81,18 +81,23 @@ def same_bytes_copy_ms(nbytes, count, rep_ms):
         torch.cuda.empty_cache()
 
 
+def same_bytes_copy(nbytes, count, rep_ms):
+    """{'copy_us': ...} of same_bytes_copy_ms, or {'copy_error': why} when
+    the host could not queue the copies or their buffers did not fit."""
+    try:
+        return {"copy_us": same_bytes_copy_ms(nbytes, count, rep_ms) * 1e3}
+    except (RuntimeError, torch.cuda.OutOfMemoryError) as e:
+        return {"copy_error": f"{type(e).__name__}: {e}"}
+
+
 def same_bytes_copy_roofline(roof, case, rep_ms):
-    """Adds to an HBM-bound roofline `roof` the time and the TFLOP/s of the
-    case's FLOPs at the time of a copy of its bytes (same_bytes_copy_ms)."""
+    """Adds to an HBM-bound roofline `roof` the time (same_bytes_copy) and
+    the TFLOP/s of the case's FLOPs at the time of a copy of its bytes."""
     if roof.get("bound") != "HBM":
         return
-    try:
-        ms = same_bytes_copy_ms(roof["bytes"], case.count, rep_ms)
-    except (RuntimeError, torch.cuda.OutOfMemoryError) as e:
-        roof["copy_error"] = f"{type(e).__name__}: {e}"
-        return
-    roof["copy_us"] = ms * 1e3
-    roof["copy_tflops"] = case.flop / (ms * 1e-3) / 1e12
+    roof.update(same_bytes_copy(roof["bytes"], case.count, rep_ms))
+    if "copy_us" in roof:
+        roof["copy_tflops"] = case.flop / (roof["copy_us"] * 1e-6) / 1e12
 
 
 def roofline(case, machine):

@@ -86,6 +86,16 @@ def same_layout_copy(t):
 class _Copies:
     """count copies of the named input tensors (copy 0 the originals)."""
 
+    config = None  # a #fp8.gemm_config for fp8mlir's kernel instead of the heuristic's
+
+    def described(self, **fields):
+        """The case's description: layout, recipe, group count, `fields`
+        and the configured kernel's #fp8.gemm_config if there is one."""
+        out = dict(layout=self.layout, recipe=self.recipe, groups=self.g, **fields)
+        if self.config:
+            out["fp8mlir_config"] = self.config
+        return out
+
     def make_copies(self, count, **tensors):
         self.count = count
         self.copies = [tensors] + [{name: same_layout_copy(t) for name, t in tensors.items()}
@@ -119,11 +129,7 @@ class ContiguousCase(ContiguousProblem, _Copies):
                          group_index=group_index)
 
     def describe(self):
-        out = dict(layout=self.layout, recipe=self.recipe, groups=self.g, n=self.n,
-                   k=self.k, m=self.m, group_rows=self.rows)
-        if self.config:
-            out["fp8mlir_config"] = self.config
-        return out
+        return self.described(n=self.n, k=self.k, m=self.m, group_rows=self.rows)
 
     def valid_rows(self, d, g):
         s = self.starts[g]
@@ -177,11 +183,7 @@ class MaskedCase(_Copies):
         return self.expected_m_of(self.counts)
 
     def describe(self):
-        out = dict(layout=self.layout, recipe=self.recipe, groups=self.g, n=self.n,
-                   k=self.k, max_m=self.m, counts=self.counts)
-        if self.config:
-            out["fp8mlir_config"] = self.config
-        return out
+        return self.described(n=self.n, k=self.k, max_m=self.m, counts=self.counts)
 
     def valid_rows(self, d, g):
         return d[g, :self.counts[g]]
@@ -231,11 +233,7 @@ class KGroupedCase(_Copies):
         self.make_copies(copies_for(self.bytes), **tensors)
 
     def describe(self):
-        out = dict(layout=self.layout, recipe=self.recipe, groups=self.g, m=self.m,
-                   n=self.n, ks=self.ks)
-        if self.config:
-            out["fp8mlir_config"] = self.config
-        return out
+        return self.described(m=self.m, n=self.n, ks=self.ks)
 
     def reference(self, g):
         c, end = self.copies[0], sum(self.ks[:g + 1])
