@@ -74,6 +74,7 @@ public:
     PromotionPlan plan = getPromotionPlan(p, t);
     partColumns = std::move(plan.parts);
     numPartials = plan.partials;
+    blockPairs = plan.blockPairs;
   }
 
   /// One tile's K loop over blocks [kBegin, kEnd) from consumer iteration
@@ -112,6 +113,10 @@ private:
   }
   void emitWavePromotedBlock(Value stage, ValueRange carried, Value aLow,
                              Value bLow, SmallVector<Value> &next);
+  /// Blocks in pairs (PromotionPlan::blockPairs): `stages` (one or two,
+  /// waited for here) into partial accumulators 0 and 1, promoted in order.
+  void emitPromotedBlocks(ArrayRef<std::pair<Value, Value>> stages,
+                          ValueRange carried, SmallVector<Value> &next);
 
   KernelBuilder &kb;
   ImplicitLocOpBuilder &b;
@@ -136,6 +141,7 @@ private:
   /// 64-row waves per consumer (getNumWaves): each has its promoted sums;
   /// the partial accumulators are shared by the waves.
   int64_t waves;
+  bool blockPairs = false;
 };
 } // namespace
 
@@ -323,6 +329,35 @@ void ConsumerMainloop::emitPromotedBlock(Value stage, ValueRange carried,
   next.append(partials);
 }
 
+/// Both blocks' MMAs are issued before the first is promoted, so its
+/// promotion overlaps the second block's MMAs and only the second's is
+/// exposed, once a pair. A block's scales are read after its stage's wait,
+/// before its MMAs; both groups complete within the trip (C7514).
+void ConsumerMainloop::emitPromotedBlocks(
+    ArrayRef<std::pair<Value, Value>> stages, ValueRange carried,
+    SmallVector<Value> &next) {
+  int64_t columns = partColumns.front();
+  SmallVector<Value> partials(carried.begin() + 2, carried.begin() + 4);
+  SmallVector<StageScales> scales;
+  for (auto [u, stageParity] : llvm::enumerate(stages)) {
+    auto [stage, parity] = stageParity;
+    kb.mbarrierWait(v.ring.fullBarrier(kb, stage), parity);
+    auto [aLow, bLow] = stageDescriptorLows(stage);
+    scales.push_back(loadStageScales(stage));
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    partials[u] = issueMmas(partials[u], aLow, bLow, 0, columns,
+                            /*zeroFirst=*/true);
+  }
+  Value final = carried[1];
+  for (auto [u, stageParity] : llvm::enumerate(stages)) {
+    NVVM::WgmmaWaitGroupSyncOp::create(b, stages.size() - 1 - u);
+    releaseStage(stageParity.first);
+    final = promotePart(final, partials[u], 0, columns, scales[u]);
+  }
+  next.push_back(final);
+  next.append(partials);
+}
+
 /// Several waves per consumer (a 256-row tile), or more column parts than
 /// partial accumulators (a 256-column tile): the K block's MMAs run as
 /// groups (wave, part) in wave order, each promoted into its wave's sums
@@ -397,6 +432,8 @@ void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
 /// 128x192 tile spills 4 bytes with the carried stage: every other kernel
 /// runs one block a trip.
 static int64_t getBlocksPerTrip(const GemmProblem &p, const GemmTiling &t) {
+  if (getPromotionPlan(p, t).blockPairs)
+    return 2;
   bool f32Output = p.outElementType.isF32();
   // The column waves only over an even number of K blocks: with a last
   // block to run alone, the grouped FP8-result kernels spilled 16 bytes.
@@ -415,10 +452,13 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
   Value zero = LLVM::ZeroOp::create(b, accType);
   SmallVector<Value> init = {firstIteration};
   init.append(waves, zero);
+  // The partial accumulators: of the first parts, or both of the whole
+  // width with blocks in pairs.
   if (promote)
-    for (int64_t columns : ArrayRef(partColumns).take_front(numPartials))
-      init.push_back(
-          LLVM::ZeroOp::create(b, getAccumulatorType(b.getContext(), columns)));
+    for (int64_t q = 0; q < numPartials; ++q)
+      init.push_back(LLVM::ZeroOp::create(
+          b, getAccumulatorType(b.getContext(),
+                                partColumns[q % partColumns.size()])));
   if (carryStage) {
     init.push_back(v.ring.stage(kb, firstIteration));
     init.push_back(v.ring.consumerParity(kb, firstIteration));
@@ -430,9 +470,17 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
                              : v.ring.stage(kb, iteration);
     Value parity = carryStage ? loopValues.back()
                               : v.ring.consumerParity(kb, iteration);
+    SmallVector<Value> next = {kb.add(iteration, kb.i32(1))};
+    if (blockPairs) {
+      // The last block of an odd count, alone.
+      emitPromotedBlocks({{stage, parity}}, carried, next);
+      auto [nextStage, nextParity] = v.ring.advance(kb, stage, parity);
+      next.push_back(nextStage);
+      next.push_back(nextParity);
+      return next;
+    }
     auto [aLow, bLow] = stageDescriptorLows(stage);
     kb.mbarrierWait(v.ring.fullBarrier(kb, stage), parity);
-    SmallVector<Value> next = {kb.add(iteration, kb.i32(1))};
     if (promote && isChained())
       emitWavePromotedBlock(stage, carried, aLow, bLow, next);
     else if (promote)
@@ -457,6 +505,18 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
         kBegin, tripsEnd, kb.i32(blocksPerTrip), init,
         [&](Value kBlock, ValueRange loopValues) {
           SmallVector<Value> values(loopValues);
+          if (blockPairs) {
+            Value stage = values[values.size() - 2], parity = values.back();
+            auto second = v.ring.advance(kb, stage, parity);
+            SmallVector<Value> next = {kb.add(values[0], kb.i32(2))};
+            emitPromotedBlocks({{stage, parity}, second},
+                               ValueRange(values).drop_back(2), next);
+            auto [nextStage, nextParity] =
+                v.ring.advance(kb, second.first, second.second);
+            next.push_back(nextStage);
+            next.push_back(nextParity);
+            return next;
+          }
           for (int64_t u = 0; u < blocksPerTrip; ++u)
             values = block(u ? kb.add(kBlock, kb.i32(u)) : kBlock, values);
           return values;

@@ -64,9 +64,34 @@ bool hopper::hasColumnWaves(const GemmProblem &p, const GemmTiling &t) {
   return p.promoteInterval != 0 && getAccumulatorColumns(t) > kMaxPromotedTileN;
 }
 
+/// The widest 64-row tile whose K blocks are promoted in pairs: its sums
+/// and two partial accumulators take 3 x tile N / 2 registers per thread;
+/// with 1x128 B scales (tile N / 4 more a block) 64x128 spilled 352 bytes.
+static constexpr int64_t kMaxBlockPairTileN = 128;
+static constexpr int64_t kMaxBlockPairColumnScaleTileN = 64;
+
+/// Whether a promoted tile's K blocks run in pairs (PromotionPlan): a
+/// 64-row tile (one consumer warpgroup, one wave) is chosen where M is
+/// small and its few CTAs must each stream B at the memory's pace, but
+/// with one block at a time its tensor cores idle while each block's
+/// partial sums are promoted (H200, M = 64 at 4096x14336: 25.8 us promoted
+/// against 19.1 us with fast accumulation; bench/NOTES.md, "Mid-M shapes on
+/// the H200"). Not for grouped GEMMs, whose K loops may be empty or short
+/// per tile, nor an f32 output (the unrolled trips spilled beside it).
+static bool promotesBlockPairs(const GemmProblem &p, const GemmTiling &t) {
+  return p.promoteInterval != 0 && !t.swapAB && !p.isGrouped() &&
+         t.tileM == 64 && getNumWaves(t) == 1 &&
+         t.tileN <= (p.hasBlockwiseColumnScales() ? kMaxBlockPairColumnScaleTileN
+                                                  : kMaxBlockPairTileN) &&
+         t.promotionParts == 0 &&
+         !p.outElementType.isF32();
+}
+
 PromotionPlan hopper::getPromotionPlan(const GemmProblem &p,
                                        const GemmTiling &t) {
   int64_t columns = getAccumulatorColumns(t);
+  if (promotesBlockPairs(p, t))
+    return {{columns}, 2, /*blockPairs=*/true};
   if (hasColumnWaves(p, t))
     return {SmallVector<int64_t>(columns / kColumnWave, kColumnWave), 1};
   SmallVector<int64_t> parts;

@@ -151,3 +151,47 @@ func.func @column_waves(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4096x7168xf8E4M3
   %0, %1 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, result_recipe = #fp8.blockwise<>, result_granularity = #fp8.granularity<tile 1x128>} : (tensor<?x7168xf8E4M3FN>, tensor<4096x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<32x56xf32>) -> (tensor<?x4096xf8E4M3FN>, tensor<?x32xf32>)
   return %0, %1 : tensor<?x4096xf8E4M3FN>, tensor<?x32xf32>
 }
+
+// -----
+
+// A 64-row promoted tile runs its K blocks in pairs: each block's MMAs over
+// the whole 64-column tile into one of two partial accumulators, the second
+// block's stage waited for and its MMAs issued before the first block is
+// drained (wait_group 1), its stage freed and promoted (32 FMAs); then the
+// second (wait_group 0). 9 K blocks: four pairs, then the last block alone.
+// CHECK-LABEL: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n4096_k1104_t64x64x128_s13(
+// CHECK: nvvm.setmaxregister increase
+// CHECK: scf.for {{.*}} step %c2_i32
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-COUNT-32: llvm.intr.fma
+// CHECK-NOT: llvm.intr.fma
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-COUNT-32: llvm.intr.fma
+// CHECK-NOT: llvm.intr.fma
+// CHECK: scf.yield
+// CHECK: scf.for {{.*}} step %c1_i32
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-4: <m = 64, n = 64, k = 32>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-COUNT-32: llvm.intr.fma
+// CHECK-NOT: llvm.intr.fma
+// CHECK: scf.yield
+func.func @block_pairs(%a: tensor<?x1104xf8E4M3FN>, %b: tensor<4096x1104xf8E4M3FN>, %sa: tensor<?x9xf32>, %sb: tensor<32x9xf32>) -> tensor<?x4096xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 64x64x128, stages = 13>} : (tensor<?x1104xf8E4M3FN>, tensor<4096x1104xf8E4M3FN>, tensor<?x9xf32>, tensor<32x9xf32>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
+}

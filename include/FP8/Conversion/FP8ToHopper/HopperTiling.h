@@ -66,10 +66,14 @@ md::KernelMetadata buildKernelMetadata(StringRef name, const ChipInfo &chip,
 /// How a consumer of promoted accumulation splits a K block's MMAs: the
 /// column parts of each 64-row wave, issued and promoted in this order, and
 /// the partial accumulators they take in turn (part q of the chain of
-/// (wave, part) groups uses accumulator q % partials).
+/// (wave, part) groups uses accumulator q % partials). With `blockPairs`
+/// the K loop runs two blocks a trip, each over the whole tile width into
+/// one of two partial accumulators, the second block's MMAs issued before
+/// the first block is promoted.
 struct PromotionPlan {
   SmallVector<int64_t> parts;
   int64_t partials = 1;
+  bool blockPairs = false;
 };
 PromotionPlan getPromotionPlan(const GemmProblem &problem,
                                const GemmTiling &tiling);
