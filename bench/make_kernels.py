@@ -64,8 +64,9 @@ WGRAD_ACC_ONLY = ("s4", "direct")
 # Wider 1D x 1D tiles in one promotion part (DeepGEMM's sm_90 cost model
 # takes 128x152 for its K-grouped wgrad): a set of their own (`wgrad_wide`),
 # which kernel_ab.py times with `@"fp8-mlir one part"` against the `wgrad`
-# set's heuristic kernels (bench_gemm.py's "one part" column takes any
-# 128-row one-part tile, so the two sets stay in separate folders).
+# set's heuristic kernels (bench_gemm.py's "one part" column takes the first
+# 128-row one-part tile by name, so each width is timed from a folder of
+# its own; bench/README.md).
 WGRAD_WIDE_TILE_NS = (144, 152)
 WGRAD_ACC = {"out": "f32", "accumulate": True}
 
