@@ -336,6 +336,7 @@ void ConsumerMainloop::emitPromotedBlock(Value stage, ValueRange carried,
 void ConsumerMainloop::emitPromotedBlocks(
     ArrayRef<std::pair<Value, Value>> stages, ValueRange carried,
     SmallVector<Value> &next) {
+  assert(waves == 1 && numPartials == 2 && "one wave, two partials");
   int64_t columns = partColumns.front();
   SmallVector<Value> partials(carried.begin() + 2, carried.begin() + 4);
   SmallVector<StageScales> scales;
@@ -463,24 +464,36 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
     init.push_back(v.ring.stage(kb, firstIteration));
     init.push_back(v.ring.consumerParity(kb, firstIteration));
   }
+  // Blocks in pairs: `count` blocks (two a trip, or an odd last block
+  // alone) from the carried stage on.
+  auto promotedBlocks = [&](ValueRange loopValues, int64_t count) {
+    ValueRange carried = loopValues.drop_back(2);
+    SmallVector<std::pair<Value, Value>> stages = {
+        {loopValues[loopValues.size() - 2], loopValues.back()}};
+    auto advance = [&] {
+      return v.ring.advance(kb, stages.back().first, stages.back().second);
+    };
+    while (static_cast<int64_t>(stages.size()) < count)
+      stages.push_back(advance());
+    SmallVector<Value> next = {kb.add(carried[0], kb.i32(count))};
+    emitPromotedBlocks(stages, carried, next);
+    auto [nextStage, nextParity] = advance();
+    next.push_back(nextStage);
+    next.push_back(nextParity);
+    return next;
+  };
   auto block = [&](Value kBlock, ValueRange loopValues) {
+    if (blockPairs)
+      return promotedBlocks(loopValues, 1);
     ValueRange carried = loopValues.drop_back(carryStage ? 2 : 0);
     Value iteration = carried[0];
     Value stage = carryStage ? loopValues[loopValues.size() - 2]
                              : v.ring.stage(kb, iteration);
     Value parity = carryStage ? loopValues.back()
                               : v.ring.consumerParity(kb, iteration);
-    SmallVector<Value> next = {kb.add(iteration, kb.i32(1))};
-    if (blockPairs) {
-      // The last block of an odd count, alone.
-      emitPromotedBlocks({{stage, parity}}, carried, next);
-      auto [nextStage, nextParity] = v.ring.advance(kb, stage, parity);
-      next.push_back(nextStage);
-      next.push_back(nextParity);
-      return next;
-    }
     auto [aLow, bLow] = stageDescriptorLows(stage);
     kb.mbarrierWait(v.ring.fullBarrier(kb, stage), parity);
+    SmallVector<Value> next = {kb.add(iteration, kb.i32(1))};
     if (promote && isChained())
       emitWavePromotedBlock(stage, carried, aLow, bLow, next);
     else if (promote)
@@ -504,19 +517,9 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
     ValueRange afterTrips = kb.forLoop(
         kBegin, tripsEnd, kb.i32(blocksPerTrip), init,
         [&](Value kBlock, ValueRange loopValues) {
+          if (blockPairs)
+            return promotedBlocks(loopValues, blocksPerTrip);
           SmallVector<Value> values(loopValues);
-          if (blockPairs) {
-            Value stage = values[values.size() - 2], parity = values.back();
-            auto second = v.ring.advance(kb, stage, parity);
-            SmallVector<Value> next = {kb.add(values[0], kb.i32(2))};
-            emitPromotedBlocks({{stage, parity}, second},
-                               ValueRange(values).drop_back(2), next);
-            auto [nextStage, nextParity] =
-                v.ring.advance(kb, second.first, second.second);
-            next.push_back(nextStage);
-            next.push_back(nextParity);
-            return next;
-          }
           for (int64_t u = 0; u < blocksPerTrip; ++u)
             values = block(u ? kb.add(kBlock, kb.i32(u)) : kBlock, values);
           return values;
