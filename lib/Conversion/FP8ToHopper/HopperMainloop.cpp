@@ -430,8 +430,9 @@ void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
 /// "Mainloop"), 1-4% for the 128x256 tile ("The 128x256 tile in column
 /// waves"). 4 a trip measured the same and spilled beside the tensorwise
 /// and rowwise epilogues, 2 spilled 8-20 bytes with an f32 output, and the
-/// 128x192 tile spills 4 bytes with the carried stage: every other kernel
-/// runs one block a trip.
+/// 128x192 tile spills 4 bytes with the carried stage. The 64-row promoted
+/// tiles run their blocks in pairs (PromotionPlan::blockPairs); every other
+/// kernel runs one block a trip.
 static int64_t getBlocksPerTrip(const GemmProblem &p, const GemmTiling &t) {
   if (getPromotionPlan(p, t).blockPairs)
     return 2;
