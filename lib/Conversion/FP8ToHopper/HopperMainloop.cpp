@@ -434,8 +434,6 @@ void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
 /// tiles run their blocks in pairs (PromotionPlan::blockPairs); every other
 /// kernel runs one block a trip.
 static int64_t getBlocksPerTrip(const GemmProblem &p, const GemmTiling &t) {
-  if (getPromotionPlan(p, t).blockPairs)
-    return 2;
   bool f32Output = p.outElementType.isF32();
   // The column waves only over an even number of K blocks: with a last
   // block to run alone, the grouped FP8-result kernels spilled 16 bytes.
@@ -448,7 +446,7 @@ static int64_t getBlocksPerTrip(const GemmProblem &p, const GemmTiling &t) {
 std::pair<SmallVector<Value>, Value>
 ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
   bool promote = p.promoteInterval != 0;
-  int64_t blocksPerTrip = getBlocksPerTrip(p, t);
+  int64_t blocksPerTrip = blockPairs ? 2 : getBlocksPerTrip(p, t);
   // Unrolled, the loop also carries the stage and its parity (last).
   bool carryStage = blocksPerTrip > 1;
   Value zero = LLVM::ZeroOp::create(b, accType);

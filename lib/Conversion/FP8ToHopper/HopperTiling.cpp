@@ -71,7 +71,7 @@ static constexpr int64_t kMaxBlockPairTileN = 128;
 static constexpr int64_t kMaxBlockPairColumnScaleTileN = 64;
 
 /// Whether a promoted tile's K blocks run in pairs (PromotionPlan): a
-/// 64-row tile (one consumer warpgroup, one wave) is chosen where M is
+/// 64-row tile (one consumer warpgroup of one wave) is chosen where M is
 /// small and its few CTAs must each stream B at the memory's pace, but
 /// with one block at a time its tensor cores idle while each block's
 /// partial sums are promoted (H200, M = 64 at 4096x14336: 25.8 us promoted
@@ -80,7 +80,7 @@ static constexpr int64_t kMaxBlockPairColumnScaleTileN = 64;
 /// per tile, nor an f32 output (the unrolled trips spilled beside it).
 static bool promotesBlockPairs(const GemmProblem &p, const GemmTiling &t) {
   return p.promoteInterval != 0 && !t.swapAB && !p.isGrouped() &&
-         t.tileM == 64 && getNumWaves(t) == 1 &&
+         t.tileM == 64 &&
          t.tileN <= (p.hasBlockwiseColumnScales() ? kMaxBlockPairColumnScaleTileN
                                                   : kMaxBlockPairTileN) &&
          t.promotionParts == 0 &&
