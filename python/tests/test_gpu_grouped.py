@@ -277,7 +277,7 @@ def masked_poisoned(torch, p, dtype):
 @pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
 def test_masked_matches_reference(torch, recipe, m, counts):
     import fp8mlir
-    p = MaskedProblem(torch, recipe, counts, m, cases.TEST_N, cases.TEST_K)
+    p = MaskedProblem(torch, recipe, counts, m, cases.TEST_N, cases.MASKED_K)
     d = masked_poisoned(torch, p, torch.bfloat16)
     fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m, out=d)
     torch.cuda.synchronize()
@@ -318,7 +318,7 @@ def test_masked_cluster_1x2(torch, recipe):
 
 def test_masked_f32_output(torch):
     import fp8mlir
-    p = MaskedProblem(torch, "rowwise", [5, 0, 77, 128], 128, cases.TEST_N, cases.TEST_K,
+    p = MaskedProblem(torch, "rowwise", [5, 0, 77, 128], 128, cases.TEST_N, cases.MASKED_K,
                       seed=2)
     d = masked_poisoned(torch, p, torch.float32)
     fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m, out=d)
@@ -330,7 +330,7 @@ def check_replayed_graph(torch, seed, **hint):
     """One captured launch (into a NaN-poisoned D), replayed after the
     counts changed on the device: the launch does not depend on them."""
     import fp8mlir
-    p = MaskedProblem(torch, "blockwise", [3, 0, 100, 128], 128, cases.TEST_N, cases.TEST_K,
+    p = MaskedProblem(torch, "blockwise", [3, 0, 100, 128], 128, cases.TEST_N, cases.MASKED_K,
                       seed=seed)
     d = masked_poisoned(torch, p, torch.bfloat16)
     call = lambda: fp8mlir.grouped_scaled_mm(  # noqa: E731
@@ -358,7 +358,7 @@ def test_masked_in_a_cuda_graph(torch):
 
 def test_masked_rejects_bad_arguments(torch):
     import fp8mlir
-    p = MaskedProblem(torch, "rowwise", [1, 2], 64, cases.TEST_N, cases.TEST_K)
+    p = MaskedProblem(torch, "rowwise", [1, 2], 64, cases.TEST_N, cases.MASKED_K)
     with pytest.raises(ValueError, match="layout 'm_masked' takes masked_m="):
         fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b,
                                   group_index=p.masked_m, layout="m_masked")
@@ -405,7 +405,7 @@ def launch_masked(torch, kernel, p, recipe, d):
 @pytest.mark.parametrize("recipe", cases.GROUPED_RECIPES)
 def test_masked_launch_variants_match_reference(torch, recipe, wide):
     groups = cases.WIDE_MASKED_GROUPS if wide else cases.MASKED_GROUPS
-    n, k = (cases.WIDE_N, cases.WIDE_K) if wide else (cases.TEST_N, cases.TEST_K)
+    n, k = (cases.WIDE_N, cases.WIDE_K) if wide else (cases.TEST_N, cases.MASKED_K)
     kernels = masked_kernels(torch, cases.test_spec(recipe, groups, n, k, layout="m_masked"))
     tiles = {tuple(kern.meta["gemm"]["tile"][:2]) for kern in kernels}
     assert {(64, 128), (64, 64)} <= tiles and len(tiles) == len(kernels), tiles
@@ -437,10 +437,11 @@ def test_masked_expected_m_matches_reference(torch, recipe):
     from fp8mlir import _grouped_ops, _torch_ops
     device = torch.device("cuda", torch.cuda.current_device())
     (kernel,) = _torch_ops.kernels_for(
-        cases.test_spec(recipe, cases.MASKED_GROUPS, layout="m_masked"), device)
+        cases.test_spec(recipe, cases.MASKED_GROUPS, k=cases.MASKED_K, layout="m_masked"),
+        device)
     picked = _grouped_ops._kernel_for_expected_m(kernel, 1, device)
     assert picked.meta["gemm"]["tile"][0] == 64, picked.name
-    p = MaskedProblem(torch, recipe, [1, 0, 37, 190], 190, cases.TEST_N, cases.TEST_K, seed=5)
+    p = MaskedProblem(torch, recipe, [1, 0, 37, 190], 190, cases.TEST_N, cases.MASKED_K, seed=5)
     for hint in (1, 16, 190):
         d = masked_poisoned(torch, p, torch.bfloat16)
         fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m,
@@ -454,8 +455,8 @@ def test_masked_expected_m_matches_reference(torch, recipe):
             if count:
                 assert relative_error(d[g, :count], p.reference(g)) <= TOLERANCE["bf16"]
     if recipe == "rowwise":
-        spec = cases.test_spec("rowwise", cases.MASKED_GROUPS, out_dtype="f32",
-                               layout="m_masked")
+        spec = cases.test_spec("rowwise", cases.MASKED_GROUPS, k=cases.MASKED_K,
+                               out_dtype="f32", layout="m_masked")
         assert len(masked_kernels(torch, spec)) > 1
         d = masked_poisoned(torch, p, torch.float32)
         fp8mlir.grouped_scaled_mm(p.a, p.b, p.scale_a, p.scale_b, masked_m=p.masked_m,
@@ -471,7 +472,7 @@ def test_masked_expected_m_in_a_cuda_graph(torch):
 
 def test_masked_rejects_bad_expected_m(torch):
     import fp8mlir
-    p = MaskedProblem(torch, "rowwise", [1, 2], 64, cases.TEST_N, cases.TEST_K)
+    p = MaskedProblem(torch, "rowwise", [1, 2], 64, cases.TEST_N, cases.MASKED_K)
     args = (p.a, p.b, p.scale_a, p.scale_b)
     for bad in (0, -1, True, 2.0, "8"):
         with pytest.raises(ValueError, match="expected_m: expected a positive int"):

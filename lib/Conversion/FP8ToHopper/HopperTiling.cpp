@@ -72,19 +72,18 @@ static constexpr int64_t kMaxBlockPairColumnScaleTileN = 64;
 
 /// Whether a promoted tile's K blocks run in pairs (PromotionPlan): a
 /// 64-row tile (one consumer warpgroup of one wave) is chosen where M is
-/// small and its few CTAs must each stream B at the memory's pace, but
-/// with one block at a time its tensor cores idle while each block's
-/// partial sums are promoted (H200, M = 64 at 4096x14336: 25.8 us promoted
-/// against 19.1 us with fast accumulation; bench/NOTES.md, "Mid-M shapes on
-/// the H200"). Not for grouped GEMMs, whose K loops may be empty or short
-/// per tile, nor an f32 output (the unrolled trips spilled beside it).
+/// small and its few CTAs must each stream B at the memory's pace, but one
+/// block at a time idles its tensor cores while each block is promoted
+/// (H200, M = 64 at 4096x14336: 25.8 us promoted against 19.1 us with fast
+/// accumulation; bench/NOTES.md, "Mid-M shapes on the H200"); a grouped
+/// GEMM's empty K loop runs no trip. Not for an f32 output (the unrolled
+/// trips spilled beside it).
 static bool promotesBlockPairs(const GemmProblem &p, const GemmTiling &t) {
-  return p.promoteInterval != 0 && !t.swapAB && !p.isGrouped() &&
-         t.tileM == 64 &&
-         t.tileN <= (p.hasBlockwiseColumnScales() ? kMaxBlockPairColumnScaleTileN
-                                                  : kMaxBlockPairTileN) &&
-         t.promotionParts == 0 &&
-         !p.outElementType.isF32();
+  return p.promoteInterval != 0 && !t.swapAB && t.tileM == 64 &&
+         t.tileN <= (p.hasBlockwiseColumnScales()
+                         ? kMaxBlockPairColumnScaleTileN
+                         : kMaxBlockPairTileN) &&
+         t.promotionParts == 0 && !p.outElementType.isF32();
 }
 
 PromotionPlan hopper::getPromotionPlan(const GemmProblem &p,

@@ -20,18 +20,22 @@ def test_spec(recipe, groups, n=TEST_N, k=TEST_K, out_dtype="bf16", layout="m_co
                                layout=layout)
 
 
-# The m_masked test's GEMMs: 4 groups of [M, 512] x [256, 512] per recipe
-# (M is a run-time extent: one kernel serves every M), 2 groups of
-# DeepSeek-V3-like partial tiles, and an f32 output.
+# The m_masked test's GEMMs: 4 groups of [M, 640] x [256, 640] per recipe
+# (M is a run-time extent: one kernel serves every M; 5 K blocks: the
+# promoted 64-row variants run two pairs of blocks and the last one alone),
+# 2 groups of DeepSeek-V3-like partial tiles, and an f32 output.
 MASKED_GROUPS, WIDE_MASKED_GROUPS = 4, 2
+MASKED_K = 640
 MASKED_CLUSTER_GROUPS = 3  # the masked 1x2 cluster test's (one empty)
 
 
 def masked_specs():
-    specs = [test_spec(r, MASKED_GROUPS, layout="m_masked") for r in GROUPED_RECIPES]
+    specs = [test_spec(r, MASKED_GROUPS, k=MASKED_K, layout="m_masked")
+             for r in GROUPED_RECIPES]
     specs += [test_spec(r, WIDE_MASKED_GROUPS, WIDE_N, WIDE_K, layout="m_masked")
               for r in GROUPED_RECIPES]
-    specs.append(test_spec("rowwise", MASKED_GROUPS, out_dtype="f32", layout="m_masked"))
+    specs.append(test_spec("rowwise", MASKED_GROUPS, k=MASKED_K, out_dtype="f32",
+                           layout="m_masked"))
     return specs
 
 

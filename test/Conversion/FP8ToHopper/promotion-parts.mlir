@@ -195,3 +195,25 @@ func.func @block_pairs(%a: tensor<?x1104xf8E4M3FN>, %b: tensor<4096x1104xf8E4M3F
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 64x64x128, stages = 13>} : (tensor<?x1104xf8E4M3FN>, tensor<4096x1104xf8E4M3FN>, tensor<?x9xf32>, tensor<32x9xf32>) -> tensor<?x4096xbf16>
   return %0 : tensor<?x4096xbf16>
 }
+
+// -----
+
+// A grouped GEMM's 64-row tile runs its K blocks in pairs too (m_masked
+// blockwise, 5 K blocks: two pairs, then the last block alone); a tile
+// outside every group has an empty K loop and runs no trip.
+// CHECK-LABEL: gpu.func @fp8_grouped_masked_gemm_blockwise_e4m3_e4m3_bf16_n256_k640_t64x64x128_s13_g2(
+// CHECK: scf.for {{.*}} step %c2_i32
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.yield
+// CHECK: scf.for {{.*}} step %c1_i32
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.yield
+func.func @grouped_block_pairs(%a: tensor<2x?x640xf8E4M3FN>, %b: tensor<2x256x640xf8E4M3FN>, %sa: tensor<2x?x5xf32>, %sb: tensor<2x2x5xf32>, %c: tensor<2xi32>) -> tensor<2x?x256xbf16> {
+  %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 64x64x128, stages = 13>} : (tensor<2x?x640xf8E4M3FN>, tensor<2x256x640xf8E4M3FN>, tensor<2x?x5xf32>, tensor<2x2x5xf32>, tensor<2xi32>) -> tensor<2x?x256xbf16>
+  return %d : tensor<2x?x256xbf16>
+}
