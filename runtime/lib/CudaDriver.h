@@ -70,10 +70,14 @@ namespace fp8rt {
 
 // Entry points fp8rt uses when the driver has them (nullptr otherwise):
 // cuTensorMapReplaceAddress (CUDA 12.3) patches the address of an encoded
-// tensor map, which is cheaper than encoding it again.
+// tensor map, which is cheaper than encoding it again;
+// cuOccupancyMaxActiveClusters (CUDA 12.0) counts the clusters a device
+// runs at once, for the choice among K-split launch variants.
 // clang-format off
 #define FP8RT_OPTIONAL_DRIVER_FUNCTIONS(X)                                     \
-  X(tensorMapReplaceAddress, cuTensorMapReplaceAddress, (CUtensorMap *, void *))
+  X(tensorMapReplaceAddress, cuTensorMapReplaceAddress, (CUtensorMap *, void *)) \
+  X(occupancyMaxActiveClusters, cuOccupancyMaxActiveClusters,                  \
+    (int *, CUfunction, const CUlaunchConfig *))
 // clang-format on
 
 struct DriverApi {

@@ -25,6 +25,8 @@ struct ContextState {
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   int numSMs = 0;
+  // For the choice among the kernel's K-split variants.
+  ResidentClusters residentClusters;
 
   // "global" tensor maps: kGlobalTensorMapSlots slots of `slotBytes` each
   // on the device, plus a pinned host staging area of the same layout
@@ -96,6 +98,47 @@ Status deviceAttribute(const DriverApi &api, CUdevice device,
                        CUdevice_attribute attribute, const char *what,
                        int &out) {
   return checkCuda(api, api.deviceGetAttribute(&out, attribute, device), what);
+}
+
+// The clusters of each K-split variant's size the device runs at once
+// (ResidentClusters), asked of the driver with the kernel's own function:
+// its shared memory, like the variants', leaves one CTA per SM (GPCs
+// differ in size from die to die: an H200 ran 30 clusters of 4, not the 32
+// of 8 GPCs of 16.5 SMs). Left to the model where the driver has no such
+// entry point, the kernel is a cluster itself or a query fails.
+void countResidentClusters(const fp8rt_kernel &kernel, const DriverApi &api,
+                           int maxSharedOptin, ContextState &state) {
+  const KernelMetadata &meta = kernel.meta;
+  if (!api.occupancyMaxActiveClusters || meta.clusterSize() != 1 ||
+      2 * static_cast<int64_t>(meta.dynamicSharedMemoryBytes) <= maxSharedOptin)
+    return;
+  for (const auto &variant : kernel.variants) {
+    int64_t size = variant->meta.grid.kSplit;
+    if (size < 2 || size > ResidentClusters::kMaxSize ||
+        state.residentClusters.counts[size] > 0)
+      continue;
+    CUlaunchAttribute cluster;
+    std::memset(&cluster, 0, sizeof(cluster));
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = static_cast<unsigned>(size);
+    cluster.value.clusterDim.y = 1;
+    cluster.value.clusterDim.z = 1;
+    CUlaunchConfig config;
+    std::memset(&config, 0, sizeof(config));
+    config.gridDimX = static_cast<unsigned>(size);
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = meta.block[0];
+    config.blockDimY = meta.block[1];
+    config.blockDimZ = meta.block[2];
+    config.sharedMemBytes = meta.dynamicSharedMemoryBytes;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    int count = 0;
+    if (api.occupancyMaxActiveClusters(&count, state.function, &config) ==
+            CUDA_SUCCESS &&
+        count > 0)
+      state.residentClusters.counts[size] = count;
+  }
 }
 
 // Loads the module into `context` (the current one) and prepares the
@@ -173,6 +216,7 @@ Status createContextState(const fp8rt_kernel &kernel, const DriverApi &api,
     (void)api.moduleUnload(state->module);
     return status;
   }
+  countResidentClusters(kernel, api, maxSharedOptin, *state);
   out = std::move(state);
   return Status();
 }
@@ -469,7 +513,7 @@ size_t chooseLaunchVariant(const fp8rt_kernel &kernel,
   for (const auto &variant : kernel.variants)
     candidates.push_back(&variant->meta);
   return selectLaunchVariant(candidates, args.problemM, args.problemN,
-                             state.numSMs);
+                             state.numSMs, state.residentClusters);
 }
 
 Status kernelForExpectedM(fp8rt_kernel &kernel, int64_t expectedM, int numSMs,

@@ -528,8 +528,13 @@ static double persistentCtas(const KernelMetadata &meta, int numSMs) {
   return ctas < width ? width : ctas;
 }
 
-size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
-                           int64_t m, int64_t n, int numSMs) {
+// The tile rows a K-split kernel's split shortens (selectLaunchVariant).
+static constexpr int64_t kKSplitTileRows = 2;
+
+size_t
+selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
+                    int64_t m, int64_t n, int numSMs,
+                    const ResidentClusters &resident) {
   size_t best = 0;
   double bestCost = 0;
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -556,14 +561,21 @@ size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates
          (meta.swapAB && oneTileRow)))
       waves = fp8schema::streamKWaves(tiles, ctas);
     // A K-split kernel: waves of tiles over its resident clusters, each CTA
-    // running 1/k_split of a tile's K blocks. Like the swap-AB stream-K
-    // kernel, only for one row of its tiles: each further row streams all
-    // of B again (H100, blockwise 128x576x7168: the K-split kernel took
-    // 24 us, the 64x64 stream-K kernel 11.5).
+    // running 1/k_split of a tile's K blocks, for one or two rows of its
+    // tiles (M <= 32 for the swap-AB tile); each further row streams all of
+    // B again (H100, blockwise 128x576x7168: the K-split kernel took 24 us,
+    // the 64x64 stream-K kernel 11.5; H200, 64x512x3584: clusters of 4
+    // 8.8 us, of 2 5.5). With two rows (H200, 24x512x3584 and
+    // 24x576x7168, bench/NOTES.md) the clusters of 4 took 0.72-0.81x the
+    // stream-K kernel's time.
     if (grid.kSplit > 1) {
-      waves = std::ceil(tiles / static_cast<double>(fp8schema::residentClusters(
-                                    grid.kSplit, numSMs)));
-      if (oneTileRow)
+      int64_t clusters = grid.kSplit <= ResidentClusters::kMaxSize
+                             ? resident.counts[grid.kSplit]
+                             : 0;
+      if (clusters < 1)
+        clusters = fp8schema::residentClusters(grid.kSplit, numSMs);
+      waves = std::ceil(tiles / static_cast<double>(clusters));
+      if (ceilDiv(m, grid.tileM) <= kKSplitTileRows)
         waves /= static_cast<double>(grid.kSplit);
     }
     double cost = waves * static_cast<double>(grid.tileM * grid.tileN) /

@@ -81,12 +81,22 @@ struct GridDims {
 
 // The launch grid (see README.md): `numSMs` is only used by persistent
 // grids. Every dim is rounded up to a multiple of the cluster dim.
+// The clusters of S CTAs, one CTA per SM, that a device runs at once, by S
+// (cuOccupancyMaxActiveClusters); 0 where the driver was not asked, and
+// selectLaunchVariant counts fp8schema::residentClusters instead.
+struct ResidentClusters {
+  static constexpr int64_t kMaxSize = 8;
+  int counts[kMaxSize + 1] = {};
+};
+
 // The launch variant to run an M x N problem with on `numSMs` SMs: the
 // index in `candidates` (persistent grids) of the fewest waves (tiles over
 // the CTAs the grid can hold) times tile elements over throughput; ties go
 // to the earlier candidate (the primary kernel first).
-size_t selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
-                           int64_t m, int64_t n, int numSMs);
+size_t
+selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
+                    int64_t m, int64_t n, int numSMs,
+                    const ResidentClusters &resident = {});
 
 // The launch variant of a masked grouped GEMM ("variant_choice":
 // "expected_m") for `groups` groups of about `expectedM` valid rows of N

@@ -226,6 +226,13 @@ struct FakeFunctions {
     d().encodes.push_back(std::move(call));
     return d().enter("cuTensorMapEncodeTiled");
   }
+  static CUresult occupancyMaxActiveClusters(int *count, CUfunction,
+                                             const CUlaunchConfig *config) {
+    d().clusterQueries.push_back(
+        config->numAttrs ? config->attrs[0].value.clusterDim.x : 1);
+    *count = d().maxActiveClusters;
+    return d().enter("cuOccupancyMaxActiveClusters");
+  }
   static CUresult tensorMapReplaceAddress(CUtensorMap *map, void *address) {
     map->opaque[0] = reinterpret_cast<uintptr_t>(address);
     d().replacedAddresses.push_back(address);
@@ -391,6 +398,8 @@ void FakeDriver::reset() {
   pushedContexts.clear();
   replacedAddresses.clear();
   api.tensorMapReplaceAddress = nullptr;
+  api.occupancyMaxActiveClusters = nullptr;
+  clusterQueries.clear();
   hostBuffers_.clear();
   contextStack.clear();
   nextHandle_ = 0x5000;
@@ -398,6 +407,11 @@ void FakeDriver::reset() {
 
 void FakeDriver::provideReplaceAddress() {
   api.tensorMapReplaceAddress = &FakeFunctions::tensorMapReplaceAddress;
+}
+
+void FakeDriver::provideMaxActiveClusters(int count) {
+  maxActiveClusters = count;
+  api.occupancyMaxActiveClusters = &FakeFunctions::occupancyMaxActiveClusters;
 }
 
 int FakeDriver::count(const std::string &call) const {

@@ -127,6 +127,11 @@ public:
   // fakeEncodedMap puts the address) and records the address.
   void provideReplaceAddress();
   std::vector<void *> replacedAddresses;
+  // cuOccupancyMaxActiveClusters is optional too: installed by this, it
+  // answers `count` clusters and records each query's cluster width.
+  void provideMaxActiveClusters(int count);
+  int maxActiveClusters = 0;
+  std::vector<unsigned> clusterQueries;
 
   int count(const std::string &call) const;
   // Helper for the fakes: records `call` and returns its configured result.

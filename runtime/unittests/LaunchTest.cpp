@@ -1044,11 +1044,30 @@ TEST_F(LaunchTest, KSplitVariantIsChosenWhereItsClustersCoverTheTiles) {
   EXPECT_EQ(selectLaunchVariant(all, 1, 28672, 132), 1u);
   // Large M: the 128x192 tiles.
   EXPECT_EQ(selectLaunchVariant(all, 4096, 4096, 132), 0u);
-  // Several rows of swap-AB tiles: whole waves, no split discount. M = 128,
-  // N = 1024: 128 tiles, 4 waves of the clusters of 4 and 2 of the clusters
-  // of 2, against one wave for both the stream-K kernel and the 128x192
-  // tile, whose area-weighted cost is larger (24576 / 100 against 1024 / 19).
+  // More than two rows of swap-AB tiles: whole waves, no split discount.
+  // M = 128, N = 1024: 128 tiles, 4 waves of the clusters of 4 and 2 of the
+  // clusters of 2, against one wave for both the stream-K kernel and the
+  // 128x192 tile, whose area-weighted cost is larger (24576 / 100 against 1024
+  // / 19).
   EXPECT_EQ(selectLaunchVariant(all, 128, 1024, 132), 1u);
+  // Two rows keep the split discount: M = 24, N = 1024, 32 tiles in one
+  // wave of the clusters of 4 at a quarter of a tile each (0.25 waves
+  // against the stream-K kernel's 32 / 132 + 0.05 x 4.1); three rows
+  // (M = 33, 48 tiles) make two whole waves of them, and the stream-K
+  // kernel runs.
+  EXPECT_EQ(selectLaunchVariant(all, 24, 1024, 132), 3u);
+  EXPECT_EQ(selectLaunchVariant(all, 32, 1024, 132), 3u);
+  EXPECT_EQ(selectLaunchVariant(all, 33, 1024, 132), 1u);
+  // The driver's resident clusters where it gave them: N = 2048, 32 tiles,
+  // one wave of the model's 32 clusters of 4 (0.25 waves) but two of an
+  // H200's 30 (0.5, like the clusters of 2), where the stream-K kernel's
+  // 32 / 132 + 0.05 x 4.1 waves run.
+  EXPECT_EQ(selectLaunchVariant(all, 1, 2048, 132), 3u);
+  ResidentClusters h200;
+  h200.counts[2] = 66;
+  h200.counts[4] = 30;
+  EXPECT_EQ(selectLaunchVariant(all, 1, 2048, 132, h200), 1u);
+  EXPECT_EQ(selectLaunchVariant(all, 1, 1024, 132, h200), 3u);
   KernelMetadata tile64sk = parsedMetadata(streamKTile64Json());
   std::vector<const KernelMetadata *> withTile64 = {&large, &tile64sk, &split2,
                                                     &split4};
@@ -1120,6 +1139,49 @@ TEST_F(LaunchTest, LaunchVariantsAreLoadedFromTheKernelsDirectory) {
               FP8RT_ERROR_INVALID_METADATA,
               "launch variant of \"large\" must be a gemm kernel with a "
               "persistent grid, the same operands and no variants of its own");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(LaunchTest, ResidentClustersAreAskedOfTheDriver) {
+  char pattern[] = "/tmp/fp8rt-clusters-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  std::filesystem::path dir = pattern;
+  auto write = [&](const std::string &name, const std::string &text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  };
+  write("gemm_tn_e4m3_bf16_n7168_k2048.ptx", kExamplePtx);
+  write("split.json",
+        replaced(replaced(variantJson("split", 16, 64, 19,
+                                      "\"variant_of\": \"large\""),
+                          "\"throughput\": 19}",
+                          "\"throughput\": 19, \"k_split\": 4}"),
+                 "\"cluster\": [1, 1, 1]", "\"cluster\": [4, 1, 1]"));
+  std::string large =
+      write("large.json", variantJson("large", 128, 256, 100,
+                                      "\"variants\": [\"split.json\"]"));
+  // M = 1, N = 7168: 112 tiles of 64. Without the driver's count, the
+  // model's 32 clusters of 4 take them in 4 waves of a quarter of a tile
+  // (the split kernel runs, a persistent grid of 132 CTAs); with 1 cluster
+  // at a time they would take 112 waves: the kernel itself runs (28 CTAs
+  // of 128x256 tiles).
+  for (int count : {0, 1}) {
+    fake.reset();
+    for (const ParamSpec &param :
+         parsedMetadata(variantJson("large", 128, 256, 100)).params)
+      fake.paramSizes.push_back(param.size);
+    if (count)
+      fake.provideMaxActiveClusters(count);
+    fp8rt_kernel *kernel = nullptr;
+    ASSERT_EQ(fp8rt_kernel_load(large.c_str(), &kernel), FP8RT_SUCCESS)
+        << fp8rt_last_error();
+    kernels.push_back(kernel);
+    expectSuccess(kernel, exampleOperands(1));
+    ASSERT_EQ(fake.launches.size(), 1u);
+    EXPECT_EQ(fake.launches[0].grid[0], count ? 28u : 132u) << count;
+    EXPECT_EQ(fake.clusterQueries,
+              count ? std::vector<unsigned>{4} : std::vector<unsigned>{});
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -140,7 +140,7 @@ static constexpr int64_t kFastTileThroughput = 101;
 /// The swap-AB 16x64 tile (selectLaunchVariants): at M <= 16 its time is
 /// that of streaming its B rows, like the 64x64 tile's, but without 48 or
 /// 63 rows of zeros through the MMAs and with more stages of B in flight.
-/// 19 (a third of the fast 64x64 tile's 57) takes it at M <= 16 wherever
+/// 19 (a third of the 64x64 tile's 57) takes it at M <= 16 wherever
 /// the 64x64 and 64x128 tiles run as many waves, and leaves M > 16 (two
 /// rows of its tiles, twice the B traffic) to them. Not measured yet.
 static constexpr int64_t kSwapABThroughput = 19;
@@ -695,6 +695,11 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
   return t;
 }
 
+/// The 64x64 tile: 57; promoted one K block at a time 45, in pairs 57 (H200;
+/// bench/NOTES.md, "Launch variants with K blocks in pairs").
+static constexpr int64_t kTile64Throughput = 57;
+static constexpr int64_t kPromotedTile64Throughput = 45;
+
 int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
   if (t.swapAB)
     return kSwapABThroughput;
@@ -704,7 +709,9 @@ int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
   if (std::make_pair(t.tileM, t.tileN) == kNarrowTile)
     return kNarrowTileThroughput;
   if (t.tileM == 64 && t.tileN < 128)
-    return promote ? 45 : 57;
+    return promote && !getPromotionPlan(p, t).blockPairs
+               ? kPromotedTile64Throughput
+               : kTile64Throughput;
   if (t.tileM == kWaveTileM)
     return p.isBlockwise() ? kBlockwiseWaveTileThroughput
                            : kWaveTileThroughput;
