@@ -1078,15 +1078,36 @@ TEST_F(LaunchTest, KSplitVariantIsChosenWhereItsClustersCoverTheTiles) {
   EXPECT_EQ(selectLaunchVariant(withTile64, 1, 576, 132), 3u);
 }
 
+// A temporary kernel directory holding the example PTX: write() puts a file
+// in it and returns its path; removed at the end of the test.
+class KernelDirectory {
+public:
+  explicit KernelDirectory(const char *prefix) {
+    std::string pattern = std::string("/tmp/") + prefix + "-XXXXXX";
+    if (mkdtemp(pattern.data()))
+      dir_ = pattern;
+    write("gemm_tn_e4m3_bf16_n7168_k2048.ptx", kExamplePtx);
+  }
+  ~KernelDirectory() {
+    if (!dir_.empty())
+      std::filesystem::remove_all(dir_);
+  }
+  bool ok() const { return !dir_.empty(); }
+  std::string write(const std::string &name, const std::string &text) {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+    return (dir_ / name).string();
+  }
+
+private:
+  std::filesystem::path dir_;
+};
+
 TEST_F(LaunchTest, LaunchVariantsAreLoadedFromTheKernelsDirectory) {
-  char pattern[] = "/tmp/fp8rt-variants-XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  std::filesystem::path dir = pattern;
+  KernelDirectory dir("fp8rt-variants");
+  ASSERT_TRUE(dir.ok());
   auto write = [&](const std::string &name, const std::string &text) {
-    std::ofstream(dir / name, std::ios::binary) << text;
-    return (dir / name).string();
+    return dir.write(name, text);
   };
-  write("gemm_tn_e4m3_bf16_n7168_k2048.ptx", kExamplePtx);
   write("small.json", variantJson("small", 64, 128, 65,
                                   "\"variant_of\": \"large\""));
   std::string large = write(
@@ -1139,27 +1160,20 @@ TEST_F(LaunchTest, LaunchVariantsAreLoadedFromTheKernelsDirectory) {
               FP8RT_ERROR_INVALID_METADATA,
               "launch variant of \"large\" must be a gemm kernel with a "
               "persistent grid, the same operands and no variants of its own");
-  std::filesystem::remove_all(dir);
 }
 
 TEST_F(LaunchTest, ResidentClustersAreAskedOfTheDriver) {
-  char pattern[] = "/tmp/fp8rt-clusters-XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  std::filesystem::path dir = pattern;
-  auto write = [&](const std::string &name, const std::string &text) {
-    std::ofstream(dir / name, std::ios::binary) << text;
-    return (dir / name).string();
-  };
-  write("gemm_tn_e4m3_bf16_n7168_k2048.ptx", kExamplePtx);
-  write("split.json",
-        replaced(replaced(variantJson("split", 16, 64, 19,
-                                      "\"variant_of\": \"large\""),
-                          "\"throughput\": 19}",
-                          "\"throughput\": 19, \"k_split\": 4}"),
-                 "\"cluster\": [1, 1, 1]", "\"cluster\": [4, 1, 1]"));
+  KernelDirectory dir("fp8rt-clusters");
+  ASSERT_TRUE(dir.ok());
+  dir.write("split.json",
+            replaced(replaced(variantJson("split", 16, 64, 19,
+                                          "\"variant_of\": \"large\""),
+                              "\"throughput\": 19}",
+                              "\"throughput\": 19, \"k_split\": 4}"),
+                     "\"cluster\": [1, 1, 1]", "\"cluster\": [4, 1, 1]"));
   std::string large =
-      write("large.json", variantJson("large", 128, 256, 100,
-                                      "\"variants\": [\"split.json\"]"));
+      dir.write("large.json", variantJson("large", 128, 256, 100,
+                                          "\"variants\": [\"split.json\"]"));
   // M = 1, N = 7168: 112 tiles of 64. Without the driver's count, the
   // model's 32 clusters of 4 take them in 4 waves of a quarter of a tile
   // (the split kernel runs, a persistent grid of 132 CTAs); with 1 cluster
@@ -1182,7 +1196,6 @@ TEST_F(LaunchTest, ResidentClustersAreAskedOfTheDriver) {
     EXPECT_EQ(fake.clusterQueries,
               count ? std::vector<unsigned>{4} : std::vector<unsigned>{});
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_F(LaunchTest, LaunchVariantMetadataIsChecked) {
