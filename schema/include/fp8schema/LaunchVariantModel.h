@@ -48,7 +48,9 @@ constexpr int64_t kGpcs = 8;
 /// Clusters of `size` CTAs (one per SM) resident at once on `numSMs` SMs: a
 /// cluster runs within one GPC, so each GPC holds floor(its SMs / size) of
 /// them (H100: 32 clusters of 4 on 132 SMs; measured: 33 took 1.5x the time
-/// of 32).
+/// of 32). GPC sizes differ from die to die (an H200's driver counts 30), so
+/// the runtime asks the driver (cuOccupancyMaxActiveClusters) and takes this
+/// where it cannot, as the compiler's static-M choice does.
 inline int64_t residentClusters(int64_t size, int64_t numSMs) {
   return std::max<int64_t>(numSMs / kGpcs / size, 1) * kGpcs;
 }
