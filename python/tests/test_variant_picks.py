@@ -1,0 +1,73 @@
+"""bench/variant_picks.py without a GPU: the runtime's launch-variant rule
+replayed on a synthetic decode_ab.py run, the override of a throughput and
+of the resident clusters, and the check against the runtime's launch."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "variant_picks.py"
+PREFIX = "fp8_gemm_tensorwise_e4m3_e4m3_bf16_n4096_k4096"
+
+
+def kernel(tile, throughput, variants=(), k_split=1, workspace=False, swap_ab=False):
+    grid = {"kind": "persistent", "tile_m": tile[0], "tile_n": tile[1],
+            "throughput": throughput}
+    if k_split > 1:
+        grid["k_split"] = k_split
+    suffix = f"_t{tile[0]}x{tile[1]}x128_s4" + ("_ks%d" % k_split if k_split > 1 else "")
+    meta = {"name": PREFIX + suffix, "grid": grid, "cluster": [k_split, 1, 1],
+            "gemm": {"swap_ab": swap_ab},
+            "params": [{"name": "workspace", "kind": "workspace"}] if workspace else []}
+    if variants:
+        meta["variants"] = list(variants)
+    return meta
+
+
+def write_run(tmp, times, auto):
+    """Kernels 128x192 (the dispatching one), 64x64 and a swap-AB K-split
+    16x64 over clusters of 4; one M = 24 shape timed."""
+    folder = tmp / "k"
+    folder.mkdir()
+    metas = [kernel((64, 64), 45), kernel((16, 64), 19, k_split=4, swap_ab=True)]
+    names = [m["name"] + ".json" for m in metas]
+    metas.insert(0, kernel((128, 192), 100, names))
+    for meta in metas:
+        (folder / (meta["name"] + ".json")).write_text(json.dumps(meta))
+    impls = {"q:" + m["name"][len(PREFIX) + 1:]: {"status": "ok", "us": t}
+             for m, t in zip(metas, times)}
+    impls["q:auto"] = {"status": "ok", "us": auto}
+    run = {"results": [{"m": 24, "n": 4096, "k": 4096, "recipe": "tensorwise",
+                        "impls": impls}]}
+    (tmp / "ab.json").write_text(json.dumps(run))
+    return folder
+
+
+def picks(tmp, folder, *extra):
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--ab", str(tmp / "ab.json"),
+                           "--kernels", str(folder), *extra],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_the_rule_is_replayed_and_checked_against_the_runtime(tmp_path):
+    # M = 24, N = 4096: one wave each of 22 tiles of 128x192 (cost 245.8),
+    # 64 of 64x64 (91.0) and 128 swap-AB tiles over 32 clusters of 4, two
+    # rows of them: 4 waves / 4 (53.9). The K-split kernel is the pick.
+    folder = write_run(tmp_path, times=[26.0, 24.0, 25.0], auto=25.0)
+    out = picks(tmp_path, folder)
+    assert "pick 16x64x128_s4_ks4 25.00 us, best 64x64x128_s4 24.00 us, 1.042x" in out
+    assert "1 above 1.03x; 0 replays differ" in out
+    # The split for one row only: whole waves (4 x 1024 / 19 = 215.6) and
+    # the 64x64 tile; the runtime's launch (25.0 us) no longer matches.
+    out = picks(tmp_path, folder, "--split-rows", "1")
+    assert "pick 64x64x128_s4 24.00 us" in out and "replay != runtime (25.00 us)" in out
+    # 16 clusters of 4 at once: 8 waves / 4 (107.8) against 91.0.
+    assert "pick 64x64x128_s4" in picks(tmp_path, folder, "--clusters", "4=16")
+    # Throughput overrides: 64x64 at 10 (409.6), the swap-AB tile at 4
+    # (1024): the 128x192 tile.
+    out = picks(tmp_path, folder, "--split-rows", "1", "--throughput", "64x64=10",
+                "--throughput", "16x64=4")
+    assert "pick 128x192x128_s4 26.00 us" in out
