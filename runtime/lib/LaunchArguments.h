@@ -79,8 +79,6 @@ struct GridDims {
   uint32_t x = 1, y = 1, z = 1;
 };
 
-// The launch grid (see README.md): `numSMs` is only used by persistent
-// grids. Every dim is rounded up to a multiple of the cluster dim.
 // The clusters of S CTAs, one CTA per SM, that a device runs at once, by S
 // (cuOccupancyMaxActiveClusters); 0 where the driver was not asked, and
 // selectLaunchVariant counts fp8schema::residentClusters instead.
@@ -111,6 +109,8 @@ size_t selectExpectedMVariant(
     const std::vector<const KernelMetadata *> &candidates, int64_t expectedM,
     int64_t n, int64_t groups, int numSMs);
 
+// The launch grid (see README.md): `numSMs` is only used by persistent
+// grids. Every dim is rounded up to a multiple of the cluster dim.
 Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
                    int numSMs, GridDims &out);
 
