@@ -100,6 +100,37 @@ Status deviceAttribute(const DriverApi &api, CUdevice device,
   return checkCuda(api, api.deviceGetAttribute(&out, attribute, device), what);
 }
 
+// A cluster of x * y * z CTAs, as a launch attribute.
+CUlaunchAttribute clusterDimension(unsigned x, unsigned y, unsigned z) {
+  CUlaunchAttribute cluster;
+  std::memset(&cluster, 0, sizeof(cluster));
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = x;
+  cluster.value.clusterDim.y = y;
+  cluster.value.clusterDim.z = z;
+  return cluster;
+}
+
+// The extended launch configuration of `meta`'s block and shared memory on
+// `grid` with `attributes`.
+CUlaunchConfig launchConfig(const KernelMetadata &meta, const GridDims &grid,
+                            CUstream stream, CUlaunchAttribute *attributes,
+                            unsigned numAttributes) {
+  CUlaunchConfig config;
+  std::memset(&config, 0, sizeof(config));
+  config.gridDimX = grid.x;
+  config.gridDimY = grid.y;
+  config.gridDimZ = grid.z;
+  config.blockDimX = meta.block[0];
+  config.blockDimY = meta.block[1];
+  config.blockDimZ = meta.block[2];
+  config.sharedMemBytes = meta.dynamicSharedMemoryBytes;
+  config.hStream = stream;
+  config.attrs = attributes;
+  config.numAttrs = numAttributes;
+  return config;
+}
+
 // The clusters of each K-split variant's size the device runs at once
 // (ResidentClusters), asked of the driver with the kernel's own function:
 // its shared memory, like the variants', leaves one CTA per SM (GPCs
@@ -117,22 +148,11 @@ void countResidentClusters(const fp8rt_kernel &kernel, const DriverApi &api,
     if (size < 2 || size > ResidentClusters::kMaxSize ||
         state.residentClusters.counts[size] > 0)
       continue;
-    CUlaunchAttribute cluster;
-    std::memset(&cluster, 0, sizeof(cluster));
-    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    cluster.value.clusterDim.x = static_cast<unsigned>(size);
-    cluster.value.clusterDim.y = 1;
-    cluster.value.clusterDim.z = 1;
-    CUlaunchConfig config;
-    std::memset(&config, 0, sizeof(config));
-    config.gridDimX = static_cast<unsigned>(size);
-    config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = meta.block[0];
-    config.blockDimY = meta.block[1];
-    config.blockDimZ = meta.block[2];
-    config.sharedMemBytes = meta.dynamicSharedMemoryBytes;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
+    CUlaunchAttribute cluster =
+        clusterDimension(static_cast<unsigned>(size), 1, 1);
+    GridDims grid;
+    grid.x = static_cast<uint32_t>(size);
+    CUlaunchConfig config = launchConfig(meta, grid, nullptr, &cluster, 1);
     int count = 0;
     if (api.occupancyMaxActiveClusters(&count, state.function, &config) ==
             CUDA_SUCCESS &&
@@ -393,13 +413,9 @@ Status launchPacked(fp8rt_kernel &kernel, const DriverApi &api,
     CUlaunchAttribute attributes[2];
     std::memset(attributes, 0, sizeof(attributes));
     unsigned numAttributes = 0;
-    if (meta.clusterSize() > 1) {
-      CUlaunchAttribute &cluster = attributes[numAttributes++];
-      cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      cluster.value.clusterDim.x = meta.cluster[0];
-      cluster.value.clusterDim.y = meta.cluster[1];
-      cluster.value.clusterDim.z = meta.cluster[2];
-    }
+    if (meta.clusterSize() > 1)
+      attributes[numAttributes++] =
+          clusterDimension(meta.cluster[0], meta.cluster[1], meta.cluster[2]);
     // The kernel waits for the grids before it (griddepcontrol.wait) before
     // touching global memory: its launch may start as they end.
     if (meta.programmaticLaunch) {
@@ -407,18 +423,8 @@ Status launchPacked(fp8rt_kernel &kernel, const DriverApi &api,
       serialization.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
       serialization.value.programmaticStreamSerializationAllowed = 1;
     }
-    CUlaunchConfig config;
-    std::memset(&config, 0, sizeof(config));
-    config.gridDimX = grid.x;
-    config.gridDimY = grid.y;
-    config.gridDimZ = grid.z;
-    config.blockDimX = meta.block[0];
-    config.blockDimY = meta.block[1];
-    config.blockDimZ = meta.block[2];
-    config.sharedMemBytes = meta.dynamicSharedMemoryBytes;
-    config.hStream = stream;
-    config.attrs = attributes;
-    config.numAttrs = numAttributes;
+    CUlaunchConfig config =
+        launchConfig(meta, grid, stream, attributes, numAttributes);
     result = api.launchKernelEx(&config, state.function,
                                 scratch.kernelParams.data(), nullptr);
     call = "cuLaunchKernelEx";

@@ -709,9 +709,8 @@ int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
   if (std::make_pair(t.tileM, t.tileN) == kNarrowTile)
     return kNarrowTileThroughput;
   if (t.tileM == 64 && t.tileN < 128)
-    return promote && !getPromotionPlan(p, t).blockPairs
-               ? kPromotedTile64Throughput
-               : kTile64Throughput;
+    return promote && !promotesBlockPairs(p, t) ? kPromotedTile64Throughput
+                                                : kTile64Throughput;
   if (t.tileM == kWaveTileM)
     return p.isBlockwise() ? kBlockwiseWaveTileThroughput
                            : kWaveTileThroughput;
