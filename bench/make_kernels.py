@@ -229,6 +229,13 @@ CHECK_KERNELS = [
     # A 1x2 cluster on the 128-row tile.
     ("bw_t128_c12", "blockwise", 2112, 7168,
      {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 1x2>"}),
+    # The wave-filling launch variants (one tile per SM of 132): 128x80 and
+    # 64x80 at N = 10096 (127 tiles, the last 16 columns wide; blockwise
+    # tiles straddle B's 128-column blocks), 128x224 and 64x224 at N =
+    # 27904 (the last 128 columns wide), 9 K blocks, the last one partial.
+    ("tw_wavefill_n10096", "tensorwise", 10096, 1104, {"accumulation": "fast"}),
+    ("bw_wavefill_n10096", "blockwise", 10096, 1104, {}),
+    ("tw_wavefill_n27904", "tensorwise", 27904, 1104, {"accumulation": "fast"}),
 ]
 
 GRANULARITY = {

@@ -75,7 +75,8 @@ buildHopperKernel(Operation *op, GemmConfigAttr config,
         builder, op->getLoc(), kernels, kernelName, *problem, t);
     md::KernelMetadata metadata =
         hopper::buildKernelMetadata(kernelName, chip, *problem, t);
-    metadata.grid.throughput = hopper::getTileThroughput(*problem, t);
+    metadata.grid.throughput =
+        hopper::getTileThroughput(*problem, t, target.numMultiprocessors);
     if (!variantFiles.empty()) {
       metadata.variants = std::move(variantFiles);
       if (variantChoice != md::VariantChoice::M)

@@ -43,23 +43,6 @@ static SmallVector<int64_t> getWavePromotionParts(int64_t tileN) {
   int64_t first = tileN / 16 * 8;
   return {first, tileN - first};
 }
-/// Promoted accumulation keeps the K block's partial sums (in the parts of
-/// getPromotionParts) and the promoted sums, tile N / 2 registers each per
-/// thread: 2 x 96 of the 232 a consumer thread gets.
-static constexpr int64_t kMaxPromotedTileN = 192;
-/// A wider promoted tile (128x256: the transpose of DeepGEMM's 256x128)
-/// computes its columns in waves of 128, one group each, through a single
-/// partial accumulator: 128 promoted and 64 partial registers per thread.
-/// A wave's promotion overlaps the other consumer's MMAs only, as in the
-/// 256-row tile with one part.
-static constexpr int64_t kColumnWaveTileN = 256;
-static constexpr int64_t kColumnWave = 128;
-/// The tile of two 64-row waves per consumer (DeepGEMM's 256x128): the
-/// waves' promoted sums and one set of partial sums, 2 x 64 + 64 registers
-/// per thread at tile N 128.
-static constexpr int64_t kWaveTileM = 256;
-static constexpr int64_t kMaxWaveTileN = 128;
-
 bool hopper::hasColumnWaves(const GemmProblem &p, const GemmTiling &t) {
   return p.promoteInterval != 0 && getAccumulatorColumns(t) > kMaxPromotedTileN;
 }
@@ -144,9 +127,6 @@ static constexpr int64_t kFastTileThroughput = 101;
 /// the 64x64 and 64x128 tiles run as many waves, and leaves M > 16 (two
 /// rows of its tiles, twice the B traffic) to them. Not measured yet.
 static constexpr int64_t kSwapABThroughput = 19;
-/// The most CTAs a K-split cluster takes (GemmTiling::splitK; the
-/// portable cluster size).
-static constexpr int64_t kMaxSplitK = 8;
 
 /// The launch variants of a masked grouped GEMM (decode; the caller's
 /// expected rows per group choose among them, fp8rt_kernel_for_expected_m):
@@ -203,8 +183,42 @@ static bool wantsWideStepVariants(const GemmProblem &p) {
          !p.hasBlockwiseColumnScales();
 }
 
+/// The wave-filling variants: 128- and 64-row tiles of the least multiple
+/// of 16 columns that covers N in at most one tile per SM, where that lies
+/// between the 64-column tile and the widest one and is none of the other
+/// tiles' widths (multiples of 64, 144). A small M is bound by the rate at
+/// which the CTAs stream B, and one full wave of narrower tiles beats
+/// tiles that leave SMs idle or make a second wave: on an H200
+/// (bench/NOTES.md, "Wave-filling tiles"), against the runtime's pick
+/// before, N = 10240 (80 columns) at M = 24-128 1.26-1.35x, N = 28672
+/// (224, fast accumulation) at M = 24-64 1.09-1.14x, N = 14336 (112) at
+/// M = 24-128 1.05-1.07x. Their throughput, 70, takes them there and
+/// leaves M >= 256 (two waves of them, 0.80-0.97x) to the other tiles;
+/// ties go to the 128-row tile (at M = 128 and N = 10240 it took 0.80x
+/// the time of two rows of 64-row tiles). For the GEMMs of the 144-column
+/// variants (wantsWideStepVariants); getTilingError drops the tiles a
+/// recipe cannot take (promoted 224 columns).
+static constexpr int64_t kWaveFillTileNStep = 16;
+static constexpr int64_t kWaveFillTileM[] = {128, 64};
+static constexpr int64_t kWaveFillTileThroughput = 70;
+
+static std::optional<int64_t> getWaveFillTileN(const GemmProblem &p,
+                                               int64_t numSMs) {
+  if (p.isGrouped() || p.accumulateIntoC || p.hasFP8Output() ||
+      getByteWidth(p.outElementType) != 2 || p.hasBlockwiseColumnScales() ||
+      numSMs < 1)
+    return std::nullopt;
+  int64_t tileN =
+      llvm::alignTo(llvm::divideCeil(p.n, numSMs), kWaveFillTileNStep);
+  if (tileN <= 64 || tileN > kColumnWaveTileN || tileN % 64 == 0 ||
+      tileN == kWideStepVariantTiles[0].second)
+    return std::nullopt;
+  return tileN;
+}
+
 static SmallVector<std::pair<int64_t, int64_t>>
-getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary) {
+getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary,
+                      int64_t numSMs) {
   SmallVector<std::pair<int64_t, int64_t>> tiles;
   if (p.isMasked() && ShapedType::isDynamic(p.staticM)) {
     int64_t widest =
@@ -223,6 +237,9 @@ getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary) {
   if (wantsWideStepVariants(p))
     tiles.append(std::begin(kWideStepVariantTiles),
                  std::end(kWideStepVariantTiles));
+  if (std::optional<int64_t> tileN = getWaveFillTileN(p, numSMs))
+    for (int64_t tileM : kWaveFillTileM)
+      tiles.push_back({tileM, *tileN});
   return tiles;
 }
 
@@ -443,107 +460,6 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
   return t;
 }
 
-/// Why the sm_90a kernel cannot take tiling `t` for `p` on `target`, or ""
-/// if it can.
-static std::string getTilingError(const GemmProblem &p, const GemmTiling &t,
-                                  const TargetInfo &target) {
-  std::string message;
-  llvm::raw_string_ostream os(message);
-  if (t.swapAB && (t.tileM % 8 != 0 || t.tileM > 32 || t.tileN != 64 ||
-                   getClusterSize(t) != 1 || t.tmaStoreEpilogue))
-    os << "the sm_90a swap-AB kernels take tiles of 8, 16, 24 or 32 x 64 "
-          "(64 B rows as the MMA's M, the tile's M as its N), no cluster and "
-          "direct stores, got "
-       << t.tileM << "x" << t.tileN;
-  else if (t.splitK > 1 &&
-           (!t.swapAB || t.streamK || t.splitK > kMaxSplitK ||
-            t.splitK > p.numKBlocks(t.tileK) || p.isGrouped()))
-    os << "a K split over a cluster takes a swap-AB tile without stream-K, "
-          "at most "
-       << kMaxSplitK << " CTAs and at most one per K block, not grouped; got "
-       << t.splitK << " CTAs for " << p.numKBlocks(t.tileK) << " K blocks";
-  else if (!t.swapAB && t.tileM != 64 && t.tileM != 128 &&
-           t.tileM != kWaveTileM)
-    os << "the sm_90a kernels take tile M 64 or 128 (one or two consumer "
-          "warpgroups) or "
-       << kWaveTileM << " (two consumer warpgroups of two 64-row waves), got "
-       << t.tileM;
-  else if (t.tileM == kWaveTileM &&
-           (p.promoteInterval == 0 || p.hasBlockwiseColumnScales() ||
-            t.tileN > kMaxWaveTileN))
-    os << "a " << kWaveTileM
-       << "-row tile keeps the promoted sums of two 64-row waves per consumer "
-          "thread: it takes promoted accumulation, 128x128 or coarser B "
-          "scales and tile N <= "
-       << kMaxWaveTileN << ", got "
-       << (p.promoteInterval == 0 ? "fast accumulation"
-           : p.hasBlockwiseColumnScales()
-               ? "1x128 B scales"
-               : "tile N " + std::to_string(t.tileN));
-  else if (t.tileM == kWaveTileM && (t.streamK || p.isGrouped()))
-    os << "a " << kWaveTileM
-       << "-row tile takes neither stream-K nor a grouped GEMM";
-  else if (t.promotionParts != 0 && (p.promoteInterval == 0 || t.swapAB))
-    os << "promotion_parts selects the column parts of promoted "
-          "accumulation in a 64-, 128- or "
-       << kWaveTileM << "-row tile, got "
-       << (p.promoteInterval == 0 ? "fast accumulation" : "a swap-AB tile");
-  else if (t.promotionParts == 2 && t.tileN < 64)
-    os << "two promotion parts need tile N >= 64 (parts of whole 32-column "
-          "MMAs), got "
-       << t.tileN;
-  else if (p.isBlockwise() && !p.hasBlockwiseColumnScales() &&
-           t.tileN > kScaleBlock + std::gcd(t.tileN, kScaleBlock))
-    os << "the sm_90a blockwise kernels take the 128x128 B scales of at most "
-          "two B blocks per tile: expected tile N <= 128 + gcd(tile N, 128), "
-          "got "
-       << t.tileN;
-  else if (p.promoteInterval != 0 && t.tileN > kMaxPromotedTileN &&
-           (t.tileN != kColumnWaveTileN || t.tileM > 128 ||
-            p.hasBlockwiseColumnScales() || t.promotionParts == 2))
-    os << "promoted accumulation keeps two f32 accumulators of tile N / 2 "
-          "registers per thread: expected tile N <= "
-       << kMaxPromotedTileN << ", or " << kColumnWaveTileN
-       << " in waves of " << kColumnWave
-       << " columns (tile M 64 or 128, one promotion part, 128x128 or "
-          "coarser B scales), got "
-       << t.tileM << "x" << t.tileN
-       << (p.hasBlockwiseColumnScales() ? " with 1x128 B scales"
-           : t.promotionParts == 2      ? " in two promotion parts"
-                                        : "");
-  else if (p.outQuantization == OutputQuantization::Block1x128 &&
-           t.tileN % kScaleBlock != 0)
-    os << "an FP8 result in 1x" << kScaleBlock
-       << " blocks along N takes whole blocks per tile: expected tile N a "
-          "multiple of "
-       << kScaleBlock << ", got " << t.tileN;
-  else if (getClusterSize(t) > 2)
-    os << "the sm_90a kernels take clusters of 1x1, 2x1 (two M tiles "
-          "sharing a multicast B tile) or 1x2 (two N tiles sharing a "
-          "multicast A tile), got "
-       << t.clusterM << "x" << t.clusterN;
-  else if (t.clusterN == 2 &&
-           (p.hasBlockwiseColumnScales() || p.isKGrouped()))
-    os << "a 1x2 cluster (A multicast) takes neither 1x128 B scales nor a "
-          "k_grouped GEMM";
-  else if (t.clusterM == 2 && (t.tileN / 2) % 8 != 0)
-    os << "a 2x1 cluster splits the B tile in halves of whole 8-row core "
-          "matrices: expected tile N a multiple of 16, got "
-       << t.tileN;
-  else if (t.stages < 1)
-    os << "not one pipeline stage of a " << t.tileM << "x" << t.tileN
-       << " tile fits in the " << target.maxSharedMemoryPerBlock
-       << " bytes of shared memory of the target (max_shared_memory_per_block "
-          "of #fp8.target): raise it or configure a smaller tile";
-  else if (int64_t smem = getDynamicSharedMemoryBytes(t);
-           smem > target.maxSharedMemoryPerBlock)
-    os << "the kernel configuration needs " << smem
-       << " bytes of shared memory, more than the "
-       << target.maxSharedMemoryPerBlock << " " << target.chip.name
-       << " offers: use fewer stages or a smaller tile";
-  return message;
-}
-
 /// The swap-AB decode variant (GemmTiling::swapAB): 16 tokens x 64 B rows,
 /// the B rows as the MMA's 64-row side and the tokens as its N, stream-K
 /// over a CTA per SM (every SM streams B), stages up to
@@ -678,10 +594,12 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
       return static_cast<double>(
                  llvm::divideCeil(tiles, target.numMultiprocessors) * c.tileM *
                  c.tileN) /
-             static_cast<double>(getTileThroughput(p, c));
+             static_cast<double>(
+                 getTileThroughput(p, c, target.numMultiprocessors));
     };
     GemmTiling best = t;
-    for (auto [tileM, tileN] : getLaunchVariantTiles(p, t)) {
+    for (auto [tileM, tileN] :
+         getLaunchVariantTiles(p, t, target.numMultiprocessors)) {
       GemmTiling candidate = getDefaultTiling(p, tileM, tileN, maxSharedMemory);
       if (getTilingError(p, candidate, target).empty() &&
           cost(candidate) < cost(best))
@@ -700,9 +618,14 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
 static constexpr int64_t kTile64Throughput = 57;
 static constexpr int64_t kPromotedTile64Throughput = 45;
 
-int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t) {
+int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t,
+                                  int64_t numSMs) {
   if (t.swapAB)
     return kSwapABThroughput;
+  if (!t.streamK && getClusterSize(t) == 1 &&
+      llvm::is_contained(kWaveFillTileM, t.tileM) &&
+      getWaveFillTileN(p, numSMs) == t.tileN)
+    return kWaveFillTileThroughput;
   bool promote = p.promoteInterval != 0;
   if (!promote && std::make_pair(t.tileM, t.tileN) == kFastTile)
     return kFastTileThroughput;
@@ -766,7 +689,8 @@ SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,
     if (getTilingError(p, t, target).empty())
       variants.push_back(t);
   };
-  for (auto [tileM, tileN] : getLaunchVariantTiles(p, primary))
+  for (auto [tileM, tileN] :
+       getLaunchVariantTiles(p, primary, target.numMultiprocessors))
     if (primary.tileM != tileM || primary.tileN != tileN)
       add(getDefaultTiling(p, tileM, tileN, target.maxSharedMemoryPerBlock));
   // Last, so that the runtime's ties go to the whole-tile kernels.

@@ -1,8 +1,9 @@
 //===- HopperTiling.h - Tiling heuristic of the sm_90a GEMM -----*- C++ -*-===//
 //
-// The sm_90a GEMM's tiling: the heuristic and its wave model, the check of a
-// configured tiling, the launch variants of a dynamic-M kernel, and what
-// the tiling makes of the kernel's shared memory and metadata.
+// The sm_90a GEMM's tiling: the heuristic and its wave model, the limits a
+// tiling must keep (HopperTilingLimits.cpp), the launch variants of a
+// dynamic-M kernel, and what the tiling makes of the kernel's shared memory
+// and metadata.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,27 @@
 #include "FP8/Conversion/KernelSkeleton/GemmKernel.h"
 
 namespace mlir::fp8::hopper {
+
+/// Promoted accumulation keeps the K block's partial sums (in the parts of
+/// getPromotionParts) and the promoted sums, tile N / 2 registers each per
+/// thread: 2 x 96 of the 232 a consumer thread gets.
+inline constexpr int64_t kMaxPromotedTileN = 192;
+/// A wider promoted tile (128x256: the transpose of DeepGEMM's 256x128)
+/// computes its columns in waves of 128, one group each, through a single
+/// partial accumulator: 128 promoted and 64 partial registers per thread.
+/// A wave's promotion overlaps the other consumer's MMAs only, as in the
+/// 256-row tile with one part.
+inline constexpr int64_t kColumnWaveTileN = 256;
+inline constexpr int64_t kColumnWave = 128;
+/// The tile of two 64-row waves per consumer (DeepGEMM's 256x128): the
+/// waves' promoted sums and one set of partial sums, 2 x 64 + 64 registers
+/// per thread at tile N 128.
+inline constexpr int64_t kWaveTileM = 256;
+inline constexpr int64_t kMaxWaveTileN = 128;
+
+/// The most CTAs a K-split cluster takes (GemmTiling::splitK; the
+/// portable cluster size).
+inline constexpr int64_t kMaxSplitK = 8;
 
 /// The documented heuristic, or `config` when the IR sets one (checked
 /// against what the kernel supports; failures are reported on `op`):
@@ -34,12 +56,17 @@ FailureOr<GemmTiling> selectGemmTiling(Operation *op,
 /// second at large M, the 128-row tiles of N >= 192 being 100; the fast
 /// 128x192 tile 101, so that it takes ties with the 128x256 one), measured
 /// on an H200 (bench/NOTES.md, session 4) and an H100 (session 7): the
-/// launch-variant cost model's rate.
-int64_t getTileThroughput(const GemmProblem &problem, const GemmTiling &tiling);
+/// launch-variant cost model's rate. A wave-filling tile (a width off the
+/// 64-column steps that covers N in one tile per SM of `numSMs`) takes its
+/// own.
+int64_t getTileThroughput(const GemmProblem &problem, const GemmTiling &tiling,
+                          int64_t numSMs);
 
 /// The launch variants of a kernel whose M is a run-time value (no `config`,
 /// dynamic M): the same GEMM with tiles 128x128, 128x64, 64x128 and 64x64
-/// (those `primary` is not), and 128x192 for a fast kernel with a wider
+/// (those `primary` is not), 128x144 and 64x144 where they cover N in fewer
+/// tile columns, 128- and 64-row tiles of the width that covers N in one
+/// tile per SM (wave-filling), and 128x192 for a fast kernel with a wider
 /// tile, each with the heuristic's stages; last, a 64x64 stream-K kernel
 /// where N is at most 32 x SMs and K at least 32 blocks (no activation, no
 /// output amax), and a swap-AB 16x64 stream-K kernel for decode (M <= 16; no
@@ -52,6 +79,12 @@ SmallVector<GemmTiling> selectLaunchVariants(const GemmProblem &problem,
                                              const GemmTiling &primary,
                                              GemmConfigAttr config,
                                              const TargetInfo &target);
+
+/// Why the sm_90a kernel cannot take `tiling` for `problem` on `target`
+/// (tile shape, promotion, scales, cluster, shared memory), in the user's
+/// terms, or "" if it can.
+std::string getTilingError(const GemmProblem &problem, const GemmTiling &tiling,
+                           const TargetInfo &target);
 
 /// Dynamic shared memory of the kernel for `tiling`.
 int64_t getDynamicSharedMemoryBytes(const GemmTiling &tiling);
