@@ -13,7 +13,8 @@ variant's and their ratio, then the geometric mean and the shapes above
 --slack. Candidate rules can be tried on measured times before a GPU run:
 --throughput TILE=VALUE overrides a tile's throughput, --clusters S=COUNT
 the resident clusters of S CTAs (the driver's count; default the GPC
-model), --split-rows the tile rows a K-split kernel's split counts for.
+model). A swap-AB kernel is a candidate for one row of its tiles, or,
+split along K, several where its CTAs fill at most 0.6 of the SMs.
 
 The replay is checked against the measured `LABEL:auto`: a pick whose time
 differs from it by more than --slack is flagged `replay != runtime` (the
@@ -34,6 +35,7 @@ from pathlib import Path
 STREAM_K_FIXUP_WAVES = 0.05
 STREAM_K_ONE_ROW_SHARE = 0.4
 STREAM_K_ROWS_SHARE = 0.5
+SWAP_AB_ROWS_SHARE = 0.6
 GPCS = 8
 
 
@@ -50,8 +52,6 @@ def parse_args(argv=None):
                    help="resident clusters of S CTAs (default: the GPC model)")
     p.add_argument("--throughput", action="append", default=[], metavar="TMxTN=VALUE",
                    help="a tile's throughput instead of its metadata's")
-    p.add_argument("--split-rows", type=int, default=2,
-                   help="tile rows a K-split kernel's split counts for")
     p.add_argument("--slack", type=float, default=0.03)
     return p.parse_args(argv)
 
@@ -83,18 +83,19 @@ def resident_clusters(size, sms, counts):
     return counts.get(size) or max(sms // GPCS // size, 1) * GPCS
 
 
-def cost(c, m, n, sms, counts, throughput, split_rows):
+def cost(c, m, n, sms, counts, throughput):
     rows = math.ceil(m / c.tile_m)
     tiles = rows * math.ceil(n / c.tile_n)
+    if c.swap_ab and rows > 1 and not (c.k_split > 1 and
+                                       tiles * c.k_split <= SWAP_AB_ROWS_SHARE * sms):
+        return math.inf
     ctas = max(sms // c.cluster * c.cluster, c.cluster)
     waves = math.ceil(tiles / ctas)
     share = STREAM_K_ONE_ROW_SHARE if rows == 1 else STREAM_K_ROWS_SHARE
     if c.stream_k and (tiles <= share * ctas or (c.swap_ab and rows == 1)):
         waves = tiles / ctas + STREAM_K_FIXUP_WAVES * max(1.0, ctas / tiles)
     if c.k_split > 1:
-        waves = math.ceil(tiles / resident_clusters(c.k_split, sms, counts))
-        if rows <= split_rows:
-            waves /= c.k_split
+        waves = math.ceil(tiles / resident_clusters(c.k_split, sms, counts)) / c.k_split
     return waves * c.tile_m * c.tile_n / throughput.get((c.tile_m, c.tile_n), c.throughput)
 
 
@@ -129,7 +130,7 @@ def main(argv=None):
             continue
         us = {tag: t["us"] for tag, t in timed.items()}
         pick = min(cands, key=lambda c: (cost(c, r["m"], r["n"], args.sms, counts,
-                                              throughput, args.split_rows), cands.index(c)))
+                                              throughput), cands.index(c)))
         best = min(us, key=us.get)
         ratio = us[pick.tag] / us[best]
         ratios.append(math.log(ratio))

@@ -25,11 +25,11 @@ def kernel(tile, throughput, variants=(), k_split=1, workspace=False, swap_ab=Fa
     return meta
 
 
-def write_run(tmp, times, auto):
+def write_run(tmp, times, auto, m=16):
     """Kernels 128x192 (the dispatching one), 64x64 and a swap-AB K-split
-    16x64 over clusters of 4; one M = 24 shape timed."""
+    16x64 over clusters of 4; one shape timed, N = 4096."""
     folder = tmp / "k"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     metas = [kernel((64, 64), 45), kernel((16, 64), 19, k_split=4, swap_ab=True)]
     names = [m["name"] + ".json" for m in metas]
     metas.insert(0, kernel((128, 192), 100, names))
@@ -38,7 +38,7 @@ def write_run(tmp, times, auto):
     impls = {"q:" + m["name"][len(PREFIX) + 1:]: {"status": "ok", "us": t}
              for m, t in zip(metas, times)}
     impls["q:auto"] = {"status": "ok", "us": auto}
-    run = {"results": [{"m": 24, "n": 4096, "k": 4096, "recipe": "tensorwise",
+    run = {"results": [{"m": m, "n": 4096, "k": 4096, "recipe": "tensorwise",
                         "impls": impls}]}
     (tmp / "ab.json").write_text(json.dumps(run))
     return folder
@@ -53,21 +53,23 @@ def picks(tmp, folder, *extra):
 
 
 def test_the_rule_is_replayed_and_checked_against_the_runtime(tmp_path):
-    # M = 24, N = 4096: one wave each of 22 tiles of 128x192 (cost 245.8),
-    # 64 of 64x64 (91.0) and 128 swap-AB tiles over 32 clusters of 4, two
-    # rows of them: 4 waves / 4 (53.9). The K-split kernel is the pick.
+    # M = 16, N = 4096: one wave each of 22 tiles of 128x192 (cost 245.8),
+    # 64 of 64x64 (91.0) and 64 swap-AB tiles over 32 clusters of 4, one
+    # row of them: 2 waves / 4 (26.9). The K-split kernel is the pick.
     folder = write_run(tmp_path, times=[26.0, 24.0, 25.0], auto=25.0)
     out = picks(tmp_path, folder)
     assert "pick 16x64x128_s4_ks4 25.00 us, best 64x64x128_s4 24.00 us, 1.042x" in out
     assert "1 above 1.03x; 0 replays differ" in out
-    # The split for one row only: whole waves (4 x 1024 / 19 = 215.6) and
-    # the 64x64 tile; the runtime's launch (25.0 us) no longer matches.
-    out = picks(tmp_path, folder, "--split-rows", "1")
+    # 8 clusters of 4 at once: 8 waves / 4 (107.8) against 91.0.
+    out = picks(tmp_path, folder, "--clusters", "4=8")
     assert "pick 64x64x128_s4 24.00 us" in out and "replay != runtime (25.00 us)" in out
-    # 16 clusters of 4 at once: 8 waves / 4 (107.8) against 91.0.
-    assert "pick 64x64x128_s4" in picks(tmp_path, folder, "--clusters", "4=16")
-    # Throughput overrides: 64x64 at 10 (409.6), the swap-AB tile at 4
-    # (1024): the 128x192 tile.
-    out = picks(tmp_path, folder, "--split-rows", "1", "--throughput", "64x64=10",
-                "--throughput", "16x64=4")
+    # Throughput overrides: 64x64 at 10 (409.6), the swap-AB tile at 1
+    # (512): the 128x192 tile.
+    out = picks(tmp_path, folder, "--throughput", "64x64=10", "--throughput", "16x64=1")
     assert "pick 128x192x128_s4 26.00 us" in out
+
+
+def test_a_swap_ab_kernel_runs_one_row_of_its_tiles(tmp_path):
+    # M = 24: two rows of 16-token tiles; the 64x64 tile runs.
+    folder = write_run(tmp_path, times=[26.0, 24.0, 25.0], auto=24.0, m=24)
+    assert "pick 64x64x128_s4 24.00 us" in picks(tmp_path, folder)

@@ -528,20 +528,31 @@ static double persistentCtas(const KernelMetadata &meta, int numSMs) {
   return ctas < width ? width : ctas;
 }
 
-// The tile rows a K-split kernel's split shortens (selectLaunchVariant).
-static constexpr int64_t kKSplitTileRows = 2;
-
 size_t
 selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
                     int64_t m, int64_t n, int numSMs,
                     const ResidentClusters &resident) {
   size_t best = 0;
   double bestCost = 0;
+  bool found = false;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const KernelMetadata &meta = *candidates[i];
     const GridSpec &grid = meta.grid;
+    bool oneTileRow = ceilDiv(m, grid.tileM) == 1;
     double tiles = static_cast<double>(ceilDiv(m, grid.tileM)) *
                    static_cast<double>(ceilDiv(n, grid.tileN));
+    // A swap-AB kernel (16 or 32 tokens a tile) runs one row of its tiles,
+    // or, split along K, several where all its CTAs fill at most
+    // kSwapABRowsShare of the SMs: each further row streams all of B
+    // again, which pays only while it adds CTAs to idle SMs (H200, M = 24
+    // and 32: the 32-token tile 1.17-1.44x two rows of 16 at N = 2112 to
+    // 8192, two rows of 16 split over clusters of 4 1.02-1.12x one row of
+    // 32 at N = 512 and 576; bench/NOTES.md, "Swap-AB with 32 tokens").
+    if (meta.swapAB && !oneTileRow &&
+        !(grid.kSplit > 1 &&
+          tiles * static_cast<double>(grid.kSplit) <=
+              fp8schema::kSwapABRowsShare * static_cast<double>(numSMs)))
+      continue;
     double ctas = persistentCtas(meta, numSMs);
     double waves = std::ceil(tiles / ctas);
     // A stream-K kernel (one with a workspace) splits the K blocks of its
@@ -555,34 +566,26 @@ selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
     // 2.5 CTAs a tile (fp8schema::streamKSplitPays). Otherwise it
     // counts whole waves like any other, and ties go to the earlier
     // candidate.
-    bool oneTileRow = ceilDiv(m, grid.tileM) == 1;
     if (meta.workspaceParam >= 0 &&
-        (fp8schema::streamKSplitPays(tiles, ctas, oneTileRow) ||
-         (meta.swapAB && oneTileRow)))
+        (fp8schema::streamKSplitPays(tiles, ctas, oneTileRow) || meta.swapAB))
       waves = fp8schema::streamKWaves(tiles, ctas);
-    // A K-split kernel: waves of tiles over its resident clusters, each CTA
-    // running 1/k_split of a tile's K blocks, for one or two rows of its
-    // tiles (M <= 32 for the swap-AB tile); each further row streams all of
-    // B again (H100, blockwise 128x576x7168: the K-split kernel took 24 us,
-    // the 64x64 stream-K kernel 11.5; H200, 64x512x3584: clusters of 4
-    // 8.8 us, of 2 5.5). With two rows (H200, 24x512x3584 and
-    // 24x576x7168, bench/NOTES.md) the clusters of 4 took 0.72-0.81x the
-    // stream-K kernel's time.
+    // A K-split (swap-AB) kernel: waves of tiles over its resident
+    // clusters, each CTA running 1/k_split of a tile's K blocks.
     if (grid.kSplit > 1) {
       int64_t clusters = grid.kSplit <= ResidentClusters::kMaxSize
                              ? resident.counts[grid.kSplit]
                              : 0;
       if (clusters < 1)
         clusters = fp8schema::residentClusters(grid.kSplit, numSMs);
-      waves = std::ceil(tiles / static_cast<double>(clusters));
-      if (ceilDiv(m, grid.tileM) <= kKSplitTileRows)
-        waves /= static_cast<double>(grid.kSplit);
+      waves = std::ceil(tiles / static_cast<double>(clusters)) /
+              static_cast<double>(grid.kSplit);
     }
     double cost = waves * static_cast<double>(grid.tileM * grid.tileN) /
                   static_cast<double>(grid.throughput);
-    if (i == 0 || cost < bestCost) {
+    if (!found || cost < bestCost) {
       best = i;
       bestCost = cost;
+      found = true;
     }
   }
   return best;

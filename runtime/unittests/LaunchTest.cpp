@@ -963,14 +963,19 @@ TEST_F(LaunchTest, LaunchVariantWithTheFewestWeightedWavesIsChosen) {
   EXPECT_EQ(selectLaunchVariant({&medium, &medium}, 64, 7168, 132), 0u);
 }
 
+// `json` with a workspace param of `bytesPerCta` bytes: a stream-K kernel.
+static std::string withWorkspace(const std::string &json, int bytesPerCta) {
+  return replaced(
+      json, "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"}",
+      strCat("{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"},"
+             "\n    {\"name\": \"workspace\", \"kind\": \"workspace\", "
+             "\"bytes_per_cta\": ",
+             bytesPerCta, "}"));
+}
+
 // The 64x64 tile with a workspace param: a stream-K kernel.
 static std::string streamKTile64Json() {
-  return replaced(
-      variantJson("tile64_sk", 64, 64, 45),
-      "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"}",
-      "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"},"
-      "\n    {\"name\": \"workspace\", \"kind\": \"workspace\", "
-      "\"bytes_per_cta\": 16388}");
+  return withWorkspace(variantJson("tile64_sk", 64, 64, 45), 16388);
 }
 
 TEST_F(LaunchTest, StreamKVariantIsChosenWhereItsTilesLeaveSmsIdle) {
@@ -1010,17 +1015,15 @@ TEST_F(LaunchTest, KSplitVariantIsChosenWhereItsClustersCoverTheTiles) {
     "tile": [16, 64, 128], "stages": 16, "cluster": [1, 1, 1],
     "swap_ab": true})";
   KernelMetadata large = parsedMetadata(variantJson("large", 128, 192, 100));
-  KernelMetadata streamK = parsedMetadata(replaced(
-      variantJson("swapab_sk", 16, 64, 19, swapAB),
-      "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"}",
-      "{\"name\": \"m\", \"kind\": \"i32\", \"value\": \"M\"},"
-      "\n    {\"name\": \"workspace\", \"kind\": \"workspace\", "
-      "\"bytes_per_cta\": 4224}"));
+  KernelMetadata streamK = parsedMetadata(
+      withWorkspace(variantJson("swapab_sk", 16, 64, 19, swapAB), 4224));
   ASSERT_TRUE(streamK.swapAB);
   auto split = [&](int ctas) {
     std::string cluster = strCat("[", ctas, ", 1, 1]");
     return parsedMetadata(replaced(
-        replaced(variantJson(strCat("swapab_ks", ctas), 16, 64, 19),
+        replaced(variantJson(strCat("swapab_ks", ctas), 16, 64, 19,
+                             replaced(swapAB, "\"cluster\": [1, 1, 1]",
+                                      "\"cluster\": " + cluster)),
                  "\"throughput\": 19}",
                  strCat("\"throughput\": 19, \"k_split\": ", ctas, "}")),
         "\"cluster\": [1, 1, 1]", "\"cluster\": " + cluster));
@@ -1044,20 +1047,29 @@ TEST_F(LaunchTest, KSplitVariantIsChosenWhereItsClustersCoverTheTiles) {
   EXPECT_EQ(selectLaunchVariant(all, 1, 28672, 132), 1u);
   // Large M: the 128x192 tiles.
   EXPECT_EQ(selectLaunchVariant(all, 4096, 4096, 132), 0u);
-  // More than two rows of swap-AB tiles: whole waves, no split discount.
-  // M = 128, N = 1024: 128 tiles, 4 waves of the clusters of 4 and 2 of the
-  // clusters of 2, against one wave for both the stream-K kernel and the
-  // 128x192 tile, whose area-weighted cost is larger (24576 / 100 against 1024
-  // / 19).
-  EXPECT_EQ(selectLaunchVariant(all, 128, 1024, 132), 1u);
-  // Two rows keep the split discount: M = 24, N = 1024, 32 tiles in one
-  // wave of the clusters of 4 at a quarter of a tile each (0.25 waves
-  // against the stream-K kernel's 32 / 132 + 0.05 x 4.1); three rows
-  // (M = 33, 48 tiles) make two whole waves of them, and the stream-K
-  // kernel runs.
-  EXPECT_EQ(selectLaunchVariant(all, 24, 1024, 132), 3u);
-  EXPECT_EQ(selectLaunchVariant(all, 32, 1024, 132), 3u);
-  EXPECT_EQ(selectLaunchVariant(all, 33, 1024, 132), 1u);
+  // A swap-AB kernel runs one row of its tiles, or, split along K, several
+  // where all its CTAs fill at most 0.6 of the SMs: at M = 17, N = 1024
+  // (two rows of 16 tiles), the clusters of 2 (64 CTAs, one wave at half
+  // a tile each) but not those of 4 (128 CTAs) nor the stream-K kernel;
+  // at M = 128 (eight rows) the 128x192 tile, the only other candidate.
+  EXPECT_EQ(selectLaunchVariant(all, 16, 1024, 132), 3u);
+  EXPECT_EQ(selectLaunchVariant(all, 17, 1024, 132), 2u);
+  EXPECT_EQ(selectLaunchVariant(all, 128, 1024, 132), 0u);
+  EXPECT_EQ(selectLaunchVariant({&large, &streamK, &split4}, 17, 1024, 132),
+            0u);
+  // The 32-token swap-AB tile (throughput 34) streams the same B rows:
+  // at M <= 16 it costs more than the 16-token one (2048 / 34 against
+  // 1024 / 19 a tile), at M = 17-32 it is the swap-AB kernel that runs,
+  // at M = 33 none does.
+  KernelMetadata wide = parsedMetadata(replaced(
+      withWorkspace(variantJson("swapab32_sk", 32, 64, 34, swapAB), 8320),
+      "\"tile\": [16, 64, 128]", "\"tile\": [32, 64, 128]"));
+  ASSERT_TRUE(wide.swapAB);
+  std::vector<const KernelMetadata *> tokens = {&large, &streamK, &wide};
+  EXPECT_EQ(selectLaunchVariant(tokens, 16, 4096, 132), 1u);
+  EXPECT_EQ(selectLaunchVariant(tokens, 17, 4096, 132), 2u);
+  EXPECT_EQ(selectLaunchVariant(tokens, 32, 4096, 132), 2u);
+  EXPECT_EQ(selectLaunchVariant(tokens, 33, 4096, 132), 0u);
   // The driver's resident clusters where it gave them: N = 2048, 32 tiles,
   // one wave of the model's 32 clusters of 4 (0.25 waves) but two of an
   // H200's 30 (0.5, like the clusters of 2), where the stream-K kernel's

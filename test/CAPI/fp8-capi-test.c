@@ -174,13 +174,14 @@ static void testCompile(MlirContext ctx) {
 
   options.chip = mlirStringRefCreateFromCString("sm_90a");
   // The kernel and its launch variants (smaller tiles for small M, the
-  // swap-AB tile for decode).
-  // CHECK: succeeded 1 kernels 5
+  // swap-AB tiles of 16 and 32 tokens for decode).
+  // CHECK: succeeded 1 kernels 6
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t128x128x128_s6_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t128x64x128_s8_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x128x128_s8_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x64x128_s13_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t16x64x128_s16_sk_swapab_fast ptx 1 json 1
+  // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t32x64x128_s16_sk_swapab_fast ptx 1 json 1
   // CHECK-NEXT: module.json 1
   result = fp8CompileSource(ctx, mlirStringRefCreateFromCString(kGemm), name,
                             &options);

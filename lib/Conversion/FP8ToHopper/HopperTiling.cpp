@@ -124,9 +124,14 @@ static constexpr int64_t kFastTileThroughput = 101;
 /// that of streaming its B rows, like the 64x64 tile's, but without 48 or
 /// 63 rows of zeros through the MMAs and with more stages of B in flight.
 /// 19 (a third of the 64x64 tile's 57) takes it at M <= 16 wherever
-/// the 64x64 and 64x128 tiles run as many waves, and leaves M > 16 (two
-/// rows of its tiles, twice the B traffic) to them. Not measured yet.
+/// the 64x64 and 64x128 tiles run as many waves. The 32x64 tile streams
+/// the same B rows for M <= 32 (the runtime takes a swap-AB kernel only
+/// for one row of its tiles): 34, below twice 19, leaves M <= 16 to the
+/// 16-token tile (2-7% faster there; H200, bench/NOTES.md, "Swap-AB with
+/// 32 tokens") and, at M = 17-32, takes it over the 64-row tiles but for
+/// more than a wave of its tiles (N = 10240: 64x80 ran 1.1x faster).
 static constexpr int64_t kSwapABThroughput = 19;
+static constexpr int64_t kWideSwapABThroughput = 34;
 
 /// The launch variants of a masked grouped GEMM (decode; the caller's
 /// expected rows per group choose among them, fp8rt_kernel_for_expected_m):
@@ -460,11 +465,15 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
   return t;
 }
 
-/// The swap-AB decode variant (GemmTiling::swapAB): 16 tokens x 64 B rows,
-/// the B rows as the MMA's 64-row side and the tokens as its N, stream-K
-/// over a CTA per SM (every SM streams B), stages up to
-/// kMaxDeepPipelineStages (10 KiB each: 128 KiB of B in flight per SM).
-static constexpr std::pair<int64_t, int64_t> kSwapABTile = {16, 64};
+/// The swap-AB decode variants (GemmTiling::swapAB): 16 or 32 tokens x 64 B
+/// rows, the B rows as the MMA's 64-row side and the tokens as its N,
+/// stream-K over a CTA per SM (every SM streams B), stages up to
+/// kMaxDeepPipelineStages (10 or 12 KiB each: 128 or 192 KiB of B and A in
+/// flight per SM). With 32 tokens, M = 17-32 streams B once instead of
+/// twice (H200: 1.16-1.37x the runtime's pick before at N x K = 4096 x
+/// 14336, 8192 x 28672 and 2112 x 7168; bench/NOTES.md).
+static constexpr int64_t kSwapABTileN = 64;
+static constexpr int64_t kSwapABTokens[] = {16, 32};
 
 /// Whether a dynamic-M GEMM gets the swap-AB variant: its epilogue has the
 /// scales, bias and activation of a bf16/f16/f32 D, not C, the output amax,
@@ -482,11 +491,11 @@ static bool wantsSwapABVariant(const GemmProblem &p) {
 static constexpr int64_t kSplitKVariants[] = {2, 4};
 static constexpr int64_t kMinSplitKBlocks = 4;
 
-static GemmTiling getSwapABTiling(const GemmProblem &p,
-                                  int64_t maxSharedMemory,
-                                  int64_t splitK = 1) {
+static GemmTiling getSwapABTiling(const GemmProblem &p, int64_t maxSharedMemory,
+                                  int64_t tokens, int64_t splitK = 1) {
   GemmTiling t;
-  std::tie(t.tileM, t.tileN) = kSwapABTile;
+  t.tileM = tokens;
+  t.tileN = kSwapABTileN;
   t.swapAB = true;
   t.splitK = splitK;
   setStreamK(t, splitK == 1);
@@ -500,20 +509,19 @@ static GemmTiling getSwapABTiling(const GemmProblem &p,
 /// (selectLaunchVariants): its clusters cover the tiles in one wave.
 static bool wantsSplitKVariant(const GemmProblem &p, int64_t splitK,
                                const TargetInfo &target) {
-  int64_t tiles = llvm::divideCeil(p.n, kSwapABTile.second);
+  int64_t tiles = llvm::divideCeil(p.n, kSwapABTileN);
   return tiles * splitK <= target.numMultiprocessors &&
          p.numKBlocks(kScaleBlock) >= kMinSplitKBlocks * splitK;
 }
 
-/// A static M of one swap-AB tile row: the stream-K swap-AB tile or a
-/// K-split one, by the runtime's rule (selectLaunchVariant): the stream-K
+/// A static M of one 16-token swap-AB tile row: the stream-K swap-AB tile or
+/// a K-split one, by the runtime's rule (selectLaunchVariant): the stream-K
 /// kernel's waves with its fixup chain against waves of the resident
 /// clusters at 1 / k_split of a tile each (fp8schema/LaunchVariantModel.h).
 static GemmTiling pickSwapABTiling(const GemmProblem &p,
                                    const TargetInfo &target) {
   double sms = static_cast<double>(target.numMultiprocessors);
-  double tiles =
-      static_cast<double>(llvm::divideCeil(p.n, kSwapABTile.second));
+  double tiles = static_cast<double>(llvm::divideCeil(p.n, kSwapABTileN));
   double bestWaves = fp8schema::streamKWaves(tiles, sms);
   int64_t bestSplit = 1;
   for (int64_t splitK : kSplitKVariants) {
@@ -526,7 +534,8 @@ static GemmTiling pickSwapABTiling(const GemmProblem &p,
       bestSplit = splitK;
     }
   }
-  return getSwapABTiling(p, target.maxSharedMemoryPerBlock, bestSplit);
+  return getSwapABTiling(p, target.maxSharedMemoryPerBlock, kSwapABTokens[0],
+                         bestSplit);
 }
 
 FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
@@ -607,7 +616,7 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     }
     t = best;
     // A few tokens: the swap-AB tile (as the runtime picks its variant).
-    if (p.staticM <= kSwapABTile.first && wantsSwapABVariant(p))
+    if (p.staticM <= kSwapABTokens[0] && wantsSwapABVariant(p))
       t = pickSwapABTiling(p, target);
   }
   return t;
@@ -621,7 +630,8 @@ static constexpr int64_t kPromotedTile64Throughput = 45;
 int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t,
                                   int64_t numSMs) {
   if (t.swapAB)
-    return kSwapABThroughput;
+    return t.tileM > kSwapABTokens[0] ? kWideSwapABThroughput
+                                      : kSwapABThroughput;
   if (!t.streamK && getClusterSize(t) == 1 &&
       llvm::is_contained(kWaveFillTileM, t.tileM) &&
       getWaveFillTileN(p, numSMs) == t.tileN)
@@ -699,10 +709,13 @@ SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,
                          kStreamKVariantTile.second,
                          target.maxSharedMemoryPerBlock, /*streamK=*/true));
   if (wantsSwapABVariant(p)) {
-    add(getSwapABTiling(p, target.maxSharedMemoryPerBlock));
-    for (int64_t splitK : kSplitKVariants)
-      if (wantsSplitKVariant(p, splitK, target))
-        add(getSwapABTiling(p, target.maxSharedMemoryPerBlock, splitK));
+    for (int64_t tokens : kSwapABTokens) {
+      add(getSwapABTiling(p, target.maxSharedMemoryPerBlock, tokens));
+      for (int64_t splitK : kSplitKVariants)
+        if (wantsSplitKVariant(p, splitK, target))
+          add(getSwapABTiling(p, target.maxSharedMemoryPerBlock, tokens,
+                              splitK));
+    }
   }
   return variants;
 }

@@ -34,6 +34,14 @@ constexpr double kStreamKFixupWaves = 0.05;
 constexpr double kStreamKOneRowShare = 0.4;
 constexpr double kStreamKRowsShare = 0.5;
 
+/// The largest share of the SMs that all the CTAs of a K-split swap-AB
+/// kernel may fill for it to run more than one row of its tiles (each row
+/// streams all of B again, which pays only while it puts CTAs on idle SMs).
+/// Fitted on an H200 (bench/NOTES.md, "Swap-AB with 32 tokens"): it moves
+/// N = 512 and 576 at M = 17-64 only (1.03-1.18x), and 0.6 to 0.7 make the
+/// same picks there.
+constexpr double kSwapABRowsShare = 0.6;
+
 /// Whether a stream-K kernel's `tiles` (one row of them, M at most the
 /// tile's, or several) fill few enough of its `ctas` for its split to pay:
 /// the runtime's choice among launch variants, and the compiler's rule for

@@ -69,8 +69,9 @@ int64_t getTileThroughput(const GemmProblem &problem, const GemmTiling &tiling,
 /// tile per SM (wave-filling), and 128x192 for a fast kernel with a wider
 /// tile, each with the heuristic's stages; last, a 64x64 stream-K kernel
 /// where N is at most 32 x SMs and K at least 32 blocks (no activation, no
-/// output amax), and a swap-AB 16x64 stream-K kernel for decode (M <= 16; no
-/// C, output amax, FP8 D or 1x128 B scales). The runtime launches the kernel
+/// output amax), and swap-AB 16x64 and 32x64 stream-K kernels with their
+/// K-split forms for decode (M <= 32; no C, output amax, FP8 D or 1x128 B
+/// scales). The runtime launches the kernel
 /// among the primary and its variants with the fewest waves(M) x tile
 /// elements / throughput (runtime/README.md; a stream-K kernel counts the
 /// fraction of a wave its tiles fill when M is one row of them on at most
