@@ -195,11 +195,11 @@ static bool wantsWideStepVariants(const GemmProblem &p) {
 /// which the CTAs stream B, and one full wave of narrower tiles beats
 /// tiles that leave SMs idle or make a second wave: on an H200
 /// (bench/NOTES.md, "Wave-filling tiles"), against the runtime's pick
-/// before, N = 10240 (80 columns) at M = 24-128 1.26-1.35x, N = 28672
-/// (224, fast accumulation) at M = 24-64 1.09-1.14x, N = 14336 (112) at
-/// M = 24-128 1.05-1.07x. Their throughput, 70, takes them there and
-/// leaves M >= 256 (two waves of them, 0.80-0.97x) to the other tiles;
-/// ties go to the 128-row tile (at M = 128 and N = 10240 it took 0.80x
+/// before, N = 10240 (80 columns) at M = 24-128 1.27-1.35x, N = 28672
+/// (224, fast accumulation) at M = 24-64 1.09-1.13x, N = 14336 (112) at
+/// M = 24-64 1.05-1.07x. Their throughput, 70, takes them there and
+/// leaves M >= 256 (two waves of them, 0.80-0.98x) to the other tiles;
+/// ties go to the 128-row tile (at M = 128 and N = 10240 it took 0.79x
 /// the time of two rows of 64-row tiles). For the GEMMs of the 144-column
 /// variants (wantsWideStepVariants); getTilingError drops the tiles a
 /// recipe cannot take (promoted 224 columns).
