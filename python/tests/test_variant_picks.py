@@ -8,16 +8,17 @@ import sys
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "variant_picks.py"
-PREFIX = "fp8_gemm_tensorwise_e4m3_e4m3_bf16_n4096_k4096"
+PREFIX = "fp8_gemm_tensorwise_e4m3_e4m3_bf16_n{n}_k4096"
 
 
-def kernel(tile, throughput, variants=(), k_split=1, workspace=False, swap_ab=False):
+def kernel(tile, throughput, variants=(), k_split=1, workspace=False, swap_ab=False,
+           n=4096):
     grid = {"kind": "persistent", "tile_m": tile[0], "tile_n": tile[1],
             "throughput": throughput}
     if k_split > 1:
         grid["k_split"] = k_split
     suffix = f"_t{tile[0]}x{tile[1]}x128_s4" + ("_ks%d" % k_split if k_split > 1 else "")
-    meta = {"name": PREFIX + suffix, "grid": grid, "cluster": [k_split, 1, 1],
+    meta = {"name": PREFIX.format(n=n) + suffix, "grid": grid, "cluster": [k_split, 1, 1],
             "gemm": {"swap_ab": swap_ab},
             "params": [{"name": "workspace", "kind": "workspace"}] if workspace else []}
     if variants:
@@ -25,20 +26,21 @@ def kernel(tile, throughput, variants=(), k_split=1, workspace=False, swap_ab=Fa
     return meta
 
 
-def write_run(tmp, times, auto, m=16):
+def write_run(tmp, times, auto, m=16, n=4096):
     """Kernels 128x192 (the dispatching one), 64x64 and a swap-AB K-split
-    16x64 over clusters of 4; one shape timed, N = 4096."""
+    16x64 over clusters of 4; one shape timed."""
     folder = tmp / "k"
     folder.mkdir(exist_ok=True)
-    metas = [kernel((64, 64), 45), kernel((16, 64), 19, k_split=4, swap_ab=True)]
+    metas = [kernel((64, 64), 45, n=n),
+             kernel((16, 64), 19, k_split=4, swap_ab=True, n=n)]
     names = [m["name"] + ".json" for m in metas]
-    metas.insert(0, kernel((128, 192), 100, names))
+    metas.insert(0, kernel((128, 192), 100, names, n=n))
     for meta in metas:
         (folder / (meta["name"] + ".json")).write_text(json.dumps(meta))
-    impls = {"q:" + m["name"][len(PREFIX) + 1:]: {"status": "ok", "us": t}
+    impls = {"q:" + m["name"][len(PREFIX.format(n=n)) + 1:]: {"status": "ok", "us": t}
              for m, t in zip(metas, times)}
     impls["q:auto"] = {"status": "ok", "us": auto}
-    run = {"results": [{"m": m, "n": 4096, "k": 4096, "recipe": "tensorwise",
+    run = {"results": [{"m": m, "n": n, "k": 4096, "recipe": "tensorwise",
                         "impls": impls}]}
     (tmp / "ab.json").write_text(json.dumps(run))
     return folder
@@ -73,3 +75,8 @@ def test_a_swap_ab_kernel_runs_one_row_of_its_tiles(tmp_path):
     # M = 24: two rows of 16-token tiles; the 64x64 tile runs.
     folder = write_run(tmp_path, times=[26.0, 24.0, 25.0], auto=24.0, m=24)
     assert "pick 64x64x128_s4 24.00 us" in picks(tmp_path, folder)
+    # N = 512: two rows of 8 tiles split over clusters of 4 are 64 CTAs, at
+    # most 0.6 of 132 SMs: the K-split kernel runs them (0.25 waves, 13.5,
+    # against 91.0).
+    folder = write_run(tmp_path, times=[26.0, 24.0, 25.0], auto=25.0, m=24, n=512)
+    assert "pick 16x64x128_s4_ks4 25.00 us" in picks(tmp_path, folder)
