@@ -38,7 +38,7 @@ constexpr double kStreamKRowsShare = 0.5;
 /// kernel may fill for it to run more than one row of its tiles (each row
 /// streams all of B again, which pays only while it puts CTAs on idle SMs).
 /// Fitted on an H200 (bench/NOTES.md, "Swap-AB with 32 tokens"): it moves
-/// N = 512 and 576 at M = 17-64 only (1.03-1.18x), and 0.6 to 0.7 make the
+/// N = 512 and 576 at M = 17-64 only (1.02-1.17x), and 0.6 to 0.7 make the
 /// same picks there.
 constexpr double kSwapABRowsShare = 0.6;
 
