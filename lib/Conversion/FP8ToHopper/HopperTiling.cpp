@@ -175,17 +175,21 @@ static bool wantsWaveTileVariant(const GemmProblem &p) {
          p.bScale != ScaleMode::Row;
 }
 
+/// The GEMMs that get the variants of widths off the 64-column steps (144
+/// columns, wave-filling): dense, a 2-byte output, per-tensor, rowwise or
+/// 128x128 B scales, not accumulating into C (the ones measured; a 1x128 B
+/// tile wider than 128 columns holds its column scales beside the sums).
+static bool takesOffStepWidths(const GemmProblem &p) {
+  return !p.isGrouped() && !p.accumulateIntoC && !p.hasFP8Output() &&
+         getByteWidth(p.outElementType) == 2 && !p.hasBlockwiseColumnScales();
+}
+
 /// The 144-column variants: where they cover N in fewer tile columns than
-/// the 128-column tiles, for dense GEMMs with a 2-byte output, per-tensor,
-/// rowwise or 128x128 B scales, not accumulating into C (the ones measured;
-/// a 1x128 B tile wider than 128 columns holds its column scales beside
-/// the sums).
+/// the 128-column tiles.
 static bool wantsWideStepVariants(const GemmProblem &p) {
   int64_t wide = kWideStepVariantTiles[0].second;
   return llvm::divideCeil(p.n, wide) < llvm::divideCeil(p.n, kScaleBlock) &&
-         !p.isGrouped() && !p.accumulateIntoC && !p.hasFP8Output() &&
-         getByteWidth(p.outElementType) == 2 &&
-         !p.hasBlockwiseColumnScales();
+         takesOffStepWidths(p);
 }
 
 /// The wave-filling variants: 128- and 64-row tiles of the least multiple
@@ -201,7 +205,7 @@ static bool wantsWideStepVariants(const GemmProblem &p) {
 /// leaves M >= 256 (two waves of them, 0.80-0.98x) to the other tiles;
 /// ties go to the 128-row tile (at M = 128 and N = 10240 it took 0.79x
 /// the time of two rows of 64-row tiles). For the GEMMs of the 144-column
-/// variants (wantsWideStepVariants); getTilingError drops the tiles a
+/// variants (takesOffStepWidths); getTilingError drops the tiles a
 /// recipe cannot take (promoted 224 columns).
 static constexpr int64_t kWaveFillTileNStep = 16;
 static constexpr int64_t kWaveFillTileM[] = {128, 64};
@@ -209,9 +213,7 @@ static constexpr int64_t kWaveFillTileThroughput = 70;
 
 static std::optional<int64_t> getWaveFillTileN(const GemmProblem &p,
                                                int64_t numSMs) {
-  if (p.isGrouped() || p.accumulateIntoC || p.hasFP8Output() ||
-      getByteWidth(p.outElementType) != 2 || p.hasBlockwiseColumnScales() ||
-      numSMs < 1)
+  if (!takesOffStepWidths(p) || numSMs < 1)
     return std::nullopt;
   int64_t tileN =
       llvm::alignTo(llvm::divideCeil(p.n, numSMs), kWaveFillTileNStep);
