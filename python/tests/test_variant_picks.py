@@ -32,7 +32,7 @@ def write_run(tmp, times, auto, m=16, n=4096):
     folder = tmp / "k"
     folder.mkdir(exist_ok=True)
     metas = [kernel((64, 64), 45, n=n),
-             kernel((16, 64), 19, k_split=4, swap_ab=True, n=n)]
+             kernel((16, 64), 16, k_split=4, swap_ab=True, n=n)]
     names = [m["name"] + ".json" for m in metas]
     metas.insert(0, kernel((128, 192), 100, names, n=n))
     for meta in metas:
@@ -57,12 +57,12 @@ def picks(tmp, folder, *extra):
 def test_the_rule_is_replayed_and_checked_against_the_runtime(tmp_path):
     # M = 16, N = 4096: one wave each of 22 tiles of 128x192 (cost 245.8),
     # 64 of 64x64 (91.0) and 64 swap-AB tiles over 32 clusters of 4, one
-    # row of them: 2 waves / 4 (26.9). The K-split kernel is the pick.
+    # row of them: 2 waves / 4 (32.0). The K-split kernel is the pick.
     folder = write_run(tmp_path, times=[26.0, 24.0, 25.0], auto=25.0)
     out = picks(tmp_path, folder)
     assert "pick 16x64x128_s4_ks4 25.00 us, best 64x64x128_s4 24.00 us, 1.042x" in out
     assert "1 above 1.03x; 0 replays differ" in out
-    # 8 clusters of 4 at once: 8 waves / 4 (107.8) against 91.0.
+    # 8 clusters of 4 at once: 8 waves / 4 (128.0) against 91.0.
     out = picks(tmp_path, folder, "--clusters", "4=8")
     assert "pick 64x64x128_s4 24.00 us" in out and "replay != runtime (25.00 us)" in out
     # Throughput overrides: 64x64 at 10 (409.6), the swap-AB tile at 1
@@ -76,7 +76,7 @@ def test_a_swap_ab_kernel_runs_one_row_of_its_tiles(tmp_path):
     folder = write_run(tmp_path, times=[26.0, 24.0, 25.0], auto=24.0, m=24)
     assert "pick 64x64x128_s4 24.00 us" in picks(tmp_path, folder)
     # N = 512: two rows of 8 tiles split over clusters of 4 are 64 CTAs, at
-    # most 0.6 of 132 SMs: the K-split kernel runs them (0.25 waves, 13.5,
+    # most 0.6 of 132 SMs: the K-split kernel runs them (0.25 waves, 16.0,
     # against 91.0).
     folder = write_run(tmp_path, times=[26.0, 24.0, 25.0], auto=25.0, m=24, n=512)
     assert "pick 16x64x128_s4_ks4 25.00 us" in picks(tmp_path, folder)

@@ -1016,16 +1016,16 @@ TEST_F(LaunchTest, KSplitVariantIsChosenWhereItsClustersCoverTheTiles) {
     "swap_ab": true})";
   KernelMetadata large = parsedMetadata(variantJson("large", 128, 192, 100));
   KernelMetadata streamK = parsedMetadata(
-      withWorkspace(variantJson("swapab_sk", 16, 64, 19, swapAB), 4224));
+      withWorkspace(variantJson("swapab_sk", 16, 64, 16, swapAB), 4224));
   ASSERT_TRUE(streamK.swapAB);
   auto split = [&](int ctas) {
     std::string cluster = strCat("[", ctas, ", 1, 1]");
     return parsedMetadata(replaced(
-        replaced(variantJson(strCat("swapab_ks", ctas), 16, 64, 19,
+        replaced(variantJson(strCat("swapab_ks", ctas), 16, 64, 16,
                              replaced(swapAB, "\"cluster\": [1, 1, 1]",
                                       "\"cluster\": " + cluster)),
-                 "\"throughput\": 19}",
-                 strCat("\"throughput\": 19, \"k_split\": ", ctas, "}")),
+                 "\"throughput\": 16}",
+                 strCat("\"throughput\": 16, \"k_split\": ", ctas, "}")),
         "\"cluster\": [1, 1, 1]", "\"cluster\": " + cluster));
   };
   KernelMetadata split2 = split(2), split4 = split(4);
@@ -1057,12 +1057,12 @@ TEST_F(LaunchTest, KSplitVariantIsChosenWhereItsClustersCoverTheTiles) {
   EXPECT_EQ(selectLaunchVariant(all, 128, 1024, 132), 0u);
   EXPECT_EQ(selectLaunchVariant({&large, &streamK, &split4}, 17, 1024, 132),
             0u);
-  // The 32-token swap-AB tile (throughput 34) streams the same B rows:
-  // at M <= 16 it costs more than the 16-token one (2048 / 34 against
-  // 1024 / 19 a tile), at M = 17-32 it is the swap-AB kernel that runs,
+  // The 32-token swap-AB tile (throughput 31) streams the same B rows:
+  // at M <= 16 it costs more than the 16-token one (2048 / 31 against
+  // 1024 / 16 a tile), at M = 17-32 it is the swap-AB kernel that runs,
   // at M = 33 none does.
   KernelMetadata wide = parsedMetadata(replaced(
-      withWorkspace(variantJson("swapab32_sk", 32, 64, 34, swapAB), 8320),
+      withWorkspace(variantJson("swapab32_sk", 32, 64, 31, swapAB), 8320),
       "\"tile\": [16, 64, 128]", "\"tile\": [32, 64, 128]"));
   ASSERT_TRUE(wide.swapAB);
   std::vector<const KernelMetadata *> tokens = {&large, &streamK, &wide};
@@ -1085,7 +1085,8 @@ TEST_F(LaunchTest, KSplitVariantIsChosenWhereItsClustersCoverTheTiles) {
                                                     &split4};
   // N = 576, M = 128: 18 tiles of 64x64 split over 132 CTAs (0.14 + 0.05 x
   // 7.3 waves x 4096 / 45 = 45.5) against 72 swap-AB tiles in 3 waves of
-  // the clusters of 4 (161.7; with the split discount it took 40.4).
+  // the clusters of 4 (192; with the split discount it took 48), which
+  // the several-row rule leaves out (288 CTAs).
   EXPECT_EQ(selectLaunchVariant(withTile64, 128, 576, 132), 1u);
   EXPECT_EQ(selectLaunchVariant(withTile64, 1, 576, 132), 3u);
 }
@@ -1178,10 +1179,10 @@ TEST_F(LaunchTest, ResidentClustersAreAskedOfTheDriver) {
   KernelDirectory dir("fp8rt-clusters");
   ASSERT_TRUE(dir.ok());
   dir.write("split.json",
-            replaced(replaced(variantJson("split", 16, 64, 19,
+            replaced(replaced(variantJson("split", 16, 64, 16,
                                           "\"variant_of\": \"large\""),
-                              "\"throughput\": 19}",
-                              "\"throughput\": 19, \"k_split\": 4}"),
+                              "\"throughput\": 16}",
+                              "\"throughput\": 16, \"k_split\": 4}"),
                      "\"cluster\": [1, 1, 1]", "\"cluster\": [4, 1, 1]"));
   std::string large =
       dir.write("large.json", variantJson("large", 128, 256, 100,

@@ -121,17 +121,23 @@ static constexpr std::pair<int64_t, int64_t> kWideStepVariantTiles[] = {
 static constexpr std::pair<int64_t, int64_t> kFastTile = {128, 192};
 static constexpr int64_t kFastTileThroughput = 101;
 /// The swap-AB 16x64 tile (selectLaunchVariants): at M <= 16 its time is
-/// that of streaming its B rows, like the 64x64 tile's, but without 48 or
-/// 63 rows of zeros through the MMAs and with more stages of B in flight.
-/// 19 (a third of the 64x64 tile's 57) takes it at M <= 16 wherever
-/// the 64x64 and 64x128 tiles run as many waves. The 32x64 tile streams
-/// the same B rows for M <= 32 (the runtime takes a swap-AB kernel only
-/// for one row of its tiles): 34, below twice 19, leaves M <= 16 to the
-/// 16-token tile (2-7% faster there; H200, bench/NOTES.md, "Swap-AB with
-/// 32 tokens") and, at M = 17-32, takes it over the 64-row tiles but for
-/// more than a wave of its tiles (N = 10240: 64x80 ran 1.1x faster).
-static constexpr int64_t kSwapABThroughput = 19;
-static constexpr int64_t kWideSwapABThroughput = 34;
+/// that of streaming its 64 B rows, like the 64x64 tile's, but without 48
+/// or 63 rows of zeros through the MMAs and with more stages of B in
+/// flight. Its throughput is its token count, 16: a wave of its tiles costs
+/// as much as its B rows, 64, which the wave-filling tiles' 80 and 112 rows
+/// (throughput 70) beat at N = 10240 and 14336 where the swap-AB kernel's
+/// stream-K split shares tiles between CTAs (H200, every variant timed at
+/// M = 1 and 16: 1.02-1.10x; 19, a third of the 64x64 tile's 57, took the
+/// swap-AB kernel there; 15 to 17 make the same picks on the 216 shapes of
+/// that sweep; bench/NOTES.md, "Swap-AB tiles stream B"). The 32x64 tile
+/// streams the same B rows for M <= 32 (the runtime takes a swap-AB kernel
+/// only for one row of its tiles): 31, below twice 16, leaves M <= 16 to
+/// the 16-token tile (2-7% faster there; "Swap-AB with 32 tokens"; 33
+/// took the 32-token tile there) and, at M = 17-32, takes it over the
+/// 64-row tiles but for more than a wave of its tiles (N = 10240: 64x80
+/// ran 1.1x faster); 30 to 32 pick the same.
+static constexpr int64_t kSwapABThroughput = 16;
+static constexpr int64_t kWideSwapABThroughput = 31;
 
 /// The launch variants of a masked grouped GEMM (decode; the caller's
 /// expected rows per group choose among them, fp8rt_kernel_for_expected_m):
@@ -516,12 +522,15 @@ static bool wantsSplitKVariant(const GemmProblem &p, int64_t splitK,
          p.numKBlocks(kScaleBlock) >= kMinSplitKBlocks * splitK;
 }
 
-/// A static M of one 16-token swap-AB tile row: the stream-K swap-AB tile or
-/// a K-split one, by the runtime's rule (selectLaunchVariant): the stream-K
-/// kernel's waves with its fixup chain against waves of the resident
-/// clusters at 1 / k_split of a tile each (fp8schema/LaunchVariantModel.h).
-static GemmTiling pickSwapABTiling(const GemmProblem &p,
-                                   const TargetInfo &target) {
+/// A static M of one row of swap-AB tiles of `tokens`: the stream-K tile or
+/// a K-split one, by the runtime's rule (selectLaunchVariant): the
+/// stream-K kernel's waves with its fixup chain against waves of the
+/// resident clusters at 1 / k_split of a tile each
+/// (fp8schema/LaunchVariantModel.h). Returns the tiling and its cost in the
+/// runtime's model (waves times tile area over throughput).
+static std::pair<GemmTiling, double> pickSwapABTiling(const GemmProblem &p,
+                                                      const TargetInfo &target,
+                                                      int64_t tokens) {
   double sms = static_cast<double>(target.numMultiprocessors);
   double tiles = static_cast<double>(llvm::divideCeil(p.n, kSwapABTileN));
   double bestWaves = fp8schema::streamKWaves(tiles, sms);
@@ -536,8 +545,12 @@ static GemmTiling pickSwapABTiling(const GemmProblem &p,
       bestSplit = splitK;
     }
   }
-  return getSwapABTiling(p, target.maxSharedMemoryPerBlock, kSwapABTokens[0],
-                         bestSplit);
+  GemmTiling t =
+      getSwapABTiling(p, target.maxSharedMemoryPerBlock, tokens, bestSplit);
+  double cost =
+      bestWaves * static_cast<double>(t.tileM * t.tileN) /
+      static_cast<double>(getTileThroughput(p, t, target.numMultiprocessors));
+  return {t, cost};
 }
 
 FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
@@ -608,18 +621,27 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
              static_cast<double>(
                  getTileThroughput(p, c, target.numMultiprocessors));
     };
-    GemmTiling best = t;
+    double bestCost = cost(t);
     for (auto [tileM, tileN] :
          getLaunchVariantTiles(p, t, target.numMultiprocessors)) {
       GemmTiling candidate = getDefaultTiling(p, tileM, tileN, maxSharedMemory);
       if (getTilingError(p, candidate, target).empty() &&
-          cost(candidate) < cost(best))
-        best = candidate;
+          cost(candidate) < bestCost) {
+        t = candidate;
+        bestCost = cost(candidate);
+      }
     }
-    t = best;
-    // A few tokens: the swap-AB tile (as the runtime picks its variant).
-    if (p.staticM <= kSwapABTokens[0] && wantsSwapABVariant(p))
-      t = pickSwapABTiling(p, target);
+    // A few tokens: a swap-AB tile of one row of them, where it costs less
+    // (as the runtime picks its variants).
+    for (int64_t tokens : kSwapABTokens) {
+      if (p.staticM > tokens || !wantsSwapABVariant(p))
+        continue;
+      auto [swapAB, swapABCost] = pickSwapABTiling(p, target, tokens);
+      if (swapABCost < bestCost) {
+        t = swapAB;
+        bestCost = swapABCost;
+      }
+    }
   }
   return t;
 }

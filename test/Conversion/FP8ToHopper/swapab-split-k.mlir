@@ -20,7 +20,7 @@
 // CHECK-SAME: %{{.*}}: i32) kernel
 // CHECK-SAME: cluster = [4, 1, 1]
 // CHECK-NOT: workspace
-// CHECK-SAME: grid = {k_split = 4 : i64, kind = "persistent", throughput = 19 : i64, tile_m = 16 : i64, tile_n = 64 : i64}
+// CHECK-SAME: grid = {k_split = 4 : i64, kind = "persistent", throughput = 16 : i64, tile_m = 16 : i64, tile_n = 64 : i64}
 // CHECK-SAME: programmatic_launch = true
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 4, 1, 1>
 // The two split-K barriers: 3 x 128 arrivals (the other ranks' consumer

@@ -46,7 +46,8 @@ inline constexpr int64_t kMaxSplitK = 8;
 ///   block, at most 8;
 /// - no cluster, raster groups of 8 tile rows;
 /// - a static M picks among the launch variants' tiles by the runtime's
-///   cost model, and M <= 16 takes the swap-AB tile (selectLaunchVariants).
+///   cost model, and so does M <= 16 or 32 among them and one row of the
+///   16- or 32-token swap-AB tiles (selectLaunchVariants).
 FailureOr<GemmTiling> selectGemmTiling(Operation *op,
                                        const GemmProblem &problem,
                                        GemmConfigAttr config,
