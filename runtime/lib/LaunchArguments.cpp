@@ -537,51 +537,20 @@ selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
   bool found = false;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const KernelMetadata &meta = *candidates[i];
-    const GridSpec &grid = meta.grid;
-    bool oneTileRow = ceilDiv(m, grid.tileM) == 1;
-    double tiles = static_cast<double>(ceilDiv(m, grid.tileM)) *
-                   static_cast<double>(ceilDiv(n, grid.tileN));
-    // A swap-AB kernel (16 or 32 tokens a tile) runs one row of its tiles,
-    // or, split along K, several where all its CTAs fill at most
-    // kSwapABRowsShare of the SMs: each further row streams all of B
-    // again, which pays only while it adds CTAs to idle SMs (H200, M = 24
-    // and 32: the 32-token tile 1.17-1.44x two rows of 16 at N = 2112 to
-    // 8192, two rows of 16 split over clusters of 4 1.02-1.12x one row of
-    // 32 at N = 512 and 576; bench/NOTES.md, "Swap-AB with 32 tokens").
-    if (meta.swapAB && !oneTileRow &&
-        !(grid.kSplit > 1 &&
-          tiles * static_cast<double>(grid.kSplit) <=
-              fp8schema::kSwapABRowsShare * static_cast<double>(numSMs)))
+    fp8schema::LaunchShape shape;
+    shape.tileM = meta.grid.tileM;
+    shape.tileN = meta.grid.tileN;
+    shape.throughput = meta.grid.throughput;
+    shape.clusterWidth = meta.cluster[0];
+    shape.kSplit = meta.grid.kSplit;
+    shape.streamK = meta.workspaceParam >= 0;
+    shape.swapAB = meta.swapAB;
+    int64_t clusters = shape.kSplit <= ResidentClusters::kMaxSize
+                           ? resident.counts[shape.kSplit]
+                           : 0;
+    double cost = fp8schema::launchCost(shape, m, n, numSMs, clusters);
+    if (cost < 0)
       continue;
-    double ctas = persistentCtas(meta, numSMs);
-    double waves = std::ceil(tiles / ctas);
-    // A stream-K kernel (one with a workspace) splits the K blocks of its
-    // tiles over all its CTAs: where the tiles fill at most half of them
-    // (for a swap-AB kernel, whose schedule splits whenever that shortens
-    // the last wave, any number of tiles in one row of them), its time is
-    // that fraction of a wave (measured at M = 1 to 256; bench/NOTES.md),
-    // plus the fixup through the workspace, a chain as long as the CTAs
-    // sharing a tile. One row of tiles streams B once and is bound by the
-    // bytes in flight, not by MMA time: there the split pays only from
-    // 2.5 CTAs a tile (fp8schema::streamKSplitPays). Otherwise it
-    // counts whole waves like any other, and ties go to the earlier
-    // candidate.
-    if (meta.workspaceParam >= 0 &&
-        (fp8schema::streamKSplitPays(tiles, ctas, oneTileRow) || meta.swapAB))
-      waves = fp8schema::streamKWaves(tiles, ctas);
-    // A K-split (swap-AB) kernel: waves of tiles over its resident
-    // clusters, each CTA running 1/k_split of a tile's K blocks.
-    if (grid.kSplit > 1) {
-      int64_t clusters = grid.kSplit <= ResidentClusters::kMaxSize
-                             ? resident.counts[grid.kSplit]
-                             : 0;
-      if (clusters < 1)
-        clusters = fp8schema::residentClusters(grid.kSplit, numSMs);
-      waves = std::ceil(tiles / static_cast<double>(clusters)) /
-              static_cast<double>(grid.kSplit);
-    }
-    double cost = waves * static_cast<double>(grid.tileM * grid.tileN) /
-                  static_cast<double>(grid.throughput);
     if (!found || cost < bestCost) {
       best = i;
       bestCost = cost;

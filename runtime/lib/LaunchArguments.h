@@ -88,8 +88,9 @@ struct ResidentClusters {
 };
 
 // The launch variant to run an M x N problem with on `numSMs` SMs: the
-// index in `candidates` (persistent grids) of the fewest waves (tiles over
-// the CTAs the grid can hold) times tile elements over throughput; ties go
+// index in `candidates` (persistent grids) of the least
+// fp8schema::launchCost (waves of tiles over the CTAs the grid can hold,
+// stream-K and K-split waves, times tile elements over throughput); ties go
 // to the earlier candidate (the primary kernel first).
 size_t
 selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,

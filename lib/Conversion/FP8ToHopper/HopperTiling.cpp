@@ -522,35 +522,44 @@ static bool wantsSplitKVariant(const GemmProblem &p, int64_t splitK,
          p.numKBlocks(kScaleBlock) >= kMinSplitKBlocks * splitK;
 }
 
+/// The launch-variant model's view of a tiling: the fields its kernel's
+/// metadata gives the runtime's choice (selectLaunchVariant).
+static fp8schema::LaunchShape
+getLaunchShape(const GemmProblem &p, const GemmTiling &t, int64_t numSMs) {
+  fp8schema::LaunchShape shape;
+  shape.tileM = t.tileM;
+  shape.tileN = t.tileN;
+  shape.throughput = getTileThroughput(p, t, numSMs);
+  shape.clusterWidth = t.clusterCtas();
+  shape.kSplit = t.splitK;
+  shape.streamK = t.streamK;
+  shape.swapAB = t.swapAB;
+  return shape;
+}
+
 /// A static M of one row of swap-AB tiles of `tokens`: the stream-K tile or
-/// a K-split one, by the runtime's rule (selectLaunchVariant): the
-/// stream-K kernel's waves with its fixup chain against waves of the
-/// resident clusters at 1 / k_split of a tile each
-/// (fp8schema/LaunchVariantModel.h). Returns the tiling and its cost in the
-/// runtime's model (waves times tile area over throughput).
+/// a K-split one where it is built, whichever the runtime's model costs
+/// less, with that cost.
 static std::pair<GemmTiling, double> pickSwapABTiling(const GemmProblem &p,
                                                       const TargetInfo &target,
                                                       int64_t tokens) {
-  double sms = static_cast<double>(target.numMultiprocessors);
-  double tiles = static_cast<double>(llvm::divideCeil(p.n, kSwapABTileN));
-  double bestWaves = fp8schema::streamKWaves(tiles, sms);
-  int64_t bestSplit = 1;
+  int64_t sms = target.numMultiprocessors;
+  GemmTiling best = getSwapABTiling(p, target.maxSharedMemoryPerBlock, tokens);
+  double bestCost =
+      fp8schema::launchCost(getLaunchShape(p, best, sms), p.staticM, p.n, sms);
   for (int64_t splitK : kSplitKVariants) {
-    int64_t clusters =
-        fp8schema::residentClusters(splitK, target.numMultiprocessors);
-    double waves = std::ceil(tiles / static_cast<double>(clusters)) /
-                   static_cast<double>(splitK);
-    if (wantsSplitKVariant(p, splitK, target) && waves < bestWaves) {
-      bestWaves = waves;
-      bestSplit = splitK;
+    if (!wantsSplitKVariant(p, splitK, target))
+      continue;
+    GemmTiling t =
+        getSwapABTiling(p, target.maxSharedMemoryPerBlock, tokens, splitK);
+    double cost =
+        fp8schema::launchCost(getLaunchShape(p, t, sms), p.staticM, p.n, sms);
+    if (cost < bestCost) {
+      best = t;
+      bestCost = cost;
     }
   }
-  GemmTiling t =
-      getSwapABTiling(p, target.maxSharedMemoryPerBlock, tokens, bestSplit);
-  double cost =
-      bestWaves * static_cast<double>(t.tileM * t.tileN) /
-      static_cast<double>(getTileThroughput(p, t, target.numMultiprocessors));
-  return {t, cost};
+  return {best, bestCost};
 }
 
 FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
@@ -613,13 +622,9 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
   // runtime's cost model on the target's SMs.
   if (!config && !ShapedType::isDynamic(p.staticM)) {
     auto cost = [&](const GemmTiling &c) {
-      int64_t tiles =
-          llvm::divideCeil(p.staticM, c.tileM) * llvm::divideCeil(p.n, c.tileN);
-      return static_cast<double>(
-                 llvm::divideCeil(tiles, target.numMultiprocessors) * c.tileM *
-                 c.tileN) /
-             static_cast<double>(
-                 getTileThroughput(p, c, target.numMultiprocessors));
+      int64_t sms = target.numMultiprocessors;
+      return fp8schema::launchCost(getLaunchShape(p, c, sms), p.staticM, p.n,
+                                   sms);
     };
     double bestCost = cost(t);
     for (auto [tileM, tileN] :

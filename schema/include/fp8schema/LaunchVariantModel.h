@@ -1,9 +1,10 @@
-//===- LaunchVariantModel.h - Wave costs of split GEMM kernels --*- C++ -*-===//
+//===- LaunchVariantModel.h - Cost of a GEMM launch variant ----*- C++ -*-===//
 //
-// The parts of the launch-variant model that the compiler and the runtime
-// both apply: the runtime picks a GEMM's launch variant per call
-// (selectLaunchVariant), and fp8-compile picks the same way for a static M
-// (the sm_90a swap-AB decode tiles). Both count in waves of the GPU's SMs.
+// The launch-variant model that the compiler and the runtime both apply:
+// the runtime picks a GEMM's launch variant per call (selectLaunchVariant),
+// and fp8-compile picks the same way for a static M (launchCost over the
+// launch variants' tiles and the swap-AB tiles). Both count in waves of the
+// GPU's SMs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 #define FP8SCHEMA_LAUNCHVARIANTMODEL_H
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace fp8schema {
@@ -68,6 +70,72 @@ inline int64_t residentClusters(int64_t size, int64_t numSMs) {
 /// a chain as long as the CTAs sharing a tile.
 inline double streamKWaves(double tiles, double ctas) {
   return tiles / ctas + kStreamKFixupWaves * std::max(1.0, ctas / tiles);
+}
+
+/// A launch variant as the model sees it: the fields of a GEMM kernel's
+/// metadata (grid, cluster, workspace, gemm.swap_ab) that its cost reads.
+struct LaunchShape {
+  int64_t tileM = 0, tileN = 0;
+  /// Output elements per SM and second, in percent of the fastest tile.
+  int64_t throughput = 100;
+  /// CTAs per cluster along the grid (a persistent grid is a multiple).
+  int64_t clusterWidth = 1;
+  /// CTAs per tile, splitting its K blocks over a cluster.
+  int64_t kSplit = 1;
+  /// Splits K blocks over all its CTAs through a workspace.
+  bool streamK = false;
+  /// Tiles of 16 or 32 tokens by 64 B rows (D^T = B A^T).
+  bool swapAB = false;
+};
+
+/// The cost of launching `shape` for an M x N problem on `numSMs` SMs, in
+/// waves times tile elements over throughput, the least wins (ties to the
+/// earlier candidate); `resident` clusters of kSplit CTAs run at once (0:
+/// residentClusters's count). Returns a negative cost where `shape` is no
+/// candidate: a swap-AB kernel runs one row of its tiles, or, split along
+/// K, several where all its CTAs fill at most kSwapABRowsShare of the SMs
+/// (each further row streams all of B again, which pays only while it adds
+/// CTAs to idle SMs; H200, M = 24 and 32: the 32-token tile 1.17-1.44x two
+/// rows of 16 at N = 2112 to 8192, two rows of 16 split over clusters of 4
+/// 1.02-1.12x one row of 32 at N = 512 and 576; bench/NOTES.md, "Swap-AB
+/// with 32 tokens").
+inline double launchCost(const LaunchShape &shape, int64_t m, int64_t n,
+                         int64_t numSMs, int64_t resident = 0) {
+  int64_t rows = (m + shape.tileM - 1) / shape.tileM;
+  bool oneTileRow = rows == 1;
+  double tiles = static_cast<double>(rows) *
+                 static_cast<double>((n + shape.tileN - 1) / shape.tileN);
+  double sms = static_cast<double>(numSMs);
+  if (shape.swapAB && !oneTileRow &&
+      !(shape.kSplit > 1 &&
+        tiles * static_cast<double>(shape.kSplit) <= kSwapABRowsShare * sms))
+    return -1;
+  // A persistent grid's CTAs: a multiple of the cluster width, at most the
+  // SMs.
+  int64_t width = std::max<int64_t>(shape.clusterWidth, 1);
+  double ctas = static_cast<double>(std::max(numSMs / width * width, width));
+  double waves = std::ceil(tiles / ctas);
+  // A stream-K kernel splits the K blocks of its tiles over all its CTAs:
+  // where the tiles fill at most half of them (for a swap-AB kernel, whose
+  // schedule splits whenever that shortens the last wave, any number of
+  // tiles in one row of them), its time is that fraction of a wave
+  // (measured at M = 1 to 256; bench/NOTES.md), plus the fixup through the
+  // workspace. One row of tiles streams B once and is bound by the bytes in
+  // flight, not by MMA time: there the split pays only from 2.5 CTAs a tile
+  // (streamKSplitPays). Otherwise it counts whole waves like any other.
+  if (shape.streamK &&
+      (streamKSplitPays(tiles, ctas, oneTileRow) || shape.swapAB))
+    waves = streamKWaves(tiles, ctas);
+  // A K-split kernel: waves of tiles over its resident clusters, each CTA
+  // running 1 / kSplit of a tile's K blocks.
+  if (shape.kSplit > 1) {
+    int64_t clusters =
+        resident > 0 ? resident : residentClusters(shape.kSplit, numSMs);
+    waves = std::ceil(tiles / static_cast<double>(clusters)) /
+            static_cast<double>(shape.kSplit);
+  }
+  return waves * static_cast<double>(shape.tileM * shape.tileN) /
+         static_cast<double>(shape.throughput);
 }
 
 } // namespace fp8schema
