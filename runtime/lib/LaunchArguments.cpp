@@ -520,14 +520,6 @@ Status checkOperandAddresses(const KernelMetadata &meta,
   return checkOutputsDoNotOverlap(meta, args);
 }
 
-// The CTAs a persistent grid of `meta` runs at once on `numSMs` SMs
-// (computeGrid's cap).
-static double persistentCtas(const KernelMetadata &meta, int numSMs) {
-  uint32_t width = meta.cluster[0];
-  double ctas = numSMs > 0 ? static_cast<double>(numSMs / width * width) : 1;
-  return ctas < width ? width : ctas;
-}
-
 size_t
 selectLaunchVariant(const std::vector<const KernelMetadata *> &candidates,
                     int64_t m, int64_t n, int numSMs,
@@ -576,7 +568,7 @@ size_t selectExpectedMVariant(
     for (int64_t factor : {ceilDiv(n, grid.tileN), groups})
       if (__builtin_mul_overflow(tiles, factor, &tiles))
         tiles = INT64_MAX / 2;
-    auto ctas = static_cast<int64_t>(persistentCtas(meta, numSMs));
+    int64_t ctas = fp8schema::persistentCtas(meta.cluster[0], numSMs);
     int64_t waves = ceilDiv(tiles, ctas);
     int64_t lastWave = tiles - (waves - 1) * ctas;
     Key key{waves, -lastWave, grid.tileM * grid.tileN, -grid.tileN};
@@ -620,10 +612,8 @@ Status computeGrid(const KernelMetadata &meta, const LaunchArguments &args,
                              "x", grid.tileN,
                              "; the kernel numbers its tiles in 32 bits (at "
                              "most 2^31 - 1): split the problem along M");
-    uint64_t sms = numSMs > 0 ? static_cast<uint64_t>(numSMs) : 1;
-    uint64_t cap = sms / cluster[0] * cluster[0];
-    if (cap == 0)
-      cap = cluster[0];
+    auto cap =
+        static_cast<uint64_t>(fp8schema::persistentCtas(cluster[0], numSMs));
     // A stream-K kernel (the one with a workspace) splits the K blocks of
     // the tiles that do not fill a wave over all its CTAs: with fewer
     // tiles than SMs (a small M) that is every tile, so it takes every SM.

@@ -537,29 +537,22 @@ getLaunchShape(const GemmProblem &p, const GemmTiling &t, int64_t numSMs) {
   return shape;
 }
 
-/// A static M of one row of swap-AB tiles of `tokens`: the stream-K tile or
-/// a K-split one where it is built, whichever the runtime's model costs
-/// less, with that cost.
-static std::pair<GemmTiling, double> pickSwapABTiling(const GemmProblem &p,
-                                                      const TargetInfo &target,
-                                                      int64_t tokens) {
-  int64_t sms = target.numMultiprocessors;
-  GemmTiling best = getSwapABTiling(p, target.maxSharedMemoryPerBlock, tokens);
-  double bestCost =
-      fp8schema::launchCost(getLaunchShape(p, best, sms), p.staticM, p.n, sms);
-  for (int64_t splitK : kSplitKVariants) {
-    if (!wantsSplitKVariant(p, splitK, target))
-      continue;
-    GemmTiling t =
-        getSwapABTiling(p, target.maxSharedMemoryPerBlock, tokens, splitK);
-    double cost =
-        fp8schema::launchCost(getLaunchShape(p, t, sms), p.staticM, p.n, sms);
-    if (cost < bestCost) {
-      best = t;
-      bestCost = cost;
-    }
-  }
-  return {best, bestCost};
+/// The swap-AB tilings of `tokens` a GEMM gets (selectLaunchVariants): the
+/// stream-K one, then the K-split ones whose clusters cover the tiles in
+/// one wave, those the kernel takes (getTilingError).
+static SmallVector<GemmTiling> getSwapABTilings(const GemmProblem &p,
+                                                const TargetInfo &target,
+                                                int64_t tokens) {
+  SmallVector<GemmTiling> tilings;
+  auto add = [&](GemmTiling t) {
+    if (getTilingError(p, t, target).empty())
+      tilings.push_back(t);
+  };
+  add(getSwapABTiling(p, target.maxSharedMemoryPerBlock, tokens));
+  for (int64_t splitK : kSplitKVariants)
+    if (wantsSplitKVariant(p, splitK, target))
+      add(getSwapABTiling(p, target.maxSharedMemoryPerBlock, tokens, splitK));
+  return tilings;
 }
 
 FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
@@ -636,16 +629,16 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
         bestCost = cost(candidate);
       }
     }
-    // A few tokens: a swap-AB tile of one row of them, where it costs less
-    // (as the runtime picks its variants).
+    // A few tokens: one row of swap-AB tiles (stream-K or split along K),
+    // where it costs less, as the runtime picks among its variants.
     for (int64_t tokens : kSwapABTokens) {
       if (p.staticM > tokens || !wantsSwapABVariant(p))
         continue;
-      auto [swapAB, swapABCost] = pickSwapABTiling(p, target, tokens);
-      if (swapABCost < bestCost) {
-        t = swapAB;
-        bestCost = swapABCost;
-      }
+      for (const GemmTiling &swapAB : getSwapABTilings(p, target, tokens))
+        if (cost(swapAB) < bestCost) {
+          t = swapAB;
+          bestCost = cost(swapAB);
+        }
     }
   }
   return t;
@@ -737,15 +730,9 @@ SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,
     add(getDefaultTiling(p, kStreamKVariantTile.first,
                          kStreamKVariantTile.second,
                          target.maxSharedMemoryPerBlock, /*streamK=*/true));
-  if (wantsSwapABVariant(p)) {
-    for (int64_t tokens : kSwapABTokens) {
-      add(getSwapABTiling(p, target.maxSharedMemoryPerBlock, tokens));
-      for (int64_t splitK : kSplitKVariants)
-        if (wantsSplitKVariant(p, splitK, target))
-          add(getSwapABTiling(p, target.maxSharedMemoryPerBlock, tokens,
-                              splitK));
-    }
-  }
+  if (wantsSwapABVariant(p))
+    for (int64_t tokens : kSwapABTokens)
+      llvm::append_range(variants, getSwapABTilings(p, target, tokens));
   return variants;
 }
 

@@ -52,6 +52,14 @@ inline bool streamKSplitPays(double tiles, double ctas, bool oneTileRow) {
   return tiles <= (oneTileRow ? kStreamKOneRowShare : kStreamKRowsShare) * ctas;
 }
 
+/// The CTAs a persistent grid of clusters of `clusterWidth` CTAs runs at
+/// once on `numSMs` SMs, one per SM: the SMs rounded down to a whole number
+/// of clusters, at least one cluster (the runtime's grid cap).
+inline int64_t persistentCtas(int64_t clusterWidth, int64_t numSMs) {
+  int64_t width = std::max<int64_t>(clusterWidth, 1);
+  return std::max(numSMs / width * width, width);
+}
+
 /// The GPCs a cluster's CTAs must share one of (H100, H200: 8).
 constexpr int64_t kGpcs = 8;
 
@@ -110,10 +118,7 @@ inline double launchCost(const LaunchShape &shape, int64_t m, int64_t n,
       !(shape.kSplit > 1 &&
         tiles * static_cast<double>(shape.kSplit) <= kSwapABRowsShare * sms))
     return -1;
-  // A persistent grid's CTAs: a multiple of the cluster width, at most the
-  // SMs.
-  int64_t width = std::max<int64_t>(shape.clusterWidth, 1);
-  double ctas = static_cast<double>(std::max(numSMs / width * width, width));
+  double ctas = static_cast<double>(persistentCtas(shape.clusterWidth, numSMs));
   double waves = std::ceil(tiles / ctas);
   // A stream-K kernel splits the K blocks of its tiles over all its CTAs:
   // where the tiles fill at most half of them (for a swap-AB kernel, whose
