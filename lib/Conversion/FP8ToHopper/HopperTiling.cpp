@@ -555,6 +555,61 @@ static SmallVector<GemmTiling> getSwapABTilings(const GemmProblem &p,
   return tilings;
 }
 
+/// The stream-K launch variant: 64x64 tiles whose K blocks the kernel
+/// splits over a CTA per SM (the runtime launches it with every SM).
+static constexpr std::pair<int64_t, int64_t> kStreamKVariantTile = {64, 64};
+/// K blocks a GEMM needs for the stream-K variant: each CTA of a split
+/// still runs several blocks (measured with 56 to 112).
+static constexpr int64_t kStreamKVariantMinKBlocks = 32;
+
+/// Whether a dynamic-M GEMM gets the stream-K 64x64 variant: one row of
+/// 64x64 tiles fills few enough of the target's SMs for the split to pay
+/// (fp8schema::streamKSplitPays, the runtime's rule), so that a small M
+/// leaves SMs idle, and K has kStreamKVariantMinKBlocks blocks. On an H200
+/// at M = 1 to 64, against the 64x64 kernel: blockwise 0.62-0.80x the time
+/// at N = 576 and 2112 (K = 7168); fast tensorwise 0.88-0.97x; at N = 8192
+/// (128 tiles) 1.01-1.02x. On an H100 at N = 4096 (64 tiles) 1.01-1.22x
+/// blockwise, hence the share (bench/NOTES.md). Not with an activation,
+/// the output amax or an FP8 output, whose epilogues no stream-K kernel has
+/// been checked with, nor for grouped GEMMs (their scheduler walks whole
+/// tiles).
+static bool wantsStreamKVariant(const GemmProblem &p,
+                                const TargetInfo &target) {
+  double rowTiles =
+      static_cast<double>(llvm::divideCeil(p.n, kStreamKVariantTile.second));
+  return !p.activation && !p.outputAmax && !p.hasFP8Output() &&
+         !p.isGrouped() &&
+         p.numKBlocks(kScaleBlock) >= kStreamKVariantMinKBlocks &&
+         fp8schema::streamKSplitPays(
+             rowTiles, static_cast<double>(target.numMultiprocessors),
+             /*oneTileRow=*/true);
+}
+
+/// The launch variants' tilings beside `primary`, in the order the
+/// runtime's ties go to (selectLaunchVariants), whatever M.
+static SmallVector<GemmTiling> getLaunchCandidates(const GemmProblem &p,
+                                                   const GemmTiling &primary,
+                                                   const TargetInfo &target) {
+  SmallVector<GemmTiling> variants;
+  auto add = [&](GemmTiling t) {
+    if (getTilingError(p, t, target).empty())
+      variants.push_back(t);
+  };
+  for (auto [tileM, tileN] :
+       getLaunchVariantTiles(p, primary, target.numMultiprocessors))
+    if (primary.tileM != tileM || primary.tileN != tileN)
+      add(getDefaultTiling(p, tileM, tileN, target.maxSharedMemoryPerBlock));
+  // Last, so that the runtime's ties go to the whole-tile kernels.
+  if (wantsStreamKVariant(p, target))
+    add(getDefaultTiling(p, kStreamKVariantTile.first,
+                         kStreamKVariantTile.second,
+                         target.maxSharedMemoryPerBlock, /*streamK=*/true));
+  if (wantsSwapABVariant(p))
+    for (int64_t tokens : kSwapABTokens)
+      llvm::append_range(variants, getSwapABTilings(p, target, tokens));
+  return variants;
+}
+
 FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
                                                const GemmProblem &p,
                                                GemmConfigAttr config,
@@ -611,34 +666,22 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
   std::string error = getTilingError(p, t, target);
   if (!error.empty())
     return op->emitOpError() << error;
-  // A static M picks among the tiles of the launch variants now, by the
-  // runtime's cost model on the target's SMs.
+  // A static M takes the kernel the runtime would launch for it among the
+  // launch variants: the same candidates in the same order, the same cost
+  // on the target's SMs (negative: no candidate for that M).
   if (!config && !ShapedType::isDynamic(p.staticM)) {
+    int64_t sms = target.numMultiprocessors;
     auto cost = [&](const GemmTiling &c) {
-      int64_t sms = target.numMultiprocessors;
       return fp8schema::launchCost(getLaunchShape(p, c, sms), p.staticM, p.n,
                                    sms);
     };
     double bestCost = cost(t);
-    for (auto [tileM, tileN] :
-         getLaunchVariantTiles(p, t, target.numMultiprocessors)) {
-      GemmTiling candidate = getDefaultTiling(p, tileM, tileN, maxSharedMemory);
-      if (getTilingError(p, candidate, target).empty() &&
-          cost(candidate) < bestCost) {
+    for (const GemmTiling &candidate : getLaunchCandidates(p, t, target)) {
+      double candidateCost = cost(candidate);
+      if (candidateCost >= 0 && candidateCost < bestCost) {
         t = candidate;
-        bestCost = cost(candidate);
+        bestCost = candidateCost;
       }
-    }
-    // A few tokens: one row of swap-AB tiles (stream-K or split along K),
-    // where it costs less, as the runtime picks among its variants.
-    for (int64_t tokens : kSwapABTokens) {
-      if (p.staticM > tokens || !wantsSwapABVariant(p))
-        continue;
-      for (const GemmTiling &swapAB : getSwapABTilings(p, target, tokens))
-        if (cost(swapAB) < bestCost) {
-          t = swapAB;
-          bestCost = cost(swapAB);
-        }
     }
   }
   return t;
@@ -680,60 +723,13 @@ int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t,
   return 100;
 }
 
-/// The stream-K launch variant: 64x64 tiles whose K blocks the kernel
-/// splits over a CTA per SM (the runtime launches it with every SM).
-static constexpr std::pair<int64_t, int64_t> kStreamKVariantTile = {64, 64};
-/// K blocks a GEMM needs for the stream-K variant: each CTA of a split
-/// still runs several blocks (measured with 56 to 112).
-static constexpr int64_t kStreamKVariantMinKBlocks = 32;
-
-/// Whether a dynamic-M GEMM gets the stream-K 64x64 variant: one row of
-/// 64x64 tiles fills few enough of the target's SMs for the split to pay
-/// (fp8schema::streamKSplitPays, the runtime's rule), so that a small M
-/// leaves SMs idle, and K has kStreamKVariantMinKBlocks blocks. On an H200
-/// at M = 1 to 64, against the 64x64 kernel: blockwise 0.62-0.80x the time
-/// at N = 576 and 2112 (K = 7168); fast tensorwise 0.88-0.97x; at N = 8192
-/// (128 tiles) 1.01-1.02x. On an H100 at N = 4096 (64 tiles) 1.01-1.22x
-/// blockwise, hence the share (bench/NOTES.md). Not with an activation,
-/// the output amax or an FP8 output, whose epilogues no stream-K kernel has
-/// been checked with, nor for grouped GEMMs (their scheduler walks whole
-/// tiles).
-static bool wantsStreamKVariant(const GemmProblem &p,
-                                const TargetInfo &target) {
-  double rowTiles = static_cast<double>(
-      llvm::divideCeil(p.n, kStreamKVariantTile.second));
-  return !p.activation && !p.outputAmax && !p.hasFP8Output() &&
-         !p.isGrouped() &&
-         p.numKBlocks(kScaleBlock) >= kStreamKVariantMinKBlocks &&
-         fp8schema::streamKSplitPays(
-             rowTiles, static_cast<double>(target.numMultiprocessors),
-             /*oneTileRow=*/true);
-}
-
 SmallVector<GemmTiling> hopper::selectLaunchVariants(const GemmProblem &p,
                                                      const GemmTiling &primary,
                                                      GemmConfigAttr config,
                                                      const TargetInfo &target) {
-  SmallVector<GemmTiling> variants;
   if (config || !ShapedType::isDynamic(p.staticM))
-    return variants;
-  auto add = [&](GemmTiling t) {
-    if (getTilingError(p, t, target).empty())
-      variants.push_back(t);
-  };
-  for (auto [tileM, tileN] :
-       getLaunchVariantTiles(p, primary, target.numMultiprocessors))
-    if (primary.tileM != tileM || primary.tileN != tileN)
-      add(getDefaultTiling(p, tileM, tileN, target.maxSharedMemoryPerBlock));
-  // Last, so that the runtime's ties go to the whole-tile kernels.
-  if (wantsStreamKVariant(p, target))
-    add(getDefaultTiling(p, kStreamKVariantTile.first,
-                         kStreamKVariantTile.second,
-                         target.maxSharedMemoryPerBlock, /*streamK=*/true));
-  if (wantsSwapABVariant(p))
-    for (int64_t tokens : kSwapABTokens)
-      llvm::append_range(variants, getSwapABTilings(p, target, tokens));
-  return variants;
+    return {};
+  return getLaunchCandidates(p, primary, target);
 }
 
 md::KernelMetadata hopper::buildKernelMetadata(StringRef name,

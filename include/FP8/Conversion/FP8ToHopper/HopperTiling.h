@@ -45,9 +45,8 @@ inline constexpr int64_t kMaxSplitK = 8;
 /// - as many pipeline stages as fit in the target's shared memory per
 ///   block, at most 8;
 /// - no cluster, raster groups of 8 tile rows;
-/// - a static M picks among the launch variants' tiles by the runtime's
-///   cost model, and so does M <= 16 or 32 among them and one row of the
-///   16- or 32-token swap-AB tiles (selectLaunchVariants).
+/// - a static M takes the tiling the runtime would launch for it among the
+///   launch variants' (selectLaunchVariants), by the same cost model.
 FailureOr<GemmTiling> selectGemmTiling(Operation *op,
                                        const GemmProblem &problem,
                                        GemmConfigAttr config,
