@@ -456,6 +456,8 @@ def bench_case(m, n, k, recipe, chosen, kernels, args, seed, l2, timing, device=
         time_sustained(calls, case, args.sustained, args.sustained_rest,
                        timing["sampler"], timing["index"])
     result["impls"] = {name: entry for name, (entry, _) in calls.items()}
+    result["launched"] = {impl: launched_kernel(kernels(impl_spec), m)
+                          for impl, impl_spec in chosen.items()}
     for impl in (name for name in calls if name not in PEERS[recipe]):
         for peer in PEERS[recipe]:
             for key, get in (("ratios", kernel_tflops), ("sustained_ratios", sustained_tflops)):
@@ -463,6 +465,16 @@ def bench_case(m, n, k, recipe, chosen, kernels, args, seed, l2, timing, device=
                 if ours and theirs:
                     result[key][ratio_key(impl, peer)] = ours / theirs
     return result
+
+
+def launched_kernel(kernel, m):
+    """The name of the kernel a launch of `kernel` for M rows runs (the
+    launch variant the runtime picks), or None with a runtime library that
+    cannot say."""
+    try:
+        return kernel.for_m(m).name
+    except RuntimeError:
+        return None
 
 
 def kernel_tflops(result, impl):

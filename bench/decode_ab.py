@@ -21,6 +21,7 @@ decode-ab.json.
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -64,7 +65,13 @@ def matching(specs, n, k, recipe):
 
 def short_name(spec):
     """The kernel name after its _k<K>_ part (tile, stages, tags)."""
-    return spec.name.split(f"_k{spec.k}_", 1)[-1]
+    return short_tag(spec.name)
+
+
+def short_tag(name):
+    """A kernel name's part from its tile on (t128x192x128_s4_fast)."""
+    tile = re.search(r"_(t\d+x\d+x\d+.*)$", name)
+    return tile.group(1) if tile else name
 
 
 def chosen_kernels(folders, n, k, recipe, filters):
@@ -89,6 +96,7 @@ def run_case(m, n, k, recipe, folders, kernel_of, args, copy_bps, l2):
         entry, call, out = bg.prepare(lambda: bg.project_impl(case, kernel_of(spec)),
                                       case, first)
         entry["kernel"] = spec.name
+        entry["launched"] = bg.launched_kernel(kernel_of(spec), m)
         calls[impl], outs[impl] = (entry, call), out
         first = first if first is not None else out
     for peer in PEERS[recipe]:
@@ -121,6 +129,7 @@ def run_case(m, n, k, recipe, folders, kernel_of, args, copy_bps, l2):
     for name, (entry, _) in calls.items():
         ms = entry["ms"]
         row = {"status": entry["status"], "kernel": entry.get("kernel"),
+               "launched": entry.get("launched"),
                "rel_err_vs_ref": entry["rel_err_vs_ref"],
                "identical_to": entry.get("identical_to", []), "message": entry["message"]}
         if ms:
@@ -131,7 +140,9 @@ def run_case(m, n, k, recipe, folders, kernel_of, args, copy_bps, l2):
                        vs_best_peer=best_peer / ms if best_peer else None)
             print(f"  {name:48s} {row['us']:7.2f} {row['bytes_per_s'] / 1e12:6.2f} "
                   f"{row['of_copy']:8.2f} {row['of_same_bytes_copy']:8.2f} "
-                  f"{row['vs_best_peer'] or 0:14.2f}  {entry['rel_err_vs_ref']:.2e}")
+                  f"{row['vs_best_peer'] or 0:14.2f}  {entry['rel_err_vs_ref']:.2e}"
+                  + (f"  ran {short_tag(row['launched'])}"
+                     if row["launched"] and row["launched"] != row["kernel"] else ""))
         else:
             print(f"  {name:48s} {entry['status']}: {entry['message']}")
         rows[name] = row

@@ -86,6 +86,7 @@ def grid_rows(bench_report):
             best = max(timed, key=timed.get) if timed else None
             row = {"recipe": r["recipe"], "pairing": label, "m": r["m"], "n": r["n"],
                    "k": r["k"], "ours": ours, "kernel": (r.get("kernel") or {}).get(ours_impl),
+                   "launched": (r.get("launched") or {}).get(ours_impl),
                    "best_peer": best, "peer_tflops": timed.get(best),
                    "ratio": ours / timed[best] if ours and best else None,
                    "bound": roof.get("bound"),
@@ -153,6 +154,13 @@ def markdown(report):
                       f"{cell(min(ratios) if ratios else None)}, geomean "
                       f"{cell(geomean(ratios))}.", ""]
             lines += matrix(sel, "ratio", lambda r: r["ratio"] and r["ratio"] < WEAK) + [""]
+            if any(r.get("launched") for r in weak):
+                lines += [f"{recipe} {label}, shapes below {WEAK}: the kernel the runtime "
+                          "launched", ""]
+                lines += table(["M x N x K", "ratio", "launched", "best peer"],
+                               [[f"{r['m']}x{r['n']}x{r['k']}", cell(r["ratio"]),
+                                 f"`{r.get('launched') or r['kernel']}`", r["best_peer"]]
+                                for r in weak]) + [""]
             hbm = [r for r in sel if r["bound"] == "HBM"]
             if hbm:
                 lines += [f"{recipe} {label}, HBM-bound shapes: fraction of the copy's "

@@ -114,6 +114,9 @@ def _open_library(path):
         lib.fp8rt_kernel_for_expected_m.argtypes = [kernel_p, ctypes.c_int64, ctypes.c_int,
                                                     ctypes.POINTER(kernel_p)]
         lib.fp8rt_kernel_for_expected_m.restype = ctypes.c_int
+    if hasattr(lib, "fp8rt_kernel_for_m"):
+        lib.fp8rt_kernel_for_m.argtypes = [kernel_p, ctypes.c_int64, ctypes.POINTER(kernel_p)]
+        lib.fp8rt_kernel_for_m.restype = ctypes.c_int
     lib.fp8rt_kernel_name.argtypes = [kernel_p]
     lib.fp8rt_kernel_name.restype = ctypes.c_char_p
     lib.fp8rt_last_error.argtypes = []
@@ -261,6 +264,29 @@ class Kernel:
         if status != SUCCESS:
             raise RuntimeError(_error_message(self._lib, status, f"launch of {self.name}"))
 
+    def for_m(self, m):
+        """fp8rt_kernel_for_m: the kernel a launch for `m` rows runs on the
+        current CUDA device (this one or the launch variant the runtime
+        chooses by M; owned by this kernel, closed with it)."""
+        self._check_open()
+        if not hasattr(self._lib, "fp8rt_kernel_for_m"):
+            raise RuntimeError("this libfp8rt has no fp8rt_kernel_for_m: rebuild it")
+        chosen = ctypes.c_void_p()
+        status = self._lib.fp8rt_kernel_for_m(self._handle, m, ctypes.byref(chosen))
+        if status != SUCCESS:
+            raise RuntimeError(_error_message(self._lib, status,
+                                              f"fp8rt_kernel_for_m({self.name})"))
+        return self._owned(chosen)
+
+    def _owned(self, chosen):
+        """This kernel, or the LaunchVariant object of handle `chosen`."""
+        if chosen.value == self._handle.value:
+            return self
+        variants = self.__dict__.setdefault("_variants", {})
+        if chosen.value not in variants:
+            variants[chosen.value] = LaunchVariant(self, chosen)
+        return variants[chosen.value]
+
     def for_expected_m(self, expected_m, num_sms):
         """fp8rt_kernel_for_expected_m: the kernel to launch when each group
         is expected to hold `expected_m` rows, on a device of `num_sms` SMs:
@@ -275,12 +301,7 @@ class Kernel:
         if status != SUCCESS:
             raise RuntimeError(_error_message(self._lib, status,
                                               f"fp8rt_kernel_for_expected_m({self.name})"))
-        if chosen.value == self._handle.value:
-            return self
-        variants = self.__dict__.setdefault("_variants", {})
-        if chosen.value not in variants:
-            variants[chosen.value] = LaunchVariant(self, chosen)
-        return variants[chosen.value]
+        return self._owned(chosen)
 
     def bind(self, **operands):
         """Prepare a launch; operands whose value is None are left out."""
@@ -327,9 +348,9 @@ class Kernel:
 
 
 class LaunchVariant(Kernel):
-    """A launch variant of a loaded Kernel (Kernel.for_expected_m): launched
-    like it, with its operands; owned by that kernel, so closing it only
-    lets go of the handle."""
+    """A launch variant of a loaded Kernel (Kernel.for_m,
+    Kernel.for_expected_m): launched like it, with its operands; owned by
+    that kernel, so closing it only lets go of the handle."""
 
     def __init__(self, owner, handle):  # pylint: disable=super-init-not-called
         self._owner, self._lib, self._handle = owner, owner._lib, handle

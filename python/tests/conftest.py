@@ -28,3 +28,14 @@ def _gpu_kernels_from_the_table(request, monkeypatch):
         return kernels(cache, spec, chip)
 
     monkeypatch.setattr(KernelCache, "kernels", kernels_in_table)
+
+
+@pytest.fixture
+def runtime_library():
+    """The libfp8rt.so of this build (the tests that need it are skipped
+    where it is not built)."""
+    from fp8mlir import _runtime
+    try:
+        return _runtime.find_library()
+    except FileNotFoundError:
+        pytest.skip("libfp8rt.so is not built")

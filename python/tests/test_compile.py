@@ -136,3 +136,19 @@ def test_fp8_output_gemm_compiles_to_one_kernel(result_recipe, dtype, suffix, sc
 def test_fp8_output_needs_a_result_recipe():
     with pytest.raises(ValueError, match="out_dtype 'e4m3'"):
         ScaledMatmul("tensorwise", n=256, k=512, out_dtype="e4m3")
+
+
+def test_for_m_names_the_kernel_a_launch_runs(runtime_library, tmp_path):
+    """Kernel.for_m (fp8rt_kernel_for_m): a kernel without launch variants
+    runs itself for any M without asking the driver; the rows are checked
+    before it is asked (which variant runs is a GPU test's)."""
+    from fp8mlir import _runtime
+    configured = fp8mlir.compile(ScaledMatmul("tensorwise", n=256, k=512,
+                                              config="<tile = 128x128x128>"), chip="sm_90a")
+    dynamic = fp8mlir.compile(ScaledMatmul("tensorwise", n=256, k=512), chip="sm_90a")
+    assert dynamic.variants and not configured.variants
+    with _runtime.Kernel(configured.save(tmp_path / "configured"), runtime_library) as kernel:
+        assert kernel.for_m(1) is kernel and kernel.for_m(4096) is kernel
+    with _runtime.Kernel(dynamic.save(tmp_path / "dynamic"), runtime_library) as kernel:
+        with pytest.raises(RuntimeError, match="m = 0: expected the problem's rows, at least 1"):
+            kernel.for_m(0)

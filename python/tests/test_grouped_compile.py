@@ -157,15 +157,6 @@ def test_masked_fp8_result_has_no_variants():
     assert "variants" not in kernel.metadata and not kernel.variants
 
 
-@pytest.fixture
-def runtime_library():
-    from fp8mlir import _runtime
-    try:
-        return _runtime.find_library()
-    except FileNotFoundError:
-        pytest.skip("libfp8rt.so is not built")
-
-
 def test_the_runtime_picks_the_masked_kernel_for_expected_m(runtime_library, tmp_path):
     """fp8rt_kernel_for_expected_m through the package's runtime binding: 4
     groups of N = 4096 (32 columns of 128-wide tiles), on 132 SMs."""

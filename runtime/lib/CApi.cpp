@@ -226,6 +226,21 @@ FP8RT_API fp8rt_status fp8rt_kernel_for_expected_m(fp8rt_kernel *kernel,
   });
 }
 
+FP8RT_API fp8rt_status fp8rt_kernel_for_m(fp8rt_kernel *kernel, int64_t m,
+                                          fp8rt_kernel **out) {
+  return fp8rt::guarded("fp8rt_kernel_for_m", [&] {
+    if (!out)
+      return fp8rt::invalidArgument("out is NULL");
+    *out = nullptr;
+    if (!kernel)
+      return fp8rt::invalidArgument("kernel is NULL");
+    fp8rt::Status status = fp8rt::kernelForM(*kernel, m, *out);
+    if (!status.ok())
+      status.prepend(fp8rt::strCat("kernel \"", kernel->meta.name, "\": "));
+    return status;
+  });
+}
+
 FP8RT_API int fp8rt_kernel_num_operands(const fp8rt_kernel *kernel) {
   return kernel ? static_cast<int>(kernel->meta.operands.size()) : 0;
 }

@@ -164,6 +164,10 @@ size_t chooseLaunchVariant(const fp8rt_kernel &kernel,
 Status kernelForExpectedM(fp8rt_kernel &kernel, int64_t expectedM, int numSMs,
                           fp8rt_kernel *&out);
 
+// fp8rt_kernel_for_m: the kernel (or the launch variant of it) that a
+// launch for `m` rows runs on the current context's device.
+Status kernelForM(fp8rt_kernel &kernel, int64_t m, fp8rt_kernel *&out);
+
 // Launches `kernel` (whose mutex the caller holds) with bound arguments in
 // `state`'s context: tensor maps (re-encoded only when their arguments
 // changed), "global" map slots, workspace, parameters, the launch.

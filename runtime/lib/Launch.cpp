@@ -551,6 +551,48 @@ Status kernelForExpectedM(fp8rt_kernel &kernel, int64_t expectedM, int numSMs,
   return Status();
 }
 
+// enterLaunch, then the kernel's state in the current context (its module
+// loaded there, the device's SMs and resident clusters).
+static Status enterKernelContext(fp8rt_kernel &kernel,
+                                 std::unique_lock<std::mutex> &lock,
+                                 const DriverApi *&api, ContextState *&state) {
+  CUcontext context = nullptr;
+  FP8RT_RETURN_IF_ERROR(enterLaunch(kernel, lock, api, context));
+  return contextStateFor(kernel, *api, context, state);
+}
+
+Status kernelForM(fp8rt_kernel &kernel, int64_t m, fp8rt_kernel *&out) {
+  out = nullptr;
+  if (m < 1)
+    return invalidArgument("m = ", m,
+                           ": expected the problem's rows, at least 1");
+  const KernelMetadata &meta = kernel.meta;
+  if (kernel.variants.empty() ||
+      meta.variantChoice != fp8schema::VariantChoice::M ||
+      meta.grid.kind == GridKind::Fixed) {
+    out = &kernel;
+    return Status();
+  }
+  // A kernel chosen among by M has a static N: its problem operand's last
+  // extent (the variants were checked to have the kernel's operands).
+  const std::vector<fp8schema::Expr> &shape =
+      meta.operands[meta.grid.problemOperand].shape;
+  if (shape.size() < 2 || !shape.back().isConstant())
+    return invalidArgument("operand \"",
+                           meta.operands[meta.grid.problemOperand].name,
+                           "\" has no static N to choose a launch variant by");
+  LaunchArguments args;
+  args.problemM = m;
+  args.problemN = shape.back().value();
+  std::unique_lock<std::mutex> lock;
+  const DriverApi *api = nullptr;
+  ContextState *state = nullptr;
+  FP8RT_RETURN_IF_ERROR(enterKernelContext(kernel, lock, api, state));
+  size_t chosen = chooseLaunchVariant(kernel, args, *state);
+  out = chosen == 0 ? &kernel : kernel.variants[chosen - 1].get();
+  return Status();
+}
+
 Status launchKernel(fp8rt_kernel &kernel, const fp8rt_tensor *operands,
                     int numOperands, CUstream stream) {
   const KernelMetadata &meta = kernel.meta;
@@ -559,10 +601,8 @@ Status launchKernel(fp8rt_kernel &kernel, const fp8rt_tensor *operands,
 
   std::unique_lock<std::mutex> lock;
   const DriverApi *api = nullptr;
-  CUcontext context = nullptr;
-  FP8RT_RETURN_IF_ERROR(enterLaunch(kernel, lock, api, context));
   ContextState *state = nullptr;
-  FP8RT_RETURN_IF_ERROR(contextStateFor(kernel, *api, context, state));
+  FP8RT_RETURN_IF_ERROR(enterKernelContext(kernel, lock, api, state));
 
   // The launch variant for this M on this context's SMs.
   if (size_t chosen = chooseLaunchVariant(kernel, args, *state)) {

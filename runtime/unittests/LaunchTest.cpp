@@ -1175,6 +1175,51 @@ TEST_F(LaunchTest, LaunchVariantsAreLoadedFromTheKernelsDirectory) {
               "persistent grid, the same operands and no variants of its own");
 }
 
+TEST_F(LaunchTest, KernelForMNamesTheKernelALaunchRuns) {
+  KernelDirectory dir("fp8rt-for-m");
+  ASSERT_TRUE(dir.ok());
+  dir.write("small.json",
+            variantJson("small", 64, 128, 65, "\"variant_of\": \"large\""));
+  std::string large =
+      dir.write("large.json", variantJson("large", 128, 256, 100,
+                                          "\"variants\": [\"small.json\"]"));
+  fp8rt_kernel *kernel = nullptr;
+  ASSERT_EQ(fp8rt_kernel_load(large.c_str(), &kernel), FP8RT_SUCCESS)
+      << fp8rt_last_error();
+  kernels.push_back(kernel);
+  // The launches of LaunchVariantsAreLoadedFromTheKernelsDirectory: M = 64
+  // runs the 64x128 variant, M = 4096 the kernel itself.
+  fp8rt_kernel *out = nullptr;
+  ASSERT_EQ(fp8rt_kernel_for_m(kernel, 64, &out), FP8RT_SUCCESS)
+      << fp8rt_last_error();
+  EXPECT_STREQ(fp8rt_kernel_name(out), "small");
+  ASSERT_EQ(fp8rt_kernel_for_m(kernel, 4096, &out), FP8RT_SUCCESS);
+  EXPECT_EQ(out, kernel);
+  // The device's SMs decide: M = 128 is 28 tiles of 128x256 or 112 of
+  // 64x128, one wave of either on 132 SMs, but one against three on 40.
+  ASSERT_EQ(fp8rt_kernel_for_m(kernel, 128, &out), FP8RT_SUCCESS);
+  EXPECT_STREQ(fp8rt_kernel_name(out), "small");
+  fake.numSMs = 40;
+  fp8rt_kernel *other = nullptr;
+  ASSERT_EQ(fp8rt_kernel_load(large.c_str(), &other), FP8RT_SUCCESS);
+  kernels.push_back(other);
+  ASSERT_EQ(fp8rt_kernel_for_m(other, 128, &out), FP8RT_SUCCESS);
+  EXPECT_EQ(out, other);
+  // A variant, and a kernel without variants, run themselves.
+  fp8rt_kernel *variant = kernel->variants[0].get();
+  ASSERT_EQ(fp8rt_kernel_for_m(variant, 4096, &out), FP8RT_SUCCESS);
+  EXPECT_EQ(out, variant);
+  EXPECT_TRUE(fake.launches.empty());
+  expectError(
+      fp8rt_kernel_for_m(kernel, 0, &out), FP8RT_ERROR_INVALID_ARGUMENT,
+      "kernel \"large\": m = 0: expected the problem's rows, at least 1");
+  EXPECT_EQ(out, nullptr);
+  expectError(fp8rt_kernel_for_m(nullptr, 64, &out),
+              FP8RT_ERROR_INVALID_ARGUMENT, "kernel is NULL");
+  expectError(fp8rt_kernel_for_m(kernel, 64, nullptr),
+              FP8RT_ERROR_INVALID_ARGUMENT, "out is NULL");
+}
+
 TEST_F(LaunchTest, ResidentClustersAreAskedOfTheDriver) {
   KernelDirectory dir("fp8rt-clusters");
   ASSERT_TRUE(dir.ok());

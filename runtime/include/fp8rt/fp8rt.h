@@ -168,6 +168,18 @@ FP8RT_API fp8rt_status fp8rt_kernel_for_expected_m(fp8rt_kernel *kernel,
                                                    int num_sms,
                                                    fp8rt_kernel **out);
 
+/* The kernel a launch of `kernel` for a problem of m rows runs on the
+ * current CUDA context's device (device 0's primary context when none is
+ * current, as for fp8rt_launch): for a kernel whose launch variants are
+ * chosen by M ("variant_choice": "m", the dense GEMMs with a run-time M),
+ * the one fp8rt_launch chooses, by the device's SMs and resident clusters;
+ * otherwise the kernel itself. *out is owned by `kernel` (valid until it is
+ * destroyed; never pass it to fp8rt_kernel_destroy); launching it launches
+ * that kernel. m must be at least 1. Loads the kernel's module into the
+ * context (once per context, as the first launch does). */
+FP8RT_API fp8rt_status fp8rt_kernel_for_m(fp8rt_kernel *kernel, int64_t m,
+                                          fp8rt_kernel **out);
+
 /* The number of operands in the metadata (0 for NULL), and the name of the
  * index-th (NULL when out of range); valid until the kernel is destroyed. */
 FP8RT_API int fp8rt_kernel_num_operands(const fp8rt_kernel *kernel);
