@@ -152,3 +152,19 @@ def test_for_m_names_the_kernel_a_launch_runs(runtime_library, tmp_path):
     with _runtime.Kernel(dynamic.save(tmp_path / "dynamic"), runtime_library) as kernel:
         with pytest.raises(RuntimeError, match="m = 0: expected the problem's rows, at least 1"):
             kernel.for_m(0)
+
+
+@pytest.mark.parametrize("m", [16, 33, 64])
+def test_a_static_m_module_loads(runtime_library, tmp_path, m):
+    """A static M takes no stream-K kernel (the runtime's choice at M = 16
+    and 64 for 2112x7168): a module function cannot give one the workspace
+    the runtime owns, so fp8rt_module_load would refuse the module."""
+    from fp8mlir.module import compile_module
+    text = ScaledMatmul("blockwise", n=2112, k=7168).to_mlir().replace("?x", f"{m}x")
+    module = compile_module(text, "sm_90a", tmp_path, runtime_library)
+    try:
+        for path in tmp_path.glob("fp8_gemm_*.json"):
+            params = json.loads(path.read_text()).get("params", [])
+            assert all(p.get("kind") != "workspace" for p in params), path.name
+    finally:
+        module.close()

@@ -668,7 +668,9 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     return op->emitOpError() << error;
   // A static M takes the kernel the runtime would launch for it among the
   // launch variants: the same candidates in the same order, the same cost
-  // on the target's SMs (negative: no candidate for that M).
+  // on the target's SMs (negative: no candidate for that M). But for the
+  // stream-K ones: the module function that launches the kernel (every
+  // function gets one) cannot give it the workspace the runtime owns.
   if (!config && !ShapedType::isDynamic(p.staticM)) {
     int64_t sms = target.numMultiprocessors;
     auto cost = [&](const GemmTiling &c) {
@@ -677,6 +679,8 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     };
     double bestCost = cost(t);
     for (const GemmTiling &candidate : getLaunchCandidates(p, t, target)) {
+      if (candidate.workspaceBytesPerCta)
+        continue;
       double candidateCost = cost(candidate);
       if (candidateCost >= 0 && candidateCost < bestCost) {
         t = candidate;

@@ -46,7 +46,8 @@ inline constexpr int64_t kMaxSplitK = 8;
 ///   block, at most 8;
 /// - no cluster, raster groups of 8 tile rows;
 /// - a static M takes the tiling the runtime would launch for it among the
-///   launch variants' (selectLaunchVariants), by the same cost model.
+///   launch variants' (selectLaunchVariants) without a workspace, by the
+///   same cost model.
 FailureOr<GemmTiling> selectGemmTiling(Operation *op,
                                        const GemmProblem &problem,
                                        GemmConfigAttr config,
