@@ -21,7 +21,6 @@ decode-ab.json.
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -34,6 +33,7 @@ import bench_gemm as bg  # noqa: E402
 from fp8mlir.testing.gemm_spec import accumulation_mode, load_specs, parse_shapes  # noqa: E402
 from gemm_peers import peer_impl  # noqa: E402
 from gemm_timing import copy_bandwidth, gemm_bytes, same_bytes_copy  # noqa: E402
+from report_util import kernel_tag  # noqa: E402
 
 PEERS = {"tensorwise": ("torch._scaled_mm", "torch._scaled_mm fast_accum"),
          "rowwise": ("torch._scaled_mm",),
@@ -65,13 +65,7 @@ def matching(specs, n, k, recipe):
 
 def short_name(spec):
     """The kernel name after its _k<K>_ part (tile, stages, tags)."""
-    return short_tag(spec.name)
-
-
-def short_tag(name):
-    """A kernel name's part from its tile on (t128x192x128_s4_fast)."""
-    tile = re.search(r"_(t\d+x\d+x\d+.*)$", name)
-    return tile.group(1) if tile else name
+    return kernel_tag(spec.name)
 
 
 def chosen_kernels(folders, n, k, recipe, filters):
@@ -141,7 +135,7 @@ def run_case(m, n, k, recipe, folders, kernel_of, args, copy_bps, l2):
             print(f"  {name:48s} {row['us']:7.2f} {row['bytes_per_s'] / 1e12:6.2f} "
                   f"{row['of_copy']:8.2f} {row['of_same_bytes_copy']:8.2f} "
                   f"{row['vs_best_peer'] or 0:14.2f}  {entry['rel_err_vs_ref']:.2e}"
-                  + (f"  ran {short_tag(row['launched'])}"
+                  + (f"  ran {kernel_tag(row['launched'])}"
                      if row["launched"] and row["launched"] != row["kernel"] else ""))
         else:
             print(f"  {name:48s} {entry['status']}: {entry['message']}")

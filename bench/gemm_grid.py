@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "python")]
 
 from make_kernels import DECODE_NK  # noqa: E402
-from report_util import PROGRAMMATIC_LAUNCH_NOTE, fmt, geomean, table  # noqa: E402
+from report_util import PROGRAMMATIC_LAUNCH_NOTE, fmt, geomean, kernel_tag, table  # noqa: E402
 
 GRID_M = (1, 16, 64, 128, 256, 512, 1000, 2048, 4096, 8192)
 WEAK = 0.95
@@ -159,7 +159,7 @@ def markdown(report):
                           "launched", ""]
                 lines += table(["M x N x K", "ratio", "launched", "best peer"],
                                [[f"{r['m']}x{r['n']}x{r['k']}", cell(r["ratio"]),
-                                 f"`{r.get('launched') or r['kernel']}`", r["best_peer"]]
+                                 f"`{kernel_tag(r.get('launched') or r['kernel'])}`", r["best_peer"]]
                                 for r in weak]) + [""]
             hbm = [r for r in sel if r["bound"] == "HBM"]
             if hbm:

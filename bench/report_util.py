@@ -6,6 +6,7 @@ so `--render REPORT.json` rewrites them on a machine without a GPU or torch.
 
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -22,6 +23,13 @@ def fmt(value, spec=".3f"):
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
     return format(value, spec)
+
+
+def kernel_tag(name):
+    """A kernel name's part from its tile on (t128x192x128_s4_fast): what
+    tells the kernels of one GEMM apart."""
+    tile = re.search(r"_(t\d+x\d+x\d+.*)$", name or "")
+    return tile.group(1) if tile else name
 
 
 def table(header, rows):
