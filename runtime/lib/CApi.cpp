@@ -155,6 +155,25 @@ Status loadFromMemory(const char *json, const void *image, size_t imageSize,
 } // namespace
 } // namespace fp8rt
 
+// The entry points that answer with `kernel` or one of its launch
+// variants: `choose` runs once `out` and `kernel` are checked, and its
+// errors name the kernel.
+template <typename Choose>
+static fp8rt_status chooseKernel(const char *function, fp8rt_kernel *kernel,
+                                 fp8rt_kernel **out, Choose &&choose) {
+  return fp8rt::guarded(function, [&] {
+    if (!out)
+      return fp8rt::invalidArgument("out is NULL");
+    *out = nullptr;
+    if (!kernel)
+      return fp8rt::invalidArgument("kernel is NULL");
+    fp8rt::Status status = choose(*kernel, *out);
+    if (!status.ok())
+      status.prepend(fp8rt::strCat("kernel \"", kernel->meta.name, "\": "));
+    return status;
+  });
+}
+
 extern "C" {
 
 FP8RT_API fp8rt_status fp8rt_kernel_load(const char *json_path,
@@ -212,33 +231,19 @@ FP8RT_API fp8rt_status fp8rt_kernel_for_expected_m(fp8rt_kernel *kernel,
                                                    int64_t expected_m,
                                                    int num_sms,
                                                    fp8rt_kernel **out) {
-  return fp8rt::guarded("fp8rt_kernel_for_expected_m", [&] {
-    if (!out)
-      return fp8rt::invalidArgument("out is NULL");
-    *out = nullptr;
-    if (!kernel)
-      return fp8rt::invalidArgument("kernel is NULL");
-    fp8rt::Status status =
-        fp8rt::kernelForExpectedM(*kernel, expected_m, num_sms, *out);
-    if (!status.ok())
-      status.prepend(fp8rt::strCat("kernel \"", kernel->meta.name, "\": "));
-    return status;
-  });
+  return chooseKernel("fp8rt_kernel_for_expected_m", kernel, out,
+                      [&](fp8rt_kernel &k, fp8rt_kernel *&chosen) {
+                        return fp8rt::kernelForExpectedM(k, expected_m, num_sms,
+                                                         chosen);
+                      });
 }
 
 FP8RT_API fp8rt_status fp8rt_kernel_for_m(fp8rt_kernel *kernel, int64_t m,
                                           fp8rt_kernel **out) {
-  return fp8rt::guarded("fp8rt_kernel_for_m", [&] {
-    if (!out)
-      return fp8rt::invalidArgument("out is NULL");
-    *out = nullptr;
-    if (!kernel)
-      return fp8rt::invalidArgument("kernel is NULL");
-    fp8rt::Status status = fp8rt::kernelForM(*kernel, m, *out);
-    if (!status.ok())
-      status.prepend(fp8rt::strCat("kernel \"", kernel->meta.name, "\": "));
-    return status;
-  });
+  return chooseKernel("fp8rt_kernel_for_m", kernel, out,
+                      [&](fp8rt_kernel &k, fp8rt_kernel *&chosen) {
+                        return fp8rt::kernelForM(k, m, chosen);
+                      });
 }
 
 FP8RT_API int fp8rt_kernel_num_operands(const fp8rt_kernel *kernel) {
