@@ -229,6 +229,16 @@ CHECK_KERNELS = [
     # A 1x2 cluster on the 128-row tile.
     ("bw_t128_c12", "blockwise", 2112, 7168,
      {"config": "#fp8.gemm_config<tile = 128x128x128, stages = 5, cluster = 1x2>"}),
+    # Ping-pong as configured: a 64-row tile of one wave per consumer, with
+    # a bias and a 2x1 cluster (the heuristic's 128x128 fast tiles run
+    # ping-pong too); fast accumulation in the 256x128 tile with A
+    # multicast, N = 2112 past the last pair's second CTA.
+    ("tw_pp_t64x256_bias", "tensorwise", 2112, 4096,
+     {"accumulation": "fast", "bias": "bf16",
+      "config": "#fp8.gemm_config<tile = 64x256x128, stages = 4, cluster = 2x1, ping_pong = true>"}),
+    ("tw_fast_t256_c12", "tensorwise", 2112, 7168,
+     {"accumulation": "fast",
+      "config": "#fp8.gemm_config<tile = 256x128x128, stages = 4, cluster = 1x2>"}),
     # The wave-filling launch variants (one tile per SM of 132): 128x80 and
     # 64x80 at N = 10096 (127 tiles, the last 16 columns wide; blockwise
     # tiles straddle B's 128-column blocks), 128x224 and 64x224 at N =

@@ -101,7 +101,8 @@ MlirAttribute fp8GemmConfigAttrGet(MlirContext ctx, int64_t tileM,
   return getChecked<GemmConfigAttr>(ctx, GemmTileShape{tileM, tileN, tileK},
                                     stages, TileShape{clusterM, clusterN},
                                     rasterGroup, /*stream_k=*/BoolAttr(),
-                                    /*promotion_parts=*/int64_t{0});
+                                    /*promotion_parts=*/int64_t{0},
+                                    /*ping_pong=*/BoolAttr());
 }
 
 static GemmConfigAttr unwrapGemmConfig(MlirAttribute attr) {

@@ -192,6 +192,11 @@ FailureOr<GemmTiling> blackwell::selectGemmTiling(Operation *op,
       return op->emitOpError()
              << "the sm_100a kernels accumulate in f32 tensor memory, with "
                 "no promotion: remove `promotion_parts` from the gemm_config";
+    if (config.getPingPong() && config.getPingPong().getValue())
+      return op->emitOpError()
+             << "the sm_100a kernels have no ping-pong schedule (one thread "
+                "issues a tile's MMAs into tensor memory): drop `ping_pong = "
+                "true` from the gemm_config";
     t = getGemmTiling(config, outputBytes, canStageOutput);
   } else {
     t.outputBytes = outputBytes;

@@ -194,11 +194,13 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
                                  const GemmTiling &t, const KernelValues &v,
                                  PairPacker pack,
                                  ArrayRef<std::array<Value, 2>> waveRows,
-                                 Value lane, Value isStoreThread,
-                                 Value mOffset, Value nOffset,
-                                 bool reduceAdd = false) {
+                                 const EpilogueThread &thread, Value mOffset,
+                                 Value nOffset, bool reduceAdd = false) {
   ImplicitLocOpBuilder &b = kb.builder();
-  int64_t consumers = getNumConsumers(t) * kWarpgroupThreads;
+  Value lane = thread.lane, isStoreThread = thread.isStoreThread;
+  auto consumerBarrier = [&] {
+    kb.namedBarrier(thread.barrierId, thread.barrierThreads);
+  };
   int64_t boxColumns = t.storeBoxColumns();
   int64_t groupBytes = 8 * t.outputBytes;
   int64_t groupsPerChunk = std::max<int64_t>(16 / groupBytes, 1);
@@ -221,7 +223,7 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
     if (t.storesWithTma())
       kb.ifThen(isStoreThread,
                 [&] { kb.bulkWaitGroup(pending, /*readOnly=*/true); });
-    kb.namedBarrier(kConsumerBarrierId, consumers);
+    consumerBarrier();
     // row % 8 == lane / 4 for both rows.
     Value swizzle = kb.divu(lane, kb.i32(4 * rowsPerPattern));
     Value inChunk =
@@ -248,22 +250,22 @@ static void emitTmaStoreEpilogue(KernelBuilder &kb, const GemmProblem &p,
               kb.add(kb.i32(slot * boxBytes + inChunkGroup),
                      kb.mul(arith::XOrIOp::create(b, kb.i32(chunk), swizzle),
                             kb.i32(16))));
-          Value ptr = kb.bytePtr(v.epilogueBuffer, offset);
+          Value ptr = kb.bytePtr(thread.stagingBuffer, offset);
           kb.store(pack(wave, j, h), ptr);
         }
       }
     }
     if (t.guardedStagedStores) {
-      kb.namedBarrier(kConsumerBarrierId, consumers);
+      consumerBarrier();
       return emitGuardedStagedStores(kb, p, t, v, first, count, slot0,
                                      mOffset, nOffset);
     }
     kb.fenceProxyAsyncShared();
-    kb.namedBarrier(kConsumerBarrierId, consumers);
+    consumerBarrier();
     kb.ifThen(isStoreThread, [&] {
       for (int64_t box = first; box < first + count; ++box) {
         Value src =
-            kb.bytePtr(v.epilogueBuffer, (slot0 + box - first) * boxBytes);
+            kb.bytePtr(thread.stagingBuffer, (slot0 + box - first) * boxBytes);
         Value column = kb.add(nOffset, kb.i32(box * boxColumns));
         if (reduceAdd)
           NVVM::CpAsyncBulkTensorReduceOp::create(
@@ -308,8 +310,7 @@ static void emitAccumulatingTmaEpilogue(
       auto [x0, x1] = pairOf(wave, j, h);
       return packPair(kb, x0, x1, p.outElementType);
     };
-    emitTmaStoreEpilogue(kb, p, t, v, pack, waveRows, thread.lane,
-                         thread.isStoreThread, mOffset, nOffset,
+    emitTmaStoreEpilogue(kb, p, t, v, pack, waveRows, thread, mOffset, nOffset,
                          /*reduceAdd=*/true);
   });
   Value distinct = LLVM::ICmpOp::create(b, LLVM::ICmpPredicate::ne, v.c, v.d);
@@ -327,8 +328,7 @@ static void emitAccumulatingTmaEpilogue(
       emitAddC(kb, pair, v.c, emitRowMajorIndex(kb, row, col, p.n));
       return packPair(kb, pair[0], pair[1], p.outElementType);
     };
-    emitTmaStoreEpilogue(kb, p, t, v, pack, waveRows, thread.lane,
-                         thread.isStoreThread, mOffset, nOffset);
+    emitTmaStoreEpilogue(kb, p, t, v, pack, waveRows, thread, mOffset, nOffset);
   });
 }
 
@@ -529,6 +529,5 @@ void hopper::emitTileEpilogue(KernelBuilder &kb, const GemmProblem &p,
     return packPair(kb, values[4 * j + 2 * h], values[4 * j + 2 * h + 1],
                     p.outElementType);
   };
-  emitTmaStoreEpilogue(kb, p, t, v, pack, waveRows, thread.lane,
-                       thread.isStoreThread, mOffset, nOffset);
+  emitTmaStoreEpilogue(kb, p, t, v, pack, waveRows, thread, mOffset, nOffset);
 }

@@ -25,13 +25,14 @@ static int64_t getProducerArrivals(const GemmProblem &p, const GemmTiling &t) {
   return t.stageScaleBytes && !p.hasBlockwiseColumnScales() ? 2 : 1;
 }
 
-/// Arrivals that free a stage (its empty barrier's count): one per consumer
-/// warp of the cluster's CTAs, or one per consumer thread when the stage has
-/// a scale slot (each thread's arrival releases its own reads of it).
+/// Arrivals that free a stage (its empty barrier's count): one per warp of
+/// the consumers of its tile in the cluster's CTAs, or one per consumer
+/// thread when the stage has a scale slot (each thread's arrival releases
+/// its own reads of it).
 static int64_t getConsumerArrivals(const GemmTiling &t) {
   int64_t perWarpgroup =
       t.stageScaleBytes ? kWarpgroupThreads : kWarpgroupThreads / kWarpThreads;
-  return getNumConsumers(t) * perWarpgroup * getClusterSize(t);
+  return getConsumersPerTile(t) * perWarpgroup * getClusterSize(t);
 }
 
 gpu::GPUFuncOp hopper::buildGemmKernel(OpBuilder &builder, Location loc,

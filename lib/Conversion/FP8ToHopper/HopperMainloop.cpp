@@ -80,9 +80,12 @@ public:
   /// One tile's K loop over blocks [kBegin, kEnd) from consumer iteration
   /// `firstIteration` on: the tile's sums (promoted, one accumulator per
   /// wave, or the single accumulator of fast accumulation) and the
-  /// iteration after the blocks.
-  std::pair<SmallVector<Value>, Value> emit(Value firstIteration, Value kBegin,
-                                            Value kEnd);
+  /// iteration after the blocks. With fast accumulation, `afterIssue` (if
+  /// any) runs once the last block's MMAs are issued, before they are
+  /// waited for.
+  std::pair<SmallVector<Value>, Value>
+  emit(Value firstIteration, Value kBegin, Value kEnd,
+       function_ref<void()> afterIssue = nullptr);
 
 private:
   /// The descriptor low words of `stage`'s A rows and B tile: stage 0's
@@ -98,9 +101,11 @@ private:
   int64_t getEarlyScaleColumns() const;
   Value promotePart(Value final, Value partial, int64_t firstColumn,
                     int64_t columns, const StageScales &scales);
-  /// The loop body of fast accumulation for K block `kBlock`.
-  void emitFastBlock(Value kBlock, Value kBegin, Value iteration, Value acc,
-                     Value aLow, Value bLow, SmallVector<Value> &next);
+  /// The loop body of fast accumulation for K block `kBlock`: each wave's
+  /// MMAs into its accumulator in `accs`, as one commit group.
+  void emitFastBlock(Value kBlock, Value kBegin, Value iteration,
+                     ValueRange accs, Value aLow, Value bLow,
+                     SmallVector<Value> &next);
   /// The loop body of promoted accumulation for the block in `stage`.
   void emitPromotedBlock(Value stage, ValueRange carried, Value aLow,
                          Value bLow, SmallVector<Value> &next);
@@ -288,14 +293,22 @@ Value ConsumerMainloop::promotePart(Value final, Value partial,
 }
 
 void ConsumerMainloop::emitFastBlock(Value kBlock, Value kBegin,
-                                     Value iteration, Value acc, Value aLow,
-                                     Value bLow, SmallVector<Value> &next) {
+                                     Value iteration, ValueRange accs,
+                                     Value aLow, Value bLow,
+                                     SmallVector<Value> &next) {
   NVVM::WgmmaFenceAlignedOp::create(b);
-  next.push_back(issueMmas(acc, aLow, bLow, 0, getAccumulatorColumns(t),
-                           /*zeroFirst=*/false));
-  // Keep this block's MMAs in flight; the previous block's are
-  // done, so its stage is free.
-  NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+  // One wave's A rows are getWaveRows(t) rows of 128 bytes further on;
+  // each wave's MMAs are a commit group.
+  int64_t waveStep =
+      getDescriptorLowOffset(getWaveRows(t) * kSwizzle128BRowBytes);
+  for (auto [w, acc] : llvm::enumerate(accs)) {
+    Value waveLow = w ? kb.add(aLow, kb.i32(w * waveStep)) : aLow;
+    next.push_back(issueMmas(acc, waveLow, bLow, 0, getAccumulatorColumns(t),
+                             /*zeroFirst=*/false));
+  }
+  // Keep this block's MMAs (one group per wave) in flight; the previous
+  // block's are done, so its stage is free.
+  NVVM::WgmmaWaitGroupSyncOp::create(b, accs.size());
   kb.ifThen(
       arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, kBlock, kBegin),
       [&] { releaseStage(v.ring.stage(kb, kb.sub(iteration, kb.i32(1)))); });
@@ -444,7 +457,8 @@ static int64_t getBlocksPerTrip(const GemmProblem &p, const GemmTiling &t) {
 }
 
 std::pair<SmallVector<Value>, Value>
-ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
+ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd,
+                       function_ref<void()> afterIssue) {
   bool promote = p.promoteInterval != 0;
   int64_t blocksPerTrip = blockPairs ? 2 : getBlocksPerTrip(p, t);
   // Unrolled, the loop also carries the stage and its parity (last).
@@ -498,7 +512,8 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
     else if (promote)
       emitPromotedBlock(stage, carried, aLow, bLow, next);
     else
-      emitFastBlock(kBlock, kBegin, iteration, carried[1], aLow, bLow, next);
+      emitFastBlock(kBlock, kBegin, iteration, carried.slice(1, waves), aLow,
+                    bLow, next);
     if (carryStage) {
       auto [nextStage, nextParity] = v.ring.advance(kb, stage, parity);
       next.push_back(nextStage);
@@ -526,6 +541,8 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd) {
     loop = kb.forLoop(tripsEnd, kEnd, kb.i32(1), afterTrips, block);
   }
   if (!promote) {
+    if (afterIssue)
+      afterIssue();
     // Drain the last block and free its stage (a grouped GEMM's skipped
     // tiles have none).
     NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
@@ -574,6 +591,50 @@ emitGroupedTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
   return {iterationAfter};
 }
 
+/// Ping-pong (GemmTiling::pingPong): consumer `consumer` computes the
+/// CTA's tiles of its parity (the CTA's j-th tile is consumer j % 2's),
+/// whose K blocks are the pipeline iterations [j kBlocks, (j + 1) kBlocks).
+/// The consumers issue their tiles' MMAs in turn: each waits for its turn
+/// (its turn barrier, kPingPongTurnBarrierId + consumer) before its tile's
+/// K loop and gives the turn to the other once the loop's last MMAs are
+/// issued (before they are waited for), then runs the epilogue while the
+/// other's MMAs run. The turns also keep the consumers' waits on the
+/// stages' full barriers in pipeline order: a consumer waiting a whole
+/// round of stages ahead of the other would read a barrier's parity of
+/// the wrong phase. Consumer 1 gives consumer 0 the
+/// first turn; the consumer whose turn would come after the CTA's last
+/// tile takes it at the end, so that every arrival meets its wait.
+static void emitPingPongTiles(KernelBuilder &kb, const GemmProblem &p,
+                              const GemmTiling &t, const KernelValues &v,
+                              const EpilogueThread &thread,
+                              ConsumerMainloop &mainloop, Value consumer) {
+  int64_t kBlocks = p.numKBlocks(t.tileK);
+  int64_t turnThreads = 2 * kWarpgroupThreads;
+  Value turn = kb.add(kb.i32(kPingPongTurnBarrierId), consumer);
+  Value otherTurn = kb.sub(kb.i32(2 * kPingPongTurnBarrierId + 1), turn);
+  kb.ifThen(kb.eq(consumer, kb.i32(1)), [&] {
+    kb.namedBarrierArrive(kb.i32(kPingPongTurnBarrierId), turnThreads);
+  });
+  kb.forLoop(
+      kb.add(v.firstUnit, kb.mul(consumer, v.unitStride)), v.numUnits,
+      kb.mul(v.unitStride, kb.i32(2)), {kb.mul(consumer, kb.i32(kBlocks))},
+      [&](Value unit, ValueRange carried) {
+        kb.namedBarrier(turn, turnThreads);
+        auto [results, iterationAfter] =
+            mainloop.emit(carried[0], kb.i32(0), kb.i32(kBlocks), [&] {
+              kb.namedBarrierArrive(otherTurn, turnThreads);
+            });
+        emitTileEpilogue(kb, p, t, v, thread, unit, results);
+        // Past the other consumer's tile.
+        return SmallVector<Value>{kb.add(iterationAfter, kb.i32(kBlocks))};
+      });
+  Value tiles = arith::SelectOp::create(
+      kb.builder(), kb.ult(v.firstUnit, v.numUnits),
+      kb.ceilDiv(kb.sub(v.numUnits, v.firstUnit), v.unitStride), kb.i32(0));
+  kb.ifThen(kb.eq(kb.remu(tiles, kb.i32(2)), consumer),
+            [&] { kb.namedBarrier(turn, turnThreads); });
+}
+
 void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
                           const GemmTiling &t, const KernelValues &v) {
   ImplicitLocOpBuilder &b = kb.builder();
@@ -595,13 +656,18 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   Value lane = kb.remu(v.tid, kb.i32(kWarpThreads));
   // wgmma accumulator fragment (PTX ISA 9.7.15.5.2, m64nNk32 D): element
   // 4j + 2h + e of a thread is row warp*16 + lane/4 + 8h, column
-  // 8j + 2*(lane%4) + e of its warpgroup's 64 x N block.
-  Value rowInTile = kb.add(
-      kb.add(kb.mul(consumer, kb.i32(kWgmmaM)), kb.mul(warp, kb.i32(16))),
-      kb.divu(lane, kb.i32(4)));
+  // 8j + 2*(lane%4) + e of its warpgroup's 64 x N block (the consumer's
+  // 64 rows of the tile; with ping-pong its tile's first 64).
+  Value laneRow = kb.divu(lane, kb.i32(4));
+  Value warpRow = kb.mul(warp, kb.i32(16));
+  if (!t.pingPong)
+    warpRow = kb.add(kb.mul(consumer, kb.i32(kWgmmaM)), warpRow);
+  Value rowInTile = kb.add(warpRow, laneRow);
   Value colInFragment = kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(2));
-  // The first consumer thread issues the epilogue's TMA stores.
-  Value isStoreThread = kb.eq(v.tid, kb.i32(kWarpgroupThreads));
+  // The first thread of the tile's consumers issues the epilogue's TMA
+  // stores.
+  Value isStoreThread = t.pingPong ? kb.eq(threadInWarpgroup, kb.i32(0))
+                                   : kb.eq(v.tid, kb.i32(kWarpgroupThreads));
 
   EpilogueThread thread;
   thread.rowInTile = rowInTile;
@@ -609,14 +675,28 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   thread.lane = lane;
   thread.isStoreThread = isStoreThread;
   thread.tensorScale = emitTensorScale(kb, p, v.aScaleInv, v.bScaleInv);
+  if (t.pingPong) {
+    thread.barrierId = kb.add(kb.i32(kPingPongEpilogueBarrierId), consumer);
+    thread.barrierThreads = kWarpgroupThreads;
+    thread.stagingBuffer =
+        kb.bytePtr(v.epilogueBuffer,
+                   kb.mul(consumer, kb.i32(getConsumerEpilogueBytes(t))));
+  } else {
+    thread.barrierId = kb.i32(kConsumerBarrierId);
+    thread.barrierThreads = getNumConsumers(t) * kWarpgroupThreads;
+    thread.stagingBuffer = v.epilogueBuffer;
+  }
   Value smemAddress = kb.sharedAddress(v.smem);
   // Descriptor low words of stage 0's A rows of this warpgroup and of its
   // B tile; a stage's are these plus the stage's offset
   // (emitKMajorSwizzle128BDescriptorLow). Swap-AB: the MMA's A operand is
   // the stage's B tile (its 64 rows) and its B operand the A tile.
-  Value aTileAddress = kb.add(
-      smemAddress,
-      kb.mul(uniformConsumer, kb.i32(kWgmmaM * kSwizzle128BRowBytes)));
+  // Ping-pong: the warpgroup's tile is the stage's whole A tile.
+  Value aTileAddress =
+      t.pingPong
+          ? smemAddress
+          : kb.add(smemAddress, kb.mul(uniformConsumer,
+                                       kb.i32(kWgmmaM * kSwizzle128BRowBytes)));
   Value bTileAddress =
       kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes));
   if (t.swapAB)
@@ -626,6 +706,18 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
   ConsumerMainloop mainloop(kb, p, t, v, thread, aDescriptorLow,
                             bDescriptorLow);
 
+  // Outstanding stores must finish before the CTA (and its shared memory)
+  // goes away.
+  auto drainStores = [&] {
+    if (t.storesWithTma())
+      kb.ifThen(isStoreThread,
+                [&] { kb.bulkWaitGroup(0, /*readOnly=*/false); });
+  };
+  if (t.pingPong) {
+    emitPingPongTiles(kb, p, t, v, thread, mainloop, consumer);
+    drainStores();
+    return;
+  }
   forEachWorkSegment(
       kb, p, t, v, {kb.i32(0)},
       [&](const WorkSegment &segment, ValueRange state) {
@@ -653,8 +745,5 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
             });
         return SmallVector<Value>{iterationAfter};
       });
-  // Outstanding stores must finish before the CTA (and its shared memory)
-  // goes away.
-  if (t.storesWithTma())
-    kb.ifThen(isStoreThread, [&] { kb.bulkWaitGroup(0, /*readOnly=*/false); });
+  drainStores();
 }

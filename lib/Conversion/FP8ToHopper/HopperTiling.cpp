@@ -433,6 +433,18 @@ static GemmTiling withStagingBoxPair(GemmTiling t) {
   return t;
 }
 
+/// The same with one box, for a tile of two or three boxes (whose box
+/// pairs would not alternate evenly or be the whole tile).
+static bool canStageInOneBox(const GemmProblem &p, const GemmTiling &t) {
+  return t.tmaStoreEpilogue && !p.activation && t.stagingBoxes == 0 &&
+         (t.numStoreBoxes() == kStagingBoxPair || t.numStoreBoxes() == 3);
+}
+
+static GemmTiling withOneStagingBox(GemmTiling t) {
+  t.stagingBoxes = 1;
+  return t;
+}
+
 /// The heuristic's tiling for tile `tileM` x `tileN`: TMA-store epilogue
 /// where it fits, as many stages as shared memory holds (getStagesThatFit),
 /// staging the output in two boxes where that makes room
@@ -636,6 +648,12 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
         getDynamicSharedMemoryBytes(t) > maxSharedMemory &&
         getDynamicSharedMemoryBytes(withStagingBoxPair(t)) <= maxSharedMemory)
       t = withStagingBoxPair(t);
+    // A tile of two or three boxes (128 or 192 bf16 columns) stages one at
+    // a time where that makes the configured stages fit.
+    if (canStageInOneBox(p, t) &&
+        getDynamicSharedMemoryBytes(t) > maxSharedMemory &&
+        getDynamicSharedMemoryBytes(withOneStagingBox(t)) <= maxSharedMemory)
+      t = withOneStagingBox(t);
     // A kernel accumulating into C stages its f32 tile only where it fits
     // beside the configured stages; otherwise it stores directly.
     // So does a tile whose output rows are no whole 128-byte boxes (128x160:

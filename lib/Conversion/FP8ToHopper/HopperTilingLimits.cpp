@@ -19,6 +19,14 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::hopper;
 
+/// A ping-pong consumer holds its whole tile's sums: at most as many f32
+/// registers per thread as a 64x256 or 128x128 tile (the cooperative
+/// 128x256 tile's). With 192 (128x192) ptxas serialized the wgmmas of
+/// some kernels (C7520, a compiler-inserted warpgroup arrive on a
+/// divergent path), which then ran 0.62-0.74x as fast (bench/NOTES.md,
+/// "Ping-pong").
+static constexpr int64_t kMaxPingPongAccumulators = 128;
+
 std::string hopper::getTilingError(const GemmProblem &p, const GemmTiling &t,
                                    const TargetInfo &target) {
   std::string message;
@@ -42,20 +50,31 @@ std::string hopper::getTilingError(const GemmProblem &p, const GemmTiling &t,
        << kWaveTileM << " (two consumer warpgroups of two 64-row waves), got "
        << t.tileM;
   else if (t.tileM == kWaveTileM &&
-           (p.promoteInterval == 0 || p.hasBlockwiseColumnScales() ||
-            t.tileN > kMaxWaveTileN))
+           (p.hasBlockwiseColumnScales() || t.tileN > kMaxWaveTileN))
     os << "a " << kWaveTileM
-       << "-row tile keeps the promoted sums of two 64-row waves per consumer "
-          "thread: it takes promoted accumulation, 128x128 or coarser B "
-          "scales and tile N <= "
+       << "-row tile keeps the sums of two 64-row waves per consumer "
+          "thread: it takes 128x128 or coarser B scales and tile N <= "
        << kMaxWaveTileN << ", got "
-       << (p.promoteInterval == 0 ? "fast accumulation"
-           : p.hasBlockwiseColumnScales()
-               ? "1x128 B scales"
-               : "tile N " + std::to_string(t.tileN));
+       << (p.hasBlockwiseColumnScales() ? "1x128 B scales"
+                                        : "tile N " + std::to_string(t.tileN));
   else if (t.tileM == kWaveTileM && (t.streamK || p.isGrouped()))
     os << "a " << kWaveTileM
        << "-row tile takes neither stream-K nor a grouped GEMM";
+  else if (t.pingPong &&
+           (p.promoteInterval != 0 || t.swapAB || t.streamK || t.splitK > 1 ||
+            p.isGrouped() || t.tileM > 128 ||
+            t.tileM / 64 * t.tileN / 2 > kMaxPingPongAccumulators))
+    os << "ping_pong gives each consumer warpgroup whole tiles of its own: it "
+          "takes fast accumulation, a tile of 64 or 128 rows whose sums fit "
+          "in "
+       << kMaxPingPongAccumulators
+       << " registers per thread (tile M x N <= 16384), neither stream-K nor "
+          "a grouped GEMM; got "
+       << (p.promoteInterval != 0 ? "promoted accumulation"
+           : p.isGrouped()        ? "a grouped GEMM"
+           : t.streamK            ? "stream-K"
+                                  : "tile " + std::to_string(t.tileM) + "x" +
+                             std::to_string(t.tileN));
   else if (t.promotionParts != 0 && (p.promoteInterval == 0 || t.swapAB))
     os << "promotion_parts selects the column parts of promoted "
           "accumulation in a 64-, 128- or "

@@ -224,6 +224,8 @@ std::string mlir::fp8::getGemmKernelName(const GemmProblem &p,
                          : std::string("_swapab");
   if (t.promotionParts)
     name += llvm::formatv("_p{0}", t.promotionParts).str();
+  if (t.pingPong)
+    name += "_pp";
   if (p.aScale != p.bScale)
     name += "_a" + std::string(p.aScale == ScaleMode::Row ? "row" : "tensor");
   if (p.promoteInterval == 0)
@@ -256,6 +258,7 @@ GemmTiling mlir::fp8::getGemmTiling(GemmConfigAttr config, int64_t outputBytes,
   t.clusterN = config.getCluster().cols;
   t.rasterGroup = config.getRasterGroup();
   t.promotionParts = config.getPromotionParts();
+  t.pingPong = config.getPingPong() && config.getPingPong().getValue();
   t.tmaStoreEpilogue = canStageOutput && t.tileN % t.storeBoxColumns() == 0;
   return t;
 }

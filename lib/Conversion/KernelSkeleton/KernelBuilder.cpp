@@ -238,9 +238,17 @@ void KernelBuilder::fenceProxyAsyncShared() {
 }
 
 void KernelBuilder::namedBarrier(int64_t id, int64_t threads) {
-  NVVM::BarrierOp::create(b, /*res=*/Type(), i32(id), i32(threads),
+  namedBarrier(i32(id), threads);
+}
+
+void KernelBuilder::namedBarrier(Value id, int64_t threads) {
+  NVVM::BarrierOp::create(b, /*res=*/Type(), id, i32(threads),
                           /*reductionOp=*/NVVM::BarrierReductionAttr(),
                           /*reductionPredicate=*/Value());
+}
+
+void KernelBuilder::namedBarrierArrive(Value id, int64_t threads) {
+  NVVM::BarrierArriveOp::create(b, id, i32(threads));
 }
 
 void KernelBuilder::syncWarp() {

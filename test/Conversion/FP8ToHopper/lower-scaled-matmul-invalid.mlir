@@ -97,7 +97,7 @@ func.func @cluster(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %
 // -----
 
 func.func @wave_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<128x256xbf16> {
-  // expected-error @+1 {{a 256-row tile keeps the promoted sums of two 64-row waves per consumer thread: it takes promoted accumulation, 128x128 or coarser B scales and tile N <= 128, got tile N 192}}
+  // expected-error @+1 {{a 256-row tile keeps the sums of two 64-row waves per consumer thread: it takes 128x128 or coarser B scales and tile N <= 128, got tile N 192}}
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 256x192x128, stages = 2>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
   return %0 : tensor<128x256xbf16>
 }
@@ -105,7 +105,7 @@ func.func @wave_tile_n(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN
 // -----
 
 func.func @wave_tile_column_scales(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %sa: tensor<128x2xf32>, %sb: tensor<256x2xf32>) -> tensor<128x256xbf16> {
-  // expected-error @+1 {{a 256-row tile keeps the promoted sums of two 64-row waves per consumer thread: it takes promoted accumulation, 128x128 or coarser B scales and tile N <= 128, got 1x128 B scales}}
+  // expected-error @+1 {{a 256-row tile keeps the sums of two 64-row waves per consumer thread: it takes 128x128 or coarser B scales and tile N <= 128, got 1x128 B scales}}
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 1x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 256x128x128, stages = 3>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x2xf32>) -> tensor<128x256xbf16>
   return %0 : tensor<128x256xbf16>
 }
@@ -156,4 +156,20 @@ func.func @promotion_parts_narrow(%a: tensor<128x256xf8E4M3FN>, %b: tensor<256x2
   // expected-error @+1 {{two promotion parts need tile N >= 64 (parts of whole 32-column MMAs), got 32}}
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x32x128, stages = 4, promotion_parts = 2>} : (tensor<128x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<128x256xbf16>
   return %0 : tensor<128x256xbf16>
+}
+
+// -----
+
+func.func @ping_pong_promoted(%a: tensor<?x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{ping_pong gives each consumer warpgroup whole tiles of its own: it takes fast accumulation, a tile of 64 or 128 rows whose sums fit in 128 registers per thread (tile M x N <= 16384), neither stream-K nor a grouped GEMM; got promoted accumulation}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5, ping_pong = true>} : (tensor<?x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
+}
+
+// -----
+
+func.func @ping_pong_tile(%a: tensor<?x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{ping_pong gives each consumer warpgroup whole tiles of its own: it takes fast accumulation, a tile of 64 or 128 rows whose sums fit in 128 registers per thread (tile M x N <= 16384), neither stream-K nor a grouped GEMM; got tile 128x192}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x192x128, stages = 4, ping_pong = true>} : (tensor<?x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
 }

@@ -473,3 +473,56 @@ func.func @blockwise_cluster(%a: tensor<?x512xf8E4M3FN>, %b: tensor<256x512xf8E4
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 4, cluster = 2x1>} : (tensor<?x512xf8E4M3FN>, tensor<256x512xf8E4M3FN>, tensor<?x4xf32>, tensor<2x4xf32>) -> tensor<?x256xbf16>
   return %0 : tensor<?x256xbf16>
 }
+
+// -----
+
+// Ping-pong (asked for in the config; the heuristic's form of the fast
+// 128x128 tile): each consumer warpgroup computes whole 128x128 tiles in
+// two 64-row waves (two m64n128k32 groups per K block, two groups kept in
+// flight) and the consumers take the CTA's tiles in turn. Consumer 1 gives
+// consumer 0 the first turn (bar.arrive on barrier 4); each consumer's tile
+// loop waits for its turn (bar.sync on 4 + consumer, both warpgroups), gives
+// it to the other once its last MMAs are issued (before wait_group 0), and
+// then stages its tile behind its own 128-thread barrier; the consumer
+// whose turn follows the CTA's last tile takes it after the loop. A stage
+// is freed by the 4 warps of one consumer.
+// CHECK-LABEL: func.func @ping_pong
+// CHECK: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n4096_k7168_t128x128x128_s5_pp_fast(
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c4_i32
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.barrier.arrive id = %c4_i32{{.*}} number_of_threads = %c256_i32
+// CHECK: scf.for
+// CHECK: nvvm.barrier id = %[[TURN:.*]] number_of_threads = %c256_i32
+// CHECK: scf.for
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 2
+// CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.barrier id = %[[STAGING:.*]] number_of_threads = %c128_i32
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: nvvm.barrier id = %[[TURN]] number_of_threads = %c256_i32
+func.func @ping_pong(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4096x7168xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x4096xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5, ping_pong = true>} : (tensor<?x7168xf8E4M3FN>, tensor<4096x7168xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
+}
+
+// -----
+
+// Fast accumulation in a 256x128 tile (two consumers of two 64-row waves,
+// cuBLASLt's shape): each wave's MMAs are a commit group, both kept in
+// flight; with 4 stages the output is staged one 128-byte box at a time.
+// CHECK-LABEL: func.func @fast_wave_tile
+// CHECK: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n4096_k7168_t256x128x128_s4_c1x2_fast(
+// CHECK: scf.for
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 2
+func.func @fast_wave_tile(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4096x7168xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x4096xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 256x128x128, stages = 4, cluster = 1x2>} : (tensor<?x7168xf8E4M3FN>, tensor<4096x7168xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
+}

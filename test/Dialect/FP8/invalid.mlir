@@ -629,6 +629,16 @@ func.func private @config_stream_k_cluster() attributes {c = #fp8.gemm_config<ti
 
 // -----
 
+// expected-error @+1 {{ping_pong gives each consumer whole tiles: it takes no stream-K}}
+func.func private @config_ping_pong_stream_k() attributes {c = #fp8.gemm_config<tile = 128x128x128, stream_k = true, ping_pong = true>}
+
+// -----
+
+// expected-error @+1 {{ping_pong takes fast accumulation, which has no promotion_parts}}
+func.func private @config_ping_pong_promotion_parts() attributes {c = #fp8.gemm_config<tile = 128x128x128, promotion_parts = 1, ping_pong = true>}
+
+// -----
+
 // expected-error @+1 {{expected a raster_group >= 1, got 0}}
 func.func private @config_raster() attributes {c = #fp8.gemm_config<tile = 128x128x128, raster_group = 0>}
 

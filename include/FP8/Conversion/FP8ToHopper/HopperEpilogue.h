@@ -21,8 +21,14 @@ struct EpilogueThread {
   Value rowInTile;
   Value colInFragment;
   Value lane;
-  /// The first consumer thread: it issues the TMA stores.
+  /// The first thread of the tile's consumers: it issues the TMA stores.
   Value isStoreThread;
+  /// The named barrier of the tile's consumers (`barrierThreads` threads)
+  /// and their staging buffer (TMA-store epilogue): the consumers' shared
+  /// ones, or with ping-pong the warpgroup's own.
+  Value barrierId;
+  int64_t barrierThreads = 0;
+  Value stagingBuffer;
   /// The per-tensor scales' product (null without per-tensor scales).
   Value tensorScale;
 };

@@ -34,20 +34,28 @@ inline int64_t getByteWidth(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
 /// Consumer warpgroups: one per 64 rows of a tile of 64 or 128 rows; two
 /// for a 256-row tile; one for a swap-AB tile (its transposed tile's tileN
-/// rows).
+/// rows); two taking the tiles in turn with ping-pong.
 inline int64_t getNumConsumers(const GemmTiling &t) {
+  if (t.pingPong)
+    return 2;
   return t.swapAB ? 1 : std::min<int64_t>(t.tileM / 64, 2);
 }
+/// Consumer warpgroups computing one tile together (each stage's readers):
+/// all of them, or one with ping-pong.
+inline int64_t getConsumersPerTile(const GemmTiling &t) {
+  return t.pingPong ? 1 : getNumConsumers(t);
+}
 /// The 64-row waves of each consumer warpgroup: 1, or 2 for a 256-row tile
-/// (a swap-AB tile has one).
+/// or a 128-row ping-pong tile (a swap-AB tile has one).
 /// Wave w of consumer c holds tile rows 64 * (c + consumers * w) on, so the
-/// consumers' waves w together are rows [128w, 128w + 128).
+/// consumers' waves w together are rows [128w, 128w + 128) (with
+/// ping-pong, rows 64w on of the consumer's own tile).
 inline int64_t getNumWaves(const GemmTiling &t) {
-  return t.swapAB ? 1 : t.tileM / 64 / getNumConsumers(t);
+  return t.swapAB ? 1 : t.tileM / 64 / getConsumersPerTile(t);
 }
 /// The tile rows between a consumer's waves.
 inline int64_t getWaveRows(const GemmTiling &t) {
-  return 64 * getNumConsumers(t);
+  return 64 * getConsumersPerTile(t);
 }
 /// Columns of a consumer's wgmma accumulator (the MMA's N): the tile's N, or
 /// its M with swap-AB.
@@ -76,11 +84,16 @@ inline bool needsColumnGuard(const GemmProblem &p, const GemmTiling &t) {
 inline int64_t getStageBytes(const GemmTiling &t) {
   return (t.tileM + t.tileN) * t.tileK;
 }
-/// The TMA-store epilogue's staging buffer.
-inline int64_t getEpilogueBytes(const GemmTiling &t) {
+/// A consumer's staging buffer of the TMA-store epilogue (the consumers
+/// share one, or with ping-pong each has its own).
+inline int64_t getConsumerEpilogueBytes(const GemmTiling &t) {
   return t.tmaStoreEpilogue
              ? t.tileM * t.storeBoxBytes() * t.numStagingBoxes()
              : 0;
+}
+/// The TMA-store epilogue's staging buffers.
+inline int64_t getEpilogueBytes(const GemmTiling &t) {
+  return getConsumerEpilogueBytes(t) * (t.pingPong ? 2 : 1);
 }
 
 /// The Hopper kernels' name for the dialect's kBlockwiseScaleBlock:
@@ -88,6 +101,11 @@ inline int64_t getEpilogueBytes(const GemmTiling &t) {
 inline constexpr int64_t kScaleBlock = kBlockwiseScaleBlock;
 /// Named barrier among the consumer warpgroups (0 is __syncthreads).
 inline constexpr int64_t kConsumerBarrierId = 1;
+/// Ping-pong: consumer c's epilogue barrier (its warpgroup's threads) is
+/// kPingPongEpilogueBarrierId + c, and the barrier on which it waits for
+/// its turn to issue a tile's MMAs kPingPongTurnBarrierId + c.
+inline constexpr int64_t kPingPongEpilogueBarrierId = 2;
+inline constexpr int64_t kPingPongTurnBarrierId = 4;
 
 /// Shared memory for the stream-K schedule (StreamKField), after the
 /// barriers.

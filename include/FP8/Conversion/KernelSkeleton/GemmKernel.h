@@ -245,6 +245,12 @@ struct GemmTiling {
   /// the ranks past 0 store their f32 sums into rank 0's shared memory,
   /// which adds them in rank order and runs the epilogue. 1: no split.
   int64_t splitK = 1;
+  /// Ping-pong (sm_90a fast accumulation): each of the two consumer
+  /// warpgroups computes whole tiles (tileM rows in 64-row waves), the
+  /// CTA's tiles alternating between them, and they issue their tiles' MMAs
+  /// in turn, so that one's epilogue overlaps the other's MMAs. Otherwise
+  /// the consumers share each tile.
+  bool pingPong = false;
 
   /// CTAs of the kernel's cluster: those sharing tiles (clusterM x clusterN)
   /// times those splitting a tile's K blocks.

@@ -165,6 +165,10 @@ public:
   void fenceProxyAsyncShared();
   /// `bar.sync id, threads`: a barrier among a subset of the CTA's warps.
   void namedBarrier(int64_t id, int64_t threads);
+  void namedBarrier(Value id, int64_t threads);
+  /// `bar.arrive id, threads`: arrives on the barrier without waiting (the
+  /// other participants `bar.sync`).
+  void namedBarrierArrive(Value id, int64_t threads);
   /// `bar.warp.sync` of the whole warp (also orders the lanes' memory
   /// accesses before what any lane does after it).
   void syncWarp();

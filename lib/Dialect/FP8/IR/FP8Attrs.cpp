@@ -262,7 +262,7 @@ LogicalResult
 GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        GemmTileShape tile, int64_t stages, TileShape cluster,
                        int64_t rasterGroup, BoolAttr streamK,
-                       int64_t promotionParts) {
+                       int64_t promotionParts, BoolAttr pingPong) {
   if (tile.m <= 0 || tile.m % 64 != 0)
     return emitError() << "expected a tile M that is a positive multiple of "
                           "64 (one warpgroup MMA), got "
@@ -301,6 +301,12 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "expected promotion_parts 1 or 2 (0: the lowering "
                           "decides), got "
                        << promotionParts;
+  if (pingPong && pingPong.getValue() && streamK && streamK.getValue())
+    return emitError() << "ping_pong gives each consumer whole tiles: it "
+                          "takes no stream-K";
+  if (pingPong && pingPong.getValue() && promotionParts != 0)
+    return emitError() << "ping_pong takes fast accumulation, which has no "
+                          "promotion_parts";
   return success();
 }
 

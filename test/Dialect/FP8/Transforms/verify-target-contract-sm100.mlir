@@ -27,6 +27,14 @@ func.func @config_tile_m_64(%a: tensor<?x256xf8E4M3FN>, %b: tensor<256x256xf8E4M
 
 // -----
 
+func.func @config_ping_pong(%a: tensor<?x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op the sm_100a kernels have no ping-pong schedule (one thread issues a tile's MMAs into tensor memory): drop `ping_pong = true` from the gemm_config}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, ping_pong = true>} : (tensor<?x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
+}
+
+// -----
+
 func.func @config_stream_k(%a: tensor<?x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x256xbf16> {
   // expected-error @+1 {{'fp8.scaled_matmul' op the sm_100a kernels have no stream-K schedule: drop `stream_k = true` from the gemm_config}}
   %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 128x128x128, stream_k = true>} : (tensor<?x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x256xbf16>

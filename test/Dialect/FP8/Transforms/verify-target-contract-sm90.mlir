@@ -10,9 +10,9 @@ func.func @linear_mxfp8(%x: tensor<?x1024xbf16>, %w: tensor<2048x1024xbf16>) -> 
 
 // -----
 
-func.func @config_tile_m_256(%a: tensor<?x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x256xbf16> {
-  // expected-error @+1 {{'fp8.scaled_matmul' op a 256-row tile keeps the promoted sums of two 64-row waves per consumer thread: it takes promoted accumulation, 128x128 or coarser B scales and tile N <= 128, got fast accumulation}}
-  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 256x128x128, cluster = 2x1>} : (tensor<?x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x256xbf16>
+func.func @config_ping_pong_tile_m_256(%a: tensor<?x256xf8E4M3FN>, %b: tensor<256x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{'fp8.scaled_matmul' op ping_pong gives each consumer warpgroup whole tiles of its own: it takes fast accumulation, a tile of 64 or 128 rows whose sums fit in 128 registers per thread (tile M x N <= 16384), neither stream-K nor a grouped GEMM; got tile 256x128}}
+  %0 = fp8.scaled_matmul %a, %b, %s, %s {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<fast>, config = #fp8.gemm_config<tile = 256x128x128, stages = 4, ping_pong = true>} : (tensor<?x256xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x256xbf16>
   return %0 : tensor<?x256xbf16>
 }
 

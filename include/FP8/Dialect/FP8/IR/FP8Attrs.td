@@ -429,6 +429,12 @@ def FP8_GemmConfigAttr : AttrDef<FP8_Dialect, "GemmConfig"> {
       second part's MMAs. Left out (0), the lowering decides. A promoted
       tile 256 wide takes one: its two 128-column halves are issued in
       turn through one partial accumulator.
+    * `ping_pong` (optional, sm_90a fast accumulation): each consumer
+      warpgroup computes a whole tile (64 or 128 rows, in 64-row waves)
+      and the two consumers take the CTA's tiles in turn, issuing their
+      MMAs one after the other, so that one's epilogue runs under the
+      other's MMAs (the schedule CUTLASS calls ping-pong); left out, the
+      two consumers share each tile.
 
     Whether a configuration fits a chip (shared memory, registers, MMA
     shapes) is checked by the target lowering, which reports what does not.
@@ -441,7 +447,8 @@ def FP8_GemmConfigAttr : AttrDef<FP8_Dialect, "GemmConfig"> {
     FP8_TileShapeParameter<"::mlir::fp8::TileShape{1, 1}">:$cluster,
     DefaultValuedParameter<"int64_t", "8">:$raster_group,
     OptionalParameter<"::mlir::BoolAttr">:$stream_k,
-    DefaultValuedParameter<"int64_t", "0">:$promotion_parts
+    DefaultValuedParameter<"int64_t", "0">:$promotion_parts,
+    OptionalParameter<"::mlir::BoolAttr">:$ping_pong
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
