@@ -176,7 +176,7 @@ static void testCompile(MlirContext ctx) {
   // The kernel and its launch variants (smaller tiles for small M, the
   // swap-AB tiles of 16 and 32 tokens for decode).
   // CHECK: succeeded 1 kernels 6
-  // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t128x128x128_s6_fast ptx 1 json 1
+  // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t128x128x128_s5_pp_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t128x64x128_s8_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x128x128_s8_fast ptx 1 json 1
   // CHECK-NEXT: kernel fp8_gemm_tensorwise_{{.*}}_t64x64x128_s13_fast ptx 1 json 1

@@ -445,10 +445,28 @@ static GemmTiling withOneStagingBox(GemmTiling t) {
   return t;
 }
 
+/// The fast 128x128 tile runs ping-pong (GemmTiling::pingPong: each
+/// consumer computes whole tiles, one's epilogue under the other's MMAs)
+/// where its two staging buffers leave at least this many stages: on an
+/// H200 it ran 1.02-1.07x the cooperative tile (6 stages) at M = 512-2048
+/// over the grid's N x K (bench/NOTES.md, "Ping-pong"). The wider fast
+/// tiles' sums do not fit twice in a warpgroup, and the 128x256 tile
+/// stays ahead of every ping-pong tile at M >= 4096.
+static constexpr int64_t kMinPingPongStages = 5;
+
+/// Not with a bias or an activation: their values beside a consumer's 128
+/// sums spilled 4-48 bytes (rowwise with GELU, and with a bias at N =
+/// 1040).
+static bool wantsPingPong(const GemmProblem &p, const GemmTiling &t) {
+  return p.promoteInterval == 0 && t.tileM == 128 && t.tileN == 128 &&
+         !t.streamK && !p.isGrouped() && !p.biasElementType && !p.activation;
+}
+
 /// The heuristic's tiling for tile `tileM` x `tileN`: TMA-store epilogue
 /// where it fits, as many stages as shared memory holds (getStagesThatFit),
 /// staging the output in two boxes where that makes room
-/// for another stage (the 128x256 tile: 4 stages instead of 3).
+/// for another stage (the 128x256 tile: 4 stages instead of 3), the fast
+/// 128x128 tile in ping-pong (wantsPingPong).
 static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
                                    int64_t tileN, int64_t maxSharedMemory,
                                    bool streamK = false) {
@@ -481,6 +499,13 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
     paired.stages = getStagesThatFit(paired, maxSharedMemory);
     if (paired.stages > t.stages)
       t = paired;
+  }
+  if (wantsPingPong(p, t)) {
+    GemmTiling pingPong = t;
+    pingPong.pingPong = true;
+    pingPong.stages = getStagesThatFit(pingPong, maxSharedMemory);
+    if (pingPong.stages >= kMinPingPongStages)
+      t = pingPong;
   }
   return t;
 }
