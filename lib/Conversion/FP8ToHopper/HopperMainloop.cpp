@@ -611,7 +611,8 @@ static void emitPingPongTiles(KernelBuilder &kb, const GemmProblem &p,
   int64_t kBlocks = p.numKBlocks(t.tileK);
   int64_t turnThreads = 2 * kWarpgroupThreads;
   Value turn = kb.add(kb.i32(kPingPongTurnBarrierId), consumer);
-  Value otherTurn = kb.sub(kb.i32(2 * kPingPongTurnBarrierId + 1), turn);
+  Value otherTurn =
+      kb.add(kb.i32(kPingPongTurnBarrierId), kb.sub(kb.i32(1), consumer));
   kb.ifThen(kb.eq(consumer, kb.i32(1)), [&] {
     kb.namedBarrierArrive(kb.i32(kPingPongTurnBarrierId), turnThreads);
   });
@@ -628,9 +629,7 @@ static void emitPingPongTiles(KernelBuilder &kb, const GemmProblem &p,
         // Past the other consumer's tile.
         return SmallVector<Value>{kb.add(iterationAfter, kb.i32(kBlocks))};
       });
-  Value tiles = arith::SelectOp::create(
-      kb.builder(), kb.ult(v.firstUnit, v.numUnits),
-      kb.ceilDiv(kb.sub(v.numUnits, v.firstUnit), v.unitStride), kb.i32(0));
+  Value tiles = v.ctaUnitsBelow(kb, v.numUnits);
   kb.ifThen(kb.eq(kb.remu(tiles, kb.i32(2)), consumer),
             [&] { kb.namedBarrier(turn, turnThreads); });
 }

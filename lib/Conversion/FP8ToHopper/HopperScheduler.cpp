@@ -256,11 +256,8 @@ void hopper::emitStreamKSchedule(KernelBuilder &kb, const GemmProblem &p,
   store(StreamKField::Ctas, splitCtas);
   store(StreamKField::Blocks, blocks);
   Value dpUnits = select(split, kb.sub(v.numUnits, tail), v.numUnits);
-  Value wholeUnits =
-      select(kb.ult(v.firstUnit, dpUnits),
-             kb.ceilDiv(kb.sub(dpUnits, v.firstUnit), v.unitStride), kb.i32(0));
   store(StreamKField::FirstIteration,
-        kb.mul(wholeUnits, kb.i32(p.numKBlocks(t.tileK))));
+        kb.mul(v.ctaUnitsBelow(kb, dpUnits), kb.i32(p.numKBlocks(t.tileK))));
 }
 
 Value hopper::packAccumulatorChunk(KernelBuilder &kb, Value sums, int64_t g) {

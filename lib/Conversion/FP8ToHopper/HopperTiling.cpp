@@ -415,33 +415,27 @@ static int64_t getStagesThatFit(const GemmTiling &t, int64_t maxSharedMemory) {
                                            kMaxDeepPipelineStages));
 }
 
-/// A staging buffer of two store boxes, used in turn (emitTmaStoreEpilogue),
-/// instead of the whole tile; the tile's boxes must alternate evenly. Not
-/// with an activation: the tile's output values, computed before the first
-/// box is written, stay live across the boxes' barriers, and the GELU of a
-/// 128x256 tile spilled 296 bytes.
+/// A staging buffer of fewer store boxes than the tile's, used in turn
+/// (emitTmaStoreEpilogue), instead of the whole tile; the tile's boxes must
+/// alternate evenly: two for a tile of an even number of more boxes, one for
+/// a tile of two or three (whose pairs would be the whole tile or not
+/// alternate evenly); 0: none. Not with an activation: the tile's output
+/// values, computed before the first box is written, stay live across the
+/// boxes' barriers, and the GELU of a 128x256 tile spilled 296 bytes.
 static constexpr int64_t kStagingBoxPair = 2;
 
-static bool canStageInBoxPair(const GemmProblem &p, const GemmTiling &t) {
-  return t.tmaStoreEpilogue && !p.activation &&
-         t.numStoreBoxes() > kStagingBoxPair &&
-         t.numStoreBoxes() % kStagingBoxPair == 0;
+static int64_t getStagingBoxesInTurn(const GemmProblem &p,
+                                     const GemmTiling &t) {
+  int64_t boxes = t.numStoreBoxes();
+  if (!t.tmaStoreEpilogue || p.activation)
+    return 0;
+  if (boxes > kStagingBoxPair && boxes % kStagingBoxPair == 0)
+    return kStagingBoxPair;
+  return boxes == kStagingBoxPair || boxes == 3 ? 1 : 0;
 }
 
-static GemmTiling withStagingBoxPair(GemmTiling t) {
-  t.stagingBoxes = kStagingBoxPair;
-  return t;
-}
-
-/// The same with one box, for a tile of two or three boxes (whose box
-/// pairs would not alternate evenly or be the whole tile).
-static bool canStageInOneBox(const GemmProblem &p, const GemmTiling &t) {
-  return t.tmaStoreEpilogue && !p.activation && t.stagingBoxes == 0 &&
-         (t.numStoreBoxes() == kStagingBoxPair || t.numStoreBoxes() == 3);
-}
-
-static GemmTiling withOneStagingBox(GemmTiling t) {
-  t.stagingBoxes = 1;
+static GemmTiling withStagingBoxes(GemmTiling t, int64_t boxes) {
+  t.stagingBoxes = boxes;
   return t;
 }
 
@@ -494,8 +488,8 @@ static GemmTiling getDefaultTiling(const GemmProblem &p, int64_t tileM,
                     canStageOutput(p) && tileN % t.storeBoxColumns() == 0);
   setScaleSlots(p, t);
   t.stages = getStagesThatFit(t, maxSharedMemory);
-  if (canStageInBoxPair(p, t)) {
-    GemmTiling paired = withStagingBoxPair(t);
+  if (getStagingBoxesInTurn(p, t) == kStagingBoxPair) {
+    GemmTiling paired = withStagingBoxes(t, kStagingBoxPair);
     paired.stages = getStagesThatFit(paired, maxSharedMemory);
     if (paired.stages > t.stages)
       t = paired;
@@ -667,18 +661,14 @@ FailureOr<GemmTiling> hopper::selectGemmTiling(Operation *op,
     // measured 3% slower tensorwise (bench/NOTES.md v15).
     setStreamK(t, config.getStreamK() && config.getStreamK().getValue());
     setScaleSlots(p, t);
-    // Stage the output in two boxes where that makes the configured stages
-    // fit (and they do not beside the whole tile).
-    if (canStageInBoxPair(p, t) &&
-        getDynamicSharedMemoryBytes(t) > maxSharedMemory &&
-        getDynamicSharedMemoryBytes(withStagingBoxPair(t)) <= maxSharedMemory)
-      t = withStagingBoxPair(t);
-    // A tile of two or three boxes (128 or 192 bf16 columns) stages one at
-    // a time where that makes the configured stages fit.
-    if (canStageInOneBox(p, t) &&
-        getDynamicSharedMemoryBytes(t) > maxSharedMemory &&
-        getDynamicSharedMemoryBytes(withOneStagingBox(t)) <= maxSharedMemory)
-      t = withOneStagingBox(t);
+    // Stage the output in two boxes (or one, for a tile of two or three)
+    // where that makes the configured stages fit (and they do not beside
+    // the whole tile).
+    if (int64_t boxes = getStagingBoxesInTurn(p, t);
+        boxes && getDynamicSharedMemoryBytes(t) > maxSharedMemory &&
+        getDynamicSharedMemoryBytes(withStagingBoxes(t, boxes)) <=
+            maxSharedMemory)
+      t = withStagingBoxes(t, boxes);
     // A kernel accumulating into C stages its f32 tile only where it fits
     // beside the configured stages; otherwise it stores directly.
     // So does a tile whose output rows are no whole 128-byte boxes (128x160:

@@ -67,9 +67,9 @@ std::string hopper::getTilingError(const GemmProblem &p, const GemmTiling &t,
     os << "ping_pong gives each consumer warpgroup whole tiles of its own: it "
           "takes fast accumulation, a tile of 64 or 128 rows whose sums fit "
           "in "
-       << kMaxPingPongAccumulators
-       << " registers per thread (tile M x N <= 16384), neither stream-K nor "
-          "a grouped GEMM; got "
+       << kMaxPingPongAccumulators << " registers per thread (tile M x N <= "
+       << kWarpgroupThreads * kMaxPingPongAccumulators
+       << "), neither stream-K nor a grouped GEMM; got "
        << (p.promoteInterval != 0 ? "promoted accumulation"
            : p.isGrouped()        ? "a grouped GEMM"
            : t.streamK            ? "stream-K"

@@ -216,6 +216,13 @@ struct KernelValues : GemmKernelParams {
     return streamKSchedule ? scheduleField(kb, StreamKField::DpUnits)
                            : numUnits;
   }
+  /// This CTA's units of those below `units` (from firstUnit on,
+  /// unitStride apart).
+  Value ctaUnitsBelow(KernelBuilder &kb, Value units) const {
+    return arith::SelectOp::create(
+        kb.builder(), kb.ult(firstUnit, units),
+        kb.ceilDiv(kb.sub(units, firstUnit), unitStride), kb.i32(0));
+  }
   /// The first stream-K K block of CTA `cta` (< StreamKField::Ctas).
   Value streamKStart(KernelBuilder &kb, Value cta) const {
     return kb.divu(kb.mul(cta, scheduleField(kb, StreamKField::Blocks)),
