@@ -433,27 +433,40 @@ void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
   next.append(partials);
 }
 
+/// The widest one-wave 128-row promoted tile whose K loop runs two blocks a
+/// trip: 128x128 (the launch variant of the dense kernels and the masked
+/// decode tile), the 144-column and wave-filling ones. With the stage
+/// carried, its loop loses the division by the stage count and the second
+/// block's full-barrier wait moves under the first block's promotion: on
+/// an H200 the 128x128 tile ran 1.05-1.08x faster blockwise and 1.03-1.07x
+/// promoted at M = 256-8192 (bench/NOTES.md, "Two K blocks a trip for the
+/// 128-row tiles"). Not the 128x192 tile (4 bytes spilled with the carried
+/// stage) nor 1x128 B scales (16 bytes beside a 2x1 cluster's).
+static constexpr int64_t kMaxPairedTripTileN = 144;
+
 /// K blocks per trip of a consumer's K loop: 2 for the promoted 256-row
-/// tiles (two 64-row waves per consumer) and 256-column tiles (two
-/// 128-column waves) without an f32 output, with the stage and its barrier
-/// parity carried from block to block (no division by the stage count), so
-/// that ptxas issues the second block's full-barrier try-wait under the
-/// first block's promotion, as in DeepGEMM's unrolled loop: 2-4% where the
+/// tiles (two 64-row waves per consumer), 256-column tiles (two 128-column
+/// waves) and one-wave 128-row tiles up to kMaxPairedTripTileN columns
+/// without an f32 output, with the stage and its barrier parity carried
+/// from block to block (no division by the stage count), so that ptxas
+/// issues the second block's full-barrier try-wait under the first
+/// block's promotion, as in DeepGEMM's unrolled loop: 2-4% where the
 /// runtime takes the 256-row tiles on an H100 (bench/NOTES.md,
 /// "Mainloop"), 1-4% for the 128x256 tile ("The 128x256 tile in column
 /// waves"). 4 a trip measured the same and spilled beside the tensorwise
-/// and rowwise epilogues, 2 spilled 8-20 bytes with an f32 output, and the
-/// 128x192 tile spills 4 bytes with the carried stage. The 64-row promoted
-/// tiles run their blocks in pairs (PromotionPlan::blockPairs); every other
-/// kernel runs one block a trip.
+/// and rowwise epilogues, 2 spilled 8-20 bytes with an f32 output. The
+/// 64-row promoted tiles run their blocks in pairs
+/// (PromotionPlan::blockPairs); every other kernel runs one block a trip.
 static int64_t getBlocksPerTrip(const GemmProblem &p, const GemmTiling &t) {
   bool f32Output = p.outElementType.isF32();
   // The column waves only over an even number of K blocks: with a last
   // block to run alone, the grouped FP8-result kernels spilled 16 bytes.
   bool evenColumnWaves = hasColumnWaves(p, t) && !p.isKGrouped() &&
                          p.numKBlocks(t.tileK) % 2 == 0;
-  bool chained = getNumWaves(t) > 1 || evenColumnWaves;
-  return p.promoteInterval != 0 && chained && !f32Output ? 2 : 1;
+  bool narrow = getNumWaves(t) == 1 && t.tileM == 128 && !t.swapAB &&
+                t.tileN <= kMaxPairedTripTileN && !p.hasBlockwiseColumnScales();
+  bool paired = getNumWaves(t) > 1 || evenColumnWaves || narrow;
+  return p.promoteInterval != 0 && paired && !f32Output ? 2 : 1;
 }
 
 std::pair<SmallVector<Value>, Value>

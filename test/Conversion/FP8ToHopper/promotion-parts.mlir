@@ -219,3 +219,49 @@ func.func @grouped_block_pairs(%a: tensor<2x?x640xf8E4M3FN>, %b: tensor<2x256x64
   %d = fp8.grouped_scaled_matmul %a, %b, %sa, %sb, %c {layout = #fp8.grouped_layout<m_masked>, a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 64x64x128, stages = 13>} : (tensor<2x?x640xf8E4M3FN>, tensor<2x256x640xf8E4M3FN>, tensor<2x?x5xf32>, tensor<2x2x5xf32>, tensor<2xi32>) -> tensor<2x?x256xbf16>
   return %d : tensor<2x?x256xbf16>
 }
+
+// -----
+
+// The 128x128 tile (one 64-row wave per consumer, parts of 96 + 32
+// columns) runs two K blocks a trip, the stage and its barrier parity
+// carried from one block to the next: each block waits on its own full
+// barrier, issues its two commit groups, promotes the first part (48 FMAs)
+// under the second part's MMAs and frees its stage after wait_group 0.
+// An odd block would run alone in the loop after.
+// CHECK-LABEL: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n4096_k7168_t128x128x128_s5(
+// CHECK: scf.for {{.*}} step %c2_i32
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-COUNT-48: llvm.intr.fma
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: llvm.intr.fma
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-COUNT-16: llvm.intr.fma
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-COUNT-48: llvm.intr.fma
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: llvm.intr.fma
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-COUNT-16: llvm.intr.fma
+// CHECK-NOT: nvvm.mbarrier.try_wait.parity
+// CHECK: scf.yield
+// CHECK: scf.for {{.*}} step %c1_i32
+func.func @paired_trip(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4096x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<32x56xf32>) -> tensor<?x4096xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5>} : (tensor<?x7168xf8E4M3FN>, tensor<4096x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<32x56xf32>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
+}
