@@ -434,14 +434,12 @@ void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
 }
 
 /// The widest one-wave 128-row promoted tile whose K loop runs two blocks a
-/// trip: 128x128 (the launch variant of the dense kernels and the masked
-/// decode tile), the 144-column and wave-filling ones. With the stage
-/// carried, its loop loses the division by the stage count and the second
-/// block's full-barrier wait moves under the first block's promotion: on
-/// an H200 the 128x128 tile ran 1.05-1.08x faster blockwise and 1.03-1.07x
+/// trip (getBlocksPerTrip): 128x128 (the launch variant of the dense kernels
+/// and the masked decode tile), the 144-column and wave-filling ones; on an
+/// H200 the 128x128 tile ran 1.05-1.08x faster blockwise and 1.03-1.07x
 /// promoted at M = 256-8192 (bench/NOTES.md, "Two K blocks a trip for the
 /// 128-row tiles"). Not the 128x192 tile (4 bytes spilled with the carried
-/// stage) nor 1x128 B scales (16 bytes beside a 2x1 cluster's).
+/// stage) nor with 1x128 B scales (16 bytes beside a 2x1 cluster's).
 static constexpr int64_t kMaxPairedTripTileN = 144;
 
 /// K blocks per trip of a consumer's K loop: 2 for the promoted 256-row
@@ -463,7 +461,8 @@ static int64_t getBlocksPerTrip(const GemmProblem &p, const GemmTiling &t) {
   // block to run alone, the grouped FP8-result kernels spilled 16 bytes.
   bool evenColumnWaves = hasColumnWaves(p, t) && !p.isKGrouped() &&
                          p.numKBlocks(t.tileK) % 2 == 0;
-  bool narrow = getNumWaves(t) == 1 && t.tileM == 128 && !t.swapAB &&
+  // (Swap-AB tiles have at most 32 rows.)
+  bool narrow = t.tileM == 128 && getNumWaves(t) == 1 &&
                 t.tileN <= kMaxPairedTripTileN && !p.hasBlockwiseColumnScales();
   bool paired = getNumWaves(t) > 1 || evenColumnWaves || narrow;
   return p.promoteInterval != 0 && paired && !f32Output ? 2 : 1;
