@@ -435,12 +435,14 @@ void ConsumerMainloop::emitWavePromotedBlock(Value stage, ValueRange carried,
 
 /// The widest one-wave 128-row promoted tile whose K loop runs two blocks a
 /// trip (getBlocksPerTrip): 128x128 (the launch variant of the dense kernels
-/// and the masked decode tile), the 144-column and wave-filling ones; on an
-/// H200 the 128x128 tile ran 1.05-1.08x faster blockwise and 1.03-1.07x
-/// promoted at M = 256-8192 (bench/NOTES.md, "Two K blocks a trip for the
-/// 128-row tiles"). Not the 128x192 tile (4 bytes spilled with the carried
-/// stage) nor with 1x128 B scales (16 bytes beside a 2x1 cluster's).
-static constexpr int64_t kMaxPairedTripTileN = 144;
+/// and the masked decode tile), the 144- and 160-column and wave-filling
+/// ones; on an H200 the 128x128 tile ran 1.05-1.08x faster blockwise and
+/// 1.03-1.07x promoted at M = 256-8192, 128x160 1.04-1.05x blockwise and
+/// 1.00-1.03x promoted at M = 256-2048 (bench/NOTES.md, "Two K blocks a
+/// trip for the 128-row tiles", "Two-row wave-filling tiles"). Not the
+/// 128x192 tile (paired, it spilled 4 bytes and ran 0.98-1.00x) nor with
+/// 1x128 B scales (16 bytes spilled beside a 2x1 cluster's).
+static constexpr int64_t kMaxPairedTripTileN = 160;
 
 /// K blocks per trip of a consumer's K loop: 2 for the promoted 256-row
 /// tiles (two 64-row waves per consumer), 256-column tiles (two 128-column

@@ -217,12 +217,30 @@ static constexpr int64_t kWaveFillTileNStep = 16;
 static constexpr int64_t kWaveFillTileM[] = {128, 64};
 static constexpr int64_t kWaveFillTileThroughput = 70;
 
-static std::optional<int64_t> getWaveFillTileN(const GemmProblem &p,
-                                               int64_t numSMs) {
+/// The two-row wave-filling variant: a 128x160 tile where 160 is the least
+/// multiple of 16 columns that covers N in one wave of two rows of tiles
+/// (N = 9505-10560 on 132 SMs; at M = 256 and N = 10240 one tile per SM where
+/// 128x192 leaves 24 SMs idle, DeepGEMM's width there), with an ordinary
+/// 128-row tile's throughput (getTileThroughput). On an H200 (bench/NOTES.md,
+/// "Two-row wave-filling tiles"), against the runtime's pick before at N =
+/// 10240, K = 4096 and 8192, M = 256 and 512: blockwise 1.06-1.08x,
+/// promoted 1.03-1.06x, fast 1.02-1.04x. The other widths of the same
+/// rule: 176 (N = 11008, 11264) ran as fast as 128x192 and never won its
+/// cost; 80-112 (N = 4608-7168) gained as much at M = 256 but lost up to
+/// 14% where the model took them for several waves.
+static constexpr std::pair<int64_t, int64_t> kTwoRowWaveFillTile = {128, 160};
+
+/// The least multiple of kWaveFillTileNStep columns that covers N in
+/// `tileRows` rows of at most one tile per SM (1: the wave-filling tiles,
+/// 2: kTwoRowWaveFillTile), where that lies above the 64-column tile and
+/// within the widest one and is none of the other tiles' widths (multiples
+/// of 64, 144).
+static std::optional<int64_t>
+getWaveFillTileN(const GemmProblem &p, int64_t numSMs, int64_t tileRows = 1) {
   if (!takesOffStepWidths(p) || numSMs < 1)
     return std::nullopt;
-  int64_t tileN =
-      llvm::alignTo(llvm::divideCeil(p.n, numSMs), kWaveFillTileNStep);
+  int64_t tileN = llvm::alignTo(llvm::divideCeil(tileRows * p.n, numSMs),
+                                kWaveFillTileNStep);
   if (tileN <= 64 || tileN > kColumnWaveTileN || tileN % 64 == 0 ||
       tileN == kWideStepVariantTiles[0].second)
     return std::nullopt;
@@ -253,6 +271,8 @@ getLaunchVariantTiles(const GemmProblem &p, const GemmTiling &primary,
   if (std::optional<int64_t> tileN = getWaveFillTileN(p, numSMs))
     for (int64_t tileM : kWaveFillTileM)
       tiles.push_back({tileM, *tileN});
+  if (getWaveFillTileN(p, numSMs, /*tileRows=*/2) == kTwoRowWaveFillTile.second)
+    tiles.push_back(kTwoRowWaveFillTile);
   return tiles;
 }
 

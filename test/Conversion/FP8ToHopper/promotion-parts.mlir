@@ -265,3 +265,32 @@ func.func @paired_trip(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4096x7168xf8E4M3F
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5>} : (tensor<?x7168xf8E4M3FN>, tensor<4096x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<32x56xf32>) -> tensor<?x4096xbf16>
   return %0 : tensor<?x4096xbf16>
 }
+
+// -----
+
+// The 160-column tile (parts of 128 + 32 columns) runs two K blocks a trip
+// too, each waiting on its own full barrier; the 192-column one runs one.
+// CHECK-LABEL: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n10240_k8192_t128x160x128_s5(
+// CHECK: scf.for {{.*}} step %c2_i32
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <zero>]
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <zero>]
+// CHECK: scf.yield
+// CHECK: scf.for {{.*}} step %c1_i32
+func.func @paired_trip_160(%a: tensor<?x8192xf8E4M3FN>, %b: tensor<10240x8192xf8E4M3FN>, %sa: tensor<?x64xf32>, %sb: tensor<80x64xf32>) -> tensor<?x10240xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x160x128, stages = 5>} : (tensor<?x8192xf8E4M3FN>, tensor<10240x8192xf8E4M3FN>, tensor<?x64xf32>, tensor<80x64xf32>) -> tensor<?x10240xbf16>
+  return %0 : tensor<?x10240xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n10240_k8192_t128x192x128_s4(
+// CHECK-NOT: step %c2_i32
+// CHECK: gpu.return
+func.func @single_trip_192(%a: tensor<?x8192xf8E4M3FN>, %b: tensor<10240x8192xf8E4M3FN>, %sa: tensor<?x64xf32>, %sb: tensor<80x64xf32>) -> tensor<?x10240xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x192x128, stages = 4>} : (tensor<?x8192xf8E4M3FN>, tensor<10240x8192xf8E4M3FN>, tensor<?x64xf32>, tensor<80x64xf32>) -> tensor<?x10240xbf16>
+  return %0 : tensor<?x10240xbf16>
+}
