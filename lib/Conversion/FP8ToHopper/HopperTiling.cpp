@@ -217,24 +217,17 @@ static constexpr int64_t kWaveFillTileNStep = 16;
 static constexpr int64_t kWaveFillTileM[] = {128, 64};
 static constexpr int64_t kWaveFillTileThroughput = 70;
 
-/// The two-row wave-filling variant: a 128x160 tile where 160 is the least
-/// multiple of 16 columns that covers N in one wave of two rows of tiles
-/// (N = 9505-10560 on 132 SMs; at M = 256 and N = 10240 one tile per SM where
-/// 128x192 leaves 24 SMs idle, DeepGEMM's width there), with an ordinary
-/// 128-row tile's throughput (getTileThroughput). On an H200 (bench/NOTES.md,
-/// "Two-row wave-filling tiles"), against the runtime's pick before at N =
-/// 10240, K = 4096 and 8192, M = 256 and 512: blockwise 1.06-1.08x,
-/// promoted 1.03-1.06x, fast 1.02-1.04x. The other widths of the same
-/// rule: 176 (N = 11008, 11264) ran as fast as 128x192 and never won its
-/// cost; 80-112 (N = 4608-7168) gained as much at M = 256 but lost up to
-/// 14% where the model took them for several waves.
+/// The two-row wave-filling variant: 128x160 where 160 is the least
+/// multiple of 16 columns that covers N in one wave of two tile rows (N =
+/// 9505-10560 on 132 SMs; DeepGEMM's tile at N = 10240), at the 128-row
+/// tiles' throughput. H200, N = 10240, M = 256 and 512, against the pick
+/// before: blockwise 1.06-1.08x, promoted 1.03-1.06x, fast 1.01-1.04x; the
+/// rule's other widths lost (80-112) or never won (176) (bench/NOTES.md,
+/// "Two-row wave-filling tiles").
 static constexpr std::pair<int64_t, int64_t> kTwoRowWaveFillTile = {128, 160};
 
-/// The least multiple of kWaveFillTileNStep columns that covers N in
-/// `tileRows` rows of at most one tile per SM (1: the wave-filling tiles,
-/// 2: kTwoRowWaveFillTile), where that lies above the 64-column tile and
-/// within the widest one and is none of the other tiles' widths (multiples
-/// of 64, 144).
+/// The least multiple of kWaveFillTileNStep columns covering N in
+/// `tileRows` rows of at most one tile per SM, within the bounds above.
 static std::optional<int64_t>
 getWaveFillTileN(const GemmProblem &p, int64_t numSMs, int64_t tileRows = 1) {
   if (!takesOffStepWidths(p) || numSMs < 1)
