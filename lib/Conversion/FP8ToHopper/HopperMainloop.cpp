@@ -1,6 +1,7 @@
 //===- HopperMainloop.cpp - Consumer mainloop of the sm_90a GEMM ----------===//
 
 #include "FP8/Conversion/FP8ToHopper/HopperMainloop.h"
+#include "FP8/Conversion/FP8ToHopper/HopperConsumerMainloop.h"
 #include "FP8/Conversion/FP8ToHopper/HopperEpilogue.h"
 #include "FP8/Conversion/FP8ToHopper/HopperScheduler.h"
 #include "FP8/Conversion/FP8ToHopper/HopperSwapAB.h"
@@ -40,12 +41,11 @@ SmallVector<Value> hopper::emitColumnScaleLoads(KernelBuilder &kb,
   return scales;
 }
 
-namespace {
 /// The blockwise scales of one K block for a thread's accumulator elements
 /// (none for the other recipes): element 4j + 2h + e (row h, column 8j + e
 /// of the fragment) is scaled by its row's A scale times its column's B
 /// scale.
-struct StageScales {
+struct hopper::StageScales {
   std::array<Value, 2> rowScale;
   /// 1x128 B: the column scales' base in the slot, and the scales of the
   /// thread's columns (emitColumnScaleLoads), null until loaded.
@@ -58,97 +58,20 @@ struct StageScales {
   SmallVector<Value> swapABColumnScales;
 };
 
-/// A consumer warpgroup's K loop over the blocks of one tile: the wgmma
-/// issue over each stage, the release of the stages and, with promoted
-/// accumulation, the promotion of each K block's partial sums.
-class ConsumerMainloop {
-public:
-  ConsumerMainloop(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
-                   const KernelValues &v, const EpilogueThread &thread,
-                   Value aDescriptorLow, Value bDescriptorLow)
-      : kb(kb), b(kb.builder()), p(p), t(t), v(v), thread(thread),
-        aDescriptorLow(aDescriptorLow), bDescriptorLow(bDescriptorLow),
-        bClasses(t), accType(getAccumulatorType(b.getContext(),
-                                                getAccumulatorColumns(t))),
-        waves(getNumWaves(t)) {
-    PromotionPlan plan = getPromotionPlan(p, t);
-    partColumns = std::move(plan.parts);
-    numPartials = plan.partials;
-    blockPairs = plan.blockPairs;
-  }
-
-  /// One tile's K loop over blocks [kBegin, kEnd) from consumer iteration
-  /// `firstIteration` on: the tile's sums (promoted, one accumulator per
-  /// wave, or the single accumulator of fast accumulation) and the
-  /// iteration after the blocks. With fast accumulation, `afterIssue` (if
-  /// any) runs once the last block's MMAs are issued, before they are
-  /// waited for.
-  std::pair<SmallVector<Value>, Value>
-  emit(Value firstIteration, Value kBegin, Value kEnd,
-       function_ref<void()> afterIssue = nullptr);
-
-private:
-  /// The descriptor low words of `stage`'s A rows and B tile: stage 0's
-  /// plus the stage's offset (emitKMajorSwizzle128BDescriptorLow).
-  std::pair<Value, Value> stageDescriptorLows(Value stage);
-  void releaseStage(Value stage);
-  Value issueMmas(Value acc, Value aLow, Value bLow, int64_t bColumn, int64_t n,
-                  bool zeroFirst);
-  StageScales loadStageScales(Value stage, int64_t wave = 0);
-  Value getScale(const StageScales &scales, int64_t i);
-  /// The tile columns whose 1x128 B scales loadStageScales reads: the
-  /// first part's for the tiles that load the rest late.
-  int64_t getEarlyScaleColumns() const;
-  Value promotePart(Value final, Value partial, int64_t firstColumn,
-                    int64_t columns, const StageScales &scales);
-  /// The loop body of fast accumulation for K block `kBlock`: each wave's
-  /// MMAs into its accumulator in `accs`, as one commit group.
-  void emitFastBlock(Value kBlock, Value kBegin, Value iteration,
-                     ValueRange accs, Value aLow, Value bLow,
-                     SmallVector<Value> &next);
-  /// The loop body of promoted accumulation for the block in `stage`.
-  void emitPromotedBlock(Value stage, ValueRange carried, Value aLow,
-                         Value bLow, SmallVector<Value> &next);
-  /// The same as one chain of (wave, part) groups through the partial
-  /// accumulators in turn: several waves per consumer, or more parts than
-  /// partial accumulators.
-  bool isChained() const {
-    return waves > 1 ||
-           numPartials < static_cast<int64_t>(partColumns.size());
-  }
-  void emitWavePromotedBlock(Value stage, ValueRange carried, Value aLow,
-                             Value bLow, SmallVector<Value> &next);
-  /// Blocks in pairs (PromotionPlan::blockPairs): `stages` (one or two,
-  /// waited for here) into partial accumulators 0 and 1, promoted in order.
-  void emitPromotedBlocks(ArrayRef<std::pair<Value, Value>> stages,
-                          ValueRange carried, SmallVector<Value> &next);
-
-  KernelBuilder &kb;
-  ImplicitLocOpBuilder &b;
-  const GemmProblem &p;
-  const GemmTiling &t;
-  const KernelValues &v;
-  const EpilogueThread &thread;
-  Value aDescriptorLow, bDescriptorLow;
-  BScaleClasses bClasses;
-  /// Promoted accumulation splits the tile's columns into parts, each with
-  /// a partial accumulator of its own and its own commit group: while the
-  /// first part of a K block is promoted (wait_group 1), the second part's
-  /// MMAs still run, so the tensor cores idle only for the last, narrower
-  /// part's promotion (getPromotionParts). Each block's groups are complete
-  /// by the end of its iteration: a partial accumulator still in flight
-  /// across the loop's back edge would make ptxas serialize every wgmma
-  /// (C7514). A 256-column tile has no room for two: its 128-column parts
-  /// take one partial accumulator in turn (getPromotionPlan).
-  SmallVector<int64_t> partColumns;
-  int64_t numPartials;
-  Type accType;
-  /// 64-row waves per consumer (getNumWaves): each has its promoted sums;
-  /// the partial accumulators are shared by the waves.
-  int64_t waves;
-  bool blockPairs = false;
-};
-} // namespace
+ConsumerMainloop::ConsumerMainloop(KernelBuilder &kb, const GemmProblem &p,
+                                   const GemmTiling &t, const KernelValues &v,
+                                   const EpilogueThread &thread,
+                                   Value aDescriptorLow, Value bDescriptorLow)
+    : kb(kb), b(kb.builder()), p(p), t(t), v(v), thread(thread),
+      aDescriptorLow(aDescriptorLow), bDescriptorLow(bDescriptorLow),
+      bClasses(t),
+      accType(getAccumulatorType(b.getContext(), getAccumulatorColumns(t))),
+      waves(getNumWaves(t)) {
+  PromotionPlan plan = getPromotionPlan(p, t);
+  partColumns = std::move(plan.parts);
+  numPartials = plan.partials;
+  blockPairs = plan.blockPairs;
+}
 
 std::pair<Value, Value> ConsumerMainloop::stageDescriptorLows(Value stage) {
   Value offset =
@@ -570,193 +493,4 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd,
   }
   return {SmallVector<Value>(loop.begin() + 1, loop.begin() + 1 + waves),
           loop[0]};
-}
-
-/// One tile of a grouped GEMM (no stream-K): the K loop, empty for a tile
-/// outside every group, and the epilogue with the group's B scales, only
-/// for a tile of a group. k_grouped: the K loop over the group's blocks and
-/// the epilogue for every tile (zeros for an empty group).
-static SmallVector<Value>
-emitGroupedTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
-                const KernelValues &v, const EpilogueThread &thread,
-                ConsumerMainloop &mainloop, const WorkSegment &segment,
-                Value iteration) {
-  TileCoordinate coord = emitTileOfUnit(kb, p, t, v, segment.unit);
-  Value inGroup = emitIsGroupInRange(kb, coord.group, p.numGroups);
-  auto [kBegin, kEnd] = emitGroupKRange(kb, p, coord, segment);
-  auto [results, iterationAfter] = mainloop.emit(iteration, kBegin, kEnd);
-  Value result = results[0];
-  auto epilogue = [&] {
-    // The group again (not kept live across the K loop).
-    KernelValues groupValues =
-        getGroupValues(kb, p, v, emitTileOfUnit(kb, p, t, v, segment.unit));
-    EpilogueThread groupThread = thread;
-    if (thread.tensorScale)
-      groupThread.tensorScale = emitTensorScale(
-          kb, p, p.isKGrouped() ? groupValues.aScaleInv : v.aScaleInv,
-          groupValues.bScaleInv);
-    emitTileEpilogue(kb, p, t, groupValues, groupThread, segment.unit,
-                     result);
-  };
-  if (p.isKGrouped())
-    epilogue();
-  else
-    kb.ifThen(inGroup, epilogue);
-  return {iterationAfter};
-}
-
-/// Ping-pong (GemmTiling::pingPong): consumer `consumer` computes the
-/// CTA's tiles of its parity (the CTA's j-th tile is consumer j % 2's),
-/// whose K blocks are the pipeline iterations [j kBlocks, (j + 1) kBlocks).
-/// The consumers issue their tiles' MMAs in turn: each waits for its turn
-/// (its turn barrier, kPingPongTurnBarrierId + consumer) before its tile's
-/// K loop and gives the turn to the other once the loop's last MMAs are
-/// issued (before they are waited for), then runs the epilogue while the
-/// other's MMAs run. The turns also keep the consumers' waits on the
-/// stages' full barriers in pipeline order: a consumer waiting a whole
-/// round of stages ahead of the other would read a barrier's parity of
-/// the wrong phase. Consumer 1 gives consumer 0 the
-/// first turn; the consumer whose turn would come after the CTA's last
-/// tile takes it at the end, so that every arrival meets its wait.
-static void emitPingPongTiles(KernelBuilder &kb, const GemmProblem &p,
-                              const GemmTiling &t, const KernelValues &v,
-                              const EpilogueThread &thread,
-                              ConsumerMainloop &mainloop, Value consumer) {
-  int64_t kBlocks = p.numKBlocks(t.tileK);
-  int64_t turnThreads = 2 * kWarpgroupThreads;
-  Value turn = kb.add(kb.i32(kPingPongTurnBarrierId), consumer);
-  Value otherTurn =
-      kb.add(kb.i32(kPingPongTurnBarrierId), kb.sub(kb.i32(1), consumer));
-  kb.ifThen(kb.eq(consumer, kb.i32(1)), [&] {
-    kb.namedBarrierArrive(kb.i32(kPingPongTurnBarrierId), turnThreads);
-  });
-  kb.forLoop(
-      kb.add(v.firstUnit, kb.mul(consumer, v.unitStride)), v.numUnits,
-      kb.mul(v.unitStride, kb.i32(2)), {kb.mul(consumer, kb.i32(kBlocks))},
-      [&](Value unit, ValueRange carried) {
-        kb.namedBarrier(turn, turnThreads);
-        auto [results, iterationAfter] =
-            mainloop.emit(carried[0], kb.i32(0), kb.i32(kBlocks), [&] {
-              kb.namedBarrierArrive(otherTurn, turnThreads);
-            });
-        emitTileEpilogue(kb, p, t, v, thread, unit, results);
-        // Past the other consumer's tile.
-        return SmallVector<Value>{kb.add(iterationAfter, kb.i32(kBlocks))};
-      });
-  Value tiles = v.ctaUnitsBelow(kb, v.numUnits);
-  kb.ifThen(kb.eq(kb.remu(tiles, kb.i32(2)), consumer),
-            [&] { kb.namedBarrier(turn, turnThreads); });
-}
-
-void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
-                          const GemmTiling &t, const KernelValues &v) {
-  ImplicitLocOpBuilder &b = kb.builder();
-  NVVM::SetMaxRegisterOp::create(b, getRegisterBudgets(p, t).second,
-                                 NVVM::SetMaxRegisterAction::increase);
-  Value consumer = kb.sub(kb.divu(v.tid, kb.i32(kWarpgroupThreads)), kb.i32(1));
-  // The same read from lane 0, so that ptxas knows it is one value in
-  // every lane: the wgmma descriptors built from it then live in uniform
-  // registers, where wgmma takes them, instead of being moved there before
-  // every MMA. (Only the descriptors use it: with every use of the
-  // warpgroup index uniform, ptxas hoists the epilogue's addresses out of
-  // the tile loop and spills them.)
-  Value uniformConsumer =
-      NVVM::ShflOp::create(b, b.getI32Type(), kb.i32(-1), consumer, kb.i32(0),
-                           kb.i32(31), NVVM::ShflKind::idx,
-                           /*return_value_and_is_valid=*/nullptr);
-  Value threadInWarpgroup = kb.remu(v.tid, kb.i32(kWarpgroupThreads));
-  Value warp = kb.divu(threadInWarpgroup, kb.i32(kWarpThreads));
-  Value lane = kb.remu(v.tid, kb.i32(kWarpThreads));
-  // wgmma accumulator fragment (PTX ISA 9.7.15.5.2, m64nNk32 D): element
-  // 4j + 2h + e of a thread is row warp*16 + lane/4 + 8h, column
-  // 8j + 2*(lane%4) + e of its warpgroup's 64 x N block (the consumer's
-  // 64 rows of the tile; with ping-pong its tile's first 64).
-  Value laneRow = kb.divu(lane, kb.i32(4));
-  Value warpRow = kb.mul(warp, kb.i32(16));
-  if (!t.pingPong)
-    warpRow = kb.add(kb.mul(consumer, kb.i32(kWgmmaM)), warpRow);
-  Value rowInTile = kb.add(warpRow, laneRow);
-  Value colInFragment = kb.mul(kb.remu(lane, kb.i32(4)), kb.i32(2));
-  // The first thread of the tile's consumers issues the epilogue's TMA
-  // stores.
-  Value isStoreThread = t.pingPong ? kb.eq(threadInWarpgroup, kb.i32(0))
-                                   : kb.eq(v.tid, kb.i32(kWarpgroupThreads));
-
-  EpilogueThread thread;
-  thread.rowInTile = rowInTile;
-  thread.colInFragment = colInFragment;
-  thread.lane = lane;
-  thread.isStoreThread = isStoreThread;
-  thread.tensorScale = emitTensorScale(kb, p, v.aScaleInv, v.bScaleInv);
-  if (t.pingPong) {
-    thread.barrierId = kb.add(kb.i32(kPingPongEpilogueBarrierId), consumer);
-    thread.barrierThreads = kWarpgroupThreads;
-    thread.stagingBuffer =
-        kb.bytePtr(v.epilogueBuffer,
-                   kb.mul(consumer, kb.i32(getConsumerEpilogueBytes(t))));
-  } else {
-    thread.barrierId = kb.i32(kConsumerBarrierId);
-    thread.barrierThreads = getNumConsumers(t) * kWarpgroupThreads;
-    thread.stagingBuffer = v.epilogueBuffer;
-  }
-  Value smemAddress = kb.sharedAddress(v.smem);
-  // Descriptor low words of stage 0's A rows of this warpgroup and of its
-  // B tile; a stage's are these plus the stage's offset
-  // (emitKMajorSwizzle128BDescriptorLow). Swap-AB: the MMA's A operand is
-  // the stage's B tile (its 64 rows) and its B operand the A tile.
-  // Ping-pong: the warpgroup's tile is the stage's whole A tile.
-  Value aTileAddress =
-      t.pingPong
-          ? smemAddress
-          : kb.add(smemAddress, kb.mul(uniformConsumer,
-                                       kb.i32(kWgmmaM * kSwizzle128BRowBytes)));
-  Value bTileAddress =
-      kb.add(smemAddress, kb.i32(t.tileM * kSwizzle128BRowBytes));
-  if (t.swapAB)
-    std::swap(aTileAddress, bTileAddress);
-  Value aDescriptorLow = emitKMajorSwizzle128BDescriptorLow(kb, aTileAddress);
-  Value bDescriptorLow = emitKMajorSwizzle128BDescriptorLow(kb, bTileAddress);
-  ConsumerMainloop mainloop(kb, p, t, v, thread, aDescriptorLow,
-                            bDescriptorLow);
-
-  // Outstanding stores must finish before the CTA (and its shared memory)
-  // goes away.
-  auto drainStores = [&] {
-    if (t.storesWithTma())
-      kb.ifThen(isStoreThread,
-                [&] { kb.bulkWaitGroup(0, /*readOnly=*/false); });
-  };
-  if (t.pingPong) {
-    emitPingPongTiles(kb, p, t, v, thread, mainloop, consumer);
-    drainStores();
-    return;
-  }
-  forEachWorkSegment(
-      kb, p, t, v, {kb.i32(0)},
-      [&](const WorkSegment &segment, ValueRange state) {
-        if (p.isGrouped())
-          return emitGroupedTile(kb, p, t, v, thread, mainloop, segment,
-                                 state[0]);
-        auto [results, iterationAfter] =
-            mainloop.emit(state[0], segment.kBegin, segment.kEnd);
-        if (t.splitK > 1) {
-          emitSplitKReduction(kb, t, v, segment.unit, results[0],
-                              [&](Value sums) {
-                                emitTileEpilogue(kb, p, t, v, thread,
-                                                 segment.unit, sums);
-                              });
-          return SmallVector<Value>{iterationAfter};
-        }
-        if (!segment.streamK) {
-          emitTileEpilogue(kb, p, t, v, thread, segment.unit, results);
-          return SmallVector<Value>{iterationAfter};
-        }
-        StreamKTile tile = getStreamKTileAfter(kb, p, t, v, iterationAfter);
-        emitStreamKFixup(
-            kb, t, v, tile, results[0], isStoreThread, [&](Value sums) {
-              emitTileEpilogue(kb, p, t, v, thread, tile.unit, sums);
-            });
-        return SmallVector<Value>{iterationAfter};
-      });
-  drainStores();
 }
