@@ -26,7 +26,8 @@ emitGroupedTile(KernelBuilder &kb, const GemmProblem &p, const GemmTiling &t,
   TileCoordinate coord = emitTileOfUnit(kb, p, t, v, segment.unit);
   Value inGroup = emitIsGroupInRange(kb, coord.group, p.numGroups);
   auto [kBegin, kEnd] = emitGroupKRange(kb, p, coord, segment);
-  auto [results, iterationAfter] = mainloop.emit(iteration, kBegin, kEnd);
+  auto [results, iterationAfter] =
+      mainloop.emit(iteration, kBegin, kEnd, coord.nTile);
   Value result = results[0];
   auto epilogue = [&] {
     // The group again (not kept live across the K loop).
@@ -76,8 +77,11 @@ static void emitPingPongTiles(KernelBuilder &kb, const GemmProblem &p,
       kb.mul(v.unitStride, kb.i32(2)), {kb.mul(consumer, kb.i32(kBlocks))},
       [&](Value unit, ValueRange carried) {
         kb.namedBarrier(turn, turnThreads);
+        Value nTile;
+        if (mainloop.hasBBlockCases())
+          nTile = emitTileOfUnit(kb, p, t, v, unit).nTile;
         auto [results, iterationAfter] =
-            mainloop.emit(carried[0], kb.i32(0), kb.i32(kBlocks), [&] {
+            mainloop.emit(carried[0], kb.i32(0), kb.i32(kBlocks), nTile, [&] {
               kb.namedBarrierArrive(otherTurn, turnThreads);
             });
         emitTileEpilogue(kb, p, t, v, thread, unit, results);
@@ -178,8 +182,11 @@ void hopper::emitConsumer(KernelBuilder &kb, const GemmProblem &p,
         if (p.isGrouped())
           return emitGroupedTile(kb, p, t, v, thread, mainloop, segment,
                                  state[0]);
+        Value nTile;
+        if (mainloop.hasBBlockCases())
+          nTile = emitTileOfUnit(kb, p, t, v, segment.unit).nTile;
         auto [results, iterationAfter] =
-            mainloop.emit(state[0], segment.kBegin, segment.kEnd);
+            mainloop.emit(state[0], segment.kBegin, segment.kEnd, nTile);
         if (t.splitK > 1) {
           emitSplitKReduction(
               kb, t, v, segment.unit, results[0], [&](Value sums) {

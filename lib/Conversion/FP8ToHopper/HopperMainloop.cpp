@@ -10,8 +10,10 @@
 #include "FP8/Conversion/KernelSkeleton/GemmEpilogue.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <array>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -160,8 +162,23 @@ StageScales ConsumerMainloop::loadStageScales(Value stage, int64_t wave) {
                scales.columnScales.begin());
     return scales;
   }
-  // 128x128 B: one scale per column class; the products made once.
+  // 128x128 B: one scale per column class; the products made once. With
+  // the tile's offset in its B block known, a class whose block an
+  // earlier class reads shares that class's products.
+  auto blockOf = [&](int64_t c) {
+    int64_t bound = bClasses.bounds[c];
+    return bound == kScaleBlock || (bound != 0 && *bBlockOffset >= bound);
+  };
   for (int64_t c = 0, e = bClasses.bounds.size(); c < e; ++c) {
+    int64_t source = c;
+    for (int64_t d = 0; bBlockOffset && d < c && source == c; ++d)
+      if (blockOf(d) == blockOf(c))
+        source = d;
+    if (source != c) {
+      scales.products.push_back(scales.products[2 * source]);
+      scales.products.push_back(scales.products[2 * source + 1]);
+      continue;
+    }
     Value classScale = kb.load(b.getF32Type(), kb.bytePtr(bScales, 4 * c));
     for (int h = 0; h < 2; ++h)
       scales.products.push_back(
@@ -393,13 +410,22 @@ static int64_t getBlocksPerTrip(const GemmProblem &p, const GemmTiling &t) {
   return p.promoteInterval != 0 && paired && !f32Output ? 2 : 1;
 }
 
+/// The 128-row blockwise tiles narrower than a B block whose classes take
+/// more than two scales (tile N 48, 80, 96, 112: 8 or 4 cases): on an H200
+/// the 128x80 and 128x112 tiles ran 1.02-1.05x, but the 64-row ones
+/// 0.99-1.01x and the wider ones (144-192 columns, two blocks a tile) no
+/// faster (0.94-1.03x, code 4-8 times the K loop's), bench/NOTES.md "One
+/// K loop per B block offset".
+bool ConsumerMainloop::hasBBlockCases() const {
+  return p.isBlockwise() && p.promoteInterval != 0 && !t.swapAB &&
+         !p.hasBlockwiseColumnScales() && t.tileM == 128 &&
+         t.tileN < kScaleBlock && bClasses.bounds.size() > 2;
+}
+
 std::pair<SmallVector<Value>, Value>
 ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd,
-                       function_ref<void()> afterIssue) {
+                       Value nTile, function_ref<void()> afterIssue) {
   bool promote = p.promoteInterval != 0;
-  int64_t blocksPerTrip = blockPairs ? 2 : getBlocksPerTrip(p, t);
-  // Unrolled, the loop also carries the stage and its parity (last).
-  bool carryStage = blocksPerTrip > 1;
   Value zero = LLVM::ZeroOp::create(b, accType);
   SmallVector<Value> init = {firstIteration};
   init.append(waves, zero);
@@ -410,10 +436,59 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd,
       init.push_back(LLVM::ZeroOp::create(
           b, getAccumulatorType(b.getContext(),
                                 partColumns[q % partColumns.size()])));
-  if (carryStage) {
+  // Unrolled, the loop also carries the stage and its parity (last).
+  if (blockPairs || getBlocksPerTrip(p, t) > 1) {
     init.push_back(v.ring.stage(kb, firstIteration));
     init.push_back(v.ring.consumerParity(kb, firstIteration));
   }
+  SmallVector<Value> loop;
+  if (hasBBlockCases()) {
+    // Case i: the tile starts i * g columns into its B block (DeepGEMM
+    // unrolls its K loop per count of the tile's columns in the first
+    // block alike); the default: 0.
+    int64_t g = std::gcd(t.tileN, kScaleBlock);
+    Value offset = kb.remu(kb.mul(nTile, kb.i32(t.tileN)), kb.i32(kScaleBlock));
+    Value index = arith::IndexCastUIOp::create(b, b.getIndexType(),
+                                               kb.divu(offset, kb.i32(g)));
+    auto cases = llvm::to_vector(llvm::seq<int64_t>(1, kScaleBlock / g));
+    auto switchOp = scf::IndexSwitchOp::create(b, TypeRange(ValueRange(init)),
+                                               index, cases, cases.size());
+    for (int64_t i = 0; i <= static_cast<int64_t>(cases.size()); ++i) {
+      Region &region =
+          i ? switchOp.getCaseRegions()[i - 1] : switchOp.getDefaultRegion();
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&region.emplaceBlock());
+      bBlockOffset = i * g;
+      scf::YieldOp::create(b, emitLoop(kBegin, kEnd, init));
+    }
+    bBlockOffset.reset();
+    loop = SmallVector<Value>(switchOp.getResults());
+  } else {
+    loop = emitLoop(kBegin, kEnd, init);
+  }
+  if (!promote) {
+    if (afterIssue)
+      afterIssue();
+    // Drain the last block and free its stage (a grouped GEMM's skipped
+    // tiles have none).
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+    auto release = [&] {
+      releaseStage(v.ring.stage(kb, kb.sub(loop[0], kb.i32(1))));
+    };
+    if (p.isGrouped())
+      kb.ifThen(kb.ult(kBegin, kEnd), release);
+    else
+      release();
+  }
+  return {SmallVector<Value>(loop.begin() + 1, loop.begin() + 1 + waves),
+          loop[0]};
+}
+
+SmallVector<Value> ConsumerMainloop::emitLoop(Value kBegin, Value kEnd,
+                                              ValueRange init) {
+  bool promote = p.promoteInterval != 0;
+  int64_t blocksPerTrip = blockPairs ? 2 : getBlocksPerTrip(p, t);
+  bool carryStage = blocksPerTrip > 1;
   // Blocks in pairs: `count` blocks (two a trip, or an odd last block
   // alone) from the carried stage on.
   auto promotedBlocks = [&](ValueRange loopValues, int64_t count) {
@@ -477,20 +552,5 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd,
         });
     loop = kb.forLoop(tripsEnd, kEnd, kb.i32(1), afterTrips, block);
   }
-  if (!promote) {
-    if (afterIssue)
-      afterIssue();
-    // Drain the last block and free its stage (a grouped GEMM's skipped
-    // tiles have none).
-    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-    auto release = [&] {
-      releaseStage(v.ring.stage(kb, kb.sub(loop[0], kb.i32(1))));
-    };
-    if (p.isGrouped())
-      kb.ifThen(kb.ult(kBegin, kEnd), release);
-    else
-      release();
-  }
-  return {SmallVector<Value>(loop.begin() + 1, loop.begin() + 1 + waves),
-          loop[0]};
+  return llvm::to_vector(loop);
 }

@@ -305,7 +305,8 @@ func.func @promoted_tile_n(%a: tensor<?x2048xf8E4M3FN>, %a128: tensor<128x2048xf
 // tile's offset in its block is below 96, 64, 32. The TMA thread copies
 // the B scale of each of these five classes (picking the block by the
 // offset), so that the consumers index B scales by class only; beside more
-// than three classes it takes 56 registers, the consumers 224.
+// than three classes it takes 56 registers, the consumers 224. The tile
+// meets two blocks: one K loop (hasBBlockCases).
 // CHECK-LABEL: func.func @blockwise_tile_160
 // CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x160x128_s4
 // CHECK: nvvm.setmaxregister decrease 56
@@ -323,6 +324,7 @@ func.func @promoted_tile_n(%a: tensor<?x2048xf8E4M3FN>, %a128: tensor<128x2048xf
 // CHECK: nvvm.cp.async.shared.global
 // CHECK-NEXT: nvvm.cp.async.mbarrier.arrive
 // CHECK: nvvm.setmaxregister increase 224
+// CHECK-NOT: scf.index_switch
 // CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK-COUNT-5: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK-NOT: arith.select
@@ -337,6 +339,53 @@ func.func @promoted_tile_n(%a: tensor<?x2048xf8E4M3FN>, %a128: tensor<128x2048xf
 func.func @blockwise_tile_160(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<17x56xf32>) -> tensor<?x2112xbf16> {
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x160x128, stages = 4>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>) -> tensor<?x2112xbf16>
   return %0 : tensor<?x2112xbf16>
+}
+
+// -----
+
+// A 128-row blockwise tile narrower than a B block, 80 columns wide, starts
+// at a multiple of 16 of its block: the consumers run the K loop of its
+// offset (case i: 16 i columns; the default: 0), in which the five column
+// classes read two scales, the first class's and that of the first class
+// past the offset (case 4: bound 64, 16 bytes in; case 7: bound 112, 4
+// bytes in), or one where the tile lies in one block (offset 0 to 48):
+// one or two products a row, not five.
+// CHECK-LABEL: func.func @blockwise_tile_80
+// CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n10240_k8192_t128x80x128_s7
+// CHECK: nvvm.setmaxregister increase 224
+// CHECK: %[[INDEX:.*]] = arith.index_castui %{{.*}} : i32 to index
+// CHECK-NEXT: scf.index_switch %[[INDEX]]
+// CHECK-NEXT: case 1 {
+// CHECK: llvm.getelementptr %{{.*}}[%c512_i64]
+// CHECK-NEXT: arith.constant 0 : i64
+// CHECK-NEXT: llvm.getelementptr %{{.*}}[%c0_i64]
+// CHECK-NEXT: llvm.load
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: case 4 {
+// CHECK: llvm.getelementptr %{{.*}}[%c0_i64]
+// CHECK-NEXT: llvm.load
+// CHECK-COUNT-2: arith.mulf
+// CHECK-NEXT: arith.constant 16 : i64
+// CHECK-NEXT: llvm.getelementptr %{{.*}}[%c16_i64]
+// CHECK-NEXT: llvm.load
+// CHECK-COUNT-2: arith.mulf
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: case 7 {
+// CHECK: llvm.getelementptr %{{.*}}[%c4_i64]
+// CHECK-NEXT: llvm.load
+// CHECK-COUNT-2: arith.mulf
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: default {
+// CHECK: llvm.getelementptr %{{.*}}[%c0_i64]
+// CHECK-NEXT: llvm.load
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+func.func @blockwise_tile_80(%a: tensor<?x8192xf8E4M3FN>, %b: tensor<10240x8192xf8E4M3FN>, %sa: tensor<?x64xf32>, %sb: tensor<80x64xf32>) -> tensor<?x10240xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x80x128, stages = 7>} : (tensor<?x8192xf8E4M3FN>, tensor<10240x8192xf8E4M3FN>, tensor<?x64xf32>, tensor<80x64xf32>) -> tensor<?x10240xbf16>
+  return %0 : tensor<?x10240xbf16>
 }
 
 // -----

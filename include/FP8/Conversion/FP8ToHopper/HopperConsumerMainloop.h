@@ -12,6 +12,8 @@
 #include "FP8/Conversion/FP8ToHopper/HopperEpilogue.h"
 #include "FP8/Conversion/FP8ToHopper/HopperKernel.h"
 
+#include <optional>
+
 namespace mlir::fp8::hopper {
 
 struct StageScales;
@@ -30,10 +32,17 @@ public:
   /// wave, or the single accumulator of fast accumulation) and the
   /// iteration after the blocks. With fast accumulation, `afterIssue` (if
   /// any) runs once the last block's MMAs are issued, before they are
-  /// waited for.
+  /// waited for. `nTile`, the tile's column of tiles, is read only where
+  /// hasBBlockCases().
   std::pair<SmallVector<Value>, Value>
-  emit(Value firstIteration, Value kBegin, Value kEnd,
+  emit(Value firstIteration, Value kBegin, Value kEnd, Value nTile,
        function_ref<void()> afterIssue = nullptr);
+
+  /// Whether emit runs one K loop per offset of the tile in its 128-row
+  /// block of B, in which each column class (BScaleClasses) is known to
+  /// read the first or the second block: a K block's scale products are
+  /// then one a row per block the tile meets, not one a row per class.
+  bool hasBBlockCases() const;
 
 private:
   /// The descriptor low words of `stage`'s A rows and B tile: stage 0's
@@ -44,6 +53,8 @@ private:
                   bool zeroFirst);
   StageScales loadStageScales(Value stage, int64_t wave = 0);
   Value getScale(const StageScales &scales, int64_t i);
+  /// The K loop over [kBegin, kEnd) carrying `init`: its results.
+  SmallVector<Value> emitLoop(Value kBegin, Value kEnd, ValueRange init);
   /// The tile columns whose 1x128 B scales loadStageScales reads: the
   /// first part's for the tiles that load the rest late.
   int64_t getEarlyScaleColumns() const;
@@ -94,6 +105,9 @@ private:
   /// the partial accumulators are shared by the waves.
   int64_t waves;
   bool blockPairs = false;
+  /// While a K loop of emit's switch is emitted: the tile's offset in its
+  /// 128-row B block (a multiple of gcd(tile N, 128)).
+  std::optional<int64_t> bBlockOffset;
 };
 } // namespace mlir::fp8::hopper
 
