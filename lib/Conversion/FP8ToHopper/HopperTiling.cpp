@@ -26,9 +26,10 @@ using namespace mlir::fp8::hopper;
 /// 32 columns, so that its promotion takes less time than the second
 /// part's MMAs, which alone leave the tensor cores idle while promoted.
 /// For 192: 128 + 64, measured ahead of 96 + 96, 64 + 128 and 144 + 48
-/// (H200, bench/NOTES.md v14).
+/// (H200, bench/NOTES.md v14). Up to 64 columns, one part: 128x64 in two
+/// ran 0.86-0.95x blockwise at M = 128-512 (twice the wgmmas, reading A).
 static SmallVector<int64_t> getPromotionParts(int64_t tileN) {
-  if (tileN < 64)
+  if (tileN <= 64)
     return {tileN};
   int64_t first = std::min<int64_t>((2 * tileN + 95) / 96 * 32, tileN - 32);
   return {first, tileN - first};
@@ -38,7 +39,7 @@ static SmallVector<int64_t> getPromotionParts(int64_t tileN) {
 /// the last group's promotion is exposed (emitWavePromotedBlock), so the
 /// parts are equal halves.
 static SmallVector<int64_t> getWavePromotionParts(int64_t tileN) {
-  if (tileN < 64)
+  if (tileN <= 64)
     return {tileN};
   int64_t first = tileN / 16 * 8;
   return {first, tileN - first};

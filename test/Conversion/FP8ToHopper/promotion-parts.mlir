@@ -294,3 +294,24 @@ func.func @single_trip_192(%a: tensor<?x8192xf8E4M3FN>, %b: tensor<10240x8192xf8
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x192x128, stages = 4>} : (tensor<?x8192xf8E4M3FN>, tensor<10240x8192xf8E4M3FN>, tensor<?x64xf32>, tensor<80x64xf32>) -> tensor<?x10240xbf16>
   return %0 : tensor<?x10240xbf16>
 }
+
+// -----
+
+// A tile of 64 columns is one promotion part: each K block's four
+// m64n64k32 wgmmas one commit group, promoted after wait_group 0 (in two
+// 32-column parts, twice the wgmmas, each reading the A rows, ran
+// 0.86-0.95x); two blocks a trip.
+// CHECK-LABEL: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x64x128_s8(
+// CHECK: scf.for {{.*}} step %c2_i32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 32>, D[<f32>, <one>]
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-32: llvm.intr.fma
+// CHECK-NOT: n = 32, k = 32
+// CHECK: gpu.return
+func.func @one_part_64(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<17x56xf32>) -> tensor<?x2112xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x64x128, stages = 8>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>) -> tensor<?x2112xbf16>
+  return %0 : tensor<?x2112xbf16>
+}
