@@ -77,13 +77,10 @@ static void emitPingPongTiles(KernelBuilder &kb, const GemmProblem &p,
       kb.mul(v.unitStride, kb.i32(2)), {kb.mul(consumer, kb.i32(kBlocks))},
       [&](Value unit, ValueRange carried) {
         kb.namedBarrier(turn, turnThreads);
-        Value nTile;
-        if (mainloop.hasBBlockCases())
-          nTile = emitTileOfUnit(kb, p, t, v, unit).nTile;
-        auto [results, iterationAfter] =
-            mainloop.emit(carried[0], kb.i32(0), kb.i32(kBlocks), nTile, [&] {
-              kb.namedBarrierArrive(otherTurn, turnThreads);
-            });
+        // (Ping-pong takes fast accumulation: no B block cases, no nTile.)
+        auto [results, iterationAfter] = mainloop.emit(
+            carried[0], kb.i32(0), kb.i32(kBlocks), /*nTile=*/Value(),
+            [&] { kb.namedBarrierArrive(otherTurn, turnThreads); });
         emitTileEpilogue(kb, p, t, v, thread, unit, results);
         // Past the other consumer's tile.
         return SmallVector<Value>{kb.add(iterationAfter, kb.i32(kBlocks))};

@@ -165,14 +165,11 @@ StageScales ConsumerMainloop::loadStageScales(Value stage, int64_t wave) {
   // 128x128 B: one scale per column class; the products made once. With
   // the tile's offset in its B block known, a class whose block an
   // earlier class reads shares that class's products.
-  auto blockOf = [&](int64_t c) {
-    int64_t bound = bClasses.bounds[c];
-    return bound == kScaleBlock || (bound != 0 && *bBlockOffset >= bound);
-  };
   for (int64_t c = 0, e = bClasses.bounds.size(); c < e; ++c) {
     int64_t source = c;
     for (int64_t d = 0; bBlockOffset && d < c && source == c; ++d)
-      if (blockOf(d) == blockOf(c))
+      if (bClasses.readsSecondBlock(d, *bBlockOffset) ==
+          bClasses.readsSecondBlock(c, *bBlockOffset))
         source = d;
     if (source != c) {
       scales.products.push_back(scales.products[2 * source]);
@@ -437,7 +434,8 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd,
           b, getAccumulatorType(b.getContext(),
                                 partColumns[q % partColumns.size()])));
   // Unrolled, the loop also carries the stage and its parity (last).
-  if (blockPairs || getBlocksPerTrip(p, t) > 1) {
+  int64_t blocksPerTrip = blockPairs ? 2 : getBlocksPerTrip(p, t);
+  if (blocksPerTrip > 1) {
     init.push_back(v.ring.stage(kb, firstIteration));
     init.push_back(v.ring.consumerParity(kb, firstIteration));
   }
@@ -459,12 +457,12 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd,
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&region.emplaceBlock());
       bBlockOffset = i * g;
-      scf::YieldOp::create(b, emitLoop(kBegin, kEnd, init));
+      scf::YieldOp::create(b, emitLoop(kBegin, kEnd, init, blocksPerTrip));
     }
     bBlockOffset.reset();
     loop = SmallVector<Value>(switchOp.getResults());
   } else {
-    loop = emitLoop(kBegin, kEnd, init);
+    loop = emitLoop(kBegin, kEnd, init, blocksPerTrip);
   }
   if (!promote) {
     if (afterIssue)
@@ -485,9 +483,9 @@ ConsumerMainloop::emit(Value firstIteration, Value kBegin, Value kEnd,
 }
 
 SmallVector<Value> ConsumerMainloop::emitLoop(Value kBegin, Value kEnd,
-                                              ValueRange init) {
+                                              ValueRange init,
+                                              int64_t blocksPerTrip) {
   bool promote = p.promoteInterval != 0;
-  int64_t blocksPerTrip = blockPairs ? 2 : getBlocksPerTrip(p, t);
   bool carryStage = blocksPerTrip > 1;
   // Blocks in pairs: `count` blocks (two a trip, or an odd last block
   // alone) from the carried stage on.

@@ -53,8 +53,10 @@ private:
                   bool zeroFirst);
   StageScales loadStageScales(Value stage, int64_t wave = 0);
   Value getScale(const StageScales &scales, int64_t i);
-  /// The K loop over [kBegin, kEnd) carrying `init`: its results.
-  SmallVector<Value> emitLoop(Value kBegin, Value kEnd, ValueRange init);
+  /// The K loop over [kBegin, kEnd), `blocksPerTrip` blocks a trip,
+  /// carrying `init`: its results.
+  SmallVector<Value> emitLoop(Value kBegin, Value kEnd, ValueRange init,
+                              int64_t blocksPerTrip);
   /// The tile columns whose 1x128 B scales loadStageScales reads: the
   /// first part's for the tiles that load the rest late.
   int64_t getEarlyScaleColumns() const;

@@ -157,6 +157,13 @@ struct BScaleClasses {
   SmallVector<int64_t> classOfGroup;
 
   explicit BScaleClasses(const GemmTiling &t);
+
+  /// Whether class `c` reads the tile's second block when the tile starts
+  /// `offset` columns into its first (the producer's choice, made at run
+  /// time by the tile's offset).
+  bool readsSecondBlock(int64_t c, int64_t offset) const {
+    return bounds[c] == kScaleBlock || (bounds[c] != 0 && offset >= bounds[c]);
+  }
 };
 
 /// The stream-K schedule: the K blocks of the tiles from DpUnits on,
