@@ -112,6 +112,15 @@ struct PromotionPlan {
 };
 PromotionPlan getPromotionPlan(const GemmProblem &problem,
                                const GemmTiling &tiling);
+/// Whether a promoted tile's K blocks run in pairs (PromotionPlan): a
+/// 64-row tile (one consumer warpgroup of one wave) is chosen where M is
+/// small and its few CTAs must each stream B at the memory's pace, but one
+/// block at a time idles its tensor cores while each block is promoted
+/// (H200, M = 64 at 4096x14336: 25.8 us promoted against 19.1 us with fast
+/// accumulation; bench/NOTES.md, "Mid-M shapes on the H200"); a grouped
+/// GEMM's empty K loop runs no trip. Not for an f32 output (the unrolled
+/// trips spilled beside it).
+bool promotesBlockPairs(const GemmProblem &problem, const GemmTiling &tiling);
 /// Whether `problem`'s promoted accumulation computes `tiling`'s columns in
 /// waves of 128 through one partial accumulator (tile N 256).
 bool hasColumnWaves(const GemmProblem &problem, const GemmTiling &tiling);

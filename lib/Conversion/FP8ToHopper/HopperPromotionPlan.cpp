@@ -1,0 +1,75 @@
+//===- HopperPromotionPlan.cpp - Promotion of the sm_90a K loop -----------===//
+//
+// How a consumer of promoted accumulation splits a K block's MMAs: the
+// column parts issued and promoted in turn, column waves of the 256-wide
+// tiles, and K blocks in pairs for the 64-row tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FP8/Conversion/FP8ToHopper/HopperKernel.h"
+#include "FP8/Conversion/FP8ToHopper/HopperTiling.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::hopper;
+
+/// The column parts of a promoted tile, issued and promoted in this order
+/// (emitConsumer): the first about two thirds of the tile in a multiple of
+/// 32 columns, so that its promotion takes less time than the second
+/// part's MMAs, which alone leave the tensor cores idle while promoted.
+/// For 192: 128 + 64, measured ahead of 96 + 96, 64 + 128 and 144 + 48
+/// (H200, bench/NOTES.md v14). Up to 64 columns, one part: 128x64 in two
+/// ran 0.86-0.95x blockwise at M = 128-512 (twice the wgmmas, reading A).
+static SmallVector<int64_t> getPromotionParts(int64_t tileN) {
+  if (tileN <= 64)
+    return {tileN};
+  int64_t first = std::min<int64_t>((2 * tileN + 95) / 96 * 32, tileN - 32);
+  return {first, tileN - first};
+}
+/// With several waves per consumer the groups (wave, part) form one chain
+/// in which each part's promotion overlaps the next group's MMAs and only
+/// the last group's promotion is exposed (emitWavePromotedBlock), so the
+/// parts are equal halves.
+static SmallVector<int64_t> getWavePromotionParts(int64_t tileN) {
+  if (tileN <= 64)
+    return {tileN};
+  int64_t first = tileN / 16 * 8;
+  return {first, tileN - first};
+}
+bool hopper::hasColumnWaves(const GemmProblem &p, const GemmTiling &t) {
+  return p.promoteInterval != 0 && getAccumulatorColumns(t) > kMaxPromotedTileN;
+}
+
+/// The widest 64-row tile whose K blocks are promoted in pairs: its sums
+/// and two partial accumulators take 3 x tile N / 2 registers per thread;
+/// with 1x128 B scales (tile N / 4 more a block) 64x128 spilled 352 bytes.
+static constexpr int64_t kMaxBlockPairTileN = 128;
+static constexpr int64_t kMaxBlockPairColumnScaleTileN = 64;
+
+bool hopper::promotesBlockPairs(const GemmProblem &p, const GemmTiling &t) {
+  return p.promoteInterval != 0 && !t.swapAB && t.tileM == 64 &&
+         t.tileN <= (p.hasBlockwiseColumnScales()
+                         ? kMaxBlockPairColumnScaleTileN
+                         : kMaxBlockPairTileN) &&
+         t.promotionParts == 0 && !p.outElementType.isF32();
+}
+
+PromotionPlan hopper::getPromotionPlan(const GemmProblem &p,
+                                       const GemmTiling &t) {
+  int64_t columns = getAccumulatorColumns(t);
+  if (promotesBlockPairs(p, t))
+    return {{columns}, 2, /*blockPairs=*/true};
+  if (hasColumnWaves(p, t))
+    return {SmallVector<int64_t>(columns / kColumnWave, kColumnWave), 1};
+  SmallVector<int64_t> parts;
+  if (t.promotionParts == 1)
+    parts = {columns};
+  else if (getNumWaves(t) > 1)
+    parts = getWavePromotionParts(columns);
+  else
+    parts = getPromotionParts(columns);
+  int64_t partials = static_cast<int64_t>(parts.size());
+  return {std::move(parts), partials};
+}
