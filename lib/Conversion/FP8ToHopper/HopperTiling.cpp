@@ -22,15 +22,24 @@ using namespace mlir::fp8;
 using namespace mlir::fp8::hopper;
 
 /// The 128x64 tile computes about half the 128x192 tile's output per SM and
-/// second (each consumer's 64x64 wgmma reads shared memory at its limit),
-/// so it pays only where its tiles make one wave and the other tiles fill
-/// few SMs or make two waves: on an H100 (bench/NOTES.md, "Launch
+/// second, so it pays where its tiles make one wave and the other tiles
+/// fill few SMs or make two waves: on an H100 (bench/NOTES.md, "Launch
 /// variants") 512x2112x7168 took 19.3 us blockwise against 28.8 for the
-/// runtime's pick among the other tiles (15.3 against 20.7 fast). Its
-/// throughput, 60, fitted on 60 shapes (M 64-2048 x 10 N x K) and three
-/// accumulations, takes it there and nowhere it was slower.
+/// pick among the other tiles. Its throughput, 60, was fitted on 60 shapes
+/// (M 64-2048 x 10 N x K). From 56 K blocks on it takes ties with the
+/// 64x128 tile (one above its throughput): H200, the same tiles, 1.06-1.16x
+/// at M = 128 and K >= 8192, 0.99-1.05x at K = 7168, but 0.955-0.98x
+/// blockwise at K <= 4096 (bench/NOTES.md, "The 128x64 tile's throughput").
 static constexpr std::pair<int64_t, int64_t> kNarrowTile = {128, 64};
 static constexpr int64_t kNarrowTileThroughput = 60;
+static constexpr int64_t kNarrowTileTieKBlocks = 56;
+/// The 64-row tiles of 128 columns or more: 75 on an H100 (64x128 against
+/// the 4-stage fast 128x256 tile
+/// (2048x4096x7168 and 2048x14336x4096, equal work per wave; the H200's
+/// value, 90, picked it at M = 512 and 1024 where the wide tiles ran
+/// 1.07-1.09x faster)); promoted 65.
+static constexpr int64_t kTile64x128Throughput = 75;
+static constexpr int64_t kPromotedTile64x128Throughput = 65;
 /// The tiles of the launch variants of a dynamic-M kernel (tile M, tile N):
 /// for M too small to fill the SMs with the large tiles. The 144-column
 /// tiles (their output staged in boxes of 16 bf16 columns) fit the SMs where
@@ -102,10 +111,12 @@ static constexpr std::pair<int64_t, int64_t> kMaskedVariantMinTileN[] = {
 /// 4096x2112x7168): 102 picks the faster on 13 and ran the runtime's picks
 /// 1.018x faster (geomean of 7 shapes, up to 1.056x at 4096x14336x4096),
 /// but lost 0.8% for tensorwise (0.94x at 4096x24576x1536), which keeps 96.
+/// 101: 102 tied 3 waves of it with 4 of 128x160 and 5 of 128x128 tiles
+/// (throughput 85), which ran 1.05x faster (H200, 1000x10240x8192).
 static constexpr std::pair<int64_t, int64_t> kWaveVariantTile = {kWaveTileM,
                                                                  kScaleBlock};
 static constexpr int64_t kWaveTileThroughput = 96;
-static constexpr int64_t kBlockwiseWaveTileThroughput = 102;
+static constexpr int64_t kBlockwiseWaveTileThroughput = 101;
 
 /// Promoted GEMMs without an FP8 result (the ones measured), but for the
 /// rowwise ones, whose column scales of two waves spilled 12 bytes (ptxas,
@@ -689,20 +700,19 @@ int64_t hopper::getTileThroughput(const GemmProblem &p, const GemmTiling &t,
   bool promote = p.promoteInterval != 0;
   if (!promote && std::make_pair(t.tileM, t.tileN) == kFastTile)
     return kFastTileThroughput;
+  int64_t tile64x128 =
+      promote ? kPromotedTile64x128Throughput : kTile64x128Throughput;
   if (std::make_pair(t.tileM, t.tileN) == kNarrowTile)
-    return kNarrowTileThroughput;
+    return p.numKBlocks(kScaleBlock) >= kNarrowTileTieKBlocks
+               ? tile64x128 + 1
+               : kNarrowTileThroughput;
   if (t.tileM == 64 && t.tileN < 128)
     return promote && !promotesBlockPairs(p, t) ? kPromotedTile64Throughput
                                                 : kTile64Throughput;
   if (t.tileM == kWaveTileM)
-    return p.isBlockwise() ? kBlockwiseWaveTileThroughput
-                           : kWaveTileThroughput;
-  // The fast 64x128 tile: 75 on an H100 against the 4-stage 128x256 tile
-  // (2048x4096x7168 and 2048x14336x4096, equal work per wave; the H200's
-  // value, 90, picked it at M = 512 and 1024 where the wide tiles ran
-  // 1.07-1.09x faster).
+    return p.isBlockwise() ? kBlockwiseWaveTileThroughput : kWaveTileThroughput;
   if (t.tileM == 64)
-    return promote ? 65 : 75;
+    return tile64x128;
   if (t.tileN < 192)
     return promote ? 85 : 92;
   return 100;
