@@ -80,3 +80,31 @@ def test_a_swap_ab_kernel_runs_one_row_of_its_tiles(tmp_path):
     # against 91.0).
     folder = write_run(tmp_path, times=[26.0, 24.0, 25.0], auto=25.0, m=24, n=512)
     assert "pick 16x64x128_s4_ks4 25.00 us" in picks(tmp_path, folder)
+
+
+def test_a_saved_sweep_replays_without_the_kernels(tmp_path):
+    folder = write_run(tmp_path, times=[26.0, 24.0, 25.0], auto=25.0)
+    sweep = tmp_path / "sweep.json"
+    first = picks(tmp_path, folder, "--save", str(sweep))
+    saved = json.loads(sweep.read_text())
+    assert saved["method"].startswith("kernel-only")
+    [shape] = saved["results"]
+    assert [v["tag"] for v in shape["variants"]] == [
+        "128x192x128_s4", "64x64x128_s4", "16x64x128_s4_ks4"]
+    assert shape["variants"][2]["k_split"] == 4 and shape["variants"][2]["swap_ab"]
+    for path in folder.iterdir():
+        path.unlink()
+    report = tmp_path / "replay.md"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--sweep", str(sweep),
+                           "--clusters", "4=8", "--report", str(report)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    text = report.read_text()
+    assert "- tensorwise promoted: 1 shapes, the pick at 1.0000x" in text
+    assert "--clusters 4=8" in text and "## Picks above the slack\n\nnone" in text
+    assert "pick 16x64x128_s4_ks4 25.00 us" in first
+    assert "pick 64x64x128_s4 24.00 us" in proc.stdout
+    # A saved sweep holds the accumulations asked for: no fast kernel here.
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--sweep", str(sweep), "--fast"],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "no shape" in proc.stderr
