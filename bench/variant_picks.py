@@ -268,7 +268,7 @@ def main(argv=None):
     shapes_method = " / ".join(sorted(methods)) or args.method
     if args.save:
         if len(gpus) != 1:
-            sys.exit(f"error: --save takes the runs of one GPU, not {sorted(map(str, gpus))}")
+            sys.exit(f"error: --save takes the runs of one GPU, not {shapes_gpu}")
         head = json.dumps({"gpu": shapes_gpu, "method": shapes_method, "sms": args.sms})
         rows = ",\n".join(json.dumps(s.as_dict(), separators=(",", ":")) for s in shapes)
         # One shape a line.

@@ -33,11 +33,10 @@ using namespace mlir::fp8::hopper;
 static constexpr std::pair<int64_t, int64_t> kNarrowTile = {128, 64};
 static constexpr int64_t kNarrowTileThroughput = 60;
 static constexpr int64_t kNarrowTileTieKBlocks = 56;
-/// The 64-row tiles of 128 columns or more: 75 on an H100 (64x128 against
-/// the 4-stage fast 128x256 tile
-/// (2048x4096x7168 and 2048x14336x4096, equal work per wave; the H200's
-/// value, 90, picked it at M = 512 and 1024 where the wide tiles ran
-/// 1.07-1.09x faster)); promoted 65.
+/// The 64-row tiles of 128 columns or more: fast 75, fitted on an H100
+/// against the 4-stage 128x256 tile at 2048x4096x7168 and 2048x14336x4096
+/// (equal work per wave; the H200's value, 90, took 64x128 at M = 512 and
+/// 1024, where the wide tiles ran 1.07-1.09x faster); promoted 65.
 static constexpr int64_t kTile64x128Throughput = 75;
 static constexpr int64_t kPromotedTile64x128Throughput = 65;
 /// The tiles of the launch variants of a dynamic-M kernel (tile M, tile N):
