@@ -213,9 +213,12 @@ CHECK_KERNELS = [
     # the odd one.
     ("bw_t256_k1152", "blockwise", 2112, 1152, {"config": WAVE_TILE_CONFIG_1CTA}),
     # 9 and 11 K blocks (the last one partial at K = 1104): the promoted
-    # 64-row launch variants' K loop runs blocks in pairs, then the odd one.
+    # 64-row launch variants' K loop runs blocks in pairs, then the odd one,
+    # and so do the promoted tensorwise one-wave 128-row ones (128x64,
+    # 128x128; 128x80 at N = 10096).
     ("bw_k1104", "blockwise", 1024, 1104, {}),
     ("tw_k1408", "tensorwise", 1024, 1408, {}),
+    ("tw_wavefill_promoted_n10096", "tensorwise", 10096, 1104, {}),
     ("bw_t256_f32_gelu", "blockwise", 2112, 7168,
      {"out": "f32", "activation": "gelu_tanh",
       "config": "#fp8.gemm_config<tile = 256x128x128, stages = 4, cluster = 1x2>"}),

@@ -42,14 +42,28 @@ bool hopper::hasColumnWaves(const GemmProblem &p, const GemmTiling &t) {
   return p.promoteInterval != 0 && getAccumulatorColumns(t) > kMaxPromotedTileN;
 }
 
-/// The widest 64-row tile whose K blocks are promoted in pairs: its sums
-/// and two partial accumulators take 3 x tile N / 2 registers per thread;
-/// with 1x128 B scales (tile N / 4 more a block) 64x128 spilled 352 bytes.
+/// The widest tile whose K blocks are promoted in pairs: its sums and two
+/// partial accumulators take 3 x tile N / 2 registers per thread; with
+/// 1x128 B scales (tile N / 4 more a block) 64x128 spilled 352 bytes.
 static constexpr int64_t kMaxBlockPairTileN = 128;
 static constexpr int64_t kMaxBlockPairColumnScaleTileN = 64;
 
+/// The 128-row tiles of one wave (a 64-row block per consumer, as the
+/// 64-row tile's one consumer) pair their blocks only with per-tensor
+/// scales. On an H200 (bench/NOTES.md, "K blocks in pairs for the 128-row
+/// tiles") the paired 128x128 tile ran 0.96-1.09x promoted tensorwise
+/// (geomean 1.03 over 20 shapes, 1.004-1.047 where the runtime takes it),
+/// but 0.93-1.07x rowwise and 0.93-1.01x blockwise, whose two column parts
+/// a block already overlap most of its promotion.
+static bool pairsBlocksOfRows(const GemmProblem &p, const GemmTiling &t) {
+  if (t.tileM == 64)
+    return true;
+  return t.tileM == 128 && getNumWaves(t) == 1 && !t.pingPong &&
+         p.aScale == ScaleMode::Tensor && p.bScale == ScaleMode::Tensor;
+}
+
 bool hopper::promotesBlockPairs(const GemmProblem &p, const GemmTiling &t) {
-  return p.promoteInterval != 0 && !t.swapAB && t.tileM == 64 &&
+  return p.promoteInterval != 0 && !t.swapAB && pairsBlocksOfRows(p, t) &&
          t.tileN <= (p.hasBlockwiseColumnScales()
                          ? kMaxBlockPairColumnScaleTileN
                          : kMaxBlockPairTileN) &&

@@ -222,6 +222,45 @@ func.func @grouped_block_pairs(%a: tensor<2x?x640xf8E4M3FN>, %b: tensor<2x256x64
 
 // -----
 
+// With per-tensor scales the one-wave 128-row tiles up to 128 columns run
+// their K blocks in pairs as the 64-row tiles do: per consumer one
+// m64n128k32 wgmma a K step into one of two partial accumulators, the
+// second block's MMAs issued before the first block is drained, freed and
+// promoted (64 additions a thread), then the second. 11 K blocks: five
+// pairs, then the last block alone.
+// CHECK-LABEL: gpu.func @fp8_gemm_tensorwise_e4m3_e4m3_bf16_n4096_k1408_t128x128x128_s6(
+// CHECK: scf.for {{.*}} step %c2_i32
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-COUNT-64: arith.addf
+// CHECK-NOT: arith.addf
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-COUNT-64: arith.addf
+// CHECK-NOT: arith.addf
+// CHECK: scf.yield
+// CHECK: scf.for {{.*}} step %c1_i32
+// CHECK-COUNT-4: <m = 64, n = 128, k = 32>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-64: arith.addf
+// CHECK: scf.yield
+func.func @tensorwise_block_pairs(%a: tensor<?x1408xf8E4M3FN>, %b: tensor<4096x1408xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>) -> tensor<?x4096xbf16> {
+  %0 = fp8.scaled_matmul %a, %b, %sa, %sb {a_granularity = #fp8.granularity<tensor>, b_granularity = #fp8.granularity<tensor>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 6>} : (tensor<?x1408xf8E4M3FN>, tensor<4096x1408xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
+}
+
+// -----
+
 // The 128x128 tile (one 64-row wave per consumer, parts of 96 + 32
 // columns) runs two K blocks a trip, the stage and its barrier parity
 // carried from one block to the next: each block waits on its own full

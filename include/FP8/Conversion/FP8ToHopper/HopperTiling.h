@@ -117,9 +117,10 @@ PromotionPlan getPromotionPlan(const GemmProblem &problem,
 /// small and its few CTAs must each stream B at the memory's pace, but one
 /// block at a time idles its tensor cores while each block is promoted
 /// (H200, M = 64 at 4096x14336: 25.8 us promoted against 19.1 us with fast
-/// accumulation; bench/NOTES.md, "Mid-M shapes on the H200"); a grouped
-/// GEMM's empty K loop runs no trip. Not for an f32 output (the unrolled
-/// trips spilled beside it).
+/// accumulation; bench/NOTES.md, "Mid-M shapes on the H200"); the one-wave
+/// 128-row tiles up to 128 columns with per-tensor scales likewise; a
+/// grouped GEMM's empty K loop runs no trip. Not for an f32 output (the
+/// unrolled trips spilled beside it).
 bool promotesBlockPairs(const GemmProblem &problem, const GemmTiling &tiling);
 /// Whether `problem`'s promoted accumulation computes `tiling`'s columns in
 /// waves of 128 through one partial accumulator (tile N 256).
