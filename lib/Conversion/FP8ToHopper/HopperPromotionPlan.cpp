@@ -56,10 +56,9 @@ static constexpr int64_t kMaxBlockPairColumnScaleTileN = 64;
 /// but 0.93-1.07x rowwise and 0.93-1.01x blockwise, whose two column parts
 /// a block already overlap most of its promotion.
 static bool pairsBlocksOfRows(const GemmProblem &p, const GemmTiling &t) {
-  if (t.tileM == 64)
-    return true;
-  return t.tileM == 128 && getNumWaves(t) == 1 && !t.pingPong &&
-         p.aScale == ScaleMode::Tensor && p.bScale == ScaleMode::Tensor;
+  return getNumWaves(t) == 1 &&
+         (t.tileM == 64 ||
+          (p.aScale == ScaleMode::Tensor && p.bScale == ScaleMode::Tensor));
 }
 
 bool hopper::promotesBlockPairs(const GemmProblem &p, const GemmTiling &t) {
