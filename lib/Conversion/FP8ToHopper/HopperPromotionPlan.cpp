@@ -49,16 +49,22 @@ static constexpr int64_t kMaxBlockPairTileN = 128;
 static constexpr int64_t kMaxBlockPairColumnScaleTileN = 64;
 
 /// The 128-row tiles of one wave (a 64-row block per consumer, as the
-/// 64-row tile's one consumer) pair their blocks only with per-tensor
-/// scales. On an H200 (bench/NOTES.md, "K blocks in pairs for the 128-row
-/// tiles") the paired 128x128 tile ran 0.96-1.09x promoted tensorwise
-/// (geomean 1.03 over 20 shapes, 1.004-1.047 where the runtime takes it),
-/// but 0.93-1.07x rowwise and 0.93-1.01x blockwise, whose two column parts
-/// a block already overlap most of its promotion.
+/// 64-row tile's one consumer) pair their blocks with per-tensor scales,
+/// and blockwise when the tile's columns are one 128x128 B block (dense
+/// GEMMs; the grouped ones not measured). On an H200 (bench/NOTES.md, "K
+/// blocks in pairs for the 128-row tiles", "Scale loads behind a
+/// warpgroup's own MMAs") the paired 128x128 tile ran 0.96-1.09x promoted
+/// tensorwise (geomean 1.03 over 20 shapes, 1.004-1.047 where the runtime
+/// takes it) and, with both blocks' scales read before their MMAs,
+/// 0.98-1.07x blockwise (geomean 1.027 over 12 shapes, 1.00-1.04 where the
+/// runtime takes it); blockwise 128x64 0.95-1.04x and 128x80 0.95x,
+/// rowwise 0.93-1.07x.
 static bool pairsBlocksOfRows(const GemmProblem &p, const GemmTiling &t) {
-  return getNumWaves(t) == 1 &&
-         (t.tileM == 64 ||
-          (p.aScale == ScaleMode::Tensor && p.bScale == ScaleMode::Tensor));
+  bool perTensor =
+      p.aScale == ScaleMode::Tensor && p.bScale == ScaleMode::Tensor;
+  bool oneBBlock = p.isBlockwise() && !p.hasBlockwiseColumnScales() &&
+                   !p.isGrouped() && t.tileM == 128 && t.tileN == kScaleBlock;
+  return getNumWaves(t) == 1 && (t.tileM == 64 || perTensor || oneBBlock);
 }
 
 bool hopper::promotesBlockPairs(const GemmProblem &p, const GemmTiling &t) {

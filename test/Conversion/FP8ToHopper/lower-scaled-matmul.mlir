@@ -103,15 +103,15 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // stage's scale slot with one bulk copy counted in the stage's transaction
 // bytes (hence a_scale_inv's 16-byte alignment), and the tile's B scale with
 // a 4-byte cp.async that counts as the second of the full barrier's 2
-// arrivals. The consumers read
-// them from shared memory before issuing their MMAs; no global loads in the
-// mainloop. The promoted tile's columns go in two parts (96 + 32), each its
-// own partial accumulator and commit group: the first part is promoted
-// after wait_group 1 while the second part's MMAs still run. The wgmma
-// descriptors take the warpgroup index read from lane 0 (uniform); the
-// second part's B descriptor is 96 rows (768 x 16 bytes) further on. Every
-// consumer thread frees the stage: each one's release covers its own reads
-// of the scale slot (256 arrivals).
+// arrivals. The tile's columns are one B block, so its K blocks go in
+// pairs: the consumers wait for both stages and read both blocks' scales
+// from shared memory before issuing the first block's MMAs (no global
+// loads in the mainloop), each block one commit group into its own partial
+// accumulator; the first block is promoted after wait_group 1 while the
+// second block's MMAs still run. The wgmma descriptors take the warpgroup
+// index read from lane 0 (uniform). Every consumer thread frees a stage:
+// each one's release covers its own reads of the scale slot (256
+// arrivals).
 // CHECK-LABEL: func.func @blockwise
 // CHECK: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n2112_k7168_t128x128x128_s5_bias
 // CHECK-SAME: a_granularity = "tile 1x128"
@@ -138,22 +138,30 @@ func.func @tensorwise(%a: tensor<?x2048xf8E4M3FN>, %b: tensor<7168x2048xf8E4M3FN
 // CHECK: %[[SB:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK: %[[S0:.*]] = arith.mulf %[[SA0]], %[[SB]] : f32
 // CHECK: %[[S1:.*]] = arith.mulf %[[SA1]], %[[SB]] : f32
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: %[[TA0:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: %[[TA1:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: %[[TB:.*]] = llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: %[[T0:.*]] = arith.mulf %[[TA0]], %[[TB]] : f32
+// CHECK: %[[T1:.*]] = arith.mulf %[[TA1]], %[[TB]] : f32
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <zero>]
-// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: arith.addi %{{.*}}, %c768_i32
-// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <zero>]
-// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NOT: !llvm.ptr<1> -> f32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
-// CHECK: llvm.intr.fma(%{{.*}}, %[[S0]], %{{.*}}) : (f32, f32, f32) -> f32
-// CHECK: llvm.intr.fma(%{{.*}}, %[[S1]], %{{.*}}) : (f32, f32, f32) -> f32
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: scf.if
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: llvm.intr.fma(%{{.*}}, %[[S0]], %{{.*}}) : (f32, f32, f32) -> f32
+// CHECK: llvm.intr.fma(%{{.*}}, %[[S1]], %{{.*}}) : (f32, f32, f32) -> f32
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: llvm.intr.fma(%{{.*}}, %[[T0]], %{{.*}}) : (f32, f32, f32) -> f32
+// CHECK: llvm.intr.fma(%{{.*}}, %[[T1]], %{{.*}}) : (f32, f32, f32) -> f32
 func.func @blockwise(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<2112x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<17x56xf32>, %bias: tensor<2112xbf16>) -> tensor<?x2112xbf16> {
   %0 = fp8.scaled_matmul %a, %b, %sa, %sb bias %bias {a_granularity = #fp8.granularity<tile 1x128>, b_granularity = #fp8.granularity<tile 128x128>, accumulation = #fp8.accumulation<promoted(128)>, config = #fp8.gemm_config<tile = 128x128x128, stages = 5>} : (tensor<?x7168xf8E4M3FN>, tensor<2112x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<17x56xf32>, tensor<2112xbf16>) -> tensor<?x2112xbf16>
   return %0 : tensor<?x2112xbf16>

@@ -261,43 +261,40 @@ func.func @tensorwise_block_pairs(%a: tensor<?x1408xf8E4M3FN>, %b: tensor<4096x1
 
 // -----
 
-// The 128x128 tile (one 64-row wave per consumer, parts of 96 + 32
-// columns) runs two K blocks a trip, the stage and its barrier parity
-// carried from one block to the next: each block waits on its own full
-// barrier, issues its two commit groups, promotes the first part (48 FMAs)
-// under the second part's MMAs and frees its stage after wait_group 0.
-// An odd block would run alone in the loop after.
+// The blockwise 128x128 tile (its columns one 128x128 B block) runs its K
+// blocks in pairs as the per-tensor one does, but waits for both stages
+// and reads both blocks' scales (two row scales and the block's B scale
+// each) before the first block's MMAs: a shared-memory load issued behind
+// the warpgroup's own MMAs would return only once they have read their
+// operands. Then per consumer one m64n128k32 wgmma a K step into each of
+// the two partial accumulators, the first block drained, freed and
+// promoted (64 FMAs a thread) under the second's MMAs, then the second.
+// 56 K blocks: 28 pairs, none left for the single-block loop after.
 // CHECK-LABEL: gpu.func @fp8_gemm_blockwise_e4m3_e4m3_bf16_n4096_k7168_t128x128x128_s5(
 // CHECK: scf.for {{.*}} step %c2_i32
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: nvvm.wgmma.fence.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <zero>]
-// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <one>]
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <zero>]
-// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <one>]
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
-// CHECK-COUNT-48: llvm.intr.fma
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-NOT: llvm.intr.fma
-// CHECK: nvvm.mbarrier.arrive
-// CHECK-COUNT-16: llvm.intr.fma
+// CHECK-COUNT-3: llvm.load {{.*}} : !llvm.ptr<3> -> f32
+// CHECK-NOT: nvvm.wgmma
 // CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-3: llvm.load {{.*}} : !llvm.ptr<3> -> f32
+// CHECK-NOT: llvm.load
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <zero>]
-// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 96, k = 32>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <zero>]
-// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 32, k = 32>, D[<f32>, <one>]
+// CHECK-NOT: llvm.load
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
-// CHECK-COUNT-48: llvm.intr.fma
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-NOT: llvm.intr.fma
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvvm.mbarrier.arrive
-// CHECK-COUNT-16: llvm.intr.fma
-// CHECK-NOT: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-64: llvm.intr.fma
+// CHECK-NOT: llvm.intr.fma
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-COUNT-64: llvm.intr.fma
+// CHECK-NOT: llvm.intr.fma
 // CHECK: scf.yield
 // CHECK: scf.for {{.*}} step %c1_i32
 func.func @paired_trip(%a: tensor<?x7168xf8E4M3FN>, %b: tensor<4096x7168xf8E4M3FN>, %sa: tensor<?x56xf32>, %sb: tensor<32x56xf32>) -> tensor<?x4096xbf16> {
